@@ -1,0 +1,38 @@
+//! Per-function configuration, isolated when functions share a process.
+
+use std::sync::OnceLock;
+
+/// The function whose `main` started this process. Its settings keep their
+/// plain names; every other function's are namespaced.
+static PRIMARY: OnceLock<&'static str> = OnceLock::new();
+
+pub(crate) fn set_primary(function: &'static str) {
+    let _ = PRIMARY.set(function);
+}
+
+/// The environment variable that `function` reads for `key` in this process.
+pub fn variable_for(function: &str, key: &str) -> String {
+    match PRIMARY.get() {
+        Some(primary) if *primary != function => namespaced(function, key),
+        _ => key.to_string(),
+    }
+}
+
+/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
+pub fn namespaced(function: &str, key: &str) -> String {
+    let mut name: String = function
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .collect();
+    name.push_str("__");
+    name.push_str(key);
+    name
+}
+
+/// What [`crate::config!`] calls. Exported under a fixed name so that the
+/// merger can list, from the IR, the keys each function reads.
+#[unsafe(export_name = "fmerge.config")]
+#[inline(never)]
+pub fn config_of(function: &str, key: &str, default: &str) -> String {
+    std::env::var(variable_for(function, key)).unwrap_or_else(|_| default.to_string())
+}

@@ -1,0 +1,62 @@
+//! In-process dispatch to merged callees.
+//!
+//! The table is a mutable global so that the optimizer of the runtime crate
+//! cannot fold its emptiness into `invoke`; the merger replaces it with a
+//! constant, after which the optimizer may fold lookups by constant name.
+
+use crate::hooks::{Route, Routes};
+use crate::{Bytes, Entry, Error};
+use futures_util::FutureExt;
+use std::panic::AssertUnwindSafe;
+
+#[unsafe(export_name = "fmerge.routes")]
+#[used]
+static mut ROUTES: Routes = Routes { routes: std::ptr::null(), len: 0 };
+
+/// The entry of a merged callee, if `function` was merged into this binary.
+pub(crate) fn lookup(function: &str) -> Option<Entry> {
+    // SAFETY: nothing in Rust writes the table; the merger sets it at build time.
+    let table = unsafe { &*(&raw const ROUTES) };
+    if table.len == 0 {
+        return None;
+    }
+    // SAFETY: the merger writes `len` valid routes with UTF-8 names.
+    let routes: &[Route] = unsafe { std::slice::from_raw_parts(table.routes, table.len) };
+    routes.iter().find_map(|r| {
+        let name = unsafe { std::slice::from_raw_parts(r.name, r.len) };
+        (name == function.as_bytes()).then_some(r.entry)
+    })
+}
+
+/// The names of the functions merged into this binary.
+pub(crate) fn merged() -> Vec<String> {
+    let table = unsafe { &*(&raw const ROUTES) };
+    (0..table.len)
+        .map(|i| {
+            let r = unsafe { &*table.routes.add(i) };
+            String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(r.name, r.len) }).into_owned()
+        })
+        .collect()
+}
+
+/// Runs a handler and turns a panic into an error instead of unwinding into
+/// the caller or killing the connection.
+pub(crate) async fn run_guarded(function: &str, entry: Entry, body: Bytes) -> Result<Vec<u8>, Error> {
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(body))) {
+        Ok(fut) => fut,
+        Err(panic) => return Err(Error::panicked(function, &*panic)),
+    };
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(reply) => reply,
+        Err(panic) => Err(Error::panicked(function, &*panic)),
+    }
+}
+
+/// Calls a merged callee in-process. Its error becomes what the caller would
+/// have got from the callee's 500 reply over HTTP.
+pub(crate) async fn call(function: &str, entry: Entry, body: Bytes) -> Result<Bytes, Error> {
+    match run_guarded(function, entry, body).await {
+        Ok(reply) => Ok(Bytes::from(reply)),
+        Err(e) => Err(Error::rpc(function, e.status(), e.to_json())),
+    }
+}

@@ -1,0 +1,98 @@
+//! The one error type of a function: a reply status plus a message, and for a
+//! failed RPC, which callee failed and how.
+
+use std::any::Any;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    status: u16,
+    message: String,
+    callee: Option<Callee>,
+}
+
+/// A callee that answered with an error (or could not be reached).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callee {
+    pub function: String,
+    /// The callee's HTTP status, or `None` when it was never reached.
+    pub status: Option<u16>,
+    pub body: String,
+}
+
+impl Error {
+    /// A handler failure: replied as 500.
+    pub fn new(message: impl Into<String>) -> Self {
+        Error { status: 500, message: message.into(), callee: None }
+    }
+
+    /// A request the handler cannot accept: replied as 400.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Error { status: 400, message: message.into(), callee: None }
+    }
+
+    /// A callee answered with an error status.
+    pub fn rpc(function: &str, status: u16, body: impl Into<String>) -> Self {
+        let body = body.into();
+        Error {
+            status: 500,
+            message: format!("function {function} answered HTTP {status}: {}", body.trim()),
+            callee: Some(Callee { function: function.into(), status: Some(status), body }),
+        }
+    }
+
+    /// A callee could not be reached at all.
+    pub fn unreachable(function: &str, why: impl fmt::Display) -> Self {
+        let body = why.to_string();
+        Error {
+            status: 502,
+            message: format!("function {function} could not be reached: {body}"),
+            callee: Some(Callee { function: function.into(), status: None, body }),
+        }
+    }
+
+    pub(crate) fn panicked(function: &str, panic: &(dyn Any + Send)) -> Self {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string panic payload".into());
+        Error::new(format!("function {function} panicked: {what}"))
+    }
+
+    /// The HTTP status this error is replied with.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The failed callee, for an error that came from [`crate::invoke`].
+    pub fn callee(&self) -> Option<&Callee> {
+        self.callee.as_ref()
+    }
+
+    /// The JSON body of the error reply: `{"error": "..."}`.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({ "error": self.message }).to_string()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+macro_rules! from_display {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self { Error::new(e.to_string()) }
+        }
+    )*};
+}
+from_display!(String, &str, serde_json::Error, std::io::Error, std::num::ParseIntError);

@@ -1,0 +1,46 @@
+//! `social-graph-get-followers`: `{"user_id": u64}` → `{"followers": [u64, ...]}`,
+//! the members of `social-graph:followers:<user_id>` in ascending score order.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use redis::aio::MultiplexedConnection;
+use serde::{Deserialize, Serialize};
+use tokio::sync::OnceCell;
+
+#[derive(Deserialize)]
+struct Request {
+    user_id: u64,
+}
+
+#[derive(Serialize)]
+struct Response {
+    followers: Vec<u64>,
+}
+
+async fn redis() -> Result<MultiplexedConnection, Error> {
+    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
+    CONN.get_or_try_init(|| async {
+        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
+        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
+        client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
+    })
+    .await
+    .cloned()
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    let mut conn = redis().await?;
+    let followers: Vec<u64> = redis::cmd("ZRANGE")
+        .arg(format!("social-graph:followers:{}", req.user_id))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| Error::new(format!("redis ZRANGE failed: {e}")))?;
+    rt::to_json(&Response { followers })
+}
+
+rt::function!(handle);

@@ -1,0 +1,60 @@
+//! `write-home-timeline`: after a post is stored, put it on the home timeline
+//! of every follower of its author (asked of `social-graph-get-followers`) and
+//! of every user it mentions: `ZADD home-timeline:<id> <timestamp> <post_id>`.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use redis::aio::MultiplexedConnection;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use tokio::sync::OnceCell;
+
+#[derive(Deserialize)]
+struct Request {
+    post_id: u64,
+    user_id: u64,
+    timestamp: u64,
+    #[serde(default)]
+    user_mentions_id: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+struct Followers {
+    followers: Vec<u64>,
+}
+
+#[derive(Serialize)]
+struct Response {
+    updated: usize,
+}
+
+async fn redis() -> Result<MultiplexedConnection, Error> {
+    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
+    CONN.get_or_try_init(|| async {
+        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
+        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
+        client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
+    })
+    .await
+    .cloned()
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    let reply = rt::invoke("social-graph-get-followers", serde_json::to_vec(&serde_json::json!({ "user_id": req.user_id }))?).await?;
+    let Followers { followers } = serde_json::from_slice(&reply)
+        .map_err(|e| Error::new(format!("social-graph-get-followers sent an unexpected reply: {e}")))?;
+    // A user who both follows the author and is mentioned gets the post once.
+    let targets: BTreeSet<u64> = followers.into_iter().chain(req.user_mentions_id).collect();
+    let mut pipe = redis::pipe();
+    for id in &targets {
+        pipe.cmd("ZADD").arg(format!("home-timeline:{id}")).arg(req.timestamp).arg(req.post_id).ignore();
+    }
+    let mut conn = redis().await?;
+    pipe.query_async::<()>(&mut conn).await.map_err(|e| Error::new(format!("redis ZADD failed: {e}")))?;
+    rt::to_json(&Response { updated: targets.len() })
+}
+
+rt::function!(handle);
