@@ -1,0 +1,126 @@
+//! `compose-post`: the front of socialNetwork's write path.
+//!
+//! Request: `{"username", "user_id", "text", "media_ids": [u64], "media_types": [str]
+//! (optional), "post_type": "POST" (optional), "timestamp": u64 (optional)}` →
+//! `{"post_id": u64}`.
+//!
+//! Like DeathStarBench's ComposePostService it fans out twice: first
+//! `unique-id` and `text-service` concurrently, then, with the composed post,
+//! `store-post` and `write-home-timeline` concurrently. `text-service` fans
+//! out again to `url-shorten` and `user-mention`. It keeps no state itself.
+//!
+//! `timestamp` (ms) comes from the request so that two runs on the same data
+//! are identical; without it the wall clock is used.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Deserialize)]
+struct Request {
+    username: String,
+    user_id: u64,
+    text: String,
+    #[serde(default)]
+    media_ids: Vec<u64>,
+    #[serde(default)]
+    media_types: Option<Vec<String>>,
+    #[serde(default = "default_post_type")]
+    post_type: String,
+    #[serde(default)]
+    timestamp: Option<u64>,
+}
+
+fn default_post_type() -> String {
+    "POST".into()
+}
+
+#[derive(Serialize)]
+struct Creator {
+    user_id: u64,
+    username: String,
+}
+
+#[derive(Serialize)]
+struct Media {
+    media_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    media_type: Option<String>,
+}
+
+/// DeathStarBench's Post, as stored by `store-post`.
+#[derive(Serialize)]
+struct Post {
+    post_id: u64,
+    creator: Creator,
+    text: String,
+    user_mentions: Vec<Value>,
+    media: Vec<Media>,
+    urls: Vec<Value>,
+    timestamp: u64,
+    post_type: String,
+}
+
+#[derive(Deserialize)]
+struct UniqueId {
+    unique_id: u64,
+}
+
+#[derive(Deserialize)]
+struct Text {
+    text: String,
+    user_mentions: Vec<Value>,
+    urls: Vec<Value>,
+}
+
+fn reply<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(body).map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    let media_types = match req.media_types {
+        Some(types) if types.len() != req.media_ids.len() => {
+            return Err(Error::bad_request("media_ids and media_types differ in length"));
+        }
+        Some(types) => types.into_iter().map(Some).collect(),
+        None => vec![None; req.media_ids.len()],
+    };
+    let timestamp = req.timestamp.unwrap_or_else(now_ms);
+
+    // First fan-out: the id and the text do not depend on each other.
+    let id_req = serde_json::to_vec(&json!({ "post_type": req.post_type }))?;
+    let text_req = serde_json::to_vec(&json!({ "text": req.text }))?;
+    let (id, text) = tokio::try_join!(rt::invoke("unique-id", id_req), rt::invoke("text-service", text_req))?;
+    let UniqueId { unique_id: post_id } = reply("unique-id", &id)?;
+    let text: Text = reply("text-service", &text)?;
+
+    let user_mentions_id: Vec<u64> = text.user_mentions.iter().filter_map(|m| m["user_id"].as_u64()).collect();
+    let post = Post {
+        post_id,
+        creator: Creator { user_id: req.user_id, username: req.username },
+        text: text.text,
+        user_mentions: text.user_mentions,
+        media: req.media_ids.into_iter().zip(media_types).map(|(media_id, media_type)| Media { media_id, media_type }).collect(),
+        urls: text.urls,
+        timestamp,
+        post_type: req.post_type,
+    };
+
+    // Second fan-out: storing the post and the timelines are independent.
+    let store_req = serde_json::to_vec(&post)?;
+    let timeline_req = serde_json::to_vec(&json!({
+        "post_id": post_id,
+        "user_id": req.user_id,
+        "timestamp": timestamp,
+        "user_mentions_id": user_mentions_id,
+    }))?;
+    tokio::try_join!(rt::invoke("store-post", store_req), rt::invoke("write-home-timeline", timeline_req))?;
+    rt::to_json(&json!({ "post_id": post_id }))
+}
+
+rt::function!(handle);

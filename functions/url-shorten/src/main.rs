@@ -1,0 +1,64 @@
+//! `url-shorten`: `{"urls": ["https://…", …]}` →
+//! `{"urls": [{"shortened_url": "http://short-url/<code>", "expanded_url": "https://…"}, …]}`
+//! in request order, and `SET short-url:<code> <expanded url>` for each.
+//!
+//! DeathStarBench draws a random code; this one takes the code from the C
+//! library in `functions/shortcode` (FNV-1a + base62), so a URL always gets
+//! the same short URL and runs are reproducible. That library is also why
+//! this function has a native static library to link.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use redis::aio::MultiplexedConnection;
+use serde::{Deserialize, Serialize};
+use tokio::sync::OnceCell;
+
+/// DeathStarBench's prefix for short URLs.
+const SHORT_URL_PREFIX: &str = "http://short-url/";
+
+#[derive(Deserialize)]
+struct Request {
+    urls: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Url {
+    shortened_url: String,
+    expanded_url: String,
+}
+
+#[derive(Serialize)]
+struct Response {
+    urls: Vec<Url>,
+}
+
+async fn redis() -> Result<MultiplexedConnection, Error> {
+    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
+    CONN.get_or_try_init(|| async {
+        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
+        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
+        client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
+    })
+    .await
+    .cloned()
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    let mut pipe = redis::pipe();
+    let mut urls = Vec::with_capacity(req.urls.len());
+    for expanded_url in req.urls {
+        let code = shortcode::short_code(&expanded_url);
+        pipe.cmd("SET").arg(format!("short-url:{code}")).arg(&expanded_url).ignore();
+        urls.push(Url { shortened_url: format!("{SHORT_URL_PREFIX}{code}"), expanded_url });
+    }
+    if !urls.is_empty() {
+        let mut conn = redis().await?;
+        pipe.query_async::<()>(&mut conn).await.map_err(|e| Error::new(format!("redis SET failed: {e}")))?;
+    }
+    rt::to_json(&Response { urls })
+}
+
+rt::function!(handle);

@@ -1,0 +1,68 @@
+//! `user-mention`: `{"usernames": ["bob", …]}` →
+//! `{"user_mentions": [{"user_id": u64, "username": "bob"}, …]}` in request
+//! order, each id read from the Redis string `user:<username>`.
+//!
+//! **Deliberate fault:** a username that is not registered makes this handler
+//! PANIC (DeathStarBench answers an error there). It is on purpose, and the
+//! only panic in these functions: the test suite uses it to check that a
+//! panicking function fails one request with an error reply, standalone or
+//! merged into another binary, and that the next request still succeeds.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use redis::aio::MultiplexedConnection;
+use serde::{Deserialize, Serialize};
+use tokio::sync::OnceCell;
+
+#[derive(Deserialize)]
+struct Request {
+    usernames: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct UserMention {
+    user_id: u64,
+    username: String,
+}
+
+#[derive(Serialize)]
+struct Response {
+    user_mentions: Vec<UserMention>,
+}
+
+async fn redis() -> Result<MultiplexedConnection, Error> {
+    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
+    CONN.get_or_try_init(|| async {
+        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
+        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
+        client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
+    })
+    .await
+    .cloned()
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    if req.usernames.is_empty() {
+        return rt::to_json(&Response { user_mentions: Vec::new() });
+    }
+    let mut mget = redis::cmd("MGET");
+    for name in &req.usernames {
+        mget.arg(format!("user:{name}"));
+    }
+    let mut conn = redis().await?;
+    let ids: Vec<Option<String>> =
+        mget.query_async(&mut conn).await.map_err(|e| Error::new(format!("redis MGET failed: {e}")))?;
+    let mut user_mentions = Vec::with_capacity(ids.len());
+    for (username, id) in req.usernames.into_iter().zip(ids) {
+        // The deliberate fault (see the module docs): panic, not an Err.
+        let Some(id) = id else { panic!("mentioned user @{username} is not registered") };
+        let user_id = id.parse().map_err(|_| Error::new(format!("user:{username} holds {id:?}, not a user id")))?;
+        user_mentions.push(UserMention { user_id, username });
+    }
+    rt::to_json(&Response { user_mentions })
+}
+
+rt::function!(handle);
