@@ -1,0 +1,35 @@
+//! Atomic outputs: every artifact is written under a temporary name in its
+//! final directory and renamed into place only when complete, so a failed or
+//! interrupted build never leaves a half-written file where a good one was.
+
+use anyhow::{Context as _, Result};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::TempPath;
+
+/// A temporary path next to `dest`; removed on drop unless committed.
+pub fn temp_beside(dest: &Path) -> Result<TempPath> {
+    let dir = dest.parent().context("artifact path has no directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let stem = dest.file_name().and_then(|n| n.to_str()).unwrap_or("artifact");
+    let file = tempfile::Builder::new()
+        .prefix(&format!(".{stem}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    Ok(file.into_temp_path())
+}
+
+/// Moves a finished temporary file into place.
+pub fn commit(temp: TempPath, dest: &Path, mode: u32) -> Result<PathBuf> {
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))?;
+    temp.persist(dest).with_context(|| format!("cannot move the finished artifact to {}", dest.display()))?;
+    Ok(dest.to_path_buf())
+}
+
+/// Writes `bytes` to `dest` atomically.
+pub fn write(dest: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let temp = temp_beside(dest)?;
+    std::fs::write(&temp, bytes).with_context(|| format!("cannot write {}", temp.display()))?;
+    commit(temp, dest, 0o644)
+}

@@ -1,0 +1,170 @@
+//! Stage 2: one `cargo build` over every function, with rustc writing LLVM
+//! bitcode next to each crate's usual output.
+//!
+//! One invocation and one target dir mean a crate shared by several functions
+//! is compiled once, so linking all the bitcode raises no duplicate symbols.
+//! The explicit `--target` keeps our RUSTFLAGS off build scripts and
+//! proc-macros, which run on the host and are never merged.
+
+use crate::resolve::Plan;
+use anyhow::{Context, Result, bail};
+use cargo_metadata::{Message, PackageId, TargetKind};
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The flags every merge build uses. Test harnesses that build the unmerged
+/// functions use the same, so the two builds share their units.
+pub const RUSTFLAGS: &str = "--emit=llvm-bc,link";
+
+/// One compiled crate and its bitcode.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub package_id: PackageId,
+    pub crate_name: String,
+    pub bitcode: PathBuf,
+    /// The function's own binary crate, for a function's bin.
+    pub function: Option<String>,
+}
+
+/// Native link flags from build scripts, as cargo reports them (`KIND=VALUE`).
+#[derive(Debug, Default, Clone)]
+pub struct NativeLibs {
+    pub libs: Vec<String>,
+    pub search: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct Emitted {
+    pub units: Vec<Unit>,
+    pub native: NativeLibs,
+    pub triple: String,
+    /// Where cargo put the functions' own (unmerged) binaries.
+    pub binaries: HashMap<String, PathBuf>,
+}
+
+/// The directory fmerge's builds use, apart from the user's own builds.
+pub fn build_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("fmerge").join("build")
+}
+
+pub fn host_triple() -> Result<String> {
+    let out = Command::new(rustc()).arg("-vV").output().context("cannot run rustc -vV: is Rust installed?")?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .context("rustc -vV printed no host triple")
+}
+
+pub fn rustc() -> String {
+    std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into())
+}
+
+pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitted> {
+    let triple = host_triple()?;
+    let mut rustflags = RUSTFLAGS.to_string();
+    if let Ok(user) = std::env::var("RUSTFLAGS") {
+        if !user.trim().is_empty() {
+            rustflags = format!("{user} {rustflags}");
+        }
+    }
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["build", "--release", "--message-format=json-render-diagnostics", "--target", &triple])
+        .arg("--manifest-path")
+        .arg(&plan.manifest_path)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .env("RUSTFLAGS", rustflags)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for f in plan.functions() {
+        cmd.args(["-p", &f.name]);
+    }
+    if let Some(j) = jobs {
+        cmd.arg("-j").arg(j.to_string());
+    }
+    let mut child = cmd.spawn().context("cannot run cargo: is it on PATH?")?;
+    let stdout = child.stdout.take().expect("piped");
+
+    let bins: HashMap<&PackageId, &str> = plan.functions().map(|f| (&f.package_id, f.name.as_str())).collect();
+    let triple_dir = target_dir.join(&triple);
+    let mut units = Vec::new();
+    let mut native = NativeLibs::default();
+    let mut binaries = HashMap::new();
+    let mut success = false;
+    for message in Message::parse_stream(BufReader::new(stdout)) {
+        match message.context("cannot read cargo's JSON output")? {
+            Message::CompilerArtifact(a) => {
+                let on_target = a.filenames.iter().any(|f| f.as_std_path().starts_with(&triple_dir));
+                if !on_target {
+                    continue; // build scripts and proc-macros
+                }
+                let crate_name = a.target.name.replace('-', "_");
+                if a.target.kind.contains(&TargetKind::Bin) {
+                    let Some(&function) = bins.get(&a.package_id) else { continue };
+                    let exe = a.executable.clone().context("cargo reported a binary without its path")?;
+                    let bitcode = bin_bitcode(exe.as_std_path(), &crate_name)?;
+                    binaries.insert(function.to_string(), exe.into_std_path_buf());
+                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: Some(function.into()) });
+                } else if let Some(rlib) = a.filenames.iter().find(|f| f.extension() == Some("rlib")) {
+                    let stem = rlib.file_stem().unwrap_or_default();
+                    let stem = stem.strip_prefix("lib").unwrap_or(stem);
+                    let bitcode = rlib.with_file_name(format!("{stem}.bc")).into_std_path_buf();
+                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: None });
+                }
+            }
+            Message::BuildScriptExecuted(script) => {
+                for lib in script.linked_libs {
+                    push_unique(&mut native.libs, lib.to_string());
+                }
+                for path in script.linked_paths {
+                    push_unique(&mut native.search, path.to_string());
+                }
+            }
+            Message::BuildFinished(done) => success = done.success,
+            _ => {}
+        }
+    }
+    let status = child.wait().context("cargo did not finish")?;
+    if !status.success() || !success {
+        bail!(
+            "cargo build failed, so there is nothing to merge; its errors are printed above.\n\
+             Fix them (`cargo build --release -p <function>` shows the same errors) and run fmerge again."
+        );
+    }
+    for unit in &units {
+        if !unit.bitcode.is_file() {
+            bail!(
+                "rustc wrote no bitcode for crate {} (expected {}).\n\
+                 Something overrode RUSTFLAGS={RUSTFLAGS}: check .cargo/config.toml [build] rustflags.",
+                unit.crate_name,
+                unit.bitcode.display()
+            );
+        }
+    }
+    Ok(Emitted { units, native, triple, binaries })
+}
+
+fn push_unique(list: &mut Vec<String>, value: String) {
+    if !list.contains(&value) {
+        list.push(value);
+    }
+}
+
+/// Cargo reports a bin by its uplifted path, a hard link of
+/// `deps/<crate>-<hash>`; the bitcode is `deps/<crate>-<hash>.bc`.
+fn bin_bitcode(exe: &Path, crate_name: &str) -> Result<PathBuf> {
+    let deps = exe.parent().map(|d| d.join("deps")).context("binary path has no parent")?;
+    let inode = std::fs::metadata(exe).with_context(|| format!("cannot stat {}", exe.display()))?.ino();
+    let prefix = format!("{crate_name}-");
+    for entry in std::fs::read_dir(&deps).with_context(|| format!("cannot read {}", deps.display()))? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with(&prefix) && path.extension().is_none() && std::fs::metadata(&path)?.ino() == inode {
+            return Ok(path.with_extension("bc"));
+        }
+    }
+    bail!("cannot find the bitcode of {crate_name} in {}: no deps/{prefix}* is the same file as {}", deps.display(), exe.display())
+}

@@ -1,0 +1,146 @@
+//! Small, safe views of LLVM values that inkwell does not offer: string
+//! literals, the `(ptr, len)` pairs that Rust passes a `&str` as, and use lists.
+
+use inkwell::llvm_sys::LLVMOpcode;
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::module::Module;
+
+pub type Value = LLVMValueRef;
+
+/// The name of a value (empty for unnamed ones).
+pub fn name(v: Value) -> String {
+    let mut len = 0;
+    // SAFETY: v is a live value; LLVM returns a pointer into its name.
+    unsafe {
+        let ptr = LLVMGetValueName2(v, &mut len);
+        if ptr.is_null() {
+            return String::new();
+        }
+        String::from_utf8_lossy(std::slice::from_raw_parts(ptr as *const u8, len)).into_owned()
+    }
+}
+
+/// The bytes of a global that holds a constant byte string (`[N x i8] c"…"`).
+pub fn string_bytes(global: Value) -> Option<Vec<u8>> {
+    unsafe {
+        if LLVMIsAGlobalVariable(global).is_null() || LLVMIsGlobalConstant(global) == 0 {
+            return None;
+        }
+        let init = LLVMGetInitializer(global);
+        if init.is_null() || LLVMIsAConstantDataArray(init).is_null() || LLVMIsConstantString(init) == 0 {
+            return None;
+        }
+        let mut len = 0;
+        let ptr = LLVMGetAsString(init, &mut len);
+        Some(std::slice::from_raw_parts(ptr as *const u8, len).to_vec())
+    }
+}
+
+/// Every global in the module, including those inkwell would type for us.
+pub fn globals(module: &Module) -> Vec<Value> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut g = LLVMGetFirstGlobal(module.as_mut_ptr());
+        while !g.is_null() {
+            out.push(g);
+            g = LLVMGetNextGlobal(g);
+        }
+    }
+    out
+}
+
+/// Each `(user, operand index)` where `v` is used.
+pub fn uses(v: Value) -> Vec<(Value, u32)> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut u = LLVMGetFirstUse(v);
+        while !u.is_null() {
+            let user = LLVMGetUser(u);
+            for i in 0..LLVMGetNumOperands(user).max(0) as u32 {
+                if LLVMGetOperand(user, i) == v && !out.contains(&(user, i)) {
+                    out.push((user, i));
+                }
+            }
+            u = LLVMGetNextUse(u);
+        }
+    }
+    out
+}
+
+/// A call or invoke instruction.
+pub fn is_call(v: Value) -> bool {
+    unsafe { !LLVMIsACallInst(v).is_null() || !LLVMIsAInvokeInst(v).is_null() }
+}
+
+/// The number of arguments of a call (operands past them are the callee and,
+/// for `invoke`, its two destinations).
+pub fn arg_count(call: Value) -> u32 {
+    unsafe { LLVMGetNumArgOperands(call) }
+}
+
+pub fn operand(user: Value, i: u32) -> Value {
+    unsafe { LLVMGetOperand(user, i) }
+}
+
+pub fn set_operand(user: Value, i: u32, v: Value) {
+    unsafe { LLVMSetOperand(user, i, v) }
+}
+
+/// The value of a constant integer operand.
+pub fn const_u64(v: Value) -> Option<u64> {
+    unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v)) }
+}
+
+/// `getelementptr (i8, ptr @g, i64 k)` as `(@g, k)`.
+pub fn byte_offset(v: Value) -> Option<(Value, u64)> {
+    unsafe {
+        if LLVMIsAConstantExpr(v).is_null() || LLVMGetConstOpcode(v) != LLVMOpcode::LLVMGetElementPtr {
+            return None;
+        }
+        if LLVMGetNumOperands(v) != 2 {
+            return None;
+        }
+        let source = LLVMGetGEPSourceElementType(v);
+        if LLVMGetTypeKind(source) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind || LLVMGetIntTypeWidth(source) != 8 {
+            return None;
+        }
+        Some((LLVMGetOperand(v, 0), const_u64(LLVMGetOperand(v, 1))?))
+    }
+}
+
+/// The name of the function a call calls directly.
+pub fn callee_name(call: Value) -> Option<String> {
+    unsafe {
+        let f = LLVMGetCalledValue(call);
+        (!f.is_null() && !LLVMIsAFunction(f).is_null()).then(|| name(f))
+    }
+}
+
+/// The function an instruction sits in.
+pub fn enclosing_function(inst: Value) -> String {
+    unsafe {
+        if LLVMIsAInstruction(inst).is_null() {
+            return "(a constant)".into();
+        }
+        name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(inst)))
+    }
+}
+
+/// A `&str` passed as the argument pair `(i, i + 1)` of a call, when both are
+/// constants: a string global (or a byte offset into one) and its length.
+pub fn str_arg(call: Value, i: u32) -> Option<String> {
+    if i + 1 >= arg_count(call) {
+        return None;
+    }
+    let (ptr, len) = (operand(call, i), const_u64(operand(call, i + 1))? as usize);
+    let (global, offset) = byte_offset(ptr).unwrap_or((ptr, 0));
+    let bytes = string_bytes(global)?;
+    let slice = bytes.get(offset as usize..offset as usize + len)?;
+    Some(String::from_utf8_lossy(slice).into_owned())
+}
+
+/// A symbol as a person reads it, without the hash.
+pub fn demangle(symbol: &str) -> String {
+    format!("{:#}", rustc_demangle::demangle(symbol))
+}

@@ -1,0 +1,53 @@
+//! Config report: the settings each function reads, found in the IR.
+//!
+//! A merged callee reads `<FUNCTION>__KEY` instead of `KEY` (the runtime
+//! decides that at run time, from the function name that `config!` passes).
+//! People deploying the merged binary need to know those names, so this
+//! pass lists every `fmerge.config(function, key, default)` call site with
+//! its literal arguments, after the endpoint rewrite has changed defaults.
+
+use crate::ir;
+use inkwell::module::Module;
+
+pub const CONFIG: &str = "fmerge.config";
+
+/// One setting read through `config!`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Setting {
+    pub function: String,
+    pub key: String,
+    pub default: String,
+}
+
+impl Setting {
+    /// The environment variable this setting is read from when `primary` is
+    /// the function whose main runs (the same rule as the runtime's).
+    pub fn variable(&self, primary: &str) -> String {
+        if self.function == primary { self.key.clone() } else { namespaced(&self.function, &self.key) }
+    }
+}
+
+/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
+pub fn namespaced(function: &str, key: &str) -> String {
+    let upper: String =
+        function.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    format!("{upper}__{key}")
+}
+
+/// Every setting read in `module` with literal arguments, sorted, deduplicated.
+pub fn run(module: &Module<'_>) -> Vec<Setting> {
+    let Some(reader) = module.get_function(CONFIG) else { return Vec::new() };
+    let mut settings: Vec<Setting> = ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
+        .into_iter()
+        .filter(|(user, _)| ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG))
+        // Rust ABI: (sret String, function, function len, key, key len, default, default len).
+        .filter_map(|(call, _)| {
+            Some(Setting { function: ir::str_arg(call, 1)?, key: ir::str_arg(call, 3)?, default: ir::str_arg(call, 5)? })
+        })
+        .collect();
+    settings.sort();
+    settings.dedup();
+    settings
+}
+
+use inkwell::values::AsValueRef;

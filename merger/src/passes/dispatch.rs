@@ -1,0 +1,83 @@
+//! In-process dispatch: an `invoke` of a merged callee calls its handler.
+//!
+//! The runtime's `invoke` consults the table `fmerge.routes` before it goes
+//! to the network, and every unmerged binary carries that table empty. This
+//! pass fills it with the merged callees' entries (`fmerge.entry.<name>`) and
+//! makes it a constant, so that `invoke` of a merged callee never opens a
+//! socket, and the optimizer may resolve a lookup by a constant name to a
+//! direct call. Functions that are not merged have no entry in the table, so
+//! their calls still go through the gateway.
+
+use crate::ir;
+use anyhow::{Context as _, Result, bail};
+use inkwell::AddressSpace;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{BasicValue, StructValue};
+
+pub const ROUTES: &str = "fmerge.routes";
+pub const ENTRY_PREFIX: &str = "fmerge.entry.";
+
+/// Fills the dispatch table with `callees`. Fails if a callee exports no
+/// entry, which means it does not declare its handler with `function!`.
+pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
+    let ctx = module.get_context();
+    let old = module.get_global(ROUTES).context(
+        "the merged module has no `fmerge.routes` table: the functions were built with an fmerge-runtime \
+         that predates in-process dispatch; update the fmerge-runtime dependency",
+    )?;
+    let ptr = ctx.ptr_type(AddressSpace::default());
+    let usize = ctx.i64_type();
+    let route = ctx.struct_type(&[ptr.into(), usize.into(), ptr.into()], false);
+    let mut routes: Vec<StructValue> = Vec::new();
+    for callee in callees {
+        let symbol = format!("{ENTRY_PREFIX}{callee}");
+        let Some(entry) = module.get_function(&symbol).filter(|f| f.count_basic_blocks() > 0) else {
+            bail!(
+                "{callee} exports no `{symbol}`: it depends on fmerge-runtime but never declares its handler.\n\
+                 End its main.rs with `fmerge_runtime::function!(handler);` instead of a hand-written main."
+            );
+        };
+        let name = ctx.const_string(callee.as_bytes(), false);
+        let name_global = module.add_global(name.get_type(), None, &format!("fmerge.route.{callee}"));
+        name_global.set_initializer(&name);
+        name_global.set_constant(true);
+        name_global.set_linkage(Linkage::Private);
+        name_global.set_unnamed_addr(true);
+        routes.push(route.const_named_struct(&[
+            name_global.as_pointer_value().into(),
+            usize.const_int(callee.len() as u64, false).into(),
+            entry.as_global_value().as_pointer_value().into(),
+        ]));
+    }
+    let array = route.const_array(&routes);
+    let table = module.add_global(array.get_type(), None, "fmerge.routes.table");
+    table.set_initializer(&array);
+    table.set_constant(true);
+    table.set_linkage(Linkage::Private);
+
+    let header = ctx.struct_type(&[ptr.into(), usize.into()], false);
+    let value = header.const_named_struct(&[
+        table.as_pointer_value().into(),
+        usize.const_int(callees.len() as u64, false).into(),
+    ]);
+    let new = module.add_global(header, None, "fmerge.routes.merged");
+    new.set_initializer(&value.as_basic_value_enum());
+    new.set_constant(true);
+    new.set_linkage(Linkage::Internal);
+    new.set_alignment(8);
+    old.as_pointer_value().replace_all_uses_with(new.as_pointer_value());
+    // SAFETY: every use was moved to `new` just above.
+    unsafe { old.delete() };
+    new.set_name(ROUTES);
+    Ok(())
+}
+
+/// Whether a string literal in `module` names `function` (a caller names the
+/// callee it invokes). Used to warn about a callee nobody calls.
+pub fn mentions(module: &Module<'_>, function: &str) -> bool {
+    let needle = function.as_bytes();
+    ir::globals(module)
+        .into_iter()
+        .filter_map(ir::string_bytes)
+        .any(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+}

@@ -1,0 +1,102 @@
+//! Symbol policy: one `main`, no clashes, and everything else internal.
+//!
+//! Each function was built as its own binary, so each has a C `main` that
+//! starts its server; in the merged binary only the caller's may stay. Each
+//! may also export unmangled (`#[no_mangle]`) symbols, and two definitions of
+//! one name would make the link fail or, worse, pick one silently. Finally,
+//! the crates were compiled to be linked with each other, so their symbols are
+//! external; internalizing all but `main` lets the optimizer inline across
+//! functions and drop what the merged program never reaches, as fat LTO does.
+
+use crate::emit::Unit;
+use crate::ir;
+use anyhow::{Result, bail};
+use inkwell::GlobalVisibility;
+use inkwell::module::{Linkage, Module};
+use std::collections::HashMap;
+
+/// Unmangled symbols defined so far, and by which unit.
+#[derive(Default)]
+pub struct Exports {
+    defined: HashMap<String, (String, Option<String>)>,
+    /// Symbols renamed to settle a clash between two functions' own crates.
+    pub renamed: Vec<String>,
+}
+
+/// Prepares one unit before it is linked: drops a callee's `main` and checks
+/// (or settles) clashes of exported symbols with the units linked before it.
+pub fn prepare(module: &Module<'_>, unit: &Unit, caller: &str, exports: &mut Exports) -> Result<()> {
+    if let Some(function) = unit.function.as_deref().filter(|f| *f != caller) {
+        if let Some(main) = module.get_function("main") {
+            main.as_global_value().set_name(&format!("fmerge.main.{function}"));
+            internalize(main.as_global_value());
+        }
+    }
+    for global in defined(module) {
+        let name = global.get_name().to_string_lossy().into_owned();
+        if !is_exported(&name) || !matches!(global.get_linkage(), Linkage::External) {
+            continue;
+        }
+        let Some((crate_name, function)) = exports.defined.get(&name).cloned() else {
+            exports.defined.insert(name, (unit.crate_name.clone(), unit.function.clone()));
+            continue;
+        };
+        match (&function, &unit.function) {
+            // Both in functions' own code: each function keeps its own.
+            (Some(_), Some(mine)) => {
+                let new = format!("{name}.{mine}");
+                global.set_name(&new);
+                exports.renamed.push(format!("{name} in {mine} is now {new}"));
+            }
+            _ => bail!(
+                "symbol clash: crates {crate_name} and {} both define the exported symbol `{name}`.\n\
+                 fmerge cannot rename it, because code outside these crates may call it by name.\n\
+                 Fix: make the functions use one version of the crate that defines it (`cargo tree -i <crate>` shows who pulls in each), \
+                 or give one definition another name with #[unsafe(export_name = \"...\")].",
+                unit.crate_name
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// Internalizes every defined symbol except `main`, the unmangled symbols
+/// that native code may call, and the allocator shim's `___rustc` symbols
+/// that the standard library calls. Returns how many were internalized.
+pub fn run(module: &Module<'_>) -> usize {
+    let mut count = 0;
+    for global in defined(module) {
+        let name = global.get_name().to_string_lossy().into_owned();
+        let keep = name == "main" || name.starts_with("llvm.") || name.contains("___rustc") || is_exported(&name);
+        let local = matches!(global.get_linkage(), Linkage::Internal | Linkage::Private);
+        if !keep && !local && !matches!(global.get_linkage(), Linkage::Appending) {
+            internalize(global);
+            count += 1;
+        }
+    }
+    count
+}
+
+/// An unmangled symbol that the merge contract does not own.
+fn is_exported(name: &str) -> bool {
+    !(name.starts_with("_ZN") || name.starts_with("_R") || name.starts_with("fmerge.") || name.starts_with("llvm."))
+        && !name.is_empty()
+}
+
+fn internalize(global: inkwell::values::GlobalValue<'_>) {
+    global.set_visibility(GlobalVisibility::Default);
+    global.set_linkage(Linkage::Internal);
+    global.set_dll_storage_class(inkwell::DLLStorageClass::Default);
+}
+
+/// Every function and global variable defined (not just declared) here.
+fn defined<'ctx>(module: &Module<'ctx>) -> Vec<inkwell::values::GlobalValue<'ctx>> {
+    let functions = module.get_functions().map(|f| f.as_global_value());
+    let globals = module.get_globals();
+    functions.chain(globals).filter(|g| !g.is_declaration()).collect()
+}
+
+/// Demangled name of a symbol, for messages.
+pub fn pretty(symbol: &str) -> String {
+    ir::demangle(symbol)
+}

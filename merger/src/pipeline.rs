@@ -1,0 +1,216 @@
+//! The whole merge, stage by stage: resolve → emit → link → passes →
+//! codegen → native. Each stage lives in its own module; this one only
+//! sequences them and reports what they did.
+
+use crate::emit::{self, Unit};
+use crate::passes::{config, dispatch, endpoints, symbols};
+use crate::passes::config::Setting;
+use crate::progress::Progress;
+use crate::{artifact, codegen, link, native, resolve};
+use anyhow::{Context as _, Result, bail};
+use inkwell::context::Context;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to merge, and how. The CLI and the config file both fill this in.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub caller: String,
+    pub callees: Vec<String>,
+    /// The merged binary's name; `<caller>-merged` by default.
+    pub name: Option<String>,
+    /// Where the binary goes; `<target>/fmerge/<name>/` by default.
+    pub out: Option<PathBuf>,
+    pub manifest_path: Option<PathBuf>,
+    /// The cargo target dir to build in; the workspace's by default.
+    pub target_dir: Option<PathBuf>,
+    /// `[CALLEE:]FROM=TO`, as given.
+    pub rewrites: Vec<String>,
+    pub emit_ll: bool,
+    pub opt_level: u8,
+    pub jobs: Option<usize>,
+    pub quiet: bool,
+}
+
+impl Options {
+    pub fn new(caller: &str, callees: &[&str]) -> Self {
+        Options {
+            caller: caller.into(),
+            callees: callees.iter().map(|c| c.to_string()).collect(),
+            name: None,
+            out: None,
+            manifest_path: None,
+            target_dir: None,
+            rewrites: Vec::new(),
+            emit_ll: false,
+            opt_level: 3,
+            jobs: None,
+            quiet: false,
+        }
+    }
+}
+
+/// A finished merge.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub name: String,
+    pub binary: PathBuf,
+    pub ll: Option<PathBuf>,
+    /// Caller first, then the callees.
+    pub members: Vec<String>,
+    /// The settings each member reads, with the variable it reads them from.
+    pub settings: Vec<Setting>,
+    /// The functions' own unmerged binaries from the same build.
+    pub unmerged: Vec<(String, PathBuf)>,
+    pub timings: Vec<(&'static str, Duration)>,
+    pub units: usize,
+}
+
+pub fn build(opts: &Options) -> Result<Merged> {
+    let progress = Progress::new(opts.quiet);
+    let mut timings = Vec::new();
+
+    let plan = resolve::run(opts.manifest_path.as_deref(), &opts.caller, &opts.callees)?;
+    let callees = plan.callee_names();
+    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
+    let rewrites = opts
+        .rewrites
+        .iter()
+        .map(|r| endpoints::Rewrite::parse(r, &members))
+        .collect::<Result<Vec<_>>>()?;
+    for r in &rewrites {
+        if r.callee.as_deref() == Some(opts.caller.as_str()) {
+            bail!("--rewrite {}: {} is the caller, and fmerge never changes the caller's code; scope the rewrite to a callee", r.from, opts.caller);
+        }
+    }
+    let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
+    if name.is_empty() || name.contains('/') || name.starts_with('.') {
+        bail!("--name {name:?} is not a file name: use letters, digits and dashes");
+    }
+    let target_dir = opts.target_dir.clone().unwrap_or_else(|| plan.target_dir.clone());
+    let out_dir = opts.out.clone().unwrap_or_else(|| target_dir.join("fmerge").join(&name));
+
+    // Stage 2: one cargo build, IR for every crate.
+    let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
+    let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs)?;
+    timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
+
+    // Stage 3: read, prepare and link the IR; meanwhile ask rustc how it links.
+    let work = out_dir.join(".work");
+    let stage = progress.stage("linking IR", Some(emitted.units.len() as u64));
+    let (bytes, probe) = rayon::join(|| link::read(&emitted.units), || native::probe(&work, &emitted.triple));
+    let (bytes, probe) = (bytes?, probe?);
+    let ctx = Context::create();
+    let order = link_order(&emitted.units, &opts.caller);
+    let mut exports = symbols::Exports::default();
+    let mut hits = vec![0usize; rewrites.len()];
+    let mut mentioned: BTreeSet<String> = BTreeSet::new();
+    let mut merged = None;
+    for &i in &order {
+        let unit = &emitted.units[i];
+        let module = link::parse(&ctx, &bytes[i], unit)?;
+        if let Some(function) = &unit.function {
+            if module.get_function(&format!("{}{function}", dispatch::ENTRY_PREFIX)).is_none() {
+                bail!(
+                    "{function} depends on fmerge-runtime but exports no `fmerge.entry.{function}`: it never declares its handler.\n\
+                     End its main.rs with `fmerge_runtime::function!(handler);`."
+                );
+            }
+            for callee in callees.iter().filter(|c| *c != function) {
+                if dispatch::mentions(&module, callee) {
+                    mentioned.insert(callee.clone());
+                }
+            }
+        }
+        symbols::prepare(&module, unit, &opts.caller, &mut exports)?;
+        if !rewrites.is_empty() {
+            let owners = resolve::owners(plan.functions(), &unit.package_id);
+            for (n, h) in endpoints::run(&module, &unit.crate_name, &owners, &rewrites, &callees)?.into_iter().enumerate() {
+                hits[n] += h;
+            }
+        }
+        match &merged {
+            None => merged = Some(module),
+            Some(dest) => link::into(dest, module, unit)?,
+        }
+        stage.inc();
+    }
+    let module = merged.context("cargo built nothing to merge")?;
+    timings.push(("link IR", stage.done(&format!("{} units", emitted.units.len()))));
+    for renamed in &exports.renamed {
+        progress.note(&format!("warning: two functions export one symbol; {renamed}"));
+    }
+    for callee in callees.iter().filter(|c| !mentioned.contains(*c)) {
+        progress.note(&format!(
+            "warning: no merged function names {callee} in its code, so it never invokes it and merging it saves no RPC; \
+             check the call tree (did you mean another callee?)"
+        ));
+    }
+    for (rewrite, n) in rewrites.iter().zip(&hits) {
+        if *n == 0 {
+            let targets: Vec<_> = rewrite.targets(&callees).into_iter().collect();
+            bail!(
+                "--rewrite {}: no string literal in the code of {} contains `{}`.\n\
+                 Check FROM: it is matched byte for byte (the endpoints each function reads are listed by `fmerge build … --emit-ll` in the .ll, \
+                 and by the config report of a merge without this rewrite).",
+                rewrite.from,
+                targets.join(", "),
+                rewrite.from
+            );
+        }
+        progress.note(&format!("rewrote `{}` → `{}` in {n} literal(s)", rewrite.from, rewrite.to));
+    }
+
+    // Stage 4: the passes on the merged module.
+    let stage = progress.stage("rewriting the module", None);
+    let internal = symbols::run(&module);
+    dispatch::run(&module, &callees)?;
+    let settings = config::run(&module);
+    codegen::verify(&module)?;
+    timings.push(("passes", stage.done(&format!("{} symbols internalized, {} routes", internal, callees.len()))));
+    for s in &settings {
+        progress.note(&format!("config: {} reads {} (default {})", s.function, s.variable(&opts.caller), s.default));
+    }
+
+    let ll = if opts.emit_ll {
+        let dest = out_dir.join(format!("{name}.ll"));
+        let temp = artifact::temp_beside(&dest)?;
+        module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
+        Some(artifact::commit(temp, &dest, 0o644)?)
+    } else {
+        None
+    };
+
+    // Stage 5: optimize and compile.
+    let stage = progress.stage(&format!("optimizing (O{}) and compiling", opts.opt_level), None);
+    let machine = codegen::machine(&emitted.triple, opts.opt_level)?;
+    codegen::optimize(&module, &machine, opts.opt_level)?;
+    let object = work.join(format!("{name}.o"));
+    codegen::emit_object(&module, &machine, &object)?;
+    drop(module);
+    timings.push(("codegen", stage.done("one object")));
+
+    // Stage 6: the native link, into a temporary name first.
+    let stage = progress.stage("linking the binary", None);
+    let script = work.join("merged.ver");
+    std::fs::write(&script, native::VERSION_SCRIPT)?;
+    let binary = out_dir.join(&name);
+    let temp = artifact::temp_beside(&binary)?;
+    native::link(&probe, &[object], &emitted.native, &script, &temp)?;
+    let binary = artifact::commit(temp, &binary, 0o755)?;
+    let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
+    timings.push(("native link", stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0))));
+
+    let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
+    unmerged.sort();
+    Ok(Merged { name, binary, ll, members, settings, unmerged, timings, units: emitted.units.len() })
+}
+
+/// The caller's own crate first, so that the merged module starts as the
+/// caller's and every other unit is linked into it.
+fn link_order(units: &[Unit], caller: &str) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&i| units[i].function.as_deref() != Some(caller));
+    order
+}

@@ -1,0 +1,124 @@
+//! Stage 1: find the functions in the cargo workspace and check that each is
+//! a function built on the runtime, before anything is compiled.
+
+use anyhow::{Context, Result, bail};
+use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, PackageId, TargetKind};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The runtime crate every function depends on.
+pub const RUNTIME: &str = "fmerge-runtime";
+
+/// One function to merge.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// The package name, which is also the OpenFaaS function name.
+    pub name: String,
+    pub package_id: PackageId,
+    /// Every package the function's binary links, itself included.
+    pub closure: HashSet<PackageId>,
+}
+
+/// What the merge works on: the caller first, then the callees.
+#[derive(Debug)]
+pub struct Plan {
+    pub caller: Function,
+    pub callees: Vec<Function>,
+    pub manifest_path: PathBuf,
+    pub workspace_root: PathBuf,
+    pub target_dir: PathBuf,
+}
+
+impl Plan {
+    pub fn functions(&self) -> impl Iterator<Item = &Function> {
+        std::iter::once(&self.caller).chain(&self.callees)
+    }
+
+    pub fn callee_names(&self) -> Vec<String> {
+        self.callees.iter().map(|f| f.name.clone()).collect()
+    }
+}
+
+/// Reads the workspace at `manifest_path` (or the one around the current
+/// directory) and checks the requested functions.
+pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Result<Plan> {
+    if callees.is_empty() {
+        bail!("nothing to merge into {caller}: name at least one callee, as in `fmerge build {caller} <CALLEE>...`");
+    }
+    let mut seen = HashSet::new();
+    for name in std::iter::once(caller).chain(callees.iter().map(String::as_str)) {
+        if !seen.insert(name) {
+            bail!("function {name} is listed twice: list each function once");
+        }
+    }
+    let mut cmd = MetadataCommand::new();
+    if let Some(path) = manifest_path {
+        cmd.manifest_path(path);
+    }
+    let metadata = cmd.exec().context(
+        "cannot read the cargo workspace: run fmerge inside a workspace of functions, or point at one with --manifest-path",
+    )?;
+    let caller = function(&metadata, caller)?;
+    let callees = callees.iter().map(|c| function(&metadata, c)).collect::<Result<Vec<_>>>()?;
+    Ok(Plan {
+        caller,
+        callees,
+        manifest_path: metadata.workspace_root.join("Cargo.toml").into(),
+        workspace_root: metadata.workspace_root.clone().into(),
+        target_dir: metadata.target_directory.clone().into(),
+    })
+}
+
+fn function(metadata: &Metadata, name: &str) -> Result<Function> {
+    let members: Vec<&Package> = metadata.workspace_packages();
+    let Some(package) = members.iter().find(|p| p.name.as_str() == name) else {
+        let known = members.iter().filter(|p| is_function(p)).map(|p| p.name.to_string()).collect::<Vec<_>>();
+        bail!(
+            "unknown function {name}: no package of that name in the workspace at {}.\n\
+             The functions there are: {}.\n\
+             Check the spelling, or point at the right workspace with --manifest-path.",
+            metadata.workspace_root,
+            if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
+        );
+    };
+    if !package.dependencies.iter().any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal) {
+        bail!(
+            "{name} is not a function built on {RUNTIME}: it does not depend on it.\n\
+             Add `{RUNTIME}` to its [dependencies] and declare its handler with `fmerge_runtime::function!(handler)`."
+        );
+    }
+    if !package.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin)) {
+        bail!(
+            "{name} depends on {RUNTIME} but has no binary target, so it is a library, not a function.\n\
+             A function is a bin crate whose main.rs ends with `fmerge_runtime::function!(handler)`."
+        );
+    }
+    Ok(Function { name: name.to_string(), package_id: package.id.clone(), closure: closure(metadata, &package.id) })
+}
+
+fn is_function(p: &Package) -> bool {
+    p.dependencies.iter().any(|d| d.name == RUNTIME) && p.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin))
+}
+
+/// The packages a function links: its normal dependencies, transitively.
+fn closure(metadata: &Metadata, root: &PackageId) -> HashSet<PackageId> {
+    let Some(resolve) = &metadata.resolve else { return HashSet::from([root.clone()]) };
+    let nodes: HashMap<&PackageId, _> = resolve.nodes.iter().map(|n| (&n.id, n)).collect();
+    let mut seen = HashSet::from([root.clone()]);
+    let mut todo = vec![root.clone()];
+    while let Some(id) = todo.pop() {
+        let Some(node) = nodes.get(&id) else { continue };
+        for dep in &node.deps {
+            let normal = dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+            if normal && seen.insert(dep.pkg.clone()) {
+                todo.push(dep.pkg.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Which of `functions` link the package `id`.
+pub fn owners<'a>(functions: impl Iterator<Item = &'a Function>, id: &PackageId) -> BTreeSet<String> {
+    functions.filter(|f| f.closure.contains(id)).map(|f| f.name.clone()).collect()
+}
