@@ -14,7 +14,7 @@
 
 use fmerge_runtime::{self as rt, Bytes, Error};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[derive(Deserialize)]
 struct Request {
@@ -48,15 +48,28 @@ struct Media {
     media_type: Option<String>,
 }
 
+/// Typed, not `serde_json::Value`, so that the stored field order is fixed.
+#[derive(Deserialize, Serialize)]
+struct UserMention {
+    user_id: u64,
+    username: String,
+}
+
+#[derive(Deserialize, Serialize)]
+struct Url {
+    shortened_url: String,
+    expanded_url: String,
+}
+
 /// DeathStarBench's Post, as stored by `store-post`.
 #[derive(Serialize)]
 struct Post {
     post_id: u64,
     creator: Creator,
     text: String,
-    user_mentions: Vec<Value>,
+    user_mentions: Vec<UserMention>,
     media: Vec<Media>,
-    urls: Vec<Value>,
+    urls: Vec<Url>,
     timestamp: u64,
     post_type: String,
 }
@@ -69,8 +82,8 @@ struct UniqueId {
 #[derive(Deserialize)]
 struct Text {
     text: String,
-    user_mentions: Vec<Value>,
-    urls: Vec<Value>,
+    user_mentions: Vec<UserMention>,
+    urls: Vec<Url>,
 }
 
 fn reply<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
@@ -99,7 +112,7 @@ async fn handle(body: Bytes) -> rt::Reply {
     let UniqueId { unique_id: post_id } = reply("unique-id", &id)?;
     let text: Text = reply("text-service", &text)?;
 
-    let user_mentions_id: Vec<u64> = text.user_mentions.iter().filter_map(|m| m["user_id"].as_u64()).collect();
+    let user_mentions_id: Vec<u64> = text.user_mentions.iter().map(|m| m.user_id).collect();
     let post = Post {
         post_id,
         creator: Creator { user_id: req.user_id, username: req.username },
