@@ -1,0 +1,315 @@
+//! A real registry and the Docker Engine for the image tests, on 127.0.0.1 only.
+//!
+//! Self-contained (it uses nothing from `support/mod.rs`), so a test can include it
+//! alone with `#[path = "support/registry.rs"] mod registry;` or through
+//! `support` with `pub mod registry;`.
+//!
+//! - [`Registry`]: Debian's `docker-registry` (distribution 2.8) as a plain process on
+//!   a free port, with its own config, storage dir and htpasswd (bcrypt) auth; killed
+//!   and removed on drop. [`Registry::catalog`] and [`Registry::tags`] ask it what it holds.
+//! - [`engine_skip_reason`]: why image tests cannot run here (no engine), or `None`.
+//! - [`docker`]: the `docker` CLI, a client we did not write, for pull/run/rmi.
+//! - [`Container`]: a `docker run -d --network host` container, removed on drop.
+//! - [`function_binary`]: a real OpenFaaS function binary of this workspace.
+//!
+//! Needs `docker-registry` and `htpasswd` (Debian: `docker-registry`, `apache2-utils`);
+//! without them the tests panic with the install command, they never skip.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A free TCP port on 127.0.0.1 (bound, then released; random below the ephemeral range).
+pub fn free_port() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos() ^ std::process::id();
+    for _ in 0..1000 {
+        let n = NEXT.fetch_add(7919, Ordering::Relaxed).wrapping_add(seed);
+        let port = 33_000 + (n % 5_000) as u16; // 33000..38000: not used by support/mod.rs (20000..32000)
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in 33000..38000 on 127.0.0.1");
+}
+
+/// A string unique to this test process and call, for tags and secrets.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_000;
+    format!("{prefix}{}x{nanos}x{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn need(program: &str, package: &str) -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|d| d.join(program))
+        .find(|p| p.is_file());
+    found.unwrap_or_else(|| {
+        panic!(
+            "`{program}` is not installed, and the image tests need a real one; \
+             fix: apt-get install -y {package} (`bash .ci/run` installs it)"
+        )
+    })
+}
+
+/// `Some(reason)` when there is no Docker Engine to test against (no `DOCKER_HOST`
+/// and no `/var/run/docker.sock`): image tests print it and return.
+pub fn engine_skip_reason() -> Option<String> {
+    fmerge::image::engine::missing_reason()
+}
+
+/// Runs the `docker` CLI with `args` (and an optional `--config` dir first).
+pub fn docker(config: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new("docker");
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.args(args).stdin(Stdio::null());
+    cmd.output().unwrap_or_else(|e| panic!("cannot run `docker {args:?}`: {e}; fix: install the docker CLI (docker.io or docker-ce-cli)"))
+}
+
+/// Like [`docker`], panicking with its output unless it succeeds; returns stdout.
+pub fn docker_ok(config: Option<&Path>, args: &[&str]) -> String {
+    let out = docker(config, args);
+    assert!(
+        out.status.success(),
+        "docker {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A running `docker-registry` with htpasswd auth.
+pub struct Registry {
+    child: Child,
+    dir: tempfile::TempDir,
+    port: u16,
+    /// The one user the registry accepts.
+    pub user: String,
+    /// Its password (unique per registry, so tests can search for it in images).
+    pub password: String,
+}
+
+impl Registry {
+    /// Starts a registry on a free 127.0.0.1 port and waits until it answers.
+    pub fn start() -> Registry {
+        let bin = need("docker-registry", "docker-registry");
+        let htpasswd = need("htpasswd", "apache2-utils");
+        let dir = tempfile::Builder::new().prefix("fmerge-registry-").tempdir().expect("temp dir");
+        let user = "fmerge-ci".to_owned();
+        let password = unique("pw-");
+        let out = Command::new(htpasswd).args(["-nbB", &user, &password]).output().expect("run htpasswd");
+        assert!(out.status.success(), "htpasswd failed: {}", String::from_utf8_lossy(&out.stderr));
+        std::fs::write(dir.path().join("htpasswd"), &out.stdout).unwrap();
+        let port = free_port();
+        let config = format!(
+            "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    rootdirectory: {root}\n  delete:\n    enabled: true\n\
+http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    realm: fmerge-test\n    path: {htpasswd}\n",
+            root = dir.path().join("data").display(),
+            secret = unique("s"),
+            htpasswd = dir.path().join("htpasswd").display(),
+        );
+        let config_path = dir.path().join("config.yml");
+        std::fs::write(&config_path, config).unwrap();
+        let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
+        let child = Command::new(&bin)
+            .arg("serve")
+            .arg(&config_path)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start docker-registry");
+        let mut reg = Registry { child, dir, port, user, password };
+        if let Err(e) = reg.wait_ready() {
+            panic!("docker-registry did not start: {e}\n{}", reg.log());
+        }
+        reg
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Err(format!("docker-registry exited with {status}"));
+            }
+            if let Ok((401 | 200, _)) = self.get("/v2/", false) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("docker-registry did not answer /v2/ within 20 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `127.0.0.1:<port>`, the registry part of image references.
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The registry's own log (its access log shows every request).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
+    }
+
+    /// A `docker --config` directory whose config.json holds this registry's login
+    /// (what `docker login` writes, without a credential store).
+    pub fn docker_config_dir(&self) -> PathBuf {
+        let dir = self.dir.path().join("docker-config");
+        std::fs::create_dir_all(&dir).unwrap();
+        let auth = base64(format!("{}:{}", self.user, self.password).as_bytes());
+        std::fs::write(dir.join("config.json"), format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, self.host())).unwrap();
+        dir
+    }
+
+    /// GET `path` on the registry, authenticated or not: (status, body).
+    pub fn get(&self, path: &str, authenticated: bool) -> Result<(u16, String), String> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(10)))
+            .http_status_as_error(false)
+            .proxy(None)
+            .build()
+            .into();
+        let url = format!("http://{}{path}", self.host());
+        let mut req = agent.get(&url);
+        if authenticated {
+            req = req.header("authorization", &format!("Basic {}", base64(format!("{}:{}", self.user, self.password).as_bytes())));
+        }
+        let mut reply = req.call().map_err(|e| format!("GET {url}: {e}"))?;
+        let status = reply.status().as_u16();
+        Ok((status, reply.body_mut().read_to_string().map_err(|e| e.to_string())?))
+    }
+
+    /// The repositories the registry holds (`/v2/_catalog`).
+    pub fn catalog(&self) -> Vec<String> {
+        let (status, body) = self.get("/v2/_catalog", true).unwrap();
+        assert_eq!(status, 200, "catalog: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        v["repositories"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+    }
+
+    /// The tags of `repository` (empty when it does not exist).
+    pub fn tags(&self, repository: &str) -> Vec<String> {
+        let (status, body) = self.get(&format!("/v2/{repository}/tags/list"), true).unwrap();
+        if status == 404 {
+            return Vec::new();
+        }
+        assert_eq!(status, 200, "tags: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        v["tags"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A container started with `docker run -d --rm --network host`, removed on drop.
+pub struct Container {
+    /// The container id.
+    pub id: String,
+}
+
+impl Container {
+    /// Runs `image` with the given env on the host network.
+    pub fn run(image: &str, env: &[(&str, String)]) -> Container {
+        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--rm".into(), "--network".into(), "host".into()];
+        for (k, v) in env {
+            args.push("-e".into());
+            args.push(format!("{k}={v}"));
+        }
+        args.push(image.into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let id = docker_ok(None, &args).trim().to_owned();
+        Container { id }
+    }
+
+    /// Its logs so far.
+    pub fn logs(&self) -> String {
+        let out = docker(None, &["logs", &self.id]);
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = docker(None, &["rm", "-f", &self.id]);
+    }
+}
+
+/// GETs `http://127.0.0.1:<port><path>` until it answers or `timeout` passes.
+pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, String), String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into();
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let deadline = Instant::now() + timeout;
+    loop {
+        match agent.get(&url).call() {
+            Ok(mut r) => return Ok((r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())),
+            Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// A real OpenFaaS function binary of this workspace (`social-graph-get-followers`,
+/// serves env `port`, answers `GET /_/health`), built once per test process with
+/// `cargo build --release -p social-graph-get-followers`.
+pub fn function_binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .current_dir(&root)
+            .args(["build", "--release", "-p", "social-graph-get-followers"])
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .output()
+            .expect("run cargo");
+        assert!(out.status.success(), "building social-graph-get-followers failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let bin = target.join("release/social-graph-get-followers");
+        assert!(bin.is_file(), "no binary at {}", bin.display());
+        bin
+    })
+}
+
+/// Standard base64 (for Basic auth and docker's config.json).
+pub fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
