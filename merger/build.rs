@@ -1,39 +1,29 @@
 //! Links fmerge against the LLVM that the active rustc ships, so that fmerge
 //! reads exactly the IR that rustc writes. Debian's LLVM is too old for it.
 
+#[path = "src/toolchain.rs"]
+mod toolchain;
+
 use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=RUSTC");
+    println!("cargo:rerun-if-changed=src/toolchain.rs");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc).args(["--print", "sysroot"]).output();
-    let sysroot = match out {
+    let sysroot = Command::new(&rustc).args(["--print", "sysroot"]).output();
+    let sysroot = match sysroot {
         Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
         _ => panic!("fmerge: `{rustc} --print sysroot` failed; is a rustup toolchain installed?"),
     };
+    let release = Command::new(&rustc).arg("-vV").output().expect("rustc -vV");
+    let release = String::from_utf8_lossy(&release.stdout);
+    let release = release.lines().find_map(|l| l.strip_prefix("release: ")).unwrap_or("unknown");
     let lib = sysroot.join("lib");
-    // The library is named libLLVM.so.<ver>-rust-<ver>; the dev alias
-    // libLLVM-<major>-rust-<ver>.so is what `-l` can name. Find, never assume.
-    let name = std::fs::read_dir(&lib)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.starts_with("libLLVM-") && n.ends_with(".so"))
-        .max()
-        .unwrap_or_else(|| {
-            panic!(
-                "fmerge: no libLLVM-*.so in {}. fmerge uses the LLVM that ships with rustc; \
-                 install a rustup toolchain (the `rustc` component ships it) or set RUSTC to one that has it.",
-                lib.display()
-            )
-        });
-    let link_name = &name["lib".len()..name.len() - ".so".len()];
+    let name = toolchain::llvm_link_name(&lib).unwrap_or_else(|why| panic!("fmerge: {why}"));
     println!("cargo:rustc-link-search=native={}", lib.display());
-    println!("cargo:rustc-link-lib=dylib={link_name}");
+    println!("cargo:rustc-link-lib=dylib={name}");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
-    println!("cargo:rustc-env=FMERGE_LLVM_LIB={}", lib.join(&name).display());
+    println!("cargo:rustc-env=FMERGE_RUSTC_RELEASE={release}");
     println!("cargo:rerun-if-changed={}", lib.display());
 }

@@ -62,7 +62,24 @@ pub fn rustc() -> String {
     std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into())
 }
 
+/// fmerge parses bitcode with the LLVM of the rustc it was built with; a
+/// newer rustc writes bitcode that LLVM cannot read.
+pub fn check_toolchain() -> Result<()> {
+    let built_with = env!("FMERGE_RUSTC_RELEASE");
+    let out = Command::new(rustc()).arg("-vV").output().context("cannot run rustc -vV: is Rust installed?")?;
+    let active = String::from_utf8_lossy(&out.stdout);
+    let active = active.lines().find_map(|l| l.strip_prefix("release: ")).unwrap_or("unknown").to_string();
+    if active != built_with {
+        bail!(
+            "fmerge was built with rustc {built_with} and reads IR with that rustc's LLVM, but the active rustc is {active}.\n\
+             Fix: rebuild fmerge with the active toolchain (`cargo build --release -p fmerge`), or switch back to {built_with}."
+        );
+    }
+    Ok(())
+}
+
 pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitted> {
+    check_toolchain()?;
     let triple = host_triple()?;
     let mut rustflags = RUSTFLAGS.to_string();
     if let Ok(user) = std::env::var("RUSTFLAGS") {

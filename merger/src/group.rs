@@ -1,1 +1,68 @@
-//! (config file, coming)
+//! Merge groups in a file: the same options as the command line, in TOML, so
+//! that a merge can be kept in the repo and run by CI (`examples/*.toml`).
+//!
+//! ```toml
+//! caller = "write-home-timeline"
+//! callees = ["social-graph-get-followers"]
+//! name = "write-home-timeline-merged"     # optional
+//! manifest-path = "../Cargo.toml"         # relative to this file
+//! opt-level = 3
+//! rewrite = ["social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=10.0.0.7:6379"]
+//!
+//! [image]
+//! tag = "docker.io/you/write-home-timeline:latest"
+//! push = true
+//! ```
+
+use anyhow::{Context as _, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Group {
+    pub caller: Option<String>,
+    #[serde(default)]
+    pub callees: Vec<String>,
+    pub name: Option<String>,
+    pub manifest_path: Option<PathBuf>,
+    pub target_dir: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    #[serde(default)]
+    pub rewrite: Vec<String>,
+    pub emit_ll: Option<bool>,
+    pub opt_level: Option<u8>,
+    pub jobs: Option<usize>,
+    pub image: Option<ImageGroup>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ImageGroup {
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub build: bool,
+    #[serde(default)]
+    pub push: bool,
+}
+
+impl Group {
+    /// Reads a group file; relative paths in it are relative to the file.
+    pub fn load(path: &Path) -> Result<Group> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the merge group {}: check the --config path", path.display()))?;
+        let mut group: Group = toml::from_str(&text).with_context(|| {
+            format!("{} is not a valid merge group (see examples/ and the README for its keys)", path.display())
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for p in [&mut group.manifest_path, &mut group.target_dir, &mut group.out].into_iter().flatten() {
+            if p.is_relative() {
+                *p = base.join(&p);
+            }
+        }
+        if let Some(level) = group.opt_level {
+            anyhow::ensure!(level <= 3, "{}: opt-level = {level}; use 0, 1, 2 or 3", path.display());
+        }
+        Ok(group)
+    }
+}

@@ -19,5 +19,6 @@ pub mod progress;
 pub mod push;
 pub mod resolve;
 pub mod stack;
+pub mod toolchain;
 
 pub use pipeline::{Merged, Options, build};

@@ -43,3 +43,11 @@ pub fn into<'ctx>(dest: &Module<'ctx>, src: Module<'ctx>, unit: &Unit) -> Result
         )
     })
 }
+
+/// Parses a textual `.ll` file, as `--emit-ll` writes it, with the same LLVM.
+pub fn parse_ll(path: &std::path::Path) -> Result<()> {
+    let ctx = Context::create();
+    let buffer = MemoryBuffer::create_from_file(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let module = ctx.create_module_from_ir(buffer).map_err(|e| anyhow!("{} does not parse: {}", path.display(), e.to_string().trim()))?;
+    module.verify().map_err(|e| anyhow!("{} parses but does not verify: {}", path.display(), e.to_string().trim()))
+}

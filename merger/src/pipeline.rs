@@ -63,6 +63,8 @@ pub struct Merged {
     pub settings: Vec<Setting>,
     /// The functions' own unmerged binaries from the same build.
     pub unmerged: Vec<(String, PathBuf)>,
+    /// The build scripts' native libraries (`KIND=NAME`) that were linked in.
+    pub native_libs: Vec<String>,
     pub timings: Vec<(&'static str, Duration)>,
     pub units: usize,
 }
@@ -198,13 +200,17 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let binary = out_dir.join(&name);
     let temp = artifact::temp_beside(&binary)?;
     native::link(&probe, &[object], &emitted.native, &script, &temp)?;
+    if !emitted.native.libs.is_empty() {
+        progress.note(&format!("linked native libraries from build scripts: {}", emitted.native.libs.join(", ")));
+    }
     let binary = artifact::commit(temp, &binary, 0o755)?;
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     timings.push(("native link", stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0))));
 
     let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
     unmerged.sort();
-    Ok(Merged { name, binary, ll, members, settings, unmerged, timings, units: emitted.units.len() })
+    let native_libs = emitted.native.libs.clone();
+    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units: emitted.units.len() })
 }
 
 /// The caller's own crate first, so that the merged module starts as the

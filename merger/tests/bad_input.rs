@@ -1,0 +1,169 @@
+//! Bad input to `fmerge build`: each case stops with an error that names the
+//! cause and the fix, and leaves any earlier good binary where it was.
+//!
+//! Run: `cargo test --release -p fmerge --test bad_input`
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::workspace_root;
+
+fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fmerge")).current_dir(dir).arg("build").args(args).output().expect("run fmerge");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn fmerge(args: &[&str]) -> (bool, String, String) {
+    fmerge_in(&workspace_root(), args)
+}
+
+/// Asserts that `fmerge build args` fails with stderr containing every one of `needles`.
+fn fails_with(args: &[&str], needles: &[&str]) -> String {
+    let (ok, _, stderr) = fmerge(args);
+    assert!(!ok, "fmerge build {args:?} should fail");
+    for needle in needles {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+    stderr
+}
+
+#[test]
+fn an_unknown_function_is_named_with_the_known_ones() {
+    fails_with(
+        &["write-home-timeline", "social-graph-get-follower"],
+        &["unknown function social-graph-get-follower", "social-graph-get-followers", "--manifest-path"],
+    );
+}
+
+#[test]
+fn a_crate_that_does_not_use_the_runtime_is_refused() {
+    // shortcode is a real crate of the workspace: a C library wrapper, not a function.
+    fails_with(&["url-shorten", "shortcode"], &["shortcode is not a function built on fmerge-runtime", "function!(handler)"]);
+}
+
+#[test]
+fn a_function_listed_twice_is_refused() {
+    fails_with(&["write-home-timeline", "social-graph-get-followers", "social-graph-get-followers"], &["listed twice"]);
+}
+
+#[test]
+fn a_caller_without_callees_is_refused() {
+    fails_with(&["write-home-timeline"], &["name at least one callee"]);
+}
+
+#[test]
+fn malformed_rewrites_are_refused_before_building() {
+    for bad in ["no-equals-sign", "=10.0.0.7:6379", "sn-redis-master:6379="] {
+        fails_with(&["write-home-timeline", "social-graph-get-followers", "--rewrite", bad], &["malformed --rewrite", "[CALLEE:]FROM=TO"]);
+    }
+    fails_with(
+        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "write-home-timeline:a=b"],
+        &["write-home-timeline is the caller", "never changes the caller's code"],
+    );
+}
+
+#[test]
+fn a_rewrite_that_matches_nothing_is_an_error() {
+    fails_with(
+        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "redis.example.internal:6379=127.0.0.1:1"],
+        &["no string literal in the code of social-graph-get-followers contains `redis.example.internal:6379`", "Check FROM"],
+    );
+}
+
+#[test]
+fn a_rewrite_in_a_crate_the_caller_shares_is_refused() {
+    // The runtime's content type is a literal of fmerge_runtime, which the caller links too.
+    fails_with(
+        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "social-graph-get-followers:application/json=text/plain"],
+        &["crate fmerge_runtime", "write-home-timeline link too", "Fix:"],
+    );
+}
+
+#[test]
+fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
+    let (ok, _, stderr) = fmerge(&["write-home-timeline", "social-graph-get-followers", "--opt-level", "4"]);
+    assert!(!ok && stderr.contains("--opt-level"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("group.toml");
+    std::fs::write(&file, "caller = \"write-home-timeline\"\ncallee = [\"typo\"]\n").unwrap();
+    fails_with(&["--config", file.to_str().unwrap()], &["not a valid merge group", "unknown field `callee`"]);
+    fails_with(&["--config", "/nonexistent/group.toml"], &["cannot read the merge group /nonexistent/group.toml"]);
+}
+
+#[test]
+fn a_missing_llvm_library_is_explained() {
+    let empty = tempfile::tempdir().unwrap();
+    let why = fmerge::toolchain::llvm_link_name(empty.path()).unwrap_err();
+    assert!(why.contains("no libLLVM-*.so") && why.contains("rustup"), "{why}");
+    // And the real toolchain has one.
+    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().unwrap();
+    let lib = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib");
+    assert!(fmerge::toolchain::llvm_link_name(&lib).unwrap().starts_with("LLVM-"));
+}
+
+/// Copies a fixture workspace to a temp dir, pointing it at this repo's
+/// runtime and lock file, so that it shares the compiled dependencies.
+fn fixture(name: &str) -> tempfile::TempDir {
+    let src = workspace_root().join("merger/tests/fixtures").join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = workspace_root().join("functions/runtime");
+    for entry in walk(&src) {
+        let dest = dir.path().join(entry.strip_prefix(&src).unwrap());
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        let text = std::fs::read_to_string(&entry).unwrap().replace("@RUNTIME@", runtime.to_str().unwrap());
+        std::fs::write(dest, text).unwrap();
+    }
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    dir
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+fn shared_target() -> String {
+    workspace_root().join("target").to_str().unwrap().to_string()
+}
+
+#[test]
+fn an_exported_symbol_defined_by_two_crates_is_a_clash_naming_both() {
+    let ws = fixture("clash");
+    let target = shared_target();
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["caller-fn", "callee-fn", "--target-dir", &target, "--out", ws.path().join("out").to_str().unwrap()]);
+    assert!(!ok, "the clash must stop the merge");
+    for needle in ["symbol clash", "clash_a", "clash_b", "sn_checksum", "export_name"] {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+    assert!(!ws.path().join("out/caller-fn-merged").exists(), "no binary is left behind");
+}
+
+#[test]
+fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
+    let ws = fixture("broken");
+    let out = ws.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let good = out.join("broken-caller-merged");
+    std::fs::write(&good, b"an earlier good build").unwrap();
+    let target = shared_target();
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["broken-caller", "ok-callee", "--target-dir", &target, "--out", out.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("error[E0308]") && stderr.contains("not a number"), "cargo's own error is shown:\n{stderr}");
+    assert!(stderr.contains("cargo build failed") && stderr.contains("Fix them"), "{stderr}");
+    assert_eq!(std::fs::read(&good).unwrap(), b"an earlier good build", "the earlier binary is untouched");
+}
+
+#[test]
+fn a_callee_the_caller_never_calls_is_a_warning() {
+    let out = workspace_root().join("target/fmerge-tests/uncalled");
+    let (ok, stdout, stderr) =
+        fmerge(&["write-home-timeline", "unique-id", "--opt-level", "0", "--name", "uncalled", "--out", out.to_str().unwrap()]);
+    assert!(ok, "a warning, not an error:\n{stderr}");
+    assert!(stderr.contains("warning: no merged function names unique-id"), "{stderr}");
+    assert!(PathBuf::from(stdout.lines().last().unwrap()).is_file());
+}
