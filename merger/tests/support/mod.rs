@@ -10,7 +10,8 @@
 //! - [`Gateway`]: nginx routing `/function/<name>` to a port, counting calls.
 //! - [`Function`]: one function process; [`Stub`]: a fake function.
 //! - [`function_binary`]: the unmerged binaries, built once.
-//! - [`Deployment`]: the whole unmerged socialNetwork behind one gateway.
+//! - [`Deployment`]: socialNetwork behind one gateway, unmerged or with any
+//!   set of (merged) binaries.
 //! - [`seed_social_network`], [`SAMPLE_POSTS`]: a standard data set.
 //!
 //! Needs `redis-server` and `nginx` on PATH (Debian: packages `redis-server`
@@ -676,24 +677,43 @@ pub struct Deployment {
 }
 
 impl Deployment {
-    /// Starts it. `overrides` routes some functions to other ports instead
-    /// (a [`Stub`], or a closed port from [`free_port`] for a function that
-    /// is down); those are not started. `env` is added to every process.
+    /// Starts the unmerged system: every function of [`FUNCTIONS`] from its
+    /// own [`function_binary`]. `overrides` routes some functions to other
+    /// ports instead (a [`Stub`], or a closed port from [`free_port`] for a
+    /// function that is down); those are not started. `env` is added to
+    /// every process.
     pub fn unmerged(redis: &Redis, overrides: &[(&str, u16)], env: &[(&str, &str)]) -> Deployment {
-        let mut routes: Vec<(&str, u16)> = overrides.to_vec();
-        let started: Vec<(&str, u16)> = FUNCTIONS
+        let processes: Vec<(&str, PathBuf)> = FUNCTIONS
             .iter()
             .filter(|f| !overrides.iter().any(|(o, _)| o == *f))
-            .map(|f| (*f, free_port()))
+            .map(|f| (*f, function_binary(f)))
             .collect();
-        routes.extend(&started);
+        Deployment::start(redis, &processes, overrides, env)
+    }
+
+    /// Starts one process per `(function name, binary)` of `processes` (a
+    /// merged binary under the name of its primary function, say), each
+    /// routed at `/function/<name>`, plus the `overrides` routes, behind one
+    /// gateway. A function merged into another's binary gets no route, so
+    /// the gateway answers 404 if anything asks for it over the network.
+    /// Every process gets `REDIS_URL` and every `<FUNCTION>__REDIS_URL` of
+    /// [`FUNCTIONS`] set to `redis`, `GATEWAY_URL`, and `env`.
+    pub fn start(
+        redis: &Redis,
+        processes: &[(&str, PathBuf)],
+        overrides: &[(&str, u16)],
+        env: &[(&str, &str)],
+    ) -> Deployment {
+        let ports: Vec<(&str, u16)> = processes.iter().map(|(name, _)| (*name, free_port())).collect();
+        let routes: Vec<(&str, u16)> = overrides.iter().chain(&ports).copied().collect();
         let gateway = Gateway::start(&routes);
         let mut common: Vec<(String, String)> = redis_env(&redis.url(), FUNCTIONS);
         common.push(("GATEWAY_URL".into(), gateway.url()));
         common.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let functions = started
+        let functions = processes
             .iter()
-            .map(|(name, port)| Function::start(function_binary(name), name, *port, common.iter().cloned()))
+            .zip(&ports)
+            .map(|((name, binary), (_, port))| Function::start(binary, name, *port, common.iter().cloned()))
             .collect();
         Deployment { gateway, functions }
     }
