@@ -260,9 +260,10 @@ impl Redis {
         redis::Client::open(self.url()).and_then(|c| c.get_connection()).expect("cannot connect to the test Redis")
     }
 
-    /// Every key and its value, rendered as text, for comparing two runs:
-    /// strings as is; sorted sets as `member@score` lines in rank order;
-    /// lists in order; sets and hashes sorted.
+    /// Every key and its value rendered as text, for comparing two runs:
+    /// a string as is; a sorted set as `member@score\n` lines in rank order;
+    /// a list as `list:` then its items in order, a set as `set:` then its
+    /// members sorted, a hash as `hash:` then `field=value` sorted, one per line.
     pub fn dump(&self) -> BTreeMap<String, String> {
         let mut conn = self.conn();
         let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut conn).expect("KEYS");
@@ -278,20 +279,20 @@ impl Redis {
                 }
                 "list" => {
                     let items: Vec<String> = redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(&mut conn).expect("LRANGE");
-                    items.join("\n")
+                    format!("list:\n{}", items.join("\n"))
                 }
                 "set" => {
                     let mut items: Vec<String> = redis::cmd("SMEMBERS").arg(&key).query(&mut conn).expect("SMEMBERS");
                     items.sort();
-                    items.join("\n")
+                    format!("set:\n{}", items.join("\n"))
                 }
                 "hash" => {
                     let items: BTreeMap<String, String> = redis::cmd("HGETALL").arg(&key).query(&mut conn).expect("HGETALL");
-                    items.iter().map(|(k, v)| format!("{k}={v}\n")).collect()
+                    format!("hash:\n{}", items.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>())
                 }
                 other => format!("<{other}>"),
             };
-            dump.insert(format!("{kind} {key}"), value);
+            dump.insert(key, value);
         }
         dump
     }
