@@ -291,12 +291,20 @@ async fn layers(docker: &Docker, reference: &str) -> Vec<Layer> {
         .into_iter()
         .rev()
         .filter(|h| h.size > 0)
-        .map(|h| {
-            let step = h.created_by.replace("/bin/sh -c #(nop) ", "").trim().to_owned();
-            let step: String = step.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
-            Layer { label: step, size: h.size as u64 }
-        })
+        .map(|h| Layer { label: step_label(&h.created_by), size: h.size as u64 })
         .collect()
+}
+
+/// `/bin/sh -c #(nop) COPY dir:3e1158a907e394fc… in / ` → `COPY dir:3e1158a907e3 in /`.
+fn step_label(created_by: &str) -> String {
+    let step = created_by.trim().trim_start_matches("/bin/sh -c #(nop)").trim();
+    step.split_whitespace()
+        .map(|w| match w.split_once(':') {
+            Some((kind, hash)) if hash.len() > 12 && hash.chars().all(|c| c.is_ascii_hexdigit()) => format!("{kind}:{}", &hash[..12]),
+            _ => w.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -315,5 +323,9 @@ mod tests {
         assert!(matches!(classify("blob upload unknown"), Failure::Other(_)));
         let p = Pushed { reference: "127.0.0.1:5000/a:v1".into(), digest: "sha256:00".into(), attempts: 1 };
         assert_eq!(p.pinned(), "127.0.0.1:5000/a@sha256:00");
+        assert_eq!(
+            step_label("/bin/sh -c #(nop) COPY dir:3e1158a907e394fc21c25024126df957b5ddd2cc53202b348c8a27da5877ee4d in / "),
+            "COPY dir:3e1158a907e3 in /"
+        );
     }
 }

@@ -289,8 +289,9 @@ fn default_tag_is_name_and_content_hash_and_stable() {
     s.env.push(("EXTRA".into(), "1".into()));
     let c = image::build(&s).expect("build with other env");
     assert_ne!(a.reference, c.reference, "different content, different tag");
-    remove_local(&a.reference);
-    remove_local(&c.reference);
+    for img in [&a.reference, &a.id, &b.id, &c.reference, &c.id] {
+        remove_local(img);
+    }
 }
 
 #[test]
@@ -398,7 +399,11 @@ fn child_push_with() {
     }
     let reference = std::env::var("FMERGE_PUSH_REF").unwrap();
     let auth: Auth = std::env::var("FMERGE_PUSH_AUTH").unwrap().parse().unwrap();
-    let result = push::push(&reference, &quick_retries(auth));
+    let mut options = quick_retries(auth);
+    if let Ok(p) = std::env::var("FMERGE_PUSH_PROGRESS") {
+        options.progress = p.parse().unwrap();
+    }
+    let result = push::push(&reference, &options);
     if std::env::var_os("FMERGE_PUSH_EXPECT_FAIL").is_some() {
         let err = result.expect_err("no credentials must fail");
         eprintln!("error as shown: {err:#}");

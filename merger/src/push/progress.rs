@@ -26,6 +26,20 @@ pub enum Progress {
     Quiet,
 }
 
+impl std::str::FromStr for Progress {
+    type Err = anyhow::Error;
+    /// `auto`, `bars`, `plain`, `quiet`: the `--progress` values.
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        Ok(match s {
+            "auto" => Progress::Auto,
+            "bars" => Progress::Bars,
+            "plain" => Progress::Plain,
+            "quiet" => Progress::Quiet,
+            other => anyhow::bail!("unknown progress style {other:?}; fix: use one of auto, bars, plain, quiet"),
+        })
+    }
+}
+
 impl Progress {
     fn effective(self) -> Progress {
         match self {
@@ -120,7 +134,7 @@ impl Reporter {
                         b.set_position(cur.min(tot));
                     }
                     Progress::Plain => {
-                        let quarter = if tot == 0 { 4 } else { cur.min(tot) * 4 / tot };
+                        let quarter = (cur.min(tot) * 4).checked_div(tot).unwrap_or(4);
                         let last = self.printed.get(&tot).copied();
                         if last.is_none_or(|l| quarter > l) {
                             self.printed.insert(tot, quarter);
