@@ -408,9 +408,10 @@ impl Gateway {
     /// far, whatever their status.
     ///
     /// nginx writes each access-log line unbuffered but only after the reply,
-    /// so a client can see a reply before its line. A single worker handles
-    /// requests in order; the probe request first makes sure that every
-    /// earlier reply has been logged.
+    /// so a client can see a reply before its line. The gateway is a single
+    /// process that logs a request in the same event-loop step as it sends
+    /// the reply's last byte; so when the probe request sent first has been
+    /// answered, every reply seen before has been logged.
     pub fn requests_for(&self, name: &str) -> usize {
         self.access_log().lines().filter(|line| line.split(' ').next() == Some(name)).count()
     }
@@ -430,17 +431,7 @@ impl Gateway {
 
 impl Drop for Gateway {
     fn drop(&mut self) {
-        // SIGKILL on the master leaves the worker orphaned: ask nicely first.
-        if let Ok(pid) = read(&self.dir.path().join("nginx.pid")).trim().parse::<u32>() {
-            let _ = Command::new("kill").args(["-QUIT", &pid.to_string()]).status();
-            let deadline = Instant::now() + Duration::from_secs(3);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
+        // One process (`master_process off`): nothing is left behind.
         kill(&mut self.child);
     }
 }
@@ -453,12 +444,14 @@ fn nginx_path() -> PathBuf {
 
 fn nginx_conf(dir: &Path, port: u16, routes: &[(&str, u16)]) -> String {
     let d = dir.display();
-    // Workers of a root master run as `user`; the default (nobody) could not
-    // write to our 0700 temp dir. Not root: nginx ignores `user` with a warning.
+    // `master_process off`: a single process that serves every request in
+    // order (which `requests_for` relies on) and that a kill takes down whole,
+    // with no worker to orphan. It runs as whoever started it, root included,
+    // and only touches files in its own temp dir.
     let mut conf = format!(
-        r#"user root;
+        r#"daemon off;
+master_process off;
 worker_processes 1;
-daemon off;
 pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 1024; }}
