@@ -145,6 +145,21 @@ fn build_push_pull_run_answers_health() {
     let logs = c.logs();
     let (status, body) = answer.unwrap_or_else(|e| panic!("{e}\ncontainer logs:\n{logs}"));
     assert_eq!(status, 200, "{body}\n{logs}");
+    drop(c);
+
+    // It does real work: a host name resolves through the image's NSS setup
+    // (nsswitch.conf + glibc), and it reads Redis.
+    let redis = registry::RedisServer::start();
+    redis.cli(&["ZADD", "social-graph:followers:7", "1", "100", "2", "200"]);
+    let port = registry::free_port();
+    let c = Container::run_with(
+        &reference,
+        &["--add-host", "redis.fmerge.test:127.0.0.1"],
+        &[("port", port.to_string()), ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port))],
+    );
+    wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
+    assert_eq!((status, body.as_str()), (200, r#"{"followers":[100,200]}"#), "{}", c.logs());
 
     // It runs as the non-root user, with the OpenFaaS port and our labels.
     let inspect = docker_ok(None, &["image", "inspect", &reference]);

@@ -231,7 +231,13 @@ pub struct Container {
 impl Container {
     /// Runs `image` with the given env on the host network.
     pub fn run(image: &str, env: &[(&str, String)]) -> Container {
+        Container::run_with(image, &[], env)
+    }
+
+    /// Like [`Container::run`], with extra `docker run` options (e.g. `--add-host`).
+    pub fn run_with(image: &str, options: &[&str], env: &[(&str, String)]) -> Container {
         let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--rm".into(), "--network".into(), "host".into()];
+        args.extend(options.iter().map(|o| o.to_string()));
         for (k, v) in env {
             args.push("-e".into());
             args.push(format!("{k}={v}"));
@@ -272,6 +278,65 @@ pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, Strin
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
+}
+
+/// A throwaway `redis-server` on a free 127.0.0.1 port (no persistence), killed on drop.
+pub struct RedisServer {
+    child: Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// Starts it and waits for `PING`.
+    pub fn start() -> RedisServer {
+        let bin = need("redis-server", "redis-server");
+        let port = free_port();
+        let child = Command::new(bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        let r = RedisServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while r.cli(&["PING"]).trim() != "PONG" {
+            assert!(Instant::now() < deadline, "redis-server did not answer PING within 20 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r
+    }
+
+    /// Runs `redis-cli` against it; returns stdout.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(need("redis-cli", "redis-tools"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("run redis-cli");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POSTs `body` to `http://127.0.0.1:<port><path>`: (status, body).
+pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into();
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let mut r = agent.post(&url).header("content-type", "application/json").send(body).unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())
 }
 
 /// A real OpenFaaS function binary of this workspace (`social-graph-get-followers`,
