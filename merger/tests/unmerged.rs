@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use support::{Deployment, FUNCTIONS, Redis, SAMPLE_POSTS, Stub, free_port, post, seed_social_network};
+use support::{Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post, seed_social_network};
 
 /// What the first id of machine 1 is: `1 << 40 | 1`.
 const FIRST_POST_ID: u64 = (1 << 40) | 1;
@@ -278,4 +278,38 @@ fn two_runs_on_the_same_data_give_identical_replies_and_state() {
     assert_eq!((kinds("post:"), kinds("short-url:")), (SAMPLE_POSTS.len(), 3));
     assert!(kinds("home-timeline:") >= 4);
     assert_eq!(first.1["unique-id:counter"], SAMPLE_POSTS.len().to_string());
+}
+
+#[test]
+fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
+    let redis = Redis::start();
+    let env = support::redis_env(&redis.url(), FUNCTIONS);
+
+    // No gateway at all: GATEWAY_URL points at a closed port.
+    let closed = format!("http://127.0.0.1:{}", free_port());
+    let lonely = Function::start(
+        support::function_binary("write-home-timeline"),
+        "write-home-timeline",
+        free_port(),
+        env.iter().cloned().chain([("GATEWAY_URL".to_string(), closed)]),
+    );
+    let started = Instant::now();
+    let (status, body) = post(&lonely.url(), r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#);
+    assert_eq!(status, 502, "{body}");
+    assert!(error_of(&body).starts_with("function social-graph-get-followers could not be reached: "), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    // A callee that never answers: the invoke timeout ends the wait.
+    let hanging = Stub::start(200, r#"{"followers": []}"#, Duration::from_secs(10));
+    let system = Deployment::unmerged(&redis, &[("social-graph-get-followers", hanging.port())], &[("FMERGE_INVOKE_TIMEOUT_SECS", "1")]);
+    let started = Instant::now();
+    let (status, body) = post(&system.url("write-home-timeline"), r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#);
+    let took = started.elapsed();
+    assert_eq!(status, 502, "{body}");
+    let error = error_of(&body);
+    assert!(error.starts_with("function social-graph-get-followers could not be reached: "), "{error}");
+    assert!(error.contains("no reply within 1s"), "{error}");
+    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(4), "took {took:?}");
+    assert_eq!(hanging.requests().len(), 1);
+    assert!(keys(&redis, "*").is_empty());
 }
