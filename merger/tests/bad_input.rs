@@ -167,3 +167,26 @@ fn a_callee_the_caller_never_calls_is_a_warning() {
     assert!(stderr.contains("warning: no merged function names unique-id"), "{stderr}");
     assert!(PathBuf::from(stdout.lines().last().unwrap()).is_file());
 }
+
+#[test]
+fn every_example_merge_group_loads_and_names_real_functions() {
+    let dir = workspace_root().join("examples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let group = fmerge::group::Group::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        let caller = group.caller.clone().expect("a caller");
+        let plan = fmerge::resolve::run(group.manifest_path.as_deref(), &caller, &group.callees)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        assert_eq!(plan.callees.len(), group.callees.len());
+        let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
+        for rewrite in &group.rewrite {
+            fmerge::passes::endpoints::Rewrite::parse(rewrite, &members).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        }
+        seen += 1;
+    }
+    assert!(seen >= 3, "examples/ holds the merge groups");
+}
