@@ -160,6 +160,21 @@ fn build_push_pull_run_answers_health() {
     wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
     assert_eq!((status, body.as_str()), (200, r#"{"followers":[100,200]}"#), "{}", c.logs());
+    drop(c);
+
+    // And through real DNS, as cluster names (`gateway.openfaas`) resolve: glibc's
+    // resolver in the scratch image asks the DNS server the container is given.
+    let dns = registry::DnsServer::start("redis.cluster.fmerge.test");
+    let port = registry::free_port();
+    let c = Container::run_with(
+        &reference,
+        &["--dns", &dns.addr],
+        &[("port", port.to_string()), ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port))],
+    );
+    wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
+    assert_eq!((status, body.as_str()), (200, r#"{"followers":[100,200]}"#), "{}\ndns log:\n{}", c.logs(), dns.log());
+    assert!(dns.log().contains("redis.cluster.fmerge.test"), "the name was not resolved through DNS:\n{}", dns.log());
 
     // It runs as the non-root user, with the OpenFaaS port and our labels.
     let inspect = docker_ok(None, &["image", "inspect", &reference]);

@@ -326,6 +326,56 @@ impl Drop for RedisServer {
     }
 }
 
+/// A `dnsmasq` DNS server on `<addr>:53` (a loopback address of its own) that answers
+/// `name` → 127.0.0.1, so a container started with `--dns <addr>` resolves `name`
+/// through real DNS (not /etc/hosts). Killed on drop. Needs root for port 53.
+pub struct DnsServer {
+    child: Child,
+    /// The loopback address it listens on.
+    pub addr: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl DnsServer {
+    /// Starts it and waits until it answers.
+    pub fn start(name: &str) -> DnsServer {
+        let bin = need("dnsmasq", "dnsmasq-base");
+        let addr = format!("127.0.{}.{}", 100 + std::process::id() % 100, 2 + std::process::id() % 250);
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let child = Command::new(bin)
+            .args(["--keep-in-foreground", "--no-resolv", "--no-hosts", "--bind-interfaces", "--port=53", "--log-queries", "--log-facility=-"])
+            .arg(format!("--listen-address={addr}"))
+            .arg(format!("--address=/{name}/127.0.0.1"))
+            .stdin(Stdio::null())
+            .stdout(log.reopen().unwrap())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .expect("start dnsmasq");
+        let mut d = DnsServer { child, addr, log };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !d.log().contains("started") {
+            if let Some(status) = d.child.try_wait().unwrap() {
+                panic!("dnsmasq exited with {status} (port 53 needs root):\n{}", d.log());
+            }
+            assert!(Instant::now() < deadline, "dnsmasq did not start:\n{}", d.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        d
+    }
+
+    /// Its log (with `--log-queries`: every query it answered).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+}
+
+impl Drop for DnsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// POSTs `body` to `http://127.0.0.1:<port><path>`: (status, body).
 pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
