@@ -59,10 +59,7 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     // A user without followers: only the mentions.
     let request = r#"{"post_id": 101, "user_id": 99, "timestamp": 1700000001, "user_mentions_id": [2]}"#;
     assert_eq!(post(&system.url("write-home-timeline"), request), (200, r#"{"updated":1}"#.to_string()));
-    assert_eq!(
-        zrange(&redis, "home-timeline:2"),
-        [("100".to_string(), 1700000000), ("101".to_string(), 1700000001)]
-    );
+    assert_eq!(zrange(&redis, "home-timeline:2"), [("100".to_string(), 1700000000), ("101".to_string(), 1700000001)]);
 }
 
 #[test]
@@ -94,7 +91,11 @@ fn compose_post_runs_the_whole_call_tree() {
     });
     let stored = get(&redis, &format!("post:{FIRST_POST_ID}")).expect("post stored");
     assert_eq!(serde_json::from_str::<Value>(&stored).unwrap(), expected);
-    assert!(stored.starts_with(&format!(r#"{{"post_id":{FIRST_POST_ID},"creator":{{"user_id":1,"username":"alice"}},"text":"#)));
+    assert!(
+        stored.starts_with(&format!(
+            r#"{{"post_id":{FIRST_POST_ID},"creator":{{"user_id":1,"username":"alice"}},"text":"#
+        ))
+    );
 
     // write-home-timeline: alice's followers 4, 2, 5 (bob also mentioned).
     for user in [2, 4, 5] {
@@ -119,7 +120,11 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
     let redis = Redis::start();
     let delay = Duration::from_millis(700);
     let unique = Stub::start(200, r#"{"unique_id": 42}"#, delay);
-    let text = Stub::start(200, r#"{"text": "composed", "user_mentions": [{"user_id": 7, "username": "g"}], "urls": []}"#, delay);
+    let text = Stub::start(
+        200,
+        r#"{"text": "composed", "user_mentions": [{"user_id": 7, "username": "g"}], "urls": []}"#,
+        delay,
+    );
     let store = Stub::start(200, r#"{"post_id": 42}"#, delay);
     let timeline = Stub::start(200, r#"{"updated": 1}"#, delay);
     let overrides = [
@@ -145,7 +150,9 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
     assert_eq!(text.requests(), [r#"{"text":"raw"}"#]);
     assert_eq!(
         store.requests(),
-        [r#"{"post_id":42,"creator":{"user_id":3,"username":"g"},"text":"composed","user_mentions":[{"user_id":7,"username":"g"}],"media":[],"urls":[],"timestamp":5,"post_type":"POST"}"#]
+        [
+            r#"{"post_id":42,"creator":{"user_id":3,"username":"g"},"text":"composed","user_mentions":[{"user_id":7,"username":"g"}],"media":[],"urls":[],"timestamp":5,"post_type":"POST"}"#
+        ]
     );
     let asked: Value = serde_json::from_str(&timeline.requests()[0]).unwrap();
     assert_eq!(asked, json!({"post_id": 42, "user_id": 3, "timestamp": 5, "user_mentions_id": [7]}));
@@ -155,7 +162,11 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
 fn text_service_asks_url_shorten_and_user_mention_concurrently() {
     let redis = Redis::start();
     let delay = Duration::from_millis(700);
-    let urls = Stub::start(200, r#"{"urls": [{"shortened_url": "http://short-url/s", "expanded_url": "https://a.b/c"}]}"#, delay);
+    let urls = Stub::start(
+        200,
+        r#"{"urls": [{"shortened_url": "http://short-url/s", "expanded_url": "https://a.b/c"}]}"#,
+        delay,
+    );
     let mentions = Stub::start(200, r#"{"user_mentions": [{"user_id": 9, "username": "zed"}]}"#, delay);
     let system = Deployment::unmerged(&redis, &[("url-shorten", urls.port()), ("user-mention", mentions.port())], &[]);
 
@@ -301,7 +312,11 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
 
     // A callee that never answers: the invoke timeout ends the wait.
     let hanging = Stub::start(200, r#"{"followers": []}"#, Duration::from_secs(10));
-    let system = Deployment::unmerged(&redis, &[("social-graph-get-followers", hanging.port())], &[("FMERGE_INVOKE_TIMEOUT_SECS", "1")]);
+    let system = Deployment::unmerged(
+        &redis,
+        &[("social-graph-get-followers", hanging.port())],
+        &[("FMERGE_INVOKE_TIMEOUT_SECS", "1")],
+    );
     let started = Instant::now();
     let (status, body) = post(&system.url("write-home-timeline"), r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#);
     let took = started.elapsed();

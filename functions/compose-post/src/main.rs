@@ -118,7 +118,12 @@ async fn handle(body: Bytes) -> rt::Reply {
         creator: Creator { user_id: req.user_id, username: req.username },
         text: text.text,
         user_mentions: text.user_mentions,
-        media: req.media_ids.into_iter().zip(media_types).map(|(media_id, media_type)| Media { media_id, media_type }).collect(),
+        media: req
+            .media_ids
+            .into_iter()
+            .zip(media_types)
+            .map(|(media_id, media_type)| Media { media_id, media_type })
+            .collect(),
         urls: text.urls,
         timestamp,
         post_type: req.post_type,

@@ -176,7 +176,11 @@ fn need(program: &str, package: &str) {
 
 /// Waits until `ready()` holds, or panics after [`STARTUP`]. `exited()` is
 /// checked on each round so that a process that died is reported at once.
-fn wait_for(what: &str, mut exited: impl FnMut() -> Option<String>, mut ready: impl FnMut() -> bool) -> Result<(), String> {
+fn wait_for(
+    what: &str,
+    mut exited: impl FnMut() -> Option<String>,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
     let deadline = Instant::now() + STARTUP;
     loop {
         if ready() {
@@ -273,12 +277,18 @@ impl Redis {
             let value = match kind.as_str() {
                 "string" => redis::cmd("GET").arg(&key).query::<String>(&mut conn).expect("GET"),
                 "zset" => {
-                    let pairs: Vec<(String, String)> =
-                        redis::cmd("ZRANGE").arg(&key).arg(0).arg(-1).arg("WITHSCORES").query(&mut conn).expect("ZRANGE");
+                    let pairs: Vec<(String, String)> = redis::cmd("ZRANGE")
+                        .arg(&key)
+                        .arg(0)
+                        .arg(-1)
+                        .arg("WITHSCORES")
+                        .query(&mut conn)
+                        .expect("ZRANGE");
                     pairs.iter().map(|(m, s)| format!("{m}@{s}\n")).collect()
                 }
                 "list" => {
-                    let items: Vec<String> = redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(&mut conn).expect("LRANGE");
+                    let items: Vec<String> =
+                        redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(&mut conn).expect("LRANGE");
                     format!("list:\n{}", items.join("\n"))
                 }
                 "set" => {
@@ -287,7 +297,8 @@ impl Redis {
                     format!("set:\n{}", items.join("\n"))
                 }
                 "hash" => {
-                    let items: BTreeMap<String, String> = redis::cmd("HGETALL").arg(&key).query(&mut conn).expect("HGETALL");
+                    let items: BTreeMap<String, String> =
+                        redis::cmd("HGETALL").arg(&key).query(&mut conn).expect("HGETALL");
                     format!("hash:\n{}", items.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>())
                 }
                 other => format!("<{other}>"),
