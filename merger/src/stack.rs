@@ -54,6 +54,12 @@ pub struct StackSpec {
 }
 
 impl StackSpec {
+    /// A spec for `members` (the caller first) running `image`, with faas-cli's
+    /// default gateway and no settings.
+    pub fn new(members: Vec<String>, image: impl Into<String>) -> Self {
+        Self { gateway: DEFAULT_GATEWAY.to_owned(), members, image: image.into(), ..Self::default() }
+    }
+
     /// The deployed function name: the caller.
     pub fn function_name(&self) -> Option<&str> {
         self.members.first().map(String::as_str)
