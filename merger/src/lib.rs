@@ -6,6 +6,7 @@
 //! stages up to the binary; the CLI adds the image, the push and the stack.
 
 pub mod artifact;
+pub mod cache;
 pub mod codegen;
 pub mod emit;
 pub mod group;

@@ -6,7 +6,7 @@ use crate::emit::{self, Unit};
 use crate::passes::{config, dispatch, endpoints, symbols};
 use crate::passes::config::Setting;
 use crate::progress::Progress;
-use crate::{artifact, codegen, link, native, resolve};
+use crate::{artifact, cache, codegen, link, native, resolve};
 use anyhow::{Context as _, Result, bail};
 use inkwell::context::Context;
 use std::collections::BTreeSet;
@@ -99,10 +99,20 @@ pub fn build(opts: &Options) -> Result<Merged> {
     timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
 
     // Stage 3: read, prepare and link the IR; meanwhile ask rustc how it links.
-    let work = out_dir.join(".work");
+    let work = target_dir.join("fmerge").join("work").join(&name);
+    let binary = out_dir.join(&name);
+    let ll_path = out_dir.join(format!("{name}.ll"));
+    let bytes = link::read(&emitted.units)?;
+    let key = cache::key(opts, &emitted, &bytes);
+    if let Some(hit) = cache::lookup(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) {
+        progress.note("nothing changed since the last merge (same bitcode and options): keeping the binary");
+        let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
+        unmerged.sort();
+        let ll = opts.emit_ll.then_some(ll_path);
+        return Ok(Merged { name, binary, ll, members, settings: hit.settings, unmerged, native_libs: hit.native_libs, timings, units: emitted.units.len() });
+    }
     let stage = progress.stage("linking IR", Some(emitted.units.len() as u64));
-    let (bytes, probe) = rayon::join(|| link::read(&emitted.units), || native::probe(&work, &emitted.triple));
-    let (bytes, probe) = (bytes?, probe?);
+    let probe = native::probe(&work, &emitted.triple)?;
     let ctx = Context::create();
     let order = link_order(&emitted.units, &opts.caller);
     let mut exports = symbols::Exports::default();
@@ -176,10 +186,9 @@ pub fn build(opts: &Options) -> Result<Merged> {
     }
 
     let ll = if opts.emit_ll {
-        let dest = out_dir.join(format!("{name}.ll"));
-        let temp = artifact::temp_beside(&dest)?;
-        module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
-        Some(artifact::commit(temp, &dest, 0o644)?)
+        let temp = artifact::temp_beside(&ll_path)?;
+        module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", ll_path.display()))?;
+        Some(artifact::commit(temp, &ll_path, 0o644)?)
     } else {
         None
     };
@@ -197,7 +206,6 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let stage = progress.stage("linking the binary", None);
     let script = work.join("merged.ver");
     std::fs::write(&script, native::VERSION_SCRIPT)?;
-    let binary = out_dir.join(&name);
     let temp = artifact::temp_beside(&binary)?;
     native::link(&probe, &[object], &emitted.native, &script, &temp)?;
     if !emitted.native.libs.is_empty() {
@@ -210,6 +218,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
     unmerged.sort();
     let native_libs = emitted.native.libs.clone();
+    cache::store(&work, &key, &binary, cache::Entry { settings: settings.clone(), native_libs: native_libs.clone() })?;
     Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units: emitted.units.len() })
 }
 

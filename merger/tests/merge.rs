@@ -110,6 +110,17 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     assert!(text.contains("@fmerge.routes = internal constant"), "the dispatch table is filled in");
     assert!(text.contains("@fmerge.entry.social-graph-get-followers"));
     fmerge::link::parse_ll(&ll).expect("the .ll parses and verifies");
+
+    // Nothing changed: the next merge keeps the binary instead of redoing it.
+    let binary = out.join("ll");
+    let before = std::fs::metadata(&binary).unwrap().modified().unwrap();
+    let args = ["write-home-timeline", "social-graph-get-followers", "--emit-ll", "--opt-level", "0", "--name", "ll", "--out", out.to_str().unwrap()];
+    let (ok, _, stderr) = fmerge(&args);
+    assert!(ok && stderr.contains("nothing changed since the last merge"), "{stderr}");
+    assert_eq!(std::fs::metadata(&binary).unwrap().modified().unwrap(), before);
+    // Another option is another binary.
+    let (ok, _, stderr) = fmerge(&[&args[..], &["--rewrite", "sn-redis-master.openfaas-fn.svc.cluster.local=127.0.0.1"]].concat());
+    assert!(ok && !stderr.contains("nothing changed"), "{stderr}");
 }
 
 #[test]

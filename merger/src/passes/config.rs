@@ -12,7 +12,7 @@ use inkwell::module::Module;
 pub const CONFIG: &str = "fmerge.config";
 
 /// One setting read through `config!`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Setting {
     pub function: String,
     pub key: String,
