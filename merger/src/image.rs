@@ -72,7 +72,12 @@ pub struct ImageSpec {
 impl ImageSpec {
     /// A spec with the default tag and no extra env or labels.
     pub fn new(binary: impl Into<PathBuf>, name: impl Into<String>, members: Vec<String>) -> Self {
-        Self { binary: binary.into(), name: name.into(), members, ..Self::default() }
+        Self {
+            binary: binary.into(),
+            name: name.into(),
+            members,
+            ..Self::default()
+        }
     }
 }
 
@@ -131,12 +136,19 @@ pub fn build(spec: &ImageSpec) -> Result<BuiltImage> {
 /// Builds the image with an existing engine connection.
 pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage> {
     crate::stack::validate_function_name(&spec.name).context("the merge name is used as the image name")?;
-    let members: Vec<String> = if spec.members.is_empty() { vec![spec.name.clone()] } else { spec.members.clone() };
+    let members: Vec<String> = if spec.members.is_empty() {
+        vec![spec.name.clone()]
+    } else {
+        spec.members.clone()
+    };
     for m in &members {
         crate::stack::validate_function_name(m)?;
     }
     let binary_bytes = std::fs::read(&spec.binary).with_context(|| {
-        format!("cannot read the binary {}; fix: run `fmerge build` first, or pass the right path", spec.binary.display())
+        format!(
+            "cannot read the binary {}; fix: run `fmerge build` first, or pass the right path",
+            spec.binary.display()
+        )
     })?;
     let binary_sha256 = hex(&Sha256::digest(&binary_bytes));
     drop(binary_bytes);
@@ -197,7 +209,10 @@ fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in fm
         }
     }
     let inspect = docker.inspect_image(&reference).await.map_err(|e| {
-        anyhow!("the build of {reference} finished but the engine does not list it: {}; fix: rerun the build", engine::describe(&e))
+        anyhow!(
+            "the build of {reference} finished but the engine does not list it: {}; fix: rerun the build",
+            engine::describe(&e)
+        )
     })?;
     let id = inspect.id.or(image_id).unwrap_or_default();
     let size_bytes = inspect.size.unwrap_or(0).max(0) as u64;
@@ -225,7 +240,11 @@ fn labels(spec: &ImageSpec, members: &[String], binary_sha256: &str) -> HashMap<
     l.insert("org.opencontainers.image.title".into(), spec.name.clone());
     l.insert(
         "org.opencontainers.image.description".into(),
-        format!("OpenFaaS function {} with {} merged in by fmerge", members[0], members.join(", ")),
+        format!(
+            "OpenFaaS function {} with {} merged in by fmerge",
+            members[0],
+            members.join(", ")
+        ),
     );
     if let Some(rev) = &spec.source_revision {
         l.insert("org.fmerge.source.revision".into(), rev.clone());

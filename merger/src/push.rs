@@ -78,7 +78,10 @@ pub struct Pushed {
 impl Pushed {
     /// `registry/repository@sha256:…`, the immutable reference.
     pub fn pinned(&self) -> String {
-        let repo = self.reference.rsplit_once(':').map_or(self.reference.as_str(), |(r, _)| r);
+        let repo = self
+            .reference
+            .rsplit_once(':')
+            .map_or(self.reference.as_str(), |(r, _)| r);
         format!("{repo}@{}", self.digest)
     }
 }
@@ -156,7 +159,11 @@ pub async fn push_async(docker: &Docker, reference: &str, options: &PushOptions)
             "image {reference} is not in the local Docker Engine, so there is nothing to push; \
 fix: build it first (`fmerge build … --image --tag {reference}`), or check the tag with `docker images`"
         ),
-        _ => anyhow!("cannot inspect {reference} in the Docker Engine at {}: {}; fix: check the engine is running", engine::host(), engine::describe(&e)),
+        _ => anyhow!(
+            "cannot inspect {reference} in the Docker Engine at {}: {}; fix: check the engine is running",
+            engine::host(),
+            engine::describe(&e)
+        ),
     })?;
     let layers = layers(docker, reference).await;
     let resolved = auth::resolve(&options.auth, &image)?;
@@ -185,7 +192,11 @@ fix: build it first (`fmerge build … --image --tag {reference}`), or check the
                     Some(d) => d,
                     None => digest_from_engine(docker, &image).await?,
                 };
-                let pushed = Pushed { reference: full, digest, attempts: attempt };
+                let pushed = Pushed {
+                    reference: full,
+                    digest,
+                    attempts: attempt,
+                };
                 if options.progress != Progress::Quiet {
                     eprintln!("fmerge: {pushed}");
                 }
@@ -210,7 +221,11 @@ and that this user may push to {}",
                         "cannot reach registry {registry} to push {full}, after {attempt} attempts: {msg}; \
 fix: check the address and that the registry is up (`curl -v {}://{registry}/v2/`); a plain-HTTP registry that is not on 127.0.0.0/8 \
 must be listed under insecure-registries in the engine's daemon.json. A re-run resumes: layers already uploaded are skipped",
-                        if registry.starts_with("127.") || registry.starts_with("localhost") { "http" } else { "https" }
+                        if registry.starts_with("127.") || registry.starts_with("localhost") {
+                            "http"
+                        } else {
+                            "https"
+                        }
                     );
                 }
                 bail!(
@@ -220,7 +235,10 @@ fix: re-run the same command — it is safe and resumes, layers already uploaded
             }
             Failure::Unreachable(msg) | Failure::Other(msg) => {
                 let delay = delays.next().unwrap_or(options.max_delay);
-                reporter.line(&format!("push: attempt {attempt} failed: {msg}; retrying in {:.1} s", delay.as_secs_f64()));
+                reporter.line(&format!(
+                    "push: attempt {attempt} failed: {msg}; retrying in {:.1} s",
+                    delay.as_secs_f64()
+                ));
                 tokio::time::sleep(delay).await;
             }
         }
@@ -245,7 +263,10 @@ async fn attempt_push(
                 if let Some(d) = parse_digest(&status) {
                     digest = Some(d);
                 }
-                let (cur, tot) = info.progress_detail.map(|p| (p.current, p.total)).unwrap_or((None, None));
+                let (cur, tot) = info
+                    .progress_detail
+                    .map(|p| (p.current, p.total))
+                    .unwrap_or((None, None));
                 if !status.is_empty() {
                     reporter.event(&status, cur, tot);
                 }
@@ -256,7 +277,10 @@ async fn attempt_push(
                     bollard::errors::Error::DockerStreamError { .. }
                     | bollard::errors::Error::DockerResponseServerError { .. } => classify(&msg),
                     // The Engine connection itself broke: transient.
-                    _ => Failure::Other(format!("lost the Docker Engine connection at {}: {msg}", engine::host())),
+                    _ => Failure::Other(format!(
+                        "lost the Docker Engine connection at {}: {msg}",
+                        engine::host()
+                    )),
                 });
             }
         }
@@ -273,7 +297,10 @@ fn parse_digest(status: &str) -> Option<String> {
 
 /// The digest from the engine's `RepoDigests`, when the stream did not carry it.
 async fn digest_from_engine(docker: &Docker, image: &ImageRef) -> Result<String> {
-    let inspect = docker.inspect_image(image.original()).await.map_err(|e| anyhow!("{}", engine::describe(&e)))?;
+    let inspect = docker
+        .inspect_image(image.original())
+        .await
+        .map_err(|e| anyhow!("{}", engine::describe(&e)))?;
     let repo = image.repository().trim_start_matches("library/");
     inspect
         .repo_digests
@@ -281,17 +308,24 @@ async fn digest_from_engine(docker: &Docker, image: &ImageRef) -> Result<String>
         .iter()
         .find(|d| d.split('@').next().is_some_and(|r| r.ends_with(repo)))
         .and_then(|d| d.split('@').nth(1).map(str::to_owned))
-        .ok_or_else(|| anyhow!("the push of {image} finished but the engine reported no digest; fix: re-run the push (it is safe)"))
+        .ok_or_else(|| {
+            anyhow!("the push of {image} finished but the engine reported no digest; fix: re-run the push (it is safe)")
+        })
 }
 
 /// The image's layers with the Dockerfile step that made each, for labelling bars.
 async fn layers(docker: &Docker, reference: &str) -> Vec<Layer> {
-    let Ok(history) = docker.image_history(reference).await else { return Vec::new() };
+    let Ok(history) = docker.image_history(reference).await else {
+        return Vec::new();
+    };
     history
         .into_iter()
         .rev()
         .filter(|h| h.size > 0)
-        .map(|h| Layer { label: step_label(&h.created_by), size: h.size as u64 })
+        .map(|h| Layer {
+            label: step_label(&h.created_by),
+            size: h.size as u64,
+        })
         .collect()
 }
 
@@ -300,7 +334,9 @@ fn step_label(created_by: &str) -> String {
     let step = created_by.trim().trim_start_matches("/bin/sh -c #(nop)").trim();
     step.split_whitespace()
         .map(|w| match w.split_once(':') {
-            Some((kind, hash)) if hash.len() > 12 && hash.chars().all(|c| c.is_ascii_hexdigit()) => format!("{kind}:{}", &hash[..12]),
+            Some((kind, hash)) if hash.len() > 12 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+                format!("{kind}:{}", &hash[..12])
+            }
             _ => w.to_owned(),
         })
         .collect::<Vec<_>>()
@@ -318,13 +354,25 @@ mod tests {
             Some("sha256:0123456789abcdef")
         );
         assert_eq!(parse_digest("Pushed"), None);
-        assert!(matches!(classify("unauthorized: authentication required"), Failure::Auth(_)));
-        assert!(matches!(classify("dial tcp 127.0.0.1:1: connect: connection refused"), Failure::Unreachable(_)));
+        assert!(matches!(
+            classify("unauthorized: authentication required"),
+            Failure::Auth(_)
+        ));
+        assert!(matches!(
+            classify("dial tcp 127.0.0.1:1: connect: connection refused"),
+            Failure::Unreachable(_)
+        ));
         assert!(matches!(classify("blob upload unknown"), Failure::Other(_)));
-        let p = Pushed { reference: "127.0.0.1:5000/a:v1".into(), digest: "sha256:00".into(), attempts: 1 };
+        let p = Pushed {
+            reference: "127.0.0.1:5000/a:v1".into(),
+            digest: "sha256:00".into(),
+            attempts: 1,
+        };
         assert_eq!(p.pinned(), "127.0.0.1:5000/a@sha256:00");
         assert_eq!(
-            step_label("/bin/sh -c #(nop) COPY dir:3e1158a907e394fc21c25024126df957b5ddd2cc53202b348c8a27da5877ee4d in / "),
+            step_label(
+                "/bin/sh -c #(nop) COPY dir:3e1158a907e394fc21c25024126df957b5ddd2cc53202b348c8a27da5877ee4d in / "
+            ),
             "COPY dir:3e1158a907e3 in /"
         );
     }

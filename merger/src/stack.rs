@@ -57,7 +57,12 @@ impl StackSpec {
     /// A spec for `members` (the caller first) running `image`, with faas-cli's
     /// default gateway and no settings.
     pub fn new(members: Vec<String>, image: impl Into<String>) -> Self {
-        Self { gateway: DEFAULT_GATEWAY.to_owned(), members, image: image.into(), ..Self::default() }
+        Self {
+            gateway: DEFAULT_GATEWAY.to_owned(),
+            members,
+            image: image.into(),
+            ..Self::default()
+        }
     }
 
     /// The deployed function name: the caller.
@@ -77,7 +82,10 @@ pub fn validate_function_name(name: &str) -> Result<()> {
         Some("it is empty".to_owned())
     } else if name.len() > 63 {
         Some(format!("it has {} characters, more than 63", name.len()))
-    } else if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
         Some("it has characters other than a-z, 0-9 and `-`".to_owned())
     } else if name.starts_with('-') || name.ends_with('-') {
         Some("it starts or ends with `-`".to_owned())
@@ -102,7 +110,11 @@ fn suggest(name: &str) -> String {
         .collect();
     let s = s.trim_matches('-');
     let s = if s.len() > 63 { s[..63].trim_end_matches('-') } else { s };
-    if s.is_empty() { "my-function".to_owned() } else { s.to_owned() }
+    if s.is_empty() {
+        "my-function".to_owned()
+    } else {
+        s.to_owned()
+    }
 }
 
 /// Kubernetes label/annotation key: `[prefix/]name`, name ≤ 63 of `[A-Za-z0-9-_.]`.
@@ -116,9 +128,8 @@ fn validate_label_key(key: &str) -> Result<()> {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let prefix_ok = prefix.is_none_or(|p| {
-        !p.is_empty() && p.len() <= 253 && p.split('.').all(|l| validate_function_name(l).is_ok())
-    });
+    let prefix_ok = prefix
+        .is_none_or(|p| !p.is_empty() && p.len() <= 253 && p.split('.').all(|l| validate_function_name(l).is_ok()));
     if !name_ok || !prefix_ok {
         bail!(
             "label key {key:?} is not valid for Kubernetes; fix: use [dns.prefix/]name with a name of at most 63 letters, digits, `-`, `_` or `.`, \
@@ -165,7 +176,10 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
         }
     }
     if spec.image.trim().is_empty() {
-        bail!("no image for function {}; fix: build the image first (fmerge build --image) or pass --tag", spec.members[0]);
+        bail!(
+            "no image for function {}; fix: build the image first (fmerge build --image) or pass --tag",
+            spec.members[0]
+        );
     }
     crate::image::ImageRef::parse(&spec.image)?;
     let callees: Vec<&String> = spec.members.iter().skip(1).collect();
@@ -175,13 +189,21 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
                 "environment for {} is given, but {} is not a merged callee ({}); fix: add it to the merge group or drop its settings",
                 e.function,
                 e.function,
-                if callees.is_empty() { "there are none".to_owned() } else { callees.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ") }
+                if callees.is_empty() {
+                    "there are none".to_owned()
+                } else {
+                    callees.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                }
             );
         }
     }
     for (k, v) in environment(spec) {
-        crate::image::context::validate_env(&k, &v)
-            .map_err(|e| anyhow::anyhow!("{e}").context(format!("in the environment of function {} in stack.yml", spec.members[0])))?;
+        crate::image::context::validate_env(&k, &v).map_err(|e| {
+            anyhow::anyhow!("{e}").context(format!(
+                "in the environment of function {} in stack.yml",
+                spec.members[0]
+            ))
+        })?;
     }
     for s in &spec.secrets {
         validate_function_name(s).with_context(|| format!("secret name {s:?} must be a DNS label too"))?;
@@ -252,7 +274,10 @@ pub fn render(spec: &StackSpec) -> Result<String> {
     annotations.insert("org.fmerge.version".into(), crate::image::FMERGE_VERSION.into());
     let file = StackFile {
         version: 1.0,
-        provider: Provider { name: "openfaas", gateway: &spec.gateway },
+        provider: Provider {
+            name: "openfaas",
+            gateway: &spec.gateway,
+        },
         functions: BTreeMap::from([(
             spec.members[0].as_str(),
             Function {
@@ -285,15 +310,33 @@ pub fn write(spec: &StackSpec, dir: &Path) -> Result<PathBuf> {
 /// Writes `bytes` to `path` through a temp file in the same directory and a rename, so
 /// readers see the old file or the new one, never a part.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create {}; fix: check the path and its permissions", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temp file in {}; fix: check free space and permissions", dir.display()))?;
-    tmp.write_all(bytes).and_then(|_| tmp.as_file().sync_all())
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create {}; fix: check the path and its permissions",
+            dir.display()
+        )
+    })?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+        format!(
+            "cannot create a temp file in {}; fix: check free space and permissions",
+            dir.display()
+        )
+    })?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}; fix: check free space", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot rename into {}: {}; fix: check permissions of {}", path.display(), e.error, dir.display()))?;
+    tmp.persist(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot rename into {}: {}; fix: check permissions of {}",
+            path.display(),
+            e.error,
+            dir.display()
+        )
+    })?;
     Ok(())
 }
 
@@ -309,7 +352,10 @@ mod tests {
         assert!(validate_function_name(&"a".repeat(64)).is_err());
         validate_function_name(&"a".repeat(63)).unwrap();
         assert!(validate_function_name("-a").is_err());
-        assert_eq!(namespaced_env_key("social-graph-get-followers", "REDIS_URL"), "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL");
+        assert_eq!(
+            namespaced_env_key("social-graph-get-followers", "REDIS_URL"),
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
+        );
         validate_label_key("org.fmerge.member-0").unwrap();
         assert!(validate_label_key("a b").is_err());
     }

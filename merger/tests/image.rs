@@ -40,7 +40,10 @@ fn spec(tag: &str) -> ImageSpec {
         name: FUNCTION.into(),
         tag: Some(tag.into()),
         members: vec![FUNCTION.into()],
-        env: vec![("SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL".into(), "redis://127.0.0.1:6379".into())],
+        env: vec![(
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL".into(),
+            "redis://127.0.0.1:6379".into(),
+        )],
         source_revision: Some("0123456789abcdef".into()),
         ..ImageSpec::default()
     }
@@ -120,7 +123,11 @@ fn build_push_pull_run_answers_health() {
     let built: BuiltImage = image::build(&spec(&reference)).expect("build");
     eprintln!("{built}");
     assert_eq!(built.reference, reference);
-    assert!(built.size_bytes > 1_000_000 && built.size_bytes < 60_000_000, "size {}", built.size_bytes);
+    assert!(
+        built.size_bytes > 1_000_000 && built.size_bytes < 60_000_000,
+        "size {}",
+        built.size_bytes
+    );
 
     let creds = Credentials::new(reg.user.clone(), reg.password.clone());
     let pushed = push::push(&reference, &quick_retries(Auth::Explicit(creds.clone()))).expect("push");
@@ -128,7 +135,11 @@ fn build_push_pull_run_answers_health() {
     assert!(pushed.digest.starts_with("sha256:"), "{pushed:?}");
     let tag = reference.rsplit(':').next().unwrap();
     assert_eq!(reg.catalog(), vec![FUNCTION.to_owned()]);
-    assert_eq!(reg.tags(FUNCTION), vec![tag.to_owned()], "exactly the built tag is pushed");
+    assert_eq!(
+        reg.tags(FUNCTION),
+        vec![tag.to_owned()],
+        "exactly the built tag is pushed"
+    );
 
     // A second push of the same tag is safe and gives the same digest.
     let again = push::push(&reference, &quick_retries(Auth::Explicit(creds))).expect("re-push");
@@ -136,7 +147,10 @@ fn build_push_pull_run_answers_health() {
 
     // Pull it back with a client we did not write, then run it.
     remove_local(&reference);
-    assert!(!docker(None, &["image", "inspect", &reference]).status.success(), "local image still there");
+    assert!(
+        !docker(None, &["image", "inspect", &reference]).status.success(),
+        "local image still there"
+    );
     let config = reg.docker_config_dir();
     docker_ok(Some(&config), &["pull", &reference]);
     let port = registry::free_port();
@@ -155,11 +169,19 @@ fn build_push_pull_run_answers_health() {
     let c = Container::run_with(
         &reference,
         &["--add-host", "redis.fmerge.test:127.0.0.1"],
-        &[("port", port.to_string()), ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port))],
+        &[
+            ("port", port.to_string()),
+            ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port)),
+        ],
     );
     wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
-    assert_eq!((status, body.as_str()), (200, r#"{"followers":[100,200]}"#), "{}", c.logs());
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"followers":[100,200]}"#),
+        "{}",
+        c.logs()
+    );
     drop(c);
 
     // And through real DNS, as cluster names (`gateway.openfaas`) resolve: glibc's
@@ -169,12 +191,25 @@ fn build_push_pull_run_answers_health() {
     let c = Container::run_with(
         &reference,
         &["--dns", &dns.addr],
-        &[("port", port.to_string()), ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port))],
+        &[
+            ("port", port.to_string()),
+            ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port)),
+        ],
     );
     wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
-    assert_eq!((status, body.as_str()), (200, r#"{"followers":[100,200]}"#), "{}\ndns log:\n{}", c.logs(), dns.log());
-    assert!(dns.log().contains("redis.cluster.fmerge.test"), "the name was not resolved through DNS:\n{}", dns.log());
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"followers":[100,200]}"#),
+        "{}\ndns log:\n{}",
+        c.logs(),
+        dns.log()
+    );
+    assert!(
+        dns.log().contains("redis.cluster.fmerge.test"),
+        "the name was not resolved through DNS:\n{}",
+        dns.log()
+    );
 
     // It runs as the non-root user, with the OpenFaaS port and our labels.
     let inspect = docker_ok(None, &["image", "inspect", &reference]);
@@ -199,15 +234,21 @@ fn wrong_password_is_refused_clearly_and_nothing_is_pushed() {
     image::build(&spec(&reference)).expect("build");
     let wrong = unique("wrong-password-");
     let t = Instant::now();
-    let err = push::push(&reference, &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), wrong.clone()))))
-        .expect_err("a wrong password must fail");
+    let err = push::push(
+        &reference,
+        &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), wrong.clone()))),
+    )
+    .expect_err("a wrong password must fail");
     let msg = format!("{err:#}");
     eprintln!("error as shown: {msg}");
     assert!(msg.contains("refused"), "{msg}");
     assert!(msg.contains("fix:"), "{msg}");
     assert!(msg.contains(&reg.host()), "{msg}");
     assert!(!msg.contains(&wrong), "the password leaked into the error: {msg}");
-    assert!(t.elapsed() < Duration::from_secs(30), "auth failures must not be retried");
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "auth failures must not be retried"
+    );
     assert!(reg.catalog().is_empty(), "something was pushed: {:?}", reg.catalog());
     assert!(reg.tags(FUNCTION).is_empty());
     remove_local(&reference);
@@ -219,12 +260,18 @@ fn unreachable_registry_is_a_clear_error() {
     let port = registry::free_port(); // nothing listens there
     let reference = format!("127.0.0.1:{port}/{FUNCTION}:{}", unique("u"));
     image::build(&spec(&reference)).expect("build");
-    let err = push::push(&reference, &quick_retries(Auth::Explicit(Credentials::new("u", "irrelevant-pw"))))
-        .expect_err("no registry there");
+    let err = push::push(
+        &reference,
+        &quick_retries(Auth::Explicit(Credentials::new("u", "irrelevant-pw"))),
+    )
+    .expect_err("no registry there");
     let msg = format!("{err:#}");
     eprintln!("error as shown: {msg}");
     assert!(msg.contains("cannot reach registry") && msg.contains("fix:"), "{msg}");
-    assert!(msg.contains("after 2 attempts"), "transient failures are retried: {msg}");
+    assert!(
+        msg.contains("after 2 attempts"),
+        "transient failures are retried: {msg}"
+    );
     remove_local(&reference);
 }
 
@@ -233,10 +280,16 @@ fn pushing_an_image_that_is_not_built_says_so() {
     need_engine!();
     let err = push::push("127.0.0.1:5999/not-built-here:v1", &quick_retries(Auth::Anonymous)).unwrap_err();
     let msg = format!("{err:#}");
-    assert!(msg.contains("not in the local Docker Engine") && msg.contains("fix:"), "{msg}");
+    assert!(
+        msg.contains("not in the local Docker Engine") && msg.contains("fix:"),
+        "{msg}"
+    );
     // Docker Hub without a namespace cannot be pushed to; said before any network use.
     let err = push::push("some-merge:abc", &quick_retries(Auth::Anonymous)).unwrap_err();
-    assert!(format!("{err:#}").contains("docker.io/<user>/some-merge:abc"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains("docker.io/<user>/some-merge:abc"),
+        "{err:#}"
+    );
 }
 
 #[test]
@@ -252,11 +305,20 @@ fn interrupted_push_is_resumed_by_a_rerun() {
         tokio::time::timeout(Duration::from_millis(40), push::push_async(&d, &reference, &options)).await
     })
     .unwrap();
-    eprintln!("first attempt: {}", if interrupted.is_err() { "interrupted" } else { "finished before the cut" });
+    eprintln!(
+        "first attempt: {}",
+        if interrupted.is_err() {
+            "interrupted"
+        } else {
+            "finished before the cut"
+        }
+    );
     let pushed = push::push(&reference, &options).expect("the re-run completes the push");
     let tag = reference.rsplit(':').next().unwrap();
     assert_eq!(reg.tags(FUNCTION), vec![tag.to_owned()]);
-    let (status, _) = reg.get(&format!("/v2/{FUNCTION}/manifests/{}", pushed.digest), true).unwrap();
+    let (status, _) = reg
+        .get(&format!("/v2/{FUNCTION}/manifests/{}", pushed.digest), true)
+        .unwrap();
     assert_eq!(status, 200, "the registry serves the pushed manifest");
     remove_local(&reference);
 }
@@ -267,9 +329,16 @@ fn image_holds_what_the_function_needs_and_no_secret() {
     let reg = Registry::start();
     let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("c"));
     let built = image::build(&spec(&reference)).expect("build");
-    push::push(&reference, &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), reg.password.clone()))))
-        .expect("push");
-    eprintln!("test image size: {} bytes ({:.1} MiB)", built.size_bytes, built.size_bytes as f64 / 1048576.0);
+    push::push(
+        &reference,
+        &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), reg.password.clone()))),
+    )
+    .expect("push");
+    eprintln!(
+        "test image size: {} bytes ({:.1} MiB)",
+        built.size_bytes,
+        built.size_bytes as f64 / 1048576.0
+    );
 
     let saved = export(&reference);
     let entries = layer_entries(&saved);
@@ -277,7 +346,10 @@ fn image_holds_what_the_function_needs_and_no_secret() {
     let bin = find(&format!("usr/local/bin/{FUNCTION}")).expect("binary in the image");
     assert_eq!(bin.2, std::fs::read(registry::function_binary()).unwrap());
     assert_eq!(bin.1 & 0o111, 0o111, "binary is executable");
-    assert!(find("etc/ssl/certs/ca-certificates.crt").is_some_and(|e| e.2.len() > 10_000), "CA bundle");
+    assert!(
+        find("etc/ssl/certs/ca-certificates.crt").is_some_and(|e| e.2.len() > 10_000),
+        "CA bundle"
+    );
     let tmp = find("tmp").expect("/tmp in the image");
     assert_eq!(tmp.1 & 0o7777, 0o1777, "/tmp is world-writable and sticky");
     assert!(find("lib64/ld-linux-x86-64.so.2").is_some(), "the program interpreter");
@@ -296,10 +368,16 @@ fn image_holds_what_the_function_needs_and_no_secret() {
 
     // No credential anywhere: not in layers, config, manifest or labels.
     for (path, data) in &saved {
-        assert!(!contains(data, reg.password.as_bytes()), "the registry password is in {path}");
+        assert!(
+            !contains(data, reg.password.as_bytes()),
+            "the registry password is in {path}"
+        );
     }
     for (path, _, data) in &entries {
-        assert!(!contains(data, reg.password.as_bytes()), "the registry password is in layer file {path}");
+        assert!(
+            !contains(data, reg.password.as_bytes()),
+            "the registry password is in layer file {path}"
+        );
         assert!(!path.contains(".docker"), "a docker config got into the image: {path}");
     }
     remove_local(&reference);
@@ -314,7 +392,12 @@ fn default_tag_is_name_and_content_hash_and_stable() {
     let a = image::build(&s).expect("build");
     let b = image::build(&s).expect("rebuild");
     assert_eq!(a.reference, b.reference, "same inputs, same tag");
-    assert!(a.reference.starts_with(&format!("127.0.0.1:5999/fmerge-test/{FUNCTION}:")), "{}", a.reference);
+    assert!(
+        a.reference
+            .starts_with(&format!("127.0.0.1:5999/fmerge-test/{FUNCTION}:")),
+        "{}",
+        a.reference
+    );
     assert_eq!(a.reference.rsplit(':').next().unwrap().len(), 12);
     s.env.push(("EXTRA".into(), "1".into()));
     let c = image::build(&s).expect("build with other env");
@@ -334,19 +417,27 @@ fn secrets_are_refused_as_image_env() {
     }
     let err = image::build(&s).unwrap_err();
     let msg = format!("{err:#}");
-    assert!(msg.contains("/var/openfaas/secrets") && !msg.contains("hunter22"), "{msg}");
+    assert!(
+        msg.contains("/var/openfaas/secrets") && !msg.contains("hunter22"),
+        "{msg}"
+    );
 }
 
 /// Runs one `child_*` test in a fresh process with `env`, so that process-wide
 /// variables (DOCKER_HOST, credentials) never leak into the tests running beside it.
 fn run_child(test: &str, env: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--include-ignored", "--nocapture", "--test-threads=1"]).env("FMERGE_TEST_CHILD", test);
+    cmd.args(["--exact", test, "--include-ignored", "--nocapture", "--test-threads=1"])
+        .env("FMERGE_TEST_CHILD", test);
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{test} failed:\n{text}");
     assert!(text.contains("1 passed"), "{test} did not run:\n{text}");
     text
@@ -360,7 +451,10 @@ fn is_child(test: &str) -> bool {
 fn unreachable_engine_is_a_clear_error() {
     need_engine!(); // (needs the binary built; the engine itself is not used)
     let _ = registry::function_binary();
-    let text = run_child("child_unreachable_engine", &[("DOCKER_HOST", "unix:///tmp/fmerge-no-engine-here.sock")]);
+    let text = run_child(
+        "child_unreachable_engine",
+        &[("DOCKER_HOST", "unix:///tmp/fmerge-no-engine-here.sock")],
+    );
     eprintln!("{text}");
 }
 
@@ -373,7 +467,10 @@ fn child_unreachable_engine() {
     let err = image::build(&spec("127.0.0.1:5999/x:v1")).unwrap_err();
     let msg = format!("{err:#}");
     eprintln!("build error as shown: {msg}");
-    assert!(msg.contains("cannot reach the Docker Engine at unix:///tmp/fmerge-no-engine-here.sock"), "{msg}");
+    assert!(
+        msg.contains("cannot reach the Docker Engine at unix:///tmp/fmerge-no-engine-here.sock"),
+        "{msg}"
+    );
     assert!(msg.contains("fix:") && msg.contains("DOCKER_HOST"), "{msg}");
     let err = push::push("127.0.0.1:5999/x:v1", &PushOptions::default()).unwrap_err();
     assert!(format!("{err:#}").contains("cannot reach the Docker Engine"), "{err:#}");
@@ -403,7 +500,11 @@ fn credentials_from_env_and_from_docker_config() {
     let config = reg.docker_config_dir();
     let text = run_child(
         "child_push_with",
-        &[("FMERGE_PUSH_REF", reference.as_str()), ("FMERGE_PUSH_AUTH", "auto"), ("DOCKER_CONFIG", config.to_str().unwrap())],
+        &[
+            ("FMERGE_PUSH_REF", reference.as_str()),
+            ("FMERGE_PUSH_AUTH", "auto"),
+            ("DOCKER_CONFIG", config.to_str().unwrap()),
+        ],
     );
     assert!(text.contains("docker's config"), "{text}");
     assert!(!text.contains(&reg.password), "the password was printed:\n{text}");
@@ -451,7 +552,11 @@ fn stack_spec() -> StackSpec {
         members: vec!["write-home-timeline".into(), FUNCTION.into()],
         image: "docker.io/alice/write-home-timeline:3f2a9c81d0e4".into(),
         environment: vec![("REDIS_URL".into(), "redis://redis:6379".into())],
-        callee_environment: vec![CalleeEnv { function: FUNCTION.into(), key: "REDIS_URL".into(), value: "redis://graph:6379".into() }],
+        callee_environment: vec![CalleeEnv {
+            function: FUNCTION.into(),
+            key: "REDIS_URL".into(),
+            value: "redis://graph:6379".into(),
+        }],
         secrets: vec!["redis-password".into()],
         ..StackSpec::default()
     }
@@ -475,20 +580,33 @@ fn stack_yml_follows_faas_cli_schema() {
     assert_eq!(f["skip_build"], true);
     assert_eq!(f["image"], "docker.io/alice/write-home-timeline:3f2a9c81d0e4");
     assert_eq!(f["environment"]["REDIS_URL"], "redis://redis:6379");
-    assert_eq!(f["environment"]["SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"], "redis://graph:6379");
+    assert_eq!(
+        f["environment"]["SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"],
+        "redis://graph:6379"
+    );
     assert_eq!(f["secrets"][0], "redis-password");
     assert_eq!(f["labels"]["org.fmerge.caller"], "write-home-timeline");
     assert_eq!(f["labels"]["org.fmerge.member-1"], FUNCTION);
     assert_eq!(f["labels"]["org.fmerge.member-count"], "2");
-    assert_eq!(f["annotations"]["org.fmerge.members"], format!("write-home-timeline,{FUNCTION}"));
+    assert_eq!(
+        f["annotations"]["org.fmerge.members"],
+        format!("write-home-timeline,{FUNCTION}")
+    );
     // Only stack.yml is in the directory: the temp file was renamed, not left behind.
-    let names: Vec<PathBuf> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let names: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(names, vec![path.clone()]);
     // Rewriting replaces it whole.
     let mut s = stack_spec();
     s.image = "127.0.0.1:5000/write-home-timeline:v2".into();
     stack::write(&s, dir.path()).unwrap();
-    assert!(std::fs::read_to_string(&path).unwrap().contains("127.0.0.1:5000/write-home-timeline:v2"));
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("127.0.0.1:5000/write-home-timeline:v2")
+    );
 }
 
 #[test]
@@ -500,26 +618,91 @@ fn stack_yml_rejects_bad_input_and_names_the_fix() {
             assert!(err.contains(w), "{err:?} lacks {w:?}");
         }
         assert!(err.contains("fix:"), "{err}");
-        assert!(!Path::new(&dir.path().join("stack.yml")).exists(), "nothing is written on error");
+        assert!(
+            !Path::new(&dir.path().join("stack.yml")).exists(),
+            "nothing is written on error"
+        );
     };
     let long = "a".repeat(64);
-    check(StackSpec { members: vec![long.clone()], ..stack_spec() }, &[&long, "more than 63"]);
-    check(StackSpec { members: vec!["Write_Home".into()], ..stack_spec() }, &["\"Write_Home\"", "write-home"]);
-    check(StackSpec { members: vec!["ok".into(), "-bad".into()], ..stack_spec() }, &["\"-bad\""]);
-    check(StackSpec { members: vec![], ..stack_spec() }, &["member list is empty"]);
-    check(StackSpec { gateway: "127.0.0.1:8080".into(), ..stack_spec() }, &["not an http(s) URL"]);
-    check(StackSpec { image: String::new(), ..stack_spec() }, &["no image"]);
-    check(StackSpec { image: "Bad Image".into(), ..stack_spec() }, &["not a valid image reference"]);
     check(
         StackSpec {
-            callee_environment: vec![CalleeEnv { function: "other".into(), key: "K".into(), value: "v".into() }],
+            members: vec![long.clone()],
+            ..stack_spec()
+        },
+        &[&long, "more than 63"],
+    );
+    check(
+        StackSpec {
+            members: vec!["Write_Home".into()],
+            ..stack_spec()
+        },
+        &["\"Write_Home\"", "write-home"],
+    );
+    check(
+        StackSpec {
+            members: vec!["ok".into(), "-bad".into()],
+            ..stack_spec()
+        },
+        &["\"-bad\""],
+    );
+    check(
+        StackSpec {
+            members: vec![],
+            ..stack_spec()
+        },
+        &["member list is empty"],
+    );
+    check(
+        StackSpec {
+            gateway: "127.0.0.1:8080".into(),
+            ..stack_spec()
+        },
+        &["not an http(s) URL"],
+    );
+    check(
+        StackSpec {
+            image: String::new(),
+            ..stack_spec()
+        },
+        &["no image"],
+    );
+    check(
+        StackSpec {
+            image: "Bad Image".into(),
+            ..stack_spec()
+        },
+        &["not a valid image reference"],
+    );
+    check(
+        StackSpec {
+            callee_environment: vec![CalleeEnv {
+                function: "other".into(),
+                key: "K".into(),
+                value: "v".into(),
+            }],
             ..stack_spec()
         },
         &["not a merged callee"],
     );
-    check(StackSpec { environment: vec![("DB_PASSWORD".into(), "x".into())], ..stack_spec() }, &["secret"]);
-    check(StackSpec { labels: vec![("team".into(), "a b".into())], ..stack_spec() }, &["Kubernetes"]);
+    check(
+        StackSpec {
+            environment: vec![("DB_PASSWORD".into(), "x".into())],
+            ..stack_spec()
+        },
+        &["secret"],
+    );
+    check(
+        StackSpec {
+            labels: vec![("team".into(), "a b".into())],
+            ..stack_spec()
+        },
+        &["Kubernetes"],
+    );
     let longest = "b".repeat(63);
-    let ok = StackSpec { members: vec![longest.clone()], callee_environment: vec![], ..stack_spec() };
+    let ok = StackSpec {
+        members: vec![longest.clone()],
+        callee_environment: vec![],
+        ..stack_spec()
+    };
     stack::write(&ok, dir.path()).expect("63 characters is allowed");
 }

@@ -118,13 +118,18 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
     for (path, source, mode) in &files {
         let bytes = match source {
             Source::Host(host) => fs::read(host).with_context(|| {
-                format!("cannot read {} for the image; fix: check that it exists and is readable", host.display())
+                format!(
+                    "cannot read {} for the image; fix: check that it exists and is readable",
+                    host.display()
+                )
             })?,
             Source::Bytes(b) => b.clone(),
         };
         append_bytes(&mut builder, &rootfs_path(path), &bytes, *mode)?;
     }
-    let tar = builder.into_inner().context("cannot finish the in-memory build context")?;
+    let tar = builder
+        .into_inner()
+        .context("cannot finish the in-memory build context")?;
     Ok(BuildContext {
         tar,
         dockerfile,
@@ -190,10 +195,14 @@ pub fn validate_env(key: &str, value: &str) -> Result<()> {
     let mut chars = key.chars();
     let ok_start = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !ok_start || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        bail!("environment variable name {key:?} is not valid; fix: use letters, digits and `_`, not starting with a digit");
+        bail!(
+            "environment variable name {key:?} is not valid; fix: use letters, digits and `_`, not starting with a digit"
+        );
     }
     if value.chars().any(|c| c.is_control()) {
-        bail!("the value of environment variable {key} contains a control character (newline?); fix: put multi-line data in a file or an OpenFaaS secret");
+        bail!(
+            "the value of environment variable {key} contains a control character (newline?); fix: put multi-line data in a file or an OpenFaaS secret"
+        );
     }
     if looks_secret(key) {
         bail!(
@@ -207,7 +216,16 @@ fix: create an OpenFaaS secret (`faas-cli secret create`) and read it from /var/
 /// `PASSWORD`, `*_PASSWORD`, `*_SECRET`, `*_TOKEN`, `*_API_KEY`, `*_PRIVATE_KEY`, … (case-insensitive).
 pub fn looks_secret(key: &str) -> bool {
     let k = key.to_ascii_uppercase();
-    const WORDS: &[&str] = &["PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "APIKEY", "PRIVATE_KEY", "CREDENTIALS"];
+    const WORDS: &[&str] = &[
+        "PASSWORD",
+        "PASSWD",
+        "SECRET",
+        "TOKEN",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "CREDENTIALS",
+    ];
     WORDS.iter().any(|w| k == *w || k.ends_with(&format!("_{w}")))
 }
 

@@ -16,7 +16,10 @@ pub const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
 
 /// The engine address in use: `DOCKER_HOST`, or the default socket.
 pub fn host() -> String {
-    std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| DEFAULT_HOST.to_owned())
+    std::env::var("DOCKER_HOST")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| DEFAULT_HOST.to_owned())
 }
 
 /// `Some(reason)` when no engine can be there at all (no `DOCKER_HOST` and no default
@@ -35,10 +38,14 @@ pub async fn connect() -> Result<Docker> {
     let fix = format!(
         "fix: start the Docker Engine (`dockerd`, or `service docker start`), or point DOCKER_HOST at a running engine \
 (now {}), and make sure this user may use its socket (root or group `docker`)",
-        if std::env::var_os("DOCKER_HOST").is_some() { format!("DOCKER_HOST={host}") } else { format!("unset, so {DEFAULT_HOST}") }
+        if std::env::var_os("DOCKER_HOST").is_some() {
+            format!("DOCKER_HOST={host}")
+        } else {
+            format!("unset, so {DEFAULT_HOST}")
+        }
     );
-    let docker = Docker::connect_with_defaults()
-        .map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}; {fix}"))?;
+    let docker =
+        Docker::connect_with_defaults().map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}; {fix}"))?;
     let docker = docker
         .negotiate_version()
         .await

@@ -21,12 +21,7 @@ pub const NSS_LIBRARIES: &[&str] = &["libnss_dns.so.2", "libnss_files.so.2", "li
 /// The directories the glibc loader searches without `/etc/ld.so.cache`
 /// (`ld.so --help` lists them as "system search path"). A scratch image has no
 /// cache, so a library put anywhere else needs `LD_LIBRARY_PATH`.
-pub const LOADER_SYSTEM_DIRS: &[&str] = &[
-    "/lib/x86_64-linux-gnu",
-    "/usr/lib/x86_64-linux-gnu",
-    "/lib",
-    "/usr/lib",
-];
+pub const LOADER_SYSTEM_DIRS: &[&str] = &["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"];
 
 /// Where a library is put in the image when it was found outside the loader's system dirs.
 pub const EXTRA_LIBRARY_DIR: &str = "/usr/local/lib/fmerge";
@@ -55,8 +50,12 @@ pub struct Resolved {
 /// Finds every shared library `binary` loads on this machine, plus the NSS modules.
 /// A static binary (no `PT_INTERP`, no `DT_NEEDED`) needs none and gets an empty list.
 pub fn resolve(binary: &Path) -> Result<Resolved> {
-    let bytes = fs::read(binary)
-        .with_context(|| format!("cannot read the binary {}; fix: build it first or pass the right path", binary.display()))?;
+    let bytes = fs::read(binary).with_context(|| {
+        format!(
+            "cannot read the binary {}; fix: build it first or pass the right path",
+            binary.display()
+        )
+    })?;
     let elf = Elf::parse(&bytes).with_context(|| {
         format!(
             "{} is not an ELF executable; fix: pass the Linux binary that `fmerge build` wrote (target/fmerge/<NAME>/<NAME>)",
@@ -126,14 +125,22 @@ pub fn resolve(binary: &Path) -> Result<Resolved> {
                 queue.push_back((dep.to_string(), dirs.clone()));
             }
         }
-        out.libs.push(SharedLib { image_path: image_dir.join(&name), host_path: real, name });
+        out.libs.push(SharedLib {
+            image_path: image_dir.join(&name),
+            host_path: real,
+            name,
+        });
     }
     Ok(out)
 }
 
 /// `DT_RUNPATH`, or else `DT_RPATH`, with `$ORIGIN` expanded.
 fn rpath_dirs(elf: &Elf<'_>, origin: &Path) -> Vec<PathBuf> {
-    let list = if elf.runpaths.is_empty() { &elf.rpaths } else { &elf.runpaths };
+    let list = if elf.runpaths.is_empty() {
+        &elf.rpaths
+    } else {
+        &elf.runpaths
+    };
     list.iter()
         .flat_map(|s| s.split(':'))
         .filter(|s| !s.is_empty())
@@ -148,7 +155,9 @@ fn rpath_dirs(elf: &Elf<'_>, origin: &Path) -> Vec<PathBuf> {
 /// `ld.so.conf.d`, which is all Debian uses).
 fn ld_so_conf_dirs() -> Vec<PathBuf> {
     fn read(path: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-        let Ok(text) = fs::read_to_string(path) else { return };
+        let Ok(text) = fs::read_to_string(path) else {
+            return;
+        };
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -160,10 +169,14 @@ fn ld_so_conf_dirs() -> Vec<PathBuf> {
                     continue;
                 }
                 let pattern = Path::new(pattern);
-                let (Some(dir), Some(file)) = (pattern.parent(), pattern.file_name()) else { continue };
+                let (Some(dir), Some(file)) = (pattern.parent(), pattern.file_name()) else {
+                    continue;
+                };
                 let file = file.to_string_lossy();
                 let suffix = file.strip_prefix('*').unwrap_or(&file).to_owned();
-                let Ok(entries) = fs::read_dir(dir) else { continue };
+                let Ok(entries) = fs::read_dir(dir) else {
+                    continue;
+                };
                 let mut confs: Vec<PathBuf> = entries
                     .flatten()
                     .map(|e| e.path())
@@ -185,12 +198,7 @@ fn ld_so_conf_dirs() -> Vec<PathBuf> {
 
 /// Search order of the glibc loader: RUNPATH/RPATH, ld.so.conf (the cache), system dirs.
 /// Candidates for another machine type (an i386 `libc.so.6`) are skipped.
-fn find_library(
-    name: &str,
-    rpaths: &[PathBuf],
-    conf_dirs: &[PathBuf],
-    machine: u16,
-) -> Result<(PathBuf, PathBuf)> {
+fn find_library(name: &str, rpaths: &[PathBuf], conf_dirs: &[PathBuf], machine: u16) -> Result<(PathBuf, PathBuf)> {
     if name.contains('/') {
         let p = PathBuf::from(name);
         return Ok((p.parent().unwrap_or(Path::new("/")).to_path_buf(), p));
@@ -201,15 +209,22 @@ fn find_library(
         if !candidate.exists() {
             continue;
         }
-        let Ok(bytes) = fs::read(&candidate) else { continue };
-        let Ok(header) = Elf::parse_header(&bytes) else { continue };
+        let Ok(bytes) = fs::read(&candidate) else {
+            continue;
+        };
+        let Ok(header) = Elf::parse_header(&bytes) else {
+            continue;
+        };
         if header.e_machine == machine {
             // Prefer the loader's own directory spelling when the dir is a symlink
             // of one (`/lib/x86_64-linux-gnu` and `/usr/lib/x86_64-linux-gnu` on merged-/usr).
             return Ok((dir, candidate));
         }
     }
-    bail!("{name} not found in RUNPATH, /etc/ld.so.conf or {}", LOADER_SYSTEM_DIRS.join(", "))
+    bail!(
+        "{name} not found in RUNPATH, /etc/ld.so.conf or {}",
+        LOADER_SYSTEM_DIRS.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -37,7 +37,10 @@ impl ImageRef {
 e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
             )
         })?;
-        Ok(Self { original: reference.to_owned(), parsed })
+        Ok(Self {
+            original: reference.to_owned(),
+            parsed,
+        })
     }
 
     /// The reference as given.
@@ -70,13 +73,21 @@ e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
     }
     /// The server name credentials are stored under (docker's convention).
     pub fn auth_server(&self) -> &str {
-        if self.is_docker_hub() { DOCKER_HUB_AUTH_SERVER } else { self.registry() }
+        if self.is_docker_hub() {
+            DOCKER_HUB_AUTH_SERVER
+        } else {
+            self.registry()
+        }
     }
 
     /// Refuses references a push cannot succeed with, before talking to any registry.
     pub fn check_pushable(&self) -> Result<()> {
         if self.digest().is_some() {
-            bail!("cannot push by digest ({}); fix: push a tag, e.g. {}:v1", self.original, self.repository_url());
+            bail!(
+                "cannot push by digest ({}); fix: push a tag, e.g. {}:v1",
+                self.original,
+                self.repository_url()
+            );
         }
         if self.is_docker_hub() && self.repository().starts_with("library/") {
             let name = self.repository().trim_start_matches("library/");
@@ -104,8 +115,16 @@ mod tests {
     #[test]
     fn docker_rules() {
         let r = ImageRef::parse("pair:abc").unwrap();
-        assert_eq!((r.registry(), r.repository(), r.tag()), ("docker.io", "library/pair", "abc"));
-        assert!(r.check_pushable().unwrap_err().to_string().contains("docker.io/<user>/pair:abc"));
+        assert_eq!(
+            (r.registry(), r.repository(), r.tag()),
+            ("docker.io", "library/pair", "abc")
+        );
+        assert!(
+            r.check_pushable()
+                .unwrap_err()
+                .to_string()
+                .contains("docker.io/<user>/pair:abc")
+        );
         let r = ImageRef::parse("alice/pair").unwrap();
         assert_eq!(r.tag(), "latest");
         assert_eq!(r.auth_server(), DOCKER_HUB_AUTH_SERVER);

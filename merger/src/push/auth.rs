@@ -33,7 +33,10 @@ pub struct Credentials {
 impl Credentials {
     /// From a user and a password.
     pub fn new(username: impl Into<String>, password: impl Into<String>) -> Self {
-        Self { username: username.into(), password: SecretString::from(password.into()) }
+        Self {
+            username: username.into(),
+            password: SecretString::from(password.into()),
+        }
     }
 
     /// From `FMERGE_REGISTRY_USER` and `FMERGE_REGISTRY_PASSWORD`; `None` when the user is unset.
@@ -145,11 +148,17 @@ pub(crate) fn resolve(auth: &Auth, image: &ImageRef) -> Result<Resolved> {
 }
 
 fn login_arg(image: &ImageRef) -> String {
-    if image.is_docker_hub() { String::new() } else { image.registry().to_owned() }
+    if image.is_docker_hub() {
+        String::new()
+    } else {
+        image.registry().to_owned()
+    }
 }
 
 fn from_docker_config(server: &str, image: &ImageRef) -> Result<Option<Resolved>> {
-    let config = std::env::var("DOCKER_CONFIG").map(|d| format!("{d}/config.json")).unwrap_or_else(|_| "~/.docker/config.json".into());
+    let config = std::env::var("DOCKER_CONFIG")
+        .map(|d| format!("{d}/config.json"))
+        .unwrap_or_else(|_| "~/.docker/config.json".into());
     match docker_credential::get_credential(server) {
         Ok(DockerCredential::UsernamePassword(user, password)) => {
             let secret = SecretString::from(password.clone());
@@ -212,12 +221,19 @@ mod tests {
     fn reads_docker_config_file() {
         let dir = tempfile::tempdir().unwrap();
         // base64("alice:s3cret")
-        std::fs::write(dir.path().join("config.json"), r#"{"auths":{"127.0.0.1:5999":{"auth":"YWxpY2U6czNjcmV0"}}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"auths":{"127.0.0.1:5999":{"auth":"YWxpY2U6czNjcmV0"}}}"#,
+        )
+        .unwrap();
         let cred = docker_credential::get_credential_from_reader(
             std::fs::File::open(dir.path().join("config.json")).unwrap(),
             "127.0.0.1:5999",
         )
         .unwrap();
-        assert_eq!(cred, DockerCredential::UsernamePassword("alice".into(), "s3cret".into()));
+        assert_eq!(
+            cred,
+            DockerCredential::UsernamePassword("alice".into(), "s3cret".into())
+        );
     }
 }

@@ -98,7 +98,11 @@ impl Reporter {
         if let Some(b) = self.bars.get(&size) {
             return b.clone();
         }
-        let label = self.labels.get(&size).cloned().unwrap_or_else(|| format!("layer of {}", human(size)));
+        let label = self
+            .labels
+            .get(&size)
+            .cloned()
+            .unwrap_or_else(|| format!("layer of {}", human(size)));
         let bar = self.multi.add(ProgressBar::new(size));
         bar.set_style(
             ProgressStyle::with_template("{prefix:32!} [{bar:30.cyan/blue}] {bytes:>10}/{total_bytes:<10} {msg}")
@@ -151,9 +155,16 @@ impl Reporter {
             // The event does not say which layer: finish the first unfinished bar that
             // has moved (a pushed layer), else the first one not started (an existing one).
             let done = |b: &ProgressBar| b.is_finished();
-            let moved = self.bars.values().find(|b| !done(b) && b.position() > 0 && b.position() >= b.length().unwrap_or(0));
+            let moved = self
+                .bars
+                .values()
+                .find(|b| !done(b) && b.position() > 0 && b.position() >= b.length().unwrap_or(0));
             let untouched = self.bars.values().find(|b| !done(b) && b.position() == 0);
-            if let Some(b) = if status == "Pushed" { moved.or(untouched) } else { untouched } {
+            if let Some(b) = if status == "Pushed" {
+                moved.or(untouched)
+            } else {
+                untouched
+            } {
                 b.set_position(b.length().unwrap_or(0));
                 b.finish_with_message(if status == "Pushed" { "pushed" } else { "already there" });
             }

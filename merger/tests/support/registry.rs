@@ -42,7 +42,11 @@ pub fn free_port() -> u16 {
 pub fn unique(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_000;
-    format!("{prefix}{}x{nanos}x{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{prefix}{}x{nanos}x{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn need(program: &str, package: &str) -> PathBuf {
@@ -73,7 +77,9 @@ pub fn docker(config: Option<&Path>, args: &[&str]) -> Output {
         cmd.arg("--config").arg(c);
     }
     cmd.args(args).stdin(Stdio::null());
-    cmd.output().unwrap_or_else(|e| panic!("cannot run `docker {args:?}`: {e}; fix: install the docker CLI (docker.io or docker-ce-cli)"))
+    cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run `docker {args:?}`: {e}; fix: install the docker CLI (docker.io or docker-ce-cli)")
+    })
 }
 
 /// Like [`docker`], panicking with its output unless it succeeds; returns stdout.
@@ -104,11 +110,21 @@ impl Registry {
     pub fn start() -> Registry {
         let bin = need("docker-registry", "docker-registry");
         let htpasswd = need("htpasswd", "apache2-utils");
-        let dir = tempfile::Builder::new().prefix("fmerge-registry-").tempdir().expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix("fmerge-registry-")
+            .tempdir()
+            .expect("temp dir");
         let user = "fmerge-ci".to_owned();
         let password = unique("pw-");
-        let out = Command::new(htpasswd).args(["-nbB", &user, &password]).output().expect("run htpasswd");
-        assert!(out.status.success(), "htpasswd failed: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(htpasswd)
+            .args(["-nbB", &user, &password])
+            .output()
+            .expect("run htpasswd");
+        assert!(
+            out.status.success(),
+            "htpasswd failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         std::fs::write(dir.path().join("htpasswd"), &out.stdout).unwrap();
         let port = free_port();
         let config = format!(
@@ -129,7 +145,13 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
             .stderr(log)
             .spawn()
             .expect("start docker-registry");
-        let mut reg = Registry { child, dir, port, user, password };
+        let mut reg = Registry {
+            child,
+            dir,
+            port,
+            user,
+            password,
+        };
         if let Err(e) = reg.wait_ready() {
             panic!("docker-registry did not start: {e}\n{}", reg.log());
         }
@@ -173,7 +195,11 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         let dir = self.dir.path().join("docker-config");
         std::fs::create_dir_all(&dir).unwrap();
         let auth = base64(format!("{}:{}", self.user, self.password).as_bytes());
-        std::fs::write(dir.join("config.json"), format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, self.host())).unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, self.host()),
+        )
+        .unwrap();
         dir
     }
 
@@ -188,7 +214,13 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         let url = format!("http://{}{path}", self.host());
         let mut req = agent.get(&url);
         if authenticated {
-            req = req.header("authorization", &format!("Basic {}", base64(format!("{}:{}", self.user, self.password).as_bytes())));
+            req = req.header(
+                "authorization",
+                &format!(
+                    "Basic {}",
+                    base64(format!("{}:{}", self.user, self.password).as_bytes())
+                ),
+            );
         }
         let mut reply = req.call().map_err(|e| format!("GET {url}: {e}"))?;
         let status = reply.status().as_u16();
@@ -200,7 +232,10 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         let (status, body) = self.get("/v2/_catalog", true).unwrap();
         assert_eq!(status, 200, "catalog: {body}");
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["repositories"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+        v["repositories"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
     }
 
     /// The tags of `repository` (empty when it does not exist).
@@ -211,7 +246,10 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         }
         assert_eq!(status, 200, "tags: {body}");
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["tags"].as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+        v["tags"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -236,7 +274,13 @@ impl Container {
 
     /// Like [`Container::run`], with extra `docker run` options (e.g. `--add-host`).
     pub fn run_with(image: &str, options: &[&str], env: &[(&str, String)]) -> Container {
-        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--rm".into(), "--network".into(), "host".into()];
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "-d".into(),
+            "--rm".into(),
+            "--network".into(),
+            "host".into(),
+        ];
         args.extend(options.iter().map(|o| o.to_string()));
         for (k, v) in env {
             args.push("-e".into());
@@ -251,7 +295,11 @@ impl Container {
     /// Its logs so far.
     pub fn logs(&self) -> String {
         let out = docker(None, &["logs", &self.id]);
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     }
 }
 
@@ -273,7 +321,9 @@ pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, Strin
     let deadline = Instant::now() + timeout;
     loop {
         match agent.get(&url).call() {
-            Ok(mut r) => return Ok((r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())),
+            Ok(mut r) => {
+                return Ok((r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default()));
+            }
             Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
@@ -293,7 +343,16 @@ impl RedisServer {
         let bin = need("redis-server", "redis-server");
         let port = free_port();
         let child = Command::new(bin)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -302,7 +361,10 @@ impl RedisServer {
         let r = RedisServer { child, port };
         let deadline = Instant::now() + Duration::from_secs(20);
         while r.cli(&["PING"]).trim() != "PONG" {
-            assert!(Instant::now() < deadline, "redis-server did not answer PING within 20 s");
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not answer PING within 20 s"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         r
@@ -340,10 +402,22 @@ impl DnsServer {
     /// Starts it and waits until it answers.
     pub fn start(name: &str) -> DnsServer {
         let bin = need("dnsmasq", "dnsmasq-base");
-        let addr = format!("127.0.{}.{}", 100 + std::process::id() % 100, 2 + std::process::id() % 250);
+        let addr = format!(
+            "127.0.{}.{}",
+            100 + std::process::id() % 100,
+            2 + std::process::id() % 250
+        );
         let log = tempfile::NamedTempFile::new().unwrap();
         let child = Command::new(bin)
-            .args(["--keep-in-foreground", "--no-resolv", "--no-hosts", "--bind-interfaces", "--port=53", "--log-queries", "--log-facility=-"])
+            .args([
+                "--keep-in-foreground",
+                "--no-resolv",
+                "--no-hosts",
+                "--bind-interfaces",
+                "--port=53",
+                "--log-queries",
+                "--log-facility=-",
+            ])
             .arg(format!("--listen-address={addr}"))
             .arg(format!("--address=/{name}/127.0.0.1"))
             .stdin(Stdio::null())
@@ -385,7 +459,11 @@ pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
         .build()
         .into();
     let url = format!("http://127.0.0.1:{port}{path}");
-    let mut r = agent.post(&url).header("content-type", "application/json").send(body).unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let mut r = agent
+        .post(&url)
+        .header("content-type", "application/json")
+        .send(body)
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
     (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())
 }
 
@@ -403,8 +481,14 @@ pub fn function_binary() -> &'static Path {
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .output()
             .expect("run cargo");
-        assert!(out.status.success(), "building social-graph-get-followers failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        assert!(
+            out.status.success(),
+            "building social-graph-get-followers failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
         let bin = target.join("release/social-graph-get-followers");
         assert!(bin.is_file(), "no binary at {}", bin.display());
         bin
