@@ -82,10 +82,10 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitte
     check_toolchain()?;
     let triple = host_triple()?;
     let mut rustflags = RUSTFLAGS.to_string();
-    if let Ok(user) = std::env::var("RUSTFLAGS") {
-        if !user.trim().is_empty() {
-            rustflags = format!("{user} {rustflags}");
-        }
+    if let Ok(user) = std::env::var("RUSTFLAGS")
+        && !user.trim().is_empty()
+    {
+        rustflags = format!("{user} {rustflags}");
     }
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args(["build", "--release", "--message-format=json-render-diagnostics", "--target", &triple])

@@ -1,5 +1,8 @@
 //! Small, safe views of LLVM values that inkwell does not offer: string
 //! literals, the `(ptr, len)` pairs that Rust passes a `&str` as, and use lists.
+//!
+//! Crate-private: every `Value` here comes from a module that is alive for the
+//! whole pass using it, which is what makes these calls sound.
 
 use inkwell::llvm_sys::LLVMOpcode;
 use inkwell::llvm_sys::core::*;

@@ -11,7 +11,7 @@ pub mod codegen;
 pub mod emit;
 pub mod group;
 pub mod image;
-pub mod ir;
+mod ir;
 pub mod link;
 pub mod native;
 pub mod passes;

@@ -38,12 +38,11 @@ impl Rewrite {
             _ => bail!("malformed --rewrite `{arg}`: {usage}"),
         };
         let mut callee = None;
-        if let Some((prefix, rest)) = from.split_once(':') {
-            if functions.iter().any(|f| f == prefix) {
+        if let Some((prefix, rest)) = from.split_once(':')
+            && functions.iter().any(|f| f == prefix) {
                 callee = Some(prefix.to_string());
                 from = rest;
             }
-        }
         if from.is_empty() {
             bail!("malformed --rewrite `{arg}`: FROM is empty; {usage}");
         }
@@ -191,12 +190,11 @@ fn slices(global: Value, rw: &Rewrite, crate_name: &str) -> Result<Vec<Slice>> {
     let mut out = Vec::new();
     let mut todo: Vec<(Value, u32, u64)> = ir::uses(global).into_iter().map(|(u, i)| (u, i, 0)).collect();
     while let Some((user, arg, offset)) = todo.pop() {
-        if ir::is_call(user) && arg + 1 < ir::arg_count(user) {
-            if let Some(len) = ir::const_u64(ir::operand(user, arg + 1)) {
+        if ir::is_call(user) && arg + 1 < ir::arg_count(user)
+            && let Some(len) = ir::const_u64(ir::operand(user, arg + 1)) {
                 out.push(Slice { call: user, arg, offset, len });
                 continue;
             }
-        }
         if let Some((_, k)) = ir::byte_offset(user) {
             todo.extend(ir::uses(user).into_iter().map(|(u, i)| (u, i, offset + k)));
             continue;

@@ -26,12 +26,11 @@ pub struct Exports {
 /// Prepares one unit before it is linked: drops a callee's `main` and checks
 /// (or settles) clashes of exported symbols with the units linked before it.
 pub fn prepare(module: &Module<'_>, unit: &Unit, caller: &str, exports: &mut Exports) -> Result<()> {
-    if let Some(function) = unit.function.as_deref().filter(|f| *f != caller) {
-        if let Some(main) = module.get_function("main") {
+    if let Some(function) = unit.function.as_deref().filter(|f| *f != caller)
+        && let Some(main) = module.get_function("main") {
             main.as_global_value().set_name(&format!("fmerge.main.{function}"));
             internalize(main.as_global_value());
         }
-    }
     for global in defined(module) {
         let name = global.get_name().to_string_lossy().into_owned();
         if !is_exported(&name) || !matches!(global.get_linkage(), Linkage::External) {
@@ -79,8 +78,8 @@ pub fn run(module: &Module<'_>) -> usize {
 
 /// An unmangled symbol that the merge contract does not own.
 fn is_exported(name: &str) -> bool {
-    !(name.starts_with("_ZN") || name.starts_with("_R") || name.starts_with("fmerge.") || name.starts_with("llvm."))
-        && !name.is_empty()
+    let owned = ["_ZN", "_R", "fmerge.", "llvm."];
+    !(name.is_empty() || owned.iter().any(|p| name.starts_with(p)))
 }
 
 fn internalize(global: inkwell::values::GlobalValue<'_>) {
