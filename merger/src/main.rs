@@ -3,6 +3,9 @@
 use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand};
 use fmerge::group::Group;
+use fmerge::image::ImageSpec;
+use fmerge::push::{self, Auth, PushOptions};
+use fmerge::stack::{CalleeEnv, StackSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,6 +58,32 @@ struct BuildArgs {
     /// Print only the results.
     #[arg(short, long)]
     quiet: bool,
+    /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
+    #[arg(long)]
+    image: bool,
+    /// Build the image, then push it (implies --image).
+    #[arg(long)]
+    push: bool,
+    /// The image reference, e.g. docker.io/you/pair:v1 or 127.0.0.1:5000/pair:v1
+    /// [default: <REGISTRY>/<NAME>:<content hash>].
+    #[arg(long, value_name = "REF")]
+    tag: Option<String>,
+    /// Registry and namespace for the default tag, e.g. docker.io/you.
+    #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY")]
+    registry: Option<String>,
+    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    progress: String,
+    /// The source revision recorded in the image labels [default: `git rev-parse HEAD`].
+    #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION")]
+    source_revision: Option<String>,
+    /// Where push credentials come from: auto (FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD,
+    /// else ~/.docker/config.json), env, docker, none.
+    #[arg(long, value_name = "SOURCE", default_value = "auto")]
+    registry_auth: String,
+    /// The OpenFaaS gateway written into stack.yml.
+    #[arg(long, value_name = "URL")]
+    gateway: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -92,10 +121,86 @@ fn build(args: BuildArgs) -> Result<()> {
     opts.jobs = args.jobs.or(group.jobs);
     opts.quiet = args.quiet;
 
+    let image = group.image.clone().unwrap_or_default();
+    let push = args.push || image.push;
+    let tag = args.tag.or(image.tag);
+    // Check these before the long build, not after it.
+    let auth: Auth = args.registry_auth.parse()?;
+    let progress: push::Progress = if args.quiet { push::Progress::Quiet } else { args.progress.parse()? };
+    if let Some(gateway) = &args.gateway {
+        anyhow::ensure!(gateway.starts_with("http://") || gateway.starts_with("https://"), "--gateway {gateway:?} is not an http(s) URL");
+    }
+
     let merged = fmerge::build(&opts)?;
     if let Some(ll) = &merged.ll {
         println!("{}", ll.display());
     }
+    if args.image || image.build || push {
+        let ship = Ship { tag, registry: args.registry, push, auth, progress, gateway: args.gateway, revision: args.source_revision };
+        let (reference, stack) = ship.run(&merged, args.quiet)?;
+        println!("{reference}");
+        println!("{}", stack.display());
+    }
     println!("{}", merged.binary.display());
     Ok(())
+}
+
+/// The image, push and stack.yml part of a build.
+struct Ship {
+    tag: Option<String>,
+    registry: Option<String>,
+    push: bool,
+    auth: Auth,
+    progress: push::Progress,
+    gateway: Option<String>,
+    revision: Option<String>,
+}
+
+impl Ship {
+    /// Builds the image, pushes it if asked, and writes stack.yml next to the
+    /// binary. Returns the reference to deploy (pinned by digest once pushed).
+    fn run(self, merged: &fmerge::Merged, quiet: bool) -> Result<(String, PathBuf)> {
+        let mut spec = ImageSpec::new(&merged.binary, &merged.name, merged.members.clone());
+        spec.tag = self.tag;
+        spec.repository_prefix = self.registry.filter(|p| !p.is_empty());
+        spec.source_revision = self.revision.or_else(git_revision);
+        let built = fmerge::image::build(&spec)?;
+        if !quiet {
+            eprintln!("fmerge: {built}");
+        }
+        let reference = if self.push {
+            let options = PushOptions { auth: self.auth, progress: self.progress, ..PushOptions::default() };
+            let pushed = push::push_built(&built, &options)?;
+            if !quiet {
+                eprintln!("fmerge: {pushed}");
+            }
+            pushed.pinned()
+        } else {
+            built.reference.clone()
+        };
+        let mut stack = StackSpec::new(merged.members.clone(), &reference);
+        if let Some(gateway) = self.gateway {
+            stack.gateway = gateway;
+        }
+        Ok((reference, fmerge::stack::write(&stack_settings(stack, merged), merged.binary.parent().expect("a directory"))?))
+    }
+}
+
+/// The settings each member reads, with their (rewritten) defaults: the
+/// caller's under their plain names, the callees' namespaced.
+fn stack_settings(mut stack: StackSpec, merged: &fmerge::Merged) -> StackSpec {
+    let caller = &merged.members[0];
+    for s in &merged.settings {
+        if &s.function == caller {
+            stack.environment.push((s.key.clone(), s.default.clone()));
+        } else {
+            stack.callee_environment.push(CalleeEnv { function: s.function.clone(), key: s.key.clone(), value: s.default.clone() });
+        }
+    }
+    stack
+}
+
+fn git_revision() -> Option<String> {
+    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
