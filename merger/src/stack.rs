@@ -9,7 +9,6 @@
 //! atomically, so a failed run never leaves a half-written stack.yml behind.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -71,10 +70,9 @@ impl StackSpec {
     }
 }
 
-/// `social-graph-get-followers` + `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
-pub fn namespaced_env_key(function: &str, key: &str) -> String {
-    format!("{}__{key}", function.replace(['-', '.'], "_").to_ascii_uppercase())
-}
+/// `social-graph-get-followers` + `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`:
+/// the runtime's rule, kept in one place.
+pub use crate::passes::config::namespaced as namespaced_env_key;
 
 /// An OpenFaaS function name: a DNS label (RFC 1123) of at most 63 characters.
 pub fn validate_function_name(name: &str) -> Result<()> {
@@ -303,42 +301,10 @@ pub fn render(spec: &StackSpec) -> Result<String> {
 pub fn write(spec: &StackSpec, dir: &Path) -> Result<PathBuf> {
     let text = render(spec)?;
     let path = dir.join(FILE_NAME);
-    write_atomic(&path, text.as_bytes())?;
+    crate::artifact::write(&path, text.as_bytes())?;
     Ok(path)
 }
 
-/// Writes `bytes` to `path` through a temp file in the same directory and a rename, so
-/// readers see the old file or the new one, never a part.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "cannot create {}; fix: check the path and its permissions",
-            dir.display()
-        )
-    })?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
-        format!(
-            "cannot create a temp file in {}; fix: check free space and permissions",
-            dir.display()
-        )
-    })?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}; fix: check free space", path.display()))?;
-    tmp.persist(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot rename into {}: {}; fix: check permissions of {}",
-            path.display(),
-            e.error,
-            dir.display()
-        )
-    })?;
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

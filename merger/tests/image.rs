@@ -8,8 +8,7 @@
 //! Until merged binaries are available here, the image holds a real unmerged
 //! OpenFaaS function (`social-graph-get-followers`).
 
-#[path = "support/registry.rs"]
-mod registry;
+mod support;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -21,7 +20,7 @@ use fmerge::image::{self, BuiltImage, ImageSpec, engine};
 use fmerge::push::{self, Auth, Credentials, Progress, PushOptions};
 use fmerge::stack::{self, CalleeEnv, StackSpec};
 use futures_util::StreamExt as _;
-use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
+use support::registry::{self, Container, Registry, docker, docker_ok, unique, wait_http};
 
 const FUNCTION: &str = "social-graph-get-followers";
 
@@ -163,15 +162,15 @@ fn build_push_pull_run_answers_health() {
 
     // It does real work: a host name resolves through the image's NSS setup
     // (nsswitch.conf + glibc), and it reads Redis.
-    let redis = registry::RedisServer::start();
-    redis.cli(&["ZADD", "social-graph:followers:7", "1", "100", "2", "200"]);
+    let redis = support::Redis::start();
+    redis::cmd("ZADD").arg("social-graph:followers:7").arg(1).arg(100).arg(2).arg(200).exec(&mut redis.conn()).unwrap();
     let port = registry::free_port();
     let c = Container::run_with(
         &reference,
         &["--add-host", "redis.fmerge.test:127.0.0.1"],
         &[
             ("port", port.to_string()),
-            ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port)),
+            ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port())),
         ],
     );
     wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
@@ -193,7 +192,7 @@ fn build_push_pull_run_answers_health() {
         &["--dns", &dns.addr],
         &[
             ("port", port.to_string()),
-            ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port)),
+            ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port())),
         ],
     );
     wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));

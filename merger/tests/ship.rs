@@ -7,10 +7,7 @@
 
 mod support;
 
-#[path = "support/registry.rs"]
-mod registry;
-
-use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
+use support::registry::{self, Container, Registry, docker, docker_ok, unique, wait_http};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;

@@ -20,6 +20,8 @@
 
 #![allow(dead_code)]
 
+pub mod registry;
+
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,8 +1,7 @@
 //! A real registry and the Docker Engine for the image tests, on 127.0.0.1 only.
 //!
-//! Self-contained (it uses nothing from `support/mod.rs`), so a test can include it
-//! alone with `#[path = "support/registry.rs"] mod registry;` or through
-//! `support` with `pub mod registry;`.
+//! A part of `support` (`support::registry`): ports, Redis, HTTP and the function
+//! binaries come from there.
 //!
 //! - [`Registry`]: Debian's `docker-registry` (distribution 2.8) as a plain process on
 //!   a free port, with its own config, storage dir and htpasswd (bcrypt) auth; killed
@@ -10,33 +9,20 @@
 //! - [`engine_skip_reason`]: why image tests cannot run here (no engine), or `None`.
 //! - [`docker`]: the `docker` CLI, a client we did not write, for pull/run/rmi.
 //! - [`Container`]: a `docker run -d --network host` container, removed on drop.
-//! - [`function_binary`]: a real OpenFaaS function binary of this workspace.
 //!
 //! Needs `docker-registry` and `htpasswd` (Debian: `docker-registry`, `apache2-utils`);
 //! without them the tests panic with the install command, they never skip.
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// A free TCP port on 127.0.0.1 (bound, then released; random below the ephemeral range).
-pub fn free_port() -> u16 {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos() ^ std::process::id();
-    for _ in 0..1000 {
-        let n = NEXT.fetch_add(7919, Ordering::Relaxed).wrapping_add(seed);
-        let port = 33_000 + (n % 5_000) as u16; // 33000..38000: not used by support/mod.rs (20000..32000)
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no free port in 33000..38000 on 127.0.0.1");
-}
+pub use super::free_port;
+
 
 /// A string unique to this test process and call, for tags and secrets.
 pub fn unique(prefix: &str) -> String {
@@ -330,63 +316,6 @@ pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, Strin
     }
 }
 
-/// A throwaway `redis-server` on a free 127.0.0.1 port (no persistence), killed on drop.
-pub struct RedisServer {
-    child: Child,
-    /// Its port.
-    pub port: u16,
-}
-
-impl RedisServer {
-    /// Starts it and waits for `PING`.
-    pub fn start() -> RedisServer {
-        let bin = need("redis-server", "redis-server");
-        let port = free_port();
-        let child = Command::new(bin)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        let r = RedisServer { child, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while r.cli(&["PING"]).trim() != "PONG" {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not answer PING within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        r
-    }
-
-    /// Runs `redis-cli` against it; returns stdout.
-    pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new(need("redis-cli", "redis-tools"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .expect("run redis-cli");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A `dnsmasq` DNS server on `<addr>:53` (a loopback address of its own) that answers
 /// `name` → 127.0.0.1, so a container started with `--dns <addr>` resolves `name`
@@ -452,47 +381,14 @@ impl Drop for DnsServer {
 
 /// POSTs `body` to `http://127.0.0.1:<port><path>`: (status, body).
 pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(30)))
-        .http_status_as_error(false)
-        .proxy(None)
-        .build()
-        .into();
-    let url = format!("http://127.0.0.1:{port}{path}");
-    let mut r = agent
-        .post(&url)
-        .header("content-type", "application/json")
-        .send(body)
-        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
-    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())
+    super::post(&format!("http://127.0.0.1:{port}{path}"), body)
 }
 
-/// A real OpenFaaS function binary of this workspace (`social-graph-get-followers`,
-/// serves env `port`, answers `GET /_/health`), built once per test process with
-/// `cargo build --release -p social-graph-get-followers`.
-pub fn function_binary() -> &'static Path {
+/// A real OpenFaaS function binary of this workspace (`social-graph-get-followers`:
+/// serves env `port`, answers `GET /_/health`), from the harness's one build.
+pub fn function_binary() -> &'static std::path::Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let out = Command::new(cargo)
-            .current_dir(&root)
-            .args(["build", "--release", "-p", "social-graph-get-followers"])
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .output()
-            .expect("run cargo");
-        assert!(
-            out.status.success(),
-            "building social-graph-get-followers failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        let bin = target.join("release/social-graph-get-followers");
-        assert!(bin.is_file(), "no binary at {}", bin.display());
-        bin
-    })
+    BIN.get_or_init(|| super::function_binary("social-graph-get-followers"))
 }
 
 /// Standard base64 (for Basic auth and docker's config.json).
