@@ -190,3 +190,15 @@ fn every_example_merge_group_loads_and_names_real_functions() {
     }
     assert!(seen >= 3, "examples/ holds the merge groups");
 }
+
+#[test]
+fn bad_image_options_are_refused_before_the_long_build() {
+    let base = ["write-home-timeline", "social-graph-get-followers", "--image"];
+    let (ok, _, stderr) = fmerge(&[&base[..], &["--registry-auth", "keychain"]].concat());
+    assert!(!ok && stderr.contains("unknown registry auth source") && stderr.contains("auto, env, docker, none"), "{stderr}");
+    assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
+    let (ok, _, stderr) = fmerge(&[&base[..], &["--gateway", "gateway.openfaas:8080"]].concat());
+    assert!(!ok && stderr.contains("not an http(s) URL"), "{stderr}");
+    let (ok, _, stderr) = fmerge(&[&base[..], &["--progress", "loud"]].concat());
+    assert!(!ok && !stderr.contains("building"), "{stderr}");
+}
