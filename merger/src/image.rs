@@ -225,7 +225,6 @@ fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in fm
         entrypoint: ctx.entrypoint,
         labels,
     };
-    eprintln!("fmerge: {built}");
     Ok(built)
 }
 

@@ -170,11 +170,7 @@ impl Ship {
         }
         let reference = if self.push {
             let options = PushOptions { auth: self.auth, progress: self.progress, ..PushOptions::default() };
-            let pushed = push::push_built(&built, &options)?;
-            if !quiet {
-                eprintln!("fmerge: {pushed}");
-            }
-            pushed.pinned()
+            push::push_built(&built, &options)?.pinned()
         } else {
             built.reference.clone()
         };
