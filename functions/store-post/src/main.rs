@@ -6,7 +6,6 @@
 use fmerge_runtime::{self as rt, Bytes, Error};
 use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
-use tokio::sync::OnceCell;
 
 /// Only the id is read; the rest of the post is stored as it came.
 #[derive(Deserialize, Serialize)]
@@ -14,18 +13,10 @@ struct PostId {
     post_id: u64,
 }
 
+static STORE: sn_store::Store = sn_store::Store::new();
+
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
-    CONN.get_or_try_init(|| async {
-        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
-        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
-        client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
-    })
-    .await
-    .cloned()
+    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {

@@ -8,7 +8,6 @@
 use fmerge_runtime::{self as rt, Bytes, Error};
 use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
-use tokio::sync::OnceCell;
 
 /// Counters below 2^40 and machine ids below 2^13 keep every id under 2^53,
 /// exact even for JavaScript clients.
@@ -27,18 +26,10 @@ struct Response {
     unique_id: u64,
 }
 
+static STORE: sn_store::Store = sn_store::Store::new();
+
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
-    CONN.get_or_try_init(|| async {
-        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
-        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
-        client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
-    })
-    .await
-    .cloned()
+    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
 }
 
 fn machine_id() -> Result<u64, Error> {

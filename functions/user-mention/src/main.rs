@@ -11,7 +11,6 @@
 use fmerge_runtime::{self as rt, Bytes, Error};
 use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
-use tokio::sync::OnceCell;
 
 #[derive(Deserialize)]
 struct Request {
@@ -29,18 +28,10 @@ struct Response {
     user_mentions: Vec<UserMention>,
 }
 
+static STORE: sn_store::Store = sn_store::Store::new();
+
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    static CONN: OnceCell<MultiplexedConnection> = OnceCell::const_new();
-    CONN.get_or_try_init(|| async {
-        let url = rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379");
-        let client = redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
-        client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(|e| Error::new(format!("cannot connect to Redis at {url}: {e}")))
-    })
-    .await
-    .cloned()
+    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {
