@@ -176,6 +176,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
 
     // Stage 4: the passes on the merged module.
     let stage = progress.stage("rewriting the module", None);
+    symbols::check_allocator(&module)?;
     let internal = symbols::run(&module);
     dispatch::run(&module, &callees)?;
     let settings = config::run(&module);

@@ -202,3 +202,14 @@ fn bad_image_options_are_refused_before_the_long_build() {
     let (ok, _, stderr) = fmerge(&[&base[..], &["--progress", "loud"]].concat());
     assert!(!ok && !stderr.contains("building"), "{stderr}");
 }
+
+#[test]
+fn a_function_with_its_own_global_allocator_is_refused() {
+    let ws = fixture("allocator");
+    let target = shared_target();
+    let out = ws.path().join("out");
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["alloc-caller", "alloc-callee", "--target-dir", &target, "--out", out.to_str().unwrap()]);
+    assert!(!ok, "a custom allocator must stop the merge");
+    assert!(stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"), "{stderr}");
+    assert!(!out.join("alloc-caller-merged").exists());
+}

@@ -76,6 +76,24 @@ pub fn run(module: &Module<'_>) -> usize {
     count
 }
 
+/// The allocator shim fmerge links is rustc's default one (it calls the
+/// system allocator); a function with its own `#[global_allocator]` would be
+/// silently switched to it, so that is refused instead.
+pub fn check_allocator(module: &Module<'_>) -> Result<()> {
+    let custom = defined(module).into_iter().find(|g| {
+        let name = g.get_name().to_string_lossy();
+        name.contains("___rg_alloc") || name.ends_with("___rustc12___rust_alloc")
+    });
+    if let Some(symbol) = custom {
+        bail!(
+            "a merged function sets its own #[global_allocator] ({}), and fmerge links rustc's default allocator shim.\n\
+             Fix: remove the #[global_allocator] from the functions you merge (merged functions share one heap anyway).",
+            ir::demangle(&symbol.get_name().to_string_lossy())
+        );
+    }
+    Ok(())
+}
+
 /// An unmangled symbol that the merge contract does not own.
 fn is_exported(name: &str) -> bool {
     let owned = ["_ZN", "_R", "fmerge.", "llvm."];
@@ -95,7 +113,3 @@ fn defined<'ctx>(module: &Module<'ctx>) -> Vec<inkwell::values::GlobalValue<'ctx
     functions.chain(globals).filter(|g| !g.is_declaration()).collect()
 }
 
-/// Demangled name of a symbol, for messages.
-pub fn pretty(symbol: &str) -> String {
-    ir::demangle(symbol)
-}
