@@ -13,30 +13,33 @@ use std::panic::AssertUnwindSafe;
 #[used]
 static mut ROUTES: Routes = Routes { routes: std::ptr::null(), len: 0 };
 
+/// The merged callees: empty in an unmerged binary.
+fn routes() -> &'static [Route] {
+    // SAFETY: nothing in Rust writes the table; the merger sets it at build
+    // time to `len` valid routes (reading through the raw pointer makes no
+    // reference to the `static mut`).
+    unsafe {
+        let table = &raw const ROUTES;
+        if (*table).len == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts((*table).routes, (*table).len)
+    }
+}
+
+fn name(route: &Route) -> &'static [u8] {
+    // SAFETY: the merger writes each name as `len` bytes of UTF-8 in a constant.
+    unsafe { std::slice::from_raw_parts(route.name, route.len) }
+}
+
 /// The entry of a merged callee, if `function` was merged into this binary.
 pub(crate) fn lookup(function: &str) -> Option<Entry> {
-    // SAFETY: nothing in Rust writes the table; the merger sets it at build time.
-    let table = unsafe { &*(&raw const ROUTES) };
-    if table.len == 0 {
-        return None;
-    }
-    // SAFETY: the merger writes `len` valid routes with UTF-8 names.
-    let routes: &[Route] = unsafe { std::slice::from_raw_parts(table.routes, table.len) };
-    routes.iter().find_map(|r| {
-        let name = unsafe { std::slice::from_raw_parts(r.name, r.len) };
-        (name == function.as_bytes()).then_some(r.entry)
-    })
+    routes().iter().find_map(|r| (name(r) == function.as_bytes()).then_some(r.entry))
 }
 
 /// The names of the functions merged into this binary.
 pub(crate) fn merged() -> Vec<String> {
-    let table = unsafe { &*(&raw const ROUTES) };
-    (0..table.len)
-        .map(|i| {
-            let r = unsafe { &*table.routes.add(i) };
-            String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(r.name, r.len) }).into_owned()
-        })
-        .collect()
+    routes().iter().map(|r| String::from_utf8_lossy(name(r)).into_owned()).collect()
 }
 
 /// Runs a handler and turns a panic into an error instead of unwinding into

@@ -96,3 +96,25 @@ macro_rules! from_display {
     )*};
 }
 from_display!(String, &str, serde_json::Error, std::io::Error, std::num::ParseIntError);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rpc_error_names_the_callee_and_its_status_and_replies_500() {
+        let inner = Error::bad_request("malformed JSON request: EOF");
+        let e = Error::rpc("social-graph-get-followers", inner.status(), inner.to_json());
+        assert_eq!(e.status(), 500);
+        assert_eq!(e.message(), r#"function social-graph-get-followers answered HTTP 400: {"error":"malformed JSON request: EOF"}"#);
+        assert_eq!(e.callee().unwrap().status, Some(400));
+        assert_eq!(Error::unreachable("x", "refused").status(), 502);
+    }
+
+    #[test]
+    fn a_panic_payload_becomes_the_message() {
+        let e = Error::panicked("user-mention", &"mentioned user @mallory is not registered");
+        assert_eq!(e.message(), "function user-mention panicked: mentioned user @mallory is not registered");
+        assert_eq!(e.to_json(), r#"{"error":"function user-mention panicked: mentioned user @mallory is not registered"}"#);
+    }
+}
