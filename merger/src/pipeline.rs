@@ -197,11 +197,14 @@ pub fn build(opts: &Options) -> Result<Merged> {
     // Stage 5: optimize and compile.
     let stage = progress.stage(&format!("optimizing (O{}) and compiling", opts.opt_level), None);
     let machine = codegen::machine(&emitted.triple, opts.opt_level)?;
+    let started = std::time::Instant::now();
     codegen::optimize(&module, &machine, opts.opt_level)?;
+    let optimized = started.elapsed();
     let object = work.join(format!("{name}.o"));
     codegen::emit_object(&module, &machine, &object)?;
     drop(module);
-    timings.push(("codegen", stage.done("one object")));
+    let summary = format!("optimized in {:.1}s, one object in {:.1}s", optimized.as_secs_f64(), (started.elapsed() - optimized).as_secs_f64());
+    timings.push(("codegen", stage.done(&summary)));
 
     // Stage 6: the native link, into a temporary name first.
     let stage = progress.stage("linking the binary", None);
