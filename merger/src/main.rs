@@ -86,6 +86,11 @@ struct BuildArgs {
     gateway: Option<String>,
 }
 
+/// jemalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
+/// of a merge is LLVM allocating, and glibc's allocator is the slower one there.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
