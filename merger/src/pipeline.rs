@@ -98,18 +98,21 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs)?;
     timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
 
-    // Stage 3: read, prepare and link the IR; meanwhile ask rustc how it links.
+    // Stage 3: read the bitcode (in parallel); unless the last merge saw the
+    // same, ask rustc how it links, then prepare and link the IR.
     let work = target_dir.join("fmerge").join("work").join(&name);
     let binary = out_dir.join(&name);
     let ll_path = out_dir.join(format!("{name}.ll"));
+    let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
+    unmerged.sort();
+    let units = emitted.units.len();
     let bytes = link::read(&emitted.units)?;
     let key = cache::key(opts, &emitted, &bytes);
     if let Some(hit) = cache::lookup(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) {
         progress.note("nothing changed since the last merge (same bitcode and options): keeping the binary");
-        let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
-        unmerged.sort();
         let ll = opts.emit_ll.then_some(ll_path);
-        return Ok(Merged { name, binary, ll, members, settings: hit.settings, unmerged, native_libs: hit.native_libs, timings, units: emitted.units.len() });
+        let (settings, native_libs) = (hit.settings, hit.native_libs);
+        return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units });
     }
     let stage = progress.stage("linking IR", Some(emitted.units.len() as u64));
     let probe = native::probe(&work, &emitted.triple)?;
@@ -219,11 +222,9 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     timings.push(("native link", stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0))));
 
-    let mut unmerged: Vec<_> = emitted.binaries.into_iter().collect();
-    unmerged.sort();
     let native_libs = emitted.native.libs.clone();
     cache::store(&work, &key, &binary, cache::Entry { settings: settings.clone(), native_libs: native_libs.clone() })?;
-    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units: emitted.units.len() })
+    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units })
 }
 
 /// The caller's own crate first, so that the merged module starts as the
