@@ -126,12 +126,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
         let unit = &emitted.units[i];
         let module = link::parse(&ctx, &bytes[i], unit)?;
         if let Some(function) = &unit.function {
-            if module.get_function(&format!("{}{function}", dispatch::ENTRY_PREFIX)).is_none() {
-                bail!(
-                    "{function} depends on fmerge-runtime but exports no `fmerge.entry.{function}`: it never declares its handler.\n\
-                     End its main.rs with `fmerge_runtime::function!(handler);`."
-                );
-            }
+            dispatch::entry(&module, function)?;
             for callee in callees.iter().filter(|c| *c != function) {
                 if dispatch::mentions(&module, callee) {
                     mentioned.insert(callee.clone());

@@ -12,7 +12,7 @@ use crate::ir;
 use anyhow::{Context as _, Result, bail};
 use inkwell::AddressSpace;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{BasicValue, StructValue};
+use inkwell::values::{BasicValue, FunctionValue, StructValue};
 
 pub const ROUTES: &str = "fmerge.routes";
 pub const ENTRY_PREFIX: &str = "fmerge.entry.";
@@ -30,13 +30,7 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
     let route = ctx.struct_type(&[ptr.into(), usize.into(), ptr.into()], false);
     let mut routes: Vec<StructValue> = Vec::new();
     for callee in callees {
-        let symbol = format!("{ENTRY_PREFIX}{callee}");
-        let Some(entry) = module.get_function(&symbol).filter(|f| f.count_basic_blocks() > 0) else {
-            bail!(
-                "{callee} exports no `{symbol}`: it depends on fmerge-runtime but never declares its handler.\n\
-                 End its main.rs with `fmerge_runtime::function!(handler);` instead of a hand-written main."
-            );
-        };
+        let entry = entry(module, callee)?;
         let name = ctx.const_string(callee.as_bytes(), false);
         let name_global = module.add_global(name.get_type(), None, &format!("fmerge.route.{callee}"));
         name_global.set_initializer(&name);
@@ -70,6 +64,19 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
     unsafe { old.delete() };
     new.set_name(ROUTES);
     Ok(())
+}
+
+/// The handler entry `function` exports (`fmerge.entry.<function>`), or an
+/// error saying it never declared one.
+pub fn entry<'ctx>(module: &Module<'ctx>, function: &str) -> Result<FunctionValue<'ctx>> {
+    let symbol = format!("{ENTRY_PREFIX}{function}");
+    match module.get_function(&symbol).filter(|f| f.count_basic_blocks() > 0) {
+        Some(entry) => Ok(entry),
+        None => bail!(
+            "{function} depends on fmerge-runtime but exports no `{symbol}`: it never declares its handler.\n\
+             End its main.rs with `fmerge_runtime::function!(handler);` instead of a hand-written main."
+        ),
+    }
 }
 
 /// Whether a string literal in `module` names `function` (a caller names the
