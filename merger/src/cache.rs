@@ -18,6 +18,9 @@ use std::path::Path;
 pub struct Entry {
     pub settings: Vec<Setting>,
     pub native_libs: Vec<String>,
+    /// The merge's warnings, repeated when the binary is kept.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -42,6 +45,7 @@ pub fn key(opts: &Options, emitted: &Emitted, bitcode: &[Vec<u8>]) -> String {
     opts.callees.iter().for_each(|c| line(c));
     opts.rewrites.iter().for_each(|r| line(r));
     line(&opts.opt_level.to_string());
+    opts.allow_shared_static.iter().for_each(|a| line(&format!("allow-shared-static {a}")));
     line(&format!("{:?} {:?}", opts.name, opts.out));
     // Cargo reports units in the order they finish: sort, so the key does not depend on it.
     let mut lines: Vec<String> = emitted.native.libs.iter().chain(&emitted.native.search).cloned().collect();

@@ -47,6 +47,15 @@ pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8) -> 
         .map_err(|e| anyhow!("LLVM's {pipeline} pipeline failed: {}", e.to_string().trim()))
 }
 
+/// Optimizes one crate that cargo built at opt-level 0 for the endpoint
+/// rewrite, once fmerge's per-crate passes are done: `default<O3>` is the
+/// pipeline rustc itself would have run on it.
+pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()> {
+    module
+        .run_passes("default<O3>", machine, PassBuilderOptions::create())
+        .map_err(|e| anyhow!("LLVM's default<O3> pipeline failed on an unoptimized crate: {}", e.to_string().trim()))
+}
+
 pub fn emit_object(module: &Module<'_>, machine: &TargetMachine, path: &Path) -> Result<()> {
     machine
         .write_to_file(module, FileType::Object, path)

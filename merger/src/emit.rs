@@ -9,7 +9,7 @@
 use crate::resolve::Plan;
 use anyhow::{Context, Result, bail};
 use cargo_metadata::{Message, PackageId, TargetKind};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::BufReader;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,34 @@ pub struct Unit {
     pub bitcode: PathBuf,
     /// The function's own binary crate, for a function's bin.
     pub function: Option<String>,
+    /// Built at opt-level 0 (see [`Profile::unoptimized`]); fmerge optimizes
+    /// it after its own passes.
+    pub unoptimized: bool,
+}
+
+/// What fmerge's own build overrides in the user's release profile, through
+/// `--config` (which wins over Cargo.toml and config files), so that every
+/// common profile gives bitcode fmerge can merge soundly.
+#[derive(Debug, Default, Clone)]
+pub struct Profile {
+    /// Packages built at opt-level 0, so that every `&str` in them is still a
+    /// visible pointer-and-length pair for the endpoint rewrite.
+    pub unoptimized: BTreeSet<String>,
+}
+
+impl Profile {
+    /// `--config` values for cargo.
+    /// - `lto = false`: fmerge does its own whole-program optimization, and
+    ///   rustc's LTO would write no per-crate bitcode (or one that clashes).
+    /// - `panic = "unwind"`: a panicking callee must fail only its own call;
+    ///   with `abort` it would kill the caller's process too.
+    pub fn config_args(&self) -> Vec<String> {
+        let mut args = vec!["profile.release.lto=false".to_string(), "profile.release.panic=\"unwind\"".to_string()];
+        for package in &self.unoptimized {
+            args.push(format!("profile.release.package.\"{package}\".opt-level=0"));
+        }
+        args
+    }
 }
 
 /// Native link flags from build scripts, as cargo reports them (`KIND=VALUE`).
@@ -78,13 +106,14 @@ pub fn check_toolchain() -> Result<()> {
     Ok(())
 }
 
-pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitted> {
+pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profile) -> Result<Emitted> {
     check_toolchain()?;
     let triple = host_triple()?;
     let mut rustflags = RUSTFLAGS.to_string();
     if let Ok(user) = std::env::var("RUSTFLAGS")
         && !user.trim().is_empty()
     {
+        check_user_rustflags(&user)?;
         rustflags = format!("{user} {rustflags}");
     }
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -99,17 +128,23 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitte
     for f in plan.functions() {
         cmd.args(["-p", &f.name]);
     }
+    for value in profile.config_args() {
+        cmd.arg("--config").arg(value);
+    }
     if let Some(j) = jobs {
         cmd.arg("-j").arg(j.to_string());
     }
     let mut child = cmd.spawn().context("cannot run cargo: is it on PATH?")?;
     let stdout = child.stdout.take().expect("piped");
 
-    let bins: HashMap<&PackageId, &str> = plan.functions().map(|f| (&f.package_id, f.name.as_str())).collect();
+    let bins: HashMap<&PackageId, &crate::resolve::Function> = plan.functions().map(|f| (&f.package_id, f)).collect();
+    let unoptimized: BTreeSet<&PackageId> =
+        plan.local.iter().filter(|(_, name)| profile.unoptimized.contains(*name)).map(|(id, _)| id).collect();
     let triple_dir = target_dir.join(&triple);
     let mut units = Vec::new();
     let mut native = NativeLibs::default();
     let mut binaries = HashMap::new();
+    let mut candidates = Vec::new();
     let mut success = false;
     for message in Message::parse_stream(BufReader::new(stdout)) {
         match message.context("cannot read cargo's JSON output")? {
@@ -119,17 +154,23 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitte
                     continue; // build scripts and proc-macros
                 }
                 let crate_name = a.target.name.replace('-', "_");
+                let low = unoptimized.contains(&a.package_id);
                 if a.target.kind.contains(&TargetKind::Bin) {
                     let Some(&function) = bins.get(&a.package_id) else { continue };
                     let exe = a.executable.clone().context("cargo reported a binary without its path")?;
                     let bitcode = bin_bitcode(exe.as_std_path(), &crate_name)?;
-                    binaries.insert(function.to_string(), exe.into_std_path_buf());
-                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: Some(function.into()) });
+                    candidates.push((function.name.clone(), a.target.name.clone(), exe.into_std_path_buf(), Unit {
+                        package_id: a.package_id,
+                        crate_name,
+                        bitcode,
+                        function: Some(function.name.clone()),
+                        unoptimized: low,
+                    }));
                 } else if let Some(rlib) = a.filenames.iter().find(|f| f.extension() == Some("rlib")) {
                     let stem = rlib.file_stem().unwrap_or_default();
                     let stem = stem.strip_prefix("lib").unwrap_or(stem);
                     let bitcode = rlib.with_file_name(format!("{stem}.bc")).into_std_path_buf();
-                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: None });
+                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: None, unoptimized: low });
                 }
             }
             Message::BuildScriptExecuted(script) => {
@@ -151,6 +192,14 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitte
              Fix them (`cargo build --release -p <function>` shows the same errors) and run fmerge again."
         );
     }
+    for f in plan.functions() {
+        let (exe, unit) = pick_bin(&f.name, candidates.iter().filter(|c| c.0 == f.name).map(|c| (&c.1, &c.2, &c.3)).collect())?;
+        binaries.insert(f.name.clone(), exe);
+        units.push(unit);
+    }
+    // Cargo reports crates in the order they finish; the merge must not
+    // depend on that (which of two clashing symbols is renamed, say).
+    units.sort_by(|a, b| (&a.crate_name, &a.package_id.repr).cmp(&(&b.crate_name, &b.package_id.repr)));
     for unit in &units {
         if !unit.bitcode.is_file() {
             bail!(
@@ -162,6 +211,54 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>) -> Result<Emitte
         }
     }
     Ok(Emitted { units, native, triple, binaries })
+}
+
+/// A function package may have several binaries (a CLI beside the
+/// function, say): the function is the one whose bitcode defines its entry.
+fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(PathBuf, Unit)> {
+    if let [(_, exe, unit)] = bins[..] {
+        return Ok((exe.clone(), unit.clone()));
+    }
+    let entry = format!("{}{function}", crate::passes::dispatch::ENTRY_PREFIX);
+    let mut declaring = Vec::new();
+    for &(name, exe, unit) in &bins {
+        let bytes = std::fs::read(&unit.bitcode).with_context(|| format!("cannot read {}", unit.bitcode.display()))?;
+        if bytes.windows(entry.len()).any(|w| w == entry.as_bytes()) {
+            declaring.push((name, exe, unit));
+        }
+    }
+    let names = || bins.iter().map(|b| b.0.as_str()).collect::<Vec<_>>().join(", ");
+    match declaring[..] {
+        [(_, exe, unit)] => Ok((exe.clone(), unit.clone())),
+        [] if bins.is_empty() => bail!("cargo built no binary for function {function}; check that its package has a [[bin]] target"),
+        [] => bail!(
+            "function {function} has binaries {} and none of them declares its handler (`{entry}`).\n\
+             Fix: end the function's main.rs with `fmerge_runtime::function!(handler);`.",
+            names()
+        ),
+        _ => bail!(
+            "function {function} has several binaries that each declare its handler ({}): fmerge cannot tell which one is the function.\n\
+             Fix: keep `fmerge_runtime::function!(handler)` in one binary only.",
+            declaring.iter().map(|d| d.0.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Flags in the user's RUSTFLAGS that would undo what the merge relies on.
+fn check_user_rustflags(flags: &str) -> Result<()> {
+    let words: Vec<&str> = flags.split_whitespace().collect();
+    let joined: Vec<String> = words.windows(2).map(|w| format!("{}{}", w[0], w[1])).chain(words.iter().map(|w| w.to_string())).collect();
+    if let Some(flag) = joined.iter().find(|w| w.contains("panic=abort")) {
+        bail!(
+            "RUSTFLAGS sets `{flag}`: in a merged binary one callee's panic would abort the caller's process too, \
+             where unmerged it only fails that callee's call.\n\
+             Fix: drop -C panic=abort from RUSTFLAGS for fmerge (fmerge builds with panic = \"unwind\" and isolates each callee's panics)."
+        );
+    }
+    if let Some(flag) = joined.iter().find(|w| (w.contains("-Clto") && !w.ends_with("=off") && !w.ends_with("=no")) || w.contains("-Cembed-bitcode=no")) {
+        bail!("RUSTFLAGS sets `{flag}`, which stops rustc writing the per-crate bitcode fmerge merges.\nFix: drop it from RUSTFLAGS when running fmerge (fmerge does its own LTO).");
+    }
+    Ok(())
 }
 
 fn push_unique(list: &mut Vec<String>, value: String) {

@@ -33,6 +33,9 @@ pub struct Group {
     pub emit_ll: Option<bool>,
     pub opt_level: Option<u8>,
     pub jobs: Option<usize>,
+    /// Statics (or crates) the merged functions may share; see `--allow-shared-static`.
+    #[serde(default)]
+    pub allow_shared_static: Vec<String>,
     pub image: Option<ImageGroup>,
 }
 

@@ -120,6 +120,44 @@ pub fn callee_name(call: Value) -> Option<String> {
     }
 }
 
+/// How many operands a user (instruction or constant) has.
+pub fn operand_count(user: Value) -> u32 {
+    unsafe { LLVMGetNumOperands(user).max(0) as u32 }
+}
+
+/// A constant integer of `like`'s type.
+pub fn const_int_like(like: Value, n: u64) -> Value {
+    unsafe { LLVMConstInt(LLVMTypeOf(like), n, 0) }
+}
+
+pub fn is_instruction(v: Value) -> bool {
+    unsafe { !LLVMIsAInstruction(v).is_null() }
+}
+
+/// The global variable whose initializer holds the constant `c`, following
+/// constant users upwards.
+pub fn holding_global(c: Value) -> Option<Value> {
+    let mut todo = vec![c];
+    let mut seen = 0;
+    while let Some(v) = todo.pop() {
+        seen += 1;
+        if seen > 64 {
+            return None;
+        }
+        for (user, _) in uses(v) {
+            unsafe {
+                if !LLVMIsAGlobalVariable(user).is_null() {
+                    return Some(user);
+                }
+                if !LLVMIsAConstant(user).is_null() {
+                    todo.push(user);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The function an instruction sits in.
 pub fn enclosing_function(inst: Value) -> String {
     unsafe {
@@ -128,6 +166,89 @@ pub fn enclosing_function(inst: Value) -> String {
         }
         name(LLVMGetBasicBlockParent(LLVMGetInstructionParent(inst)))
     }
+}
+
+/// An LLVM intrinsic (`llvm.memcpy…`): its pointer arguments are raw memory,
+/// never a `&str`, whatever constant follows them.
+pub fn calls_intrinsic(call: Value) -> bool {
+    callee_name(call).is_some_and(|n| n.starts_with("llvm."))
+}
+
+/// A constant struct (`<{ ptr, [16 x i8] }>` is how rustc writes a static
+/// holding a `&str`).
+pub fn is_const_struct(v: Value) -> bool {
+    unsafe { !LLVMIsAConstantStruct(v).is_null() }
+}
+
+/// The bytes of a constant `[N x i8]` (a zero initializer reads as zeros).
+pub fn const_bytes(v: Value) -> Option<Vec<u8>> {
+    unsafe {
+        let ty = LLVMTypeOf(v);
+        if LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMArrayTypeKind {
+            return None;
+        }
+        let elem = LLVMGetElementType(ty);
+        if LLVMGetTypeKind(elem) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind || LLVMGetIntTypeWidth(elem) != 8 {
+            return None;
+        }
+        if !LLVMIsAConstantAggregateZero(v).is_null() {
+            return Some(vec![0; LLVMGetArrayLength2(ty) as usize]);
+        }
+        if LLVMIsAConstantDataArray(v).is_null() {
+            return None;
+        }
+        let mut len = 0;
+        let ptr = LLVMGetAsString(v, &mut len);
+        Some(std::slice::from_raw_parts(ptr as *const u8, len).to_vec())
+    }
+}
+
+/// A constant `[N x i8]` holding `bytes`, in `like`'s context.
+pub fn const_byte_array(like: Value, bytes: &[u8]) -> Value {
+    unsafe { LLVMConstStringInContext2(LLVMGetTypeContext(LLVMTypeOf(like)), bytes.as_ptr() as *const _, bytes.len(), 1) }
+}
+
+/// `agg` with operand `i` replaced by `v`, as a new constant struct of the same type.
+pub fn with_struct_fields(agg: Value, fields: &[(u32, Value)]) -> Value {
+    unsafe {
+        let n = LLVMGetNumOperands(agg) as u32;
+        let mut ops: Vec<Value> = (0..n).map(|k| LLVMGetOperand(agg, k)).collect();
+        for &(i, v) in fields {
+            ops[i as usize] = v;
+        }
+        LLVMConstNamedStruct(LLVMTypeOf(agg), ops.as_mut_ptr(), n)
+    }
+}
+
+/// Replaces every use of the constant `old` with `new`; LLVM rebuilds the
+/// constants and initializers that held it.
+pub fn replace_all_uses(old: Value, new: Value) {
+    unsafe { LLVMReplaceAllUsesWith(old, new) }
+}
+
+/// `ptr` advanced by `offset` bytes, as a constant (`ptr` itself at 0).
+pub fn const_byte_gep(ptr: Value, offset: u64) -> Value {
+    if offset == 0 {
+        return ptr;
+    }
+    unsafe {
+        let ctx = LLVMGetTypeContext(LLVMTypeOf(ptr));
+        let mut index = [LLVMConstInt(LLVMInt64TypeInContext(ctx), offset, 0)];
+        LLVMConstInBoundsGEP2(LLVMInt8TypeInContext(ctx), ptr, index.as_mut_ptr(), 1)
+    }
+}
+
+/// A private constant global holding `bytes`, beside `like` (a string literal).
+pub fn add_private_string(module: &Module, name: &str, bytes: &[u8]) -> Value {
+    let ctx = module.get_context();
+    let value = ctx.const_string(bytes, false);
+    let global = module.add_global(value.get_type(), None, name);
+    global.set_initializer(&value);
+    global.set_constant(true);
+    global.set_linkage(inkwell::module::Linkage::Private);
+    global.set_unnamed_addr(true);
+    global.set_alignment(1);
+    inkwell::values::AsValueRef::as_value_ref(&global.as_pointer_value())
 }
 
 /// A `&str` passed as the argument pair `(i, i + 1)` of a call, when both are

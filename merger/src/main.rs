@@ -58,6 +58,14 @@ struct BuildArgs {
     /// Print only the results.
     #[arg(short, long)]
     quiet: bool,
+    /// Let merged functions share a mutable static of a crate they all link
+    /// (`crate::path::NAME`, or a crate name for all of its statics), which
+    /// unmerged each had its own copy of. Repeatable.
+    #[arg(long, value_name = "STATIC")]
+    allow_shared_static: Vec<String>,
+    /// Redo the merge even when nothing changed since the last one.
+    #[arg(long)]
+    force: bool,
     /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
     #[arg(long)]
     image: bool,
@@ -125,6 +133,8 @@ fn build(args: BuildArgs) -> Result<()> {
     opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
     opts.jobs = args.jobs.or(group.jobs);
     opts.quiet = args.quiet;
+    opts.allow_shared_static = group.allow_shared_static.iter().cloned().chain(args.allow_shared_static).collect();
+    opts.force = args.force;
 
     let image = group.image.clone().unwrap_or_default();
     let push = args.push || image.push;
@@ -191,7 +201,13 @@ impl Ship {
 /// caller's under their plain names, the callees' namespaced.
 fn stack_settings(mut stack: StackSpec, merged: &fmerge::Merged) -> StackSpec {
     let caller = &merged.members[0];
-    for s in &merged.settings {
+    // Read with std::env and no default: fmerge has no value to write, so it
+    // names the variables the deployment must set (unset stays unset).
+    let unset: Vec<String> = merged.settings.iter().filter(|s| s.from_env).map(|s| s.variable(caller)).collect();
+    if !unset.is_empty() {
+        stack.annotations.push(("org.fmerge.env-without-default".into(), unset.join(" ")));
+    }
+    for s in merged.settings.iter().filter(|s| !s.from_env) {
         if &s.function == caller {
             stack.environment.push((s.key.clone(), s.default.clone()));
         } else {

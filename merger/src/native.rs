@@ -169,3 +169,31 @@ pub fn link(probe: &Probe, objects: &[PathBuf], native: &NativeLibs, version_scr
     }
     Ok(())
 }
+
+/// The symbols that the build scripts' static libraries call but do not
+/// define, each with the library that calls it: C code that calls a Rust
+/// `#[no_mangle]` function by name. Such a symbol must keep its name.
+pub fn undefined_in_static_libs(native: &NativeLibs) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let dirs: Vec<PathBuf> = native.search.iter().map(|s| PathBuf::from(s.rsplit_once('=').map_or(s.as_str(), |(_, p)| p))).collect();
+    for lib in &native.libs {
+        let (kind, name) = lib.split_once('=').unwrap_or(("", lib));
+        if kind.starts_with("dylib") || kind.starts_with("framework") {
+            continue;
+        }
+        let name = name.split(':').next().unwrap_or(name);
+        let Some(path) = dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file()) else { continue };
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let Ok(archive) = goblin::archive::Archive::parse(&bytes) else { continue };
+        for member in archive.members() {
+            let Ok(data) = archive.extract(member, &bytes) else { continue };
+            let Ok(elf) = goblin::elf::Elf::parse(data) else { continue };
+            for sym in elf.syms.iter().filter(|s| s.is_import() && s.st_name != 0) {
+                if let Some(symbol) = elf.strtab.get_at(sym.st_name) {
+                    out.entry(symbol.to_string()).or_insert_with(|| format!("lib{name}.a"));
+                }
+            }
+        }
+    }
+    out
+}

@@ -17,6 +17,9 @@ pub struct Function {
     pub package_id: PackageId,
     /// Every package the function's binary links, itself included.
     pub closure: HashSet<PackageId>,
+    /// The package's binary targets; the one that declares the function is
+    /// picked after the build (`emit`).
+    pub bins: Vec<String>,
 }
 
 /// What the merge works on: the caller first, then the callees.
@@ -27,6 +30,9 @@ pub struct Plan {
     pub manifest_path: PathBuf,
     pub workspace_root: PathBuf,
     pub target_dir: PathBuf,
+    /// Packages built from a path (the user's own crates), by id, with their
+    /// names; registry and git crates are not in it.
+    pub local: HashMap<PackageId, String>,
 }
 
 impl Plan {
@@ -36,6 +42,30 @@ impl Plan {
 
     pub fn callee_names(&self) -> Vec<String> {
         self.callees.iter().map(|f| f.name.clone()).collect()
+    }
+
+    /// The user's own crates that only callees link (never the caller): the
+    /// code that endpoint and settings rewrites may change.
+    pub fn callee_owned_local(&self) -> BTreeSet<String> {
+        self.local
+            .iter()
+            .filter(|(id, _)| !self.caller.closure.contains(*id) && self.callees.iter().any(|c| c.closure.contains(*id)))
+            .map(|(_, name)| name.clone())
+            .collect()
+    }
+
+    /// The user's own library crates that two or more merged functions link,
+    /// with those functions: in one binary each becomes one copy.
+    pub fn shared_local(&self) -> Vec<(PackageId, String, BTreeSet<String>)> {
+        let mut out: Vec<_> = self
+            .local
+            .iter()
+            .filter(|(_, name)| name.as_str() != RUNTIME)
+            .map(|(id, name)| (id.clone(), name.clone(), owners(self.functions(), id)))
+            .filter(|(_, _, owners)| owners.len() >= 2)
+            .collect();
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out
     }
 }
 
@@ -60,13 +90,38 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
     )?;
     let caller = function(&metadata, caller)?;
     let callees = callees.iter().map(|c| function(&metadata, c)).collect::<Result<Vec<_>>>()?;
+    check_bin_names(std::iter::once(&caller).chain(&callees))?;
+    let local = metadata.packages.iter().filter(|p| p.source.is_none()).map(|p| (p.id.clone(), p.name.to_string())).collect();
     Ok(Plan {
         caller,
         callees,
         manifest_path: metadata.workspace_root.join("Cargo.toml").into(),
         workspace_root: metadata.workspace_root.clone().into(),
         target_dir: metadata.target_directory.clone().into(),
+        local,
     })
+}
+
+/// Cargo writes every binary to `target/<triple>/release/<bin name>`; two
+/// merged functions with a binary of the same name overwrite each other
+/// there, and which one fmerge would read depends on build order.
+fn check_bin_names<'a>(functions: impl Iterator<Item = &'a Function>) -> Result<()> {
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for f in functions {
+        for bin in &f.bins {
+            if let Some(other) = seen.insert(bin, &f.name) {
+                bail!(
+                    "functions {other} and {} both have a binary target named `{bin}`: cargo writes both to the same file, \
+                     so the build could not tell them apart.\n\
+                     Fix: give one of them its own name, e.g. in {}'s Cargo.toml: [[bin]] name = \"{}\" path = \"src/main.rs\".",
+                    f.name,
+                    f.name,
+                    f.name
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn function(metadata: &Metadata, name: &str) -> Result<Function> {
@@ -93,7 +148,8 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
              A function is a bin crate whose main.rs ends with `fmerge_runtime::function!(handler)`."
         );
     }
-    Ok(Function { name: name.to_string(), package_id: package.id.clone(), closure: closure(metadata, &package.id) })
+    let bins = package.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)).map(|t| t.name.clone()).collect();
+    Ok(Function { name: name.to_string(), package_id: package.id.clone(), closure: closure(metadata, &package.id), bins })
 }
 
 fn is_function(p: &Package) -> bool {

@@ -102,29 +102,8 @@ fn a_missing_llvm_library_is_explained() {
     assert!(fmerge::toolchain::llvm_link_name(&lib).unwrap().starts_with("LLVM-"));
 }
 
-/// Copies a fixture workspace to a temp dir, pointing it at this repo's
-/// runtime and lock file, so that it shares the compiled dependencies.
 fn fixture(name: &str) -> tempfile::TempDir {
-    let src = workspace_root().join("merger/tests/fixtures").join(name);
-    let dir = tempfile::tempdir().unwrap();
-    let runtime = workspace_root().join("functions/runtime");
-    for entry in walk(&src) {
-        let dest = dir.path().join(entry.strip_prefix(&src).unwrap());
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        let text = std::fs::read_to_string(&entry).unwrap().replace("@RUNTIME@", runtime.to_str().unwrap());
-        std::fs::write(dest, text).unwrap();
-    }
-    std::fs::copy(workspace_root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
-    dir
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
-    }
-    files
+    support::fixture(name, &[])
 }
 
 fn shared_target() -> String {

@@ -33,8 +33,15 @@ fn name(route: &Route) -> &'static [u8] {
 }
 
 /// The entry of a merged callee, if `function` was merged into this binary.
+/// OpenFaaS's `<name>.<namespace>` form names the same function, so it is
+/// dispatched in-process too (the merged callee is the one named).
 pub(crate) fn lookup(function: &str) -> Option<Entry> {
-    routes().iter().find_map(|r| (name(r) == function.as_bytes()).then_some(r.entry))
+    let routes = routes();
+    if routes.is_empty() {
+        return None;
+    }
+    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    routes.iter().find_map(|r| (name(r) == base.as_bytes()).then_some(r.entry))
 }
 
 /// The names of the functions merged into this binary.

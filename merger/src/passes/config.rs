@@ -17,6 +17,10 @@ pub struct Setting {
     pub function: String,
     pub key: String,
     pub default: String,
+    /// Read with `std::env` (isolated by the `env` pass): no default, unset
+    /// stays unset.
+    #[serde(default)]
+    pub from_env: bool,
 }
 
 impl Setting {
@@ -42,7 +46,7 @@ pub fn run(module: &Module<'_>) -> Vec<Setting> {
         .filter(|(user, _)| ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG))
         // Rust ABI: (sret String, function, function len, key, key len, default, default len).
         .filter_map(|(call, _)| {
-            Some(Setting { function: ir::str_arg(call, 1)?, key: ir::str_arg(call, 3)?, default: ir::str_arg(call, 5)? })
+            Some(Setting { function: ir::str_arg(call, 1)?, key: ir::str_arg(call, 3)?, default: ir::str_arg(call, 5)?, from_env: false })
         })
         .collect();
     settings.sort();

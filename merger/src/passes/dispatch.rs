@@ -88,3 +88,29 @@ pub fn mentions(module: &Module<'_>, function: &str) -> bool {
         .filter_map(ir::string_bytes)
         .any(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
 }
+
+/// String literals that hold a gateway URL of a merged function
+/// (`…/function/<name>`, optionally `.<namespace>`): code that calls a
+/// function with its own HTTP client bypasses `invoke`, so that call still
+/// leaves the process. Returns `(function, literal)` pairs.
+pub fn gateway_urls(module: &Module<'_>, members: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for bytes in ir::globals(module).into_iter().filter_map(ir::string_bytes) {
+        let text = String::from_utf8_lossy(&bytes);
+        for member in members {
+            let needle = format!("/function/{member}");
+            let hit = text.match_indices(&needle).any(|(at, _)| {
+                let next = text[at + needle.len()..].chars().next();
+                !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            });
+            if hit {
+                let start = text.find("http").filter(|&s| s < text.find(&needle).unwrap_or(0)).unwrap_or(0);
+                let url: String = text[start..].chars().take_while(|c| !c.is_whitespace() && !c.is_control()).take(120).collect();
+                out.push((member.clone(), url));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}

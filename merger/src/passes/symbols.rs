@@ -21,6 +21,9 @@ pub struct Exports {
     defined: HashMap<String, (String, Option<String>)>,
     /// Symbols renamed to settle a clash between two functions' own crates.
     pub renamed: Vec<String>,
+    /// Symbols that native code (build scripts' static libraries) calls by
+    /// name, with the library: renaming one would send that call elsewhere.
+    pub native_refs: std::collections::BTreeMap<String, String>,
 }
 
 /// Prepares one unit before it is linked: drops a callee's `main` and checks
@@ -41,7 +44,16 @@ pub fn prepare(module: &Module<'_>, unit: &Unit, caller: &str, exports: &mut Exp
             continue;
         };
         match (&function, &unit.function) {
-            // Both in functions' own code: each function keeps its own.
+            (Some(first), Some(mine)) if exports.native_refs.contains_key(&name) => bail!(
+                "symbol clash: functions {first} (crate {crate_name}) and {mine} (crate {}) both export `{name}`, \
+                 and native code calls it by name ({} refers to it).\n\
+                 fmerge cannot give each function its own `{name}`: the C code would call one function's version from both.\n\
+                 Fix: give one of them another name with #[unsafe(export_name = \"...\")] (and in its C code), or merge these functions separately.",
+                unit.crate_name,
+                exports.native_refs[&name]
+            ),
+            // Both in functions' own code, and nothing native calls it by
+            // name: each function keeps its own.
             (Some(_), Some(mine)) => {
                 let new = format!("{name}.{mine}");
                 global.set_name(&new);

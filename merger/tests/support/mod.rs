@@ -105,6 +105,66 @@ pub fn function_binary(name: &str) -> PathBuf {
     path
 }
 
+/// The unmerged binary `bin` from fmerge's own build (the same build as a
+/// merge, so its units are the ones merged).
+pub fn built_binary(bin: &str) -> PathBuf {
+    let path = build_dir().join(TARGET).join("release").join(bin);
+    assert!(path.is_file(), "no binary {} after the merge's build", path.display());
+    path
+}
+
+/// Copies the fixture workspace `merger/tests/fixtures/<name>` to a temp
+/// dir, replacing `@RUNTIME@` with the path of this repo's runtime and each
+/// `(pattern, value)`, and gives it this repo's lock file, so that it builds
+/// with the same dependency versions into the shared target dir.
+pub fn fixture(name: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
+    let src = workspace_root().join("merger/tests/fixtures").join(name);
+    let dir = tempfile::Builder::new().prefix(&format!("fmerge-{name}-")).tempdir().expect("temp dir");
+    let runtime = workspace_root().join("functions/runtime");
+    for entry in walk(&src) {
+        let dest = dir.path().join(entry.strip_prefix(&src).unwrap());
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&entry).unwrap().replace("@RUNTIME@", runtime.to_str().unwrap());
+        for (pattern, value) in replace {
+            text = text.replace(pattern, value);
+        }
+        std::fs::write(dest, text).unwrap();
+    }
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    dir
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+/// `fmerge build ARGS` run in `dir`, building into this repo's target dir
+/// (so that dependencies compile once for all tests); returns (success,
+/// stdout, stderr).
+pub fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let target = workspace_root().join("target");
+    let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
+        .current_dir(dir)
+        .arg("build")
+        .args(args)
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .expect("run fmerge");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// The SHA-256 of a file, as hex.
+pub fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or_default().to_string()
+}
+
 // ---------------------------------------------------------------- ports, HTTP
 
 /// A TCP port that is free on 127.0.0.1 now and was not handed out before in
@@ -213,6 +273,7 @@ fn read(path: &Path) -> String {
 /// in its own temp dir. Killed on drop.
 pub struct Redis {
     child: Child,
+    ip: String,
     port: u16,
     dir: tempfile::TempDir,
 }
@@ -220,6 +281,13 @@ pub struct Redis {
 impl Redis {
     /// Starts it and waits until it answers PING.
     pub fn start() -> Redis {
+        Redis::start_at("127.0.0.1")
+    }
+
+    /// [`Redis::start`] on another loopback address (`127.0.0.12`, say), for
+    /// an endpoint of another length.
+    pub fn start_at(ip: &str) -> Redis {
+        assert!(ip.starts_with("127."), "tests stay on loopback");
         need("redis-server", "redis-server");
         let mut last = String::new();
         for _ in 0..3 {
@@ -227,7 +295,7 @@ impl Redis {
             let port = free_port();
             let log = std::fs::File::create(dir.path().join("redis.log")).expect("redis log");
             let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--port", &port.to_string(), "--bind", ip, "--save", "", "--appendonly", "no"])
                 .args(["--daemonize", "no", "--logfile", ""])
                 .arg("--dir")
                 .arg(dir.path())
@@ -236,7 +304,7 @@ impl Redis {
                 .stderr(log)
                 .spawn()
                 .expect("cannot spawn redis-server");
-            let mut redis = Redis { child, port, dir };
+            let mut redis = Redis { child, ip: ip.to_string(), port, dir };
             let url = redis.url();
             let log = redis.dir.path().join("redis.log");
             let started = wait_for(
@@ -258,7 +326,12 @@ impl Redis {
 
     /// `redis://127.0.0.1:<port>/`
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        format!("redis://{}/", self.addr())
+    }
+
+    /// `127.0.0.1:<port>`
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
     }
 
     /// A new synchronous connection.
@@ -494,7 +567,8 @@ http {{
     conf += "        location = /_/flush { access_log off; return 204; }\n";
     conf += "        location @unreachable { default_type text/plain; return 502 \"Can't reach service for: $fmerge_function.\\n\"; }\n";
     for (i, (name, _)) in routes.iter().enumerate() {
-        for location in [format!("= /function/{name}"), format!("/function/{name}/")] {
+        // `<name>.openfaas-fn` is the same function, in OpenFaaS's default namespace.
+        for location in [format!("= /function/{name}"), format!("/function/{name}/"), format!("= /function/{name}.openfaas-fn")] {
             conf += &format!(
                 "        location {location} {{ proxy_pass http://fn{i}/; error_page 502 504 = @unreachable; }}\n"
             );
