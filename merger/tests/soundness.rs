@@ -216,3 +216,36 @@ fn functions_whose_binaries_share_a_name_are_refused_before_building() {
     let stderr = refused(ws.path(), &["sb-front", "sb-back"], &[], &["sb-front and sb-back", "binary target named `handler`", "[[bin]] name"]);
     assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
 }
+
+#[test]
+fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering() {
+    let ws = fixture("blocking", &[]);
+    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let latch = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let merged = Function::start(&binary, "bl-front", port, [
+        ("FMERGE_ISOLATE", "bl-slow".to_string()),
+        ("GATEWAY_URL", "http://127.0.0.1:9".to_string()),
+    ]);
+    let url = format!("{}/", merged.url());
+    // More blocked calls than the caller has worker threads (one per core):
+    // without isolation every one of them would be stuck, and so the ping.
+    let blocked: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, body) = (url.clone(), format!("latch:{}", latch.path().display()));
+            std::thread::spawn(move || post(&url, &body))
+        })
+        .collect();
+    let started = || std::fs::read_dir(latch.path()).unwrap().count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while started() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(started() >= 2, "bl-slow's isolated threads are both blocked\n{}", merged.output());
+    assert_eq!(post(&url, "ping"), (200, "pong".to_string()), "the caller answers while its callee blocks");
+    assert!(!latch.path().join("go").exists(), "and the callee was still blocked then");
+    std::fs::write(latch.path().join("go"), b"").unwrap();
+    for call in blocked {
+        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
+    }
+}

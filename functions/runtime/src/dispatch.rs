@@ -65,8 +65,49 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, body: Bytes) -> Re
 /// Calls a merged callee in-process. Its error becomes what the caller would
 /// have got from the callee's 500 reply over HTTP.
 pub(crate) async fn call(function: &str, entry: Entry, body: Bytes) -> Result<Bytes, Error> {
-    match run_guarded(function, entry, body).await {
+    let result = match isolated(function) {
+        Some(pool) => {
+            let name = function.to_string();
+            match pool.spawn(async move { run_guarded(&name, entry, body).await }).await {
+                Ok(reply) => reply,
+                Err(e) => Err(Error::new(format!("function {function} did not finish: {e}"))),
+            }
+        }
+        None => run_guarded(function, entry, body).await,
+    };
+    match result {
         Ok(reply) => Ok(Bytes::from(reply)),
         Err(e) => Err(Error::rpc(function, e.status(), e.to_json())),
     }
+}
+
+/// The worker threads of a callee listed in `FMERGE_ISOLATE` (comma
+/// separated names): merged, a callee that blocks its thread (a `sleep`,
+/// blocking I/O) would hold up the caller's own requests, which unmerged ran
+/// in another process. Run on threads of its own, it only delays itself, at
+/// the cost of a hop between thread pools per call. `FMERGE_ISOLATE_THREADS`
+/// sets the threads per isolated callee (default 2).
+fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
+    static POOLS: std::sync::OnceLock<Vec<(String, tokio::runtime::Runtime)>> = std::sync::OnceLock::new();
+    let pools = POOLS.get_or_init(|| {
+        let Ok(list) = std::env::var("FMERGE_ISOLATE") else { return Vec::new() };
+        let threads = std::env::var("FMERGE_ISOLATE_THREADS").ok().and_then(|t| t.parse().ok()).filter(|&t| t > 0).unwrap_or(2);
+        let merged = merged();
+        list.split(',')
+            .map(str::trim)
+            .filter(|name| merged.iter().any(|m| m == name))
+            .filter_map(|name| {
+                let pool = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name(format!("fmerge-{name}"))
+                    .enable_all()
+                    .build()
+                    .map_err(|e| eprintln!("fmerge: cannot start the isolated threads of {name}: {e}; it runs on the caller's"))
+                    .ok()?;
+                Some((name.to_string(), pool))
+            })
+            .collect()
+    });
+    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    pools.iter().find(|(name, _)| name == base).map(|(_, pool)| pool.handle().clone())
 }

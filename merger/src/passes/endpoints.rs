@@ -16,6 +16,7 @@
 //!   rustc writes a `&str` inside a `static` or a `const` aggregate;
 //! - a `format!` template handed to `core::fmt::Arguments::new`, whose
 //!   literal pieces carry their own length prefix.
+//!
 //! Any other use stops the merge with the function, crate and Rust item that
 //! made it, rather than leave a wrong length behind. The pass runs on each
 //! crate's module before linking, when it still knows which crate owns each
