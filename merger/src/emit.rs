@@ -219,7 +219,7 @@ fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(Pa
     if let [(_, exe, unit)] = bins[..] {
         return Ok((exe.clone(), unit.clone()));
     }
-    let entry = format!("{}{function}", crate::passes::dispatch::ENTRY_PREFIX);
+    let entry = fmerge_contract::entry_symbol(function);
     let mut declaring = Vec::new();
     for &(name, exe, unit) in &bins {
         let bytes = std::fs::read(&unit.bitcode).with_context(|| format!("cannot read {}", unit.bitcode.display()))?;

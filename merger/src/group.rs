@@ -36,6 +36,8 @@ pub struct Group {
     /// Statics (or crates) the merged functions may share; see `--allow-shared-static`.
     #[serde(default)]
     pub allow_shared_static: Vec<String>,
+    /// Print only the results (`--quiet`).
+    pub quiet: Option<bool>,
     pub image: Option<ImageGroup>,
 }
 
@@ -47,6 +49,14 @@ pub struct ImageGroup {
     pub build: bool,
     #[serde(default)]
     pub push: bool,
+    /// Registry and namespace for the default tag (`--registry`).
+    pub registry: Option<String>,
+    /// `auto`, `env`, `docker` or `none` (`--registry-auth`).
+    pub registry_auth: Option<String>,
+    /// `auto`, `bars`, `plain` or `quiet` (`--progress`).
+    pub progress: Option<String>,
+    /// The OpenFaaS gateway written into stack.yml (`--gateway`).
+    pub gateway: Option<String>,
 }
 
 impl Group {

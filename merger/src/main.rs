@@ -1,6 +1,6 @@
 //! The `fmerge` command: a thin layer over the library.
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use fmerge::group::Group;
 use fmerge::image::ImageSpec;
@@ -66,6 +66,11 @@ struct BuildArgs {
     /// Redo the merge even when nothing changed since the last one.
     #[arg(long)]
     force: bool,
+    /// What stdout gets: `human` (the paths written, the binary's last) or
+    /// `json` (cargo's convention: one JSON object per line, the last with
+    /// `"reason": "merged"`). Progress and warnings always go to stderr.
+    #[arg(long, value_name = "FMT", default_value = "human", value_parser = ["human", "json"])]
+    message_format: String,
     /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
     #[arg(long)]
     image: bool,
@@ -79,16 +84,17 @@ struct BuildArgs {
     /// Registry and namespace for the default tag, e.g. docker.io/you.
     #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY")]
     registry: Option<String>,
-    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet.
-    #[arg(long, value_name = "MODE", default_value = "auto")]
-    progress: String,
+    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet
+    /// [default: auto].
+    #[arg(long, value_name = "MODE")]
+    progress: Option<String>,
     /// The source revision recorded in the image labels [default: `git rev-parse HEAD`].
     #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION")]
     source_revision: Option<String>,
     /// Where push credentials come from: auto (FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD,
     /// else ~/.docker/config.json), env, docker, none.
-    #[arg(long, value_name = "SOURCE", default_value = "auto")]
-    registry_auth: String,
+    #[arg(long, value_name = "SOURCE")]
+    registry_auth: Option<String>,
     /// The OpenFaaS gateway written into stack.yml.
     #[arg(long, value_name = "URL")]
     gateway: Option<String>,
@@ -113,7 +119,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn build(args: BuildArgs) -> Result<()> {
+/// Everything one build needs, from the command line over the group file,
+/// checked before anything is built: a typo in an image option must not cost
+/// a whole build first.
+struct Request {
+    opts: fmerge::Options,
+    ship: Option<Ship>,
+    json: bool,
+}
+
+fn request(args: BuildArgs) -> Result<Request> {
     let group = match &args.config {
         Some(path) => Group::load(path)?,
         None => Group::default(),
@@ -132,32 +147,105 @@ fn build(args: BuildArgs) -> Result<()> {
     opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
     opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
     opts.jobs = args.jobs.or(group.jobs);
-    opts.quiet = args.quiet;
+    opts.quiet = args.quiet || group.quiet.unwrap_or(false);
     opts.allow_shared_static = group.allow_shared_static.iter().cloned().chain(args.allow_shared_static).collect();
     opts.force = args.force;
+    fmerge::pipeline::validate(&opts)?;
 
     let image = group.image.clone().unwrap_or_default();
     let push = args.push || image.push;
-    let tag = args.tag.or(image.tag);
-    // Check these before the long build, not after it.
-    let auth: Auth = args.registry_auth.parse()?;
-    let progress: push::Progress = if args.quiet { push::Progress::Quiet } else { args.progress.parse()? };
-    if let Some(gateway) = &args.gateway {
-        anyhow::ensure!(gateway.starts_with("http://") || gateway.starts_with("https://"), "--gateway {gateway:?} is not an http(s) URL");
-    }
+    let ship = if args.image || image.build || push {
+        let auth: Auth = args.registry_auth.or(image.registry_auth).as_deref().unwrap_or("auto").parse()?;
+        let progress: push::Progress =
+            if opts.quiet { push::Progress::Quiet } else { args.progress.or(image.progress).as_deref().unwrap_or("auto").parse()? };
+        let gateway = args.gateway.or(image.gateway);
+        if let Some(gateway) = &gateway {
+            anyhow::ensure!(gateway.starts_with("http://") || gateway.starts_with("https://"), "--gateway {gateway:?} is not an http(s) URL");
+        }
+        let name = opts.name.clone().unwrap_or_else(|| format!("{caller}-merged"));
+        fmerge::stack::validate_function_name(&name).context("the merge name (--name) is also the image's name")?;
+        for member in std::iter::once(&caller).chain(&opts.callees) {
+            fmerge::stack::validate_function_name(member)?;
+        }
+        let tag = args.tag.or(image.tag);
+        if let Some(tag) = &tag {
+            let reference = fmerge::image::reference::ImageRef::parse(tag)?;
+            anyhow::ensure!(reference.digest().is_none(), "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`");
+            if push {
+                reference.check_pushable()?;
+            }
+        }
+        let registry = args.registry.or(image.registry).filter(|p| !p.is_empty());
+        Some(Ship { tag, registry, push, auth, progress, gateway, revision: args.source_revision })
+    } else {
+        // Image options without an image are a mistake, not a no-op.
+        for (flag, given) in [("--tag", args.tag.is_some()), ("--gateway", args.gateway.is_some()), ("--progress", args.progress.is_some()), ("--registry-auth", args.registry_auth.is_some())] {
+            anyhow::ensure!(!given, "{flag} applies to the image, and no image is built; fix: add --image (or --push), or drop {flag}");
+        }
+        None
+    };
+    Ok(Request { opts, ship, json: args.message_format == "json" })
+}
 
+fn build(args: BuildArgs) -> Result<()> {
+    let Request { opts, ship, json } = request(args)?;
     let merged = fmerge::build(&opts)?;
-    if let Some(ll) = &merged.ll {
+    if json {
+        print_json(&merged);
+    } else if let Some(ll) = &merged.ll {
         println!("{}", ll.display());
     }
-    if args.image || image.build || push {
-        let ship = Ship { tag, registry: args.registry, push, auth, progress, gateway: args.gateway, revision: args.source_revision };
-        let (reference, stack) = ship.run(&merged, args.quiet)?;
-        println!("{reference}");
-        println!("{}", stack.display());
+    if let Some(ship) = ship {
+        let (reference, stack) = ship.run(&merged, opts.quiet)?;
+        if json {
+            println!("{}", serde_json::json!({ "reason": "image", "reference": reference, "stack": stack }));
+        } else {
+            println!("{reference}");
+            println!("{}", stack.display());
+        }
     }
-    println!("{}", merged.binary.display());
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "reason": "merged",
+                "name": merged.name,
+                "binary": merged.binary,
+                "ll": merged.ll,
+                "members": merged.members,
+                "native_libs": merged.native_libs,
+                "units": merged.units,
+                "cached": merged.cached,
+            })
+        );
+    } else {
+        println!("{}", merged.binary.display());
+    }
     Ok(())
+}
+
+/// The merge as JSON lines: each stage with its time, each setting with the
+/// variable it is read from, each warning.
+fn print_json(merged: &fmerge::Merged) {
+    for (stage, took) in &merged.timings {
+        println!("{}", serde_json::json!({ "reason": "stage", "stage": stage, "seconds": took.as_secs_f64() }));
+    }
+    let caller = &merged.members[0];
+    for s in &merged.settings {
+        println!(
+            "{}",
+            serde_json::json!({
+                "reason": "setting",
+                "function": s.function,
+                "key": s.key,
+                "variable": s.variable(caller),
+                "default": (!s.from_env).then_some(&s.default),
+            })
+        );
+    }
+    for w in &merged.warnings {
+        println!("{}", serde_json::json!({ "reason": "warning", "message": w }));
+    }
 }
 
 /// The image, push and stack.yml part of a build.

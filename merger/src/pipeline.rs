@@ -77,20 +77,15 @@ pub struct Merged {
     /// Differences from the unmerged functions that fmerge could not remove
     /// and did not refuse; each says what changes.
     pub warnings: Vec<String>,
+    /// The binary of the last merge was kept: nothing had changed.
+    pub cached: bool,
 }
 
-pub fn build(opts: &Options) -> Result<Merged> {
-    let progress = Progress::new(opts.quiet);
-    let mut timings = Vec::new();
-
-    let plan = resolve::run(opts.manifest_path.as_deref(), &opts.caller, &opts.callees)?;
-    let callees = plan.callee_names();
-    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
-    let rewrites = opts
-        .rewrites
-        .iter()
-        .map(|r| endpoints::Rewrite::parse(r, &members))
-        .collect::<Result<Vec<_>>>()?;
+/// Checks the options that need no build: the name and the rewrites'
+/// syntax. [`build`] runs it too; the CLI runs it before anything else.
+pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
+    let members: Vec<String> = std::iter::once(&opts.caller).chain(&opts.callees).cloned().collect();
+    let rewrites = opts.rewrites.iter().map(|r| endpoints::Rewrite::parse(r, &members)).collect::<Result<Vec<_>>>()?;
     for r in &rewrites {
         if r.callee.as_deref() == Some(opts.caller.as_str()) {
             bail!("--rewrite {}: {} is the caller, and fmerge never changes the caller's code; scope the rewrite to a callee", r.from, opts.caller);
@@ -100,6 +95,21 @@ pub fn build(opts: &Options) -> Result<Merged> {
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
         bail!("--name {name:?} is not a file name: use letters, digits and dashes");
     }
+    if opts.jobs == Some(0) {
+        bail!("-j 0: give at least one job, or leave -j out for one per core");
+    }
+    Ok(rewrites)
+}
+
+pub fn build(opts: &Options) -> Result<Merged> {
+    let progress = Progress::new(opts.quiet);
+    let mut timings = Vec::new();
+
+    let rewrites = validate(opts)?;
+    let plan = resolve::run(opts.manifest_path.as_deref(), &opts.caller, &opts.callees)?;
+    let callees = plan.callee_names();
+    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
+    let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
     let target_dir = opts.target_dir.clone().unwrap_or_else(|| plan.target_dir.clone());
     let out_dir = opts.out.clone().unwrap_or_else(|| target_dir.join("fmerge").join(&name));
 
@@ -131,7 +141,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
         }
         let ll = opts.emit_ll.then_some(ll_path);
         let (settings, native_libs, warnings) = (hit.settings, hit.native_libs, hit.warnings);
-        return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings });
+        return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: true });
     }
     let stage = progress.stage("linking IR", Some(emitted.units.len() as u64));
     let probe = native::probe(&work, &emitted.triple)?;
@@ -259,8 +269,11 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let object = work.join(format!("{name}.o"));
     codegen::emit_object(&module, &machine, &object)?;
     drop(module);
-    let summary = format!("optimized in {:.1}s, one object in {:.1}s", optimized.as_secs_f64(), (started.elapsed() - optimized).as_secs_f64());
+    let emitted_in = started.elapsed() - optimized;
+    let summary = format!("optimized in {:.1}s, one object in {:.1}s", optimized.as_secs_f64(), emitted_in.as_secs_f64());
     timings.push(("codegen", stage.done(&summary)));
+    timings.push(("optimize", optimized));
+    timings.push(("emit object", emitted_in));
 
     // Stage 6: the native link, into a temporary name first.
     let stage = progress.stage("linking the binary", None);
@@ -277,7 +290,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
 
     let native_libs = emitted.native.libs.clone();
     cache::store(&work, &key, &binary, cache::Entry { settings: settings.clone(), native_libs: native_libs.clone(), warnings: warnings.clone() })?;
-    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings })
+    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: false })
 }
 
 /// What fmerge's build changes in the workspace's release profile, said

@@ -192,3 +192,39 @@ fn a_function_with_its_own_global_allocator_is_refused() {
     assert!(stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"), "{stderr}");
     assert!(!out.join("alloc-caller-merged").exists());
 }
+
+#[test]
+fn every_option_is_checked_before_the_build() {
+    let pair = ["write-home-timeline", "social-graph-get-followers"];
+    // The merge name is also the image name: a DNS label.
+    let stderr = fails_with(&[&pair[..], &["--image", "--name", "My_Merge"]].concat(), &["\"My_Merge\" is not a DNS label", "the merge name (--name)"]);
+    assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
+    // Image options without an image.
+    let stderr = fails_with(&[&pair[..], &["--tag", "127.0.0.1:5000/pair:v1"]].concat(), &["--tag applies to the image", "add --image"]);
+    assert!(!stderr.contains("building"), "{stderr}");
+    // A tag that is not a reference, and one that cannot be pushed.
+    fails_with(&[&pair[..], &["--image", "--tag", "Not A Reference"]].concat(), &["is not a valid image reference"]);
+    fails_with(&[&pair[..], &["--image", "-j", "0"]].concat(), &["-j 0"]);
+}
+
+#[test]
+fn a_merge_group_holds_the_image_options_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("group.toml");
+    let manifest = workspace_root().join("Cargo.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nmanifest-path = {manifest:?}\nquiet = true\n\
+             [image]\nbuild = true\nregistry = \"127.0.0.1:5000/team\"\nregistry-auth = \"keychain\"\nprogress = \"plain\"\ngateway = \"http://127.0.0.1:8080\"\n"
+        ),
+    )
+    .unwrap();
+    // Read, and checked before the build: the group's registry-auth is wrong.
+    let stderr = fails_with(&["--config", file.to_str().unwrap()], &["unknown registry auth source", "keychain"]);
+    assert!(!stderr.contains("building"), "{stderr}");
+    let group = fmerge::group::Group::load(&file).unwrap();
+    let image = group.image.unwrap();
+    assert_eq!((image.registry.as_deref(), image.progress.as_deref()), (Some("127.0.0.1:5000/team"), Some("plain")));
+    assert_eq!((group.quiet, image.gateway.as_deref()), (Some(true), Some("http://127.0.0.1:8080")));
+}

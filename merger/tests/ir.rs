@@ -2,13 +2,17 @@
 //! build, Redis or nginx. A case is `tests/ir/<pass>/<case>.ll`; `; KEY: value`
 //! lines at its top say how to run it and what must come out:
 //! - `ERROR: text`: the pass refuses, and its message holds each text;
-//! - otherwise the rewritten module must equal `<case>.out.ll` beside it.
+//! - otherwise the rewritten module must equal `<case>.out.ll` beside it;
+//! - pass-specific keys (`REWRITE`, `OWNERS`, `CALLEES`, `ISOLATED`,
+//!   `WARNING`, `RENAMED`, `NATIVE`, `SETTING`…) are read by that pass's test;
+//!   a symbols case holds several crates, each after `; UNIT: <crate> [<function>]`.
 //!   `FMERGE_BLESS=1 cargo test -p fmerge --test ir` writes those files;
 //!   read the diff before committing it.
 //!
 //! Run: `cargo test --release -p fmerge --test ir`
 
-use fmerge::passes::{endpoints, env, statics};
+use fmerge::emit::Unit;
+use fmerge::passes::{config, dispatch, endpoints, env, statics, symbols};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
@@ -57,6 +61,12 @@ fn cases(pass: &str) -> Vec<Case> {
             Case { path, headers }
         })
         .collect()
+}
+
+/// One module from IR text.
+fn parse_text<'ctx>(ctx: &'ctx Context, name: &str, text: &str) -> Module<'ctx> {
+    let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), name);
+    ctx.create_module_from_ir(buffer).unwrap_or_else(|e| panic!("{name} does not parse: {e}"))
 }
 
 fn parse<'ctx>(ctx: &'ctx Context, case: &Case) -> Module<'ctx> {
@@ -166,4 +176,97 @@ fn statics() {
         check(&case, outcome.as_ref().map(|_| &module).map_err(|e| format!("{e:#}")), &mut failures);
     }
     finish("statics", failures);
+}
+
+/// A case of several crates: `; UNIT: <crate> [<function>]` starts each.
+fn units(case: &Case) -> Vec<(Unit, String)> {
+    let text = std::fs::read_to_string(&case.path).unwrap();
+    let mut out: Vec<(Unit, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(spec) = line.strip_prefix("; UNIT: ") {
+            let mut words = spec.split_whitespace();
+            let crate_name = words.next().expect("a crate name").to_string();
+            let unit = Unit {
+                package_id: cargo_metadata::PackageId { repr: crate_name.clone() },
+                crate_name,
+                bitcode: PathBuf::new(),
+                function: words.next().map(str::to_string),
+                unoptimized: false,
+            };
+            out.push((unit, String::new()));
+        } else if let Some((_, ir)) = out.last_mut() {
+            ir.push_str(line);
+            ir.push('\n');
+        }
+    }
+    assert!(!out.is_empty(), "{}: no `; UNIT:` sections", case.path.display());
+    out
+}
+
+#[test]
+fn symbols() {
+    let mut failures = Vec::new();
+    for case in cases("symbols") {
+        let ctx = Context::create();
+        let caller = case.one("CALLER").expect("CALLER");
+        let mut exports = symbols::Exports::default();
+        for native in case.get("NATIVE") {
+            let (symbol, lib) = native.split_once(' ').unwrap();
+            exports.native_refs.insert(symbol.to_string(), lib.to_string());
+        }
+        let mut merged: Option<Module> = None;
+        let mut outcome: anyhow::Result<()> = Ok(());
+        for (unit, ir) in units(&case) {
+            let module = parse_text(&ctx, &unit.crate_name, &ir);
+            if let Err(e) = symbols::prepare(&module, &unit, caller, &mut exports) {
+                outcome = Err(e);
+                break;
+            }
+            match &merged {
+                None => merged = Some(module),
+                Some(dest) => dest.link_in_module(module).unwrap_or_else(|e| panic!("{}: link: {e}", case.path.display())),
+            }
+        }
+        let merged = merged.unwrap();
+        if outcome.is_ok() {
+            outcome = symbols::check_allocator(&merged);
+        }
+        if outcome.is_ok() {
+            symbols::run(&merged);
+        }
+        let want: Vec<&str> = case.get("RENAMED");
+        if outcome.is_ok() && exports.renamed != want {
+            failures.push(format!("{}: renamed {:?}, expected {want:?}", case.path.display(), exports.renamed));
+        }
+        check(&case, outcome.map(|_| &merged).map_err(|e| format!("{e:#}")), &mut failures);
+    }
+    finish("symbols", failures);
+}
+
+#[test]
+fn dispatch() {
+    let mut failures = Vec::new();
+    for case in cases("dispatch") {
+        let ctx = Context::create();
+        let module = parse(&ctx, &case);
+        let outcome = dispatch::run(&module, &case.list("CALLEES"));
+        check(&case, outcome.map(|_| &module).map_err(|e| format!("{e:#}")), &mut failures);
+    }
+    finish("dispatch", failures);
+}
+
+#[test]
+fn config() {
+    let mut failures = Vec::new();
+    for case in cases("config") {
+        let ctx = Context::create();
+        let module = parse(&ctx, &case);
+        let got: Vec<String> = config::run(&module).iter().map(|s| format!("{} {} {}", s.function, s.key, s.default)).collect();
+        let mut want: Vec<String> = case.get("SETTING").iter().map(|s| s.to_string()).collect();
+        want.sort();
+        if got != want {
+            failures.push(format!("{}: settings {got:?}, expected {want:?}", case.path.display()));
+        }
+    }
+    finish("config", failures);
 }

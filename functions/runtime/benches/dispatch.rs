@@ -24,7 +24,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 unsafe extern "Rust" {
-    #[link_name = "fmerge.routes"]
+    #[link_name = fmerge_contract::routes_symbol!()]
     static mut ROUTES: Routes;
 }
 

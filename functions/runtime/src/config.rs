@@ -18,20 +18,11 @@ pub fn variable_for(function: &str, key: &str) -> String {
     }
 }
 
-/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
-pub fn namespaced(function: &str, key: &str) -> String {
-    let mut name: String = function
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
-        .collect();
-    name.push_str("__");
-    name.push_str(key);
-    name
-}
+pub use fmerge_contract::namespaced;
 
 /// What [`crate::config!`] calls. Exported under a fixed name so that the
 /// merger can list, from the IR, the keys each function reads.
-#[unsafe(export_name = "fmerge.config")]
+#[unsafe(export_name = fmerge_contract::config_symbol!())]
 #[inline(never)]
 pub fn config_of(function: &str, key: &str, default: &str) -> String {
     std::env::var(variable_for(function, key)).unwrap_or_else(|_| default.to_string())

@@ -9,7 +9,7 @@ use crate::{Bytes, Entry, Error};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 
-#[unsafe(export_name = "fmerge.routes")]
+#[unsafe(export_name = fmerge_contract::routes_symbol!())]
 #[used]
 static mut ROUTES: Routes = Routes { routes: std::ptr::null(), len: 0 };
 

@@ -19,6 +19,8 @@ mod invoke;
 mod serve;
 
 pub use bytes::Bytes;
+#[doc(hidden)]
+pub use fmerge_contract as __contract;
 pub use config::{config_of, namespaced, variable_for};
 pub use error::Error;
 pub use invoke::invoke;
@@ -53,7 +55,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Reply {
 macro_rules! function {
     ($handler:path) => {
         #[doc(hidden)]
-        #[unsafe(export_name = concat!("fmerge.entry.", env!("CARGO_PKG_NAME")))]
+        #[unsafe(export_name = concat!($crate::__contract::entry_prefix!(), env!("CARGO_PKG_NAME")))]
         pub fn __fmerge_entry(body: $crate::Bytes) -> $crate::BoxReply {
             ::std::boxed::Box::pin(async move {
                 $handler(body).await.map_err(::std::convert::Into::into)

@@ -9,7 +9,7 @@
 use crate::ir;
 use inkwell::module::Module;
 
-pub const CONFIG: &str = "fmerge.config";
+pub use fmerge_contract::CONFIG;
 
 /// One setting read through `config!`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -31,12 +31,7 @@ impl Setting {
     }
 }
 
-/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
-pub fn namespaced(function: &str, key: &str) -> String {
-    let upper: String =
-        function.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    format!("{upper}__{key}")
-}
+pub use fmerge_contract::namespaced;
 
 /// Every setting read in `module` with literal arguments, sorted, deduplicated.
 pub fn run(module: &Module<'_>) -> Vec<Setting> {

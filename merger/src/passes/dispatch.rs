@@ -14,8 +14,22 @@ use inkwell::AddressSpace;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{BasicValue, FunctionValue, StructValue};
 
-pub const ROUTES: &str = "fmerge.routes";
-pub const ENTRY_PREFIX: &str = "fmerge.entry.";
+pub use fmerge_contract::{ENTRY_PREFIX, ROUTES};
+use fmerge_contract::{Field, ROUTE_LAYOUT, ROUTES_LAYOUT};
+use inkwell::context::ContextRef;
+use inkwell::types::{BasicTypeEnum, StructType};
+
+/// A `repr(C)` struct of the contract's layout as an LLVM type.
+fn layout<'ctx>(ctx: &ContextRef<'ctx>, fields: &[Field]) -> StructType<'ctx> {
+    let types: Vec<BasicTypeEnum> = fields
+        .iter()
+        .map(|f| match f {
+            Field::Ptr => ctx.ptr_type(AddressSpace::default()).into(),
+            Field::Usize => ctx.i64_type().into(),
+        })
+        .collect();
+    ctx.struct_type(&types, false)
+}
 
 /// Fills the dispatch table with `callees`. Fails if a callee exports no
 /// entry, which means it does not declare its handler with `function!`.
@@ -25,9 +39,8 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
         "the merged module has no `fmerge.routes` table: the functions were built with an fmerge-runtime \
          that predates in-process dispatch; update the fmerge-runtime dependency",
     )?;
-    let ptr = ctx.ptr_type(AddressSpace::default());
     let usize = ctx.i64_type();
-    let route = ctx.struct_type(&[ptr.into(), usize.into(), ptr.into()], false);
+    let route = layout(&ctx, &ROUTE_LAYOUT);
     let mut routes: Vec<StructValue> = Vec::new();
     for callee in callees {
         let entry = entry(module, callee)?;
@@ -49,7 +62,7 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
     table.set_constant(true);
     table.set_linkage(Linkage::Private);
 
-    let header = ctx.struct_type(&[ptr.into(), usize.into()], false);
+    let header = layout(&ctx, &ROUTES_LAYOUT);
     let value = header.const_named_struct(&[
         table.as_pointer_value().into(),
         usize.const_int(callees.len() as u64, false).into(),
@@ -69,7 +82,7 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
 /// The handler entry `function` exports (`fmerge.entry.<function>`), or an
 /// error saying it never declared one.
 pub fn entry<'ctx>(module: &Module<'ctx>, function: &str) -> Result<FunctionValue<'ctx>> {
-    let symbol = format!("{ENTRY_PREFIX}{function}");
+    let symbol = fmerge_contract::entry_symbol(function);
     match module.get_function(&symbol).filter(|f| f.count_basic_blocks() > 0) {
         Some(entry) => Ok(entry),
         None => bail!(

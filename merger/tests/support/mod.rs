@@ -406,13 +406,9 @@ pub fn redis_env(url: &str, functions: &[&str]) -> Vec<(String, String)> {
     env
 }
 
-/// The runtime's name for `key` of a function merged into another's binary:
-/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
-pub fn namespaced(function: &str, key: &str) -> String {
-    let upper: String =
-        function.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    format!("{upper}__{key}")
-}
+/// The runtime's name for `key` of a function merged into another's binary,
+/// from the contract.
+pub use fmerge_contract::namespaced;
 
 // ---------------------------------------------------------------- Gateway
 

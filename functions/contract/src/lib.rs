@@ -1,0 +1,105 @@
+//! The merge contract: what `fmerge-runtime` writes into every function's IR
+//! and what the merger looks for there. Both sides, the tests and the bench
+//! (through fmerge's output) take these names from here, never a copy.
+//!
+//! - Each function exports its handler as [`entry_symbol`]`(name)`.
+//! - The runtime's `invoke` consults the table [`ROUTES`], a [`Routes`] that
+//!   is empty in every unmerged binary; the merger fills it.
+//! - `config!` calls [`CONFIG`]`(function, key, default)`, and a merged
+//!   callee reads [`namespaced`]`(function, key)`.
+
+/// The symbol names as literals, for attributes (`export_name = …`), which
+/// cannot name a `const`.
+#[macro_export]
+macro_rules! entry_prefix {
+    () => {
+        "fmerge.entry."
+    };
+}
+#[macro_export]
+macro_rules! routes_symbol {
+    () => {
+        "fmerge.routes"
+    };
+}
+#[macro_export]
+macro_rules! config_symbol {
+    () => {
+        "fmerge.config"
+    };
+}
+
+/// Prefix of each function's exported entry: `fmerge.entry.<package name>`.
+pub const ENTRY_PREFIX: &str = entry_prefix!();
+/// The dispatch table.
+pub const ROUTES: &str = routes_symbol!();
+/// The runtime's settings reader, called with three `&str`: function, key, default.
+pub const CONFIG: &str = config_symbol!();
+
+/// `fmerge.entry.<function>`.
+pub fn entry_symbol(function: &str) -> String {
+    let mut s = String::from(ENTRY_PREFIX);
+    s.push_str(function);
+    s
+}
+
+/// One merged callee: its name as UTF-8 bytes (not NUL-terminated) and its
+/// entry. `E` is the runtime's entry function pointer type.
+#[repr(C)]
+pub struct Route<E> {
+    pub name: *const u8,
+    pub len: usize,
+    pub entry: E,
+}
+
+/// The table: a pointer to `len` routes.
+#[repr(C)]
+pub struct Routes<E> {
+    pub routes: *const Route<E>,
+    pub len: usize,
+}
+
+/// A field of the table's C layout, for the merger to build the same types
+/// in LLVM IR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Ptr,
+    Usize,
+}
+
+/// [`Route`]'s fields in order: `{ ptr, i64, ptr }` on 64-bit targets.
+pub const ROUTE_LAYOUT: [Field; 3] = [Field::Ptr, Field::Usize, Field::Ptr];
+/// [`Routes`]'s fields in order: `{ ptr, i64 }`.
+pub const ROUTES_LAYOUT: [Field; 2] = [Field::Ptr, Field::Usize];
+
+/// The environment variable a merged callee reads for `key`:
+/// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
+/// ASCII letters and digits are upper-cased, everything else becomes `_`.
+pub fn namespaced(function: &str, key: &str) -> String {
+    let mut name: String =
+        function.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    name.push_str("__");
+    name.push_str(key);
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, size_of};
+
+    #[test]
+    fn the_table_layout_is_what_the_merger_writes() {
+        type Entry = fn();
+        assert_eq!(size_of::<Route<Entry>>(), ROUTE_LAYOUT.len() * size_of::<usize>());
+        assert_eq!(size_of::<Routes<Entry>>(), ROUTES_LAYOUT.len() * size_of::<usize>());
+        assert_eq!(align_of::<Routes<Entry>>(), size_of::<usize>());
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(entry_symbol("unique-id"), "fmerge.entry.unique-id");
+        assert_eq!(namespaced("social-graph-get-followers", "REDIS_URL"), "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL");
+        assert_eq!(namespaced("a.b_c", "K"), "A_B_C__K");
+    }
+}
