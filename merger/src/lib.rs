@@ -1,25 +1,20 @@
 //! fmerge: merge Rust OpenFaaS functions at LLVM IR level into one binary.
 //!
-//! The pipeline, one module per stage: [`resolve`] → [`emit`] → [`link`] →
-//! [`passes`] (symbols, dispatch, endpoints, config) → [`codegen`] →
-//! [`native`] → [`image`] → [`push`] → [`stack`]. [`pipeline`] runs the
-//! stages up to the binary; the CLI adds the image, the push and the stack.
+//! The work is split along its real boundaries, one crate each:
+//! - [`fmerge_build`] (no LLVM): the toolchain, [`resolve`], [`emit`] (one
+//!   cargo build with bitcode), [`native`] (the final link), [`cache`];
+//! - [`fmerge_ir`] (the only crate linking libLLVM): [`link`], [`passes`],
+//!   [`codegen`];
+//! - [`fmerge_ship`] (no LLVM): [`image`], [`push`], [`stack`].
+//!
+//! This crate sequences them ([`pipeline`]), reads merge groups ([`group`]),
+//! shows progress, and is the `fmerge` CLI.
 
-pub mod artifact;
-pub mod cache;
-pub mod codegen;
-pub mod emit;
 pub mod group;
-pub mod image;
-mod ir;
-pub mod link;
-pub mod native;
-pub mod passes;
 pub mod pipeline;
 pub mod progress;
-pub mod push;
-pub mod resolve;
-pub mod stack;
-pub mod toolchain;
 
+pub use fmerge_build::{artifact, cache, emit, native, resolve, toolchain};
+pub use fmerge_ir::{codegen, link, llvm, passes};
+pub use fmerge_ship::{image, names, push, stack};
 pub use pipeline::{Merged, Options, build};

@@ -1,16 +1,20 @@
-//! The whole merge, stage by stage: resolve → emit → link → passes →
-//! codegen → native. Each stage lives in its own module; this one only
-//! sequences them and reports what they did.
+//! The whole merge, stage by stage; each stage lives in its own crate and
+//! module, and this one only sequences them:
+//!
+//! resolve → emit (cargo) → per crate: parse, [`passes::per_crate`],
+//! optimize if built unoptimized, link → [`passes::on_module`] → codegen →
+//! native link.
 
-use crate::emit::{self, Unit};
-use crate::passes::{config, dispatch, endpoints, env, statics, symbols};
-use crate::passes::config::Setting;
 use crate::progress::Progress;
-use crate::{artifact, cache, codegen, link, native, resolve};
 use anyhow::{Context as _, Result, bail};
-use inkwell::context::Context;
-use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use fmerge_build::emit::{self, Unit};
+use fmerge_build::toolchain::Toolchain;
+use fmerge_build::{artifact, cache, native, resolve};
+use fmerge_ir::passes::config::Setting;
+use fmerge_ir::passes::{self, Crate, Facts, Found, endpoints};
+use fmerge_ir::{Context, codegen, link};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What to merge, and how. The CLI and the config file both fill this in.
@@ -101,167 +105,123 @@ pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
     Ok(rewrites)
 }
 
+/// What a merge remembers for a re-merge that changes nothing.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Remembered {
+    settings: Vec<Setting>,
+    native_libs: Vec<String>,
+    warnings: Vec<String>,
+}
+
 pub fn build(opts: &Options) -> Result<Merged> {
     let progress = Progress::new(opts.quiet);
     let mut timings = Vec::new();
 
     let rewrites = validate(opts)?;
+    let toolchain = Toolchain::detect()?;
+    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
     let plan = resolve::run(opts.manifest_path.as_deref(), &opts.caller, &opts.callees)?;
-    let callees = plan.callee_names();
     let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
     let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
     let target_dir = opts.target_dir.clone().unwrap_or_else(|| plan.target_dir.clone());
     let out_dir = opts.out.clone().unwrap_or_else(|| target_dir.join("fmerge").join(&name));
-
-    // Stage 2: one cargo build, IR for every crate. With rewrites, the
-    // callees' own crates are built unoptimized (see passes::endpoints).
-    let profile = emit::Profile { unoptimized: if rewrites.is_empty() { BTreeSet::new() } else { plan.callee_owned_local() } };
-    for note in profile_notes(&plan.manifest_path) {
-        progress.note(&note);
-    }
-    let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
-    let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs, &profile)?;
-    timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
-
-    // Stage 3: read the bitcode (in parallel); unless the last merge saw the
-    // same, ask rustc how it links, then prepare and link the IR.
     let work = target_dir.join("fmerge").join("work").join(&name);
     let binary = out_dir.join(&name);
     let ll_path = out_dir.join(format!("{name}.ll"));
+
+    // One cargo build, bitcode for every crate; with rewrites, the callees'
+    // own crates are built unoptimized (see fmerge_ir::passes::endpoints).
+    let profile = emit::Profile { unoptimized: if rewrites.is_empty() { BTreeSet::new() } else { plan.callee_owned_local() } };
+    for note in emit::Profile::notes(&plan.manifest_path) {
+        progress.note(&note);
+    }
+    let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
+    let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs, &profile, &toolchain)?;
+    timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
     let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
     unmerged.sort();
     let units = emitted.units.len();
-    let bytes = link::read(&emitted.units)?;
-    let key = cache::key(opts, &emitted, &bytes);
-    let cached = if opts.force { None } else { cache::lookup(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) };
-    if let Some(hit) = cached {
+
+    // Nothing changed since the last merge of this name: keep its binary.
+    let bytes = emit::read_bitcode(&emitted.units)?;
+    let key = cache::key(&cache_inputs(opts, &toolchain, &emitted), &emitted.units.iter().map(unit_label).collect::<Vec<_>>(), &bytes);
+    let hit = if opts.force { None } else { cache::lookup::<Remembered>(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) };
+    if let Some(hit) = hit {
         progress.note("nothing changed since the last merge (same bitcode and options): keeping the binary");
         for w in &hit.warnings {
             progress.note(&format!("warning: {w}"));
         }
         let ll = opts.emit_ll.then_some(ll_path);
-        let (settings, native_libs, warnings) = (hit.settings, hit.native_libs, hit.warnings);
+        let Remembered { settings, native_libs, warnings } = hit;
         return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: true });
     }
-    let stage = progress.stage("linking IR", Some(emitted.units.len() as u64));
-    let probe = native::probe(&work, &emitted.triple)?;
-    let machine = codegen::machine(&emitted.triple, opts.opt_level)?;
+
+    // Per crate: parse, phase 1 of the passes, optimize a crate built
+    // unoptimized, link into the caller's module.
+    let stage = progress.stage("linking IR", Some(units as u64));
+    let probe = native::probe(&work, &toolchain)?;
+    let machine = codegen::machine(&toolchain.triple, opts.opt_level)?;
+    let facts = Facts {
+        caller: opts.caller.clone(),
+        callees: plan.callee_names(),
+        rewrites: rewrites.clone(),
+        allow_shared_static: opts.allow_shared_static.clone(),
+        native_refs: native::undefined_in_static_libs(&emitted.native),
+    };
     let ctx = Context::create();
-    let order = link_order(&emitted.units, &opts.caller);
-    let mut exports = symbols::Exports::default();
-    exports.native_refs = native::undefined_in_static_libs(&emitted.native);
-    let shared: HashMap<_, _> = plan.shared_local().into_iter().map(|(id, name, fns)| (id, (name, fns))).collect();
-    let mut hits = vec![0usize; rewrites.len()];
-    let mut mentioned: BTreeSet<String> = BTreeSet::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let mut isolated: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut found = Found::default();
     let mut merged = None;
-    // Per-crate passes, in this order, while each crate's owners are known:
-    for &i in &order {
+    for i in link_order(&emitted.units, &opts.caller) {
         let unit = &emitted.units[i];
-        let module = link::parse(&ctx, &bytes[i], unit)?;
+        let module = link::parse(&ctx, &bytes[i], &unit.crate_name, &unit.bitcode)?;
         let owners = resolve::owners(plan.functions(), &unit.package_id);
-        // The user's own crates; the runtime's process settings (port, gateway) are the contract's.
-        let local = plan.local.get(&unit.package_id).is_some_and(|name| name != resolve::RUNTIME);
-        // The function's entry exists, and which callees it names.
-        if let Some(function) = &unit.function {
-            dispatch::entry(&module, function)?;
-            for callee in callees.iter().filter(|c| *c != function) {
-                if dispatch::mentions(&module, callee) {
-                    mentioned.insert(callee.clone());
-                }
-            }
-        }
-        // One `main`, and exported symbols that cannot clash.
-        symbols::prepare(&module, unit, &opts.caller, &mut exports)?;
-        // No mutable static shared by functions that each had their own.
-        if let Some((package, functions)) = shared.get(&unit.package_id) {
-            statics::run(&module, package, &unit.crate_name, functions, &opts.allow_shared_static)?;
-        }
-        // Callee endpoints, then callee settings read with std::env.
-        if !rewrites.is_empty() {
-            for (n, h) in endpoints::run(&module, &unit.crate_name, &owners, &rewrites, &callees)?.into_iter().enumerate() {
-                hits[n] += h;
-            }
-        }
-        if local {
-            let owner = owners.iter().next().filter(|o| owners.len() == 1 && **o != opts.caller).map(String::as_str);
-            let report = env::run(&module, &unit.crate_name, owner, &owners);
-            isolated.extend(report.isolated);
-            warnings.extend(report.warnings);
-            for (function, url) in dispatch::gateway_urls(&module, &members) {
-                warnings.push(format!(
-                    "crate {} (linked by {}) holds the gateway URL `{url}` of merged function {function}: a call made with it, \
-                     with its own HTTP client, still leaves the process; fix: call `fmerge_runtime::invoke(\"{function}\", …)`",
-                    unit.crate_name,
-                    owners.iter().cloned().collect::<Vec<_>>().join(", ")
-                ));
-            }
-        }
-        // Crates built unoptimized for the rewrite get rustc's own pipeline now.
+        let package = plan.local.get(&unit.package_id);
+        let krate = Crate {
+            name: &unit.crate_name,
+            package: package.map_or(unit.crate_name.as_str(), String::as_str),
+            function: unit.function.as_deref(),
+            owners: &owners,
+            local: package.is_some_and(|p| p != resolve::RUNTIME),
+        };
+        passes::per_crate(&module, &krate, &facts, &mut found)?;
         if unit.unoptimized {
             codegen::optimize_unit(&module, &machine)?;
         }
         match &merged {
             None => merged = Some(module),
-            Some(dest) => link::into(dest, module, unit)?,
+            Some(dest) => link::into(dest, module, &unit.crate_name)?,
         }
         stage.inc();
     }
     let module = merged.context("cargo built nothing to merge")?;
-    timings.push(("link IR", stage.done(&format!("{} units", emitted.units.len()))));
-    warnings.extend(exports.renamed.iter().map(|r| format!("two functions export one symbol; {r}")));
-    for callee in callees.iter().filter(|c| !mentioned.contains(*c)) {
-        warnings.push(format!(
+    timings.push(("link IR", stage.done(&format!("{units} units"))));
+    let mut warnings = std::mem::take(&mut found.warnings);
+    warnings.extend(found.exports.renamed.iter().map(|r| format!("two functions export one symbol; {r}")));
+    warnings.extend(facts.callees.iter().filter(|c| !found.mentioned.contains(*c)).map(|callee| {
+        format!(
             "no merged function names {callee} in its code, so it never invokes it and merging it saves no RPC; \
              check the call tree (did you mean another callee?)"
-        ));
-    }
+        )
+    }));
     for w in &warnings {
         progress.note(&format!("warning: {w}"));
     }
-    for (rewrite, n) in rewrites.iter().zip(&hits) {
-        if *n == 0 {
-            let targets: Vec<_> = rewrite.targets(&callees).into_iter().collect();
-            bail!(
-                "--rewrite {}: no string literal in the code of {} contains `{}`.\n\
-                 Check FROM: it is matched byte for byte (the endpoints each function reads are listed by `fmerge build … --emit-ll` in the .ll, \
-                 and by the config report of a merge without this rewrite).",
-                rewrite.from,
-                targets.join(", "),
-                rewrite.from
-            );
-        }
-        progress.note(&format!("rewrote `{}` → `{}` in {n} literal(s)", rewrite.from, rewrite.to));
+    for note in endpoints::outcome(&rewrites, &found.rewritten, &facts.callees)? {
+        progress.note(&note);
     }
 
-    // Stage 4: the passes on the merged module.
+    // Phase 2 of the passes, on the merged module.
     let stage = progress.stage("rewriting the module", None);
-    symbols::check_allocator(&module)?;
-    let internal = symbols::run(&module);
-    dispatch::run(&module, &callees)?;
-    let mut settings = config::run(&module);
-    settings.extend(isolated.into_iter().map(|(function, key)| config::Setting { function, key, default: String::new(), from_env: true }));
-    settings.sort();
+    let report = passes::on_module(&module, &facts, &found)?;
     codegen::verify(&module)?;
-    timings.push(("passes", stage.done(&format!("{} symbols internalized, {} routes", internal, callees.len()))));
-    for s in &settings {
-        if s.from_env {
-            progress.note(&format!("config: {} reads {} (std::env, no default)", s.function, s.variable(&opts.caller)));
-        } else {
-            progress.note(&format!("config: {} reads {} (default {})", s.function, s.variable(&opts.caller), s.default));
-        }
+    timings.push(("passes", stage.done(&format!("{} symbols internalized, {} routes", report.internalized, facts.callees.len()))));
+    for s in &report.settings {
+        let how = if s.from_env { "std::env, no default".to_string() } else { format!("default {}", s.default) };
+        progress.note(&format!("config: {} reads {} ({how})", s.function, s.variable(&opts.caller)));
     }
+    let ll = if opts.emit_ll { Some(write_ll(&module, &ll_path)?) } else { None };
 
-    let ll = if opts.emit_ll {
-        let temp = artifact::temp_beside(&ll_path)?;
-        module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", ll_path.display()))?;
-        Some(artifact::commit(temp, &ll_path, 0o644)?)
-    } else {
-        None
-    };
-
-    // Stage 5: optimize and compile.
+    // Optimize and compile.
     let stage = progress.stage(&format!("optimizing (O{}) and compiling", opts.opt_level), None);
     let started = std::time::Instant::now();
     codegen::optimize(&module, &machine, opts.opt_level)?;
@@ -275,7 +235,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     timings.push(("optimize", optimized));
     timings.push(("emit object", emitted_in));
 
-    // Stage 6: the native link, into a temporary name first.
+    // The native link, into a temporary name first.
     let stage = progress.stage("linking the binary", None);
     let script = work.join("merged.ver");
     std::fs::write(&script, native::VERSION_SCRIPT)?;
@@ -288,29 +248,37 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
     timings.push(("native link", stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0))));
 
-    let native_libs = emitted.native.libs.clone();
-    cache::store(&work, &key, &binary, cache::Entry { settings: settings.clone(), native_libs: native_libs.clone(), warnings: warnings.clone() })?;
+    let (settings, native_libs) = (report.settings, emitted.native.libs.clone());
+    let remembered = Remembered { settings: settings.clone(), native_libs: native_libs.clone(), warnings: warnings.clone() };
+    cache::store(&work, &key, &binary, remembered)?;
     Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: false })
 }
 
-/// What fmerge's build changes in the workspace's release profile, said
-/// once so that nobody is surprised (see [`emit::Profile`]).
-fn profile_notes(manifest: &std::path::Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(manifest) else { return Vec::new() };
-    let Ok(doc) = text.parse::<toml::Table>() else { return Vec::new() };
-    let Some(release) = doc.get("profile").and_then(|p| p.get("release")) else { return Vec::new() };
-    let mut notes = Vec::new();
-    if release.get("panic").and_then(|v| v.as_str()) == Some("abort") {
-        notes.push(
-            "profile.release sets panic = \"abort\"; fmerge builds with panic = \"unwind\" so that a panicking callee fails only \
-             its own call (its caller gets an error reply, as from a crashed callee) instead of killing the merged process"
-                .to_string(),
-        );
-    }
-    if release.get("lto").is_some_and(|v| v.as_bool() != Some(false) && v.as_str() != Some("off")) {
-        notes.push("profile.release sets lto; fmerge builds without it and optimizes the whole merged program itself".to_string());
-    }
-    notes
+/// Every option that decides the merged binary, for the merge cache.
+fn cache_inputs(opts: &Options, toolchain: &Toolchain, emitted: &emit::Emitted) -> Vec<String> {
+    let mut inputs = vec![
+        format!("fmerge {}", env!("CARGO_PKG_VERSION")),
+        format!("rustc {}", toolchain.release),
+        format!("caller {}", opts.caller),
+        format!("opt-level {}", opts.opt_level),
+        format!("name {:?} out {:?}", opts.name, opts.out),
+    ];
+    inputs.extend(opts.callees.iter().map(|c| format!("callee {c}")));
+    inputs.extend(opts.rewrites.iter().map(|r| format!("rewrite {r}")));
+    inputs.extend(opts.allow_shared_static.iter().map(|a| format!("allow-shared-static {a}")));
+    inputs.extend(emitted.native.libs.iter().chain(&emitted.native.search).map(|l| format!("native {l}")));
+    inputs
+}
+
+fn unit_label(unit: &Unit) -> String {
+    format!("{} {:?}", unit.crate_name, unit.function)
+}
+
+/// The merged module as readable IR (`--emit-ll`), written atomically.
+fn write_ll(module: &fmerge_ir::Module<'_>, path: &Path) -> Result<PathBuf> {
+    let temp = artifact::temp_beside(path)?;
+    module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    artifact::commit(temp, path, 0o644)
 }
 
 /// The caller's own crate first, so that the merged module starts as the

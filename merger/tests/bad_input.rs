@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::workspace_root;
 
-fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fmerge")).current_dir(dir).arg("build").args(args).output().expect("run fmerge");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+/// `fmerge build ARGS` in this repo's workspace.
+fn fmerge(args: &[&str]) -> (bool, String, String) {
+    support::fmerge(&workspace_root(), args, &[])
 }
 
-fn fmerge(args: &[&str]) -> (bool, String, String) {
-    fmerge_in(&workspace_root(), args)
+fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    support::fmerge(dir, args, &[])
 }
 
 /// Asserts that `fmerge build args` fails with stderr containing every one of `needles`.
@@ -94,27 +94,23 @@ fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
 #[test]
 fn a_missing_llvm_library_is_explained() {
     let empty = tempfile::tempdir().unwrap();
-    let why = fmerge::toolchain::llvm_link_name(empty.path()).unwrap_err();
+    let why = fmerge::llvm::llvm_link_name(empty.path()).unwrap_err();
     assert!(why.contains("no libLLVM-*.so") && why.contains("rustup"), "{why}");
     // And the real toolchain has one.
     let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().unwrap();
     let lib = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib");
-    assert!(fmerge::toolchain::llvm_link_name(&lib).unwrap().starts_with("LLVM-"));
+    assert!(fmerge::llvm::llvm_link_name(&lib).unwrap().starts_with("LLVM-"));
 }
 
 fn fixture(name: &str) -> tempfile::TempDir {
     support::fixture(name, &[])
 }
 
-fn shared_target() -> String {
-    workspace_root().join("target").to_str().unwrap().to_string()
-}
 
 #[test]
 fn an_exported_symbol_defined_by_two_crates_is_a_clash_naming_both() {
     let ws = fixture("clash");
-    let target = shared_target();
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["caller-fn", "callee-fn", "--target-dir", &target, "--out", ws.path().join("out").to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["caller-fn", "callee-fn", "--out", ws.path().join("out").to_str().unwrap()]);
     assert!(!ok, "the clash must stop the merge");
     for needle in ["symbol clash", "clash_a", "clash_b", "sn_checksum", "export_name"] {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
@@ -129,8 +125,7 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
     std::fs::create_dir_all(&out).unwrap();
     let good = out.join("broken-caller-merged");
     std::fs::write(&good, b"an earlier good build").unwrap();
-    let target = shared_target();
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["broken-caller", "ok-callee", "--target-dir", &target, "--out", out.to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["broken-caller", "ok-callee", "--out", out.to_str().unwrap()]);
     assert!(!ok);
     assert!(stderr.contains("error[E0308]") && stderr.contains("not a number"), "cargo's own error is shown:\n{stderr}");
     assert!(stderr.contains("cargo build failed") && stderr.contains("Fix them"), "{stderr}");
@@ -185,9 +180,8 @@ fn bad_image_options_are_refused_before_the_long_build() {
 #[test]
 fn a_function_with_its_own_global_allocator_is_refused() {
     let ws = fixture("allocator");
-    let target = shared_target();
     let out = ws.path().join("out");
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["alloc-caller", "alloc-callee", "--target-dir", &target, "--out", out.to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(ws.path(), &["alloc-caller", "alloc-callee", "--out", out.to_str().unwrap()]);
     assert!(!ok, "a custom allocator must stop the merge");
     assert!(stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"), "{stderr}");
     assert!(!out.join("alloc-caller-merged").exists());

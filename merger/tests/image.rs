@@ -8,7 +8,8 @@
 //! Until merged binaries are available here, the image holds a real unmerged
 //! OpenFaaS function (`social-graph-get-followers`).
 
-mod support;
+#[path = "support/registry.rs"]
+mod registry;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -20,17 +21,26 @@ use fmerge::image::{self, BuiltImage, ImageSpec, engine};
 use fmerge::push::{self, Auth, Credentials, Progress, PushOptions};
 use fmerge::stack::{self, CalleeEnv, StackSpec};
 use futures_util::StreamExt as _;
-use support::registry::{self, Container, Registry, docker, docker_ok, unique, wait_http};
+use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 
 const FUNCTION: &str = "social-graph-get-followers";
 
+/// Skips without an Engine; otherwise holds the Engine for the rest of the
+/// test. These tests build identical content, so their images share one ID:
+/// one test's `docker rmi` would delete the image another is about to tag.
 macro_rules! need_engine {
     () => {
         if let Some(reason) = registry::engine_skip_reason() {
             eprintln!("SKIPPED: {reason}");
             return;
         }
+        let _engine = engine();
     };
+}
+
+fn engine() -> std::sync::MutexGuard<'static, ()> {
+    static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn spec(tag: &str) -> ImageSpec {
@@ -55,7 +65,6 @@ fn quick_retries(auth: Auth) -> PushOptions {
         attempts: 2,
         min_delay: Duration::from_millis(100),
         max_delay: Duration::from_millis(200),
-        ..PushOptions::default()
     }
 }
 
@@ -162,7 +171,7 @@ fn build_push_pull_run_answers_health() {
 
     // It does real work: a host name resolves through the image's NSS setup
     // (nsswitch.conf + glibc), and it reads Redis.
-    let redis = support::Redis::start();
+    let redis = fmerge_testkit::Redis::start();
     redis::cmd("ZADD").arg("social-graph:followers:7").arg(1).arg(100).arg(2).arg(200).exec(&mut redis.conn()).unwrap();
     let port = registry::free_port();
     let c = Container::run_with(

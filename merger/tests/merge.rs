@@ -9,7 +9,6 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 use support::{Deployment, Function, Gateway, Redis, SAMPLE_POSTS, free_port, post, redis_env, seed_social_network, workspace_root};
 
 fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
@@ -20,13 +19,7 @@ fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
 
 /// Runs `fmerge build` from the workspace root; returns (success, stdout, stderr).
 fn fmerge(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
-        .current_dir(workspace_root())
-        .arg("build")
-        .args(args)
-        .output()
-        .expect("run fmerge");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    support::fmerge(&workspace_root(), args, &[])
 }
 
 /// Merges `functions` (the caller first) as `name`; returns the binary and fmerge's stderr.

@@ -6,10 +6,11 @@
 //! Run: `cargo test --release -p fmerge --test ship`
 
 mod support;
+#[path = "support/registry.rs"]
+mod registry;
 
-use support::registry::{self, Container, Registry, docker, docker_ok, unique, wait_http};
+use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 use support::{Function, Redis, free_port, post, seed_social_network, workspace_root};
 
@@ -24,17 +25,13 @@ fn the_merged_pair_is_pushed_pulled_back_and_answers_like_the_binary() {
     let reg = Registry::start();
     let tag = format!("{}/pair:{}", reg.host(), unique("t"));
     let out = workspace_root().join("target/fmerge-tests/ship");
-    let fmerge = Command::new(env!("CARGO_BIN_EXE_fmerge"))
-        .current_dir(workspace_root())
-        .args(["build", "write-home-timeline", "social-graph-get-followers", "--name", "ship", "--out"])
-        .arg(&out)
-        .args(["--push", "--tag", &tag, "--registry-auth", "env", "--gateway", "http://127.0.0.1:8080"])
-        .env("FMERGE_REGISTRY_USER", &reg.user)
-        .env("FMERGE_REGISTRY_PASSWORD", &reg.password)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&fmerge.stdout), String::from_utf8_lossy(&fmerge.stderr));
-    assert!(fmerge.status.success(), "{stderr}");
+    let (ok, stdout, stderr) = support::fmerge(
+        &workspace_root(),
+        &["write-home-timeline", "social-graph-get-followers", "--name", "ship", "--out", out.to_str().unwrap(),
+          "--push", "--tag", &tag, "--registry-auth", "env", "--gateway", "http://127.0.0.1:8080"],
+        &[("FMERGE_REGISTRY_USER", &reg.user), ("FMERGE_REGISTRY_PASSWORD", &reg.password)],
+    );
+    assert!(ok, "{stderr}");
     assert!(!stdout.contains(&reg.password) && !stderr.contains(&reg.password), "the password is never printed");
     let lines: Vec<&str> = stdout.lines().collect();
     let [pinned, stack, binary] = lines[..] else { panic!("expected image, stack.yml and binary lines:\n{stdout}") };

@@ -10,7 +10,11 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::{Function, Gateway, Redis, built_binary, fixture, fmerge_in, free_port, post, sha256};
+use support::{Function, Gateway, Redis, built_binary, fixture, free_port, post, sha256};
+
+fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    support::fmerge(dir, args, &[])
+}
 
 /// Merges in `ws`; asserts success and returns the binary and stderr.
 fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {

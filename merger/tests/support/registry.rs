@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-pub use super::free_port;
+pub use fmerge_testkit::{free_port, need, wait_http};
 
 
 /// A string unique to this test process and call, for tags and secrets.
@@ -33,21 +33,6 @@ pub fn unique(prefix: &str) -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-fn need(program: &str, package: &str) -> PathBuf {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
-        .map(|d| d.join(program))
-        .find(|p| p.is_file());
-    found.unwrap_or_else(|| {
-        panic!(
-            "`{program}` is not installed, and the image tests need a real one; \
-             fix: apt-get install -y {package} (`bash .ci/run` installs it)"
-        )
-    })
 }
 
 /// `Some(reason)` when there is no Docker Engine to test against (no `DOCKER_HOST`
@@ -295,28 +280,6 @@ impl Drop for Container {
     }
 }
 
-/// GETs `http://127.0.0.1:<port><path>` until it answers or `timeout` passes.
-pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, String), String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .http_status_as_error(false)
-        .proxy(None)
-        .build()
-        .into();
-    let url = format!("http://127.0.0.1:{port}{path}");
-    let deadline = Instant::now() + timeout;
-    loop {
-        match agent.get(&url).call() {
-            Ok(mut r) => {
-                return Ok((r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default()));
-            }
-            Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
-
-
 /// A `dnsmasq` DNS server on `<addr>:53` (a loopback address of its own) that answers
 /// `name` → 127.0.0.1, so a container started with `--dns <addr>` resolves `name`
 /// through real DNS (not /etc/hosts). Killed on drop. Needs root for port 53.
@@ -381,14 +344,14 @@ impl Drop for DnsServer {
 
 /// POSTs `body` to `http://127.0.0.1:<port><path>`: (status, body).
 pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
-    super::post(&format!("http://127.0.0.1:{port}{path}"), body)
+    fmerge_testkit::post(&format!("http://127.0.0.1:{port}{path}"), body)
 }
 
 /// A real OpenFaaS function binary of this workspace (`social-graph-get-followers`:
 /// serves env `port`, answers `GET /_/health`), from the harness's one build.
 pub fn function_binary() -> &'static std::path::Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| super::function_binary("social-graph-get-followers"))
+    BIN.get_or_init(|| fmerge_testkit::function_binary("social-graph-get-followers"))
 }
 
 /// Standard base64 (for Basic auth and docker's config.json).

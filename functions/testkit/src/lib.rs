@@ -1,0 +1,37 @@
+//! The test harness of fmerge and its functions (`fmerge-testkit`).
+//!
+//! It runs the real thing on 127.0.0.1 only: a `redis-server`, an `nginx`
+//! standing in for the OpenFaaS gateway, and each function as its own
+//! process, built once per test process with the same flags as the merger
+//! uses. Every process is killed and every temp dir removed on `Drop`.
+//!
+//! - [`free_port`], [`post`], [`get`]: ports and a blocking HTTP client.
+//! - [`Redis`]: a throwaway redis-server; [`Redis::dump`] snapshots it.
+//! - [`Gateway`]: nginx routing `/function/<name>` to a port, counting calls.
+//! - [`Function`]: one function process; [`Stub`]: a fake function.
+//! - [`function_binary`]: the unmerged binaries, built once.
+//! - [`Deployment`]: socialNetwork behind one gateway, unmerged or with any
+//!   set of (merged) binaries.
+//! - [`seed_social_network`], [`SAMPLE_POSTS`]: a standard data set.
+//!
+//! Needs `redis-server` and `nginx` on PATH (Debian: packages `redis-server`
+//! and `nginx`); `bash .ci/run` installs them. Without them the tests panic,
+//! they never skip.
+
+
+mod build;
+mod fixture;
+mod gateway;
+pub(crate) mod http;
+pub(crate) mod process;
+mod social;
+mod store;
+
+pub use build::*;
+pub use fixture::*;
+pub use gateway::*;
+pub use http::{free_port, get, post, try_post};
+pub use http::wait_http;
+pub use process::{Function, Stub, need};
+pub use social::*;
+pub use store::*;

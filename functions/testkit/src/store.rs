@@ -1,0 +1,148 @@
+//! A throwaway `redis-server` per test.
+
+use crate::process::{kill, need, read, wait_for};
+use crate::free_port;
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A real `redis-server` on 127.0.0.1 at a random port, with no persistence,
+/// in its own temp dir. Killed on drop.
+pub struct Redis {
+    child: Child,
+    ip: String,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Redis {
+    /// Starts it and waits until it answers PING.
+    pub fn start() -> Redis {
+        Redis::start_at("127.0.0.1")
+    }
+
+    /// [`Redis::start`] on another loopback address (`127.0.0.12`, say), for
+    /// an endpoint of another length.
+    pub fn start_at(ip: &str) -> Redis {
+        assert!(ip.starts_with("127."), "tests stay on loopback");
+        need("redis-server", "redis-server");
+        let mut last = String::new();
+        for _ in 0..3 {
+            let dir = tempfile::Builder::new().prefix("fmerge-redis-").tempdir().expect("temp dir");
+            let port = free_port();
+            let log = std::fs::File::create(dir.path().join("redis.log")).expect("redis log");
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", ip, "--save", "", "--appendonly", "no"])
+                .args(["--daemonize", "no", "--logfile", ""])
+                .arg("--dir")
+                .arg(dir.path())
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("redis log"))
+                .stderr(log)
+                .spawn()
+                .expect("cannot spawn redis-server");
+            let mut redis = Redis { child, ip: ip.to_string(), port, dir };
+            let url = redis.url();
+            let log = redis.dir.path().join("redis.log");
+            let started = wait_for(
+                "redis-server",
+                || redis.child.try_wait().ok().flatten().map(|s| format!("redis-server exited ({s}):\n{}", read(&log))),
+                || ping(&url),
+            );
+            match started {
+                Ok(()) => return redis,
+                Err(why) => last = why, // Most likely the port was taken after all: retry.
+            }
+        }
+        panic!("cannot start redis-server: {last}");
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:<port>/`
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr())
+    }
+
+    /// `127.0.0.1:<port>`
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.ip, self.port)
+    }
+
+    /// A new synchronous connection.
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url()).and_then(|c| c.get_connection()).expect("cannot connect to the test Redis")
+    }
+
+    /// Every key and its value rendered as text, for comparing two runs:
+    /// a string as is; a sorted set as `member@score\n` lines in rank order;
+    /// a list as `list:` then its items in order, a set as `set:` then its
+    /// members sorted, a hash as `hash:` then `field=value` sorted, one per line.
+    pub fn dump(&self) -> BTreeMap<String, String> {
+        let mut conn = self.conn();
+        let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut conn).expect("KEYS");
+        let mut dump = BTreeMap::new();
+        for key in keys {
+            let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).expect("TYPE");
+            let value = match kind.as_str() {
+                "string" => redis::cmd("GET").arg(&key).query::<String>(&mut conn).expect("GET"),
+                "zset" => {
+                    let pairs: Vec<(String, String)> = redis::cmd("ZRANGE")
+                        .arg(&key)
+                        .arg(0)
+                        .arg(-1)
+                        .arg("WITHSCORES")
+                        .query(&mut conn)
+                        .expect("ZRANGE");
+                    pairs.iter().map(|(m, s)| format!("{m}@{s}\n")).collect()
+                }
+                "list" => {
+                    let items: Vec<String> =
+                        redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(&mut conn).expect("LRANGE");
+                    format!("list:\n{}", items.join("\n"))
+                }
+                "set" => {
+                    let mut items: Vec<String> = redis::cmd("SMEMBERS").arg(&key).query(&mut conn).expect("SMEMBERS");
+                    items.sort();
+                    format!("set:\n{}", items.join("\n"))
+                }
+                "hash" => {
+                    let items: BTreeMap<String, String> =
+                        redis::cmd("HGETALL").arg(&key).query(&mut conn).expect("HGETALL");
+                    format!("hash:\n{}", items.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>())
+                }
+                other => format!("<{other}>"),
+            };
+            dump.insert(key, value);
+        }
+        dump
+    }
+}
+
+fn ping(url: &str) -> bool {
+    let Ok(client) = redis::Client::open(url) else { return false };
+    let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(200)) else { return false };
+    redis::cmd("PING").query::<String>(&mut conn).is_ok_and(|p| p == "PONG")
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        kill(&mut self.child);
+    }
+}
+
+/// The environment that points `functions` at the Redis at `url`, whether
+/// they run standalone (`REDIS_URL`) or merged into another function's binary
+/// (`<FUNCTION>__REDIS_URL`). Pass it to every function process, so that none
+/// falls back to [`CLUSTER_REDIS_URL`].
+pub fn redis_env(url: &str, functions: &[&str]) -> Vec<(String, String)> {
+    let mut env = vec![("REDIS_URL".to_string(), url.to_string())];
+    env.extend(functions.iter().map(|f| (namespaced(f, "REDIS_URL"), url.to_string())));
+    env
+}
+
+/// The runtime's name for `key` of a function merged into another's binary,
+/// from the contract.
+pub use fmerge_contract::namespaced;

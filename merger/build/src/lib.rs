@@ -1,0 +1,10 @@
+//! fmerge's build side, with no LLVM in it: the toolchain, the functions'
+//! cargo build with per-crate bitcode and build-script link flags, the final
+//! native link, the merge cache and atomic outputs.
+
+pub mod artifact;
+pub mod cache;
+pub mod emit;
+pub mod native;
+pub mod resolve;
+pub mod toolchain;

@@ -1,0 +1,201 @@
+//! Stage 6: link the merged object into one native binary.
+//!
+//! The bitcode holds every crate of the functions, but not the standard
+//! library, the allocator shim, or C code from build scripts. Rather than a
+//! hand-written flag list, fmerge asks the active rustc how it links an
+//! empty binary (`--print link-args`, with `-C save-temps` to keep its
+//! allocator shim object) and splices in the merged object plus the union of
+//! every function's build-script libraries.
+
+use crate::emit::NativeLibs;
+use crate::toolchain::Toolchain;
+use anyhow::{Context as _, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The symbol policy for the final link: export nothing from the binary.
+pub const VERSION_SCRIPT: &str = include_str!("../../../linker-scripts/merged.ver");
+
+/// How rustc links a binary on this host.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    env: Vec<(String, String)>,
+    linker: String,
+    /// rustc's arguments with its own objects and `-o` taken out; the merged
+    /// objects go where the first of them was.
+    before: Vec<String>,
+    after: Vec<String>,
+    /// The allocator shim (`__rust_alloc` and friends), kept from the probe.
+    pub shim: PathBuf,
+}
+
+/// Compiles an empty binary in `dir` to learn rustc's link line.
+pub fn probe(dir: &Path, toolchain: &Toolchain) -> Result<Probe> {
+    let triple = toolchain.triple.as_str();
+    std::fs::create_dir_all(dir)?;
+    let src = dir.join("fmerge_probe.rs");
+    std::fs::write(&src, "fn main() {}\n")?;
+    let out = Command::new(&toolchain.rustc)
+        .current_dir(dir)
+        .args(["--edition=2021", "--crate-type=bin", "-Copt-level=3", "-Cstrip=debuginfo", "-Csave-temps", "--print=link-args", "--target", triple])
+        .arg("-o")
+        .arg(dir.join("fmerge_probe"))
+        .arg(&src)
+        .output()
+        .context("cannot run rustc to learn its link arguments")?;
+    if !out.status.success() {
+        bail!(
+            "rustc could not link an empty program, so it cannot link the merged one either:\n{}\nFix the toolchain (is `cc` installed?) and retry.",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    parse(&String::from_utf8_lossy(&out.stdout), dir)
+}
+
+/// Parses rustc's printed command line: `ENV="v" … "cc" "arg" …`.
+fn parse(printed: &str, dir: &Path) -> Result<Probe> {
+    let line = printed.lines().find(|l| l.contains("\"-o\"")).context("rustc printed no link line")?;
+    let mut env = Vec::new();
+    let mut words = Vec::new();
+    for word in split_quoted(line) {
+        match word {
+            (Some(key), value) if words.is_empty() => env.push((key, value)),
+            (None, value) => words.push(value),
+            (Some(key), value) => words.push(format!("{key}={value}")),
+        }
+    }
+    let Some((linker, args)) = words.split_first() else { bail!("rustc printed an empty link line") };
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let mut shim = None;
+    let mut seen_object = false;
+    let mut args = args.iter().peekable();
+    while let Some(arg) = args.next() {
+        if arg == "-o" {
+            args.next();
+            continue;
+        }
+        if arg.ends_with(".o") {
+            let name = Path::new(arg).file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            // The probe's own code is `fmerge_probe.fmerge_probe.<h>-cgu.N.rcgu.o`;
+            // the shim is the one other `.rcgu.o`; `symbols.o` only pins the probe's symbols.
+            if name.ends_with(".rcgu.o") && !name.contains("-cgu.") {
+                shim = Some(dir.join(arg));
+            }
+            seen_object = true;
+            continue;
+        }
+        if seen_object { after.push(arg.clone()) } else { before.push(arg.clone()) }
+    }
+    let shim = shim.context("rustc's link line has no allocator shim object; this rustc links in a way fmerge does not know")?;
+    Ok(Probe { env, linker: linker.clone(), before, after, shim })
+}
+
+/// Splits `A="x" "cc" "-m64"` into `(Some("A"), "x")`, `(None, "cc")`, ….
+fn split_quoted(line: &str) -> Vec<(Option<String>, String)> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    while chars.peek().is_some() {
+        while chars.peek() == Some(&' ') {
+            chars.next();
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '"' || c == ' ' {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        if chars.peek() != Some(&'"') {
+            if !key.is_empty() {
+                out.push((None, key));
+            }
+            continue;
+        }
+        chars.next();
+        let mut value = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => value.extend(chars.next()),
+                '"' => break,
+                c => value.push(c),
+            }
+        }
+        let key = key.strip_suffix('=').map(str::to_string);
+        out.push((key, value));
+    }
+    out
+}
+
+/// `-L`/`-l` arguments for cargo's `rustc-link-search` / `rustc-link-lib` values.
+pub fn native_args(native: &NativeLibs) -> Vec<String> {
+    let mut args = Vec::new();
+    for path in &native.search {
+        let (kind, path) = path.split_once('=').unwrap_or(("all", path));
+        if matches!(kind, "native" | "all" | "framework") {
+            args.push(format!("-L{path}"));
+        }
+    }
+    for lib in &native.libs {
+        let (kind, name) = lib.split_once('=').unwrap_or(("dylib", lib));
+        let (kind, modifiers) = kind.split_once(':').unwrap_or((kind, ""));
+        let name = name.split(':').next().unwrap_or(name);
+        match kind {
+            "static" if modifiers.contains("+whole-archive") => {
+                args.extend(["-Wl,-Bstatic".into(), "-Wl,--whole-archive".into(), format!("-l{name}")]);
+                args.extend(["-Wl,--no-whole-archive".into(), "-Wl,-Bdynamic".into()]);
+            }
+            "static" => args.extend(["-Wl,-Bstatic".into(), format!("-l{name}"), "-Wl,-Bdynamic".into()]),
+            _ => args.push(format!("-l{name}")),
+        }
+    }
+    args
+}
+
+/// Links `objects` and the native libraries into `out`.
+pub fn link(probe: &Probe, objects: &[PathBuf], native: &NativeLibs, version_script: &Path, out: &Path) -> Result<()> {
+    let mut cmd = Command::new(&probe.linker);
+    cmd.envs(probe.env.iter().map(|(k, v)| (k, v)));
+    cmd.args(&probe.before).args(objects).arg(&probe.shim).args(native_args(native)).args(&probe.after);
+    cmd.arg(format!("-Wl,--version-script={}", version_script.display()));
+    cmd.arg("-o").arg(out);
+    let output = cmd.output().with_context(|| format!("cannot run the linker `{}`", probe.linker))?;
+    if !output.status.success() {
+        bail!(
+            "the native link failed:\n{}\n\
+             If a symbol is undefined, a function needs a native library that no build script announced; \
+             make its build script print `cargo:rustc-link-lib=…` (fmerge links what build scripts report).",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// The symbols that the build scripts' static libraries call but do not
+/// define, each with the library that calls it: C code that calls a Rust
+/// `#[no_mangle]` function by name. Such a symbol must keep its name.
+pub fn undefined_in_static_libs(native: &NativeLibs) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let dirs: Vec<PathBuf> = native.search.iter().map(|s| PathBuf::from(s.rsplit_once('=').map_or(s.as_str(), |(_, p)| p))).collect();
+    for lib in &native.libs {
+        let (kind, name) = lib.split_once('=').unwrap_or(("", lib));
+        if kind.starts_with("dylib") || kind.starts_with("framework") {
+            continue;
+        }
+        let name = name.split(':').next().unwrap_or(name);
+        let Some(path) = dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file()) else { continue };
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let Ok(archive) = goblin::archive::Archive::parse(&bytes) else { continue };
+        for member in archive.members() {
+            let Ok(data) = archive.extract(member, &bytes) else { continue };
+            let Ok(elf) = goblin::elf::Elf::parse(data) else { continue };
+            for sym in elf.syms.iter().filter(|s| s.is_import() && s.st_name != 0) {
+                if let Some(symbol) = elf.strtab.get_at(sym.st_name) {
+                    out.entry(symbol.to_string()).or_insert_with(|| format!("lib{name}.a"));
+                }
+            }
+        }
+    }
+    out
+}

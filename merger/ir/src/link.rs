@@ -1,0 +1,42 @@
+//! Stage 3: load every unit's bitcode and link it all into one module, the
+//! way `llvm-link` does, with the LLVM that rustc itself ships (rustc's IR is
+//! only readable by an LLVM at least as new as its own).
+
+use anyhow::{Result, anyhow};
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+
+/// Parses one crate's bitcode (read from `path`) into `ctx`.
+pub fn parse<'ctx>(ctx: &'ctx Context, bytes: &[u8], crate_name: &str, path: &std::path::Path) -> Result<Module<'ctx>> {
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, crate_name);
+    Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
+        anyhow!(
+            "cannot parse the bitcode of {} ({}): {}\n\
+             It was written by a different rustc than the one fmerge was built with; rebuild fmerge with the active toolchain (`cargo install --path merger --force`).",
+            crate_name,
+            path.display(),
+            e.to_string().trim()
+        )
+    })
+}
+
+/// Links `src` into `dest`; `src` is consumed, as with `llvm-link`.
+pub fn into<'ctx>(dest: &Module<'ctx>, src: Module<'ctx>, crate_name: &str) -> Result<()> {
+    dest.link_in_module(src).map_err(|e| {
+        anyhow!(
+            "LLVM could not link crate {} into the merged module: {}\n\
+             This usually means two crates define the same symbol; fmerge checks for the ones it knows of, so please report this one.",
+            crate_name,
+            e.to_string().trim()
+        )
+    })
+}
+
+/// Parses a textual `.ll` file, as `--emit-ll` writes it, with the same LLVM.
+pub fn parse_ll(path: &std::path::Path) -> Result<()> {
+    let ctx = Context::create();
+    let buffer = MemoryBuffer::create_from_file(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let module = ctx.create_module_from_ir(buffer).map_err(|e| anyhow!("{} does not parse: {}", path.display(), e.to_string().trim()))?;
+    module.verify().map_err(|e| anyhow!("{} parses but does not verify: {}", path.display(), e.to_string().trim()))
+}

@@ -1,0 +1,11 @@
+//! fmerge's ship side, with no LLVM in it: the merged binary as a minimal
+//! OpenFaaS image built through the Docker Engine API, its push to a
+//! registry, and the stack.yml that deploys it.
+
+pub mod image;
+pub mod names;
+pub mod push;
+pub mod stack;
+
+/// fmerge's version, recorded in image labels and stack.yml.
+pub const FMERGE_VERSION: &str = env!("CARGO_PKG_VERSION");
