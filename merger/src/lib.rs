@@ -14,7 +14,7 @@ pub mod group;
 pub mod pipeline;
 pub mod progress;
 
-pub use fmerge_build::{artifact, cache, emit, native, resolve, toolchain};
+pub use fmerge_build::{artifact, cache, emit, native, resolve, toolchain, workspace};
 pub use fmerge_ir::{codegen, link, llvm, passes};
-pub use fmerge_ship::{image, names, push, stack};
+pub use fmerge_ship::{image, names, push, stack, stackfile, template};
 pub use pipeline::{Merged, Options, build};

@@ -20,6 +20,24 @@ struct Cli {
 enum Command {
     /// Merge CALLER with its CALLEES into one binary (and optionally an image).
     Build(BuildArgs),
+    /// Install the faas-cli template `rust-fmerge` into ./template/, so that
+    /// `faas-cli new --lang rust-fmerge NAME` makes a function fmerge can merge.
+    Template(TemplateArgs),
+}
+
+#[derive(Args)]
+struct TemplateArgs {
+    /// The folder whose template/ gets it (where your stack.yml is).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// New functions depend on fmerge-runtime at this path
+    /// [default: the runtime of the fmerge checkout this binary was built from].
+    #[arg(long, value_name = "PATH", conflicts_with = "runtime_git")]
+    runtime_path: Option<PathBuf>,
+    /// New functions depend on fmerge-runtime from this git repository (what
+    /// `faas-cli build` needs: its Docker build sees only the function).
+    #[arg(long, value_name = "URL")]
+    runtime_git: Option<String>,
 }
 
 #[derive(Args)]
@@ -31,9 +49,18 @@ struct BuildArgs {
     /// A merge group file (TOML); command-line options override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// The workspace's Cargo.toml (default: the one around the current directory).
+    /// A Cargo.toml of the functions' workspace (default: the one around the
+    /// current directory). Repeat it for functions in separate projects.
     #[arg(long, value_name = "PATH")]
-    manifest_path: Option<PathBuf>,
+    manifest_path: Vec<PathBuf>,
+    /// A faas-cli stack file: functions are found by their entries (`handler:`
+    /// folder), and a merged stack is written beside it (with --image or --push).
+    #[arg(short = 'f', long = "yaml", value_name = "STACK")]
+    yaml: Option<PathBuf>,
+    /// In the merged stack, drop the callees' own entries (by default they stay
+    /// deployed, since other callers may still call them over the gateway).
+    #[arg(long)]
+    remove_callees: bool,
     /// The cargo target dir (default: the workspace's).
     #[arg(long, value_name = "DIR")]
     target_dir: Option<PathBuf>,
@@ -109,6 +136,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(args) => build(args),
+        Command::Template(args) => template(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -117,6 +145,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn template(args: TemplateArgs) -> Result<()> {
+    use fmerge::template::{self, Runtime};
+    let runtime = match (args.runtime_path, args.runtime_git) {
+        (Some(path), _) => {
+            let path = path.canonicalize().with_context(|| format!("--runtime-path {}: no such folder", path.display()))?;
+            anyhow::ensure!(path.join("Cargo.toml").is_file(), "--runtime-path {}: no Cargo.toml there", path.display());
+            Runtime::Path(path)
+        }
+        (None, Some(url)) => Runtime::Git(url),
+        (None, None) => Runtime::beside_fmerge()?,
+    };
+    let installed = template::install(&args.dir, &runtime)?;
+    eprintln!("fmerge: installed the {} template; create a function with `faas-cli new --lang {} NAME`", template::LANG, template::LANG);
+    println!("{}", installed.display());
+    Ok(())
 }
 
 /// Everything one build needs, from the command line over the group file,
@@ -141,7 +186,26 @@ fn request(args: BuildArgs) -> Result<Request> {
     opts.callees = callees;
     opts.name = args.name.or(group.name.clone());
     opts.out = args.out.or(group.out.clone());
-    opts.manifest_path = args.manifest_path.or(group.manifest_path.clone());
+    let stack_in = match &args.yaml {
+        Some(path) => Some(fmerge::stackfile::StackIn::load(path)?),
+        None => None,
+    };
+    let members: Vec<String> = std::iter::once(&caller).chain(&opts.callees).cloned().collect();
+    let mut entries = Vec::new();
+    if let Some(stack) = &stack_in {
+        anyhow::ensure!(args.manifest_path.is_empty(), "-f and --manifest-path both say where the functions are; fix: give one of them");
+        for name in &members {
+            entries.push(stack.entry(name)?);
+        }
+        opts.sources = entries
+            .iter()
+            .map(|e| fmerge::workspace::Source { function: e.name.clone(), manifest: e.handler.join("Cargo.toml") })
+            .collect();
+    } else if args.manifest_path.len() > 1 {
+        opts.sources = fmerge::workspace::locate(&members, &args.manifest_path)?;
+    } else {
+        opts.manifest_path = args.manifest_path.into_iter().next().or(group.manifest_path.clone());
+    }
     opts.target_dir = args.target_dir.or(group.target_dir.clone());
     opts.rewrites = group.rewrite.iter().cloned().chain(args.rewrite).collect();
     opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
@@ -176,7 +240,8 @@ fn request(args: BuildArgs) -> Result<Request> {
             }
         }
         let registry = args.registry.or(image.registry).filter(|p| !p.is_empty());
-        Some(Ship { tag, registry, push, auth, progress, gateway, revision: args.source_revision })
+        let stack = stack_in.map(|s| (s, entries, args.remove_callees));
+        Some(Ship { tag, registry, push, auth, progress, gateway, revision: args.source_revision, stack })
     } else {
         // Image options without an image are a mistake, not a no-op.
         for (flag, given) in [("--tag", args.tag.is_some()), ("--gateway", args.gateway.is_some()), ("--progress", args.progress.is_some()), ("--registry-auth", args.registry_auth.is_some())] {
@@ -257,6 +322,8 @@ struct Ship {
     progress: push::Progress,
     gateway: Option<String>,
     revision: Option<String>,
+    /// The input stack.yml, its members' entries, and whether to drop the callees.
+    stack: Option<(fmerge::stackfile::StackIn, Vec<fmerge::stackfile::Entry>, bool)>,
 }
 
 impl Ship {
@@ -281,7 +348,20 @@ impl Ship {
         if let Some(gateway) = self.gateway {
             stack.gateway = gateway;
         }
-        Ok((reference, fmerge::stack::write(&stack_settings(stack, merged), merged.binary.parent().expect("a directory"))?))
+        let mut spec = stack_settings(stack, merged);
+        let Some((input, entries, remove_callees)) = self.stack else {
+            return Ok((reference, fmerge::stack::write(&spec, merged.binary.parent().expect("a directory"))?));
+        };
+        // The stack's own settings win over the code's defaults.
+        for note in fmerge::stackfile::merge_into(&mut spec, &entries) {
+            if !quiet {
+                eprintln!("fmerge: note: {note}");
+            }
+        }
+        let stem = input.path.file_stem().and_then(|s| s.to_str()).unwrap_or("stack");
+        let path = input.path.with_file_name(format!("{stem}.merged.yml"));
+        fmerge::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
+        Ok((reference, path))
     }
 }
 
@@ -295,7 +375,9 @@ fn stack_settings(mut stack: StackSpec, merged: &fmerge::Merged) -> StackSpec {
     if !unset.is_empty() {
         stack.annotations.push(("org.fmerge.env-without-default".into(), unset.join(" ")));
     }
-    for s in merged.settings.iter().filter(|s| !s.from_env) {
+    // A default with `$` would be substituted by faas-cli on deploy; the code's
+    // default applies anyway when the variable is unset, so it is left out.
+    for s in merged.settings.iter().filter(|s| !s.from_env && !s.default.contains('$')) {
         if &s.function == caller {
             stack.environment.push((s.key.clone(), s.default.clone()));
         } else {

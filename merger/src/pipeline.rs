@@ -9,7 +9,7 @@ use crate::progress::Progress;
 use anyhow::{Context as _, Result, bail};
 use fmerge_build::emit::{self, Unit};
 use fmerge_build::toolchain::Toolchain;
-use fmerge_build::{artifact, cache, native, resolve};
+use fmerge_build::{artifact, cache, native, resolve, workspace};
 use fmerge_ir::passes::config::Setting;
 use fmerge_ir::passes::{self, Crate, Facts, Found, endpoints};
 use fmerge_ir::{Context, codegen, link};
@@ -40,6 +40,10 @@ pub struct Options {
     pub allow_shared_static: Vec<String>,
     /// Redo the merge even if nothing changed since the last one.
     pub force: bool,
+    /// Functions from separate cargo projects (a stack.yml's handlers, or
+    /// several `--manifest-path`s), the caller first: built in a workspace
+    /// fmerge writes (see fmerge_build::workspace).
+    pub sources: Vec<workspace::Source>,
 }
 
 impl Options {
@@ -58,6 +62,7 @@ impl Options {
             quiet: false,
             allow_shared_static: Vec::new(),
             force: false,
+            sources: Vec::new(),
         }
     }
 }
@@ -120,10 +125,25 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let rewrites = validate(opts)?;
     let toolchain = Toolchain::detect()?;
     toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-    let plan = resolve::run(opts.manifest_path.as_deref(), &opts.caller, &opts.callees)?;
-    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
     let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
-    let target_dir = opts.target_dir.clone().unwrap_or_else(|| plan.target_dir.clone());
+    // Functions from separate projects: a build workspace of fmerge's own.
+    let (manifest, target_dir) = match opts.sources.first() {
+        None => (opts.manifest_path.clone(), opts.target_dir.clone()),
+        Some(caller) => {
+            let target_dir = match &opts.target_dir {
+                Some(dir) => dir.clone(),
+                None => workspace::target_dir_of(&caller.manifest)?,
+            };
+            let generated = workspace::generate(&opts.sources, &target_dir.join("fmerge").join("workspace").join(&name))?;
+            for difference in &generated.lock_differences {
+                progress.note(&format!("note: {difference}"));
+            }
+            (Some(generated.manifest), Some(target_dir))
+        }
+    };
+    let plan = resolve::run(manifest.as_deref(), &opts.caller, &opts.callees)?;
+    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
+    let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
     let out_dir = opts.out.clone().unwrap_or_else(|| target_dir.join("fmerge").join(&name));
     let work = target_dir.join("fmerge").join("work").join(&name);
     let binary = out_dir.join(&name);

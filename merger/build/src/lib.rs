@@ -8,3 +8,4 @@ pub mod emit;
 pub mod native;
 pub mod resolve;
 pub mod toolchain;
+pub mod workspace;

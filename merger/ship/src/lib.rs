@@ -6,6 +6,8 @@ pub mod image;
 pub mod names;
 pub mod push;
 pub mod stack;
+pub mod stackfile;
+pub mod template;
 
 /// fmerge's version, recorded in image labels and stack.yml.
 pub const FMERGE_VERSION: &str = env!("CARGO_PKG_VERSION");

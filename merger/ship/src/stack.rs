@@ -50,6 +50,11 @@ pub struct StackSpec {
     pub labels: Vec<(String, String)>,
     /// Extra annotations.
     pub annotations: Vec<(String, String)>,
+    /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
+    pub limits: BTreeMap<String, String>,
+    pub requests: BTreeMap<String, String>,
+    /// Node placement constraints.
+    pub constraints: Vec<String>,
 }
 
 impl StackSpec {
@@ -222,6 +227,20 @@ struct Function<'a> {
     secrets: &'a [String],
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    limits: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    requests: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    constraints: &'a [String],
+}
+
+/// The merged function's entry alone, as YAML data (after [`validate`]), for
+/// a stack.yml that holds other functions too.
+pub fn entry(spec: &StackSpec) -> Result<serde_yaml_ng::Value> {
+    let text = render(spec)?;
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)?;
+    Ok(doc["functions"][spec.members[0].as_str()].clone())
 }
 
 /// The YAML text (after [`validate`]).
@@ -246,6 +265,9 @@ pub fn render(spec: &StackSpec) -> Result<String> {
                 secrets: &spec.secrets,
                 labels: labels(spec),
                 annotations,
+                limits: &spec.limits,
+                requests: &spec.requests,
+                constraints: &spec.constraints,
             },
         )]),
     };

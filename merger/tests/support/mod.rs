@@ -15,12 +15,22 @@ pub use fmerge_testkit::*;
 /// for all tests); returns (success, stdout, stderr).
 pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let target = workspace_root().join("target");
+    let args: Vec<&str> = std::iter::once("build").chain(args.iter().copied()).chain(["--target-dir", target.to_str().unwrap()]).collect();
+    fmerge_cli_with(dir, &args, env)
+}
+
+/// Any `fmerge` command (`fmerge template`, say) in `dir`.
+#[allow(dead_code)] // each test binary compiles this module; only some run other commands
+pub fn fmerge_cli(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    fmerge_cli_with(dir, args, &[])
+}
+
+fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
         .current_dir(dir)
-        .arg("build")
         .args(args)
-        .arg("--target-dir")
-        .arg(&target)
+        // The binary must find rustc's libLLVM by itself, as it does installed.
+        .env_remove("LD_LIBRARY_PATH")
         .envs(env.iter().copied())
         .output()
         .expect("run fmerge");

@@ -1,0 +1,323 @@
+//! Functions from separate cargo projects, as `faas-cli new` lays them out
+//! (each function its own folder with its own Cargo.toml, often in different
+//! repos). Cargo builds a set of packages in one invocation only inside one
+//! workspace, and a workspace cannot list members outside its folder; so
+//! fmerge writes a build workspace of its own under the target dir, with one
+//! package per function that builds the function's own sources (absolute
+//! target paths, its own build script) with the same dependencies, under the
+//! function's name. The user's projects are never touched.
+//!
+//! What changes: `CARGO_MANIFEST_DIR` is the generated package's folder, and
+//! the caller's `Cargo.lock` (when it has one) decides shared versions; a
+//! callee whose own lock pins another version is reported.
+
+use crate::resolve::RUNTIME;
+use anyhow::{Context as _, Result, bail};
+use cargo_metadata::{DependencyKind, MetadataCommand, Package, TargetKind};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One function to build: its OpenFaaS name and its project's Cargo.toml.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub function: String,
+    pub manifest: PathBuf,
+}
+
+/// The generated workspace.
+#[derive(Debug)]
+pub struct Generated {
+    pub manifest: PathBuf,
+    /// Crates whose version differs between the merged build and a
+    /// function's own `Cargo.lock`, as messages.
+    pub lock_differences: Vec<String>,
+}
+
+/// Writes the build workspace for `sources` (the caller first) into `dir`.
+pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
+    let mut packages = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for source in sources {
+        if let Some(other) = seen.insert(source.function.clone(), source.manifest.clone()) {
+            bail!(
+                "two functions are named {}: {} and {}. The name is what callers invoke, so it must be unique.\n\
+                 Fix: rename one (its stack.yml key, or its package name).",
+                source.function,
+                other.display(),
+                source.manifest.display()
+            );
+        }
+        packages.push((source, package_of(source)?));
+    }
+    let fns = dir.join("fns");
+    if fns.exists() {
+        std::fs::remove_dir_all(&fns).with_context(|| format!("cannot clear {}", fns.display()))?;
+    }
+    for (source, package) in &packages {
+        let folder = fns.join(&source.function);
+        std::fs::create_dir_all(&folder)?;
+        std::fs::write(folder.join("Cargo.toml"), wrapper_manifest(&source.function, package)?)?;
+    }
+    let caller_root = workspace_root_of(&packages[0].0.manifest)?;
+    let mut root = String::from(
+        "# Written by fmerge: one package per merged function, built from the function's own sources.\n\
+         [workspace]\nresolver = \"3\"\nmembers = [\"fns/*\"]\n",
+    );
+    // The caller's release profile decides, as it would for its own build.
+    if let Some(profile) = read_table(&caller_root.join("Cargo.toml"))?.get("profile") {
+        let mut t = toml::Table::new();
+        t.insert("profile".into(), profile.clone());
+        root.push('\n');
+        root.push_str(&toml::to_string(&t)?);
+    }
+    std::fs::create_dir_all(dir)?;
+    let manifest = dir.join("Cargo.toml");
+    std::fs::write(&manifest, root)?;
+    let lock = caller_root.join("Cargo.lock");
+    if lock.is_file() {
+        std::fs::copy(&lock, dir.join("Cargo.lock")).with_context(|| format!("cannot copy {}", lock.display()))?;
+    } else {
+        let _ = std::fs::remove_file(dir.join("Cargo.lock"));
+    }
+    check_one_runtime(&manifest, sources)?;
+    let lock_differences = lock_differences(&dir.join("Cargo.lock"), sources)?;
+    Ok(Generated { manifest, lock_differences })
+}
+
+/// The package at `source.manifest` (a workspace's root manifest names
+/// its member of the function's name).
+fn package_of(source: &Source) -> Result<Package> {
+    if !source.manifest.is_file() {
+        bail!(
+            "function {}: no Cargo.toml at {}.\nFix: point at the function's cargo project (its `handler:` folder in stack.yml must hold its Cargo.toml).",
+            source.function,
+            source.manifest.display()
+        );
+    }
+    let metadata = MetadataCommand::new().manifest_path(&source.manifest).no_deps().exec().with_context(|| {
+        format!("cannot read the cargo project of function {} at {}", source.function, source.manifest.display())
+    })?;
+    let manifest = source.manifest.canonicalize()?;
+    let packages: Vec<&Package> = metadata.packages.iter().collect();
+    let found = packages
+        .iter()
+        .find(|p| p.manifest_path.as_std_path() == manifest)
+        .or_else(|| packages.iter().find(|p| p.name.as_str() == source.function))
+        .or_else(|| (packages.len() == 1).then(|| &packages[0]));
+    let Some(package) = found else {
+        bail!(
+            "function {}: {} is a workspace without a package of that name (it has {}).\nFix: point at the function's own Cargo.toml.",
+            source.function,
+            source.manifest.display(),
+            packages.iter().map(|p| p.name.to_string()).collect::<Vec<_>>().join(", ")
+        );
+    };
+    if !package.dependencies.iter().any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal) {
+        bail!(
+            "function {} ({}) is not built on {RUNTIME}: it does not depend on it.\n\
+             Fix: add `{RUNTIME}` to its [dependencies] and end its main.rs with `fmerge_runtime::function!(handler)` \
+             (`fmerge template` installs a faas-cli template that does both).",
+            source.function,
+            source.manifest.display()
+        );
+    }
+    Ok((*package).clone())
+}
+
+/// The wrapper package: the function's targets and dependencies under the
+/// function's name.
+fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
+    let mut s = String::new();
+    writeln!(s, "# {function}: the sources of {} at {}", p.name, p.manifest_path)?;
+    writeln!(s, "[package]\nname = {}\nversion = \"{}\"\nedition = \"{}\"", quote(function), p.version, p.edition)?;
+    writeln!(s, "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\npublish = false")?;
+    if let Some(links) = &p.links {
+        writeln!(s, "links = {}", quote(links))?;
+    }
+    for t in &p.targets {
+        if t.kind.contains(&TargetKind::CustomBuild) {
+            writeln!(s, "build = {}", quote(t.src_path.as_str()))?;
+        }
+    }
+    if !p.features.is_empty() {
+        writeln!(s, "\n[features]")?;
+        for (name, enables) in &p.features {
+            writeln!(s, "{} = [{}]", quote(name), enables.iter().map(|e| quote(e)).collect::<Vec<_>>().join(", "))?;
+        }
+    }
+    // A single binary takes the function's name: functions made from one
+    // template all call theirs `handler`.
+    let bins = p.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)).count();
+    for t in &p.targets {
+        if t.kind.iter().any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib)) {
+            writeln!(s, "\n[lib]\nname = {}\npath = {}", quote(&t.name.replace('-', "_")), quote(t.src_path.as_str()))?;
+        }
+        if t.kind.contains(&TargetKind::Bin) {
+            let name = if bins == 1 { function } else { t.name.as_str() };
+            writeln!(s, "\n[[bin]]\nname = {}\npath = {}", quote(name), quote(t.src_path.as_str()))?;
+        }
+    }
+    for (kind, table) in [(DependencyKind::Normal, "dependencies"), (DependencyKind::Build, "build-dependencies")] {
+        let mut by_target: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+        for d in p.dependencies.iter().filter(|d| d.kind == kind) {
+            let mut fields = Vec::new();
+            if d.rename.is_some() {
+                fields.push(format!("package = {}", quote(&d.name)));
+            }
+            match (&d.path, d.source.as_ref().map(|s| s.repr.as_str())) {
+                (Some(path), _) => {
+                    fields.push(format!("path = {}", quote(path.as_str())));
+                    if d.req.to_string() != "*" {
+                        fields.push(format!("version = {}", quote(&d.req.to_string())));
+                    }
+                }
+                (None, Some(src)) if src.starts_with("git+") => {
+                    let url = &src["git+".len()..];
+                    let (url, query) = url.split_once('?').unwrap_or((url, ""));
+                    fields.push(format!("git = {}", quote(url)));
+                    for (k, v) in query.split('&').filter_map(|kv| kv.split_once('=')) {
+                        if matches!(k, "branch" | "tag" | "rev") {
+                            fields.push(format!("{k} = {}", quote(v)));
+                        }
+                    }
+                }
+                _ => fields.push(format!("version = {}", quote(&d.req.to_string()))),
+            }
+            if let Some(registry) = &d.registry {
+                fields.push(format!("registry = {}", quote(registry)));
+            }
+            if !d.uses_default_features {
+                fields.push("default-features = false".into());
+            }
+            if !d.features.is_empty() {
+                fields.push(format!("features = [{}]", d.features.iter().map(|f| quote(f)).collect::<Vec<_>>().join(", ")));
+            }
+            if d.optional {
+                fields.push("optional = true".into());
+            }
+            let key = d.rename.clone().unwrap_or_else(|| d.name.clone());
+            by_target.entry(d.target.as_ref().map(|t| t.to_string())).or_default().push(format!("{} = {{ {} }}", quote(&key), fields.join(", ")));
+        }
+        for (target, lines) in by_target {
+            match target {
+                None => writeln!(s, "\n[{table}]")?,
+                Some(t) => writeln!(s, "\n[target.{}.{table}]", quote(&t))?,
+            }
+            for l in lines {
+                writeln!(s, "{l}")?;
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn read_table(path: &Path) -> Result<toml::Table> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.parse::<toml::Table>().with_context(|| format!("{} is not valid TOML", path.display()))
+}
+
+/// The workspace root of the project holding `manifest`.
+fn workspace_root_of(manifest: &Path) -> Result<PathBuf> {
+    let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()?;
+    Ok(metadata.workspace_root.into_std_path_buf())
+}
+
+/// Two copies of the runtime in one binary would mean two dispatch tables.
+fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
+    let metadata = MetadataCommand::new().manifest_path(manifest).exec().with_context(|| {
+        format!(
+            "cargo cannot resolve the merged build of {} ({}): the functions' dependencies do not fit together",
+            sources.iter().map(|s| s.function.as_str()).collect::<Vec<_>>().join(", "),
+            manifest.display()
+        )
+    })?;
+    let runtimes: BTreeSet<String> = metadata
+        .packages
+        .iter()
+        .filter(|p| p.name.as_str() == RUNTIME)
+        .map(|p| format!("{} {} ({})", p.name, p.version, p.source.as_ref().map_or_else(|| p.manifest_path.to_string(), |s| s.repr.clone())))
+        .collect();
+    if runtimes.len() > 1 {
+        bail!(
+            "the functions are built on different copies of {RUNTIME}: {}.\n\
+             One merged binary has one runtime. Fix: make every function depend on the same {RUNTIME} (one version from one source).",
+            runtimes.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Versions that the merged build resolves differently from a function's
+/// own lock file.
+fn lock_differences(merged_lock: &Path, sources: &[Source]) -> Result<Vec<String>> {
+    let merged = lock_versions(merged_lock);
+    let mut out = Vec::new();
+    for source in sources.iter().skip(1) {
+        let Ok(root) = workspace_root_of(&source.manifest) else { continue };
+        for ((name, _), versions) in lock_versions(&root.join("Cargo.lock")) {
+            let Some(theirs) = merged.get(&(name.clone(), String::new())) else { continue };
+            let differ: Vec<_> = versions.difference(theirs).collect();
+            if !differ.is_empty() && !versions.is_empty() && theirs.iter().all(|v| !versions.contains(v)) {
+                out.push(format!(
+                    "{} was locked to {name} {} in its own Cargo.lock; the merged build uses {}",
+                    source.function,
+                    versions.iter().cloned().collect::<Vec<_>>().join(", "),
+                    theirs.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `(name, "")` → the versions a lock file holds for it.
+fn lock_versions(lock: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let Ok(table) = read_table(lock) else { return out };
+    for p in table.get("package").and_then(|p| p.as_array()).into_iter().flatten() {
+        if let (Some(name), Some(version)) = (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str())) {
+            out.entry((name.to_string(), String::new())).or_default().insert(version.to_string());
+        }
+    }
+    out
+}
+
+/// The target dir of the project holding `manifest` (where a merge of its
+/// function builds by default).
+pub fn target_dir_of(manifest: &Path) -> Result<PathBuf> {
+    let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()
+        .with_context(|| format!("cannot read the cargo project at {}", manifest.display()))?;
+    Ok(metadata.target_directory.into_std_path_buf())
+}
+
+/// Finds each function by package name among the projects of `manifests`
+/// (repeated `--manifest-path`).
+pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>> {
+    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for manifest in manifests {
+        let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()
+            .with_context(|| format!("cannot read the cargo project at {}: check --manifest-path", manifest.display()))?;
+        for p in metadata.packages.iter().filter(|p| metadata.workspace_members.contains(&p.id)) {
+            found.entry(p.name.to_string()).or_default().push(p.manifest_path.clone().into_std_path_buf());
+        }
+    }
+    functions
+        .iter()
+        .map(|f| match found.get(f).map(Vec::as_slice) {
+            Some([manifest]) => Ok(Source { function: f.clone(), manifest: manifest.clone() }),
+            Some(several) => bail!(
+                "function {f} is a package in several of the given projects ({}); fix: pass only one of them with --manifest-path",
+                several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            None => bail!(
+                "unknown function {f}: no package of that name in {}.\nFix: check the spelling, or add its project with another --manifest-path.",
+                manifests.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        })
+        .collect()
+}

@@ -1,0 +1,238 @@
+//! A faas-cli `stack.yml` as input (`fmerge build -f stack.yml CALLER
+//! CALLEE...`): where each function's code is (its `handler:` folder), what
+//! it is deployed with, and the merged stack written back.
+//!
+//! The merged stack is the input with the caller's entry replaced by the
+//! merged image's (see [`merge_into`] for the rules); every other entry,
+//! and every other key, is kept as written, so `${…}` values are left for
+//! faas-cli to substitute on deploy exactly as before.
+
+use crate::stack::{CalleeEnv, StackSpec};
+use anyhow::{Context as _, Result, bail};
+use serde_yaml_ng::{Mapping, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A loaded stack file.
+pub struct StackIn {
+    pub path: PathBuf,
+    doc: Value,
+}
+
+/// One function's entry, with `environment_file`s read in.
+#[derive(Debug, Clone, Default)]
+pub struct Entry {
+    pub name: String,
+    /// The `handler:` folder, absolute.
+    pub handler: PathBuf,
+    pub environment: BTreeMap<String, String>,
+    pub secrets: Vec<String>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub limits: BTreeMap<String, String>,
+    pub requests: BTreeMap<String, String>,
+    pub constraints: Vec<String>,
+}
+
+impl StackIn {
+    pub fn load(path: &Path) -> Result<StackIn> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the stack file {}; check the -f path", path.display()))?;
+        let doc: Value = serde_yaml_ng::from_str(&text).with_context(|| {
+            format!("{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)", path.display(), path.display())
+        })?;
+        let provider = doc.get("provider").and_then(|p| p.get("name")).and_then(Value::as_str);
+        if provider != Some("openfaas") {
+            bail!("{}: provider.name is {provider:?}, and faas-cli only deploys `openfaas`; fix: set `provider: {{name: openfaas}}`", path.display());
+        }
+        if !doc.get("functions").is_some_and(Value::is_mapping) {
+            bail!("{} has no `functions:` map; it is not a faas-cli stack file", path.display());
+        }
+        Ok(StackIn { path: path.canonicalize()?, doc })
+    }
+
+    fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("/"))
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.doc["functions"].as_mapping().into_iter().flat_map(|m| m.keys()).filter_map(Value::as_str).map(str::to_string).collect()
+    }
+
+    /// The entry of function `name`.
+    pub fn entry(&self, name: &str) -> Result<Entry> {
+        let Some(f) = self.doc["functions"].get(name) else {
+            bail!(
+                "{} has no function {name}; it has {}.\nFix: check the name (the key under `functions:`).",
+                self.path.display(),
+                self.names().join(", ")
+            );
+        };
+        let handler = f.get("handler").and_then(Value::as_str).with_context(|| {
+            format!("{}: function {name} has no `handler:` folder, so fmerge cannot find its code", self.path.display())
+        })?;
+        let handler = self.dir().join(handler);
+        if !handler.join("Cargo.toml").is_file() {
+            bail!(
+                "{}: function {name}'s handler {} holds no Cargo.toml.\n\
+                 Fix: fmerge merges Rust functions built on fmerge-runtime; create one with `fmerge template && faas-cli new --lang rust-fmerge {name}`.",
+                self.path.display(),
+                handler.display()
+            );
+        }
+        let mut entry = Entry { name: name.to_string(), handler: handler.canonicalize()?, ..Entry::default() };
+        for file in strings(f.get("environment_file")) {
+            let path = self.dir().join(&file);
+            let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read environment_file {}", self.path.display(), path.display()))?;
+            let env: Value = serde_yaml_ng::from_str(&text).with_context(|| format!("{} is not valid YAML", path.display()))?;
+            entry.environment.extend(map(env.get("environment")));
+        }
+        entry.environment.extend(map(f.get("environment")));
+        entry.secrets = strings(f.get("secrets"));
+        entry.labels = map(f.get("labels"));
+        entry.annotations = map(f.get("annotations"));
+        entry.limits = map(f.get("limits"));
+        entry.requests = map(f.get("requests"));
+        entry.constraints = strings(f.get("constraints"));
+        Ok(entry)
+    }
+
+    /// The stack with `merged` (the caller's new entry) in place of the
+    /// caller's, and without the callees when `remove_callees`.
+    pub fn merged(&self, spec: &StackSpec, remove_callees: bool) -> Result<String> {
+        let mut doc = self.doc.clone();
+        let functions = doc["functions"].as_mapping_mut().expect("checked in load");
+        functions.insert(Value::from(spec.members[0].as_str()), crate::stack::entry(spec)?);
+        if remove_callees {
+            for callee in &spec.members[1..] {
+                functions.remove(callee.as_str());
+            }
+        }
+        Ok(serde_yaml_ng::to_string(&doc)?)
+    }
+}
+
+/// Folds the members' entries (the caller first) into the merged function's
+/// spec:
+/// - environment: the caller's as is, each callee's as `<CALLEE>__KEY`
+///   (what the runtime reads for a merged callee);
+/// - secrets: the union (a callee reading `/var/openfaas/secrets/x` must
+///   still find it);
+/// - labels, annotations, constraints: the caller's (the merged function is
+///   deployed as the caller), plus fmerge's member labels;
+/// - limits and requests: for `memory` and `cpu`, the sum of the members'
+///   values, since one process now does all their work; when a member sets
+///   none, or a value is not a quantity fmerge reads, the caller's is kept
+///   and a note says so.
+///
+/// Returns notes for people.
+pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let (caller, callees) = entries.split_first().expect("the caller");
+    spec.environment.extend(caller.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
+    for callee in callees {
+        spec.callee_environment.extend(
+            callee.environment.iter().map(|(k, v)| CalleeEnv { function: callee.name.clone(), key: k.clone(), value: v.clone() }),
+        );
+    }
+    let secrets: BTreeSet<String> = spec.secrets.iter().cloned().chain(entries.iter().flat_map(|e| e.secrets.iter().cloned())).collect();
+    spec.secrets = secrets.into_iter().collect();
+    spec.labels.extend(caller.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    spec.annotations.extend(caller.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+    spec.constraints = caller.constraints.clone();
+    for (field, get) in [("limits", (|e: &Entry| &e.limits) as fn(&Entry) -> &BTreeMap<String, String>), ("requests", |e: &Entry| &e.requests)] {
+        let mut out = get(caller).clone();
+        for resource in ["memory", "cpu"] {
+            let values: Vec<Option<&String>> = entries.iter().map(|e| get(e).get(resource)).collect();
+            if values.iter().all(Option::is_none) {
+                continue;
+            }
+            let summed = values.iter().map(|v| v.and_then(|v| quantity(resource, v))).collect::<Option<Vec<f64>>>().map(|q| q.iter().sum::<f64>());
+            match summed {
+                Some(total) => {
+                    out.insert(resource.into(), format_quantity(resource, total));
+                }
+                None => notes.push(format!(
+                    "{field}.{resource}: not every member sets a value fmerge can add up; the merged function keeps the caller's ({})",
+                    get(caller).get(resource).map_or("none", String::as_str)
+                )),
+            }
+        }
+        match field {
+            "limits" => spec.limits = out,
+            _ => spec.requests = out,
+        }
+    }
+    notes
+}
+
+/// A Kubernetes quantity: memory in bytes (`128Mi`, `1G`, `500000`), cpu in
+/// cores (`500m`, `0.5`, `2`).
+fn quantity(resource: &str, text: &str) -> Option<f64> {
+    let text = text.trim();
+    let units: &[(&str, f64)] = if resource == "cpu" {
+        &[("m", 1e-3)]
+    } else {
+        &[("Ki", 1024.0), ("Mi", 1048576.0), ("Gi", 1073741824.0), ("K", 1e3), ("M", 1e6), ("G", 1e9)]
+    };
+    for (suffix, factor) in units {
+        if let Some(n) = text.strip_suffix(suffix) {
+            return n.parse::<f64>().ok().filter(|v| *v >= 0.0).map(|v| v * factor);
+        }
+    }
+    text.parse::<f64>().ok().filter(|v| *v >= 0.0)
+}
+
+fn format_quantity(resource: &str, value: f64) -> String {
+    if resource == "cpu" {
+        format!("{}m", (value * 1000.0).round() as u64)
+    } else if value % 1048576.0 == 0.0 {
+        format!("{}Mi", (value / 1048576.0) as u64)
+    } else {
+        format!("{}", value.round() as u64)
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_mapping)
+        .map(|m: &Mapping| m.iter().filter_map(|(k, v)| Some((k.as_str()?.to_string(), scalar(v)?))).collect())
+        .unwrap_or_default()
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_sequence).map(|s| s.iter().filter_map(scalar).collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_add_up_and_secrets_unite() {
+        let e = |name: &str, mem: &str, secret: &str| Entry {
+            name: name.into(),
+            limits: BTreeMap::from([("memory".into(), mem.into())]),
+            secrets: vec![secret.into()],
+            environment: BTreeMap::from([("REDIS_URL".into(), format!("redis://{name}"))]),
+            ..Entry::default()
+        };
+        let mut spec = StackSpec::new(vec!["a".into(), "b".into()], "img:1");
+        let notes = merge_into(&mut spec, &[e("a", "128Mi", "s1"), e("b", "64Mi", "s2")]);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(spec.limits["memory"], "192Mi");
+        assert_eq!(spec.secrets, ["s1", "s2"]);
+        assert_eq!(spec.environment, [("REDIS_URL".to_string(), "redis://a".to_string())]);
+        assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
+        assert_eq!(quantity("cpu", "500m"), Some(0.5));
+        let notes = merge_into(&mut StackSpec::new(vec!["a".into(), "b".into()], "i:1"), &[e("a", "lots", "s"), e("b", "1Gi", "s")]);
+        assert!(notes[0].contains("limits.memory"), "{notes:?}");
+    }
+}

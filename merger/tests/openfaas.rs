@@ -1,0 +1,256 @@
+//! Merging functions where OpenFaaS users keep them: each function its own
+//! cargo project made by `faas-cli new --lang rust-fmerge`, named in a
+//! stack file, merged with `fmerge build -f`, checked with the real faas-cli
+//! (`generate`, `build --shrinkwrap`) and run against real Redis and nginx
+//! beside the unmerged functions.
+//!
+//! faas-cli comes from `$FAAS_CLI` or PATH (`ci/test` builds it from
+//! ../shared/tools/faas-cli). Without it these tests say they were skipped,
+//! except under `.ci/run` (FMERGE_REQUIRE_FAAS_CLI=1), where that fails.
+//! faas-cli runs with a dead loopback proxy, so it can reach no network.
+//!
+//! Run: `cargo test --release -p fmerge --test openfaas`
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{Function, Gateway, Redis, built_binary, free_port, post, workspace_root};
+
+fn faas_cli() -> Option<PathBuf> {
+    let found = std::env::var_os("FAAS_CLI").filter(|p| !p.is_empty()).map(PathBuf::from).or_else(|| {
+        std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("faas-cli")).find(|p| p.is_file()))
+    });
+    if found.is_none() {
+        let why = "faas-cli is not installed (set FAAS_CLI, or run ci/test, which builds it from ../shared/tools/faas-cli)";
+        if std::env::var_os("FMERGE_REQUIRE_FAAS_CLI").is_some_and(|v| v == "1") {
+            panic!("{why}; CI requires it");
+        }
+        eprintln!("SKIPPED: {why}");
+    }
+    found
+}
+
+/// Runs faas-cli in `dir`; it cannot reach the network (a dead loopback proxy).
+fn faas(cli: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(cli)
+        .current_dir(dir)
+        .args(args)
+        .envs([("HTTP_PROXY", "http://127.0.0.1:9"), ("HTTPS_PROXY", "http://127.0.0.1:9"), ("NO_PROXY", "127.0.0.1,localhost")])
+        .envs([("http_proxy", "http://127.0.0.1:9"), ("https_proxy", "http://127.0.0.1:9")])
+        .output()
+        .expect("run faas-cli");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "faas-cli {args:?} failed:\n{text}");
+    text
+}
+
+const FRONT: &str = r#"use fmerge_runtime::{self as rt, Bytes, Error};
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let reply = rt::invoke("of-back", body).await?;
+    let client = redis::Client::open(rt::config!("REDIS_URL", "redis://127.0.0.1:6379/")).map_err(|e| Error::new(e.to_string()))?;
+    let mut conn = client.get_multiplexed_async_connection().await.map_err(|e| Error::new(e.to_string()))?;
+    let _: () = redis::cmd("RPUSH").arg("front:seen").arg(&reply[..]).query_async(&mut conn).await.map_err(|e| Error::new(e.to_string()))?;
+    Ok(format!("front got {}", String::from_utf8_lossy(&reply)).into_bytes())
+}
+
+rt::function!(handle);
+"#;
+
+const BACK: &str = r#"use fmerge_runtime::{self as rt, Bytes, Error};
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let client = redis::Client::open(rt::config!("REDIS_URL", "redis://127.0.0.1:6379/")).map_err(|e| Error::new(e.to_string()))?;
+    let mut conn = client.get_multiplexed_async_connection().await.map_err(|e| Error::new(e.to_string()))?;
+    let n: i64 = redis::cmd("INCR").arg("back:calls").query_async(&mut conn).await.map_err(|e| Error::new(e.to_string()))?;
+    Ok(format!("{}#{n}:{}", rt::config!("GREETING", "hello"), String::from_utf8_lossy(&body)).into_bytes())
+}
+
+rt::function!(handle);
+"#;
+
+/// `fmerge template` and two `faas-cli new` in `dir`, the handlers written,
+/// settings and secrets added to the stack file. Returns the stack file.
+fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
+    let (ok, stdout, stderr) = support::fmerge_cli(dir, &["template"]);
+    assert!(ok, "{stderr}");
+    assert!(PathBuf::from(stdout.trim()).join("template.yml").is_file(), "{stdout}");
+    faas(cli, dir, &["new", "--lang", "rust-fmerge", "of-front", "--quiet"]);
+    let stack = ["stack.yaml", "stack.yml"].iter().map(|n| dir.join(n)).find(|p| p.is_file()).expect("faas-cli new wrote a stack file");
+    let name = stack.file_name().unwrap().to_str().unwrap().to_string();
+    faas(cli, dir, &["new", "--lang", "rust-fmerge", "of-back", "--append", &name, "--quiet"]);
+    for (f, code) in [("of-front", FRONT), ("of-back", BACK)] {
+        std::fs::write(dir.join(f).join("src/main.rs"), code).unwrap();
+        let manifest = dir.join(f).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let redis = "redis = { version = \"1\", default-features = false, features = [\"aio\", \"tokio-comp\"] }\n";
+        std::fs::write(&manifest, text.replace("serde_json = \"1\"\n", &format!("serde_json = \"1\"\n{redis}"))).unwrap();
+        // This repo's versions, so the build shares the compiled dependencies.
+        std::fs::copy(workspace_root().join("Cargo.lock"), dir.join(f).join("Cargo.lock")).unwrap();
+    }
+    let text = std::fs::read_to_string(&stack).unwrap();
+    let text = text
+        .replace("    image: of-back:latest\n", "    image: of-back:latest\n    environment:\n      GREETING: ${GREETING:-hi}\n    secrets:\n      - back-token\n    limits:\n      memory: 64Mi\n")
+        .replace("    image: of-front:latest\n", "    image: of-front:latest\n    secrets:\n      - front-token\n    labels:\n      team: social\n    limits:\n      memory: 128Mi\n");
+    std::fs::write(&stack, text).unwrap();
+    stack
+}
+
+/// Replies and Redis state of `requests` sent to `url`; both Redis are emptied first.
+fn run(url: &str, requests: &[&str], stores: &[&Redis]) -> (Vec<(u16, String)>, Vec<std::collections::BTreeMap<String, String>>) {
+    let replies = requests.iter().map(|r| post(url, r)).collect();
+    (replies, stores.iter().map(|s| s.dump()).collect())
+}
+
+const REQUESTS: &[&str] = &["one", "two", "three"];
+
+#[test]
+fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmerged() {
+    let Some(cli) = faas_cli() else { return };
+    if let Some(reason) = fmerge::image::engine::missing_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let stack = two_functions(&cli, dir.path());
+    let tag = format!("127.0.0.1:5999/of-front:t{}", std::process::id());
+    let out = dir.path().join("out");
+    let (ok, stdout, stderr) = support::fmerge(
+        dir.path(),
+        &["-f", stack.to_str().unwrap(), "of-front", "of-back", "--image", "--tag", &tag, "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let [reference, merged_stack, binary] = lines[..] else { panic!("expected image, stack and binary lines:\n{stdout}") };
+    assert_eq!(reference, tag);
+    assert!(stderr.contains("of-back reads OF_BACK__GREETING (default hello)"), "{stderr}");
+
+    // Unmerged: each function its own process behind the gateway.
+    let (a, b) = (Redis::start(), Redis::start());
+    let (front, back) = (free_port(), free_port());
+    let gateway = Gateway::start(&[("of-front", front), ("of-back", back)]);
+    let expected = {
+        let _p = [
+            Function::start(built_binary("of-front"), "of-front", front, [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())]),
+            Function::start(built_binary("of-back"), "of-back", back, [("REDIS_URL", b.url()), ("GREETING", "hi".into())]),
+        ];
+        run(&gateway.function_url("of-front"), REQUESTS, &[&a, &b])
+    };
+    assert_eq!(expected.0[2], (200, "front got hi#3:three".to_string()));
+
+    // Merged, with the callee's settings under its namespaced names.
+    let merged_env = |a: &Redis, b: &Redis, gw: &Gateway| {
+        [("REDIS_URL", a.url()), ("OF_BACK__REDIS_URL", b.url()), ("OF_BACK__GREETING", "hi".into()), ("GATEWAY_URL", gw.url())]
+    };
+    let (a2, b2) = (Redis::start(), Redis::start());
+    let port = free_port();
+    let gateway2 = Gateway::start(&[("of-front", port), ("of-back", free_port())]);
+    let merged = Function::start(binary, "of-front", port, merged_env(&a2, &b2, &gateway2));
+    assert_eq!(run(&gateway2.function_url("of-front"), REQUESTS, &[&a2, &b2]), expected, "{}", merged.output());
+    assert_eq!(gateway2.requests_for("of-back"), 0, "the callee ran in-process");
+
+    // The merged stack: faas-cli reads it as the merged function's deployment.
+    let generated = faas(&cli, dir.path(), &["generate", "-f", merged_stack, "--filter", "of-front"]);
+    for needle in [
+        format!("image: {tag}"),
+        "OF_BACK__GREETING: hi".to_string(),
+        "- back-token".into(),
+        "- front-token".into(),
+        "org.fmerge.member-1: of-back".into(),
+        "team: social".into(),
+        "memory: 192Mi".into(),
+    ] {
+        assert!(generated.contains(&needle), "expected {needle:?} in faas-cli generate:\n{generated}");
+    }
+    let kept = faas(&cli, dir.path(), &["generate", "-f", merged_stack, "--filter", "of-back"]);
+    assert!(kept.contains("image: of-back:latest"), "the callee stays deployed by default:\n{kept}");
+    let _ = Command::new("docker").args(["rmi", "-f", &tag]).output();
+
+    // faas-cli's own build context for a function compiles with cargo.
+    faas(&cli, dir.path(), &["build", "--shrinkwrap", "-f", stack.to_str().unwrap(), "--filter", "of-back"]);
+    let context = dir.path().join("build/of-back/function");
+    let cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(&context)
+        .args(["build", "--release", "--target", support::TARGET])
+        .env("CARGO_TARGET_DIR", support::build_dir())
+        .env("RUSTFLAGS", support::FUNCTION_RUSTFLAGS)
+        .output()
+        .unwrap();
+    assert!(cargo.status.success(), "the shrinkwrapped context does not build:\n{}", String::from_utf8_lossy(&cargo.stderr));
+
+    // The same two functions as separate cargo projects named by package.
+    for f in ["of-front", "of-back"] {
+        let manifest = dir.path().join(f).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap().replace("name = \"handler\"", &format!("name = \"{f}\""));
+        std::fs::write(&manifest, text).unwrap();
+    }
+    let (ok, stdout, stderr) = support::fmerge(
+        dir.path(),
+        &["of-front", "of-back", "--manifest-path", "of-front/Cargo.toml", "--manifest-path", "of-back/Cargo.toml", "--name", "two-projects"],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let binary = stdout.lines().last().unwrap().to_string();
+    let (a3, b3) = (Redis::start(), Redis::start());
+    let port = free_port();
+    let gateway3 = Gateway::start(&[("of-front", port)]);
+    let merged = Function::start(&binary, "of-front", port, merged_env(&a3, &b3, &gateway3));
+    assert_eq!(run(&gateway3.function_url("of-front"), REQUESTS, &[&a3, &b3]), expected, "{}", merged.output());
+}
+
+/// A stack file and handler folders in a temp dir, for the bad-input cases.
+fn stack_with(entries: &[(&str, Option<&str>)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut yaml = String::from("version: 1.0\nprovider:\n  name: openfaas\n  gateway: http://127.0.0.1:8080\nfunctions:\n");
+    for (name, manifest) in entries {
+        yaml.push_str(&format!("  {name}:\n    lang: rust-fmerge\n    handler: ./{name}\n    image: {name}:latest\n"));
+        std::fs::create_dir_all(dir.path().join(name).join("src")).unwrap();
+        std::fs::write(dir.path().join(name).join("src/main.rs"), "fn main() {}\n").unwrap();
+        if let Some(manifest) = manifest {
+            std::fs::write(dir.path().join(name).join("Cargo.toml"), manifest).unwrap();
+        }
+    }
+    std::fs::write(dir.path().join("stack.yml"), yaml).unwrap();
+    dir
+}
+
+fn function_manifest(name: &str, runtime: &Path) -> String {
+    format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nfmerge-runtime = {{ path = {:?} }}\n\n[workspace]\n", runtime.display().to_string())
+}
+
+fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
+    let (ok, _, stderr) = support::fmerge(dir, args, &[]);
+    assert!(!ok, "fmerge build {args:?} must refuse");
+    for needle in needles {
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+    }
+    assert!(!stderr.contains("building"), "refused before cargo built anything:\n{stderr}");
+}
+
+#[test]
+fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
+    let runtime = workspace_root().join("functions/runtime");
+    let good = function_manifest("a", &runtime);
+    let dir = stack_with(&[("a", Some(&good)), ("b", None)]);
+    let stack = dir.path().join("stack.yml");
+    let s = stack.to_str().unwrap();
+
+    std::fs::write(dir.path().join("broken.yml"), "functions: [unclosed\n").unwrap();
+    refused(dir.path(), &["-f", "broken.yml", "a", "b"], &["broken.yml is not valid YAML", "fix"]);
+    refused(dir.path(), &["-f", s, "a", "nope"], &["has no function nope", "a, b", "Fix: check the name"]);
+    refused(dir.path(), &["-f", s, "a", "b"], &["function b's handler", "holds no Cargo.toml", "faas-cli new --lang rust-fmerge"]);
+
+    // A handler that is a Rust crate, but not on the runtime.
+    std::fs::write(dir.path().join("b/Cargo.toml"), "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n").unwrap();
+    refused(dir.path(), &["-f", s, "a", "b"], &["function b", "is not built on fmerge-runtime", "Fix: add `fmerge-runtime`"]);
+
+    // Two functions on two different versions of the runtime.
+    let other = dir.path().join("runtime-0.2");
+    std::fs::create_dir_all(other.join("src")).unwrap();
+    std::fs::write(other.join("src/lib.rs"), "").unwrap();
+    std::fs::write(other.join("Cargo.toml"), "[package]\nname = \"fmerge-runtime\"\nversion = \"0.2.0\"\nedition = \"2024\"\n\n[workspace]\n").unwrap();
+    std::fs::write(dir.path().join("b/Cargo.toml"), function_manifest("b", &other)).unwrap();
+    refused(dir.path(), &["-f", s, "a", "b"], &["different copies of fmerge-runtime", "0.1.0", "0.2.0", "Fix: make every function depend on the same"]);
+}
