@@ -19,7 +19,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Merge CALLER with its CALLEES into one binary (and optionally an image).
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Install the faas-cli template `rust-fmerge` into ./template/, so that
     /// `faas-cli new --lang rust-fmerge NAME` makes a function fmerge can merge.
     Template(TemplateArgs),
@@ -135,7 +135,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build(args) => build(args),
+        Command::Build(args) => build(*args),
         Command::Template(args) => template(args),
     };
     match result {

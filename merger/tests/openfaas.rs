@@ -92,13 +92,18 @@ fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(&stack).unwrap();
     let text = text
         .replace("    image: of-back:latest\n", "    image: of-back:latest\n    environment:\n      GREETING: ${GREETING:-hi}\n    secrets:\n      - back-token\n    limits:\n      memory: 64Mi\n")
-        .replace("    image: of-front:latest\n", "    image: of-front:latest\n    secrets:\n      - front-token\n    labels:\n      team: social\n    limits:\n      memory: 128Mi\n");
+        .replace("    image: of-front:latest\n", "    image: of-front:latest\n    secrets:\n      - front-token\n    labels:\n      team: social\n    limits:\n      memory: 128Mi\n")
+        .replace("    handler: ./of-back\n", "    handler: ./of-back\n    environment_file:\n      - back-env.yml\n");
     std::fs::write(&stack, text).unwrap();
+    std::fs::write(dir.join("back-env.yml"), "environment:\n  MODE: strict\n").unwrap();
     stack
 }
 
-/// Replies and Redis state of `requests` sent to `url`; both Redis are emptied first.
-fn run(url: &str, requests: &[&str], stores: &[&Redis]) -> (Vec<(u16, String)>, Vec<std::collections::BTreeMap<String, String>>) {
+/// The replies, and each Redis's contents.
+type Outcome = (Vec<(u16, String)>, Vec<std::collections::BTreeMap<String, String>>);
+
+/// What `requests` sent to `url` answer and leave in `stores`.
+fn run(url: &str, requests: &[&str], stores: &[&Redis]) -> Outcome {
     let replies = requests.iter().map(|r| post(url, r)).collect();
     (replies, stores.iter().map(|s| s.dump()).collect())
 }
@@ -161,6 +166,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         "org.fmerge.member-1: of-back".into(),
         "team: social".into(),
         "memory: 192Mi".into(),
+        "OF_BACK__MODE: strict".into(),
     ] {
         assert!(generated.contains(&needle), "expected {needle:?} in faas-cli generate:\n{generated}");
     }
@@ -198,6 +204,32 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let gateway3 = Gateway::start(&[("of-front", port)]);
     let merged = Function::start(&binary, "of-front", port, merged_env(&a3, &b3, &gateway3));
     assert_eq!(run(&gateway3.function_url("of-front"), REQUESTS, &[&a3, &b3]), expected, "{}", merged.output());
+}
+
+#[test]
+fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
+    let Some(cli) = faas_cli() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fmerge::stack::StackSpec::new(vec!["write-home-timeline".into(), "social-graph-get-followers".into()], "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    spec.environment.push(("REDIS_URL".into(), "redis://redis:6379".into()));
+    spec.callee_environment.push(fmerge::stack::CalleeEnv {
+        function: "social-graph-get-followers".into(),
+        key: "REDIS_URL".into(),
+        value: "redis://graph:6379".into(),
+    });
+    spec.secrets.push("redis-password".into());
+    let path = fmerge::stack::write(&spec, dir.path()).unwrap();
+    let generated = faas(&cli, dir.path(), &["generate", "-f", path.to_str().unwrap()]);
+    for needle in [
+        "name: write-home-timeline",
+        "image: 127.0.0.1:5000/pair@sha256:0123456789abcdef",
+        "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL: redis://graph:6379",
+        "REDIS_URL: redis://redis:6379",
+        "- redis-password",
+        "org.fmerge.member-1: social-graph-get-followers",
+    ] {
+        assert!(generated.contains(needle), "expected {needle:?} in faas-cli generate:\n{generated}");
+    }
 }
 
 /// A stack file and handler folders in a temp dir, for the bad-input cases.

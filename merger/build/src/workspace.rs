@@ -252,36 +252,35 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
     Ok(())
 }
 
-/// Versions that the merged build resolves differently from a function's
-/// own lock file.
+/// Crates that a callee's own lock file pins to versions the merged build
+/// does not use (it uses the caller's lock where it can).
 fn lock_differences(merged_lock: &Path, sources: &[Source]) -> Result<Vec<String>> {
     let merged = lock_versions(merged_lock);
     let mut out = Vec::new();
     for source in sources.iter().skip(1) {
         let Ok(root) = workspace_root_of(&source.manifest) else { continue };
-        for ((name, _), versions) in lock_versions(&root.join("Cargo.lock")) {
-            let Some(theirs) = merged.get(&(name.clone(), String::new())) else { continue };
-            let differ: Vec<_> = versions.difference(theirs).collect();
-            if !differ.is_empty() && !versions.is_empty() && theirs.iter().all(|v| !versions.contains(v)) {
-                out.push(format!(
+        for (name, theirs) in lock_versions(&root.join("Cargo.lock")) {
+            match merged.get(&name) {
+                Some(ours) if ours.is_disjoint(&theirs) => out.push(format!(
                     "{} was locked to {name} {} in its own Cargo.lock; the merged build uses {}",
                     source.function,
-                    versions.iter().cloned().collect::<Vec<_>>().join(", "),
-                    theirs.iter().cloned().collect::<Vec<_>>().join(", ")
-                ));
+                    theirs.iter().cloned().collect::<Vec<_>>().join(", "),
+                    ours.iter().cloned().collect::<Vec<_>>().join(", ")
+                )),
+                _ => {}
             }
         }
     }
     Ok(out)
 }
 
-/// `(name, "")` → the versions a lock file holds for it.
-fn lock_versions(lock: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
-    let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+/// Each crate of a lock file with the versions it holds.
+fn lock_versions(lock: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let Ok(table) = read_table(lock) else { return out };
     for p in table.get("package").and_then(|p| p.as_array()).into_iter().flatten() {
         if let (Some(name), Some(version)) = (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str())) {
-            out.entry((name.to_string(), String::new())).or_default().insert(version.to_string());
+            out.entry(name.to_string()).or_default().insert(version.to_string());
         }
     }
     out
