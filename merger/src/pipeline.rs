@@ -246,11 +246,10 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let started = std::time::Instant::now();
     codegen::optimize(&module, &machine, opts.opt_level)?;
     let optimized = started.elapsed();
-    let object = work.join(format!("{name}.o"));
-    codegen::emit_object(&module, &machine, &object)?;
+    let objects = codegen::emit_objects(&module, &toolchain.triple, opts.opt_level, partitions(opts), &work, &name)?;
     drop(module);
     let emitted_in = started.elapsed() - optimized;
-    let summary = format!("optimized in {:.1}s, one object in {:.1}s", optimized.as_secs_f64(), emitted_in.as_secs_f64());
+    let summary = format!("optimized in {:.1}s, {} object(s) in {:.1}s", optimized.as_secs_f64(), objects.len(), emitted_in.as_secs_f64());
     timings.push(("codegen", stage.done(&summary)));
     timings.push(("optimize", optimized));
     timings.push(("emit object", emitted_in));
@@ -260,7 +259,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let script = work.join("merged.ver");
     std::fs::write(&script, native::VERSION_SCRIPT)?;
     let temp = artifact::temp_beside(&binary)?;
-    native::link(&probe, &[object], &emitted.native, &script, &temp)?;
+    native::link(&probe, &objects, &emitted.native, &script, &temp)?;
     if !emitted.native.libs.is_empty() {
         progress.note(&format!("linked native libraries from build scripts: {}", emitted.native.libs.join(", ")));
     }
@@ -282,12 +281,19 @@ fn cache_inputs(opts: &Options, toolchain: &Toolchain, emitted: &emit::Emitted) 
         format!("caller {}", opts.caller),
         format!("opt-level {}", opts.opt_level),
         format!("name {:?} out {:?}", opts.name, opts.out),
+        format!("partitions {}", partitions(opts)),
     ];
     inputs.extend(opts.callees.iter().map(|c| format!("callee {c}")));
     inputs.extend(opts.rewrites.iter().map(|r| format!("rewrite {r}")));
     inputs.extend(opts.allow_shared_static.iter().map(|a| format!("allow-shared-static {a}")));
     inputs.extend(emitted.native.libs.iter().chain(&emitted.native.search).map(|l| format!("native {l}")));
     inputs
+}
+
+/// How many objects codegen emits in parallel: one per core, at most `-j`.
+fn partitions(opts: &Options) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    opts.jobs.map_or(cores, |j| j.min(cores)).max(1)
 }
 
 fn unit_label(unit: &Unit) -> String {

@@ -10,6 +10,7 @@ use inkwell::OptimizationLevel;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use rayon::prelude::*;
 use std::path::Path;
 
 /// Checks the merged module, so that a bug in a rewrite shows up here with
@@ -54,6 +55,33 @@ pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()>
     module
         .run_passes("default<O3>", machine, PassBuilderOptions::create())
         .map_err(|e| anyhow!("LLVM's default<O3> pipeline failed on an unoptimized crate: {}", e.to_string().trim()))
+}
+
+/// Emits the optimized module as up to `n` objects compiled in parallel
+/// (see `split`), named `<stem>.<i>.o` in `dir`; one object when the module
+/// cannot be cut or `n` < 2. Returns the objects in partition order.
+pub fn emit_objects(module: &Module<'_>, triple: &str, opt_level: u8, n: usize, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
+    let tm = machine(triple, opt_level)?;
+    if n >= 2 {
+        crate::split::remove_aliases(module, &tm)?;
+    }
+    let Some(plan) = crate::split::plan(module, n) else {
+        let object = dir.join(format!("{stem}.o"));
+        emit_object(module, &tm, &object)?;
+        return Ok(vec![object]);
+    };
+    crate::split::prepare(module);
+    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    (0..n)
+        .into_par_iter()
+        .map(|p| {
+            let ctx = inkwell::context::Context::create();
+            let part = crate::split::partition(&ctx, &bitcode, &plan, p)?;
+            let object = dir.join(format!("{stem}.{p}.o"));
+            emit_object(&part, &machine(triple, opt_level)?, &object)?;
+            Ok(object)
+        })
+        .collect()
 }
 
 pub fn emit_object(module: &Module<'_>, machine: &TargetMachine, path: &Path) -> Result<()> {

@@ -10,6 +10,7 @@ mod ir;
 pub mod link;
 pub mod llvm;
 pub mod passes;
+pub mod split;
 
 pub use inkwell::context::Context;
 pub use inkwell::module::Module;
