@@ -246,8 +246,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let started = std::time::Instant::now();
     codegen::optimize(&module, &machine, opts.opt_level)?;
     let optimized = started.elapsed();
-    let objects = codegen::emit_objects(&module, &toolchain.triple, opts.opt_level, partitions(opts), &work, &name)?;
-    drop(module);
+    let objects = codegen::emit_objects(module, &toolchain.triple, opts.opt_level, partitions(opts), &work, &name)?;
     let emitted_in = started.elapsed() - optimized;
     let summary = format!("optimized in {:.1}s, {} object(s) in {:.1}s", optimized.as_secs_f64(), objects.len(), emitted_in.as_secs_f64());
     timings.push(("codegen", stage.done(&summary)));

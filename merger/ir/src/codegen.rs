@@ -59,19 +59,22 @@ pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()>
 
 /// Emits the optimized module as up to `n` objects compiled in parallel
 /// (see `split`), named `<stem>.<i>.o` in `dir`; one object when the module
-/// cannot be cut or `n` < 2. Returns the objects in partition order.
-pub fn emit_objects(module: &Module<'_>, triple: &str, opt_level: u8, n: usize, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
+/// cannot be cut or `n` < 2. Returns the objects in partition order. The
+/// module is dropped as soon as it is written out: each partition holds a
+/// copy of its own, so peak memory grows with `n`.
+pub fn emit_objects(module: Module<'_>, triple: &str, opt_level: u8, n: usize, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
     let tm = machine(triple, opt_level)?;
     if n >= 2 {
-        crate::split::remove_aliases(module, &tm)?;
+        crate::split::remove_aliases(&module, &tm)?;
     }
-    let Some(plan) = crate::split::plan(module, n) else {
+    let Some(plan) = crate::split::plan(&module, n) else {
         let object = dir.join(format!("{stem}.o"));
-        emit_object(module, &tm, &object)?;
+        emit_object(&module, &tm, &object)?;
         return Ok(vec![object]);
     };
-    crate::split::prepare(module);
+    crate::split::prepare(&module);
     let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    drop(module);
     (0..n)
         .into_par_iter()
         .map(|p| {
