@@ -172,6 +172,15 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     }
     let kept = faas(&cli, dir.path(), &["generate", "-f", merged_stack, "--filter", "of-back"]);
     assert!(kept.contains("image: of-back:latest"), "the callee stays deployed by default:\n{kept}");
+    // --remove-callees: the merged function alone replaces the pair.
+    let (ok, _, stderr) = support::fmerge(
+        dir.path(),
+        &["-f", stack.to_str().unwrap(), "of-front", "of-back", "--image", "--tag", &tag, "--out", out.to_str().unwrap(), "--remove-callees"],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(merged_stack).unwrap();
+    assert!(text.contains("of-front:") && !text.contains("of-back:"), "{text}");
     let _ = Command::new("docker").args(["rmi", "-f", &tag]).output();
 
     // faas-cli's own build context for a function compiles with cargo.
@@ -259,6 +268,19 @@ fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
     assert!(!stderr.contains("building"), "refused before cargo built anything:\n{stderr}");
+}
+
+#[test]
+fn bad_project_options_are_refused_with_the_fix() {
+    let runtime = workspace_root().join("functions/runtime");
+    let dir = stack_with(&[("a", Some(&function_manifest("a", &runtime))), ("b", Some(&function_manifest("b", &runtime)))]);
+    let d = dir.path();
+    refused(d, &["a", "c", "--manifest-path", "a/Cargo.toml", "--manifest-path", "b/Cargo.toml"], &["unknown function c", "a/Cargo.toml", "another --manifest-path"]);
+    refused(d, &["-f", "stack.yml", "a", "b", "--manifest-path", "a/Cargo.toml"], &["-f and --manifest-path", "give one of them"]);
+    refused(d, &["a", "b", "--message-format", "yaml"], &["invalid value 'yaml'", "human", "json"]);
+    let (ok, _, stderr) = support::fmerge_cli(d, &["template", "--runtime-path", "/nonexistent/runtime"]);
+    assert!(!ok && stderr.contains("--runtime-path /nonexistent/runtime: no such folder"), "{stderr}");
+    assert!(!d.join("template").exists(), "nothing installed");
 }
 
 #[test]

@@ -53,20 +53,6 @@ impl Plan {
             .map(|(_, name)| name.clone())
             .collect()
     }
-
-    /// The user's own library crates that two or more merged functions link,
-    /// with those functions: in one binary each becomes one copy.
-    pub fn shared_local(&self) -> Vec<(PackageId, String, BTreeSet<String>)> {
-        let mut out: Vec<_> = self
-            .local
-            .iter()
-            .filter(|(_, name)| name.as_str() != RUNTIME)
-            .map(|(id, name)| (id.clone(), name.clone(), owners(self.functions(), id)))
-            .filter(|(_, _, owners)| owners.len() >= 2)
-            .collect();
-        out.sort_by(|a, b| a.1.cmp(&b.1));
-        out
-    }
 }
 
 /// Reads the workspace at `manifest_path` (or the one around the current
