@@ -48,18 +48,19 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
                 source.manifest.display()
             );
         }
-        packages.push((source, package_of(source)?));
+        let (package, root) = package_of(source)?;
+        packages.push((source, package, root));
     }
     let fns = dir.join("fns");
     if fns.exists() {
         std::fs::remove_dir_all(&fns).with_context(|| format!("cannot clear {}", fns.display()))?;
     }
-    for (source, package) in &packages {
+    for (source, package, _) in &packages {
         let folder = fns.join(&source.function);
         std::fs::create_dir_all(&folder)?;
         std::fs::write(folder.join("Cargo.toml"), wrapper_manifest(&source.function, package)?)?;
     }
-    let caller_root = workspace_root_of(&packages[0].0.manifest)?;
+    let caller_root = &packages[0].2;
     let mut root = String::from(
         "# Written by fmerge: one package per merged function, built from the function's own sources.\n\
          [workspace]\nresolver = \"3\"\nmembers = [\"fns/*\"]\n",
@@ -81,13 +82,14 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
         let _ = std::fs::remove_file(dir.join("Cargo.lock"));
     }
     check_one_runtime(&manifest, sources)?;
-    let lock_differences = lock_differences(&dir.join("Cargo.lock"), sources)?;
+    let callees: Vec<(&str, &Path)> = packages[1..].iter().map(|(s, _, root)| (s.function.as_str(), root.as_path())).collect();
+    let lock_differences = lock_differences(&dir.join("Cargo.lock"), &callees);
     Ok(Generated { manifest, lock_differences })
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names
-/// its member of the function's name).
-fn package_of(source: &Source) -> Result<Package> {
+/// its member of the function's name), and its workspace's root.
+fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
     if !source.manifest.is_file() {
         bail!(
             "function {}: no Cargo.toml at {}.\nFix: point at the function's cargo project (its `handler:` folder in stack.yml must hold its Cargo.toml).",
@@ -122,7 +124,7 @@ fn package_of(source: &Source) -> Result<Package> {
             source.manifest.display()
         );
     }
-    Ok((*package).clone())
+    Ok(((*package).clone(), metadata.workspace_root.clone().into_std_path_buf()))
 }
 
 /// The wrapper package: the function's targets and dependencies under the
@@ -221,12 +223,6 @@ fn read_table(path: &Path) -> Result<toml::Table> {
     text.parse::<toml::Table>().with_context(|| format!("{} is not valid TOML", path.display()))
 }
 
-/// The workspace root of the project holding `manifest`.
-fn workspace_root_of(manifest: &Path) -> Result<PathBuf> {
-    let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()?;
-    Ok(metadata.workspace_root.into_std_path_buf())
-}
-
 /// Two copies of the runtime in one binary would mean two dispatch tables.
 fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
     let metadata = MetadataCommand::new().manifest_path(manifest).exec().with_context(|| {
@@ -252,18 +248,17 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
     Ok(())
 }
 
-/// Crates that a callee's own lock file pins to versions the merged build
-/// does not use (it uses the caller's lock where it can).
-fn lock_differences(merged_lock: &Path, sources: &[Source]) -> Result<Vec<String>> {
+/// Crates that a callee's own lock file (in its workspace root) pins to
+/// versions the merged build does not use (it uses the caller's lock where
+/// it can).
+fn lock_differences(merged_lock: &Path, callees: &[(&str, &Path)]) -> Vec<String> {
     let merged = lock_versions(merged_lock);
     let mut out = Vec::new();
-    for source in sources.iter().skip(1) {
-        let Ok(root) = workspace_root_of(&source.manifest) else { continue };
+    for (function, root) in callees {
         for (name, theirs) in lock_versions(&root.join("Cargo.lock")) {
             match merged.get(&name) {
                 Some(ours) if ours.is_disjoint(&theirs) => out.push(format!(
-                    "{} was locked to {name} {} in its own Cargo.lock; the merged build uses {}",
-                    source.function,
+                    "{function} was locked to {name} {} in its own Cargo.lock; the merged build uses {}",
                     theirs.iter().cloned().collect::<Vec<_>>().join(", "),
                     ours.iter().cloned().collect::<Vec<_>>().join(", ")
                 )),
@@ -271,7 +266,7 @@ fn lock_differences(merged_lock: &Path, sources: &[Source]) -> Result<Vec<String
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Each crate of a lock file with the versions it holds.

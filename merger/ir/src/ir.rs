@@ -34,9 +34,7 @@ pub fn string_bytes(global: Value) -> Option<Vec<u8>> {
         if init.is_null() || LLVMIsAConstantDataArray(init).is_null() || LLVMIsConstantString(init) == 0 {
             return None;
         }
-        let mut len = 0;
-        let ptr = LLVMGetAsString(init, &mut len);
-        Some(std::slice::from_raw_parts(ptr as *const u8, len).to_vec())
+        const_bytes(init)
     }
 }
 

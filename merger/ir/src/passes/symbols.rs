@@ -27,18 +27,12 @@ pub struct Exports {
     defined: HashMap<String, (String, Option<String>)>,
     /// Symbols renamed to settle a clash between two functions' own crates.
     pub renamed: Vec<String>,
-    /// Symbols that native code (build scripts' static libraries) calls by
-    /// name, with the library: renaming one would send that call elsewhere.
-    pub native_refs: std::collections::BTreeMap<String, String>,
 }
 
 /// Prepares one crate before it is linked: drops a callee's `main` and checks
 /// (or settles) clashes of exported symbols with the crates linked before it.
 pub fn prepare(module: &Module<'_>, krate: &Crate, facts: &Facts, exports: &mut Exports) -> Result<()> {
     let unit = Unit { crate_name: krate.name.to_string(), function: krate.function.map(str::to_string) };
-    if exports.native_refs.is_empty() {
-        exports.native_refs = facts.native_refs.clone();
-    }
     if let Some(function) = unit.function.as_deref().filter(|f| *f != facts.caller)
         && let Some(main) = module.get_function("main") {
             main.as_global_value().set_name(&format!("fmerge.main.{function}"));
@@ -54,13 +48,14 @@ pub fn prepare(module: &Module<'_>, krate: &Crate, facts: &Facts, exports: &mut 
             continue;
         };
         match (&function, &unit.function) {
-            (Some(first), Some(mine)) if exports.native_refs.contains_key(&name) => bail!(
+            // Native code calls it by name: renaming would send that call elsewhere.
+            (Some(first), Some(mine)) if facts.native_refs.contains_key(&name) => bail!(
                 "symbol clash: functions {first} (crate {crate_name}) and {mine} (crate {}) both export `{name}`, \
                  and native code calls it by name ({} refers to it).\n\
                  fmerge cannot give each function its own `{name}`: the C code would call one function's version from both.\n\
                  Fix: give one of them another name with #[unsafe(export_name = \"...\")] (and in its C code), or merge these functions separately.",
                 unit.crate_name,
-                exports.native_refs[&name]
+                facts.native_refs[&name]
             ),
             // Both in functions' own code, and nothing native calls it by
             // name: each function keeps its own.
