@@ -228,7 +228,8 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     let latch = tempfile::tempdir().unwrap();
     let port = free_port();
     let merged = Function::start(&binary, "bl-front", port, [
-        ("FMERGE_ISOLATE", "bl-slow".to_string()),
+        // `nope` is not merged: said, and ignored.
+        ("FMERGE_ISOLATE", "bl-slow, nope".to_string()),
         ("GATEWAY_URL", "http://127.0.0.1:9".to_string()),
     ]);
     let url = format!("{}/", merged.url());
@@ -252,4 +253,5 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     for call in blocked {
         assert_eq!(call.join().unwrap(), (200, "released".to_string()));
     }
+    assert!(merged.output().contains("FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"), "{}", merged.output());
 }

@@ -91,11 +91,24 @@ fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
     static POOLS: std::sync::OnceLock<Vec<(String, tokio::runtime::Runtime)>> = std::sync::OnceLock::new();
     let pools = POOLS.get_or_init(|| {
         let Ok(list) = std::env::var("FMERGE_ISOLATE") else { return Vec::new() };
-        let threads = std::env::var("FMERGE_ISOLATE_THREADS").ok().and_then(|t| t.parse().ok()).filter(|&t| t > 0).unwrap_or(2);
+        let threads = match std::env::var("FMERGE_ISOLATE_THREADS") {
+            Err(_) => 2,
+            Ok(t) => t.trim().parse().ok().filter(|&t: &usize| t > 0).unwrap_or_else(|| {
+                eprintln!("fmerge: FMERGE_ISOLATE_THREADS={t:?} is not a positive number; using 2");
+                2
+            }),
+        };
         let merged = merged();
         list.split(',')
             .map(str::trim)
-            .filter(|name| merged.iter().any(|m| m == name))
+            .filter(|name| !name.is_empty())
+            .filter(|name| {
+                let known = merged.iter().any(|m| m == name);
+                if !known {
+                    eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
+                }
+                known
+            })
             .filter_map(|name| {
                 let pool = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(threads)
