@@ -1,0 +1,86 @@
+//! The fused programs behave like the real functions: the same requests,
+//! sent to the unmerged deployment (each function its own process behind the
+//! nginx gateway) and to the fused binary, give identical reply bodies and
+//! identical Redis state, and the fused binary never sends a member's call
+//! through the gateway. Everything on 127.0.0.1.
+//!
+//! Run: `cargo test --release -p fmerge-fused` (needs `redis-server` and
+//! `nginx`; `bash .ci/run` installs them).
+
+use fmerge_testkit::{Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, free_port, post, seed_social_network};
+use std::collections::BTreeMap;
+
+type Run = (Vec<(u16, String)>, BTreeMap<String, String>);
+
+/// The unmerged system, on a freshly seeded Redis.
+fn unmerged(caller: &str, requests: &[&str]) -> Run {
+    let redis = Redis::start();
+    seed_social_network(&mut redis.conn());
+    let system = Deployment::unmerged(&redis, &[], &[]);
+    let replies = requests.iter().map(|r| post(&system.url(caller), r)).collect();
+    (replies, redis.dump())
+}
+
+/// The fused binary `bin` serves `caller` behind the gateway, beside every
+/// other function unmerged, so that a call that wrongly left the process
+/// would still succeed and show in the gateway's log. Asserts that none of
+/// `members` (but the caller) was asked through the gateway.
+fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Run {
+    let redis = Redis::start();
+    seed_social_network(&mut redis.conn());
+    let port = free_port();
+    let system = Deployment::unmerged(&redis, &[(members[0], port)], &[]);
+    // Only the plain REDIS_URL leads to this Redis, as for the functions
+    // standalone; the names a merged or misconfigured build would read lead
+    // to a closed local port instead, so a wrong read fails here, fast.
+    let closed = format!("redis://127.0.0.1:{}/", free_port());
+    let mut env: Vec<(String, String)> = FUNCTIONS
+        .iter()
+        .chain(&["fmerge-fused"])
+        .map(|f| (fmerge_testkit::namespaced(f, "REDIS_URL"), closed.clone()))
+        .collect();
+    env.push(("REDIS_URL".into(), redis.url()));
+    env.push(("GATEWAY_URL".into(), system.gateway.url()));
+    let program = Function::start(bin, members[0], port, env);
+
+    let replies = requests.iter().map(|r| post(&system.url(members[0]), r)).collect();
+    let gateway = &system.gateway;
+    assert_eq!(gateway.requests_for(members[0]), requests.len(), "{}", gateway.access_log());
+    for callee in &members[1..] {
+        assert_eq!(gateway.requests_for(callee), 0, "{callee} went over HTTP\n{}", program.output());
+    }
+    (replies, redis.dump())
+}
+
+const PAIR: &[&str] = &["write-home-timeline", "social-graph-get-followers"];
+
+const PAIR_REQUESTS: &[&str] = &[
+    r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#,
+    r#"{"post_id": 101, "user_id": 2, "timestamp": 1700000001, "user_mentions_id": []}"#,
+    r#"{"post_id": 102, "user_id": 99, "timestamp": 1700000002, "user_mentions_id": [2]}"#,
+    r#"{"post_id": 103, "user_id": 1"#,
+];
+
+#[test]
+fn the_fused_pair_answers_like_the_unmerged_pair() {
+    let (expected, expected_state) = unmerged(PAIR[0], PAIR_REQUESTS);
+    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
+    assert_eq!(replies, expected);
+    assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
+    assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
+    assert_eq!(state, expected_state);
+    assert!(state.keys().any(|k| k.starts_with("home-timeline:")), "{state:?}");
+}
+
+#[test]
+fn the_fused_chain_answers_like_the_unmerged_chain() {
+    let (expected, expected_state) = unmerged(FUNCTIONS[0], SAMPLE_POSTS);
+    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), FUNCTIONS, SAMPLE_POSTS);
+    assert_eq!(replies, expected);
+    assert!(replies.iter().all(|(status, _)| *status == 200), "{replies:?}");
+    assert_eq!(state, expected_state);
+    // Every member wrote what it writes: posts, short URLs, timelines, the id counter.
+    for prefix in ["post:", "short-url:", "home-timeline:", "unique-id:counter"] {
+        assert!(state.keys().any(|k| k.starts_with(prefix)), "no {prefix} key: {state:?}");
+    }
+}
