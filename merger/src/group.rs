@@ -7,6 +7,7 @@
 //! name = "write-home-timeline-merged"     # optional
 //! manifest-path = "../Cargo.toml"         # relative to this file
 //! opt-level = 3
+//! lto = "off"                             # optional: "fat" or "off"
 //! rewrite = ["social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=10.0.0.7:6379"]
 //!
 //! [image]
@@ -32,6 +33,8 @@ pub struct Group {
     pub rewrite: Vec<String>,
     pub emit_ll: Option<bool>,
     pub opt_level: Option<u8>,
+    /// `fat` or `off` (`--lto`).
+    pub lto: Option<String>,
     pub jobs: Option<usize>,
     /// Statics (or crates) the merged functions may share; see `--allow-shared-static`.
     #[serde(default)]
@@ -72,6 +75,9 @@ impl Group {
             if p.is_relative() {
                 *p = base.join(&p);
             }
+        }
+        if let Some(lto) = &group.lto {
+            anyhow::ensure!(lto == "fat" || lto == "off", "{}: lto = {lto:?}; use \"fat\" or \"off\"", path.display());
         }
         if let Some(level) = group.opt_level {
             anyhow::ensure!(level <= 3, "{}: opt-level = {level}; use 0, 1, 2 or 3", path.display());

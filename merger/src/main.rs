@@ -2,6 +2,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use fmerge::codegen::Lto;
 use fmerge::group::Group;
 use fmerge::image::ImageSpec;
 use fmerge::push::{self, Auth, PushOptions};
@@ -79,7 +80,13 @@ struct BuildArgs {
     /// LLVM optimization level for the merged module [default: 3].
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: Option<u8>,
-    /// Parallel jobs for cargo.
+    /// Whole-program LTO over the merged module: `fat` (LLVM's lto<O3> across
+    /// all crates, on one thread) or `off` (each crate as rustc optimized it)
+    /// [default: what profile.release.lto says; cargo's default is off].
+    #[arg(long, value_name = "MODE", value_parser = ["fat", "off"])]
+    lto: Option<String>,
+    /// Parallel jobs for cargo, and at most this many objects compiled at once
+    /// [default: one per core].
     #[arg(short, long)]
     jobs: Option<usize>,
     /// Print only the results.
@@ -210,6 +217,7 @@ fn request(args: BuildArgs) -> Result<Request> {
     opts.rewrites = group.rewrite.iter().cloned().chain(args.rewrite).collect();
     opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
     opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
+    opts.lto = args.lto.or(group.lto.clone()).map(|mode| if mode == "fat" { Lto::Fat } else { Lto::Off });
     opts.jobs = args.jobs.or(group.jobs);
     opts.quiet = args.quiet || group.quiet.unwrap_or(false);
     opts.allow_shared_static = group.allow_shared_static.iter().cloned().chain(args.allow_shared_static).collect();

@@ -6,7 +6,7 @@
 //! native link.
 
 use crate::progress::Progress;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use fmerge_build::emit::{self, Unit};
 use fmerge_build::toolchain::Toolchain;
 use fmerge_build::{artifact, cache, native, resolve, workspace};
@@ -33,6 +33,9 @@ pub struct Options {
     pub rewrites: Vec<String>,
     pub emit_ll: bool,
     pub opt_level: u8,
+    /// Whole-program LTO over the merged module; by default, what the
+    /// workspace's `profile.release.lto` asks for (see [`codegen::Lto`]).
+    pub lto: Option<codegen::Lto>,
     pub jobs: Option<usize>,
     pub quiet: bool,
     /// Statics (`crate::path::NAME`) or whole crates that merged functions
@@ -58,6 +61,7 @@ impl Options {
             rewrites: Vec::new(),
             emit_ll: false,
             opt_level: 3,
+            lto: None,
             jobs: None,
             quiet: false,
             allow_shared_static: Vec::new(),
@@ -155,6 +159,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     for note in emit::Profile::notes(&plan.manifest_path) {
         progress.note(&note);
     }
+    let lto = opts.lto.unwrap_or(if emit::Profile::lto(&plan.manifest_path) { codegen::Lto::Fat } else { codegen::Lto::Off });
     let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
     let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs, &profile, &toolchain)?;
     timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
@@ -164,7 +169,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
 
     // Nothing changed since the last merge of this name: keep its binary.
     let bytes = emit::read_bitcode(&emitted.units)?;
-    let key = cache::key(&cache_inputs(opts, &toolchain, &emitted), &emitted.units.iter().map(unit_label).collect::<Vec<_>>(), &bytes);
+    let key = cache::key(&cache_inputs(opts, lto, &toolchain, &emitted), &emitted.units.iter().map(unit_label).collect::<Vec<_>>(), &bytes);
     let hit = if opts.force { None } else { cache::lookup::<Remembered>(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) };
     if let Some(hit) = hit {
         progress.note("nothing changed since the last merge (same bitcode and options): keeping the binary");
@@ -177,9 +182,13 @@ pub fn build(opts: &Options) -> Result<Merged> {
     }
 
     // Per crate: parse, phase 1 of the passes, optimize a crate built
-    // unoptimized, link into the caller's module.
+    // unoptimized; then link them all into the caller's module. Meanwhile,
+    // rustc tells how it links a binary (a process of its own).
     let stage = progress.stage("linking IR", Some(units as u64));
-    let probe = native::probe(&work, &toolchain)?;
+    let probe = {
+        let (work, toolchain) = (work.clone(), toolchain.clone());
+        std::thread::spawn(move || native::probe(&work, &toolchain))
+    };
     let machine = codegen::machine(&toolchain.triple, opts.opt_level)?;
     let facts = Facts {
         caller: opts.caller.clone(),
@@ -190,7 +199,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     };
     let ctx = Context::create();
     let mut found = Found::default();
-    let mut merged = None;
+    let mut modules = Vec::with_capacity(units);
     for i in link_order(&emitted.units, &opts.caller) {
         let unit = &emitted.units[i];
         let module = link::parse(&ctx, &bytes[i], &unit.crate_name, &unit.bitcode)?;
@@ -207,13 +216,11 @@ pub fn build(opts: &Options) -> Result<Merged> {
         if unit.unoptimized {
             codegen::optimize_unit(&module, &machine)?;
         }
-        match &merged {
-            None => merged = Some(module),
-            Some(dest) => link::into(dest, module, &unit.crate_name)?,
-        }
+        modules.push((module, unit.crate_name.clone()));
         stage.inc();
     }
-    let module = merged.context("cargo built nothing to merge")?;
+    drop(bytes);
+    let module = link::all(modules)?;
     timings.push(("link IR", stage.done(&format!("{units} units"))));
     let mut warnings = std::mem::take(&mut found.warnings);
     warnings.extend(found.exports.renamed.iter().map(|r| format!("two functions export one symbol; {r}")));
@@ -241,12 +248,28 @@ pub fn build(opts: &Options) -> Result<Merged> {
     }
     let ll = if opts.emit_ll { Some(write_ll(&module, &ll_path)?) } else { None };
 
-    // Optimize and compile.
-    let stage = progress.stage(&format!("optimizing (O{}) and compiling", opts.opt_level), None);
+    // Optimize and compile. A module cut for parallel emission is read
+    // back per partition, so the merged one and its context go first.
+    let label = match lto {
+        codegen::Lto::Fat => format!("optimizing (O{}, LTO over the merged module) and compiling", opts.opt_level),
+        codegen::Lto::Off => format!("compiling (O{}; each crate as rustc optimized it)", opts.opt_level),
+    };
+    let stage = progress.stage(&label, None);
     let started = std::time::Instant::now();
-    codegen::optimize(&module, &machine, opts.opt_level)?;
+    codegen::optimize(&module, &machine, opts.opt_level, lto)?;
     let optimized = started.elapsed();
-    let objects = codegen::emit_objects(module, &toolchain.triple, opts.opt_level, partitions(opts), &work, &name)?;
+    let objects = match codegen::cut(&module, &machine, partitions(opts))? {
+        Some(cut) => {
+            drop(module);
+            drop(ctx);
+            codegen::emit_partitions(cut, &toolchain.triple, opts.opt_level, &work, &name)?
+        }
+        None => {
+            let object = work.join(format!("{name}.o"));
+            codegen::emit_object(&module, &machine, &object)?;
+            vec![object]
+        }
+    };
     let emitted_in = started.elapsed() - optimized;
     let summary = format!("optimized in {:.1}s, {} object(s) in {:.1}s", optimized.as_secs_f64(), objects.len(), emitted_in.as_secs_f64());
     timings.push(("codegen", stage.done(&summary)));
@@ -257,6 +280,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let stage = progress.stage("linking the binary", None);
     let script = work.join("merged.ver");
     std::fs::write(&script, native::VERSION_SCRIPT)?;
+    let probe = probe.join().map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
     let temp = artifact::temp_beside(&binary)?;
     native::link(&probe, &objects, &emitted.native, &script, &temp)?;
     if !emitted.native.libs.is_empty() {
@@ -273,12 +297,13 @@ pub fn build(opts: &Options) -> Result<Merged> {
 }
 
 /// Every option that decides the merged binary, for the merge cache.
-fn cache_inputs(opts: &Options, toolchain: &Toolchain, emitted: &emit::Emitted) -> Vec<String> {
+fn cache_inputs(opts: &Options, lto: codegen::Lto, toolchain: &Toolchain, emitted: &emit::Emitted) -> Vec<String> {
     let mut inputs = vec![
         format!("fmerge {}", env!("CARGO_PKG_VERSION")),
         format!("rustc {}", toolchain.release),
         format!("caller {}", opts.caller),
         format!("opt-level {}", opts.opt_level),
+        format!("lto {lto:?}"),
         format!("name {:?} out {:?}", opts.name, opts.out),
         format!("partitions {}", partitions(opts)),
     ];

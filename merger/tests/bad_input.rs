@@ -92,6 +92,16 @@ fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
 }
 
 #[test]
+fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
+    let (ok, _, stderr) = fmerge(&["write-home-timeline", "social-graph-get-followers", "--lto", "thin"]);
+    assert!(!ok && stderr.contains("--lto") && stderr.contains("fat") && stderr.contains("off"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("group.toml");
+    std::fs::write(&file, "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nlto = \"yes\"\n").unwrap();
+    fails_with(&["--config", file.to_str().unwrap()], &["lto = \"yes\"", "use \"fat\" or \"off\""]);
+}
+
+#[test]
 fn a_missing_llvm_library_is_explained() {
     let empty = tempfile::tempdir().unwrap();
     let why = fmerge::llvm::llvm_link_name(empty.path()).unwrap_err();

@@ -48,9 +48,7 @@ impl Profile {
     /// What this build changes in the workspace's release profile, said
     /// once so that nobody is surprised.
     pub fn notes(manifest: &Path) -> Vec<String> {
-        let Ok(text) = std::fs::read_to_string(manifest) else { return Vec::new() };
-        let Ok(doc) = text.parse::<toml::Table>() else { return Vec::new() };
-        let Some(release) = doc.get("profile").and_then(|p| p.get("release")) else { return Vec::new() };
+        let Some(release) = release_profile(manifest) else { return Vec::new() };
         let mut notes = Vec::new();
         if release.get("panic").and_then(|v| v.as_str()) == Some("abort") {
             notes.push(
@@ -59,16 +57,26 @@ impl Profile {
                     .to_string(),
             );
         }
-        if release.get("lto").is_some_and(|v| v.as_bool() != Some(false) && v.as_str() != Some("off")) {
-            notes.push("profile.release sets lto; fmerge builds without it and optimizes the whole merged program itself".to_string());
+        if wants_lto(&release) {
+            notes.push(
+                "profile.release sets lto; fmerge builds each crate without it and runs LTO over the whole merged program instead \
+                 (`--lto off` skips that and merges faster)"
+                    .to_string(),
+            );
         }
         notes
     }
 
+    /// Whether the workspace's release profile asks for cross-crate LTO
+    /// (`lto = true`, `"fat"` or `"thin"`); `false`, `"off"` and no `lto`
+    /// (cargo's default) do not.
+    pub fn lto(manifest: &Path) -> bool {
+        release_profile(manifest).is_some_and(|release| wants_lto(&release))
+    }
 
     /// `--config` values for cargo.
-    /// - `lto = false`: fmerge does its own whole-program optimization, and
-    ///   rustc's LTO would write no per-crate bitcode (or one that clashes).
+    /// - `lto = false`: rustc's LTO would write no per-crate bitcode (or one
+    ///   that clashes); fmerge does LTO over the merged module when asked.
     /// - `panic = "unwind"`: a panicking callee must fail only its own call;
     ///   with `abort` it would kill the caller's process too.
     pub fn config_args(&self) -> Vec<String> {
@@ -78,6 +86,15 @@ impl Profile {
         }
         args
     }
+}
+
+fn release_profile(manifest: &Path) -> Option<toml::Table> {
+    let doc = std::fs::read_to_string(manifest).ok()?.parse::<toml::Table>().ok()?;
+    doc.get("profile")?.get("release")?.as_table().cloned()
+}
+
+fn wants_lto(release: &toml::Table) -> bool {
+    release.get("lto").is_some_and(|v| v.as_bool() == Some(true) || matches!(v.as_str(), Some("fat" | "thin")))
 }
 
 /// Native link flags from build scripts, as cargo reports them (`KIND=VALUE`).

@@ -1,16 +1,17 @@
-//! Stage 5: optimize the merged module and compile it to one object file.
+//! Stage 5: optimize the merged module and compile it to objects.
 //!
 //! The module holds every crate of every function, with all but `main`
-//! internal, which is what rustc's fat LTO has at this point; so it runs the
-//! same pipeline rustc runs there, `lto<O3>`, for cross-function inlining and
-//! dead-code removal, then emits an object for the host.
+//! internal, which is what rustc's fat LTO has at this point. rustc already
+//! optimized each crate, so by default only code that nothing reaches any
+//! more is dropped, as a release build without LTO gets; with [`Lto::Fat`]
+//! it runs the pipeline rustc runs for fat LTO, `lto<O3>`, on one thread.
+//! Then the module is cut into partitions compiled in parallel (`split`).
 
 use anyhow::{Context as _, Result, anyhow};
 use inkwell::OptimizationLevel;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
-use rayon::prelude::*;
 use std::path::Path;
 
 /// Checks the merged module, so that a bug in a rewrite shows up here with
@@ -37,11 +38,26 @@ pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
         .context("LLVM could not create a target machine for the host")
 }
 
-/// Runs `lto<O{level}>` (nothing but dead-global removal at 0).
-pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8) -> Result<()> {
-    let pipeline = match opt_level {
-        0 => "globaldce".to_string(),
-        n => format!("lto<O{}>", n.min(3)),
+/// Whether the merged module gets whole-program optimization.
+///
+/// rustc already ran its full pipeline on every crate before writing its
+/// bitcode, which is all a release build without LTO ever gets; `Off`
+/// compiles the merged module as that (after dropping code nothing
+/// reaches), so the merged functions run the code their own binaries ran.
+/// `Fat` adds what `lto = "fat"` would: LLVM's `lto<O3>` across all the
+/// crates, on one thread, for cross-crate inlining.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lto {
+    Off,
+    Fat,
+}
+
+/// Runs `lto<O{level}>` with `Lto::Fat` (at levels 1 to 3), otherwise only
+/// dead-global removal.
+pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8, lto: Lto) -> Result<()> {
+    let pipeline = match (lto, opt_level) {
+        (Lto::Fat, 1..) => format!("lto<O{}>", opt_level.min(3)),
+        _ => "globaldce".to_string(),
     };
     module
         .run_passes(&pipeline, machine, PassBuilderOptions::create())
@@ -57,34 +73,38 @@ pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()>
         .map_err(|e| anyhow!("LLVM's default<O3> pipeline failed on an unoptimized crate: {}", e.to_string().trim()))
 }
 
-/// Emits the optimized module as up to `n` objects compiled in parallel
-/// (see `split`), named `<stem>.<i>.o` in `dir`; one object when the module
-/// cannot be cut or `n` < 2. Returns the objects in partition order. The
-/// module is dropped as soon as it is written out: each partition holds a
-/// copy of its own, so peak memory grows with `n`.
-pub fn emit_objects(module: Module<'_>, triple: &str, opt_level: u8, n: usize, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
-    let tm = machine(triple, opt_level)?;
-    if n >= 2 {
-        crate::split::remove_aliases(&module, &tm)?;
+/// Cuts the optimized module into up to `n` partitions for
+/// [`emit_partitions`] (see `split`), or returns `None` when it is emitted
+/// whole with [`emit_object`]: `n` < 2, or a module that cannot be cut.
+pub fn cut(module: &Module<'_>, machine: &TargetMachine, n: usize) -> Result<Option<crate::split::Cut>> {
+    if n < 2 {
+        return Ok(None);
     }
-    let Some(plan) = crate::split::plan(&module, n) else {
-        let object = dir.join(format!("{stem}.o"));
-        emit_object(&module, &tm, &object)?;
-        return Ok(vec![object]);
-    };
-    crate::split::prepare(&module);
-    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
-    drop(module);
-    (0..n)
-        .into_par_iter()
-        .map(|p| {
-            let ctx = inkwell::context::Context::create();
-            let part = crate::split::partition(&ctx, &bitcode, &plan, p)?;
+    crate::split::remove_aliases(module, machine)?;
+    Ok(crate::split::cut(module, n))
+}
+
+/// Emits the partitions as objects named `<stem>.<i>.o` in `dir`, compiled
+/// in parallel, and returns them in partition order.
+///
+/// Each partition is read back from the cut's bitcode and trimmed on this
+/// thread, one after another, and then compiled on a thread of its own while
+/// the next one is read: one full copy of the module is ever being parsed,
+/// and memory freed by trimming one partition serves the next (the caller
+/// has dropped the merged module and its context by now).
+pub fn emit_partitions(cut: crate::split::Cut, triple: &str, opt_level: u8, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
+    std::thread::scope(|scope| {
+        let mut compiling = Vec::new();
+        for p in 0..cut.partitions() {
+            let part = crate::ir::detached(|ctx| crate::split::partition(ctx, &cut, p))?;
             let object = dir.join(format!("{stem}.{p}.o"));
-            emit_object(&part, &machine(triple, opt_level)?, &object)?;
-            Ok(object)
-        })
-        .collect()
+            compiling.push(scope.spawn(move || {
+                part.with(|module| emit_object(module, &machine(triple, opt_level)?, &object))?;
+                Ok(object)
+            }));
+        }
+        compiling.into_iter().map(|t| t.join().unwrap_or_else(|_| Err(anyhow!("LLVM crashed while compiling a partition")))).collect()
+    })
 }
 
 pub fn emit_object(module: &Module<'_>, machine: &TargetMachine, path: &Path) -> Result<()> {

@@ -30,9 +30,35 @@ pub fn remove_aliases(module: &Module<'_>, machine: &inkwell::targets::TargetMac
         .map_err(|e| anyhow!("LLVM's globaldce failed before the split: {}", e.to_string().trim()))
 }
 
+/// The optimized module cut for parallel emission: its bitcode, with every
+/// local symbol made visible across partitions, and the partition of each
+/// defined function.
+#[derive(PartialEq)]
+pub struct Cut {
+    bitcode: Vec<u8>,
+    plan: HashMap<String, usize>,
+    n: usize,
+}
+
+impl Cut {
+    pub fn partitions(&self) -> usize {
+        self.n
+    }
+}
+
+/// Plans `n` partitions and writes the module out for them; `None` when the
+/// module cannot be cut (aliases or ifuncs left, or fewer functions than
+/// partitions).
+pub fn cut(module: &Module<'_>, n: usize) -> Option<Cut> {
+    let plan = plan(module, n)?;
+    prepare(module);
+    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    Some(Cut { bitcode, plan, n })
+}
+
 /// The partition of each defined function, by name; `None` when the module
-/// cannot be cut (aliases or ifuncs left) or `n` < 2.
-pub fn plan(module: &Module<'_>, n: usize) -> Option<HashMap<String, usize>> {
+/// cannot be cut or `n` < 2.
+fn plan(module: &Module<'_>, n: usize) -> Option<HashMap<String, usize>> {
     if n < 2 || ir::has_aliases_or_ifuncs(module) {
         return None;
     }
@@ -56,7 +82,7 @@ pub fn plan(module: &Module<'_>, n: usize) -> Option<HashMap<String, usize>> {
 }
 
 /// Makes every local symbol visible across partitions (see the module doc).
-pub fn prepare(module: &Module<'_>) {
+fn prepare(module: &Module<'_>) {
     for (i, v) in ir::global_values(module).into_iter().enumerate() {
         if !ir::is_declaration(v) && !ir::name(v).starts_with("llvm.") {
             ir::promote_hidden(v, &format!("fmerge.split.{i}"));
@@ -64,9 +90,10 @@ pub fn prepare(module: &Module<'_>) {
     }
 }
 
-/// Partition `p` of the module written as `bitcode`, in `ctx`.
-pub fn partition<'ctx>(ctx: &'ctx Context, bitcode: &[u8], plan: &HashMap<String, usize>, p: usize) -> Result<Module<'ctx>> {
-    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "fmerge.partition");
+/// Partition `p` of the cut module, in `ctx`.
+pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module<'ctx>> {
+    let plan = &cut.plan;
+    let buffer = MemoryBuffer::create_from_memory_range(&cut.bitcode, "fmerge.partition");
     let module = Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| anyhow!("cannot read back the merged module: {e}"))?;
     for v in ir::global_values(&module) {
         if ir::is_declaration(v) {

@@ -45,16 +45,14 @@ fn each_definition_lands_in_exactly_one_partition() {
     let ctx = Context::create();
     let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "split.ll")).unwrap();
     let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
-    split::remove_aliases(&module, &machine).unwrap();
-    let plan = split::plan(&module, 2).expect("the module can be cut");
-    split::prepare(&module);
-    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    let cut = codegen::cut(&module, &machine, 2).unwrap().expect("the module can be cut");
+    assert_eq!(cut.partitions(), 2);
 
     let mut all_functions = Vec::new();
     let mut data_in = Vec::new();
     for p in 0..2 {
         let ctx = Context::create();
-        let part = split::partition(&ctx, &bitcode, &plan, p).unwrap();
+        let part = split::partition(&ctx, &cut, p).unwrap();
         let (functions, globals) = defined(&part);
         assert!(!functions.is_empty(), "partition {p} compiles something");
         all_functions.extend(functions);
@@ -67,5 +65,22 @@ fn each_definition_lands_in_exactly_one_partition() {
     assert_eq!(all_functions, ["a", "b", "init", "main"], "each function defined once, the alias gone");
     assert_eq!(data_in, [0], "data lives in partition 0");
     // The same module and n give the same cut.
-    assert_eq!(split::plan(&module, 2), Some(plan));
+    assert!(codegen::cut(&module, &machine, 2).unwrap() == Some(cut));
+}
+
+#[test]
+fn the_partitions_compile_to_one_object_each() {
+    let ctx = Context::create();
+    let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "split.ll")).unwrap();
+    let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
+    let cut = codegen::cut(&module, &machine, 2).unwrap().expect("the module can be cut");
+    drop(module);
+    drop(ctx);
+    let dir = tempfile::tempdir().unwrap();
+    let objects = codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, dir.path(), "demo").unwrap();
+    assert_eq!(objects, [dir.path().join("demo.0.o"), dir.path().join("demo.1.o")]);
+    for object in &objects {
+        let bytes = std::fs::read(object).unwrap();
+        assert_eq!(&bytes[..4], b"\x7fELF", "{} is an ELF object", object.display());
+    }
 }
