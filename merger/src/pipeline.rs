@@ -216,7 +216,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
         if unit.unoptimized {
             codegen::optimize_unit(&module, &machine)?;
         }
-        modules.push((module, unit.crate_name.clone()));
+        modules.push((module, unit.crate_name.clone(), bytes[i].len()));
         stage.inc();
     }
     drop(bytes);

@@ -53,11 +53,13 @@ pub enum Lto {
 }
 
 /// Runs `lto<O{level}>` with `Lto::Fat` (at levels 1 to 3), otherwise only
-/// dead-global removal.
+/// the removal of dead globals. Either way identical functions are merged,
+/// as rustc does within a crate (`-Z merge-functions`): across crates, the
+/// same generic instantiations are many, and each would be compiled again.
 pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8, lto: Lto) -> Result<()> {
     let pipeline = match (lto, opt_level) {
-        (Lto::Fat, 1..) => format!("lto<O{}>", opt_level.min(3)),
-        _ => "globaldce".to_string(),
+        (Lto::Fat, 1..) => format!("lto<O{}>,mergefunc", opt_level.min(3)),
+        _ => "globaldce,mergefunc".to_string(),
     };
     module
         .run_passes(&pipeline, machine, PassBuilderOptions::create())

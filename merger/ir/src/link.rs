@@ -21,29 +21,26 @@ pub fn parse<'ctx>(ctx: &'ctx Context, bytes: &[u8], crate_name: &str, path: &st
     })
 }
 
-/// Links every module (with the crates it holds) into the first, as
-/// `llvm-link` does, and returns it.
+/// Links every module into one, as `llvm-link` does, and returns it. Each
+/// comes with the crates it holds (for errors) and its size (bitcode bytes).
 ///
-/// Each link into a module first walks all of that module's types, so
-/// linking unit after unit into one growing module costs the square of its
-/// size (it was most of the stage). Linking neighbours pairwise, level by
-/// level, walks each unit about log2(units) times instead. Every link keeps
-/// the earlier module as the destination, so where `linkonce` definitions
-/// meet, the earliest unit's wins, as in a left-to-right `llvm-link`.
-pub fn all<'ctx>(mut modules: Vec<(Module<'ctx>, String)>) -> Result<Module<'ctx>> {
+/// Every link first scans its whole destination module, so linking unit
+/// after unit into one growing module costs the square of its size (it was
+/// most of the stage). Instead, the two neighbours that are smallest
+/// together are linked first, until one module is left, the later always
+/// into the earlier: where `linkonce` copies meet, the earliest unit's wins,
+/// as in a left-to-right `llvm-link`, and the order of units is kept.
+pub fn all<'ctx>(mut modules: Vec<(Module<'ctx>, String, usize)>) -> Result<Module<'ctx>> {
     while modules.len() > 1 {
-        let mut next = Vec::with_capacity(modules.len().div_ceil(2));
-        let mut level = modules.into_iter();
-        while let Some((dest, mut crates)) = level.next() {
-            if let Some((src, src_crates)) = level.next() {
-                into(&dest, src, &src_crates)?;
-                crates = format!("{crates}, {src_crates}");
-            }
-            next.push((dest, crates));
-        }
-        modules = next;
+        // The neighbours whose link is cheapest: the smallest pair.
+        let i = (0..modules.len() - 1).min_by_key(|&i| modules[i].2 + modules[i + 1].2).expect("two or more");
+        let (src, src_crates, src_size) = modules.remove(i + 1);
+        let (dest, crates, size) = &mut modules[i];
+        into(dest, src, &src_crates)?;
+        *crates = format!("{crates}, {src_crates}");
+        *size += src_size;
     }
-    modules.pop().map(|(module, _)| module).ok_or_else(|| anyhow!("cargo built nothing to merge"))
+    modules.pop().map(|(module, _, _)| module).ok_or_else(|| anyhow!("cargo built nothing to merge"))
 }
 
 /// Links `src` into `dest`; `src` is consumed, as with `llvm-link`.

@@ -1,6 +1,6 @@
-//! Linking many units pairwise (`link::all`) gives what linking them one by
-//! one into the first gives: every definition once, and where `linkonce`
-//! copies meet, the earliest unit's.
+//! Linking many units smallest pair first (`link::all`) gives what linking
+//! them one by one into the first gives: every definition once, and where
+//! `linkonce` copies meet, the earliest unit's.
 //!
 //! Run: `cargo test --release -p fmerge-ir --test link`
 
@@ -8,13 +8,14 @@ use fmerge_ir::{Context, link};
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 
-fn unit<'ctx>(ctx: &'ctx Context, i: usize) -> (Module<'ctx>, String) {
+fn unit<'ctx>(ctx: &'ctx Context, i: usize) -> (Module<'ctx>, String, usize) {
     let ir = format!(
         "define i64 @own_{i}() {{\n  %x = call i64 @shared()\n  ret i64 %x\n}}\n\
          define linkonce_odr i64 @shared() {{\n  ret i64 {i}\n}}\n"
     );
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("unit{i}"));
-    (ctx.create_module_from_ir(buffer).unwrap(), format!("crate_{i}"))
+    // Sizes that make the cheapest links happen out of order.
+    (ctx.create_module_from_ir(buffer).unwrap(), format!("crate_{i}"), [5, 1, 9, 2, 2, 7, 1, 3][i % 8])
 }
 
 #[test]
@@ -37,7 +38,7 @@ fn a_symbol_two_units_define_names_the_crates() {
     let strong = |i: usize| {
         let ir = format!("define i64 @same() {{\n  ret i64 {i}\n}}\n");
         let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("strong{i}"));
-        (ctx.create_module_from_ir(buffer).unwrap(), format!("strong_{i}"))
+        (ctx.create_module_from_ir(buffer).unwrap(), format!("strong_{i}"), 1)
     };
     let err = link::all(vec![unit(&ctx, 0), strong(1), unit(&ctx, 2), strong(3)]).unwrap_err().to_string();
     assert!(err.contains("strong_3") && err.contains("same"), "{err}");
