@@ -101,7 +101,10 @@ pub fn emit_partitions(cut: crate::split::Cut, triple: &str, opt_level: u8, dir:
             let part = crate::ir::detached(|ctx| crate::split::partition(ctx, &cut, p))?;
             let object = dir.join(format!("{stem}.{p}.o"));
             compiling.push(scope.spawn(move || {
-                part.with(|module| emit_object(module, &machine(triple, opt_level)?, &object))?;
+                part.with(|module| {
+                    crate::split::verify(module, p)?;
+                    emit_object(module, &machine(triple, opt_level)?, &object)
+                })?;
                 Ok(object)
             }));
         }
