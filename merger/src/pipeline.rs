@@ -176,6 +176,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
         for w in &hit.warnings {
             progress.note(&format!("warning: {w}"));
         }
+        note_settings(&progress, &hit.settings, &opts.caller);
         let ll = opts.emit_ll.then_some(ll_path);
         let Remembered { settings, native_libs, warnings } = hit;
         return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: true });
@@ -242,10 +243,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let report = passes::on_module(&module, &facts, &found)?;
     codegen::verify(&module)?;
     timings.push(("passes", stage.done(&format!("{} symbols internalized, {} routes", report.internalized, facts.callees.len()))));
-    for s in &report.settings {
-        let how = if s.from_env { "std::env, no default".to_string() } else { format!("default {}", s.default) };
-        progress.note(&format!("config: {} reads {} ({how})", s.function, s.variable(&opts.caller)));
-    }
+    note_settings(&progress, &report.settings, &opts.caller);
     let ll = if opts.emit_ll { Some(write_ll(&module, &ll_path)?) } else { None };
 
     // Optimize and compile. A module cut for parallel emission is read
@@ -296,10 +294,19 @@ pub fn build(opts: &Options) -> Result<Merged> {
     Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: false })
 }
 
+/// Says which variable each merged function reads each setting from.
+fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
+    for s in settings {
+        let how = if s.from_env { "std::env, no default".to_string() } else { format!("default {}", s.default) };
+        progress.note(&format!("config: {} reads {} ({how})", s.function, s.variable(caller)));
+    }
+}
+
 /// Every option that decides the merged binary, for the merge cache.
 fn cache_inputs(opts: &Options, lto: codegen::Lto, toolchain: &Toolchain, emitted: &emit::Emitted) -> Vec<String> {
     let mut inputs = vec![
         format!("fmerge {}", env!("CARGO_PKG_VERSION")),
+        cache::own_build(),
         format!("rustc {}", toolchain.release),
         format!("caller {}", opts.caller),
         format!("opt-level {}", opts.opt_level),

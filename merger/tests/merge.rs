@@ -114,6 +114,29 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     // Another option is another binary.
     let (ok, _, stderr) = fmerge(&[&args[..], &["--rewrite", "sn-redis-master.openfaas-fn.svc.cluster.local=127.0.0.1"]].concat());
     assert!(ok && !stderr.contains("nothing changed"), "{stderr}");
+
+    // Another fmerge (rebuilt or upgraded: here, one byte more) never keeps a
+    // binary that an older one made.
+    assert!(fmerge(&args).0, "back to the first options");
+    let (ok, _, stderr) = fmerge(&args);
+    assert!(ok && stderr.contains("nothing changed since the last merge"), "{stderr}");
+    let other = tempfile::tempdir().unwrap();
+    let exe = other.path().join("fmerge");
+    let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_fmerge")).unwrap();
+    bytes.push(0);
+    std::fs::write(&exe, bytes).unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let target = workspace_root().join("target");
+    let run = std::process::Command::new(&exe)
+        .current_dir(workspace_root())
+        .arg("build")
+        .args(args)
+        .args(["--target-dir", target.to_str().unwrap()])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success() && !stderr.contains("nothing changed"), "{stderr}");
 }
 
 #[test]

@@ -36,6 +36,17 @@ pub fn key(inputs: &[String], units: &[String], bitcode: &[Vec<u8>]) -> String {
     hex(&h.finalize())
 }
 
+/// What identifies the running fmerge itself, for the key: a digest of its
+/// executable, so that a rebuilt or upgraded fmerge never keeps a binary an
+/// older one made. An executable that cannot be read gives a key that
+/// matches nothing.
+pub fn own_build() -> String {
+    match std::env::current_exe().and_then(std::fs::read) {
+        Ok(exe) => format!("fmerge executable {}", hex(&Sha256::digest(exe))),
+        Err(e) => format!("fmerge executable unreadable ({e}) at {:?}", std::time::SystemTime::now()),
+    }
+}
+
 /// The last merge's entry, if it had this key and its outputs still exist.
 pub fn lookup<T: DeserializeOwned>(work: &Path, key: &str, binary: &Path, ll: Option<&Path>) -> Option<T> {
     if !binary.is_file() || ll.is_some_and(|l| !l.is_file()) {

@@ -5,7 +5,8 @@
 //!
 //! Every partition is the whole module, read back from bitcode into a
 //! context of its own, in which the definitions that belong to other
-//! partitions become declarations. Before that, local symbols are made
+//! partitions become declarations; `codegen::emit_partitions` reads them
+//! one after another and compiles each on its own thread. Before that, local symbols are made
 //! external and hidden so that one partition's code can call another's;
 //! the final link sees every symbol defined exactly once, and the version
 //! script keeps all of them out of the binary's dynamic symbols. Functions
