@@ -9,7 +9,7 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Deployment, Function, Gateway, Redis, SAMPLE_POSTS, free_port, post, redis_env, seed_social_network, workspace_root};
+use support::{Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env, seed_social_network, workspace_root};
 
 fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut redis.conn()).expect("KEYS");
@@ -64,13 +64,6 @@ fn merged_system(binary: &PathBuf, caller: &str) -> MergedSystem {
     let merged = Function::start(binary, caller, port, env);
     MergedSystem { system, merged, redis }
 }
-
-const PAIR_REQUESTS: &[&str] = &[
-    r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#,
-    r#"{"post_id": 101, "user_id": 2, "timestamp": 1700000001, "user_mentions_id": []}"#,
-    r#"{"post_id": 102, "user_id": 99, "timestamp": 1700000002, "user_mentions_id": [2]}"#,
-    r#"{"post_id": 103, "user_id": 1"#,
-];
 
 #[test]
 fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {

@@ -7,7 +7,7 @@
 //! Run: `cargo test --release -p fmerge-fused` (needs `redis-server` and
 //! `nginx`; `bash .ci/run` installs them).
 
-use fmerge_testkit::{Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, free_port, post, seed_social_network};
+use fmerge_testkit::{Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, seed_social_network};
 use std::collections::BTreeMap;
 
 type Run = (Vec<(u16, String)>, BTreeMap<String, String>);
@@ -53,13 +53,6 @@ fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Run {
 }
 
 const PAIR: &[&str] = &["write-home-timeline", "social-graph-get-followers"];
-
-const PAIR_REQUESTS: &[&str] = &[
-    r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#,
-    r#"{"post_id": 101, "user_id": 2, "timestamp": 1700000001, "user_mentions_id": []}"#,
-    r#"{"post_id": 102, "user_id": 99, "timestamp": 1700000002, "user_mentions_id": [2]}"#,
-    r#"{"post_id": 103, "user_id": 1"#,
-];
 
 #[test]
 fn the_fused_pair_answers_like_the_unmerged_pair() {

@@ -100,3 +100,12 @@ pub const SAMPLE_POSTS: &[&str] = &[
     r#"{"username":"carol","user_id":3,"text":"no links, no mentions","media_ids":[],"post_type":"REPOST","timestamp":1700000002000}"#,
     r#"{"username":"alice","user_id":1,"text":"@erin @dave @erin https://example.com/a?x=1","media_ids":[12,13],"media_types":["jpg","gif"],"post_type":"POST","timestamp":1700000003000}"#,
 ];
+
+/// write-home-timeline requests on [`seed_social_network`]'s data: followers
+/// and mentions overlapping, none, an unknown author, and malformed JSON (a 400).
+pub const PAIR_REQUESTS: &[&str] = &[
+    r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#,
+    r#"{"post_id": 101, "user_id": 2, "timestamp": 1700000001, "user_mentions_id": []}"#,
+    r#"{"post_id": 102, "user_id": 99, "timestamp": 1700000002, "user_mentions_id": [2]}"#,
+    r#"{"post_id": 103, "user_id": 1"#,
+];
