@@ -156,10 +156,11 @@ pub fn build(opts: &Options) -> Result<Merged> {
     // One cargo build, bitcode for every crate; with rewrites, the callees'
     // own crates are built unoptimized (see fmerge_ir::passes::endpoints).
     let profile = emit::Profile { unoptimized: if rewrites.is_empty() { BTreeSet::new() } else { plan.callee_owned_local() } };
-    for note in emit::Profile::notes(&plan.manifest_path) {
+    let release = emit::Release::read(&plan.manifest_path);
+    let lto = opts.lto.unwrap_or(if release.lto { codegen::Lto::Fat } else { codegen::Lto::Off });
+    for note in release.notes(lto == codegen::Lto::Fat) {
         progress.note(&note);
     }
-    let lto = opts.lto.unwrap_or(if emit::Profile::lto(&plan.manifest_path) { codegen::Lto::Fat } else { codegen::Lto::Off });
     let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
     let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs, &profile, &toolchain)?;
     timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));

@@ -44,36 +44,56 @@ pub struct Profile {
     pub unoptimized: BTreeSet<String>,
 }
 
-impl Profile {
-    /// What this build changes in the workspace's release profile, said
-    /// once so that nobody is surprised.
-    pub fn notes(manifest: &Path) -> Vec<String> {
-        let Some(release) = release_profile(manifest) else { return Vec::new() };
+/// What the workspace's release profile says that fmerge's build changes,
+/// read once from its manifest.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Release {
+    /// `panic = "abort"`.
+    pub panic_abort: bool,
+    /// Cross-crate LTO (`lto = true`, `"fat"` or `"thin"`); `false`, `"off"`
+    /// and no `lto` (cargo's default) are not.
+    pub lto: bool,
+}
+
+impl Release {
+    pub fn read(manifest: &Path) -> Release {
+        let read = || -> Option<toml::Table> {
+            let doc = std::fs::read_to_string(manifest).ok()?.parse::<toml::Table>().ok()?;
+            doc.get("profile")?.get("release")?.as_table().cloned()
+        };
+        let Some(release) = read() else { return Release::default() };
+        Release {
+            panic_abort: release.get("panic").and_then(|v| v.as_str()) == Some("abort"),
+            lto: release.get("lto").is_some_and(|v| v.as_bool() == Some(true) || matches!(v.as_str(), Some("fat" | "thin"))),
+        }
+    }
+
+    /// What this build changes in the profile, said once so that nobody is
+    /// surprised; `lto` is whether the merge runs LTO (`--lto` may differ
+    /// from the profile).
+    pub fn notes(&self, lto: bool) -> Vec<String> {
         let mut notes = Vec::new();
-        if release.get("panic").and_then(|v| v.as_str()) == Some("abort") {
+        if self.panic_abort {
             notes.push(
                 "profile.release sets panic = \"abort\"; fmerge builds with panic = \"unwind\" so that a panicking callee fails only \
                  its own call (its caller gets an error reply, as from a crashed callee) instead of killing the merged process"
                     .to_string(),
             );
         }
-        if wants_lto(&release) {
+        if self.lto && lto {
             notes.push(
                 "profile.release sets lto; fmerge builds each crate without it and runs LTO over the whole merged program instead \
                  (`--lto off` skips that and merges faster)"
                     .to_string(),
             );
+        } else if self.lto {
+            notes.push("profile.release sets lto, and --lto off leaves it out: each crate is compiled as rustc optimized it".to_string());
         }
         notes
     }
+}
 
-    /// Whether the workspace's release profile asks for cross-crate LTO
-    /// (`lto = true`, `"fat"` or `"thin"`); `false`, `"off"` and no `lto`
-    /// (cargo's default) do not.
-    pub fn lto(manifest: &Path) -> bool {
-        release_profile(manifest).is_some_and(|release| wants_lto(&release))
-    }
-
+impl Profile {
     /// `--config` values for cargo.
     /// - `lto = false`: rustc's LTO would write no per-crate bitcode (or one
     ///   that clashes); fmerge does LTO over the merged module when asked.
@@ -86,15 +106,6 @@ impl Profile {
         }
         args
     }
-}
-
-fn release_profile(manifest: &Path) -> Option<toml::Table> {
-    let doc = std::fs::read_to_string(manifest).ok()?.parse::<toml::Table>().ok()?;
-    doc.get("profile")?.get("release")?.as_table().cloned()
-}
-
-fn wants_lto(release: &toml::Table) -> bool {
-    release.get("lto").is_some_and(|v| v.as_bool() == Some(true) || matches!(v.as_str(), Some("fat" | "thin")))
 }
 
 /// Native link flags from build scripts, as cargo reports them (`KIND=VALUE`).
@@ -301,4 +312,34 @@ fn bin_bitcode(exe: &Path, crate_name: &str) -> Result<PathBuf> {
         }
     }
     bail!("cannot find the bitcode of {crate_name} in {}: no deps/{prefix}* is the same file as {}", deps.display(), exe.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Release;
+
+    fn read(profile: &str) -> Release {
+        let dir = std::env::temp_dir().join(format!("fmerge-release-{}-{}", std::process::id(), profile.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = dir.join("Cargo.toml");
+        std::fs::write(&manifest, format!("[workspace]\n\n[profile.release]\n{profile}\n")).unwrap();
+        let release = Release::read(&manifest);
+        std::fs::remove_dir_all(&dir).unwrap();
+        release
+    }
+
+    #[test]
+    fn lto_is_what_the_profile_asks_for_and_the_note_says_what_the_merge_does() {
+        for (profile, lto) in [("lto = true", true), ("lto = \"fat\"", true), ("lto = \"thin\"", true), ("lto = false", false), ("lto = \"off\"", false), ("", false)] {
+            assert_eq!(read(profile).lto, lto, "{profile}");
+        }
+        let release = read("lto = true\npanic = \"abort\"");
+        assert!(release.panic_abort);
+        let fat = release.notes(true).join("\n");
+        assert!(fat.contains("panic = \"unwind\"") && fat.contains("runs LTO over the whole merged program"), "{fat}");
+        let off = release.notes(false).join("\n");
+        assert!(off.contains("--lto off leaves it out") && !off.contains("runs LTO"), "{off}");
+        assert!(read("").notes(false).is_empty());
+        assert!(!Release::read(std::path::Path::new("/nonexistent/Cargo.toml")).lto);
+    }
 }

@@ -426,7 +426,7 @@ pub fn detached<E>(make: impl FnOnce(&inkwell::context::Context) -> Result<Modul
 impl Detached {
     /// Runs `f` on the module, then frees the module and its context.
     pub fn with<T>(self, f: impl FnOnce(&Module<'_>) -> T) -> T {
-        // SAFETY: `raw` is the module `detach` was given, alive and owned by
+        // SAFETY: `self.module` is the module `detached` made, alive and owned by
         // `self.ctx`; the `Module` made here drops it before the context.
         let module = unsafe { Module::new(self.module) };
         let out = f(&module);

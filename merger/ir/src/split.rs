@@ -6,10 +6,11 @@
 //! Every partition is the whole module, read back from bitcode into a
 //! context of its own, in which the definitions that belong to other
 //! partitions become declarations; `codegen::emit_partitions` reads them
-//! one after another and compiles each on its own thread. Before that, local symbols are made
-//! external and hidden so that one partition's code can call another's;
-//! the final link sees every symbol defined exactly once, and the version
-//! script keeps all of them out of the binary's dynamic symbols. Functions
+//! one after another and compiles each on its own thread. Before that,
+//! local symbols are made external and hidden so that one partition's code
+//! can call another's; the final link sees every symbol defined exactly
+//! once, and the version script keeps all of them out of the binary's
+//! dynamic symbols. Functions
 //! go to partitions by size, largest first, each to the lightest partition
 //! (ties to the lowest); data stays in partition 0. The cut depends only on
 //! the module and `n`, so a merge is deterministic for a given `n`.
