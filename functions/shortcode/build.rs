@@ -5,5 +5,8 @@
 
 fn main() {
     println!("cargo:rerun-if-changed=c/shortcode.c");
-    cc::Build::new().file("c/shortcode.c").warnings(true).compile("shortcode");
+    cc::Build::new()
+        .file("c/shortcode.c")
+        .warnings(true)
+        .compile("shortcode");
 }

@@ -18,7 +18,10 @@ fn main() {
     };
     let release = Command::new(&rustc).arg("-vV").output().expect("rustc -vV");
     let release = String::from_utf8_lossy(&release.stdout);
-    let release = release.lines().find_map(|l| l.strip_prefix("release: ")).unwrap_or("unknown");
+    let release = release
+        .lines()
+        .find_map(|l| l.strip_prefix("release: "))
+        .unwrap_or("unknown");
     let lib = sysroot.join("lib");
     let name = llvm::llvm_link_name(&lib).unwrap_or_else(|why| panic!("fmerge: {why}"));
     println!("cargo:rustc-link-search=native={}", lib.display());

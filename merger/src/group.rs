@@ -65,22 +65,44 @@ pub struct ImageGroup {
 impl Group {
     /// Reads a group file; relative paths in it are relative to the file.
     pub fn load(path: &Path) -> Result<Group> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the merge group {}: check the --config path", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "cannot read the merge group {}: check the --config path",
+                path.display()
+            )
+        })?;
         let mut group: Group = toml::from_str(&text).with_context(|| {
-            format!("{} is not a valid merge group (see examples/ and the README for its keys)", path.display())
+            format!(
+                "{} is not a valid merge group (see examples/ and the README for its keys)",
+                path.display()
+            )
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        for p in [&mut group.manifest_path, &mut group.target_dir, &mut group.out].into_iter().flatten() {
+        for p in [
+            &mut group.manifest_path,
+            &mut group.target_dir,
+            &mut group.out,
+        ]
+        .into_iter()
+        .flatten()
+        {
             if p.is_relative() {
                 *p = base.join(&p);
             }
         }
         if let Some(lto) = &group.lto {
-            anyhow::ensure!(lto == "fat" || lto == "off", "{}: lto = {lto:?}; use \"fat\" or \"off\"", path.display());
+            anyhow::ensure!(
+                lto == "fat" || lto == "off",
+                "{}: lto = {lto:?}; use \"fat\" or \"off\"",
+                path.display()
+            );
         }
         if let Some(level) = group.opt_level {
-            anyhow::ensure!(level <= 3, "{}: opt-level = {level}; use 0, 1, 2 or 3", path.display());
+            anyhow::ensure!(
+                level <= 3,
+                "{}: opt-level = {level}; use 0, 1, 2 or 3",
+                path.display()
+            );
         }
         Ok(group)
     }

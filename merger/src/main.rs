@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "fmerge", version, about = "Merge Rust OpenFaaS functions at LLVM IR level into one binary, so their RPCs become in-process calls.")]
+#[command(
+    name = "fmerge",
+    version,
+    about = "Merge Rust OpenFaaS functions at LLVM IR level into one binary, so their RPCs become in-process calls."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -158,15 +162,25 @@ fn template(args: TemplateArgs) -> Result<()> {
     use fmerge::template::{self, Runtime};
     let runtime = match (args.runtime_path, args.runtime_git) {
         (Some(path), _) => {
-            let path = path.canonicalize().with_context(|| format!("--runtime-path {}: no such folder", path.display()))?;
-            anyhow::ensure!(path.join("Cargo.toml").is_file(), "--runtime-path {}: no Cargo.toml there", path.display());
+            let path = path
+                .canonicalize()
+                .with_context(|| format!("--runtime-path {}: no such folder", path.display()))?;
+            anyhow::ensure!(
+                path.join("Cargo.toml").is_file(),
+                "--runtime-path {}: no Cargo.toml there",
+                path.display()
+            );
             Runtime::Path(path)
         }
         (None, Some(url)) => Runtime::Git(url),
         (None, None) => Runtime::beside_fmerge()?,
     };
     let installed = template::install(&args.dir, &runtime)?;
-    eprintln!("fmerge: installed the {} template; create a function with `faas-cli new --lang {} NAME`", template::LANG, template::LANG);
+    eprintln!(
+        "fmerge: installed the {} template; create a function with `faas-cli new --lang {} NAME`",
+        template::LANG,
+        template::LANG
+    );
     println!("{}", installed.display());
     Ok(())
 }
@@ -186,9 +200,15 @@ fn request(args: BuildArgs) -> Result<Request> {
         None => Group::default(),
     };
     let Some(caller) = args.caller.or(group.caller.clone()) else {
-        bail!("no functions to merge: run `fmerge build <CALLER> <CALLEE>...` or `fmerge build --config <group.toml>`");
+        bail!(
+            "no functions to merge: run `fmerge build <CALLER> <CALLEE>...` or `fmerge build --config <group.toml>`"
+        );
     };
-    let callees = if args.callees.is_empty() { group.callees.clone() } else { args.callees };
+    let callees = if args.callees.is_empty() {
+        group.callees.clone()
+    } else {
+        args.callees
+    };
     let mut opts = fmerge::Options::new(&caller, &[]);
     opts.callees = callees;
     opts.name = args.name.or(group.name.clone());
@@ -197,67 +217,131 @@ fn request(args: BuildArgs) -> Result<Request> {
         Some(path) => Some(fmerge::stackfile::StackIn::load(path)?),
         None => None,
     };
-    let members: Vec<String> = std::iter::once(&caller).chain(&opts.callees).cloned().collect();
+    let members: Vec<String> = std::iter::once(&caller)
+        .chain(&opts.callees)
+        .cloned()
+        .collect();
     let mut entries = Vec::new();
     if let Some(stack) = &stack_in {
-        anyhow::ensure!(args.manifest_path.is_empty(), "-f and --manifest-path both say where the functions are; fix: give one of them");
+        anyhow::ensure!(
+            args.manifest_path.is_empty(),
+            "-f and --manifest-path both say where the functions are; fix: give one of them"
+        );
         for name in &members {
             entries.push(stack.entry(name)?);
         }
         opts.sources = entries
             .iter()
-            .map(|e| fmerge::workspace::Source { function: e.name.clone(), manifest: e.handler.join("Cargo.toml") })
+            .map(|e| fmerge::workspace::Source {
+                function: e.name.clone(),
+                manifest: e.handler.join("Cargo.toml"),
+            })
             .collect();
     } else if args.manifest_path.len() > 1 {
         opts.sources = fmerge::workspace::locate(&members, &args.manifest_path)?;
     } else {
-        opts.manifest_path = args.manifest_path.into_iter().next().or(group.manifest_path.clone());
+        opts.manifest_path = args
+            .manifest_path
+            .into_iter()
+            .next()
+            .or(group.manifest_path.clone());
     }
     opts.target_dir = args.target_dir.or(group.target_dir.clone());
     opts.rewrites = group.rewrite.iter().cloned().chain(args.rewrite).collect();
     opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
     opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
-    opts.lto = args.lto.or(group.lto.clone()).map(|mode| if mode == "fat" { Lto::Fat } else { Lto::Off });
+    opts.lto = args
+        .lto
+        .or(group.lto.clone())
+        .map(|mode| if mode == "fat" { Lto::Fat } else { Lto::Off });
     opts.jobs = args.jobs.or(group.jobs);
     opts.quiet = args.quiet || group.quiet.unwrap_or(false);
-    opts.allow_shared_static = group.allow_shared_static.iter().cloned().chain(args.allow_shared_static).collect();
+    opts.allow_shared_static = group
+        .allow_shared_static
+        .iter()
+        .cloned()
+        .chain(args.allow_shared_static)
+        .collect();
     opts.force = args.force;
     fmerge::pipeline::validate(&opts)?;
 
     let image = group.image.clone().unwrap_or_default();
     let push = args.push || image.push;
     let ship = if args.image || image.build || push {
-        let auth: Auth = args.registry_auth.or(image.registry_auth).as_deref().unwrap_or("auto").parse()?;
-        let progress: push::Progress =
-            if opts.quiet { push::Progress::Quiet } else { args.progress.or(image.progress).as_deref().unwrap_or("auto").parse()? };
+        let auth: Auth = args
+            .registry_auth
+            .or(image.registry_auth)
+            .as_deref()
+            .unwrap_or("auto")
+            .parse()?;
+        let progress: push::Progress = if opts.quiet {
+            push::Progress::Quiet
+        } else {
+            args.progress
+                .or(image.progress)
+                .as_deref()
+                .unwrap_or("auto")
+                .parse()?
+        };
         let gateway = args.gateway.or(image.gateway);
         if let Some(gateway) = &gateway {
-            anyhow::ensure!(gateway.starts_with("http://") || gateway.starts_with("https://"), "--gateway {gateway:?} is not an http(s) URL");
+            anyhow::ensure!(
+                gateway.starts_with("http://") || gateway.starts_with("https://"),
+                "--gateway {gateway:?} is not an http(s) URL"
+            );
         }
-        let name = opts.name.clone().unwrap_or_else(|| format!("{caller}-merged"));
-        fmerge::stack::validate_function_name(&name).context("the merge name (--name) is also the image's name")?;
+        let name = opts
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{caller}-merged"));
+        fmerge::stack::validate_function_name(&name)
+            .context("the merge name (--name) is also the image's name")?;
         for member in std::iter::once(&caller).chain(&opts.callees) {
             fmerge::stack::validate_function_name(member)?;
         }
         let tag = args.tag.or(image.tag);
         if let Some(tag) = &tag {
             let reference = fmerge::image::reference::ImageRef::parse(tag)?;
-            anyhow::ensure!(reference.digest().is_none(), "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`");
+            anyhow::ensure!(
+                reference.digest().is_none(),
+                "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`"
+            );
             if push {
                 reference.check_pushable()?;
             }
         }
         let registry = args.registry.or(image.registry).filter(|p| !p.is_empty());
         let stack = stack_in.map(|s| (s, entries, args.remove_callees));
-        Some(Ship { tag, registry, push, auth, progress, gateway, revision: args.source_revision, stack })
+        Some(Ship {
+            tag,
+            registry,
+            push,
+            auth,
+            progress,
+            gateway,
+            revision: args.source_revision,
+            stack,
+        })
     } else {
         // Image options without an image are a mistake, not a no-op.
-        for (flag, given) in [("--tag", args.tag.is_some()), ("--gateway", args.gateway.is_some()), ("--progress", args.progress.is_some()), ("--registry-auth", args.registry_auth.is_some())] {
-            anyhow::ensure!(!given, "{flag} applies to the image, and no image is built; fix: add --image (or --push), or drop {flag}");
+        for (flag, given) in [
+            ("--tag", args.tag.is_some()),
+            ("--gateway", args.gateway.is_some()),
+            ("--progress", args.progress.is_some()),
+            ("--registry-auth", args.registry_auth.is_some()),
+        ] {
+            anyhow::ensure!(
+                !given,
+                "{flag} applies to the image, and no image is built; fix: add --image (or --push), or drop {flag}"
+            );
         }
         None
     };
-    Ok(Request { opts, ship, json: args.message_format == "json" })
+    Ok(Request {
+        opts,
+        ship,
+        json: args.message_format == "json",
+    })
 }
 
 fn build(args: BuildArgs) -> Result<()> {
@@ -271,7 +355,10 @@ fn build(args: BuildArgs) -> Result<()> {
     if let Some(ship) = ship {
         let (reference, stack) = ship.run(&merged, opts.quiet)?;
         if json {
-            println!("{}", serde_json::json!({ "reason": "image", "reference": reference, "stack": stack }));
+            println!(
+                "{}",
+                serde_json::json!({ "reason": "image", "reference": reference, "stack": stack })
+            );
         } else {
             println!("{reference}");
             println!("{}", stack.display());
@@ -301,7 +388,10 @@ fn build(args: BuildArgs) -> Result<()> {
 /// variable it is read from, each warning.
 fn print_json(merged: &fmerge::Merged) {
     for (stage, took) in &merged.timings {
-        println!("{}", serde_json::json!({ "reason": "stage", "stage": stage, "seconds": took.as_secs_f64() }));
+        println!(
+            "{}",
+            serde_json::json!({ "reason": "stage", "stage": stage, "seconds": took.as_secs_f64() })
+        );
     }
     let caller = &merged.members[0];
     for s in &merged.settings {
@@ -317,7 +407,10 @@ fn print_json(merged: &fmerge::Merged) {
         );
     }
     for w in &merged.warnings {
-        println!("{}", serde_json::json!({ "reason": "warning", "message": w }));
+        println!(
+            "{}",
+            serde_json::json!({ "reason": "warning", "message": w })
+        );
     }
 }
 
@@ -331,7 +424,11 @@ struct Ship {
     gateway: Option<String>,
     revision: Option<String>,
     /// The input stack.yml, its members' entries, and whether to drop the callees.
-    stack: Option<(fmerge::stackfile::StackIn, Vec<fmerge::stackfile::Entry>, bool)>,
+    stack: Option<(
+        fmerge::stackfile::StackIn,
+        Vec<fmerge::stackfile::Entry>,
+        bool,
+    )>,
 }
 
 impl Ship {
@@ -347,7 +444,11 @@ impl Ship {
             eprintln!("fmerge: {built}");
         }
         let reference = if self.push {
-            let options = PushOptions { auth: self.auth, progress: self.progress, ..PushOptions::default() };
+            let options = PushOptions {
+                auth: self.auth,
+                progress: self.progress,
+                ..PushOptions::default()
+            };
             push::push_built(&built, &options)?.pinned()
         } else {
             built.reference.clone()
@@ -358,7 +459,10 @@ impl Ship {
         }
         let mut spec = stack_settings(stack, merged);
         let Some((input, entries, remove_callees)) = self.stack else {
-            return Ok((reference, fmerge::stack::write(&spec, merged.binary.parent().expect("a directory"))?));
+            return Ok((
+                reference,
+                fmerge::stack::write(&spec, merged.binary.parent().expect("a directory"))?,
+            ));
         };
         // The stack's own settings win over the code's defaults.
         for note in fmerge::stackfile::merge_into(&mut spec, &entries) {
@@ -366,7 +470,11 @@ impl Ship {
                 eprintln!("fmerge: note: {note}");
             }
         }
-        let stem = input.path.file_stem().and_then(|s| s.to_str()).unwrap_or("stack");
+        let stem = input
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("stack");
         let path = input.path.with_file_name(format!("{stem}.merged.yml"));
         fmerge::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
         Ok((reference, path))
@@ -379,23 +487,43 @@ fn stack_settings(mut stack: StackSpec, merged: &fmerge::Merged) -> StackSpec {
     let caller = &merged.members[0];
     // Read with std::env and no default: fmerge has no value to write, so it
     // names the variables the deployment must set (unset stays unset).
-    let unset: Vec<String> = merged.settings.iter().filter(|s| s.from_env).map(|s| s.variable(caller)).collect();
+    let unset: Vec<String> = merged
+        .settings
+        .iter()
+        .filter(|s| s.from_env)
+        .map(|s| s.variable(caller))
+        .collect();
     if !unset.is_empty() {
-        stack.annotations.push(("org.fmerge.env-without-default".into(), unset.join(" ")));
+        stack
+            .annotations
+            .push(("org.fmerge.env-without-default".into(), unset.join(" ")));
     }
     // A default with `$` would be substituted by faas-cli on deploy; the code's
     // default applies anyway when the variable is unset, so it is left out.
-    for s in merged.settings.iter().filter(|s| !s.from_env && !s.default.contains('$')) {
+    for s in merged
+        .settings
+        .iter()
+        .filter(|s| !s.from_env && !s.default.contains('$'))
+    {
         if &s.function == caller {
             stack.environment.push((s.key.clone(), s.default.clone()));
         } else {
-            stack.callee_environment.push(CalleeEnv { function: s.function.clone(), key: s.key.clone(), value: s.default.clone() });
+            stack.callee_environment.push(CalleeEnv {
+                function: s.function.clone(),
+                key: s.key.clone(),
+                value: s.default.clone(),
+            });
         }
     }
     stack
 }
 
 fn git_revision() -> Option<String> {
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }

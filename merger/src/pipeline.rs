@@ -97,14 +97,28 @@ pub struct Merged {
 /// Checks the options that need no build: the name and the rewrites'
 /// syntax. [`build`] runs it too; the CLI runs it before anything else.
 pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
-    let members: Vec<String> = std::iter::once(&opts.caller).chain(&opts.callees).cloned().collect();
-    let rewrites = opts.rewrites.iter().map(|r| endpoints::Rewrite::parse(r, &members)).collect::<Result<Vec<_>>>()?;
+    let members: Vec<String> = std::iter::once(&opts.caller)
+        .chain(&opts.callees)
+        .cloned()
+        .collect();
+    let rewrites = opts
+        .rewrites
+        .iter()
+        .map(|r| endpoints::Rewrite::parse(r, &members))
+        .collect::<Result<Vec<_>>>()?;
     for r in &rewrites {
         if r.callee.as_deref() == Some(opts.caller.as_str()) {
-            bail!("--rewrite {}: {} is the caller, and fmerge never changes the caller's code; scope the rewrite to a callee", r.from, opts.caller);
+            bail!(
+                "--rewrite {}: {} is the caller, and fmerge never changes the caller's code; scope the rewrite to a callee",
+                r.from,
+                opts.caller
+            );
         }
     }
-    let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
+    let name = opts
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-merged", opts.caller));
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
         bail!("--name {name:?} is not a file name: use letters, digits and dashes");
     }
@@ -129,7 +143,10 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let rewrites = validate(opts)?;
     let toolchain = Toolchain::detect()?;
     toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-    let name = opts.name.clone().unwrap_or_else(|| format!("{}-merged", opts.caller));
+    let name = opts
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-merged", opts.caller));
     // Functions from separate projects: a build workspace of fmerge's own.
     let (manifest, target_dir) = match opts.sources.first() {
         None => (opts.manifest_path.clone(), opts.target_dir.clone()),
@@ -138,7 +155,10 @@ pub fn build(opts: &Options) -> Result<Merged> {
                 Some(dir) => dir.clone(),
                 None => workspace::target_dir_of(&caller.manifest)?,
             };
-            let generated = workspace::generate(&opts.sources, &target_dir.join("fmerge").join("workspace").join(&name))?;
+            let generated = workspace::generate(
+                &opts.sources,
+                &target_dir.join("fmerge").join("workspace").join(&name),
+            )?;
             for difference in &generated.lock_differences {
                 progress.note(&format!("note: {difference}"));
             }
@@ -148,39 +168,95 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let plan = resolve::run(manifest.as_deref(), &opts.caller, &opts.callees)?;
     let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
     let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
-    let out_dir = opts.out.clone().unwrap_or_else(|| target_dir.join("fmerge").join(&name));
+    let out_dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
     let work = target_dir.join("fmerge").join("work").join(&name);
     let binary = out_dir.join(&name);
     let ll_path = out_dir.join(format!("{name}.ll"));
 
     // One cargo build, bitcode for every crate; with rewrites, the callees'
     // own crates are built unoptimized (see fmerge_ir::passes::endpoints).
-    let profile = emit::Profile { unoptimized: if rewrites.is_empty() { BTreeSet::new() } else { plan.callee_owned_local() } };
+    let profile = emit::Profile {
+        unoptimized: if rewrites.is_empty() {
+            BTreeSet::new()
+        } else {
+            plan.callee_owned_local()
+        },
+    };
     let release = emit::Release::read(&plan.manifest_path);
-    let lto = opts.lto.unwrap_or(if release.lto { codegen::Lto::Fat } else { codegen::Lto::Off });
+    let lto = opts.lto.unwrap_or(if release.lto {
+        codegen::Lto::Fat
+    } else {
+        codegen::Lto::Off
+    });
     for note in release.notes(lto == codegen::Lto::Fat) {
         progress.note(&note);
     }
-    let stage = progress.stage(&format!("building {} functions with cargo", members.len()), None);
-    let emitted = emit::run(&plan, &emit::build_dir(&target_dir), opts.jobs, &profile, &toolchain)?;
-    timings.push(("cargo build", stage.done(&format!("{} units", emitted.units.len()))));
+    let stage = progress.stage(
+        &format!("building {} functions with cargo", members.len()),
+        None,
+    );
+    let emitted = emit::run(
+        &plan,
+        &emit::build_dir(&target_dir),
+        opts.jobs,
+        &profile,
+        &toolchain,
+    )?;
+    timings.push((
+        "cargo build",
+        stage.done(&format!("{} units", emitted.units.len())),
+    ));
     let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
     unmerged.sort();
     let units = emitted.units.len();
 
     // Nothing changed since the last merge of this name: keep its binary.
     let bytes = emit::read_bitcode(&emitted.units)?;
-    let key = cache::key(&cache_inputs(opts, lto, &toolchain, &emitted), &emitted.units.iter().map(unit_label).collect::<Vec<_>>(), &bytes);
-    let hit = if opts.force { None } else { cache::lookup::<Remembered>(&work, &key, &binary, opts.emit_ll.then_some(ll_path.as_path())) };
+    let key = cache::key(
+        &cache_inputs(opts, lto, &toolchain, &emitted),
+        &emitted.units.iter().map(unit_label).collect::<Vec<_>>(),
+        &bytes,
+    );
+    let hit = if opts.force {
+        None
+    } else {
+        cache::lookup::<Remembered>(
+            &work,
+            &key,
+            &binary,
+            opts.emit_ll.then_some(ll_path.as_path()),
+        )
+    };
     if let Some(hit) = hit {
-        progress.note("nothing changed since the last merge (same bitcode and options): keeping the binary");
+        progress.note(
+            "nothing changed since the last merge (same bitcode and options): keeping the binary",
+        );
         for w in &hit.warnings {
             progress.note(&format!("warning: {w}"));
         }
         note_settings(&progress, &hit.settings, &opts.caller);
         let ll = opts.emit_ll.then_some(ll_path);
-        let Remembered { settings, native_libs, warnings } = hit;
-        return Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: true });
+        let Remembered {
+            settings,
+            native_libs,
+            warnings,
+        } = hit;
+        return Ok(Merged {
+            name,
+            binary,
+            ll,
+            members,
+            settings,
+            unmerged,
+            native_libs,
+            timings,
+            units,
+            warnings,
+            cached: true,
+        });
     }
 
     // Per crate: parse, phase 1 of the passes, optimize a crate built
@@ -225,7 +301,13 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let module = link::all(modules)?;
     timings.push(("link IR", stage.done(&format!("{units} units"))));
     let mut warnings = std::mem::take(&mut found.warnings);
-    warnings.extend(found.exports.renamed.iter().map(|r| format!("two functions export one symbol; {r}")));
+    warnings.extend(
+        found
+            .exports
+            .renamed
+            .iter()
+            .map(|r| format!("two functions export one symbol; {r}")),
+    );
     warnings.extend(facts.callees.iter().filter(|c| !found.mentioned.contains(*c)).map(|callee| {
         format!(
             "no merged function names {callee} in its code, so it never invokes it and merging it saves no RPC; \
@@ -243,15 +325,32 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let stage = progress.stage("rewriting the module", None);
     let report = passes::on_module(&module, &facts, &found)?;
     codegen::verify(&module)?;
-    timings.push(("passes", stage.done(&format!("{} symbols internalized, {} routes", report.internalized, facts.callees.len()))));
+    timings.push((
+        "passes",
+        stage.done(&format!(
+            "{} symbols internalized, {} routes",
+            report.internalized,
+            facts.callees.len()
+        )),
+    ));
     note_settings(&progress, &report.settings, &opts.caller);
-    let ll = if opts.emit_ll { Some(write_ll(&module, &ll_path)?) } else { None };
+    let ll = if opts.emit_ll {
+        Some(write_ll(&module, &ll_path)?)
+    } else {
+        None
+    };
 
     // Optimize and compile. A module cut for parallel emission is read
     // back per partition, so the merged one and its context go first.
     let label = match lto {
-        codegen::Lto::Fat => format!("optimizing (O{}, LTO over the merged module) and compiling", opts.opt_level),
-        codegen::Lto::Off => format!("compiling (O{}; each crate as rustc optimized it)", opts.opt_level),
+        codegen::Lto::Fat => format!(
+            "optimizing (O{}, LTO over the merged module) and compiling",
+            opts.opt_level
+        ),
+        codegen::Lto::Off => format!(
+            "compiling (O{}; each crate as rustc optimized it)",
+            opts.opt_level
+        ),
     };
     let stage = progress.stage(&label, None);
     let started = std::time::Instant::now();
@@ -270,7 +369,12 @@ pub fn build(opts: &Options) -> Result<Merged> {
         }
     };
     let emitted_in = started.elapsed() - optimized;
-    let summary = format!("optimized in {:.1}s, {} object(s) in {:.1}s", optimized.as_secs_f64(), objects.len(), emitted_in.as_secs_f64());
+    let summary = format!(
+        "optimized in {:.1}s, {} object(s) in {:.1}s",
+        optimized.as_secs_f64(),
+        objects.len(),
+        emitted_in.as_secs_f64()
+    );
     timings.push(("codegen", stage.done(&summary)));
     timings.push(("optimize", optimized));
     timings.push(("emit object", emitted_in));
@@ -279,32 +383,69 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let stage = progress.stage("linking the binary", None);
     let script = work.join("merged.ver");
     std::fs::write(&script, native::VERSION_SCRIPT)?;
-    let probe = probe.join().map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
+    let probe = probe
+        .join()
+        .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
     let temp = artifact::temp_beside(&binary)?;
     native::link(&probe, &objects, &emitted.native, &script, &temp)?;
     if !emitted.native.libs.is_empty() {
-        progress.note(&format!("linked native libraries from build scripts: {}", emitted.native.libs.join(", ")));
+        progress.note(&format!(
+            "linked native libraries from build scripts: {}",
+            emitted.native.libs.join(", ")
+        ));
     }
     let binary = artifact::commit(temp, &binary, 0o755)?;
     let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
-    timings.push(("native link", stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0))));
+    timings.push((
+        "native link",
+        stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0)),
+    ));
 
     let (settings, native_libs) = (report.settings, emitted.native.libs.clone());
-    let remembered = Remembered { settings: settings.clone(), native_libs: native_libs.clone(), warnings: warnings.clone() };
+    let remembered = Remembered {
+        settings: settings.clone(),
+        native_libs: native_libs.clone(),
+        warnings: warnings.clone(),
+    };
     cache::store(&work, &key, &binary, remembered)?;
-    Ok(Merged { name, binary, ll, members, settings, unmerged, native_libs, timings, units, warnings, cached: false })
+    Ok(Merged {
+        name,
+        binary,
+        ll,
+        members,
+        settings,
+        unmerged,
+        native_libs,
+        timings,
+        units,
+        warnings,
+        cached: false,
+    })
 }
 
 /// Says which variable each merged function reads each setting from.
 fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
     for s in settings {
-        let how = if s.from_env { "std::env, no default".to_string() } else { format!("default {}", s.default) };
-        progress.note(&format!("config: {} reads {} ({how})", s.function, s.variable(caller)));
+        let how = if s.from_env {
+            "std::env, no default".to_string()
+        } else {
+            format!("default {}", s.default)
+        };
+        progress.note(&format!(
+            "config: {} reads {} ({how})",
+            s.function,
+            s.variable(caller)
+        ));
     }
 }
 
 /// Every option that decides the merged binary, for the merge cache.
-fn cache_inputs(opts: &Options, lto: codegen::Lto, toolchain: &Toolchain, emitted: &emit::Emitted) -> Vec<String> {
+fn cache_inputs(
+    opts: &Options,
+    lto: codegen::Lto,
+    toolchain: &Toolchain,
+    emitted: &emit::Emitted,
+) -> Vec<String> {
     let mut inputs = vec![
         format!("fmerge {}", env!("CARGO_PKG_VERSION")),
         cache::own_build(),
@@ -317,8 +458,19 @@ fn cache_inputs(opts: &Options, lto: codegen::Lto, toolchain: &Toolchain, emitte
     ];
     inputs.extend(opts.callees.iter().map(|c| format!("callee {c}")));
     inputs.extend(opts.rewrites.iter().map(|r| format!("rewrite {r}")));
-    inputs.extend(opts.allow_shared_static.iter().map(|a| format!("allow-shared-static {a}")));
-    inputs.extend(emitted.native.libs.iter().chain(&emitted.native.search).map(|l| format!("native {l}")));
+    inputs.extend(
+        opts.allow_shared_static
+            .iter()
+            .map(|a| format!("allow-shared-static {a}")),
+    );
+    inputs.extend(
+        emitted
+            .native
+            .libs
+            .iter()
+            .chain(&emitted.native.search)
+            .map(|l| format!("native {l}")),
+    );
     inputs
 }
 
@@ -335,7 +487,9 @@ fn unit_label(unit: &Unit) -> String {
 /// The merged module as readable IR (`--emit-ll`), written atomically.
 fn write_ll(module: &fmerge_ir::Module<'_>, path: &Path) -> Result<PathBuf> {
     let temp = artifact::temp_beside(path)?;
-    module.print_to_file(&temp).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    module
+        .print_to_file(&temp)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     artifact::commit(temp, path, 0o644)
 }
 

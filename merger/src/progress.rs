@@ -20,20 +20,29 @@ pub struct Stage {
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
-        Progress { term: std::io::stderr().is_terminal(), quiet }
+        Progress {
+            term: std::io::stderr().is_terminal(),
+            quiet,
+        }
     }
 
     /// A stage with `len` steps (a bar), or none known (a spinner).
     pub fn stage(&self, what: &str, len: Option<u64>) -> Stage {
         let bar = if self.term && !self.quiet {
             let bar = match len {
-                Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()).with_style(
-                    ProgressStyle::with_template("{spinner} {msg:<24} [{bar:30}] {pos}/{len} {elapsed}")
+                Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr())
+                    .with_style(
+                        ProgressStyle::with_template(
+                            "{spinner} {msg:<24} [{bar:30}] {pos}/{len} {elapsed}",
+                        )
                         .expect("valid template")
                         .progress_chars("=> "),
-                ),
+                    ),
                 None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-                    .with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template")),
+                    .with_style(
+                        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                            .expect("valid template"),
+                    ),
             };
             bar.enable_steady_tick(Duration::from_millis(120));
             bar.set_message(what.to_string());
@@ -44,7 +53,12 @@ impl Progress {
             }
             ProgressBar::hidden()
         };
-        Stage { bar, what: what.to_string(), started: Instant::now(), plain: !self.quiet }
+        Stage {
+            bar,
+            what: what.to_string(),
+            started: Instant::now(),
+            plain: !self.quiet,
+        }
     }
 
     pub fn note(&self, line: &str) {
@@ -64,7 +78,11 @@ impl Stage {
         let took = self.started.elapsed();
         self.bar.finish_and_clear();
         if self.plain {
-            eprintln!("fmerge: {} — {summary} ({:.1}s)", self.what, took.as_secs_f64());
+            eprintln!(
+                "fmerge: {} — {summary} ({:.1}s)",
+                self.what,
+                took.as_secs_f64()
+            );
         }
         took
     }

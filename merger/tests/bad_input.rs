@@ -32,19 +32,36 @@ fn fails_with(args: &[&str], needles: &[&str]) -> String {
 fn an_unknown_function_is_named_with_the_known_ones() {
     fails_with(
         &["write-home-timeline", "social-graph-get-follower"],
-        &["unknown function social-graph-get-follower", "social-graph-get-followers", "--manifest-path"],
+        &[
+            "unknown function social-graph-get-follower",
+            "social-graph-get-followers",
+            "--manifest-path",
+        ],
     );
 }
 
 #[test]
 fn a_crate_that_does_not_use_the_runtime_is_refused() {
     // shortcode is a real crate of the workspace: a C library wrapper, not a function.
-    fails_with(&["url-shorten", "shortcode"], &["shortcode is not a function built on fmerge-runtime", "function!(handler)"]);
+    fails_with(
+        &["url-shorten", "shortcode"],
+        &[
+            "shortcode is not a function built on fmerge-runtime",
+            "function!(handler)",
+        ],
+    );
 }
 
 #[test]
 fn a_function_listed_twice_is_refused() {
-    fails_with(&["write-home-timeline", "social-graph-get-followers", "social-graph-get-followers"], &["listed twice"]);
+    fails_with(
+        &[
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "social-graph-get-followers",
+        ],
+        &["listed twice"],
+    );
 }
 
 #[test]
@@ -55,19 +72,43 @@ fn a_caller_without_callees_is_refused() {
 #[test]
 fn malformed_rewrites_are_refused_before_building() {
     for bad in ["no-equals-sign", "=10.0.0.7:6379", "sn-redis-master:6379="] {
-        fails_with(&["write-home-timeline", "social-graph-get-followers", "--rewrite", bad], &["malformed --rewrite", "[CALLEE:]FROM=TO"]);
+        fails_with(
+            &[
+                "write-home-timeline",
+                "social-graph-get-followers",
+                "--rewrite",
+                bad,
+            ],
+            &["malformed --rewrite", "[CALLEE:]FROM=TO"],
+        );
     }
     fails_with(
-        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "write-home-timeline:a=b"],
-        &["write-home-timeline is the caller", "never changes the caller's code"],
+        &[
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "--rewrite",
+            "write-home-timeline:a=b",
+        ],
+        &[
+            "write-home-timeline is the caller",
+            "never changes the caller's code",
+        ],
     );
 }
 
 #[test]
 fn a_rewrite_that_matches_nothing_is_an_error() {
     fails_with(
-        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "redis.example.internal:6379=127.0.0.1:1"],
-        &["no string literal in the code of social-graph-get-followers contains `redis.example.internal:6379`", "Check FROM"],
+        &[
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "--rewrite",
+            "redis.example.internal:6379=127.0.0.1:1",
+        ],
+        &[
+            "no string literal in the code of social-graph-get-followers contains `redis.example.internal:6379`",
+            "Check FROM",
+        ],
     );
 }
 
@@ -75,57 +116,118 @@ fn a_rewrite_that_matches_nothing_is_an_error() {
 fn a_rewrite_in_a_crate_the_caller_shares_is_refused() {
     // The runtime's content type is a literal of fmerge_runtime, which the caller links too.
     fails_with(
-        &["write-home-timeline", "social-graph-get-followers", "--rewrite", "social-graph-get-followers:application/json=text/plain"],
-        &["crate fmerge_runtime", "write-home-timeline link too", "Fix:"],
+        &[
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "--rewrite",
+            "social-graph-get-followers:application/json=text/plain",
+        ],
+        &[
+            "crate fmerge_runtime",
+            "write-home-timeline link too",
+            "Fix:",
+        ],
     );
 }
 
 #[test]
 fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
-    let (ok, _, stderr) = fmerge(&["write-home-timeline", "social-graph-get-followers", "--opt-level", "4"]);
+    let (ok, _, stderr) = fmerge(&[
+        "write-home-timeline",
+        "social-graph-get-followers",
+        "--opt-level",
+        "4",
+    ]);
     assert!(!ok && stderr.contains("--opt-level"), "{stderr}");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("group.toml");
-    std::fs::write(&file, "caller = \"write-home-timeline\"\ncallee = [\"typo\"]\n").unwrap();
-    fails_with(&["--config", file.to_str().unwrap()], &["not a valid merge group", "unknown field `callee`"]);
-    fails_with(&["--config", "/nonexistent/group.toml"], &["cannot read the merge group /nonexistent/group.toml"]);
+    std::fs::write(
+        &file,
+        "caller = \"write-home-timeline\"\ncallee = [\"typo\"]\n",
+    )
+    .unwrap();
+    fails_with(
+        &["--config", file.to_str().unwrap()],
+        &["not a valid merge group", "unknown field `callee`"],
+    );
+    fails_with(
+        &["--config", "/nonexistent/group.toml"],
+        &["cannot read the merge group /nonexistent/group.toml"],
+    );
 }
 
 #[test]
 fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
-    let (ok, _, stderr) = fmerge(&["write-home-timeline", "social-graph-get-followers", "--lto", "thin"]);
-    assert!(!ok && stderr.contains("--lto") && stderr.contains("fat") && stderr.contains("off"), "{stderr}");
+    let (ok, _, stderr) = fmerge(&[
+        "write-home-timeline",
+        "social-graph-get-followers",
+        "--lto",
+        "thin",
+    ]);
+    assert!(
+        !ok && stderr.contains("--lto") && stderr.contains("fat") && stderr.contains("off"),
+        "{stderr}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("group.toml");
     std::fs::write(&file, "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nlto = \"yes\"\n").unwrap();
-    fails_with(&["--config", file.to_str().unwrap()], &["lto = \"yes\"", "use \"fat\" or \"off\""]);
+    fails_with(
+        &["--config", file.to_str().unwrap()],
+        &["lto = \"yes\"", "use \"fat\" or \"off\""],
+    );
 }
 
 #[test]
 fn a_missing_llvm_library_is_explained() {
     let empty = tempfile::tempdir().unwrap();
     let why = fmerge::llvm::llvm_link_name(empty.path()).unwrap_err();
-    assert!(why.contains("no libLLVM-*.so") && why.contains("rustup"), "{why}");
+    assert!(
+        why.contains("no libLLVM-*.so") && why.contains("rustup"),
+        "{why}"
+    );
     // And the real toolchain has one.
-    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().unwrap();
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap();
     let lib = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib");
-    assert!(fmerge::llvm::llvm_link_name(&lib).unwrap().starts_with("LLVM-"));
+    assert!(
+        fmerge::llvm::llvm_link_name(&lib)
+            .unwrap()
+            .starts_with("LLVM-")
+    );
 }
 
 fn fixture(name: &str) -> tempfile::TempDir {
     support::fixture(name, &[])
 }
 
-
 #[test]
 fn an_exported_symbol_defined_by_two_crates_is_a_clash_naming_both() {
     let ws = fixture("clash");
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["caller-fn", "callee-fn", "--out", ws.path().join("out").to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(
+        ws.path(),
+        &[
+            "caller-fn",
+            "callee-fn",
+            "--out",
+            ws.path().join("out").to_str().unwrap(),
+        ],
+    );
     assert!(!ok, "the clash must stop the merge");
-    for needle in ["symbol clash", "clash_a", "clash_b", "sn_checksum", "export_name"] {
+    for needle in [
+        "symbol clash",
+        "clash_a",
+        "clash_b",
+        "sn_checksum",
+        "export_name",
+    ] {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
-    assert!(!ws.path().join("out/caller-fn-merged").exists(), "no binary is left behind");
+    assert!(
+        !ws.path().join("out/caller-fn-merged").exists(),
+        "no binary is left behind"
+    );
 }
 
 #[test]
@@ -135,20 +237,44 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
     std::fs::create_dir_all(&out).unwrap();
     let good = out.join("broken-caller-merged");
     std::fs::write(&good, b"an earlier good build").unwrap();
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["broken-caller", "ok-callee", "--out", out.to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(
+        ws.path(),
+        &["broken-caller", "ok-callee", "--out", out.to_str().unwrap()],
+    );
     assert!(!ok);
-    assert!(stderr.contains("error[E0308]") && stderr.contains("not a number"), "cargo's own error is shown:\n{stderr}");
-    assert!(stderr.contains("cargo build failed") && stderr.contains("Fix them"), "{stderr}");
-    assert_eq!(std::fs::read(&good).unwrap(), b"an earlier good build", "the earlier binary is untouched");
+    assert!(
+        stderr.contains("error[E0308]") && stderr.contains("not a number"),
+        "cargo's own error is shown:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("cargo build failed") && stderr.contains("Fix them"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&good).unwrap(),
+        b"an earlier good build",
+        "the earlier binary is untouched"
+    );
 }
 
 #[test]
 fn a_callee_the_caller_never_calls_is_a_warning() {
     let out = workspace_root().join("target/fmerge-tests/uncalled");
-    let (ok, stdout, stderr) =
-        fmerge(&["write-home-timeline", "unique-id", "--opt-level", "0", "--name", "uncalled", "--out", out.to_str().unwrap()]);
+    let (ok, stdout, stderr) = fmerge(&[
+        "write-home-timeline",
+        "unique-id",
+        "--opt-level",
+        "0",
+        "--name",
+        "uncalled",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok, "a warning, not an error:\n{stderr}");
-    assert!(stderr.contains("warning: no merged function names unique-id"), "{stderr}");
+    assert!(
+        stderr.contains("warning: no merged function names unique-id"),
+        "{stderr}"
+    );
     assert!(PathBuf::from(stdout.lines().last().unwrap()).is_file());
 }
 
@@ -161,14 +287,16 @@ fn every_example_merge_group_loads_and_names_real_functions() {
         if path.extension().is_none_or(|e| e != "toml") {
             continue;
         }
-        let group = fmerge::group::Group::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        let group = fmerge::group::Group::load(&path)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let caller = group.caller.clone().expect("a caller");
         let plan = fmerge::resolve::run(group.manifest_path.as_deref(), &caller, &group.callees)
             .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         assert_eq!(plan.callees.len(), group.callees.len());
         let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
         for rewrite in &group.rewrite {
-            fmerge::passes::endpoints::Rewrite::parse(rewrite, &members).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+            fmerge::passes::endpoints::Rewrite::parse(rewrite, &members)
+                .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         }
         seen += 1;
     }
@@ -177,10 +305,21 @@ fn every_example_merge_group_loads_and_names_real_functions() {
 
 #[test]
 fn bad_image_options_are_refused_before_the_long_build() {
-    let base = ["write-home-timeline", "social-graph-get-followers", "--image"];
+    let base = [
+        "write-home-timeline",
+        "social-graph-get-followers",
+        "--image",
+    ];
     let (ok, _, stderr) = fmerge(&[&base[..], &["--registry-auth", "keychain"]].concat());
-    assert!(!ok && stderr.contains("unknown registry auth source") && stderr.contains("auto, env, docker, none"), "{stderr}");
-    assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
+    assert!(
+        !ok && stderr.contains("unknown registry auth source")
+            && stderr.contains("auto, env, docker, none"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("building"),
+        "refused before cargo ran:\n{stderr}"
+    );
     let (ok, _, stderr) = fmerge(&[&base[..], &["--gateway", "gateway.openfaas:8080"]].concat());
     assert!(!ok && stderr.contains("not an http(s) URL"), "{stderr}");
     let (ok, _, stderr) = fmerge(&[&base[..], &["--progress", "loud"]].concat());
@@ -191,9 +330,20 @@ fn bad_image_options_are_refused_before_the_long_build() {
 fn a_function_with_its_own_global_allocator_is_refused() {
     let ws = fixture("allocator");
     let out = ws.path().join("out");
-    let (ok, _, stderr) = fmerge_in(ws.path(), &["alloc-caller", "alloc-callee", "--out", out.to_str().unwrap()]);
+    let (ok, _, stderr) = fmerge_in(
+        ws.path(),
+        &[
+            "alloc-caller",
+            "alloc-callee",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     assert!(!ok, "a custom allocator must stop the merge");
-    assert!(stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"), "{stderr}");
+    assert!(
+        stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"),
+        "{stderr}"
+    );
     assert!(!out.join("alloc-caller-merged").exists());
 }
 
@@ -201,13 +351,25 @@ fn a_function_with_its_own_global_allocator_is_refused() {
 fn every_option_is_checked_before_the_build() {
     let pair = ["write-home-timeline", "social-graph-get-followers"];
     // The merge name is also the image name: a DNS label.
-    let stderr = fails_with(&[&pair[..], &["--image", "--name", "My_Merge"]].concat(), &["\"My_Merge\" is not a DNS label", "the merge name (--name)"]);
-    assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
+    let stderr = fails_with(
+        &[&pair[..], &["--image", "--name", "My_Merge"]].concat(),
+        &["\"My_Merge\" is not a DNS label", "the merge name (--name)"],
+    );
+    assert!(
+        !stderr.contains("building"),
+        "refused before cargo ran:\n{stderr}"
+    );
     // Image options without an image.
-    let stderr = fails_with(&[&pair[..], &["--tag", "127.0.0.1:5000/pair:v1"]].concat(), &["--tag applies to the image", "add --image"]);
+    let stderr = fails_with(
+        &[&pair[..], &["--tag", "127.0.0.1:5000/pair:v1"]].concat(),
+        &["--tag applies to the image", "add --image"],
+    );
     assert!(!stderr.contains("building"), "{stderr}");
     // A tag that is not a reference, and one that cannot be pushed.
-    fails_with(&[&pair[..], &["--image", "--tag", "Not A Reference"]].concat(), &["is not a valid image reference"]);
+    fails_with(
+        &[&pair[..], &["--image", "--tag", "Not A Reference"]].concat(),
+        &["is not a valid image reference"],
+    );
     fails_with(&[&pair[..], &["--image", "-j", "0"]].concat(), &["-j 0"]);
 }
 
@@ -225,10 +387,19 @@ fn a_merge_group_holds_the_image_options_too() {
     )
     .unwrap();
     // Read, and checked before the build: the group's registry-auth is wrong.
-    let stderr = fails_with(&["--config", file.to_str().unwrap()], &["unknown registry auth source", "keychain"]);
+    let stderr = fails_with(
+        &["--config", file.to_str().unwrap()],
+        &["unknown registry auth source", "keychain"],
+    );
     assert!(!stderr.contains("building"), "{stderr}");
     let group = fmerge::group::Group::load(&file).unwrap();
     let image = group.image.unwrap();
-    assert_eq!((image.registry.as_deref(), image.progress.as_deref()), (Some("127.0.0.1:5000/team"), Some("plain")));
-    assert_eq!((group.quiet, image.gateway.as_deref()), (Some(true), Some("http://127.0.0.1:8080")));
+    assert_eq!(
+        (image.registry.as_deref(), image.progress.as_deref()),
+        (Some("127.0.0.1:5000/team"), Some("plain"))
+    );
+    assert_eq!(
+        (group.quiet, image.gateway.as_deref()),
+        (Some(true), Some("http://127.0.0.1:8080"))
+    );
 }

@@ -109,7 +109,12 @@ fn layer_entries(saved: &BTreeMap<String, Vec<u8>>) -> Vec<(String, u32, Vec<u8>
         let mut ar = tar::Archive::new(data.as_slice());
         for e in ar.entries().unwrap() {
             let mut e = e.unwrap();
-            let path = e.path().unwrap().to_string_lossy().trim_end_matches('/').to_owned();
+            let path = e
+                .path()
+                .unwrap()
+                .to_string_lossy()
+                .trim_end_matches('/')
+                .to_owned();
             let mode = e.header().mode().unwrap();
             let mut d = Vec::new();
             e.read_to_end(&mut d).unwrap();
@@ -138,7 +143,8 @@ fn build_push_pull_run_answers_health() {
     );
 
     let creds = Credentials::new(reg.user.clone(), reg.password.clone());
-    let pushed = push::push(&reference, &quick_retries(Auth::Explicit(creds.clone()))).expect("push");
+    let pushed =
+        push::push(&reference, &quick_retries(Auth::Explicit(creds.clone()))).expect("push");
     eprintln!("{pushed}");
     assert!(pushed.digest.starts_with("sha256:"), "{pushed:?}");
     let tag = reference.rsplit(':').next().unwrap();
@@ -156,7 +162,9 @@ fn build_push_pull_run_answers_health() {
     // Pull it back with a client we did not write, then run it.
     remove_local(&reference);
     assert!(
-        !docker(None, &["image", "inspect", &reference]).status.success(),
+        !docker(None, &["image", "inspect", &reference])
+            .status
+            .success(),
         "local image still there"
     );
     let config = reg.docker_config_dir();
@@ -172,17 +180,28 @@ fn build_push_pull_run_answers_health() {
     // It does real work: a host name resolves through the image's NSS setup
     // (nsswitch.conf + glibc), and it reads Redis.
     let redis = fmerge_testkit::Redis::start();
-    redis::cmd("ZADD").arg("social-graph:followers:7").arg(1).arg(100).arg(2).arg(200).exec(&mut redis.conn()).unwrap();
+    redis::cmd("ZADD")
+        .arg("social-graph:followers:7")
+        .arg(1)
+        .arg(100)
+        .arg(2)
+        .arg(200)
+        .exec(&mut redis.conn())
+        .unwrap();
     let port = registry::free_port();
     let c = Container::run_with(
         &reference,
         &["--add-host", "redis.fmerge.test:127.0.0.1"],
         &[
             ("port", port.to_string()),
-            ("REDIS_URL", format!("redis://redis.fmerge.test:{}", redis.port())),
+            (
+                "REDIS_URL",
+                format!("redis://redis.fmerge.test:{}", redis.port()),
+            ),
         ],
     );
-    wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    wait_http(port, "/_/health", Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
     assert_eq!(
         (status, body.as_str()),
@@ -201,10 +220,14 @@ fn build_push_pull_run_answers_health() {
         &["--dns", &dns.addr],
         &[
             ("port", port.to_string()),
-            ("REDIS_URL", format!("redis://redis.cluster.fmerge.test:{}", redis.port())),
+            (
+                "REDIS_URL",
+                format!("redis://redis.cluster.fmerge.test:{}", redis.port()),
+            ),
         ],
     );
-    wait_http(port, "/_/health", Duration::from_secs(20)).unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    wait_http(port, "/_/health", Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
     let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
     assert_eq!(
         (status, body.as_str()),
@@ -225,11 +248,24 @@ fn build_push_pull_run_answers_health() {
     let cfg = &v[0]["Config"];
     assert_eq!(cfg["User"], "10001:10001");
     assert!(cfg["ExposedPorts"]["8080/tcp"].is_object(), "{cfg}");
-    assert!(cfg["Env"].as_array().unwrap().iter().any(|e| e == "port=8080"), "{cfg}");
+    assert!(
+        cfg["Env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e == "port=8080"),
+        "{cfg}"
+    );
     assert_eq!(cfg["Entrypoint"][0], format!("/usr/local/bin/{FUNCTION}"));
     assert_eq!(cfg["Labels"]["org.fmerge.members"], FUNCTION);
-    assert_eq!(cfg["Labels"]["org.fmerge.version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(cfg["Labels"]["org.opencontainers.image.revision"], "0123456789abcdef");
+    assert_eq!(
+        cfg["Labels"]["org.fmerge.version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(
+        cfg["Labels"]["org.opencontainers.image.revision"],
+        "0123456789abcdef"
+    );
     drop(c);
     remove_local(&reference);
 }
@@ -244,7 +280,10 @@ fn wrong_password_is_refused_clearly_and_nothing_is_pushed() {
     let t = Instant::now();
     let err = push::push(
         &reference,
-        &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), wrong.clone()))),
+        &quick_retries(Auth::Explicit(Credentials::new(
+            reg.user.clone(),
+            wrong.clone(),
+        ))),
     )
     .expect_err("a wrong password must fail");
     let msg = format!("{err:#}");
@@ -252,12 +291,19 @@ fn wrong_password_is_refused_clearly_and_nothing_is_pushed() {
     assert!(msg.contains("refused"), "{msg}");
     assert!(msg.contains("fix:"), "{msg}");
     assert!(msg.contains(&reg.host()), "{msg}");
-    assert!(!msg.contains(&wrong), "the password leaked into the error: {msg}");
+    assert!(
+        !msg.contains(&wrong),
+        "the password leaked into the error: {msg}"
+    );
     assert!(
         t.elapsed() < Duration::from_secs(30),
         "auth failures must not be retried"
     );
-    assert!(reg.catalog().is_empty(), "something was pushed: {:?}", reg.catalog());
+    assert!(
+        reg.catalog().is_empty(),
+        "something was pushed: {:?}",
+        reg.catalog()
+    );
     assert!(reg.tags(FUNCTION).is_empty());
     remove_local(&reference);
 }
@@ -275,7 +321,10 @@ fn unreachable_registry_is_a_clear_error() {
     .expect_err("no registry there");
     let msg = format!("{err:#}");
     eprintln!("error as shown: {msg}");
-    assert!(msg.contains("cannot reach registry") && msg.contains("fix:"), "{msg}");
+    assert!(
+        msg.contains("cannot reach registry") && msg.contains("fix:"),
+        "{msg}"
+    );
     assert!(
         msg.contains("after 2 attempts"),
         "transient failures are retried: {msg}"
@@ -286,7 +335,11 @@ fn unreachable_registry_is_a_clear_error() {
 #[test]
 fn pushing_an_image_that_is_not_built_says_so() {
     need_engine!();
-    let err = push::push("127.0.0.1:5999/not-built-here:v1", &quick_retries(Auth::Anonymous)).unwrap_err();
+    let err = push::push(
+        "127.0.0.1:5999/not-built-here:v1",
+        &quick_retries(Auth::Anonymous),
+    )
+    .unwrap_err();
     let msg = format!("{err:#}");
     assert!(
         msg.contains("not in the local Docker Engine") && msg.contains("fix:"),
@@ -306,11 +359,18 @@ fn interrupted_push_is_resumed_by_a_rerun() {
     let reg = Registry::start();
     let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("i"));
     image::build(&spec(&reference)).expect("build");
-    let options = quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), reg.password.clone())));
+    let options = quick_retries(Auth::Explicit(Credentials::new(
+        reg.user.clone(),
+        reg.password.clone(),
+    )));
     // Cut the push off after its first events (the client goes away mid-push).
     let interrupted = engine::block_on(async {
         let d = engine::connect().await.unwrap();
-        tokio::time::timeout(Duration::from_millis(40), push::push_async(&d, &reference, &options)).await
+        tokio::time::timeout(
+            Duration::from_millis(40),
+            push::push_async(&d, &reference, &options),
+        )
+        .await
     })
     .unwrap();
     eprintln!(
@@ -339,7 +399,10 @@ fn image_holds_what_the_function_needs_and_no_secret() {
     let built = image::build(&spec(&reference)).expect("build");
     push::push(
         &reference,
-        &quick_retries(Auth::Explicit(Credentials::new(reg.user.clone(), reg.password.clone()))),
+        &quick_retries(Auth::Explicit(Credentials::new(
+            reg.user.clone(),
+            reg.password.clone(),
+        ))),
     )
     .expect("push");
     eprintln!(
@@ -360,10 +423,20 @@ fn image_holds_what_the_function_needs_and_no_secret() {
     );
     let tmp = find("tmp").expect("/tmp in the image");
     assert_eq!(tmp.1 & 0o7777, 0o1777, "/tmp is world-writable and sticky");
-    assert!(find("lib64/ld-linux-x86-64.so.2").is_some(), "the program interpreter");
-    for lib in ["libc.so.6", "libnss_dns.so.2", "libnss_files.so.2", "libresolv.so.2"] {
+    assert!(
+        find("lib64/ld-linux-x86-64.so.2").is_some(),
+        "the program interpreter"
+    );
+    for lib in [
+        "libc.so.6",
+        "libnss_dns.so.2",
+        "libnss_files.so.2",
+        "libresolv.so.2",
+    ] {
         assert!(
-            entries.iter().any(|(p, _, _)| p.ends_with(&format!("/{lib}"))),
+            entries
+                .iter()
+                .any(|(p, _, _)| p.ends_with(&format!("/{lib}"))),
             "{lib} missing: {:?}",
             entries.iter().map(|e| &e.0).collect::<Vec<_>>()
         );
@@ -371,7 +444,9 @@ fn image_holds_what_the_function_needs_and_no_secret() {
     let passwd = String::from_utf8(find("etc/passwd").unwrap().2.clone()).unwrap();
     assert!(passwd.contains("app:x:10001:10001:"), "{passwd}");
     assert!(String::from_utf8_lossy(&find("etc/group").unwrap().2).contains("app:x:10001:"));
-    assert!(String::from_utf8_lossy(&find("etc/nsswitch.conf").unwrap().2).contains("hosts: files dns"));
+    assert!(
+        String::from_utf8_lossy(&find("etc/nsswitch.conf").unwrap().2).contains("hosts: files dns")
+    );
     assert!(find("home/app").is_some(), "home dir");
 
     // No credential anywhere: not in layers, config, manifest or labels.
@@ -386,7 +461,10 @@ fn image_holds_what_the_function_needs_and_no_secret() {
             !contains(data, reg.password.as_bytes()),
             "the registry password is in layer file {path}"
         );
-        assert!(!path.contains(".docker"), "a docker config got into the image: {path}");
+        assert!(
+            !path.contains(".docker"),
+            "a docker config got into the image: {path}"
+        );
     }
     remove_local(&reference);
 }
@@ -435,8 +513,14 @@ fn secrets_are_refused_as_image_env() {
 /// variables (DOCKER_HOST, credentials) never leak into the tests running beside it.
 fn run_child(test: &str, env: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--include-ignored", "--nocapture", "--test-threads=1"])
-        .env("FMERGE_TEST_CHILD", test);
+    cmd.args([
+        "--exact",
+        test,
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("FMERGE_TEST_CHILD", test);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -481,7 +565,10 @@ fn child_unreachable_engine() {
     );
     assert!(msg.contains("fix:") && msg.contains("DOCKER_HOST"), "{msg}");
     let err = push::push("127.0.0.1:5999/x:v1", &PushOptions::default()).unwrap_err();
-    assert!(format!("{err:#}").contains("cannot reach the Docker Engine"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains("cannot reach the Docker Engine"),
+        "{err:#}"
+    );
 }
 
 #[test]
@@ -502,7 +589,10 @@ fn credentials_from_env_and_from_docker_config() {
             ("DOCKER_CONFIG", empty.path().to_str().unwrap()),
         ],
     );
-    assert!(!text.contains(&reg.password), "the password was printed:\n{text}");
+    assert!(
+        !text.contains(&reg.password),
+        "the password was printed:\n{text}"
+    );
     assert!(text.contains("FMERGE_REGISTRY_USER=fmerge-ci"), "{text}");
     // 2. docker's config.json (what `docker login` writes), auto-detected.
     let config = reg.docker_config_dir();
@@ -515,7 +605,10 @@ fn credentials_from_env_and_from_docker_config() {
         ],
     );
     assert!(text.contains("docker's config"), "{text}");
-    assert!(!text.contains(&reg.password), "the password was printed:\n{text}");
+    assert!(
+        !text.contains(&reg.password),
+        "the password was printed:\n{text}"
+    );
     // 3. No credentials at all: refused by the registry, clearly.
     let text = run_child(
         "child_push_with",
@@ -582,11 +675,18 @@ fn stack_yml_follows_faas_cli_schema() {
     assert_eq!(v["provider"]["name"], "openfaas");
     assert_eq!(v["provider"]["gateway"], "http://127.0.0.1:8080");
     let functions = v["functions"].as_mapping().unwrap();
-    assert_eq!(functions.len(), 1, "one merged function, named after the caller");
+    assert_eq!(
+        functions.len(),
+        1,
+        "one merged function, named after the caller"
+    );
     let f = &v["functions"]["write-home-timeline"];
     assert_eq!(f["lang"], "dockerfile");
     assert_eq!(f["skip_build"], true);
-    assert_eq!(f["image"], "docker.io/alice/write-home-timeline:3f2a9c81d0e4");
+    assert_eq!(
+        f["image"],
+        "docker.io/alice/write-home-timeline:3f2a9c81d0e4"
+    );
     assert_eq!(f["environment"]["REDIS_URL"], "redis://redis:6379");
     assert_eq!(
         f["environment"]["SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"],

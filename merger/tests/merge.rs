@@ -9,10 +9,16 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env, seed_social_network, workspace_root};
+use support::{
+    Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env,
+    seed_social_network, workspace_root,
+};
 
 fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
-    let mut keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut redis.conn()).expect("KEYS");
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(pattern)
+        .query(&mut redis.conn())
+        .expect("KEYS");
     keys.sort();
     keys
 }
@@ -30,18 +36,32 @@ fn merge(name: &str, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
     args.extend(extra);
     let (ok, stdout, stderr) = fmerge(&args);
     assert!(ok, "fmerge build {functions:?} failed:\n{stderr}");
-    let binary = PathBuf::from(stdout.lines().last().expect("fmerge printed the binary path"));
+    let binary = PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .expect("fmerge printed the binary path"),
+    );
     assert_eq!(binary, out.join(name), "the last stdout line is the binary");
     assert!(binary.is_file());
     (binary, stderr)
 }
 
 /// The unmerged system: every function its own process behind the gateway.
-fn unmerged_replies(target: &str, requests: &[&str]) -> (Vec<(u16, String)>, std::collections::BTreeMap<String, String>) {
+fn unmerged_replies(
+    target: &str,
+    requests: &[&str],
+) -> (
+    Vec<(u16, String)>,
+    std::collections::BTreeMap<String, String>,
+) {
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let system = Deployment::unmerged(&redis, &[], &[]);
-    let replies = requests.iter().map(|r| post(&system.url(target), r)).collect();
+    let replies = requests
+        .iter()
+        .map(|r| post(&system.url(target), r))
+        .collect();
     (replies, redis.dump())
 }
 
@@ -62,57 +82,120 @@ fn merged_system(binary: &PathBuf, caller: &str) -> MergedSystem {
     let mut env = redis_env(&redis.url(), support::FUNCTIONS);
     env.push(("GATEWAY_URL".into(), system.gateway.url()));
     let merged = Function::start(binary, caller, port, env);
-    MergedSystem { system, merged, redis }
+    MergedSystem {
+        system,
+        merged,
+        redis,
+    }
 }
 
 #[test]
 fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
-    let (binary, stderr) = merge("pair", &["write-home-timeline", "social-graph-get-followers"], &["--emit-ll"]);
-    assert!(stderr.contains("social-graph-get-followers reads SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"), "{stderr}");
+    let (binary, stderr) = merge(
+        "pair",
+        &["write-home-timeline", "social-graph-get-followers"],
+        &["--emit-ll"],
+    );
+    assert!(
+        stderr.contains("social-graph-get-followers reads SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"),
+        "{stderr}"
+    );
 
     let (expected, expected_state) = unmerged_replies("write-home-timeline", PAIR_REQUESTS);
     let m = merged_system(&binary, "write-home-timeline");
-    let replies: Vec<_> = PAIR_REQUESTS.iter().map(|r| post(&m.system.url("write-home-timeline"), r)).collect();
+    let replies: Vec<_> = PAIR_REQUESTS
+        .iter()
+        .map(|r| post(&m.system.url("write-home-timeline"), r))
+        .collect();
 
     assert_eq!(replies, expected, "{}", m.merged.output());
     assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
     assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
-    assert_eq!(m.redis.dump(), expected_state, "same Redis state as the unmerged pair");
-    assert_eq!(m.system.gateway.requests_for("write-home-timeline"), PAIR_REQUESTS.len());
-    assert_eq!(m.system.gateway.requests_for("social-graph-get-followers"), 0, "the merged callee is never called over HTTP");
+    assert_eq!(
+        m.redis.dump(),
+        expected_state,
+        "same Redis state as the unmerged pair"
+    );
+    assert_eq!(
+        m.system.gateway.requests_for("write-home-timeline"),
+        PAIR_REQUESTS.len()
+    );
+    assert_eq!(
+        m.system.gateway.requests_for("social-graph-get-followers"),
+        0,
+        "the merged callee is never called over HTTP"
+    );
 }
 
 #[test]
 fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     let out = workspace_root().join("target/fmerge-tests/ll");
     let (ok, stdout, stderr) = fmerge(&[
-        "write-home-timeline", "social-graph-get-followers", "--emit-ll", "--opt-level", "0", "--name", "ll",
-        "--out", out.to_str().unwrap(),
+        "write-home-timeline",
+        "social-graph-get-followers",
+        "--emit-ll",
+        "--opt-level",
+        "0",
+        "--name",
+        "ll",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert!(ok, "{stderr}");
     let ll = out.join("ll.ll");
     assert_eq!(stdout.lines().next().map(PathBuf::from), Some(ll.clone()));
     let text = std::fs::read_to_string(&ll).unwrap();
-    assert!(text.contains("@fmerge.routes = internal constant"), "the dispatch table is filled in");
+    assert!(
+        text.contains("@fmerge.routes = internal constant"),
+        "the dispatch table is filled in"
+    );
     assert!(text.contains("@fmerge.entry.social-graph-get-followers"));
     fmerge::link::parse_ll(&ll).expect("the .ll parses and verifies");
 
     // Nothing changed: the next merge keeps the binary instead of redoing it.
     let binary = out.join("ll");
     let before = std::fs::metadata(&binary).unwrap().modified().unwrap();
-    let args = ["write-home-timeline", "social-graph-get-followers", "--emit-ll", "--opt-level", "0", "--name", "ll", "--out", out.to_str().unwrap()];
+    let args = [
+        "write-home-timeline",
+        "social-graph-get-followers",
+        "--emit-ll",
+        "--opt-level",
+        "0",
+        "--name",
+        "ll",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     let (ok, _, stderr) = fmerge(&args);
-    assert!(ok && stderr.contains("nothing changed since the last merge"), "{stderr}");
-    assert_eq!(std::fs::metadata(&binary).unwrap().modified().unwrap(), before);
+    assert!(
+        ok && stderr.contains("nothing changed since the last merge"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::metadata(&binary).unwrap().modified().unwrap(),
+        before
+    );
     // Another option is another binary.
-    let (ok, _, stderr) = fmerge(&[&args[..], &["--rewrite", "sn-redis-master.openfaas-fn.svc.cluster.local=127.0.0.1"]].concat());
+    let (ok, _, stderr) = fmerge(
+        &[
+            &args[..],
+            &[
+                "--rewrite",
+                "sn-redis-master.openfaas-fn.svc.cluster.local=127.0.0.1",
+            ],
+        ]
+        .concat(),
+    );
     assert!(ok && !stderr.contains("nothing changed"), "{stderr}");
 
     // Another fmerge (rebuilt or upgraded: here, one byte more) never keeps a
     // binary that an older one made.
     assert!(fmerge(&args).0, "back to the first options");
     let (ok, _, stderr) = fmerge(&args);
-    assert!(ok && stderr.contains("nothing changed since the last merge"), "{stderr}");
+    assert!(
+        ok && stderr.contains("nothing changed since the last merge"),
+        "{stderr}"
+    );
     let other = tempfile::tempdir().unwrap();
     let exe = other.path().join("fmerge");
     let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_fmerge")).unwrap();
@@ -129,7 +212,10 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success() && !stderr.contains("nothing changed"), "{stderr}");
+    assert!(
+        run.status.success() && !stderr.contains("nothing changed"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -137,35 +223,74 @@ fn a_rewrite_sends_the_callee_to_its_own_redis_and_leaves_the_caller_alone() {
     let (a, b) = (Redis::start(), Redis::start());
     // Followers live only in B, the callee's store; timelines go to A, the caller's.
     seed_social_network(&mut b.conn());
-    let rewrite = format!("social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=127.0.0.1:{}", b.port());
-    let (binary, stderr) = merge("rewrite", &["write-home-timeline", "social-graph-get-followers"], &["--rewrite", &rewrite]);
-    assert!(stderr.contains(&format!("SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL (default redis://127.0.0.1:{})", b.port())), "{stderr}");
+    let rewrite = format!(
+        "social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=127.0.0.1:{}",
+        b.port()
+    );
+    let (binary, stderr) = merge(
+        "rewrite",
+        &["write-home-timeline", "social-graph-get-followers"],
+        &["--rewrite", &rewrite],
+    );
+    assert!(
+        stderr.contains(&format!(
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL (default redis://127.0.0.1:{})",
+            b.port()
+        )),
+        "{stderr}"
+    );
 
     // Only the caller's REDIS_URL is set: the callee must not see it.
     let gateway = Gateway::start(&[]);
     let port = free_port();
-    let merged = Function::start(&binary, "write-home-timeline", port, [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())]);
+    let merged = Function::start(
+        &binary,
+        "write-home-timeline",
+        port,
+        [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())],
+    );
     let request = r#"{"post_id": 7, "user_id": 1, "timestamp": 42, "user_mentions_id": []}"#;
     let (status, body) = post(&format!("{}/", merged.url()), request);
-    assert_eq!((status, body.as_str()), (200, r#"{"updated":3}"#), "followers 4, 2, 5 were read from B\n{}", merged.output());
-    assert_eq!(keys(&a, "*"), ["home-timeline:2", "home-timeline:4", "home-timeline:5"]);
-    assert!(keys(&b, "home-timeline:*").is_empty(), "nothing written to the callee's store");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"updated":3}"#),
+        "followers 4, 2, 5 were read from B\n{}",
+        merged.output()
+    );
+    assert_eq!(
+        keys(&a, "*"),
+        ["home-timeline:2", "home-timeline:4", "home-timeline:5"]
+    );
+    assert!(
+        keys(&b, "home-timeline:*").is_empty(),
+        "nothing written to the callee's store"
+    );
 }
 
 #[test]
 fn the_whole_compose_post_chain_merged_matches_unmerged() {
     let chain = support::FUNCTIONS;
     let (binary, stderr) = merge("chain", chain, &[]);
-    assert!(stderr.contains("static=shortcode"), "url-shorten's C library came from its build script:\n{stderr}");
+    assert!(
+        stderr.contains("static=shortcode"),
+        "url-shorten's C library came from its build script:\n{stderr}"
+    );
 
     let (expected, expected_state) = unmerged_replies("compose-post", SAMPLE_POSTS);
     let m = merged_system(&binary, "compose-post");
-    let replies: Vec<_> = SAMPLE_POSTS.iter().map(|r| post(&m.system.url("compose-post"), r)).collect();
+    let replies: Vec<_> = SAMPLE_POSTS
+        .iter()
+        .map(|r| post(&m.system.url("compose-post"), r))
+        .collect();
     assert_eq!(replies, expected, "{}", m.merged.output());
     assert!(replies.iter().all(|(s, _)| *s == 200), "{replies:?}");
     assert_eq!(m.redis.dump(), expected_state);
     for callee in &chain[1..] {
-        assert_eq!(m.system.gateway.requests_for(callee), 0, "{callee} went over HTTP");
+        assert_eq!(
+            m.system.gateway.requests_for(callee),
+            0,
+            "{callee} went over HTTP"
+        );
     }
 }
 
@@ -184,29 +309,66 @@ fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic(
     ];
     let (expected, expected_state) = unmerged_replies("text-service", &texts);
     let m = merged_system(&binary, "text-service");
-    let replies: Vec<_> = texts.iter().map(|r| post(&m.system.url("text-service"), r)).collect();
+    let replies: Vec<_> = texts
+        .iter()
+        .map(|r| post(&m.system.url("text-service"), r))
+        .collect();
     assert_eq!(replies, expected, "{}", m.merged.output());
     assert_eq!(replies[2].0, 500);
-    assert!(replies[2].1.contains("user-mention") && replies[2].1.contains("panicked"), "{}", replies[2].1);
-    assert_eq!(replies[3].0, 200, "the process keeps serving after a callee panicked");
+    assert!(
+        replies[2].1.contains("user-mention") && replies[2].1.contains("panicked"),
+        "{}",
+        replies[2].1
+    );
+    assert_eq!(
+        replies[3].0, 200,
+        "the process keeps serving after a callee panicked"
+    );
     assert!(m.merged.output().contains("panicked"));
     assert_eq!(m.redis.dump(), expected_state);
-    assert_eq!(m.system.gateway.requests_for("url-shorten") + m.system.gateway.requests_for("user-mention"), 0);
+    assert_eq!(
+        m.system.gateway.requests_for("url-shorten")
+            + m.system.gateway.requests_for("user-mention"),
+        0
+    );
 }
 
 #[test]
 fn a_partial_merge_still_reaches_the_other_functions_through_the_gateway() {
-    let (binary, _) = merge("partial", &["compose-post", "unique-id", "text-service"], &[]);
+    let (binary, _) = merge(
+        "partial",
+        &["compose-post", "unique-id", "text-service"],
+        &[],
+    );
     let (expected, expected_state) = unmerged_replies("compose-post", SAMPLE_POSTS);
     let m = merged_system(&binary, "compose-post");
-    let replies: Vec<_> = SAMPLE_POSTS.iter().map(|r| post(&m.system.url("compose-post"), r)).collect();
+    let replies: Vec<_> = SAMPLE_POSTS
+        .iter()
+        .map(|r| post(&m.system.url("compose-post"), r))
+        .collect();
     assert_eq!(replies, expected, "{}", m.merged.output());
     assert_eq!(m.redis.dump(), expected_state);
     let gw = &m.system.gateway;
-    assert_eq!((gw.requests_for("unique-id"), gw.requests_for("text-service")), (0, 0), "merged: in-process");
+    assert_eq!(
+        (
+            gw.requests_for("unique-id"),
+            gw.requests_for("text-service")
+        ),
+        (0, 0),
+        "merged: in-process"
+    );
     let n = SAMPLE_POSTS.len();
-    for unmerged in ["url-shorten", "user-mention", "store-post", "write-home-timeline"] {
-        assert_eq!(gw.requests_for(unmerged), n, "{unmerged} is not merged, so every post reaches it through nginx");
+    for unmerged in [
+        "url-shorten",
+        "user-mention",
+        "store-post",
+        "write-home-timeline",
+    ] {
+        assert_eq!(
+            gw.requests_for(unmerged),
+            n,
+            "{unmerged} is not merged, so every post reaches it through nginx"
+        );
     }
     assert!(gw.requests_for("social-graph-get-followers") >= n);
 }

@@ -18,9 +18,16 @@ use std::process::Command;
 use support::{Function, Gateway, Redis, built_binary, free_port, post, workspace_root};
 
 fn faas_cli() -> Option<PathBuf> {
-    let found = std::env::var_os("FAAS_CLI").filter(|p| !p.is_empty()).map(PathBuf::from).or_else(|| {
-        std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("faas-cli")).find(|p| p.is_file()))
-    });
+    let found = std::env::var_os("FAAS_CLI")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join("faas-cli"))
+                    .find(|p| p.is_file())
+            })
+        });
     if found.is_none() {
         let why = "faas-cli is not installed (set FAAS_CLI, or run ci/test, which builds it from ../shared/tools/faas-cli)";
         if std::env::var_os("FMERGE_REQUIRE_FAAS_CLI").is_some_and(|v| v == "1") {
@@ -36,11 +43,22 @@ fn faas(cli: &Path, dir: &Path, args: &[&str]) -> String {
     let out = Command::new(cli)
         .current_dir(dir)
         .args(args)
-        .envs([("HTTP_PROXY", "http://127.0.0.1:9"), ("HTTPS_PROXY", "http://127.0.0.1:9"), ("NO_PROXY", "127.0.0.1,localhost")])
-        .envs([("http_proxy", "http://127.0.0.1:9"), ("https_proxy", "http://127.0.0.1:9")])
+        .envs([
+            ("HTTP_PROXY", "http://127.0.0.1:9"),
+            ("HTTPS_PROXY", "http://127.0.0.1:9"),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+        ])
+        .envs([
+            ("http_proxy", "http://127.0.0.1:9"),
+            ("https_proxy", "http://127.0.0.1:9"),
+        ])
         .output()
         .expect("run faas-cli");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "faas-cli {args:?} failed:\n{text}");
     text
 }
@@ -75,19 +93,53 @@ rt::function!(handle);
 fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
     let (ok, stdout, stderr) = support::fmerge_cli(dir, &["template"]);
     assert!(ok, "{stderr}");
-    assert!(PathBuf::from(stdout.trim()).join("template.yml").is_file(), "{stdout}");
-    faas(cli, dir, &["new", "--lang", "rust-fmerge", "of-front", "--quiet"]);
-    let stack = ["stack.yaml", "stack.yml"].iter().map(|n| dir.join(n)).find(|p| p.is_file()).expect("faas-cli new wrote a stack file");
+    assert!(
+        PathBuf::from(stdout.trim()).join("template.yml").is_file(),
+        "{stdout}"
+    );
+    faas(
+        cli,
+        dir,
+        &["new", "--lang", "rust-fmerge", "of-front", "--quiet"],
+    );
+    let stack = ["stack.yaml", "stack.yml"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .expect("faas-cli new wrote a stack file");
     let name = stack.file_name().unwrap().to_str().unwrap().to_string();
-    faas(cli, dir, &["new", "--lang", "rust-fmerge", "of-back", "--append", &name, "--quiet"]);
+    faas(
+        cli,
+        dir,
+        &[
+            "new",
+            "--lang",
+            "rust-fmerge",
+            "of-back",
+            "--append",
+            &name,
+            "--quiet",
+        ],
+    );
     for (f, code) in [("of-front", FRONT), ("of-back", BACK)] {
         std::fs::write(dir.join(f).join("src/main.rs"), code).unwrap();
         let manifest = dir.join(f).join("Cargo.toml");
         let text = std::fs::read_to_string(&manifest).unwrap();
         let redis = "redis = { version = \"1\", default-features = false, features = [\"aio\", \"tokio-comp\"] }\n";
-        std::fs::write(&manifest, text.replace("serde_json = \"1\"\n", &format!("serde_json = \"1\"\n{redis}"))).unwrap();
+        std::fs::write(
+            &manifest,
+            text.replace(
+                "serde_json = \"1\"\n",
+                &format!("serde_json = \"1\"\n{redis}"),
+            ),
+        )
+        .unwrap();
         // This repo's versions, so the build shares the compiled dependencies.
-        std::fs::copy(workspace_root().join("Cargo.lock"), dir.join(f).join("Cargo.lock")).unwrap();
+        std::fs::copy(
+            workspace_root().join("Cargo.lock"),
+            dir.join(f).join("Cargo.lock"),
+        )
+        .unwrap();
     }
     let text = std::fs::read_to_string(&stack).unwrap();
     let text = text
@@ -100,7 +152,10 @@ fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
 }
 
 /// The replies, and each Redis's contents.
-type Outcome = (Vec<(u16, String)>, Vec<std::collections::BTreeMap<String, String>>);
+type Outcome = (
+    Vec<(u16, String)>,
+    Vec<std::collections::BTreeMap<String, String>>,
+);
 
 /// What `requests` sent to `url` answer and leave in `stores`.
 fn run(url: &str, requests: &[&str], stores: &[&Redis]) -> Outcome {
@@ -123,14 +178,29 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let out = dir.path().join("out");
     let (ok, stdout, stderr) = support::fmerge(
         dir.path(),
-        &["-f", stack.to_str().unwrap(), "of-front", "of-back", "--image", "--tag", &tag, "--out", out.to_str().unwrap()],
+        &[
+            "-f",
+            stack.to_str().unwrap(),
+            "of-front",
+            "of-back",
+            "--image",
+            "--tag",
+            &tag,
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &[],
     );
     assert!(ok, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    let [reference, merged_stack, binary] = lines[..] else { panic!("expected image, stack and binary lines:\n{stdout}") };
+    let [reference, merged_stack, binary] = lines[..] else {
+        panic!("expected image, stack and binary lines:\n{stdout}")
+    };
     assert_eq!(reference, tag);
-    assert!(stderr.contains("of-back reads OF_BACK__GREETING (default hello)"), "{stderr}");
+    assert!(
+        stderr.contains("of-back reads OF_BACK__GREETING (default hello)"),
+        "{stderr}"
+    );
 
     // Unmerged: each function its own process behind the gateway.
     let (a, b) = (Redis::start(), Redis::start());
@@ -138,8 +208,18 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let gateway = Gateway::start(&[("of-front", front), ("of-back", back)]);
     let expected = {
         let _p = [
-            Function::start(built_binary("of-front"), "of-front", front, [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())]),
-            Function::start(built_binary("of-back"), "of-back", back, [("REDIS_URL", b.url()), ("GREETING", "hi".into())]),
+            Function::start(
+                built_binary("of-front"),
+                "of-front",
+                front,
+                [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())],
+            ),
+            Function::start(
+                built_binary("of-back"),
+                "of-back",
+                back,
+                [("REDIS_URL", b.url()), ("GREETING", "hi".into())],
+            ),
         ];
         run(&gateway.function_url("of-front"), REQUESTS, &[&a, &b])
     };
@@ -147,17 +227,35 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
 
     // Merged, with the callee's settings under its namespaced names.
     let merged_env = |a: &Redis, b: &Redis, gw: &Gateway| {
-        [("REDIS_URL", a.url()), ("OF_BACK__REDIS_URL", b.url()), ("OF_BACK__GREETING", "hi".into()), ("GATEWAY_URL", gw.url())]
+        [
+            ("REDIS_URL", a.url()),
+            ("OF_BACK__REDIS_URL", b.url()),
+            ("OF_BACK__GREETING", "hi".into()),
+            ("GATEWAY_URL", gw.url()),
+        ]
     };
     let (a2, b2) = (Redis::start(), Redis::start());
     let port = free_port();
     let gateway2 = Gateway::start(&[("of-front", port), ("of-back", free_port())]);
     let merged = Function::start(binary, "of-front", port, merged_env(&a2, &b2, &gateway2));
-    assert_eq!(run(&gateway2.function_url("of-front"), REQUESTS, &[&a2, &b2]), expected, "{}", merged.output());
-    assert_eq!(gateway2.requests_for("of-back"), 0, "the callee ran in-process");
+    assert_eq!(
+        run(&gateway2.function_url("of-front"), REQUESTS, &[&a2, &b2]),
+        expected,
+        "{}",
+        merged.output()
+    );
+    assert_eq!(
+        gateway2.requests_for("of-back"),
+        0,
+        "the callee ran in-process"
+    );
 
     // The merged stack: faas-cli reads it as the merged function's deployment.
-    let generated = faas(&cli, dir.path(), &["generate", "-f", merged_stack, "--filter", "of-front"]);
+    let generated = faas(
+        &cli,
+        dir.path(),
+        &["generate", "-f", merged_stack, "--filter", "of-front"],
+    );
     for needle in [
         format!("image: {tag}"),
         "OF_BACK__GREETING: hi".to_string(),
@@ -168,23 +266,58 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         "memory: 192Mi".into(),
         "OF_BACK__MODE: strict".into(),
     ] {
-        assert!(generated.contains(&needle), "expected {needle:?} in faas-cli generate:\n{generated}");
+        assert!(
+            generated.contains(&needle),
+            "expected {needle:?} in faas-cli generate:\n{generated}"
+        );
     }
-    let kept = faas(&cli, dir.path(), &["generate", "-f", merged_stack, "--filter", "of-back"]);
-    assert!(kept.contains("image: of-back:latest"), "the callee stays deployed by default:\n{kept}");
+    let kept = faas(
+        &cli,
+        dir.path(),
+        &["generate", "-f", merged_stack, "--filter", "of-back"],
+    );
+    assert!(
+        kept.contains("image: of-back:latest"),
+        "the callee stays deployed by default:\n{kept}"
+    );
     // --remove-callees: the merged function alone replaces the pair.
     let (ok, _, stderr) = support::fmerge(
         dir.path(),
-        &["-f", stack.to_str().unwrap(), "of-front", "of-back", "--image", "--tag", &tag, "--out", out.to_str().unwrap(), "--remove-callees"],
+        &[
+            "-f",
+            stack.to_str().unwrap(),
+            "of-front",
+            "of-back",
+            "--image",
+            "--tag",
+            &tag,
+            "--out",
+            out.to_str().unwrap(),
+            "--remove-callees",
+        ],
         &[],
     );
     assert!(ok, "{stderr}");
     let text = std::fs::read_to_string(merged_stack).unwrap();
-    assert!(text.contains("of-front:") && !text.contains("of-back:"), "{text}");
+    assert!(
+        text.contains("of-front:") && !text.contains("of-back:"),
+        "{text}"
+    );
     let _ = Command::new("docker").args(["rmi", "-f", &tag]).output();
 
     // faas-cli's own build context for a function compiles with cargo.
-    faas(&cli, dir.path(), &["build", "--shrinkwrap", "-f", stack.to_str().unwrap(), "--filter", "of-back"]);
+    faas(
+        &cli,
+        dir.path(),
+        &[
+            "build",
+            "--shrinkwrap",
+            "-f",
+            stack.to_str().unwrap(),
+            "--filter",
+            "of-back",
+        ],
+    );
     let context = dir.path().join("build/of-back/function");
     let cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .current_dir(&context)
@@ -193,17 +326,32 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         .env("RUSTFLAGS", support::FUNCTION_RUSTFLAGS)
         .output()
         .unwrap();
-    assert!(cargo.status.success(), "the shrinkwrapped context does not build:\n{}", String::from_utf8_lossy(&cargo.stderr));
+    assert!(
+        cargo.status.success(),
+        "the shrinkwrapped context does not build:\n{}",
+        String::from_utf8_lossy(&cargo.stderr)
+    );
 
     // The same two functions as separate cargo projects named by package.
     for f in ["of-front", "of-back"] {
         let manifest = dir.path().join(f).join("Cargo.toml");
-        let text = std::fs::read_to_string(&manifest).unwrap().replace("name = \"handler\"", &format!("name = \"{f}\""));
+        let text = std::fs::read_to_string(&manifest)
+            .unwrap()
+            .replace("name = \"handler\"", &format!("name = \"{f}\""));
         std::fs::write(&manifest, text).unwrap();
     }
     let (ok, stdout, stderr) = support::fmerge(
         dir.path(),
-        &["of-front", "of-back", "--manifest-path", "of-front/Cargo.toml", "--manifest-path", "of-back/Cargo.toml", "--name", "two-projects"],
+        &[
+            "of-front",
+            "of-back",
+            "--manifest-path",
+            "of-front/Cargo.toml",
+            "--manifest-path",
+            "of-back/Cargo.toml",
+            "--name",
+            "two-projects",
+        ],
         &[],
     );
     assert!(ok, "{stderr}");
@@ -212,15 +360,27 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let port = free_port();
     let gateway3 = Gateway::start(&[("of-front", port)]);
     let merged = Function::start(&binary, "of-front", port, merged_env(&a3, &b3, &gateway3));
-    assert_eq!(run(&gateway3.function_url("of-front"), REQUESTS, &[&a3, &b3]), expected, "{}", merged.output());
+    assert_eq!(
+        run(&gateway3.function_url("of-front"), REQUESTS, &[&a3, &b3]),
+        expected,
+        "{}",
+        merged.output()
+    );
 }
 
 #[test]
 fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
     let Some(cli) = faas_cli() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = fmerge::stack::StackSpec::new(vec!["write-home-timeline".into(), "social-graph-get-followers".into()], "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
-    spec.environment.push(("REDIS_URL".into(), "redis://redis:6379".into()));
+    let mut spec = fmerge::stack::StackSpec::new(
+        vec![
+            "write-home-timeline".into(),
+            "social-graph-get-followers".into(),
+        ],
+        "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    );
+    spec.environment
+        .push(("REDIS_URL".into(), "redis://redis:6379".into()));
     spec.callee_environment.push(fmerge::stack::CalleeEnv {
         function: "social-graph-get-followers".into(),
         key: "REDIS_URL".into(),
@@ -228,7 +388,11 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
     });
     spec.secrets.push("redis-password".into());
     let path = fmerge::stack::write(&spec, dir.path()).unwrap();
-    let generated = faas(&cli, dir.path(), &["generate", "-f", path.to_str().unwrap()]);
+    let generated = faas(
+        &cli,
+        dir.path(),
+        &["generate", "-f", path.to_str().unwrap()],
+    );
     for needle in [
         "name: write-home-timeline",
         "image: 127.0.0.1:5000/pair@sha256:0123456789abcdef",
@@ -237,16 +401,23 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
         "- redis-password",
         "org.fmerge.member-1: social-graph-get-followers",
     ] {
-        assert!(generated.contains(needle), "expected {needle:?} in faas-cli generate:\n{generated}");
+        assert!(
+            generated.contains(needle),
+            "expected {needle:?} in faas-cli generate:\n{generated}"
+        );
     }
 }
 
 /// A stack file and handler folders in a temp dir, for the bad-input cases.
 fn stack_with(entries: &[(&str, Option<&str>)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mut yaml = String::from("version: 1.0\nprovider:\n  name: openfaas\n  gateway: http://127.0.0.1:8080\nfunctions:\n");
+    let mut yaml = String::from(
+        "version: 1.0\nprovider:\n  name: openfaas\n  gateway: http://127.0.0.1:8080\nfunctions:\n",
+    );
     for (name, manifest) in entries {
-        yaml.push_str(&format!("  {name}:\n    lang: rust-fmerge\n    handler: ./{name}\n    image: {name}:latest\n"));
+        yaml.push_str(&format!(
+            "  {name}:\n    lang: rust-fmerge\n    handler: ./{name}\n    image: {name}:latest\n"
+        ));
         std::fs::create_dir_all(dir.path().join(name).join("src")).unwrap();
         std::fs::write(dir.path().join(name).join("src/main.rs"), "fn main() {}\n").unwrap();
         if let Some(manifest) = manifest {
@@ -258,7 +429,10 @@ fn stack_with(entries: &[(&str, Option<&str>)]) -> tempfile::TempDir {
 }
 
 fn function_manifest(name: &str, runtime: &Path) -> String {
-    format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nfmerge-runtime = {{ path = {:?} }}\n\n[workspace]\n", runtime.display().to_string())
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nfmerge-runtime = {{ path = {:?} }}\n\n[workspace]\n",
+        runtime.display().to_string()
+    )
 }
 
 fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
@@ -267,19 +441,59 @@ fn refused(dir: &Path, args: &[&str], needles: &[&str]) {
     for needle in needles {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
-    assert!(!stderr.contains("building"), "refused before cargo built anything:\n{stderr}");
+    assert!(
+        !stderr.contains("building"),
+        "refused before cargo built anything:\n{stderr}"
+    );
 }
 
 #[test]
 fn bad_project_options_are_refused_with_the_fix() {
     let runtime = workspace_root().join("functions/runtime");
-    let dir = stack_with(&[("a", Some(&function_manifest("a", &runtime))), ("b", Some(&function_manifest("b", &runtime)))]);
+    let dir = stack_with(&[
+        ("a", Some(&function_manifest("a", &runtime))),
+        ("b", Some(&function_manifest("b", &runtime))),
+    ]);
     let d = dir.path();
-    refused(d, &["a", "c", "--manifest-path", "a/Cargo.toml", "--manifest-path", "b/Cargo.toml"], &["unknown function c", "a/Cargo.toml", "another --manifest-path"]);
-    refused(d, &["-f", "stack.yml", "a", "b", "--manifest-path", "a/Cargo.toml"], &["-f and --manifest-path", "give one of them"]);
-    refused(d, &["a", "b", "--message-format", "yaml"], &["invalid value 'yaml'", "human", "json"]);
-    let (ok, _, stderr) = support::fmerge_cli(d, &["template", "--runtime-path", "/nonexistent/runtime"]);
-    assert!(!ok && stderr.contains("--runtime-path /nonexistent/runtime: no such folder"), "{stderr}");
+    refused(
+        d,
+        &[
+            "a",
+            "c",
+            "--manifest-path",
+            "a/Cargo.toml",
+            "--manifest-path",
+            "b/Cargo.toml",
+        ],
+        &[
+            "unknown function c",
+            "a/Cargo.toml",
+            "another --manifest-path",
+        ],
+    );
+    refused(
+        d,
+        &[
+            "-f",
+            "stack.yml",
+            "a",
+            "b",
+            "--manifest-path",
+            "a/Cargo.toml",
+        ],
+        &["-f and --manifest-path", "give one of them"],
+    );
+    refused(
+        d,
+        &["a", "b", "--message-format", "yaml"],
+        &["invalid value 'yaml'", "human", "json"],
+    );
+    let (ok, _, stderr) =
+        support::fmerge_cli(d, &["template", "--runtime-path", "/nonexistent/runtime"]);
+    assert!(
+        !ok && stderr.contains("--runtime-path /nonexistent/runtime: no such folder"),
+        "{stderr}"
+    );
     assert!(!d.join("template").exists(), "nothing installed");
 }
 
@@ -292,19 +506,60 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     let s = stack.to_str().unwrap();
 
     std::fs::write(dir.path().join("broken.yml"), "functions: [unclosed\n").unwrap();
-    refused(dir.path(), &["-f", "broken.yml", "a", "b"], &["broken.yml is not valid YAML", "fix"]);
-    refused(dir.path(), &["-f", s, "a", "nope"], &["has no function nope", "a, b", "Fix: check the name"]);
-    refused(dir.path(), &["-f", s, "a", "b"], &["function b's handler", "holds no Cargo.toml", "faas-cli new --lang rust-fmerge"]);
+    refused(
+        dir.path(),
+        &["-f", "broken.yml", "a", "b"],
+        &["broken.yml is not valid YAML", "fix"],
+    );
+    refused(
+        dir.path(),
+        &["-f", s, "a", "nope"],
+        &["has no function nope", "a, b", "Fix: check the name"],
+    );
+    refused(
+        dir.path(),
+        &["-f", s, "a", "b"],
+        &[
+            "function b's handler",
+            "holds no Cargo.toml",
+            "faas-cli new --lang rust-fmerge",
+        ],
+    );
 
     // A handler that is a Rust crate, but not on the runtime.
-    std::fs::write(dir.path().join("b/Cargo.toml"), "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n").unwrap();
-    refused(dir.path(), &["-f", s, "a", "b"], &["function b", "is not built on fmerge-runtime", "Fix: add `fmerge-runtime`"]);
+    std::fs::write(
+        dir.path().join("b/Cargo.toml"),
+        "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    refused(
+        dir.path(),
+        &["-f", s, "a", "b"],
+        &[
+            "function b",
+            "is not built on fmerge-runtime",
+            "Fix: add `fmerge-runtime`",
+        ],
+    );
 
     // Two functions on two different versions of the runtime.
     let other = dir.path().join("runtime-0.2");
     std::fs::create_dir_all(other.join("src")).unwrap();
     std::fs::write(other.join("src/lib.rs"), "").unwrap();
     std::fs::write(other.join("Cargo.toml"), "[package]\nname = \"fmerge-runtime\"\nversion = \"0.2.0\"\nedition = \"2024\"\n\n[workspace]\n").unwrap();
-    std::fs::write(dir.path().join("b/Cargo.toml"), function_manifest("b", &other)).unwrap();
-    refused(dir.path(), &["-f", s, "a", "b"], &["different copies of fmerge-runtime", "0.1.0", "0.2.0", "Fix: make every function depend on the same"]);
+    std::fs::write(
+        dir.path().join("b/Cargo.toml"),
+        function_manifest("b", &other),
+    )
+    .unwrap();
+    refused(
+        dir.path(),
+        &["-f", s, "a", "b"],
+        &[
+            "different copies of fmerge-runtime",
+            "0.1.0",
+            "0.2.0",
+            "Fix: make every function depend on the same",
+        ],
+    );
 }

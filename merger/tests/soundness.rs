@@ -41,7 +41,10 @@ fn refused(ws: &Path, functions: &[&str], extra: &[&str], needles: &[&str]) -> S
     for needle in needles {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
-    assert!(std::fs::read_dir(&out).map_or(true, |mut d| d.next().is_none()), "no binary is left behind");
+    assert!(
+        std::fs::read_dir(&out).map_or(true, |mut d| d.next().is_none()),
+        "no binary is left behind"
+    );
     stderr
 }
 
@@ -51,7 +54,16 @@ const TAGS: &[&str] = &["t1", "t2", "t1"];
 fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees() {
     // The callee's own store, at the address written in its code.
     let store = Redis::start();
-    let ws = fixture("outsider", &[("@STORE@", &store.addr()), ("@RAW_LEN@", &format!("redis://{}/", store.addr()).len().to_string())]);
+    let ws = fixture(
+        "outsider",
+        &[
+            ("@STORE@", &store.addr()),
+            (
+                "@RAW_LEN@",
+                &format!("redis://{}/", store.addr()).len().to_string(),
+            ),
+        ],
+    );
 
     // Unmerged: three processes behind the gateway.
     let (caller_db, env_db) = (Redis::start(), Redis::start());
@@ -61,58 +73,156 @@ fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees
     // Its own store moves to 127.0.0.12, an address one byte longer.
     let moved = Redis::start_at("127.0.0.12");
     let rewrite = format!("{}={}", store.addr(), moved.addr());
-    let (binary, stderr) = merge(ws.path(), &["front", "ep-store", "ep-env"], &["--name", "outsider", "--rewrite", &rewrite]);
+    let (binary, stderr) = merge(
+        ws.path(),
+        &["front", "ep-store", "ep-env"],
+        &["--name", "outsider", "--rewrite", &rewrite],
+    );
     let _procs = [
-        Function::start(built_binary("front"), "front", front, [("REDIS_URL", caller_db.url()), ("GATEWAY_URL", gateway.url())]),
-        Function::start(built_binary("ep-store"), "ep-store", ep_store, [("GATEWAY_URL", gateway.url())]),
-        Function::start(built_binary("ep-env"), "ep-env", ep_env, [("REDIS_URL", env_db.url()), ("GREETING", "hi".into())]),
+        Function::start(
+            built_binary("front"),
+            "front",
+            front,
+            [
+                ("REDIS_URL", caller_db.url()),
+                ("GATEWAY_URL", gateway.url()),
+            ],
+        ),
+        Function::start(
+            built_binary("ep-store"),
+            "ep-store",
+            ep_store,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+        Function::start(
+            built_binary("ep-env"),
+            "ep-env",
+            ep_env,
+            [("REDIS_URL", env_db.url()), ("GREETING", "hi".into())],
+        ),
     ];
-    let expected: Vec<_> = TAGS.iter().map(|t| post(&gateway.function_url("front"), t)).collect();
+    let expected: Vec<_> = TAGS
+        .iter()
+        .map(|t| post(&gateway.function_url("front"), t))
+        .collect();
     assert!(expected.iter().all(|(s, _)| *s == 200), "{expected:?}");
-    assert!(expected[2].1.starts_with("const=2|from=2|to_string=2|env_default=2|format=2|static=2|direct=2|hi t1"), "{expected:?}");
+    assert!(
+        expected[2].1.starts_with(
+            "const=2|from=2|to_string=2|env_default=2|format=2|static=2|direct=2|hi t1"
+        ),
+        "{expected:?}"
+    );
     let (store_state, caller_state, env_state) = (store.dump(), caller_db.dump(), env_db.dump());
-    assert_eq!(store_state.len(), 14, "7 ways of writing the address × 2 tags: {store_state:?}");
+    assert_eq!(
+        store_state.len(),
+        14,
+        "7 ways of writing the address × 2 tags: {store_state:?}"
+    );
     redis::cmd("FLUSHALL").exec(&mut store.conn()).unwrap();
 
     // What fmerge said it did.
-    assert!(stderr.contains(&format!("rewrote `{}` → `{}` in 2 literal(s)", store.addr(), moved.addr())), "{stderr}");
-    assert!(stderr.contains("config: ep-env reads EP_ENV__REDIS_URL (std::env, no default)"), "{stderr}");
-    assert!(stderr.contains("config: ep-env reads EP_ENV__GREETING (std::env, no default)"), "{stderr}");
-    assert!(stderr.contains("config: ep-store reads EP_STORE__EP_STORE_URL"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "rewrote `{}` → `{}` in 2 literal(s)",
+            store.addr(),
+            moved.addr()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("config: ep-env reads EP_ENV__REDIS_URL (std::env, no default)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("config: ep-env reads EP_ENV__GREETING (std::env, no default)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("config: ep-store reads EP_STORE__EP_STORE_URL"),
+        "{stderr}"
+    );
     assert!(stderr.contains("holds the gateway URL `http://gateway.openfaas:8080/function/ep-store` of merged function ep-store"), "{stderr}");
-    assert!(!stderr.contains("crate fmerge_runtime reads"), "the runtime's own process settings are not the callees': {stderr}");
+    assert!(
+        !stderr.contains("crate fmerge_runtime reads"),
+        "the runtime's own process settings are not the callees': {stderr}"
+    );
 
     // Merged: the caller's REDIS_URL is set, and so is a GREETING the callee must not see.
     let (caller_db2, env_db2) = (Redis::start(), Redis::start());
     let port = free_port();
-    let gateway2 = Gateway::start(&[("front", port), ("ep-store", free_port()), ("ep-env", free_port())]);
-    let merged = Function::start(&binary, "front", port, [
-        ("REDIS_URL", caller_db2.url()),
-        ("GREETING", "the caller's".into()),
-        ("EP_ENV__REDIS_URL", env_db2.url()),
-        ("EP_ENV__GREETING", "hi".into()),
-        ("GATEWAY_URL", gateway2.url()),
+    let gateway2 = Gateway::start(&[
+        ("front", port),
+        ("ep-store", free_port()),
+        ("ep-env", free_port()),
     ]);
-    let replies: Vec<_> = TAGS.iter().map(|t| post(&gateway2.function_url("front"), t)).collect();
+    let merged = Function::start(
+        &binary,
+        "front",
+        port,
+        [
+            ("REDIS_URL", caller_db2.url()),
+            ("GREETING", "the caller's".into()),
+            ("EP_ENV__REDIS_URL", env_db2.url()),
+            ("EP_ENV__GREETING", "hi".into()),
+            ("GATEWAY_URL", gateway2.url()),
+        ],
+    );
+    let replies: Vec<_> = TAGS
+        .iter()
+        .map(|t| post(&gateway2.function_url("front"), t))
+        .collect();
     assert_eq!(replies, expected, "{}", merged.output());
-    assert_eq!(moved.dump(), store_state, "every way of writing the address now reaches the moved store");
+    assert_eq!(
+        moved.dump(),
+        store_state,
+        "every way of writing the address now reaches the moved store"
+    );
     assert!(store.dump().is_empty(), "nothing reached the old address");
-    assert_eq!(caller_db2.dump(), caller_state, "the caller kept its own store");
-    assert_eq!(env_db2.dump(), env_state, "ep-env read EP_ENV__REDIS_URL, not the caller's REDIS_URL");
+    assert_eq!(
+        caller_db2.dump(),
+        caller_state,
+        "the caller kept its own store"
+    );
+    assert_eq!(
+        env_db2.dump(),
+        env_state,
+        "ep-env read EP_ENV__REDIS_URL, not the caller's REDIS_URL"
+    );
     for callee in ["ep-store", "ep-env", "ep-env.openfaas-fn"] {
-        assert_eq!(gateway2.requests_for(callee), 0, "{callee} was called in-process, `name.namespace` form included");
+        assert_eq!(
+            gateway2.requests_for(callee),
+            0,
+            "{callee} was called in-process, `name.namespace` form included"
+        );
     }
 }
 
 #[test]
 fn a_rewrite_of_an_address_copied_as_raw_bytes_is_refused_naming_function_crate_and_item() {
     let addr = "127.0.0.1:6379";
-    let ws = fixture("outsider", &[("@STORE@", addr), ("@RAW_LEN@", &format!("redis://{addr}/").len().to_string())]);
+    let ws = fixture(
+        "outsider",
+        &[
+            ("@STORE@", addr),
+            ("@RAW_LEN@", &format!("redis://{addr}/").len().to_string()),
+        ],
+    );
     refused(
         ws.path(),
         &["front", "ep-raw"],
-        &["--name", "raw", "--rewrite", &format!("ep-raw:{addr}=127.0.0.12:6379")],
-        &["in function ep-raw (crate ep_raw)", "ep_raw::handle", "copies it as raw bytes", "llvm.memcpy", "Fix:"],
+        &[
+            "--name",
+            "raw",
+            "--rewrite",
+            &format!("ep-raw:{addr}=127.0.0.12:6379"),
+        ],
+        &[
+            "in function ep-raw (crate ep_raw)",
+            "ep_raw::handle",
+            "copies it as raw bytes",
+            "llvm.memcpy",
+            "Fix:",
+        ],
     );
 }
 
@@ -123,14 +233,36 @@ fn mutable_statics_in_a_crate_two_functions_link_are_refused_unless_allowed() {
         ws.path(),
         &["st-front", "st-back"],
         &[],
-        &["shared state", "crate st-helper", "`st_helper::CALLS`", "`st_helper::CLIENT`", "st-back, st-front", "Fix: keep the static in each function's own crate", "--allow-shared-static"],
+        &[
+            "shared state",
+            "crate st-helper",
+            "`st_helper::CALLS`",
+            "`st_helper::CLIENT`",
+            "st-back, st-front",
+            "Fix: keep the static in each function's own crate",
+            "--allow-shared-static",
+        ],
     );
     // Allowed, the two functions share the counter: the callee sees the caller's call.
-    let (binary, _) = merge(ws.path(), &["st-front", "st-back"], &["--allow-shared-static", "st-helper"]);
+    let (binary, _) = merge(
+        ws.path(),
+        &["st-front", "st-back"],
+        &["--allow-shared-static", "st-helper"],
+    );
     let port = free_port();
-    let merged = Function::start(&binary, "st-front", port, [("GATEWAY_URL", "http://127.0.0.1:9".to_string())]);
+    let merged = Function::start(
+        &binary,
+        "st-front",
+        port,
+        [("GATEWAY_URL", "http://127.0.0.1:9".to_string())],
+    );
     let (status, body) = post(&format!("{}/", merged.url()), "abc");
-    assert_eq!((status, body.as_str()), (200, "front calls=2 back: calls=2 body=3"), "{}", merged.output());
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "front calls=2 back: calls=2 body=3"),
+        "{}",
+        merged.output()
+    );
 }
 
 #[test]
@@ -140,7 +272,14 @@ fn an_exported_symbol_that_native_code_calls_is_never_renamed() {
         ws.path(),
         &["nc-front", "nc-back"],
         &[],
-        &["symbol clash", "nc-front (crate nc_front)", "nc-back (crate nc_back)", "`sn_scale`", "libnctwice.a", "Fix:"],
+        &[
+            "symbol clash",
+            "nc-front (crate nc_front)",
+            "nc-back (crate nc_back)",
+            "`sn_scale`",
+            "libnctwice.a",
+            "Fix:",
+        ],
     );
 }
 
@@ -148,24 +287,49 @@ fn an_exported_symbol_that_native_code_calls_is_never_renamed() {
 fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_identical_binary() {
     let ws = fixture("native", &[]);
     let (binary, stderr) = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
-    assert!(stderr.contains("sn_tag in rn-back is now sn_tag.rn-back"), "{stderr}");
+    assert!(
+        stderr.contains("sn_tag in rn-back is now sn_tag.rn-back"),
+        "{stderr}"
+    );
     let first = sha256(&binary);
     let (again, stderr) = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
-    assert!(!stderr.contains("nothing changed"), "--force redoes the merge: {stderr}");
-    assert_eq!(sha256(&again), first, "two merges of the same bitcode give the same bytes");
+    assert!(
+        !stderr.contains("nothing changed"),
+        "--force redoes the merge: {stderr}"
+    );
+    assert_eq!(
+        sha256(&again),
+        first,
+        "two merges of the same bitcode give the same bytes"
+    );
 
     // Unmerged and merged answer alike: each function calls its own sn_tag.
     let (front, back) = (free_port(), free_port());
     let gateway = Gateway::start(&[("rn-front", front), ("rn-back", back)]);
     let _unmerged = [
-        Function::start(built_binary("rn-front"), "rn-front", front, [("GATEWAY_URL", gateway.url())]),
-        Function::start(built_binary("rn-back"), "rn-back", back, [("GATEWAY_URL", gateway.url())]),
+        Function::start(
+            built_binary("rn-front"),
+            "rn-front",
+            front,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+        Function::start(
+            built_binary("rn-back"),
+            "rn-back",
+            back,
+            [("GATEWAY_URL", gateway.url())],
+        ),
     ];
     let expected = post(&gateway.function_url("rn-front"), "abc");
     assert_eq!(expected, (200, "front=1003 back=2003".to_string()));
     let port = free_port();
     let merged = Function::start(&again, "rn-front", port, [("GATEWAY_URL", gateway.url())]);
-    assert_eq!(post(&format!("{}/", merged.url()), "abc"), expected, "{}", merged.output());
+    assert_eq!(
+        post(&format!("{}/", merged.url()), "abc"),
+        expected,
+        "{}",
+        merged.output()
+    );
 }
 
 #[test]
@@ -173,23 +337,43 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
     let ws = fixture("profiles", &[]);
     // pf-back has a second binary (an admin CLI): fmerge picks the function.
     let (binary, stderr) = merge(ws.path(), &["pf-front", "pf-back"], &[]);
-    assert!(stderr.contains("panic = \"unwind\"") && stderr.contains("profile.release sets lto"), "{stderr}");
+    assert!(
+        stderr.contains("panic = \"unwind\"") && stderr.contains("profile.release sets lto"),
+        "{stderr}"
+    );
 
     // Unmerged (from the same build, which fmerge makes with panic = "unwind"):
     // a panic in pf-back becomes its 500, which pf-front passes on.
     let redis = Redis::start();
     let (front, back) = (free_port(), free_port());
     let gateway = Gateway::start(&[("pf-front", front), ("pf-back", back)]);
-    let env = |gw: &Gateway| [("GATEWAY_URL", gw.url()), ("PF_BACK__REDIS_URL", redis.url()), ("REDIS_URL", redis.url())];
+    let env = |gw: &Gateway| {
+        [
+            ("GATEWAY_URL", gw.url()),
+            ("PF_BACK__REDIS_URL", redis.url()),
+            ("REDIS_URL", redis.url()),
+        ]
+    };
     let requests = ["ok", "toolong", "boom", "ok"];
     let expected: Vec<_> = {
         let _caller = Function::start(built_binary("pf-front"), "pf-front", front, env(&gateway));
         let _callee = Function::start(built_binary("pf-back"), "pf-back", back, env(&gateway));
-        requests.iter().map(|r| post(&gateway.function_url("pf-front"), r)).collect()
+        requests
+            .iter()
+            .map(|r| post(&gateway.function_url("pf-front"), r))
+            .collect()
     };
     assert_eq!(expected[0], (200, "back said call 1 sum 252".into()));
-    assert!(expected[1].0 == 500 && expected[1].1.contains("pf-back panicked") && expected[1].1.contains("overflow"), "overflow checks stay on: {expected:?}");
-    assert!(expected[2].0 == 500 && expected[2].1.contains("pf-back was asked to panic"), "{expected:?}");
+    assert!(
+        expected[1].0 == 500
+            && expected[1].1.contains("pf-back panicked")
+            && expected[1].1.contains("overflow"),
+        "overflow checks stay on: {expected:?}"
+    );
+    assert!(
+        expected[2].0 == 500 && expected[2].1.contains("pf-back was asked to panic"),
+        "{expected:?}"
+    );
     let expected_state = redis.dump();
 
     // Merged: the same replies; each panic fails only its own call.
@@ -200,25 +384,49 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
     let url = format!("{}/", merged.url());
     let replies: Vec<_> = requests.iter().map(|r| post(&url, r)).collect();
     assert_eq!(replies, expected, "{}", merged.output());
-    assert_eq!(replies[3], (200, "back said call 2 sum 252".into()), "the process went on after two panics");
+    assert_eq!(
+        replies[3],
+        (200, "back said call 2 sum 252".into()),
+        "the process went on after two panics"
+    );
     assert_eq!(redis.dump(), expected_state);
 
     // The other forms: thin LTO, a callee optimized for size with "s".
     let manifest = ws.path().join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap().replace("lto = true", "lto = \"thin\"").replace("opt-level = \"z\"", "opt-level = \"s\"");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("lto = true", "lto = \"thin\"")
+        .replace("opt-level = \"z\"", "opt-level = \"s\"");
     std::fs::write(&manifest, text).unwrap();
     let (binary, _) = merge(ws.path(), &["pf-front", "pf-back"], &[]);
     drop(merged);
     let port = free_port();
     let merged = Function::start(&binary, "pf-front", port, env(&gateway2));
-    assert_eq!(post(&format!("{}/", merged.url()), "ok"), (200, "back said call 3 sum 252".into()), "{}", merged.output());
+    assert_eq!(
+        post(&format!("{}/", merged.url()), "ok"),
+        (200, "back said call 3 sum 252".into()),
+        "{}",
+        merged.output()
+    );
 }
 
 #[test]
 fn functions_whose_binaries_share_a_name_are_refused_before_building() {
     let ws = fixture("samebin", &[]);
-    let stderr = refused(ws.path(), &["sb-front", "sb-back"], &[], &["sb-front and sb-back", "binary target named `handler`", "[[bin]] name"]);
-    assert!(!stderr.contains("building"), "refused before cargo ran:\n{stderr}");
+    let stderr = refused(
+        ws.path(),
+        &["sb-front", "sb-back"],
+        &[],
+        &[
+            "sb-front and sb-back",
+            "binary target named `handler`",
+            "[[bin]] name",
+        ],
+    );
+    assert!(
+        !stderr.contains("building"),
+        "refused before cargo ran:\n{stderr}"
+    );
 }
 
 #[test]
@@ -227,11 +435,16 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
     let latch = tempfile::tempdir().unwrap();
     let port = free_port();
-    let merged = Function::start(&binary, "bl-front", port, [
-        // `nope` is not merged: said, and ignored.
-        ("FMERGE_ISOLATE", "bl-slow, nope".to_string()),
-        ("GATEWAY_URL", "http://127.0.0.1:9".to_string()),
-    ]);
+    let merged = Function::start(
+        &binary,
+        "bl-front",
+        port,
+        [
+            // `nope` is not merged: said, and ignored.
+            ("FMERGE_ISOLATE", "bl-slow, nope".to_string()),
+            ("GATEWAY_URL", "http://127.0.0.1:9".to_string()),
+        ],
+    );
     let url = format!("{}/", merged.url());
     // More blocked calls than the caller has worker threads (one per core):
     // without isolation every one of them would be stuck, and so the ping.
@@ -246,12 +459,29 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     while started() < 2 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(started() >= 2, "bl-slow's isolated threads are both blocked\n{}", merged.output());
-    assert_eq!(post(&url, "ping"), (200, "pong".to_string()), "the caller answers while its callee blocks");
-    assert!(!latch.path().join("go").exists(), "and the callee was still blocked then");
+    assert!(
+        started() >= 2,
+        "bl-slow's isolated threads are both blocked\n{}",
+        merged.output()
+    );
+    assert_eq!(
+        post(&url, "ping"),
+        (200, "pong".to_string()),
+        "the caller answers while its callee blocks"
+    );
+    assert!(
+        !latch.path().join("go").exists(),
+        "and the callee was still blocked then"
+    );
     std::fs::write(latch.path().join("go"), b"").unwrap();
     for call in blocked {
         assert_eq!(call.join().unwrap(), (200, "released".to_string()));
     }
-    assert!(merged.output().contains("FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"), "{}", merged.output());
+    assert!(
+        merged
+            .output()
+            .contains("FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"),
+        "{}",
+        merged.output()
+    );
 }

@@ -27,15 +27,20 @@ const INVOKE: &str = "rt::invoke(";
 /// Rewrites `source`, the `main.rs` of `function`, into a module of a
 /// program made of `members`. Returns the module's text and the members it
 /// now calls directly, or what no longer matches.
-pub fn rewrite(function: &str, source: &str, members: &[&str]) -> Result<(String, Vec<String>), String> {
+pub fn rewrite(
+    function: &str,
+    source: &str,
+    members: &[&str],
+) -> Result<(String, Vec<String>), String> {
     let file = format!("functions/{function}/src/main.rs");
-    let fix =
-        "update bench/fused/src/rewrite.rs (or the function) so that the fused baseline matches the real function";
+    let fix = "update bench/fused/src/rewrite.rs (or the function) so that the fused baseline matches the real function";
 
     // 1. The entry: exactly one `rt::function!(handle);` line.
     let found = source.lines().filter(|l| l.trim() == FUNCTION_LINE).count();
     if found != 1 {
-        return Err(format!("{file}: expected exactly one line `{FUNCTION_LINE}`, found {found}; {fix}"));
+        return Err(format!(
+            "{file}: expected exactly one line `{FUNCTION_LINE}`, found {found}; {fix}"
+        ));
     }
     let mut text = String::with_capacity(source.len() + 256);
     for line in source.split_inclusive('\n') {
@@ -52,7 +57,9 @@ pub fn rewrite(function: &str, source: &str, members: &[&str]) -> Result<(String
     // 2. Settings: the plain variable.
     let text = text.replace("rt::config!(", "fmerge_fused::config!(");
     if text.matches("config!(").count() != text.matches("fmerge_fused::config!(").count() {
-        return Err(format!("{file}: a `config!` not written `rt::config!(`; {fix}"));
+        return Err(format!(
+            "{file}: a `config!` not written `rt::config!(`; {fix}"
+        ));
     }
     if text.matches("function!(").count() != 1 {
         return Err(format!("{file}: a second `function!`; {fix}"));
@@ -65,8 +72,9 @@ pub fn rewrite(function: &str, source: &str, members: &[&str]) -> Result<(String
     while let Some(at) = rest.find(INVOKE) {
         out.push_str(&rest[..at]);
         let after = &rest[at + INVOKE.len()..];
-        let (callee, len) = literal_then_comma(after)
-            .ok_or_else(|| format!("{file}: an `{INVOKE}` whose first argument is not a string literal; {fix}"))?;
+        let (callee, len) = literal_then_comma(after).ok_or_else(|| {
+            format!("{file}: an `{INVOKE}` whose first argument is not a string literal; {fix}")
+        })?;
         if members.contains(&callee) {
             out.push_str(&format!("crate::direct::{}(", module_name(callee)));
             // Keep the line count: any newline inside `"name",` stays.
@@ -85,7 +93,9 @@ pub fn rewrite(function: &str, source: &str, members: &[&str]) -> Result<(String
         if let Some((callee, _)) = literal_then_comma(&out[at + "invoke(".len()..])
             && members.contains(&callee)
         {
-            return Err(format!("{file}: an invoke of {callee} not written `{INVOKE}\"{callee}\", …)`; {fix}"));
+            return Err(format!(
+                "{file}: an invoke of {callee} not written `{INVOKE}\"{callee}\", …)`; {fix}"
+            ));
         }
     }
     Ok((out, calls))
@@ -121,23 +131,45 @@ mod tests {
     fn members_become_direct_calls_and_others_stay_invokes() {
         let (text, calls) = rewrite("a", CALLER, &["a", "b"]).unwrap();
         assert_eq!(calls, ["b"]);
-        assert!(text.contains("let a = crate::direct::b(body.clone()).await?;"), "{text}");
-        assert!(text.contains("let c = rt::invoke(\n        \"c\",\n        body)"), "{text}");
-        assert!(text.contains("fmerge_fused::config!(\"REDIS_URL\", \"redis://x\")"), "{text}");
-        assert!(text.contains("\nfmerge_fused::function!(handle);"), "{text}");
+        assert!(
+            text.contains("let a = crate::direct::b(body.clone()).await?;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("let c = rt::invoke(\n        \"c\",\n        body)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fmerge_fused::config!(\"REDIS_URL\", \"redis://x\")"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nfmerge_fused::function!(handle);"),
+            "{text}"
+        );
         assert!(!text.contains("rt::function!"), "{text}");
-        assert_eq!(text.lines().count(), CALLER.lines().count(), "line numbers are kept");
+        assert_eq!(
+            text.lines().count(),
+            CALLER.lines().count(),
+            "line numbers are kept"
+        );
 
         // Formatted over three lines, the call still becomes direct, lines kept.
         let (text, calls) = rewrite("a", CALLER, &["a", "c"]).unwrap();
         assert_eq!(calls, ["c"]);
-        assert!(text.contains("let c = crate::direct::c(\n\n        body).await?;"), "{text}");
+        assert!(
+            text.contains("let c = crate::direct::c(\n\n        body).await?;"),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), CALLER.lines().count());
     }
 
     #[test]
     fn a_function_that_no_longer_matches_is_an_error_that_says_what() {
-        let no_entry = CALLER.replace("rt::function!(handle);", "fmerge_runtime::function!(handle);");
+        let no_entry = CALLER.replace(
+            "rt::function!(handle);",
+            "fmerge_runtime::function!(handle);",
+        );
         let e = rewrite("a", &no_entry, &["a"]).unwrap_err();
         assert!(
             e.contains("functions/a/src/main.rs: expected exactly one line `rt::function!(handle);`, found 0"),
@@ -145,10 +177,18 @@ mod tests {
         );
 
         let other_config = CALLER.replace("rt::config!(", "fmerge_runtime::config!(");
-        assert!(rewrite("a", &other_config, &["a"]).unwrap_err().contains("a `config!` not written `rt::config!(`"));
+        assert!(
+            rewrite("a", &other_config, &["a"])
+                .unwrap_err()
+                .contains("a `config!` not written `rt::config!(`")
+        );
 
         let computed = CALLER.replace("rt::invoke(\"b\"", "rt::invoke(name");
-        assert!(rewrite("a", &computed, &["a"]).unwrap_err().contains("not a string literal"));
+        assert!(
+            rewrite("a", &computed, &["a"])
+                .unwrap_err()
+                .contains("not a string literal")
+        );
 
         let other_invoke = CALLER.replace("rt::invoke(\"b\"", "fmerge_runtime::invoke(\"b\"");
         let e = rewrite("a", &other_invoke, &["a", "b"]).unwrap_err();

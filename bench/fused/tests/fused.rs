@@ -7,7 +7,10 @@
 //! Run: `cargo test --release -p fmerge-fused` (needs `redis-server` and
 //! `nginx`; `bash .ci/run` installs them).
 
-use fmerge_testkit::{Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, seed_social_network};
+use fmerge_testkit::{
+    Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post,
+    seed_social_network,
+};
 use std::collections::BTreeMap;
 
 type Run = (Vec<(u16, String)>, BTreeMap<String, String>);
@@ -17,7 +20,10 @@ fn unmerged(caller: &str, requests: &[&str]) -> Run {
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let system = Deployment::unmerged(&redis, &[], &[]);
-    let replies = requests.iter().map(|r| post(&system.url(caller), r)).collect();
+    let replies = requests
+        .iter()
+        .map(|r| post(&system.url(caller), r))
+        .collect();
     (replies, redis.dump())
 }
 
@@ -43,11 +49,24 @@ fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Run {
     env.push(("GATEWAY_URL".into(), system.gateway.url()));
     let program = Function::start(bin, members[0], port, env);
 
-    let replies = requests.iter().map(|r| post(&system.url(members[0]), r)).collect();
+    let replies = requests
+        .iter()
+        .map(|r| post(&system.url(members[0]), r))
+        .collect();
     let gateway = &system.gateway;
-    assert_eq!(gateway.requests_for(members[0]), requests.len(), "{}", gateway.access_log());
+    assert_eq!(
+        gateway.requests_for(members[0]),
+        requests.len(),
+        "{}",
+        gateway.access_log()
+    );
     for callee in &members[1..] {
-        assert_eq!(gateway.requests_for(callee), 0, "{callee} went over HTTP\n{}", program.output());
+        assert_eq!(
+            gateway.requests_for(callee),
+            0,
+            "{callee} went over HTTP\n{}",
+            program.output()
+        );
     }
     (replies, redis.dump())
 }
@@ -62,7 +81,10 @@ fn the_fused_pair_answers_like_the_unmerged_pair() {
     assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
     assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
     assert_eq!(state, expected_state);
-    assert!(state.keys().any(|k| k.starts_with("home-timeline:")), "{state:?}");
+    assert!(
+        state.keys().any(|k| k.starts_with("home-timeline:")),
+        "{state:?}"
+    );
 }
 
 #[test]
@@ -70,10 +92,16 @@ fn the_fused_chain_answers_like_the_unmerged_chain() {
     let (expected, expected_state) = unmerged(FUNCTIONS[0], SAMPLE_POSTS);
     let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), FUNCTIONS, SAMPLE_POSTS);
     assert_eq!(replies, expected);
-    assert!(replies.iter().all(|(status, _)| *status == 200), "{replies:?}");
+    assert!(
+        replies.iter().all(|(status, _)| *status == 200),
+        "{replies:?}"
+    );
     assert_eq!(state, expected_state);
     // Every member wrote what it writes: posts, short URLs, timelines, the id counter.
     for prefix in ["post:", "short-url:", "home-timeline:", "unique-id:counter"] {
-        assert!(state.keys().any(|k| k.starts_with(prefix)), "no {prefix} key: {state:?}");
+        assert!(
+            state.keys().any(|k| k.starts_with(prefix)),
+            "no {prefix} key: {state:?}"
+        );
     }
 }

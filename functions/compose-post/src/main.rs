@@ -87,18 +87,23 @@ struct Text {
 }
 
 fn reply<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
 }
 
 fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;
     let media_types = match req.media_types {
         Some(types) if types.len() != req.media_ids.len() => {
-            return Err(Error::bad_request("media_ids and media_types differ in length"));
+            return Err(Error::bad_request(
+                "media_ids and media_types differ in length",
+            ));
         }
         Some(types) => types.into_iter().map(Some).collect(),
         None => vec![None; req.media_ids.len()],
@@ -108,21 +113,30 @@ async fn handle(body: Bytes) -> rt::Reply {
     // First fan-out: the id and the text do not depend on each other.
     let id_req = serde_json::to_vec(&json!({ "post_type": req.post_type }))?;
     let text_req = serde_json::to_vec(&json!({ "text": req.text }))?;
-    let (id, text) = tokio::try_join!(rt::invoke("unique-id", id_req), rt::invoke("text-service", text_req))?;
+    let (id, text) = tokio::try_join!(
+        rt::invoke("unique-id", id_req),
+        rt::invoke("text-service", text_req)
+    )?;
     let UniqueId { unique_id: post_id } = reply("unique-id", &id)?;
     let text: Text = reply("text-service", &text)?;
 
     let user_mentions_id: Vec<u64> = text.user_mentions.iter().map(|m| m.user_id).collect();
     let post = Post {
         post_id,
-        creator: Creator { user_id: req.user_id, username: req.username },
+        creator: Creator {
+            user_id: req.user_id,
+            username: req.username,
+        },
         text: text.text,
         user_mentions: text.user_mentions,
         media: req
             .media_ids
             .into_iter()
             .zip(media_types)
-            .map(|(media_id, media_type)| Media { media_id, media_type })
+            .map(|(media_id, media_type)| Media {
+                media_id,
+                media_type,
+            })
             .collect(),
         urls: text.urls,
         timestamp,
@@ -137,7 +151,10 @@ async fn handle(body: Bytes) -> rt::Reply {
         "timestamp": timestamp,
         "user_mentions_id": user_mentions_id,
     }))?;
-    tokio::try_join!(rt::invoke("store-post", store_req), rt::invoke("write-home-timeline", timeline_req))?;
+    tokio::try_join!(
+        rt::invoke("store-post", store_req),
+        rt::invoke("write-home-timeline", timeline_req)
+    )?;
     rt::to_json(&json!({ "post_id": post_id }))
 }
 

@@ -76,8 +76,16 @@ pub const ROUTES_LAYOUT: [Field; 2] = [Field::Ptr, Field::Usize];
 /// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
 /// ASCII letters and digits are upper-cased, everything else becomes `_`.
 pub fn namespaced(function: &str, key: &str) -> String {
-    let mut name: String =
-        function.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    let mut name: String = function
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
     name.push_str("__");
     name.push_str(key);
     name
@@ -91,15 +99,24 @@ mod tests {
     #[test]
     fn the_table_layout_is_what_the_merger_writes() {
         type Entry = fn();
-        assert_eq!(size_of::<Route<Entry>>(), ROUTE_LAYOUT.len() * size_of::<usize>());
-        assert_eq!(size_of::<Routes<Entry>>(), ROUTES_LAYOUT.len() * size_of::<usize>());
+        assert_eq!(
+            size_of::<Route<Entry>>(),
+            ROUTE_LAYOUT.len() * size_of::<usize>()
+        );
+        assert_eq!(
+            size_of::<Routes<Entry>>(),
+            ROUTES_LAYOUT.len() * size_of::<usize>()
+        );
         assert_eq!(align_of::<Routes<Entry>>(), size_of::<usize>());
     }
 
     #[test]
     fn names() {
         assert_eq!(entry_symbol("unique-id"), "fmerge.entry.unique-id");
-        assert_eq!(namespaced("social-graph-get-followers", "REDIS_URL"), "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL");
+        assert_eq!(
+            namespaced("social-graph-get-followers", "REDIS_URL"),
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
+        );
         assert_eq!(namespaced("a.b_c", "K"), "A_B_C__K");
     }
 }

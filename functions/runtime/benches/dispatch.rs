@@ -44,7 +44,9 @@ fn noop_entry(body: Bytes) -> BoxReply {
 
 /// Names in the table. `noop` is first; `noop-7` is the last of eight, like
 /// the last callee of the compose-post chain (7 callees) in a linear scan.
-const MERGED: [&str; 8] = ["noop", "noop-1", "noop-2", "noop-3", "noop-4", "noop-5", "noop-6", "noop-7"];
+const MERGED: [&str; 8] = [
+    "noop", "noop-1", "noop-2", "noop-3", "noop-4", "noop-5", "noop-6", "noop-7",
+];
 
 static SETUP: Once = Once::new();
 static mut HTTP_PORT: u16 = 0;
@@ -55,12 +57,21 @@ fn setup() -> u16 {
         let routes: &'static [Route] = Box::leak(
             MERGED
                 .iter()
-                .map(|name| Route { name: name.as_ptr(), len: name.len(), entry: noop_entry })
+                .map(|name| Route {
+                    name: name.as_ptr(),
+                    len: name.len(),
+                    entry: noop_entry,
+                })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
         );
         // SAFETY: written once, before any `invoke`, from this thread only.
-        unsafe { ROUTES = Routes { routes: routes.as_ptr(), len: routes.len() } };
+        unsafe {
+            ROUTES = Routes {
+                routes: routes.as_ptr(),
+                len: routes.len(),
+            }
+        };
 
         let port = {
             let probe = TcpListener::bind("127.0.0.1:0").expect("free port");
@@ -75,7 +86,10 @@ fn setup() -> u16 {
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
-            assert!(Instant::now() < deadline, "the HTTP no-op server did not come up on {addr}");
+            assert!(
+                Instant::now() < deadline,
+                "the HTTP no-op server did not come up on {addr}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         // SAFETY: written once, here.
@@ -86,7 +100,10 @@ fn setup() -> u16 {
 
 fn dispatch(c: &mut Criterion) {
     setup();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
     let mut g = c.benchmark_group("dispatch");
 
     g.bench_function("direct_async_fn", |b| {
@@ -112,13 +129,20 @@ fn dispatch(c: &mut Criterion) {
             })
         })
     });
-    for (id, name) in [("invoke_merged_first_of_8", "noop"), ("invoke_merged_last_of_8", "noop-7")] {
+    for (id, name) in [
+        ("invoke_merged_first_of_8", "noop"),
+        ("invoke_merged_last_of_8", "noop-7"),
+    ] {
         g.bench_function(id, |b| {
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        black_box(invoke(black_box(name), Bytes::from_static(PAYLOAD)).await.unwrap());
+                        black_box(
+                            invoke(black_box(name), Bytes::from_static(PAYLOAD))
+                                .await
+                                .unwrap(),
+                        );
                     }
                     start.elapsed()
                 })
@@ -130,7 +154,11 @@ fn dispatch(c: &mut Criterion) {
             rt.block_on(async {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    black_box(invoke(black_box("noop-http"), Bytes::from_static(PAYLOAD)).await.unwrap());
+                    black_box(
+                        invoke(black_box("noop-http"), Bytes::from_static(PAYLOAD))
+                            .await
+                            .unwrap(),
+                    );
                 }
                 start.elapsed()
             })

@@ -34,14 +34,29 @@ mod tests {
 
     #[test]
     fn callee_settings_are_namespaced_and_the_primary_keeps_plain_names() {
-        assert_eq!(namespaced("social-graph-get-followers", "REDIS_URL"), "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL");
+        assert_eq!(
+            namespaced("social-graph-get-followers", "REDIS_URL"),
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
+        );
         set_primary("write-home-timeline");
-        assert_eq!(variable_for("write-home-timeline", "REDIS_URL"), "REDIS_URL");
-        assert_eq!(variable_for("social-graph-get-followers", "REDIS_URL"), "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL");
+        assert_eq!(
+            variable_for("write-home-timeline", "REDIS_URL"),
+            "REDIS_URL"
+        );
+        assert_eq!(
+            variable_for("social-graph-get-followers", "REDIS_URL"),
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
+        );
         // A callee never falls back to the caller's variable: unset gives the default.
         // SAFETY: this test is the only one in this binary that touches these variables.
         unsafe { std::env::set_var("REDIS_URL", "redis://caller") };
-        assert_eq!(config_of("social-graph-get-followers", "REDIS_URL", "redis://default"), "redis://default");
-        assert_eq!(config_of("write-home-timeline", "REDIS_URL", "redis://default"), "redis://caller");
+        assert_eq!(
+            config_of("social-graph-get-followers", "REDIS_URL", "redis://default"),
+            "redis://default"
+        );
+        assert_eq!(
+            config_of("write-home-timeline", "REDIS_URL", "redis://default"),
+            "redis://caller"
+        );
     }
 }

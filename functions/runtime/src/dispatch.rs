@@ -11,7 +11,10 @@ use std::panic::AssertUnwindSafe;
 
 #[unsafe(export_name = fmerge_contract::routes_symbol!())]
 #[used]
-static mut ROUTES: Routes = Routes { routes: std::ptr::null(), len: 0 };
+static mut ROUTES: Routes = Routes {
+    routes: std::ptr::null(),
+    len: 0,
+};
 
 /// The merged callees: empty in an unmerged binary.
 fn routes() -> &'static [Route] {
@@ -41,17 +44,26 @@ pub(crate) fn lookup(function: &str) -> Option<Entry> {
         return None;
     }
     let base = function.split_once('.').map_or(function, |(name, _)| name);
-    routes.iter().find_map(|r| (name(r) == base.as_bytes()).then_some(r.entry))
+    routes
+        .iter()
+        .find_map(|r| (name(r) == base.as_bytes()).then_some(r.entry))
 }
 
 /// The names of the functions merged into this binary.
 pub(crate) fn merged() -> Vec<String> {
-    routes().iter().map(|r| String::from_utf8_lossy(name(r)).into_owned()).collect()
+    routes()
+        .iter()
+        .map(|r| String::from_utf8_lossy(name(r)).into_owned())
+        .collect()
 }
 
 /// Runs a handler and turns a panic into an error instead of unwinding into
 /// the caller or killing the connection.
-pub(crate) async fn run_guarded(function: &str, entry: Entry, body: Bytes) -> Result<Vec<u8>, Error> {
+pub(crate) async fn run_guarded(
+    function: &str,
+    entry: Entry,
+    body: Bytes,
+) -> Result<Vec<u8>, Error> {
     let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(body))) {
         Ok(fut) => fut,
         Err(panic) => return Err(Error::panicked(function, &*panic)),
@@ -68,9 +80,14 @@ pub(crate) async fn call(function: &str, entry: Entry, body: Bytes) -> Result<By
     let result = match isolated(function) {
         Some(pool) => {
             let name = function.to_string();
-            match pool.spawn(async move { run_guarded(&name, entry, body).await }).await {
+            match pool
+                .spawn(async move { run_guarded(&name, entry, body).await })
+                .await
+            {
                 Ok(reply) => reply,
-                Err(e) => Err(Error::new(format!("function {function} did not finish: {e}"))),
+                Err(e) => Err(Error::new(format!(
+                    "function {function} did not finish: {e}"
+                ))),
             }
         }
         None => run_guarded(function, entry, body).await,
@@ -88,7 +105,8 @@ pub(crate) async fn call(function: &str, entry: Entry, body: Bytes) -> Result<By
 /// the cost of a hop between thread pools per call. `FMERGE_ISOLATE_THREADS`
 /// sets the threads per isolated callee (default 2).
 fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
-    static POOLS: std::sync::OnceLock<Vec<(String, tokio::runtime::Runtime)>> = std::sync::OnceLock::new();
+    static POOLS: std::sync::OnceLock<Vec<(String, tokio::runtime::Runtime)>> =
+        std::sync::OnceLock::new();
     let pools = POOLS.get_or_init(|| {
         let Ok(list) = std::env::var("FMERGE_ISOLATE") else { return Vec::new() };
         let threads = match std::env::var("FMERGE_ISOLATE_THREADS") {
@@ -122,5 +140,8 @@ fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
             .collect()
     });
     let base = function.split_once('.').map_or(function, |(name, _)| name);
-    pools.iter().find(|(name, _)| name == base).map(|(_, pool)| pool.handle().clone())
+    pools
+        .iter()
+        .find(|(name, _)| name == base)
+        .map(|(_, pool)| pool.handle().clone())
 }

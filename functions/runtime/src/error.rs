@@ -23,12 +23,20 @@ pub struct Callee {
 impl Error {
     /// A handler failure: replied as 500.
     pub fn new(message: impl Into<String>) -> Self {
-        Error { status: 500, message: message.into(), callee: None }
+        Error {
+            status: 500,
+            message: message.into(),
+            callee: None,
+        }
     }
 
     /// A request the handler cannot accept: replied as 400.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Error { status: 400, message: message.into(), callee: None }
+        Error {
+            status: 400,
+            message: message.into(),
+            callee: None,
+        }
     }
 
     /// A callee answered with an error status.
@@ -36,8 +44,15 @@ impl Error {
         let body = body.into();
         Error {
             status: 500,
-            message: format!("function {function} answered HTTP {status}: {}", body.trim()),
-            callee: Some(Callee { function: function.into(), status: Some(status), body }),
+            message: format!(
+                "function {function} answered HTTP {status}: {}",
+                body.trim()
+            ),
+            callee: Some(Callee {
+                function: function.into(),
+                status: Some(status),
+                body,
+            }),
         }
     }
 
@@ -47,7 +62,11 @@ impl Error {
         Error {
             status: 502,
             message: format!("function {function} could not be reached: {body}"),
-            callee: Some(Callee { function: function.into(), status: None, body }),
+            callee: Some(Callee {
+                function: function.into(),
+                status: None,
+                body,
+            }),
         }
     }
 
@@ -95,7 +114,13 @@ macro_rules! from_display {
         }
     )*};
 }
-from_display!(String, &str, serde_json::Error, std::io::Error, std::num::ParseIntError);
+from_display!(
+    String,
+    &str,
+    serde_json::Error,
+    std::io::Error,
+    std::num::ParseIntError
+);
 
 #[cfg(test)]
 mod tests {
@@ -104,9 +129,16 @@ mod tests {
     #[test]
     fn an_rpc_error_names_the_callee_and_its_status_and_replies_500() {
         let inner = Error::bad_request("malformed JSON request: EOF");
-        let e = Error::rpc("social-graph-get-followers", inner.status(), inner.to_json());
+        let e = Error::rpc(
+            "social-graph-get-followers",
+            inner.status(),
+            inner.to_json(),
+        );
         assert_eq!(e.status(), 500);
-        assert_eq!(e.message(), r#"function social-graph-get-followers answered HTTP 400: {"error":"malformed JSON request: EOF"}"#);
+        assert_eq!(
+            e.message(),
+            r#"function social-graph-get-followers answered HTTP 400: {"error":"malformed JSON request: EOF"}"#
+        );
         assert_eq!(e.callee().unwrap().status, Some(400));
         assert_eq!(Error::unreachable("x", "refused").status(), 502);
     }
@@ -114,7 +146,13 @@ mod tests {
     #[test]
     fn a_panic_payload_becomes_the_message() {
         let e = Error::panicked("user-mention", &"mentioned user @mallory is not registered");
-        assert_eq!(e.message(), "function user-mention panicked: mentioned user @mallory is not registered");
-        assert_eq!(e.to_json(), r#"{"error":"function user-mention panicked: mentioned user @mallory is not registered"}"#);
+        assert_eq!(
+            e.message(),
+            "function user-mention panicked: mentioned user @mallory is not registered"
+        );
+        assert_eq!(
+            e.to_json(),
+            r#"{"error":"function user-mention panicked: mentioned user @mallory is not registered"}"#
+        );
     }
 }

@@ -22,14 +22,21 @@ fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
     GATEWAY.get_or_init(|| {
         let base = std::env::var("GATEWAY_URL").unwrap_or_else(|_| DEFAULT_GATEWAY.into());
-        let secs = std::env::var("FMERGE_INVOKE_TIMEOUT_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
+        let secs = std::env::var("FMERGE_INVOKE_TIMEOUT_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(30);
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(connector);
-        Gateway { base: base.trim_end_matches('/').to_string(), timeout: Duration::from_secs(secs), client }
+        Gateway {
+            base: base.trim_end_matches('/').to_string(),
+            timeout: Duration::from_secs(secs),
+            client,
+        }
     })
 }
 
@@ -54,9 +61,11 @@ async fn over_http(function: &str, payload: Bytes) -> Result<Bytes, Error> {
         .body(Full::new(payload))
         .map_err(|e| Error::unreachable(function, format!("bad gateway URL {url}: {e}")))?;
     let call = async {
-        let response = gw.client.request(request).await.map_err(|e| {
-            Error::unreachable(function, format!("{url}: {}", error_chain(&e)))
-        })?;
+        let response = gw
+            .client
+            .request(request)
+            .await
+            .map_err(|e| Error::unreachable(function, format!("{url}: {}", error_chain(&e))))?;
         let status = response.status();
         let body = response
             .into_body()
@@ -67,14 +76,21 @@ async fn over_http(function: &str, payload: Bytes) -> Result<Bytes, Error> {
         if status.is_success() {
             Ok(body)
         } else {
-            Err(Error::rpc(function, status.as_u16(), String::from_utf8_lossy(&body)))
+            Err(Error::rpc(
+                function,
+                status.as_u16(),
+                String::from_utf8_lossy(&body),
+            ))
         }
     };
     match tokio::time::timeout(gw.timeout, call).await {
         Ok(result) => result,
         Err(_) => Err(Error::unreachable(
             function,
-            format!("{url}: no reply within {}s (FMERGE_INVOKE_TIMEOUT_SECS)", gw.timeout.as_secs()),
+            format!(
+                "{url}: no reply within {}s (FMERGE_INVOKE_TIMEOUT_SECS)",
+                gw.timeout.as_secs()
+            ),
         )),
     }
 }

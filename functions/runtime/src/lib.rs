@@ -19,10 +19,10 @@ mod invoke;
 mod serve;
 
 pub use bytes::Bytes;
-#[doc(hidden)]
-pub use fmerge_contract as __contract;
 pub use config::{config_of, namespaced, variable_for};
 pub use error::Error;
+#[doc(hidden)]
+pub use fmerge_contract as __contract;
 pub use invoke::invoke;
 pub use serve::serve;
 
@@ -38,7 +38,8 @@ pub type Entry = fn(Bytes) -> BoxReply;
 
 /// Parses a JSON request body, or fails with a 400 that says what was wrong.
 pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| Error::bad_request(format!("malformed JSON request: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| Error::bad_request(format!("malformed JSON request: {e}")))
 }
 
 /// Serializes a response body.

@@ -31,7 +31,10 @@ pub fn serve(name: &'static str, entry: Entry) {
         if merged.is_empty() {
             eprintln!("{name}: listening on {addr}");
         } else {
-            eprintln!("{name}: listening on {addr}, with {} merged in-process", merged.join(", "));
+            eprintln!(
+                "{name}: listening on {addr}, with {} merged in-process",
+                merged.join(", ")
+            );
         }
         loop {
             let (stream, _) = match listener.accept().await {
@@ -52,7 +55,11 @@ pub fn serve(name: &'static str, entry: Entry) {
     })
 }
 
-async fn handle(name: &'static str, entry: Entry, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    name: &'static str,
+    entry: Entry,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = req.into_parts();
     if parts.uri.path().starts_with("/_/") {
         return Ok(match (parts.method, parts.uri.path()) {
@@ -62,13 +69,19 @@ async fn handle(name: &'static str, entry: Entry, req: Request<Incoming>) -> Res
     }
     let body = match body.collect().await {
         Ok(body) => body.to_bytes(),
-        Err(e) => return Ok(reply(StatusCode::BAD_REQUEST, format!("cannot read request body: {e}"))),
+        Err(e) => {
+            return Ok(reply(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read request body: {e}"),
+            ));
+        }
     };
     Ok(match dispatch::run_guarded(name, entry, body).await {
         Ok(bytes) => json(StatusCode::OK, bytes),
         Err(e) => {
             eprintln!("{name}: {e}");
-            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let status =
+                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             json(status, e.to_json())
         }
     })
@@ -82,7 +95,10 @@ fn reply(status: StatusCode, text: impl Into<Bytes>) -> Response<Full<Bytes>> {
 
 fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = reply(status, body);
-    r.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
     r
 }
 

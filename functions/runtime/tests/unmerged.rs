@@ -9,7 +9,10 @@
 //! (needs `redis-server` and `nginx`; `bash .ci/run` installs them).
 
 use fmerge_testkit as support;
-use fmerge_testkit::{Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post, seed_social_network};
+use fmerge_testkit::{
+    Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post,
+    seed_social_network,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -17,22 +20,38 @@ use std::time::{Duration, Instant};
 const FIRST_POST_ID: u64 = (1 << 40) | 1;
 
 fn zrange(redis: &Redis, key: &str) -> Vec<(String, u64)> {
-    redis::cmd("ZRANGE").arg(key).arg(0).arg(-1).arg("WITHSCORES").query(&mut redis.conn()).expect("ZRANGE")
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut redis.conn())
+        .expect("ZRANGE")
 }
 
 fn get(redis: &Redis, key: &str) -> Option<String> {
-    redis::cmd("GET").arg(key).query(&mut redis.conn()).expect("GET")
+    redis::cmd("GET")
+        .arg(key)
+        .query(&mut redis.conn())
+        .expect("GET")
 }
 
 fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
-    let mut keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query(&mut redis.conn()).expect("KEYS");
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(pattern)
+        .query(&mut redis.conn())
+        .expect("KEYS");
     keys.sort();
     keys
 }
 
 fn error_of(body: &str) -> String {
-    let value: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {body}"));
-    value["error"].as_str().unwrap_or_else(|| panic!("no \"error\" string in {body}")).to_string()
+    let value: Value = serde_json::from_str(body)
+        .unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {body}"));
+    value["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no \"error\" string in {body}"))
+        .to_string()
 }
 
 #[test]
@@ -42,26 +61,60 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     let system = Deployment::unmerged(&redis, &[], &[]);
 
     // Followers come back in score order, not member order.
-    let (status, body) = post(&system.url("social-graph-get-followers"), r#"{"user_id": 1}"#);
-    assert_eq!((status, body.as_str()), (200, r#"{"followers":[4,2,5]}"#), "{}", system.outputs());
-    let (status, body) = post(&system.url("social-graph-get-followers"), r#"{"user_id": 99}"#);
+    let (status, body) = post(
+        &system.url("social-graph-get-followers"),
+        r#"{"user_id": 1}"#,
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"followers":[4,2,5]}"#),
+        "{}",
+        system.outputs()
+    );
+    let (status, body) = post(
+        &system.url("social-graph-get-followers"),
+        r#"{"user_id": 99}"#,
+    );
     assert_eq!((status, body.as_str()), (200, r#"{"followers":[]}"#));
 
     // Mentions 5 (also a follower) and 3 (not a follower): 4 distinct timelines.
-    let request = r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#;
+    let request =
+        r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#;
     let (status, body) = post(&system.url("write-home-timeline"), request);
-    assert_eq!((status, body.as_str()), (200, r#"{"updated":4}"#), "{}", system.outputs());
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"updated":4}"#),
+        "{}",
+        system.outputs()
+    );
     for user in [2, 3, 4, 5] {
-        assert_eq!(zrange(&redis, &format!("home-timeline:{user}")), [("100".to_string(), 1700000000)], "user {user}");
+        assert_eq!(
+            zrange(&redis, &format!("home-timeline:{user}")),
+            [("100".to_string(), 1700000000)],
+            "user {user}"
+        );
     }
-    assert!(keys(&redis, "home-timeline:1").is_empty(), "the author's own timeline is not written");
+    assert!(
+        keys(&redis, "home-timeline:1").is_empty(),
+        "the author's own timeline is not written"
+    );
     assert_eq!(system.gateway.requests_for("write-home-timeline"), 1);
     assert_eq!(system.gateway.requests_for("social-graph-get-followers"), 3);
 
     // A user without followers: only the mentions.
-    let request = r#"{"post_id": 101, "user_id": 99, "timestamp": 1700000001, "user_mentions_id": [2]}"#;
-    assert_eq!(post(&system.url("write-home-timeline"), request), (200, r#"{"updated":1}"#.to_string()));
-    assert_eq!(zrange(&redis, "home-timeline:2"), [("100".to_string(), 1700000000), ("101".to_string(), 1700000001)]);
+    let request =
+        r#"{"post_id": 101, "user_id": 99, "timestamp": 1700000001, "user_mentions_id": [2]}"#;
+    assert_eq!(
+        post(&system.url("write-home-timeline"), request),
+        (200, r#"{"updated":1}"#.to_string())
+    );
+    assert_eq!(
+        zrange(&redis, "home-timeline:2"),
+        [
+            ("100".to_string(), 1700000000),
+            ("101".to_string(), 1700000001)
+        ]
+    );
 }
 
 #[test]
@@ -78,7 +131,10 @@ fn compose_post_runs_the_whole_call_tree() {
     let url = "https://example.com/a?x=1";
     let code = shortcode::short_code(url);
     let short = format!("http://short-url/{code}");
-    assert_eq!(get(&redis, &format!("short-url:{code}")).as_deref(), Some(url));
+    assert_eq!(
+        get(&redis, &format!("short-url:{code}")).as_deref(),
+        Some(url)
+    );
 
     // store-post: the composed post, byte for byte.
     let expected = json!({
@@ -93,27 +149,39 @@ fn compose_post_runs_the_whole_call_tree() {
     });
     let stored = get(&redis, &format!("post:{FIRST_POST_ID}")).expect("post stored");
     assert_eq!(serde_json::from_str::<Value>(&stored).unwrap(), expected);
-    assert!(
-        stored.starts_with(&format!(
-            r#"{{"post_id":{FIRST_POST_ID},"creator":{{"user_id":1,"username":"alice"}},"text":"#
-        ))
-    );
+    assert!(stored.starts_with(&format!(
+        r#"{{"post_id":{FIRST_POST_ID},"creator":{{"user_id":1,"username":"alice"}},"text":"#
+    )));
 
     // write-home-timeline: alice's followers 4, 2, 5 (bob also mentioned).
     for user in [2, 4, 5] {
-        assert_eq!(zrange(&redis, &format!("home-timeline:{user}")), [(FIRST_POST_ID.to_string(), 1700000000000)]);
+        assert_eq!(
+            zrange(&redis, &format!("home-timeline:{user}")),
+            [(FIRST_POST_ID.to_string(), 1700000000000)]
+        );
     }
     assert_eq!(keys(&redis, "home-timeline:*").len(), 3);
 
     // Every function of the tree answered exactly one request.
     for function in FUNCTIONS {
-        assert_eq!(system.gateway.requests_for(function), 1, "{function}\n{}", system.gateway.access_log());
+        assert_eq!(
+            system.gateway.requests_for(function),
+            1,
+            "{function}\n{}",
+            system.gateway.access_log()
+        );
     }
 
     // The next post gets the next id; mentions of a non-follower reach them.
     let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[1]);
-    assert_eq!((status, body), (200, format!(r#"{{"post_id":{}}}"#, FIRST_POST_ID + 1)));
-    assert_eq!(zrange(&redis, "home-timeline:3"), [((FIRST_POST_ID + 1).to_string(), 1700000001000)]);
+    assert_eq!(
+        (status, body),
+        (200, format!(r#"{{"post_id":{}}}"#, FIRST_POST_ID + 1))
+    );
+    assert_eq!(
+        zrange(&redis, "home-timeline:3"),
+        [((FIRST_POST_ID + 1).to_string(), 1700000001000)]
+    );
     assert_eq!(keys(&redis, "short-url:*").len(), 3);
 }
 
@@ -137,15 +205,24 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
     ];
     let system = Deployment::unmerged(&redis, &overrides, &[]);
 
-    let request = r#"{"username": "g", "user_id": 3, "text": "raw", "media_ids": [], "timestamp": 5}"#;
+    let request =
+        r#"{"username": "g", "user_id": 3, "text": "raw", "media_ids": [], "timestamp": 5}"#;
     let started = Instant::now();
     let (status, body) = post(&system.url("compose-post"), request);
     let took = started.elapsed();
-    assert_eq!((status, body.as_str()), (200, r#"{"post_id":42}"#), "{}", system.outputs());
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"post_id":42}"#),
+        "{}",
+        system.outputs()
+    );
     // Two stages of two 700 ms callees: 1.4 s if each stage runs its two
     // concurrently, 2.8 s if one after the other.
     assert!(took >= 2 * delay, "took {took:?}: callees did not all run?");
-    assert!(took < 3 * delay, "took {took:?}: the callees of a stage did not run concurrently");
+    assert!(
+        took < 3 * delay,
+        "took {took:?}: the callees of a stage did not run concurrently"
+    );
 
     // What each callee was asked.
     assert_eq!(unique.requests(), [r#"{"post_type":"POST"}"#]);
@@ -157,7 +234,10 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
         ]
     );
     let asked: Value = serde_json::from_str(&timeline.requests()[0]).unwrap();
-    assert_eq!(asked, json!({"post_id": 42, "user_id": 3, "timestamp": 5, "user_mentions_id": [7]}));
+    assert_eq!(
+        asked,
+        json!({"post_id": 42, "user_id": 3, "timestamp": 5, "user_mentions_id": [7]})
+    );
 }
 
 #[test]
@@ -169,11 +249,25 @@ fn text_service_asks_url_shorten_and_user_mention_concurrently() {
         r#"{"urls": [{"shortened_url": "http://short-url/s", "expanded_url": "https://a.b/c"}]}"#,
         delay,
     );
-    let mentions = Stub::start(200, r#"{"user_mentions": [{"user_id": 9, "username": "zed"}]}"#, delay);
-    let system = Deployment::unmerged(&redis, &[("url-shorten", urls.port()), ("user-mention", mentions.port())], &[]);
+    let mentions = Stub::start(
+        200,
+        r#"{"user_mentions": [{"user_id": 9, "username": "zed"}]}"#,
+        delay,
+    );
+    let system = Deployment::unmerged(
+        &redis,
+        &[
+            ("url-shorten", urls.port()),
+            ("user-mention", mentions.port()),
+        ],
+        &[],
+    );
 
     let started = Instant::now();
-    let (status, body) = post(&system.url("text-service"), r#"{"text": "hi @zed: https://a.b/c now"}"#);
+    let (status, body) = post(
+        &system.url("text-service"),
+        r#"{"text": "hi @zed: https://a.b/c now"}"#,
+    );
     let took = started.elapsed();
     assert_eq!(status, 200, "{body}\n{}", system.outputs());
     let reply: Value = serde_json::from_str(&body).unwrap();
@@ -185,7 +279,10 @@ fn text_service_asks_url_shorten_and_user_mention_concurrently() {
             "urls": [{"shortened_url": "http://short-url/s", "expanded_url": "https://a.b/c"}],
         })
     );
-    assert!(took >= delay && took < 2 * delay, "took {took:?}: not concurrent");
+    assert!(
+        took >= delay && took < 2 * delay,
+        "took {took:?}: not concurrent"
+    );
     assert_eq!(urls.requests(), [r#"{"urls":["https://a.b/c"]}"#]);
     assert_eq!(mentions.requests(), [r#"{"usernames":["zed"]}"#]);
 }
@@ -204,17 +301,29 @@ fn a_callee_that_is_down_fails_the_caller_fast_with_its_name() {
     let took = started.elapsed();
     assert_eq!(status, 500, "{body}");
     let error = error_of(&body);
-    assert!(error.contains("function social-graph-get-followers answered HTTP 502"), "{error}");
-    assert!(error.contains("Can't reach service for: social-graph-get-followers"), "{error}");
+    assert!(
+        error.contains("function social-graph-get-followers answered HTTP 502"),
+        "{error}"
+    );
+    assert!(
+        error.contains("Can't reach service for: social-graph-get-followers"),
+        "{error}"
+    );
     // The runtime's invoke timeout is 30 s: this must not be what ended it.
     assert!(took < Duration::from_secs(3), "took {took:?}");
-    assert!(keys(&redis, "home-timeline:*").is_empty(), "nothing written on failure");
+    assert!(
+        keys(&redis, "home-timeline:*").is_empty(),
+        "nothing written on failure"
+    );
 
     // Two levels down: compose-post names the callee that failed and why.
     let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
     assert_eq!(status, 500, "{body}");
     let error = error_of(&body);
-    assert!(error.starts_with("function write-home-timeline answered HTTP 500"), "{error}");
+    assert!(
+        error.starts_with("function write-home-timeline answered HTTP 500"),
+        "{error}"
+    );
     assert!(error.contains("social-graph-get-followers"), "{error}");
     assert_eq!(system.gateway.requests_for("social-graph-get-followers"), 2);
 }
@@ -227,17 +336,26 @@ fn malformed_requests_are_a_400_that_says_why() {
         let (status, body) = post(&system.url(function), "{not json");
         assert_eq!(status, 400, "{function}: {body}");
         let error = error_of(&body);
-        assert!(error.starts_with("malformed JSON request: "), "{function}: {error}");
+        assert!(
+            error.starts_with("malformed JSON request: "),
+            "{function}: {error}"
+        );
         // Well-formed JSON of the wrong shape is malformed too.
         let (status, body) = post(&system.url(function), r#""not an object""#);
         assert_eq!(status, 400, "{function}: {body}");
-        assert!(error_of(&body).starts_with("malformed JSON request: "), "{function}: {body}");
+        assert!(
+            error_of(&body).starts_with("malformed JSON request: "),
+            "{function}: {body}"
+        );
     }
     let (status, body) = post(
         &system.url("compose-post"),
         r#"{"username": "a", "user_id": 1, "text": "", "media_ids": [1, 2], "media_types": ["png"]}"#,
     );
-    assert_eq!((status, error_of(&body).as_str()), (400, "media_ids and media_types differ in length"));
+    assert_eq!(
+        (status, error_of(&body).as_str()),
+        (400, "media_ids and media_types differ in length")
+    );
     // A caller never got as far as a callee, so Redis is untouched.
     assert!(keys(&redis, "*").is_empty(), "{:?}", keys(&redis, "*"));
     assert_eq!(system.gateway.requests_for("unique-id"), 2);
@@ -250,19 +368,34 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
     let mut system = Deployment::unmerged(&redis, &[], &[]);
 
     // Directly: the panic is an error reply, not a dropped connection.
-    let (status, body) = post(&system.url("user-mention"), r#"{"usernames": ["bob", "nobody"]}"#);
+    let (status, body) = post(
+        &system.url("user-mention"),
+        r#"{"usernames": ["bob", "nobody"]}"#,
+    );
     assert_eq!(status, 500, "{body}");
-    assert_eq!(error_of(&body), "function user-mention panicked: mentioned user @nobody is not registered");
+    assert_eq!(
+        error_of(&body),
+        "function user-mention panicked: mentioned user @nobody is not registered"
+    );
     let (status, body) = post(&system.url("user-mention"), r#"{"usernames": ["bob"]}"#);
-    assert_eq!((status, body.as_str()), (200, r#"{"user_mentions":[{"user_id":2,"username":"bob"}]}"#));
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"user_mentions":[{"user_id":2,"username":"bob"}]}"#)
+    );
 
     // Through the tree: compose-post fails, names the chain, stores nothing.
     let request = r#"{"username": "alice", "user_id": 1, "text": "hey @nobody", "media_ids": [], "timestamp": 9}"#;
     let (status, body) = post(&system.url("compose-post"), request);
     assert_eq!(status, 500, "{body}");
     let error = error_of(&body);
-    assert!(error.starts_with("function text-service answered HTTP 500"), "{error}");
-    assert!(error.contains("function user-mention panicked: mentioned user @nobody is not registered"), "{error}");
+    assert!(
+        error.starts_with("function text-service answered HTTP 500"),
+        "{error}"
+    );
+    assert!(
+        error.contains("function user-mention panicked: mentioned user @nobody is not registered"),
+        "{error}"
+    );
     assert!(keys(&redis, "post:*").is_empty() && keys(&redis, "home-timeline:*").is_empty());
 
     // The process survived, and the next request succeeds.
@@ -270,7 +403,12 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
     let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
     assert_eq!(status, 200, "{body}\n{}", system.outputs());
     assert_eq!(keys(&redis, "post:*").len(), 1);
-    assert!(system.function("user-mention").output().contains("mentioned user @nobody is not registered"));
+    assert!(
+        system
+            .function("user-mention")
+            .output()
+            .contains("mentioned user @nobody is not registered")
+    );
 }
 
 #[test]
@@ -279,16 +417,26 @@ fn two_runs_on_the_same_data_give_identical_replies_and_state() {
         let redis = Redis::start();
         seed_social_network(&mut redis.conn());
         let system = Deployment::unmerged(&redis, &[], &[]);
-        let replies: Vec<(u16, String)> = SAMPLE_POSTS.iter().map(|p| post(&system.url("compose-post"), p)).collect();
+        let replies: Vec<(u16, String)> = SAMPLE_POSTS
+            .iter()
+            .map(|p| post(&system.url("compose-post"), p))
+            .collect();
         (replies, redis.dump())
     };
     let (first, second) = (run(), run());
-    assert!(first.0.iter().all(|(status, _)| *status == 200), "{:?}", first.0);
+    assert!(
+        first.0.iter().all(|(status, _)| *status == 200),
+        "{:?}",
+        first.0
+    );
     assert_eq!(first.0, second.0);
     assert_eq!(first.1, second.1);
     // The state is non-trivial: posts, timelines, short URLs, the counter.
     let kinds = |prefix: &str| first.1.keys().filter(|k| k.starts_with(prefix)).count();
-    assert_eq!((kinds("post:"), kinds("short-url:")), (SAMPLE_POSTS.len(), 3));
+    assert_eq!(
+        (kinds("post:"), kinds("short-url:")),
+        (SAMPLE_POSTS.len(), 3)
+    );
     assert!(kinds("home-timeline:") >= 4);
     assert_eq!(first.1["unique-id:counter"], SAMPLE_POSTS.len().to_string());
 }
@@ -304,12 +452,20 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
         support::function_binary("write-home-timeline"),
         "write-home-timeline",
         free_port(),
-        env.iter().cloned().chain([("GATEWAY_URL".to_string(), closed)]),
+        env.iter()
+            .cloned()
+            .chain([("GATEWAY_URL".to_string(), closed)]),
     );
     let started = Instant::now();
-    let (status, body) = post(&lonely.url(), r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#);
+    let (status, body) = post(
+        &lonely.url(),
+        r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#,
+    );
     assert_eq!(status, 502, "{body}");
-    assert!(error_of(&body).starts_with("function social-graph-get-followers could not be reached: "), "{body}");
+    assert!(
+        error_of(&body).starts_with("function social-graph-get-followers could not be reached: "),
+        "{body}"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
 
     // A callee that never answers: the invoke timeout ends the wait.
@@ -320,13 +476,22 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
         &[("FMERGE_INVOKE_TIMEOUT_SECS", "1")],
     );
     let started = Instant::now();
-    let (status, body) = post(&system.url("write-home-timeline"), r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#);
+    let (status, body) = post(
+        &system.url("write-home-timeline"),
+        r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#,
+    );
     let took = started.elapsed();
     assert_eq!(status, 502, "{body}");
     let error = error_of(&body);
-    assert!(error.starts_with("function social-graph-get-followers could not be reached: "), "{error}");
+    assert!(
+        error.starts_with("function social-graph-get-followers could not be reached: "),
+        "{error}"
+    );
     assert!(error.contains("no reply within 1s"), "{error}");
-    assert!(took >= Duration::from_secs(1) && took < Duration::from_secs(4), "took {took:?}");
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(4),
+        "took {took:?}"
+    );
     assert_eq!(hanging.requests().len(), 1);
     assert!(keys(&redis, "*").is_empty());
 }

@@ -25,8 +25,8 @@ impl Store {
         self.0
             .get_or_try_init(|| async {
                 let url = url();
-                let client =
-                    redis::Client::open(url.as_str()).map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
+                let client = redis::Client::open(url.as_str())
+                    .map_err(|e| Error::new(format!("bad REDIS_URL {url}: {e}")))?;
                 client
                     .get_multiplexed_async_connection()
                     .await

@@ -18,7 +18,14 @@ struct Response {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {

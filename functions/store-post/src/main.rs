@@ -16,7 +16,14 @@ struct PostId {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {

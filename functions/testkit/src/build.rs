@@ -26,11 +26,14 @@ pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 /// flags each build would invalidate the other's.
 pub const FUNCTION_RUSTFLAGS: &str = "--emit=llvm-bc,link";
 
-
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     // This crate is functions/testkit.
-    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).expect("functions/testkit is two levels down").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("functions/testkit is two levels down")
+        .to_path_buf()
 }
 
 /// `CARGO_TARGET_DIR` of the function builds: `<workspace>/target/fmerge/build`.
@@ -56,9 +59,15 @@ pub fn function_binaries() -> &'static Path {
         for f in FUNCTIONS {
             cmd.args(["-p", f]);
         }
-        let out = cmd.output().expect("cannot run cargo to build the functions");
+        let out = cmd
+            .output()
+            .expect("cannot run cargo to build the functions");
         if !out.status.success() {
-            panic!("building the functions failed ({:?}):\n{}", cmd, String::from_utf8_lossy(&out.stderr));
+            panic!(
+                "building the functions failed ({:?}):\n{}",
+                cmd,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         build_dir().join(TARGET).join("release")
     })
@@ -67,7 +76,11 @@ pub fn function_binaries() -> &'static Path {
 /// The unmerged binary of function `name` (built on first use).
 pub fn function_binary(name: &str) -> PathBuf {
     let path = function_binaries().join(name);
-    assert!(path.is_file(), "no binary {} after the build", path.display());
+    assert!(
+        path.is_file(),
+        "no binary {} after the build",
+        path.display()
+    );
     path
 }
 
@@ -75,6 +88,10 @@ pub fn function_binary(name: &str) -> PathBuf {
 /// merge, so its units are the ones merged).
 pub fn built_binary(bin: &str) -> PathBuf {
     let path = build_dir().join(TARGET).join("release").join(bin);
-    assert!(path.is_file(), "no binary {} after the merge's build", path.display());
+    assert!(
+        path.is_file(),
+        "no binary {} after the merge's build",
+        path.display()
+    );
     path
 }

@@ -11,18 +11,27 @@ use std::process::Command;
 /// with the same dependency versions into the shared target dir.
 pub fn fixture(name: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
     let src = workspace_root().join("merger/tests/fixtures").join(name);
-    let dir = tempfile::Builder::new().prefix(&format!("fmerge-{name}-")).tempdir().expect("temp dir");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("fmerge-{name}-"))
+        .tempdir()
+        .expect("temp dir");
     let runtime = workspace_root().join("functions/runtime");
     for entry in walk(&src) {
         let dest = dir.path().join(entry.strip_prefix(&src).unwrap());
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        let mut text = std::fs::read_to_string(&entry).unwrap().replace("@RUNTIME@", runtime.to_str().unwrap());
+        let mut text = std::fs::read_to_string(&entry)
+            .unwrap()
+            .replace("@RUNTIME@", runtime.to_str().unwrap());
         for (pattern, value) in replace {
             text = text.replace(pattern, value);
         }
         std::fs::write(dest, text).unwrap();
     }
-    std::fs::copy(workspace_root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    std::fs::copy(
+        workspace_root().join("Cargo.lock"),
+        dir.path().join("Cargo.lock"),
+    )
+    .unwrap();
     dir
 }
 
@@ -30,13 +39,24 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+        if path.is_dir() {
+            files.extend(walk(&path))
+        } else {
+            files.push(path)
+        }
     }
     files
 }
 
 /// The SHA-256 of a file, as hex.
 pub fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().expect("sha256sum");
-    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or_default().to_string()
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }

@@ -1,8 +1,8 @@
 //! nginx in the role of the OpenFaaS gateway.
 
+use crate::free_port;
 use crate::http::agent;
 use crate::process::{kill, need, read, wait_for};
-use crate::free_port;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -26,9 +26,16 @@ impl Gateway {
         need("nginx", "nginx");
         let mut last = String::new();
         for _ in 0..3 {
-            let dir = tempfile::Builder::new().prefix("fmerge-nginx-").tempdir().expect("temp dir");
+            let dir = tempfile::Builder::new()
+                .prefix("fmerge-nginx-")
+                .tempdir()
+                .expect("temp dir");
             let port = free_port();
-            std::fs::write(dir.path().join("nginx.conf"), nginx_conf(dir.path(), port, routes)).expect("nginx.conf");
+            std::fs::write(
+                dir.path().join("nginx.conf"),
+                nginx_conf(dir.path(), port, routes),
+            )
+            .expect("nginx.conf");
             let log = std::fs::File::create(dir.path().join("stderr.log")).expect("nginx stderr");
             let child = Command::new(nginx_path())
                 .arg("-p")
@@ -44,15 +51,27 @@ impl Gateway {
                 .spawn()
                 .expect("cannot spawn nginx");
             let mut gateway = Gateway { child, port, dir };
-            let (errors, stderr) = (gateway.dir.path().join("error.log"), gateway.dir.path().join("stderr.log"));
+            let (errors, stderr) = (
+                gateway.dir.path().join("error.log"),
+                gateway.dir.path().join("stderr.log"),
+            );
             let flush = gateway.flush_url();
             let started = wait_for(
                 "nginx",
                 || {
                     let status = gateway.child.try_wait().ok().flatten()?;
-                    Some(format!("nginx exited ({status}):\n{}{}", read(&stderr), read(&errors)))
+                    Some(format!(
+                        "nginx exited ({status}):\n{}{}",
+                        read(&stderr),
+                        read(&errors)
+                    ))
                 },
-                || agent().get(&flush).call().is_ok_and(|r| r.status().as_u16() == 204),
+                || {
+                    agent()
+                        .get(&flush)
+                        .call()
+                        .is_ok_and(|r| r.status().as_u16() == 204)
+                },
             );
             match started {
                 Ok(()) => return gateway,
@@ -89,7 +108,10 @@ impl Gateway {
     /// the reply's last byte; so when the probe request sent first has been
     /// answered, every reply seen before has been logged.
     pub fn requests_for(&self, name: &str) -> usize {
-        self.access_log().lines().filter(|line| line.split(' ').next() == Some(name)).count()
+        self.access_log()
+            .lines()
+            .filter(|line| line.split(' ').next() == Some(name))
+            .count()
     }
 
     /// The access log, one line per finished request:
@@ -114,7 +136,11 @@ impl Drop for Gateway {
 
 fn nginx_path() -> PathBuf {
     std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("nginx")).find(|p| p.is_file()))
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join("nginx"))
+                .find(|p| p.is_file())
+        })
         .unwrap_or_else(|| PathBuf::from("/usr/sbin/nginx"))
 }
 
@@ -151,14 +177,20 @@ http {{
     );
     for (i, (_, upstream)) in routes.iter().enumerate() {
         // max_fails=0: never mark a function down, each request tries it.
-        conf += &format!("    upstream fn{i} {{ server 127.0.0.1:{upstream} max_fails=0; keepalive 32; }}\n");
+        conf += &format!(
+            "    upstream fn{i} {{ server 127.0.0.1:{upstream} max_fails=0; keepalive 32; }}\n"
+        );
     }
     conf += &format!("    server {{\n        listen 127.0.0.1:{port};\n");
     conf += "        location = /_/flush { access_log off; return 204; }\n";
     conf += "        location @unreachable { default_type text/plain; return 502 \"Can't reach service for: $fmerge_function.\\n\"; }\n";
     for (i, (name, _)) in routes.iter().enumerate() {
         // `<name>.openfaas-fn` is the same function, in OpenFaaS's default namespace.
-        for location in [format!("= /function/{name}"), format!("/function/{name}/"), format!("= /function/{name}.openfaas-fn")] {
+        for location in [
+            format!("= /function/{name}"),
+            format!("/function/{name}/"),
+            format!("= /function/{name}.openfaas-fn"),
+        ] {
             conf += &format!(
                 "        location {location} {{ proxy_pass http://fn{i}/; error_page 502 504 = @unreachable; }}\n"
             );

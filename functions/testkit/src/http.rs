@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 /// that no outgoing connection takes it before the test binds it.
 pub fn free_port() -> u16 {
     static GIVEN: OnceLock<Mutex<HashSet<u16>>> = OnceLock::new();
-    let mut given = GIVEN.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut given = GIVEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     for _ in 0..1000 {
         let port = 20_000 + (random() % 12_000) as u16;
         if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
@@ -26,7 +29,9 @@ fn random() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     static STATE: OnceLock<RandomState> = OnceLock::new();
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    STATE.get_or_init(RandomState::new).hash_one(COUNTER.fetch_add(1, Ordering::Relaxed))
+    STATE
+        .get_or_init(RandomState::new)
+        .hash_one(COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 pub(crate) fn agent() -> &'static ureq::Agent {
@@ -51,14 +56,20 @@ pub fn post(url: &str, json: &str) -> (u16, String) {
 
 /// [`post`] that returns transport errors instead of panicking.
 pub fn try_post(url: &str, json: &str) -> Result<(u16, String), ureq::Error> {
-    let mut reply = agent().post(url).header("content-type", "application/json").send(json)?;
+    let mut reply = agent()
+        .post(url)
+        .header("content-type", "application/json")
+        .send(json)?;
     let status = reply.status().as_u16();
     Ok((status, reply.body_mut().read_to_string()?))
 }
 
 /// GETs `url`; like [`post`].
 pub fn get(url: &str) -> (u16, String) {
-    let result = agent().get(url).call().and_then(|mut r| Ok((r.status().as_u16(), r.body_mut().read_to_string()?)));
+    let result = agent()
+        .get(url)
+        .call()
+        .and_then(|mut r| Ok((r.status().as_u16(), r.body_mut().read_to_string()?)));
     result.unwrap_or_else(|e| panic!("GET {url}: {e}"))
 }
 
@@ -68,7 +79,12 @@ pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, Strin
     let deadline = Instant::now() + timeout;
     loop {
         match agent().get(&url).call() {
-            Ok(mut r) => return Ok((r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())),
+            Ok(mut r) => {
+                return Ok((
+                    r.status().as_u16(),
+                    r.body_mut().read_to_string().unwrap_or_default(),
+                ));
+            }
             Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }

@@ -18,7 +18,6 @@
 //! and `nginx`); `bash .ci/run` installs them. Without them the tests panic,
 //! they never skip.
 
-
 mod build;
 mod fixture;
 mod gateway;
@@ -30,8 +29,8 @@ mod store;
 pub use build::*;
 pub use fixture::*;
 pub use gateway::*;
-pub use http::{free_port, get, post, try_post};
 pub use http::wait_http;
+pub use http::{free_port, get, post, try_post};
 pub use process::{Function, Stub, need};
 pub use social::*;
 pub use store::*;

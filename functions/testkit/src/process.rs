@@ -20,7 +20,10 @@ pub fn need(program: &str, package: &str) -> std::path::PathBuf {
     let found = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .chain([Path::new("/usr/sbin").to_path_buf(), Path::new("/usr/bin").to_path_buf()])
+        .chain([
+            Path::new("/usr/sbin").to_path_buf(),
+            Path::new("/usr/bin").to_path_buf(),
+        ])
         .map(|d| d.join(program))
         .find(|p| p.is_file());
     found.unwrap_or_else(|| {
@@ -62,7 +65,6 @@ pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-
 /// One function process (unmerged or merged binary). Killed on drop; its
 /// stdout and stderr go to a temp file (see [`Function::output`]).
 pub struct Function {
@@ -84,7 +86,11 @@ impl Function {
         V: AsRef<OsStr>,
     {
         let binary = binary.as_ref();
-        let log = tempfile::Builder::new().prefix(&format!("fmerge-{name}-")).suffix(".log").tempfile().expect("log");
+        let log = tempfile::Builder::new()
+            .prefix(&format!("fmerge-{name}-"))
+            .suffix(".log")
+            .tempfile()
+            .expect("log");
         let child = Command::new(binary)
             .env("port", port.to_string())
             .env("GATEWAY_URL", "http://127.0.0.1:9")
@@ -94,16 +100,37 @@ impl Function {
             .stderr(log.reopen().expect("log"))
             .spawn()
             .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", binary.display()));
-        let mut function = Function { child, name: name.to_string(), port, log };
+        let mut function = Function {
+            child,
+            name: name.to_string(),
+            port,
+            log,
+        };
         let health = format!("{}/_/health", function.url());
         let log = function.log.path().to_path_buf();
         let started = wait_for(
             name,
-            || function.child.try_wait().ok().flatten().map(|s| format!("{name} exited ({s}):\n{}", read(&log))),
-            || agent().get(&health).call().is_ok_and(|r| r.status().as_u16() == 200),
+            || {
+                function
+                    .child
+                    .try_wait()
+                    .ok()
+                    .flatten()
+                    .map(|s| format!("{name} exited ({s}):\n{}", read(&log)))
+            },
+            || {
+                agent()
+                    .get(&health)
+                    .call()
+                    .is_ok_and(|r| r.status().as_u16() == 200)
+            },
         );
         if let Err(why) = started {
-            panic!("cannot start function {name} ({}) on port {port}: {why}\n{}", binary.display(), read(&log));
+            panic!(
+                "cannot start function {name} ({}) on port {port}: {why}\n{}",
+                binary.display(),
+                read(&log)
+            );
         }
         function
     }
@@ -143,7 +170,6 @@ impl Drop for Function {
     }
 }
 
-
 /// A fake function: an HTTP/1.1 server on 127.0.0.1 that answers every
 /// request, after `delay`, with `status` and the JSON `body`, and records the
 /// request bodies. Keep-alive, one thread per connection. Stops accepting on drop.
@@ -170,7 +196,11 @@ impl Stub {
                 std::thread::spawn(move || serve_stub(conn, status, &body, delay, &seen));
             }
         });
-        Stub { port, requests, stop }
+        Stub {
+            port,
+            requests,
+            stop,
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -179,18 +209,30 @@ impl Stub {
 
     /// The bodies of the requests answered or being answered, in arrival order.
     pub fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
 impl Drop for Stub {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], self.port)), Duration::from_secs(1));
+        let _ = TcpStream::connect_timeout(
+            &SocketAddr::from(([127, 0, 0, 1], self.port)),
+            Duration::from_secs(1),
+        );
     }
 }
 
-fn serve_stub(conn: TcpStream, status: u16, body: &str, delay: Duration, seen: &Mutex<Vec<String>>) {
+fn serve_stub(
+    conn: TcpStream,
+    status: u16,
+    body: &str,
+    delay: Duration,
+    seen: &Mutex<Vec<String>>,
+) {
     let mut reader = BufReader::new(conn.try_clone().expect("stub stream"));
     let mut writer = conn;
     loop {
@@ -217,13 +259,19 @@ fn serve_stub(conn: TcpStream, status: u16, body: &str, delay: Duration, seen: &
         if reader.read_exact(&mut request).is_err() {
             return;
         }
-        seen.lock().unwrap_or_else(|e| e.into_inner()).push(String::from_utf8_lossy(&request).into_owned());
+        seen.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(String::from_utf8_lossy(&request).into_owned());
         std::thread::sleep(delay);
         let head = format!(
             "HTTP/1.1 {status} Stub\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             body.len()
         );
-        if writer.write_all(head.as_bytes()).and_then(|()| writer.write_all(body.as_bytes())).is_err() {
+        if writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.write_all(body.as_bytes()))
+            .is_err()
+        {
             return;
         }
     }

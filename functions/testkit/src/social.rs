@@ -7,7 +7,6 @@ use std::path::PathBuf;
 /// test fall back to it (see [`redis_env`]).
 pub const CLUSTER_REDIS_URL: &str = "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379";
 
-
 /// The unmerged socialNetwork: every function of [`FUNCTIONS`] as its own
 /// process behind one [`Gateway`], all on one [`Redis`].
 pub struct Deployment {
@@ -44,7 +43,10 @@ impl Deployment {
         overrides: &[(&str, u16)],
         env: &[(&str, &str)],
     ) -> Deployment {
-        let ports: Vec<(&str, u16)> = processes.iter().map(|(name, _)| (*name, free_port())).collect();
+        let ports: Vec<(&str, u16)> = processes
+            .iter()
+            .map(|(name, _)| (*name, free_port()))
+            .collect();
         let routes: Vec<(&str, u16)> = overrides.iter().chain(&ports).copied().collect();
         let gateway = Gateway::start(&routes);
         let mut common: Vec<(String, String)> = redis_env(&redis.url(), FUNCTIONS);
@@ -53,7 +55,9 @@ impl Deployment {
         let functions = processes
             .iter()
             .zip(&ports)
-            .map(|((name, binary), (_, port))| Function::start(binary, name, *port, common.iter().cloned()))
+            .map(|((name, binary), (_, port))| {
+                Function::start(binary, name, *port, common.iter().cloned())
+            })
             .collect();
         Deployment { gateway, functions }
     }
@@ -65,15 +69,20 @@ impl Deployment {
 
     /// The process of function `name`.
     pub fn function(&mut self, name: &str) -> &mut Function {
-        self.functions.iter_mut().find(|f| f.name() == name).unwrap_or_else(|| panic!("{name} was not started"))
+        self.functions
+            .iter_mut()
+            .find(|f| f.name() == name)
+            .unwrap_or_else(|| panic!("{name} was not started"))
     }
 
     /// Every function's output, for a failure message.
     pub fn outputs(&self) -> String {
-        self.functions.iter().map(|f| format!("--- {}\n{}", f.name(), f.output())).collect()
+        self.functions
+            .iter()
+            .map(|f| format!("--- {}\n{}", f.name(), f.output()))
+            .collect()
     }
 }
-
 
 /// Seeds the standard socialNetwork data set:
 /// users `user:<name>` → id: alice 1, bob 2, carol 3, dave 4, erin 5;
@@ -81,12 +90,26 @@ impl Deployment {
 /// of 1: dave@10, bob@20, erin@30; of 2: alice@5, carol@7; of 3: alice@1.
 pub fn seed_social_network(conn: &mut redis::Connection) {
     let mut pipe = redis::pipe();
-    for (name, id) in [("alice", 1), ("bob", 2), ("carol", 3), ("dave", 4), ("erin", 5)] {
+    for (name, id) in [
+        ("alice", 1),
+        ("bob", 2),
+        ("carol", 3),
+        ("dave", 4),
+        ("erin", 5),
+    ] {
         pipe.cmd("SET").arg(format!("user:{name}")).arg(id).ignore();
     }
-    for (user, followers) in [(1, &[(4, 10), (2, 20), (5, 30)][..]), (2, &[(1, 5), (3, 7)][..]), (3, &[(1, 1)][..])] {
+    for (user, followers) in [
+        (1, &[(4, 10), (2, 20), (5, 30)][..]),
+        (2, &[(1, 5), (3, 7)][..]),
+        (3, &[(1, 1)][..]),
+    ] {
         for (follower, score) in followers {
-            pipe.cmd("ZADD").arg(format!("social-graph:followers:{user}")).arg(*score).arg(*follower).ignore();
+            pipe.cmd("ZADD")
+                .arg(format!("social-graph:followers:{user}"))
+                .arg(*score)
+                .arg(*follower)
+                .ignore();
         }
     }
     pipe.query::<()>(conn).expect("seeding Redis");

@@ -1,7 +1,7 @@
 //! A throwaway `redis-server` per test.
 
-use crate::process::{kill, need, read, wait_for};
 use crate::free_port;
+use crate::process::{kill, need, read, wait_for};
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -28,11 +28,23 @@ impl Redis {
         need("redis-server", "redis-server");
         let mut last = String::new();
         for _ in 0..3 {
-            let dir = tempfile::Builder::new().prefix("fmerge-redis-").tempdir().expect("temp dir");
+            let dir = tempfile::Builder::new()
+                .prefix("fmerge-redis-")
+                .tempdir()
+                .expect("temp dir");
             let port = free_port();
             let log = std::fs::File::create(dir.path().join("redis.log")).expect("redis log");
             let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", ip, "--save", "", "--appendonly", "no"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    ip,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
                 .args(["--daemonize", "no", "--logfile", ""])
                 .arg("--dir")
                 .arg(dir.path())
@@ -41,12 +53,24 @@ impl Redis {
                 .stderr(log)
                 .spawn()
                 .expect("cannot spawn redis-server");
-            let mut redis = Redis { child, ip: ip.to_string(), port, dir };
+            let mut redis = Redis {
+                child,
+                ip: ip.to_string(),
+                port,
+                dir,
+            };
             let url = redis.url();
             let log = redis.dir.path().join("redis.log");
             let started = wait_for(
                 "redis-server",
-                || redis.child.try_wait().ok().flatten().map(|s| format!("redis-server exited ({s}):\n{}", read(&log))),
+                || {
+                    redis
+                        .child
+                        .try_wait()
+                        .ok()
+                        .flatten()
+                        .map(|s| format!("redis-server exited ({s}):\n{}", read(&log)))
+                },
                 || ping(&url),
             );
             match started {
@@ -73,7 +97,9 @@ impl Redis {
 
     /// A new synchronous connection.
     pub fn conn(&self) -> redis::Connection {
-        redis::Client::open(self.url()).and_then(|c| c.get_connection()).expect("cannot connect to the test Redis")
+        redis::Client::open(self.url())
+            .and_then(|c| c.get_connection())
+            .expect("cannot connect to the test Redis")
     }
 
     /// Every key and its value rendered as text, for comparing two runs:
@@ -87,7 +113,10 @@ impl Redis {
         for key in keys {
             let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).expect("TYPE");
             let value = match kind.as_str() {
-                "string" => redis::cmd("GET").arg(&key).query::<String>(&mut conn).expect("GET"),
+                "string" => redis::cmd("GET")
+                    .arg(&key)
+                    .query::<String>(&mut conn)
+                    .expect("GET"),
                 "zset" => {
                     let pairs: Vec<(String, String)> = redis::cmd("ZRANGE")
                         .arg(&key)
@@ -99,19 +128,34 @@ impl Redis {
                     pairs.iter().map(|(m, s)| format!("{m}@{s}\n")).collect()
                 }
                 "list" => {
-                    let items: Vec<String> =
-                        redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(&mut conn).expect("LRANGE");
+                    let items: Vec<String> = redis::cmd("LRANGE")
+                        .arg(&key)
+                        .arg(0)
+                        .arg(-1)
+                        .query(&mut conn)
+                        .expect("LRANGE");
                     format!("list:\n{}", items.join("\n"))
                 }
                 "set" => {
-                    let mut items: Vec<String> = redis::cmd("SMEMBERS").arg(&key).query(&mut conn).expect("SMEMBERS");
+                    let mut items: Vec<String> = redis::cmd("SMEMBERS")
+                        .arg(&key)
+                        .query(&mut conn)
+                        .expect("SMEMBERS");
                     items.sort();
                     format!("set:\n{}", items.join("\n"))
                 }
                 "hash" => {
-                    let items: BTreeMap<String, String> =
-                        redis::cmd("HGETALL").arg(&key).query(&mut conn).expect("HGETALL");
-                    format!("hash:\n{}", items.iter().map(|(k, v)| format!("{k}={v}\n")).collect::<String>())
+                    let items: BTreeMap<String, String> = redis::cmd("HGETALL")
+                        .arg(&key)
+                        .query(&mut conn)
+                        .expect("HGETALL");
+                    format!(
+                        "hash:\n{}",
+                        items
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}\n"))
+                            .collect::<String>()
+                    )
                 }
                 other => format!("<{other}>"),
             };
@@ -122,9 +166,15 @@ impl Redis {
 }
 
 fn ping(url: &str) -> bool {
-    let Ok(client) = redis::Client::open(url) else { return false };
-    let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(200)) else { return false };
-    redis::cmd("PING").query::<String>(&mut conn).is_ok_and(|p| p == "PONG")
+    let Ok(client) = redis::Client::open(url) else {
+        return false;
+    };
+    let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
+        return false;
+    };
+    redis::cmd("PING")
+        .query::<String>(&mut conn)
+        .is_ok_and(|p| p == "PONG")
 }
 
 impl Drop for Redis {
@@ -139,7 +189,11 @@ impl Drop for Redis {
 /// falls back to [`CLUSTER_REDIS_URL`].
 pub fn redis_env(url: &str, functions: &[&str]) -> Vec<(String, String)> {
     let mut env = vec![("REDIS_URL".to_string(), url.to_string())];
-    env.extend(functions.iter().map(|f| (namespaced(f, "REDIS_URL"), url.to_string())));
+    env.extend(
+        functions
+            .iter()
+            .map(|f| (namespaced(f, "REDIS_URL"), url.to_string())),
+    );
     env
 }
 

@@ -55,8 +55,12 @@ fn url_char(c: char) -> bool {
 fn find_urls(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
     let mut found = Vec::new();
     let mut at = 0;
-    let next =
-        |at: usize| ["http://", "https://"].iter().filter_map(|s| text[at..].find(s).map(|i| (at + i, s.len()))).min();
+    let next = |at: usize| {
+        ["http://", "https://"]
+            .iter()
+            .filter_map(|s| text[at..].find(s).map(|i| (at + i, s.len())))
+            .min()
+    };
     while let Some((start, scheme)) = next(at) {
         let rest = &text[start + scheme..];
         let len = rest.find(|c| !url_char(c)).unwrap_or(rest.len());
@@ -75,8 +79,9 @@ fn find_mentions(text: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for (i, _) in text.match_indices('@') {
         let rest = &text[i + 1..];
-        let name =
-            &rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).unwrap_or(rest.len())];
+        let name = &rest[..rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(rest.len())];
         if !name.is_empty() && !names.iter().any(|n| n == name) {
             names.push(name.to_string());
         }
@@ -90,14 +95,20 @@ async fn handle(body: Bytes) -> rt::Reply {
     let urls: Vec<&str> = found.iter().map(|(_, u)| u.as_str()).collect();
     let shorten = serde_json::to_vec(&json!({ "urls": urls }))?;
     let mention = serde_json::to_vec(&json!({ "usernames": find_mentions(&req.text) }))?;
-    let (shortened, mentioned) =
-        tokio::try_join!(rt::invoke("url-shorten", shorten), rt::invoke("user-mention", mention))?;
+    let (shortened, mentioned) = tokio::try_join!(
+        rt::invoke("url-shorten", shorten),
+        rt::invoke("user-mention", mention)
+    )?;
     let Urls { urls } = serde_json::from_slice(&shortened)
         .map_err(|e| Error::new(format!("url-shorten sent an unexpected reply: {e}")))?;
     let UserMentions { user_mentions } = serde_json::from_slice(&mentioned)
         .map_err(|e| Error::new(format!("user-mention sent an unexpected reply: {e}")))?;
     if urls.len() != found.len() {
-        return Err(Error::new(format!("url-shorten answered {} URLs for {}", urls.len(), found.len())));
+        return Err(Error::new(format!(
+            "url-shorten answered {} URLs for {}",
+            urls.len(),
+            found.len()
+        )));
     }
     // Rebuild the text with each URL replaced by its short form.
     let mut text = String::with_capacity(req.text.len());
@@ -108,7 +119,11 @@ async fn handle(body: Bytes) -> rt::Reply {
         at = range.end;
     }
     text.push_str(&req.text[at..]);
-    rt::to_json(&Response { text, user_mentions, urls })
+    rt::to_json(&Response {
+        text,
+        user_mentions,
+        urls,
+    })
 }
 
 rt::function!(handle);

@@ -29,14 +29,23 @@ struct Response {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 fn machine_id() -> Result<u64, Error> {
     let raw = rt::config!("MACHINE_ID", "1");
     match raw.trim().parse::<u64>() {
         Ok(id) if id <= MAX_MACHINE_ID => Ok(id),
-        _ => Err(Error::new(format!("MACHINE_ID must be an integer in 0..={MAX_MACHINE_ID}, not {raw:?}"))),
+        _ => Err(Error::new(format!(
+            "MACHINE_ID must be an integer in 0..={MAX_MACHINE_ID}, not {raw:?}"
+        ))),
     }
 }
 
@@ -52,7 +61,9 @@ async fn handle(body: Bytes) -> rt::Reply {
     if counter >= 1 << COUNTER_BITS {
         return Err(Error::new("unique-id:counter overflowed 40 bits"));
     }
-    rt::to_json(&Response { unique_id: (machine << COUNTER_BITS) | counter })
+    rt::to_json(&Response {
+        unique_id: (machine << COUNTER_BITS) | counter,
+    })
 }
 
 rt::function!(handle);

@@ -33,7 +33,14 @@ struct Response {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {
@@ -42,12 +49,20 @@ async fn handle(body: Bytes) -> rt::Reply {
     let mut urls = Vec::with_capacity(req.urls.len());
     for expanded_url in req.urls {
         let code = shortcode::short_code(&expanded_url);
-        pipe.cmd("SET").arg(format!("short-url:{code}")).arg(&expanded_url).ignore();
-        urls.push(Url { shortened_url: format!("{SHORT_URL_PREFIX}{code}"), expanded_url });
+        pipe.cmd("SET")
+            .arg(format!("short-url:{code}"))
+            .arg(&expanded_url)
+            .ignore();
+        urls.push(Url {
+            shortened_url: format!("{SHORT_URL_PREFIX}{code}"),
+            expanded_url,
+        });
     }
     if !urls.is_empty() {
         let mut conn = redis().await?;
-        pipe.query_async::<()>(&mut conn).await.map_err(|e| Error::new(format!("redis SET failed: {e}")))?;
+        pipe.query_async::<()>(&mut conn)
+            .await
+            .map_err(|e| Error::new(format!("redis SET failed: {e}")))?;
     }
     rt::to_json(&Response { urls })
 }

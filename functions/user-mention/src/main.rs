@@ -31,26 +31,41 @@ struct Response {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;
     if req.usernames.is_empty() {
-        return rt::to_json(&Response { user_mentions: Vec::new() });
+        return rt::to_json(&Response {
+            user_mentions: Vec::new(),
+        });
     }
     let mut mget = redis::cmd("MGET");
     for name in &req.usernames {
         mget.arg(format!("user:{name}"));
     }
     let mut conn = redis().await?;
-    let ids: Vec<Option<String>> =
-        mget.query_async(&mut conn).await.map_err(|e| Error::new(format!("redis MGET failed: {e}")))?;
+    let ids: Vec<Option<String>> = mget
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| Error::new(format!("redis MGET failed: {e}")))?;
     let mut user_mentions = Vec::with_capacity(ids.len());
     for (username, id) in req.usernames.into_iter().zip(ids) {
         // The deliberate fault (see the module docs): panic, not an Err.
-        let Some(id) = id else { panic!("mentioned user @{username} is not registered") };
-        let user_id = id.parse().map_err(|_| Error::new(format!("user:{username} holds {id:?}, not a user id")))?;
+        let Some(id) = id else {
+            panic!("mentioned user @{username} is not registered")
+        };
+        let user_id = id
+            .parse()
+            .map_err(|_| Error::new(format!("user:{username} holds {id:?}, not a user id")))?;
         user_mentions.push(UserMention { user_id, username });
     }
     rt::to_json(&Response { user_mentions })

@@ -29,23 +29,45 @@ struct Response {
 static STORE: sn_store::Store = sn_store::Store::new();
 
 async fn redis() -> Result<MultiplexedConnection, Error> {
-    STORE.conn(|| rt::config!("REDIS_URL", "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379")).await
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
 }
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;
-    let reply = rt::invoke("social-graph-get-followers", serde_json::to_vec(&serde_json::json!({ "user_id": req.user_id }))?).await?;
-    let Followers { followers } = serde_json::from_slice(&reply)
-        .map_err(|e| Error::new(format!("social-graph-get-followers sent an unexpected reply: {e}")))?;
+    let reply = rt::invoke(
+        "social-graph-get-followers",
+        serde_json::to_vec(&serde_json::json!({ "user_id": req.user_id }))?,
+    )
+    .await?;
+    let Followers { followers } = serde_json::from_slice(&reply).map_err(|e| {
+        Error::new(format!(
+            "social-graph-get-followers sent an unexpected reply: {e}"
+        ))
+    })?;
     // A user who both follows the author and is mentioned gets the post once.
     let targets: BTreeSet<u64> = followers.into_iter().chain(req.user_mentions_id).collect();
     let mut pipe = redis::pipe();
     for id in &targets {
-        pipe.cmd("ZADD").arg(format!("home-timeline:{id}")).arg(req.timestamp).arg(req.post_id).ignore();
+        pipe.cmd("ZADD")
+            .arg(format!("home-timeline:{id}"))
+            .arg(req.timestamp)
+            .arg(req.post_id)
+            .ignore();
     }
     let mut conn = redis().await?;
-    pipe.query_async::<()>(&mut conn).await.map_err(|e| Error::new(format!("redis ZADD failed: {e}")))?;
-    rt::to_json(&Response { updated: targets.len() })
+    pipe.query_async::<()>(&mut conn)
+        .await
+        .map_err(|e| Error::new(format!("redis ZADD failed: {e}")))?;
+    rt::to_json(&Response {
+        updated: targets.len(),
+    })
 }
 
 rt::function!(handle);

@@ -11,7 +11,10 @@ use tempfile::TempPath;
 pub fn temp_beside(dest: &Path) -> Result<TempPath> {
     let dir = dest.parent().context("artifact path has no directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let stem = dest.file_name().and_then(|n| n.to_str()).unwrap_or("artifact");
+    let stem = dest
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("artifact");
     let file = tempfile::Builder::new()
         .prefix(&format!(".{stem}."))
         .suffix(".partial")
@@ -23,7 +26,8 @@ pub fn temp_beside(dest: &Path) -> Result<TempPath> {
 /// Moves a finished temporary file into place.
 pub fn commit(temp: TempPath, dest: &Path, mode: u32) -> Result<PathBuf> {
     std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))?;
-    temp.persist(dest).with_context(|| format!("cannot move the finished artifact to {}", dest.display()))?;
+    temp.persist(dest)
+        .with_context(|| format!("cannot move the finished artifact to {}", dest.display()))?;
     Ok(dest.to_path_buf())
 }
 

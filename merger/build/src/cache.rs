@@ -23,9 +23,17 @@ struct Stored<T> {
 /// A digest of `inputs` (every option that decides the binary, one per
 /// line, in any order) and of each unit's bitcode, named by `units`.
 pub fn key(inputs: &[String], units: &[String], bitcode: &[Vec<u8>]) -> String {
-    let digests: Vec<String> = bitcode.par_iter().map(|b| hex(&Sha256::digest(b))).collect();
+    let digests: Vec<String> = bitcode
+        .par_iter()
+        .map(|b| hex(&Sha256::digest(b)))
+        .collect();
     let mut lines: Vec<String> = inputs.to_vec();
-    lines.extend(units.iter().zip(&digests).map(|(u, d)| format!("unit {u} {d}")));
+    lines.extend(
+        units
+            .iter()
+            .zip(&digests)
+            .map(|(u, d)| format!("unit {u} {d}")),
+    );
     // Cargo reports units in the order they finish: sort, so the key does not depend on it.
     lines.sort();
     let mut h = Sha256::new();
@@ -43,16 +51,25 @@ pub fn key(inputs: &[String], units: &[String], bitcode: &[Vec<u8>]) -> String {
 pub fn own_build() -> String {
     match std::env::current_exe().and_then(std::fs::read) {
         Ok(exe) => format!("fmerge executable {}", hex(&Sha256::digest(exe))),
-        Err(e) => format!("fmerge executable unreadable ({e}) at {:?}", std::time::SystemTime::now()),
+        Err(e) => format!(
+            "fmerge executable unreadable ({e}) at {:?}",
+            std::time::SystemTime::now()
+        ),
     }
 }
 
 /// The last merge's entry, if it had this key and its outputs still exist.
-pub fn lookup<T: DeserializeOwned>(work: &Path, key: &str, binary: &Path, ll: Option<&Path>) -> Option<T> {
+pub fn lookup<T: DeserializeOwned>(
+    work: &Path,
+    key: &str,
+    binary: &Path,
+    ll: Option<&Path>,
+) -> Option<T> {
     if !binary.is_file() || ll.is_some_and(|l| !l.is_file()) {
         return None;
     }
-    let stored: Stored<T> = serde_json::from_slice(&std::fs::read(work.join("merge.json")).ok()?).ok()?;
+    let stored: Stored<T> =
+        serde_json::from_slice(&std::fs::read(work.join("merge.json")).ok()?).ok()?;
     let binary_now = hex(&Sha256::digest(std::fs::read(binary).ok()?));
     (stored.key == key && stored.binary == binary_now).then_some(stored.entry)
 }
@@ -60,8 +77,15 @@ pub fn lookup<T: DeserializeOwned>(work: &Path, key: &str, binary: &Path, ll: Op
 /// Records a finished merge; written last, so a failed merge records nothing.
 pub fn store<T: Serialize>(work: &Path, key: &str, binary: &Path, entry: T) -> Result<()> {
     let binary = hex(&Sha256::digest(std::fs::read(binary)?));
-    let stored = Stored { key: key.to_string(), binary, entry };
-    crate::artifact::write(&work.join("merge.json"), &serde_json::to_vec_pretty(&stored)?)?;
+    let stored = Stored {
+        key: key.to_string(),
+        binary,
+        entry,
+    };
+    crate::artifact::write(
+        &work.join("merge.json"),
+        &serde_json::to_vec_pretty(&stored)?,
+    )?;
     Ok(())
 }
 

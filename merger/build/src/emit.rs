@@ -8,9 +8,9 @@
 
 use crate::resolve::Plan;
 use crate::toolchain::Toolchain;
-use rayon::prelude::*;
 use anyhow::{Context, Result, bail};
 use cargo_metadata::{Message, PackageId, TargetKind};
+use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 use std::io::BufReader;
 use std::os::unix::fs::MetadataExt;
@@ -58,13 +58,20 @@ pub struct Release {
 impl Release {
     pub fn read(manifest: &Path) -> Release {
         let read = || -> Option<toml::Table> {
-            let doc = std::fs::read_to_string(manifest).ok()?.parse::<toml::Table>().ok()?;
+            let doc = std::fs::read_to_string(manifest)
+                .ok()?
+                .parse::<toml::Table>()
+                .ok()?;
             doc.get("profile")?.get("release")?.as_table().cloned()
         };
-        let Some(release) = read() else { return Release::default() };
+        let Some(release) = read() else {
+            return Release::default();
+        };
         Release {
             panic_abort: release.get("panic").and_then(|v| v.as_str()) == Some("abort"),
-            lto: release.get("lto").is_some_and(|v| v.as_bool() == Some(true) || matches!(v.as_str(), Some("fat" | "thin"))),
+            lto: release.get("lto").is_some_and(|v| {
+                v.as_bool() == Some(true) || matches!(v.as_str(), Some("fat" | "thin"))
+            }),
         }
     }
 
@@ -100,7 +107,10 @@ impl Profile {
     /// - `panic = "unwind"`: a panicking callee must fail only its own call;
     ///   with `abort` it would kill the caller's process too.
     pub fn config_args(&self) -> Vec<String> {
-        let mut args = vec!["profile.release.lto=false".to_string(), "profile.release.panic=\"unwind\"".to_string()];
+        let mut args = vec![
+            "profile.release.lto=false".to_string(),
+            "profile.release.panic=\"unwind\"".to_string(),
+        ];
         for package in &self.unoptimized {
             args.push(format!("profile.release.package.\"{package}\".opt-level=0"));
         }
@@ -129,7 +139,13 @@ pub fn build_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("fmerge").join("build")
 }
 
-pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profile, toolchain: &Toolchain) -> Result<Emitted> {
+pub fn run(
+    plan: &Plan,
+    target_dir: &Path,
+    jobs: Option<usize>,
+    profile: &Profile,
+    toolchain: &Toolchain,
+) -> Result<Emitted> {
     let triple = toolchain.triple.clone();
     let mut rustflags = RUSTFLAGS.to_string();
     if let Ok(user) = std::env::var("RUSTFLAGS")
@@ -139,14 +155,20 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profil
         rustflags = format!("{user} {rustflags}");
     }
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "--release", "--message-format=json-render-diagnostics", "--target", &triple])
-        .arg("--manifest-path")
-        .arg(&plan.manifest_path)
-        .env("CARGO_TARGET_DIR", target_dir)
-        .env("RUSTFLAGS", rustflags)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.args([
+        "build",
+        "--release",
+        "--message-format=json-render-diagnostics",
+        "--target",
+        &triple,
+    ])
+    .arg("--manifest-path")
+    .arg(&plan.manifest_path)
+    .env("CARGO_TARGET_DIR", target_dir)
+    .env("RUSTFLAGS", rustflags)
+    .env_remove("CARGO_ENCODED_RUSTFLAGS")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
     for f in plan.functions() {
         cmd.args(["-p", &f.name]);
     }
@@ -159,9 +181,14 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profil
     let mut child = cmd.spawn().context("cannot run cargo: is it on PATH?")?;
     let stdout = child.stdout.take().expect("piped");
 
-    let bins: HashMap<&PackageId, &crate::resolve::Function> = plan.functions().map(|f| (&f.package_id, f)).collect();
-    let unoptimized: BTreeSet<&PackageId> =
-        plan.local.iter().filter(|(_, name)| profile.unoptimized.contains(*name)).map(|(id, _)| id).collect();
+    let bins: HashMap<&PackageId, &crate::resolve::Function> =
+        plan.functions().map(|f| (&f.package_id, f)).collect();
+    let unoptimized: BTreeSet<&PackageId> = plan
+        .local
+        .iter()
+        .filter(|(_, name)| profile.unoptimized.contains(*name))
+        .map(|(id, _)| id)
+        .collect();
     let triple_dir = target_dir.join(&triple);
     let mut units = Vec::new();
     let mut native = NativeLibs::default();
@@ -171,28 +198,51 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profil
     for message in Message::parse_stream(BufReader::new(stdout)) {
         match message.context("cannot read cargo's JSON output")? {
             Message::CompilerArtifact(a) => {
-                let on_target = a.filenames.iter().any(|f| f.as_std_path().starts_with(&triple_dir));
+                let on_target = a
+                    .filenames
+                    .iter()
+                    .any(|f| f.as_std_path().starts_with(&triple_dir));
                 if !on_target {
                     continue; // build scripts and proc-macros
                 }
                 let crate_name = a.target.name.replace('-', "_");
                 let low = unoptimized.contains(&a.package_id);
                 if a.target.kind.contains(&TargetKind::Bin) {
-                    let Some(&function) = bins.get(&a.package_id) else { continue };
-                    let exe = a.executable.clone().context("cargo reported a binary without its path")?;
+                    let Some(&function) = bins.get(&a.package_id) else {
+                        continue;
+                    };
+                    let exe = a
+                        .executable
+                        .clone()
+                        .context("cargo reported a binary without its path")?;
                     let bitcode = bin_bitcode(exe.as_std_path(), &crate_name)?;
-                    candidates.push((function.name.clone(), a.target.name.clone(), exe.into_std_path_buf(), Unit {
+                    candidates.push((
+                        function.name.clone(),
+                        a.target.name.clone(),
+                        exe.into_std_path_buf(),
+                        Unit {
+                            package_id: a.package_id,
+                            crate_name,
+                            bitcode,
+                            function: Some(function.name.clone()),
+                            unoptimized: low,
+                        },
+                    ));
+                } else if let Some(rlib) =
+                    a.filenames.iter().find(|f| f.extension() == Some("rlib"))
+                {
+                    let stem = rlib.file_stem().unwrap_or_default();
+                    let stem = stem.strip_prefix("lib").unwrap_or(stem);
+                    let bitcode = rlib
+                        .with_file_name(format!("{stem}.bc"))
+                        .into_std_path_buf();
+                    units.push(Unit {
                         package_id: a.package_id,
                         crate_name,
                         bitcode,
-                        function: Some(function.name.clone()),
+                        function: None,
                         unoptimized: low,
-                    }));
-                } else if let Some(rlib) = a.filenames.iter().find(|f| f.extension() == Some("rlib")) {
-                    let stem = rlib.file_stem().unwrap_or_default();
-                    let stem = stem.strip_prefix("lib").unwrap_or(stem);
-                    let bitcode = rlib.with_file_name(format!("{stem}.bc")).into_std_path_buf();
-                    units.push(Unit { package_id: a.package_id, crate_name, bitcode, function: None, unoptimized: low });
+                    });
                 }
             }
             Message::BuildScriptExecuted(script) => {
@@ -215,13 +265,22 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profil
         );
     }
     for f in plan.functions() {
-        let (exe, unit) = pick_bin(&f.name, candidates.iter().filter(|c| c.0 == f.name).map(|c| (&c.1, &c.2, &c.3)).collect())?;
+        let (exe, unit) = pick_bin(
+            &f.name,
+            candidates
+                .iter()
+                .filter(|c| c.0 == f.name)
+                .map(|c| (&c.1, &c.2, &c.3))
+                .collect(),
+        )?;
         binaries.insert(f.name.clone(), exe);
         units.push(unit);
     }
     // Cargo reports crates in the order they finish; the merge must not
     // depend on that (which of two clashing symbols is renamed, say).
-    units.sort_by(|a, b| (&a.crate_name, &a.package_id.repr).cmp(&(&b.crate_name, &b.package_id.repr)));
+    units.sort_by(|a, b| {
+        (&a.crate_name, &a.package_id.repr).cmp(&(&b.crate_name, &b.package_id.repr))
+    });
     for unit in &units {
         if !unit.bitcode.is_file() {
             bail!(
@@ -232,7 +291,12 @@ pub fn run(plan: &Plan, target_dir: &Path, jobs: Option<usize>, profile: &Profil
             );
         }
     }
-    Ok(Emitted { units, native, triple, binaries })
+    Ok(Emitted {
+        units,
+        native,
+        triple,
+        binaries,
+    })
 }
 
 /// A function package may have several binaries (a CLI beside the
@@ -244,15 +308,23 @@ fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(Pa
     let entry = fmerge_contract::entry_symbol(function);
     let mut declaring = Vec::new();
     for &(name, exe, unit) in &bins {
-        let bytes = std::fs::read(&unit.bitcode).with_context(|| format!("cannot read {}", unit.bitcode.display()))?;
+        let bytes = std::fs::read(&unit.bitcode)
+            .with_context(|| format!("cannot read {}", unit.bitcode.display()))?;
         if bytes.windows(entry.len()).any(|w| w == entry.as_bytes()) {
             declaring.push((name, exe, unit));
         }
     }
-    let names = || bins.iter().map(|b| b.0.as_str()).collect::<Vec<_>>().join(", ");
+    let names = || {
+        bins.iter()
+            .map(|b| b.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match declaring[..] {
         [(_, exe, unit)] => Ok((exe.clone(), unit.clone())),
-        [] if bins.is_empty() => bail!("cargo built no binary for function {function}; check that its package has a [[bin]] target"),
+        [] if bins.is_empty() => bail!(
+            "cargo built no binary for function {function}; check that its package has a [[bin]] target"
+        ),
         [] => bail!(
             "function {function} has binaries {} and none of them declares its handler (`{entry}`).\n\
              Fix: end the function's main.rs with `fmerge_runtime::function!(handler);`.",
@@ -261,7 +333,11 @@ fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(Pa
         _ => bail!(
             "function {function} has several binaries that each declare its handler ({}): fmerge cannot tell which one is the function.\n\
              Fix: keep `fmerge_runtime::function!(handler)` in one binary only.",
-            declaring.iter().map(|d| d.0.as_str()).collect::<Vec<_>>().join(", ")
+            declaring
+                .iter()
+                .map(|d| d.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -269,7 +345,11 @@ fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(Pa
 /// Flags in the user's RUSTFLAGS that would undo what the merge relies on.
 fn check_user_rustflags(flags: &str) -> Result<()> {
     let words: Vec<&str> = flags.split_whitespace().collect();
-    let joined: Vec<String> = words.windows(2).map(|w| format!("{}{}", w[0], w[1])).chain(words.iter().map(|w| w.to_string())).collect();
+    let joined: Vec<String> = words
+        .windows(2)
+        .map(|w| format!("{}{}", w[0], w[1]))
+        .chain(words.iter().map(|w| w.to_string()))
+        .collect();
     if let Some(flag) = joined.iter().find(|w| w.contains("panic=abort")) {
         bail!(
             "RUSTFLAGS sets `{flag}`: in a merged binary one callee's panic would abort the caller's process too, \
@@ -277,8 +357,13 @@ fn check_user_rustflags(flags: &str) -> Result<()> {
              Fix: drop -C panic=abort from RUSTFLAGS for fmerge (fmerge builds with panic = \"unwind\" and isolates each callee's panics)."
         );
     }
-    if let Some(flag) = joined.iter().find(|w| (w.contains("-Clto") && !w.ends_with("=off") && !w.ends_with("=no")) || w.contains("-Cembed-bitcode=no")) {
-        bail!("RUSTFLAGS sets `{flag}`, which stops rustc writing the per-crate bitcode fmerge merges.\nFix: drop it from RUSTFLAGS when running fmerge (fmerge does its own LTO).");
+    if let Some(flag) = joined.iter().find(|w| {
+        (w.contains("-Clto") && !w.ends_with("=off") && !w.ends_with("=no"))
+            || w.contains("-Cembed-bitcode=no")
+    }) {
+        bail!(
+            "RUSTFLAGS sets `{flag}`, which stops rustc writing the per-crate bitcode fmerge merges.\nFix: drop it from RUSTFLAGS when running fmerge (fmerge does its own LTO)."
+        );
     }
     Ok(())
 }
@@ -288,7 +373,10 @@ fn check_user_rustflags(flags: &str) -> Result<()> {
 pub fn read_bitcode(units: &[Unit]) -> Result<Vec<Vec<u8>>> {
     units
         .par_iter()
-        .map(|u| std::fs::read(&u.bitcode).with_context(|| format!("cannot read bitcode {}", u.bitcode.display())))
+        .map(|u| {
+            std::fs::read(&u.bitcode)
+                .with_context(|| format!("cannot read bitcode {}", u.bitcode.display()))
+        })
         .collect()
 }
 
@@ -301,17 +389,34 @@ fn push_unique(list: &mut Vec<String>, value: String) {
 /// Cargo reports a bin by its uplifted path, a hard link of
 /// `deps/<crate>-<hash>`; the bitcode is `deps/<crate>-<hash>.bc`.
 fn bin_bitcode(exe: &Path, crate_name: &str) -> Result<PathBuf> {
-    let deps = exe.parent().map(|d| d.join("deps")).context("binary path has no parent")?;
-    let inode = std::fs::metadata(exe).with_context(|| format!("cannot stat {}", exe.display()))?.ino();
+    let deps = exe
+        .parent()
+        .map(|d| d.join("deps"))
+        .context("binary path has no parent")?;
+    let inode = std::fs::metadata(exe)
+        .with_context(|| format!("cannot stat {}", exe.display()))?
+        .ino();
     let prefix = format!("{crate_name}-");
-    for entry in std::fs::read_dir(&deps).with_context(|| format!("cannot read {}", deps.display()))? {
+    for entry in
+        std::fs::read_dir(&deps).with_context(|| format!("cannot read {}", deps.display()))?
+    {
         let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if name.starts_with(&prefix) && path.extension().is_none() && std::fs::metadata(&path)?.ino() == inode {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.starts_with(&prefix)
+            && path.extension().is_none()
+            && std::fs::metadata(&path)?.ino() == inode
+        {
             return Ok(path.with_extension("bc"));
         }
     }
-    bail!("cannot find the bitcode of {crate_name} in {}: no deps/{prefix}* is the same file as {}", deps.display(), exe.display())
+    bail!(
+        "cannot find the bitcode of {crate_name} in {}: no deps/{prefix}* is the same file as {}",
+        deps.display(),
+        exe.display()
+    )
 }
 
 #[cfg(test)]
@@ -319,10 +424,18 @@ mod tests {
     use super::Release;
 
     fn read(profile: &str) -> Release {
-        let dir = std::env::temp_dir().join(format!("fmerge-release-{}-{}", std::process::id(), profile.len()));
+        let dir = std::env::temp_dir().join(format!(
+            "fmerge-release-{}-{}",
+            std::process::id(),
+            profile.len()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let manifest = dir.join("Cargo.toml");
-        std::fs::write(&manifest, format!("[workspace]\n\n[profile.release]\n{profile}\n")).unwrap();
+        std::fs::write(
+            &manifest,
+            format!("[workspace]\n\n[profile.release]\n{profile}\n"),
+        )
+        .unwrap();
         let release = Release::read(&manifest);
         std::fs::remove_dir_all(&dir).unwrap();
         release
@@ -330,15 +443,29 @@ mod tests {
 
     #[test]
     fn lto_is_what_the_profile_asks_for_and_the_note_says_what_the_merge_does() {
-        for (profile, lto) in [("lto = true", true), ("lto = \"fat\"", true), ("lto = \"thin\"", true), ("lto = false", false), ("lto = \"off\"", false), ("", false)] {
+        for (profile, lto) in [
+            ("lto = true", true),
+            ("lto = \"fat\"", true),
+            ("lto = \"thin\"", true),
+            ("lto = false", false),
+            ("lto = \"off\"", false),
+            ("", false),
+        ] {
             assert_eq!(read(profile).lto, lto, "{profile}");
         }
         let release = read("lto = true\npanic = \"abort\"");
         assert!(release.panic_abort);
         let fat = release.notes(true).join("\n");
-        assert!(fat.contains("panic = \"unwind\"") && fat.contains("runs LTO over the whole merged program"), "{fat}");
+        assert!(
+            fat.contains("panic = \"unwind\"")
+                && fat.contains("runs LTO over the whole merged program"),
+            "{fat}"
+        );
         let off = release.notes(false).join("\n");
-        assert!(off.contains("--lto off leaves it out") && !off.contains("runs LTO"), "{off}");
+        assert!(
+            off.contains("--lto off leaves it out") && !off.contains("runs LTO"),
+            "{off}"
+        );
         assert!(read("").notes(false).is_empty());
         assert!(!Release::read(std::path::Path::new("/nonexistent/Cargo.toml")).lto);
     }

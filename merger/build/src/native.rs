@@ -37,7 +37,16 @@ pub fn probe(dir: &Path, toolchain: &Toolchain) -> Result<Probe> {
     std::fs::write(&src, "fn main() {}\n")?;
     let out = Command::new(&toolchain.rustc)
         .current_dir(dir)
-        .args(["--edition=2021", "--crate-type=bin", "-Copt-level=3", "-Cstrip=debuginfo", "-Csave-temps", "--print=link-args", "--target", triple])
+        .args([
+            "--edition=2021",
+            "--crate-type=bin",
+            "-Copt-level=3",
+            "-Cstrip=debuginfo",
+            "-Csave-temps",
+            "--print=link-args",
+            "--target",
+            triple,
+        ])
         .arg("-o")
         .arg(dir.join("fmerge_probe"))
         .arg(&src)
@@ -54,7 +63,10 @@ pub fn probe(dir: &Path, toolchain: &Toolchain) -> Result<Probe> {
 
 /// Parses rustc's printed command line: `ENV="v" … "cc" "arg" …`.
 fn parse(printed: &str, dir: &Path) -> Result<Probe> {
-    let line = printed.lines().find(|l| l.contains("\"-o\"")).context("rustc printed no link line")?;
+    let line = printed
+        .lines()
+        .find(|l| l.contains("\"-o\""))
+        .context("rustc printed no link line")?;
     let mut env = Vec::new();
     let mut words = Vec::new();
     for word in split_quoted(line) {
@@ -64,7 +76,9 @@ fn parse(printed: &str, dir: &Path) -> Result<Probe> {
             (Some(key), value) => words.push(format!("{key}={value}")),
         }
     }
-    let Some((linker, args)) = words.split_first() else { bail!("rustc printed an empty link line") };
+    let Some((linker, args)) = words.split_first() else {
+        bail!("rustc printed an empty link line")
+    };
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut shim = None;
@@ -76,7 +90,10 @@ fn parse(printed: &str, dir: &Path) -> Result<Probe> {
             continue;
         }
         if arg.ends_with(".o") {
-            let name = Path::new(arg).file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let name = Path::new(arg)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
             // The probe's own code is `fmerge_probe.fmerge_probe.<h>-cgu.N.rcgu.o`;
             // the shim is the one other `.rcgu.o`; `symbols.o` only pins the probe's symbols.
             if name.ends_with(".rcgu.o") && !name.contains("-cgu.") {
@@ -85,10 +102,20 @@ fn parse(printed: &str, dir: &Path) -> Result<Probe> {
             seen_object = true;
             continue;
         }
-        if seen_object { after.push(arg.clone()) } else { before.push(arg.clone()) }
+        if seen_object {
+            after.push(arg.clone())
+        } else {
+            before.push(arg.clone())
+        }
     }
     let shim = shim.context("rustc's link line has no allocator shim object; this rustc links in a way fmerge does not know")?;
-    Ok(Probe { env, linker: linker.clone(), before, after, shim })
+    Ok(Probe {
+        env,
+        linker: linker.clone(),
+        before,
+        after,
+        shim,
+    })
 }
 
 /// Splits `A="x" "cc" "-m64"` into `(Some("A"), "x")`, `(None, "cc")`, ….
@@ -143,10 +170,18 @@ pub fn native_args(native: &NativeLibs) -> Vec<String> {
         let name = name.split(':').next().unwrap_or(name);
         match kind {
             "static" if modifiers.contains("+whole-archive") => {
-                args.extend(["-Wl,-Bstatic".into(), "-Wl,--whole-archive".into(), format!("-l{name}")]);
+                args.extend([
+                    "-Wl,-Bstatic".into(),
+                    "-Wl,--whole-archive".into(),
+                    format!("-l{name}"),
+                ]);
                 args.extend(["-Wl,--no-whole-archive".into(), "-Wl,-Bdynamic".into()]);
             }
-            "static" => args.extend(["-Wl,-Bstatic".into(), format!("-l{name}"), "-Wl,-Bdynamic".into()]),
+            "static" => args.extend([
+                "-Wl,-Bstatic".into(),
+                format!("-l{name}"),
+                "-Wl,-Bdynamic".into(),
+            ]),
             _ => args.push(format!("-l{name}")),
         }
     }
@@ -154,13 +189,25 @@ pub fn native_args(native: &NativeLibs) -> Vec<String> {
 }
 
 /// Links `objects` and the native libraries into `out`.
-pub fn link(probe: &Probe, objects: &[PathBuf], native: &NativeLibs, version_script: &Path, out: &Path) -> Result<()> {
+pub fn link(
+    probe: &Probe,
+    objects: &[PathBuf],
+    native: &NativeLibs,
+    version_script: &Path,
+    out: &Path,
+) -> Result<()> {
     let mut cmd = Command::new(&probe.linker);
     cmd.envs(probe.env.iter().map(|(k, v)| (k, v)));
-    cmd.args(&probe.before).args(objects).arg(&probe.shim).args(native_args(native)).args(&probe.after);
+    cmd.args(&probe.before)
+        .args(objects)
+        .arg(&probe.shim)
+        .args(native_args(native))
+        .args(&probe.after);
     cmd.arg(format!("-Wl,--version-script={}", version_script.display()));
     cmd.arg("-o").arg(out);
-    let output = cmd.output().with_context(|| format!("cannot run the linker `{}`", probe.linker))?;
+    let output = cmd
+        .output()
+        .with_context(|| format!("cannot run the linker `{}`", probe.linker))?;
     if !output.status.success() {
         bail!(
             "the native link failed:\n{}\n\
@@ -177,22 +224,41 @@ pub fn link(probe: &Probe, objects: &[PathBuf], native: &NativeLibs, version_scr
 /// `#[no_mangle]` function by name. Such a symbol must keep its name.
 pub fn undefined_in_static_libs(native: &NativeLibs) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
-    let dirs: Vec<PathBuf> = native.search.iter().map(|s| PathBuf::from(s.rsplit_once('=').map_or(s.as_str(), |(_, p)| p))).collect();
+    let dirs: Vec<PathBuf> = native
+        .search
+        .iter()
+        .map(|s| PathBuf::from(s.rsplit_once('=').map_or(s.as_str(), |(_, p)| p)))
+        .collect();
     for lib in &native.libs {
         let (kind, name) = lib.split_once('=').unwrap_or(("", lib));
         if kind.starts_with("dylib") || kind.starts_with("framework") {
             continue;
         }
         let name = name.split(':').next().unwrap_or(name);
-        let Some(path) = dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file()) else { continue };
-        let Ok(bytes) = std::fs::read(&path) else { continue };
-        let Ok(archive) = goblin::archive::Archive::parse(&bytes) else { continue };
+        let Some(path) = dirs
+            .iter()
+            .map(|d| d.join(format!("lib{name}.a")))
+            .find(|p| p.is_file())
+        else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Ok(archive) = goblin::archive::Archive::parse(&bytes) else {
+            continue;
+        };
         for member in archive.members() {
-            let Ok(data) = archive.extract(member, &bytes) else { continue };
-            let Ok(elf) = goblin::elf::Elf::parse(data) else { continue };
+            let Ok(data) = archive.extract(member, &bytes) else {
+                continue;
+            };
+            let Ok(elf) = goblin::elf::Elf::parse(data) else {
+                continue;
+            };
             for sym in elf.syms.iter().filter(|s| s.is_import() && s.st_name != 0) {
                 if let Some(symbol) = elf.strtab.get_at(sym.st_name) {
-                    out.entry(symbol.to_string()).or_insert_with(|| format!("lib{name}.a"));
+                    out.entry(symbol.to_string())
+                        .or_insert_with(|| format!("lib{name}.a"));
                 }
             }
         }

@@ -49,7 +49,10 @@ impl Plan {
     pub fn callee_owned_local(&self) -> BTreeSet<String> {
         self.local
             .iter()
-            .filter(|(id, _)| !self.caller.closure.contains(*id) && self.callees.iter().any(|c| c.closure.contains(*id)))
+            .filter(|(id, _)| {
+                !self.caller.closure.contains(*id)
+                    && self.callees.iter().any(|c| c.closure.contains(*id))
+            })
             .map(|(_, name)| name.clone())
             .collect()
     }
@@ -59,7 +62,9 @@ impl Plan {
 /// directory) and checks the requested functions.
 pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Result<Plan> {
     if callees.is_empty() {
-        bail!("nothing to merge into {caller}: name at least one callee, as in `fmerge build {caller} <CALLEE>...`");
+        bail!(
+            "nothing to merge into {caller}: name at least one callee, as in `fmerge build {caller} <CALLEE>...`"
+        );
     }
     let mut seen = HashSet::new();
     for name in std::iter::once(caller).chain(callees.iter().map(String::as_str)) {
@@ -75,9 +80,17 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         "cannot read the cargo workspace: run fmerge inside a workspace of functions, or point at one with --manifest-path",
     )?;
     let caller = function(&metadata, caller)?;
-    let callees = callees.iter().map(|c| function(&metadata, c)).collect::<Result<Vec<_>>>()?;
+    let callees = callees
+        .iter()
+        .map(|c| function(&metadata, c))
+        .collect::<Result<Vec<_>>>()?;
     check_bin_names(std::iter::once(&caller).chain(&callees))?;
-    let local = metadata.packages.iter().filter(|p| p.source.is_none()).map(|p| (p.id.clone(), p.name.to_string())).collect();
+    let local = metadata
+        .packages
+        .iter()
+        .filter(|p| p.source.is_none())
+        .map(|p| (p.id.clone(), p.name.to_string()))
+        .collect();
     Ok(Plan {
         caller,
         callees,
@@ -113,45 +126,77 @@ fn check_bin_names<'a>(functions: impl Iterator<Item = &'a Function>) -> Result<
 fn function(metadata: &Metadata, name: &str) -> Result<Function> {
     let members: Vec<&Package> = metadata.workspace_packages();
     let Some(package) = members.iter().find(|p| p.name.as_str() == name) else {
-        let known = members.iter().filter(|p| is_function(p)).map(|p| p.name.to_string()).collect::<Vec<_>>();
+        let known = members
+            .iter()
+            .filter(|p| is_function(p))
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>();
         bail!(
             "unknown function {name}: no package of that name in the workspace at {}.\n\
              The functions there are: {}.\n\
              Check the spelling, or point at the right workspace with --manifest-path.",
             metadata.workspace_root,
-            if known.is_empty() { "(none)".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            }
         );
     };
-    if !package.dependencies.iter().any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal) {
+    if !package
+        .dependencies
+        .iter()
+        .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
+    {
         bail!(
             "{name} is not a function built on {RUNTIME}: it does not depend on it.\n\
              Add `{RUNTIME}` to its [dependencies] and declare its handler with `fmerge_runtime::function!(handler)`."
         );
     }
-    if !package.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin)) {
+    if !package
+        .targets
+        .iter()
+        .any(|t| t.kind.contains(&TargetKind::Bin))
+    {
         bail!(
             "{name} depends on {RUNTIME} but has no binary target, so it is a library, not a function.\n\
              A function is a bin crate whose main.rs ends with `fmerge_runtime::function!(handler)`."
         );
     }
-    let bins = package.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)).map(|t| t.name.clone()).collect();
-    Ok(Function { name: name.to_string(), package_id: package.id.clone(), closure: closure(metadata, &package.id), bins })
+    let bins = package
+        .targets
+        .iter()
+        .filter(|t| t.kind.contains(&TargetKind::Bin))
+        .map(|t| t.name.clone())
+        .collect();
+    Ok(Function {
+        name: name.to_string(),
+        package_id: package.id.clone(),
+        closure: closure(metadata, &package.id),
+        bins,
+    })
 }
 
 fn is_function(p: &Package) -> bool {
-    p.dependencies.iter().any(|d| d.name == RUNTIME) && p.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin))
+    p.dependencies.iter().any(|d| d.name == RUNTIME)
+        && p.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin))
 }
 
 /// The packages a function links: its normal dependencies, transitively.
 fn closure(metadata: &Metadata, root: &PackageId) -> HashSet<PackageId> {
-    let Some(resolve) = &metadata.resolve else { return HashSet::from([root.clone()]) };
+    let Some(resolve) = &metadata.resolve else {
+        return HashSet::from([root.clone()]);
+    };
     let nodes: HashMap<&PackageId, _> = resolve.nodes.iter().map(|n| (&n.id, n)).collect();
     let mut seen = HashSet::from([root.clone()]);
     let mut todo = vec![root.clone()];
     while let Some(id) = todo.pop() {
         let Some(node) = nodes.get(&id) else { continue };
         for dep in &node.deps {
-            let normal = dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+            let normal = dep
+                .dep_kinds
+                .iter()
+                .any(|k| k.kind == DependencyKind::Normal);
             if normal && seen.insert(dep.pkg.clone()) {
                 todo.push(dep.pkg.clone());
             }
@@ -161,6 +206,12 @@ fn closure(metadata: &Metadata, root: &PackageId) -> HashSet<PackageId> {
 }
 
 /// Which of `functions` link the package `id`.
-pub fn owners<'a>(functions: impl Iterator<Item = &'a Function>, id: &PackageId) -> BTreeSet<String> {
-    functions.filter(|f| f.closure.contains(id)).map(|f| f.name.clone()).collect()
+pub fn owners<'a>(
+    functions: impl Iterator<Item = &'a Function>,
+    id: &PackageId,
+) -> BTreeSet<String> {
+    functions
+        .filter(|f| f.closure.contains(id))
+        .map(|f| f.name.clone())
+        .collect()
 }

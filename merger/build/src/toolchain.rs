@@ -17,12 +17,22 @@ pub struct Toolchain {
 impl Toolchain {
     pub fn detect() -> Result<Toolchain> {
         let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-        let out = Command::new(&rustc).arg("-vV").output().with_context(|| format!("cannot run `{rustc} -vV`: is Rust installed?"))?;
+        let out = Command::new(&rustc)
+            .arg("-vV")
+            .output()
+            .with_context(|| format!("cannot run `{rustc} -vV`: is Rust installed?"))?;
         if !out.status.success() {
-            bail!("`{rustc} -vV` failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "`{rustc} -vV` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         let text = String::from_utf8_lossy(&out.stdout);
-        let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(str::to_string);
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::to_string)
+        };
         Ok(Toolchain {
             release: field("release: ").context("rustc -vV printed no release")?,
             triple: field("host: ").context("rustc -vV printed no host triple")?,

@@ -58,7 +58,10 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     for (source, package, _) in &packages {
         let folder = fns.join(&source.function);
         std::fs::create_dir_all(&folder)?;
-        std::fs::write(folder.join("Cargo.toml"), wrapper_manifest(&source.function, package)?)?;
+        std::fs::write(
+            folder.join("Cargo.toml"),
+            wrapper_manifest(&source.function, package)?,
+        )?;
     }
     let caller_root = &packages[0].2;
     let mut root = String::from(
@@ -77,14 +80,21 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     std::fs::write(&manifest, root)?;
     let lock = caller_root.join("Cargo.lock");
     if lock.is_file() {
-        std::fs::copy(&lock, dir.join("Cargo.lock")).with_context(|| format!("cannot copy {}", lock.display()))?;
+        std::fs::copy(&lock, dir.join("Cargo.lock"))
+            .with_context(|| format!("cannot copy {}", lock.display()))?;
     } else {
         let _ = std::fs::remove_file(dir.join("Cargo.lock"));
     }
     check_one_runtime(&manifest, sources)?;
-    let callees: Vec<(&str, &Path)> = packages[1..].iter().map(|(s, _, root)| (s.function.as_str(), root.as_path())).collect();
+    let callees: Vec<(&str, &Path)> = packages[1..]
+        .iter()
+        .map(|(s, _, root)| (s.function.as_str(), root.as_path()))
+        .collect();
     let lock_differences = lock_differences(&dir.join("Cargo.lock"), &callees);
-    Ok(Generated { manifest, lock_differences })
+    Ok(Generated {
+        manifest,
+        lock_differences,
+    })
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names
@@ -97,9 +107,17 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
             source.manifest.display()
         );
     }
-    let metadata = MetadataCommand::new().manifest_path(&source.manifest).no_deps().exec().with_context(|| {
-        format!("cannot read the cargo project of function {} at {}", source.function, source.manifest.display())
-    })?;
+    let metadata = MetadataCommand::new()
+        .manifest_path(&source.manifest)
+        .no_deps()
+        .exec()
+        .with_context(|| {
+            format!(
+                "cannot read the cargo project of function {} at {}",
+                source.function,
+                source.manifest.display()
+            )
+        })?;
     let manifest = source.manifest.canonicalize()?;
     let packages: Vec<&Package> = metadata.packages.iter().collect();
     let found = packages
@@ -112,10 +130,18 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
             "function {}: {} is a workspace without a package of that name (it has {}).\nFix: point at the function's own Cargo.toml.",
             source.function,
             source.manifest.display(),
-            packages.iter().map(|p| p.name.to_string()).collect::<Vec<_>>().join(", ")
+            packages
+                .iter()
+                .map(|p| p.name.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     };
-    if !package.dependencies.iter().any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal) {
+    if !package
+        .dependencies
+        .iter()
+        .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
+    {
         bail!(
             "function {} ({}) is not built on {RUNTIME}: it does not depend on it.\n\
              Fix: add `{RUNTIME}` to its [dependencies] and end its main.rs with `fmerge_runtime::function!(handler)` \
@@ -124,16 +150,32 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
             source.manifest.display()
         );
     }
-    Ok(((*package).clone(), metadata.workspace_root.clone().into_std_path_buf()))
+    Ok((
+        (*package).clone(),
+        metadata.workspace_root.clone().into_std_path_buf(),
+    ))
 }
 
 /// The wrapper package: the function's targets and dependencies under the
 /// function's name.
 fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
     let mut s = String::new();
-    writeln!(s, "# {function}: the sources of {} at {}", p.name, p.manifest_path)?;
-    writeln!(s, "[package]\nname = {}\nversion = \"{}\"\nedition = \"{}\"", quote(function), p.version, p.edition)?;
-    writeln!(s, "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\npublish = false")?;
+    writeln!(
+        s,
+        "# {function}: the sources of {} at {}",
+        p.name, p.manifest_path
+    )?;
+    writeln!(
+        s,
+        "[package]\nname = {}\nversion = \"{}\"\nedition = \"{}\"",
+        quote(function),
+        p.version,
+        p.edition
+    )?;
+    writeln!(
+        s,
+        "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\npublish = false"
+    )?;
     if let Some(links) = &p.links {
         writeln!(s, "links = {}", quote(links))?;
     }
@@ -145,22 +187,51 @@ fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
     if !p.features.is_empty() {
         writeln!(s, "\n[features]")?;
         for (name, enables) in &p.features {
-            writeln!(s, "{} = [{}]", quote(name), enables.iter().map(|e| quote(e)).collect::<Vec<_>>().join(", "))?;
+            writeln!(
+                s,
+                "{} = [{}]",
+                quote(name),
+                enables
+                    .iter()
+                    .map(|e| quote(e))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?;
         }
     }
     // A single binary takes the function's name: functions made from one
     // template all call theirs `handler`.
-    let bins = p.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)).count();
+    let bins = p
+        .targets
+        .iter()
+        .filter(|t| t.kind.contains(&TargetKind::Bin))
+        .count();
     for t in &p.targets {
-        if t.kind.iter().any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib)) {
-            writeln!(s, "\n[lib]\nname = {}\npath = {}", quote(&t.name.replace('-', "_")), quote(t.src_path.as_str()))?;
+        if t.kind
+            .iter()
+            .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib))
+        {
+            writeln!(
+                s,
+                "\n[lib]\nname = {}\npath = {}",
+                quote(&t.name.replace('-', "_")),
+                quote(t.src_path.as_str())
+            )?;
         }
         if t.kind.contains(&TargetKind::Bin) {
             let name = if bins == 1 { function } else { t.name.as_str() };
-            writeln!(s, "\n[[bin]]\nname = {}\npath = {}", quote(name), quote(t.src_path.as_str()))?;
+            writeln!(
+                s,
+                "\n[[bin]]\nname = {}\npath = {}",
+                quote(name),
+                quote(t.src_path.as_str())
+            )?;
         }
     }
-    for (kind, table) in [(DependencyKind::Normal, "dependencies"), (DependencyKind::Build, "build-dependencies")] {
+    for (kind, table) in [
+        (DependencyKind::Normal, "dependencies"),
+        (DependencyKind::Build, "build-dependencies"),
+    ] {
         let mut by_target: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
         for d in p.dependencies.iter().filter(|d| d.kind == kind) {
             let mut fields = Vec::new();
@@ -193,13 +264,23 @@ fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
                 fields.push("default-features = false".into());
             }
             if !d.features.is_empty() {
-                fields.push(format!("features = [{}]", d.features.iter().map(|f| quote(f)).collect::<Vec<_>>().join(", ")));
+                fields.push(format!(
+                    "features = [{}]",
+                    d.features
+                        .iter()
+                        .map(|f| quote(f))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
             if d.optional {
                 fields.push("optional = true".into());
             }
             let key = d.rename.clone().unwrap_or_else(|| d.name.clone());
-            by_target.entry(d.target.as_ref().map(|t| t.to_string())).or_default().push(format!("{} = {{ {} }}", quote(&key), fields.join(", ")));
+            by_target
+                .entry(d.target.as_ref().map(|t| t.to_string()))
+                .or_default()
+                .push(format!("{} = {{ {} }}", quote(&key), fields.join(", ")));
         }
         for (target, lines) in by_target {
             match target {
@@ -219,8 +300,10 @@ fn quote(s: &str) -> String {
 }
 
 fn read_table(path: &Path) -> Result<toml::Table> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    text.parse::<toml::Table>().with_context(|| format!("{} is not valid TOML", path.display()))
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.parse::<toml::Table>()
+        .with_context(|| format!("{} is not valid TOML", path.display()))
 }
 
 /// Two copies of the runtime in one binary would mean two dispatch tables.
@@ -236,7 +319,16 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
         .packages
         .iter()
         .filter(|p| p.name.as_str() == RUNTIME)
-        .map(|p| format!("{} {} ({})", p.name, p.version, p.source.as_ref().map_or_else(|| p.manifest_path.to_string(), |s| s.repr.clone())))
+        .map(|p| {
+            format!(
+                "{} {} ({})",
+                p.name,
+                p.version,
+                p.source
+                    .as_ref()
+                    .map_or_else(|| p.manifest_path.to_string(), |s| s.repr.clone())
+            )
+        })
         .collect();
     if runtimes.len() > 1 {
         bail!(
@@ -272,10 +364,22 @@ fn lock_differences(merged_lock: &Path, callees: &[(&str, &Path)]) -> Vec<String
 /// Each crate of a lock file with the versions it holds.
 fn lock_versions(lock: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let Ok(table) = read_table(lock) else { return out };
-    for p in table.get("package").and_then(|p| p.as_array()).into_iter().flatten() {
-        if let (Some(name), Some(version)) = (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str())) {
-            out.entry(name.to_string()).or_default().insert(version.to_string());
+    let Ok(table) = read_table(lock) else {
+        return out;
+    };
+    for p in table
+        .get("package")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(name), Some(version)) = (
+            p.get("name").and_then(|v| v.as_str()),
+            p.get("version").and_then(|v| v.as_str()),
+        ) {
+            out.entry(name.to_string())
+                .or_default()
+                .insert(version.to_string());
         }
     }
     out
@@ -284,7 +388,10 @@ fn lock_versions(lock: &Path) -> BTreeMap<String, BTreeSet<String>> {
 /// The target dir of the project holding `manifest` (where a merge of its
 /// function builds by default).
 pub fn target_dir_of(manifest: &Path) -> Result<PathBuf> {
-    let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()
+    let metadata = MetadataCommand::new()
+        .manifest_path(manifest)
+        .no_deps()
+        .exec()
         .with_context(|| format!("cannot read the cargo project at {}", manifest.display()))?;
     Ok(metadata.target_directory.into_std_path_buf())
 }
@@ -294,10 +401,25 @@ pub fn target_dir_of(manifest: &Path) -> Result<PathBuf> {
 pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>> {
     let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for manifest in manifests {
-        let metadata = MetadataCommand::new().manifest_path(manifest).no_deps().exec()
-            .with_context(|| format!("cannot read the cargo project at {}: check --manifest-path", manifest.display()))?;
-        for p in metadata.packages.iter().filter(|p| metadata.workspace_members.contains(&p.id)) {
-            found.entry(p.name.to_string()).or_default().push(p.manifest_path.clone().into_std_path_buf());
+        let metadata = MetadataCommand::new()
+            .manifest_path(manifest)
+            .no_deps()
+            .exec()
+            .with_context(|| {
+                format!(
+                    "cannot read the cargo project at {}: check --manifest-path",
+                    manifest.display()
+                )
+            })?;
+        for p in metadata
+            .packages
+            .iter()
+            .filter(|p| metadata.workspace_members.contains(&p.id))
+        {
+            found
+                .entry(p.name.to_string())
+                .or_default()
+                .push(p.manifest_path.clone().into_std_path_buf());
         }
     }
     functions

@@ -11,7 +11,9 @@ use anyhow::{Context as _, Result, anyhow};
 use inkwell::OptimizationLevel;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+};
 use std::path::Path;
 
 /// Checks the merged module, so that a bug in a rewrite shows up here with
@@ -25,7 +27,8 @@ pub fn verify(module: &Module<'_>) -> Result<()> {
 pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
     Target::initialize_x86(&InitializationConfig::default());
     let triple = TargetTriple::create(triple);
-    let target = Target::from_triple(&triple).map_err(|e| anyhow!("LLVM has no target for {triple}: {e}"))?;
+    let target = Target::from_triple(&triple)
+        .map_err(|e| anyhow!("LLVM has no target for {triple}: {e}"))?;
     let level = match opt_level {
         0 => OptimizationLevel::None,
         1 => OptimizationLevel::Less,
@@ -34,7 +37,14 @@ pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
     };
     // rustc's defaults for x86_64-unknown-linux-gnu: generic x86-64, PIC for a PIE.
     target
-        .create_target_machine(&triple, "x86-64", "", level, RelocMode::PIC, CodeModel::Default)
+        .create_target_machine(
+            &triple,
+            "x86-64",
+            "",
+            level,
+            RelocMode::PIC,
+            CodeModel::Default,
+        )
         .context("LLVM could not create a target machine for the host")
 }
 
@@ -56,14 +66,24 @@ pub enum Lto {
 /// the removal of dead globals. Either way identical functions are merged,
 /// as rustc does within a crate (`-Z merge-functions`): across crates, the
 /// same generic instantiations are many, and each would be compiled again.
-pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8, lto: Lto) -> Result<()> {
+pub fn optimize(
+    module: &Module<'_>,
+    machine: &TargetMachine,
+    opt_level: u8,
+    lto: Lto,
+) -> Result<()> {
     let pipeline = match (lto, opt_level) {
         (Lto::Fat, 1..) => format!("lto<O{}>,mergefunc", opt_level.min(3)),
         _ => "globaldce,mergefunc".to_string(),
     };
     module
         .run_passes(&pipeline, machine, PassBuilderOptions::create())
-        .map_err(|e| anyhow!("LLVM's {pipeline} pipeline failed: {}", e.to_string().trim()))
+        .map_err(|e| {
+            anyhow!(
+                "LLVM's {pipeline} pipeline failed: {}",
+                e.to_string().trim()
+            )
+        })
 }
 
 /// Optimizes one crate that cargo built at opt-level 0 for the endpoint
@@ -72,13 +92,22 @@ pub fn optimize(module: &Module<'_>, machine: &TargetMachine, opt_level: u8, lto
 pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()> {
     module
         .run_passes("default<O3>", machine, PassBuilderOptions::create())
-        .map_err(|e| anyhow!("LLVM's default<O3> pipeline failed on an unoptimized crate: {}", e.to_string().trim()))
+        .map_err(|e| {
+            anyhow!(
+                "LLVM's default<O3> pipeline failed on an unoptimized crate: {}",
+                e.to_string().trim()
+            )
+        })
 }
 
 /// Cuts the optimized module into up to `n` partitions for
 /// [`emit_partitions`] (see `split`), or returns `None` when it is emitted
 /// whole with [`emit_object`]: `n` < 2, or a module that cannot be cut.
-pub fn cut(module: &Module<'_>, machine: &TargetMachine, n: usize) -> Result<Option<crate::split::Cut>> {
+pub fn cut(
+    module: &Module<'_>,
+    machine: &TargetMachine,
+    n: usize,
+) -> Result<Option<crate::split::Cut>> {
     if n < 2 {
         return Ok(None);
     }
@@ -94,7 +123,13 @@ pub fn cut(module: &Module<'_>, machine: &TargetMachine, n: usize) -> Result<Opt
 /// the next one is read: one full copy of the module is ever being parsed,
 /// and memory freed by trimming one partition serves the next (the caller
 /// has dropped the merged module and its context by now).
-pub fn emit_partitions(cut: crate::split::Cut, triple: &str, opt_level: u8, dir: &Path, stem: &str) -> Result<Vec<std::path::PathBuf>> {
+pub fn emit_partitions(
+    cut: crate::split::Cut,
+    triple: &str,
+    opt_level: u8,
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<std::path::PathBuf>> {
     std::thread::scope(|scope| {
         let mut compiling = Vec::new();
         for p in 0..cut.partitions() {
@@ -108,12 +143,24 @@ pub fn emit_partitions(cut: crate::split::Cut, triple: &str, opt_level: u8, dir:
                 Ok(object)
             }));
         }
-        compiling.into_iter().map(|t| t.join().unwrap_or_else(|_| Err(anyhow!("LLVM crashed while compiling a partition")))).collect()
+        compiling
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(anyhow!("LLVM crashed while compiling a partition")))
+            })
+            .collect()
     })
 }
 
 pub fn emit_object(module: &Module<'_>, machine: &TargetMachine, path: &Path) -> Result<()> {
     machine
         .write_to_file(module, FileType::Object, path)
-        .map_err(|e| anyhow!("LLVM could not write the object {}: {}", path.display(), e.to_string().trim()))
+        .map_err(|e| {
+            anyhow!(
+                "LLVM could not write the object {}: {}",
+                path.display(),
+                e.to_string().trim()
+            )
+        })
 }

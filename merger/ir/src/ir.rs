@@ -31,7 +31,10 @@ pub fn string_bytes(global: Value) -> Option<Vec<u8>> {
             return None;
         }
         let init = LLVMGetInitializer(global);
-        if init.is_null() || LLVMIsAConstantDataArray(init).is_null() || LLVMIsConstantString(init) == 0 {
+        if init.is_null()
+            || LLVMIsAConstantDataArray(init).is_null()
+            || LLVMIsConstantString(init) == 0
+        {
             return None;
         }
         const_bytes(init)
@@ -96,14 +99,18 @@ pub fn const_u64(v: Value) -> Option<u64> {
 /// `getelementptr (i8, ptr @g, i64 k)` as `(@g, k)`.
 pub fn byte_offset(v: Value) -> Option<(Value, u64)> {
     unsafe {
-        if LLVMIsAConstantExpr(v).is_null() || LLVMGetConstOpcode(v) != LLVMOpcode::LLVMGetElementPtr {
+        if LLVMIsAConstantExpr(v).is_null()
+            || LLVMGetConstOpcode(v) != LLVMOpcode::LLVMGetElementPtr
+        {
             return None;
         }
         if LLVMGetNumOperands(v) != 2 {
             return None;
         }
         let source = LLVMGetGEPSourceElementType(v);
-        if LLVMGetTypeKind(source) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind || LLVMGetIntTypeWidth(source) != 8 {
+        if LLVMGetTypeKind(source) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+            || LLVMGetIntTypeWidth(source) != 8
+        {
             return None;
         }
         Some((LLVMGetOperand(v, 0), const_u64(LLVMGetOperand(v, 1))?))
@@ -186,7 +193,9 @@ pub fn const_bytes(v: Value) -> Option<Vec<u8>> {
             return None;
         }
         let elem = LLVMGetElementType(ty);
-        if LLVMGetTypeKind(elem) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind || LLVMGetIntTypeWidth(elem) != 8 {
+        if LLVMGetTypeKind(elem) != inkwell::llvm_sys::LLVMTypeKind::LLVMIntegerTypeKind
+            || LLVMGetIntTypeWidth(elem) != 8
+        {
             return None;
         }
         if !LLVMIsAConstantAggregateZero(v).is_null() {
@@ -203,7 +212,14 @@ pub fn const_bytes(v: Value) -> Option<Vec<u8>> {
 
 /// A constant `[N x i8]` holding `bytes`, in `like`'s context.
 pub fn const_byte_array(like: Value, bytes: &[u8]) -> Value {
-    unsafe { LLVMConstStringInContext2(LLVMGetTypeContext(LLVMTypeOf(like)), bytes.as_ptr() as *const _, bytes.len(), 1) }
+    unsafe {
+        LLVMConstStringInContext2(
+            LLVMGetTypeContext(LLVMTypeOf(like)),
+            bytes.as_ptr() as *const _,
+            bytes.len(),
+            1,
+        )
+    }
 }
 
 /// `agg` with operand `i` replaced by `v`, as a new constant struct of the same type.
@@ -290,7 +306,10 @@ pub fn is_declaration(v: Value) -> bool {
 
 /// A module with aliases or ifuncs, which the split does not handle.
 pub fn has_aliases_or_ifuncs(module: &Module) -> bool {
-    unsafe { !LLVMGetFirstGlobalAlias(module.as_mut_ptr()).is_null() || !LLVMGetFirstGlobalIFunc(module.as_mut_ptr()).is_null() }
+    unsafe {
+        !LLVMGetFirstGlobalAlias(module.as_mut_ptr()).is_null()
+            || !LLVMGetFirstGlobalIFunc(module.as_mut_ptr()).is_null()
+    }
 }
 
 /// The number of instructions in a function's body.
@@ -317,7 +336,10 @@ pub fn promote_hidden(v: Value, name: &str) {
     use inkwell::llvm_sys::{LLVMLinkage, LLVMVisibility};
     unsafe {
         let linkage = LLVMGetLinkage(v);
-        if matches!(linkage, LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage) {
+        if matches!(
+            linkage,
+            LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
+        ) {
             if LLVMGetValueName2(v, &mut 0).is_null() || self::name(v).is_empty() {
                 LLVMSetValueName2(v, name.as_ptr() as *const _, name.len());
             }
@@ -414,7 +436,9 @@ pub struct Detached {
 unsafe impl Send for Detached {}
 
 /// Makes a module in a new context of its own, with `make`, detached.
-pub fn detached<E>(make: impl FnOnce(&inkwell::context::Context) -> Result<Module<'_>, E>) -> Result<Detached, E> {
+pub fn detached<E>(
+    make: impl FnOnce(&inkwell::context::Context) -> Result<Module<'_>, E>,
+) -> Result<Detached, E> {
     let ctx = inkwell::context::Context::create();
     let module = make(&ctx)?;
     let raw = module.as_mut_ptr();

@@ -8,7 +8,12 @@ use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 
 /// Parses one crate's bitcode (read from `path`) into `ctx`.
-pub fn parse<'ctx>(ctx: &'ctx Context, bytes: &[u8], crate_name: &str, path: &std::path::Path) -> Result<Module<'ctx>> {
+pub fn parse<'ctx>(
+    ctx: &'ctx Context,
+    bytes: &[u8],
+    crate_name: &str,
+    path: &std::path::Path,
+) -> Result<Module<'ctx>> {
     let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, crate_name);
     Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
         anyhow!(
@@ -33,14 +38,19 @@ pub fn parse<'ctx>(ctx: &'ctx Context, bytes: &[u8], crate_name: &str, path: &st
 pub fn all<'ctx>(mut modules: Vec<(Module<'ctx>, String, usize)>) -> Result<Module<'ctx>> {
     while modules.len() > 1 {
         // The neighbours whose link is cheapest: the smallest pair.
-        let i = (0..modules.len() - 1).min_by_key(|&i| modules[i].2 + modules[i + 1].2).expect("two or more");
+        let i = (0..modules.len() - 1)
+            .min_by_key(|&i| modules[i].2 + modules[i + 1].2)
+            .expect("two or more");
         let (src, src_crates, src_size) = modules.remove(i + 1);
         let (dest, crates, size) = &mut modules[i];
         into(dest, src, &src_crates)?;
         *crates = format!("{crates}, {src_crates}");
         *size += src_size;
     }
-    modules.pop().map(|(module, _, _)| module).ok_or_else(|| anyhow!("cargo built nothing to merge"))
+    modules
+        .pop()
+        .map(|(module, _, _)| module)
+        .ok_or_else(|| anyhow!("cargo built nothing to merge"))
 }
 
 /// Links `src` into `dest`; `src` is consumed, as with `llvm-link`.
@@ -58,7 +68,20 @@ fn into<'ctx>(dest: &Module<'ctx>, src: Module<'ctx>, crates: &str) -> Result<()
 /// Parses a textual `.ll` file, as `--emit-ll` writes it, with the same LLVM.
 pub fn parse_ll(path: &std::path::Path) -> Result<()> {
     let ctx = Context::create();
-    let buffer = MemoryBuffer::create_from_file(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
-    let module = ctx.create_module_from_ir(buffer).map_err(|e| anyhow!("{} does not parse: {}", path.display(), e.to_string().trim()))?;
-    module.verify().map_err(|e| anyhow!("{} parses but does not verify: {}", path.display(), e.to_string().trim()))
+    let buffer = MemoryBuffer::create_from_file(path)
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let module = ctx.create_module_from_ir(buffer).map_err(|e| {
+        anyhow!(
+            "{} does not parse: {}",
+            path.display(),
+            e.to_string().trim()
+        )
+    })?;
+    module.verify().map_err(|e| {
+        anyhow!(
+            "{} parses but does not verify: {}",
+            path.display(),
+            e.to_string().trim()
+        )
+    })
 }

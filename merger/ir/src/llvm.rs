@@ -12,7 +12,9 @@ pub fn llvm_link_name(lib_dir: &Path) -> Result<String, String> {
     let names = std::fs::read_dir(lib_dir)
         .map_err(|e| format!("cannot list {}: {e}", lib_dir.display()))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok());
-    let best = names.filter(|n| n.starts_with("libLLVM-") && n.ends_with(".so")).max();
+    let best = names
+        .filter(|n| n.starts_with("libLLVM-") && n.ends_with(".so"))
+        .max();
     match best {
         Some(name) => Ok(name["lib".len()..name.len() - ".so".len()].to_string()),
         None => Err(format!(

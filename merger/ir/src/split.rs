@@ -25,11 +25,23 @@ use std::collections::HashMap;
 /// Aliases (which the optimizer makes for identical functions) must sit
 /// with their targets; uses go to the targets instead, and unused local
 /// aliases are removed.
-pub fn remove_aliases(module: &Module<'_>, machine: &inkwell::targets::TargetMachine) -> Result<()> {
+pub fn remove_aliases(
+    module: &Module<'_>,
+    machine: &inkwell::targets::TargetMachine,
+) -> Result<()> {
     ir::bypass_aliases(module);
     module
-        .run_passes("globaldce", machine, inkwell::passes::PassBuilderOptions::create())
-        .map_err(|e| anyhow!("LLVM's globaldce failed before the split: {}", e.to_string().trim()))
+        .run_passes(
+            "globaldce",
+            machine,
+            inkwell::passes::PassBuilderOptions::create(),
+        )
+        .map_err(|e| {
+            anyhow!(
+                "LLVM's globaldce failed before the split: {}",
+                e.to_string().trim()
+            )
+        })
 }
 
 /// The optimized module cut for parallel emission: its bitcode, with every
@@ -96,7 +108,8 @@ fn prepare(module: &Module<'_>) {
 pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module<'ctx>> {
     let plan = &cut.plan;
     let buffer = MemoryBuffer::create_from_memory_range(&cut.bitcode, "fmerge.partition");
-    let module = Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| anyhow!("cannot read back the merged module: {e}"))?;
+    let module = Module::parse_bitcode_from_buffer(&buffer, ctx)
+        .map_err(|e| anyhow!("cannot read back the merged module: {e}"))?;
     for v in ir::global_values(&module) {
         if ir::is_declaration(v) {
             continue;
@@ -109,7 +122,10 @@ pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module
         } else if p != 0 {
             // Constructor tables and keep-alive lists once, or constructors
             // would run once per partition.
-            if matches!(name.as_str(), "llvm.used" | "llvm.compiler.used" | "llvm.global_ctors" | "llvm.global_dtors") {
+            if matches!(
+                name.as_str(),
+                "llvm.used" | "llvm.compiler.used" | "llvm.global_ctors" | "llvm.global_dtors"
+            ) {
                 ir::delete_global(v);
             } else if !name.starts_with("llvm.") {
                 ir::drop_initializer(v);
@@ -121,5 +137,10 @@ pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module
 
 /// Checks a partition before it is compiled (on the thread compiling it).
 pub fn verify(module: &Module<'_>, p: usize) -> Result<()> {
-    module.verify().map_err(|e| anyhow!("partition {p} of the merged module is not valid IR (a bug in fmerge): {}", e.to_string().trim()))
+    module.verify().map_err(|e| {
+        anyhow!(
+            "partition {p} of the merged module is not valid IR (a bug in fmerge): {}",
+            e.to_string().trim()
+        )
+    })
 }

@@ -25,7 +25,11 @@ struct Case {
 
 impl Case {
     fn get(&self, key: &str) -> Vec<&str> {
-        self.headers.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect()
+        self.headers
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     fn one(&self, key: &str) -> Option<&str> {
@@ -33,16 +37,27 @@ impl Case {
     }
 
     fn list(&self, key: &str) -> Vec<String> {
-        self.one(key).map(|v| v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default()
+        self.one(key)
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
 fn cases(pass: &str) -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ir").join(pass);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ir")
+        .join(pass);
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ll") && !p.to_string_lossy().ends_with(".out.ll"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "ll") && !p.to_string_lossy().ends_with(".out.ll")
+        })
         .collect();
     paths.sort();
     assert!(!paths.is_empty(), "no cases in {}", dir.display());
@@ -65,7 +80,8 @@ fn cases(pass: &str) -> Vec<Case> {
 /// One module from IR text.
 fn parse_text<'ctx>(ctx: &'ctx Context, name: &str, text: &str) -> Module<'ctx> {
     let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), name);
-    ctx.create_module_from_ir(buffer).unwrap_or_else(|e| panic!("{name} does not parse: {e}"))
+    ctx.create_module_from_ir(buffer)
+        .unwrap_or_else(|e| panic!("{name} does not parse: {e}"))
 }
 
 /// The case's module, named by its file name alone, so that the expected
@@ -78,7 +94,12 @@ fn parse<'ctx>(ctx: &'ctx Context, case: &Case) -> Module<'ctx> {
 /// Checks a pass's outcome against the case: the refusal it expects, or the
 /// module it expects (blessed into `<case>.out.ll`).
 fn check(case: &Case, outcome: Result<&Module<'_>, String>, failures: &mut Vec<String>) {
-    let name = case.path.file_name().unwrap().to_string_lossy().into_owned();
+    let name = case
+        .path
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let errors = case.get("ERROR");
     match outcome {
         Err(e) if errors.is_empty() => failures.push(format!("{name}: unexpected refusal: {e}")),
@@ -87,7 +108,9 @@ fn check(case: &Case, outcome: Result<&Module<'_>, String>, failures: &mut Vec<S
                 failures.push(format!("{name}: expected {needle:?} in the refusal:\n{e}"));
             }
         }
-        Ok(_) if !errors.is_empty() => failures.push(format!("{name}: expected a refusal, the pass accepted it")),
+        Ok(_) if !errors.is_empty() => {
+            failures.push(format!("{name}: expected a refusal, the pass accepted it"))
+        }
         Ok(module) => {
             if let Err(e) = module.verify() {
                 failures.push(format!("{name}: the output does not verify: {e}"));
@@ -99,15 +122,26 @@ fn check(case: &Case, outcome: Result<&Module<'_>, String>, failures: &mut Vec<S
             }
             match std::fs::read_to_string(&expected_path) {
                 Ok(want) if want == got => {}
-                Ok(want) => failures.push(format!("{name}: output differs from {}:\n--- want\n{want}\n--- got\n{got}", expected_path.display())),
-                Err(_) => failures.push(format!("{name}: no {} (run with FMERGE_BLESS=1 and read it)", expected_path.display())),
+                Ok(want) => failures.push(format!(
+                    "{name}: output differs from {}:\n--- want\n{want}\n--- got\n{got}",
+                    expected_path.display()
+                )),
+                Err(_) => failures.push(format!(
+                    "{name}: no {} (run with FMERGE_BLESS=1 and read it)",
+                    expected_path.display()
+                )),
             }
         }
     }
 }
 
 fn finish(pass: &str, failures: Vec<String>) {
-    assert!(failures.is_empty(), "{} {pass} case(s) failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} {pass} case(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -117,17 +151,39 @@ fn endpoints() {
         let ctx = Context::create();
         let module = parse(&ctx, &case);
         let callees = case.list("CALLEES");
-        let rewrite = endpoints::Rewrite::parse(case.one("REWRITE").expect("REWRITE"), &callees).unwrap();
+        let rewrite =
+            endpoints::Rewrite::parse(case.one("REWRITE").expect("REWRITE"), &callees).unwrap();
         let owners: BTreeSet<String> = case.list("OWNERS").into_iter().collect();
-        let facts = Facts { caller: "caller-fn".into(), callees, rewrites: vec![rewrite], ..Facts::default() };
-        let krate = Crate { name: "callee_crate", package: "callee-crate", function: None, owners: &owners, local: true };
+        let facts = Facts {
+            caller: "caller-fn".into(),
+            callees,
+            rewrites: vec![rewrite],
+            ..Facts::default()
+        };
+        let krate = Crate {
+            name: "callee_crate",
+            package: "callee-crate",
+            function: None,
+            owners: &owners,
+            local: true,
+        };
         let outcome = endpoints::run(&module, &krate, &facts);
         let hits = outcome.as_ref().map(|h| h[0]).unwrap_or(0);
         let want_hits: usize = case.one("HITS").map_or(1, |h| h.parse().unwrap());
         if outcome.is_ok() && hits != want_hits {
-            failures.push(format!("{}: rewrote {hits} literal(s), expected {want_hits}", case.path.display()));
+            failures.push(format!(
+                "{}: rewrote {hits} literal(s), expected {want_hits}",
+                case.path.display()
+            ));
         }
-        check(&case, outcome.as_ref().map(|_| &module).map_err(|e| format!("{e:#}")), &mut failures);
+        check(
+            &case,
+            outcome
+                .as_ref()
+                .map(|_| &module)
+                .map_err(|e| format!("{e:#}")),
+            &mut failures,
+        );
     }
     finish("endpoints", failures);
 }
@@ -143,21 +199,46 @@ fn env() {
         if let Some(o) = owner {
             owners.insert(o.to_string());
         }
-        let facts = Facts { caller: "front".into(), callees: vec!["ep-env".into()], ..Facts::default() };
-        let krate = Crate { name: "ep_env", package: "ep-env", function: None, owners: &owners, local: true };
+        let facts = Facts {
+            caller: "front".into(),
+            callees: vec!["ep-env".into()],
+            ..Facts::default()
+        };
+        let krate = Crate {
+            name: "ep_env",
+            package: "ep-env",
+            function: None,
+            owners: &owners,
+            local: true,
+        };
         let report = env::run(&module, &krate, &facts);
-        let name = case.path.file_name().unwrap().to_string_lossy().into_owned();
+        let name = case
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let want: BTreeSet<(String, String)> = case
             .get("ISOLATED")
             .iter()
-            .map(|v| v.split_once(' ').map(|(f, k)| (f.to_string(), k.to_string())).unwrap())
+            .map(|v| {
+                v.split_once(' ')
+                    .map(|(f, k)| (f.to_string(), k.to_string()))
+                    .unwrap()
+            })
             .collect();
         if report.isolated != want {
-            failures.push(format!("{name}: isolated {:?}, expected {want:?}", report.isolated));
+            failures.push(format!(
+                "{name}: isolated {:?}, expected {want:?}",
+                report.isolated
+            ));
         }
         for needle in case.get("WARNING") {
             if !report.warnings.iter().any(|w| w.contains(needle)) {
-                failures.push(format!("{name}: expected a warning with {needle:?}, got {:?}", report.warnings));
+                failures.push(format!(
+                    "{name}: expected a warning with {needle:?}, got {:?}",
+                    report.warnings
+                ));
             }
         }
         if case.get("WARNING").is_empty() && !report.warnings.is_empty() {
@@ -175,10 +256,27 @@ fn statics() {
         let ctx = Context::create();
         let module = parse(&ctx, &case);
         let owners: BTreeSet<String> = case.list("FUNCTIONS").into_iter().collect();
-        let facts = Facts { caller: "st-front".into(), allow_shared_static: case.list("ALLOW"), ..Facts::default() };
-        let krate = Crate { name: "st_helper", package: "st-helper", function: None, owners: &owners, local: true };
+        let facts = Facts {
+            caller: "st-front".into(),
+            allow_shared_static: case.list("ALLOW"),
+            ..Facts::default()
+        };
+        let krate = Crate {
+            name: "st_helper",
+            package: "st-helper",
+            function: None,
+            owners: &owners,
+            local: true,
+        };
         let outcome = statics::run(&module, &krate, &facts);
-        check(&case, outcome.as_ref().map(|_| &module).map_err(|e| format!("{e:#}")), &mut failures);
+        check(
+            &case,
+            outcome
+                .as_ref()
+                .map(|_| &module)
+                .map_err(|e| format!("{e:#}")),
+            &mut failures,
+        );
     }
     finish("statics", failures);
 }
@@ -198,7 +296,11 @@ fn units(case: &Case) -> Vec<(String, Option<String>, String)> {
             ir.push('\n');
         }
     }
-    assert!(!out.is_empty(), "{}: no `; UNIT:` sections", case.path.display());
+    assert!(
+        !out.is_empty(),
+        "{}: no `; UNIT:` sections",
+        case.path.display()
+    );
     out
 }
 
@@ -207,10 +309,15 @@ fn symbols() {
     let mut failures = Vec::new();
     for case in cases("symbols") {
         let ctx = Context::create();
-        let mut facts = Facts { caller: case.one("CALLER").expect("CALLER").into(), ..Facts::default() };
+        let mut facts = Facts {
+            caller: case.one("CALLER").expect("CALLER").into(),
+            ..Facts::default()
+        };
         for native in case.get("NATIVE") {
             let (symbol, lib) = native.split_once(' ').unwrap();
-            facts.native_refs.insert(symbol.to_string(), lib.to_string());
+            facts
+                .native_refs
+                .insert(symbol.to_string(), lib.to_string());
         }
         let mut exports = symbols::Exports::default();
         let mut merged: Option<Module> = None;
@@ -218,14 +325,22 @@ fn symbols() {
         for (crate_name, function, ir) in units(&case) {
             let module = parse_text(&ctx, &crate_name, &ir);
             let owners: BTreeSet<String> = function.iter().cloned().collect();
-            let krate = Crate { name: &crate_name, package: &crate_name, function: function.as_deref(), owners: &owners, local: true };
+            let krate = Crate {
+                name: &crate_name,
+                package: &crate_name,
+                function: function.as_deref(),
+                owners: &owners,
+                local: true,
+            };
             if let Err(e) = symbols::prepare(&module, &krate, &facts, &mut exports) {
                 outcome = Err(e);
                 break;
             }
             match &merged {
                 None => merged = Some(module),
-                Some(dest) => dest.link_in_module(module).unwrap_or_else(|e| panic!("{}: link: {e}", case.path.display())),
+                Some(dest) => dest
+                    .link_in_module(module)
+                    .unwrap_or_else(|e| panic!("{}: link: {e}", case.path.display())),
             }
         }
         let merged = merged.unwrap();
@@ -237,9 +352,17 @@ fn symbols() {
         }
         let want: Vec<&str> = case.get("RENAMED");
         if outcome.is_ok() && exports.renamed != want {
-            failures.push(format!("{}: renamed {:?}, expected {want:?}", case.path.display(), exports.renamed));
+            failures.push(format!(
+                "{}: renamed {:?}, expected {want:?}",
+                case.path.display(),
+                exports.renamed
+            ));
         }
-        check(&case, outcome.map(|_| &merged).map_err(|e| format!("{e:#}")), &mut failures);
+        check(
+            &case,
+            outcome.map(|_| &merged).map_err(|e| format!("{e:#}")),
+            &mut failures,
+        );
     }
     finish("symbols", failures);
 }
@@ -251,7 +374,11 @@ fn dispatch() {
         let ctx = Context::create();
         let module = parse(&ctx, &case);
         let outcome = dispatch::run(&module, &case.list("CALLEES"));
-        check(&case, outcome.map(|_| &module).map_err(|e| format!("{e:#}")), &mut failures);
+        check(
+            &case,
+            outcome.map(|_| &module).map_err(|e| format!("{e:#}")),
+            &mut failures,
+        );
     }
     finish("dispatch", failures);
 }
@@ -262,11 +389,17 @@ fn config() {
     for case in cases("config") {
         let ctx = Context::create();
         let module = parse(&ctx, &case);
-        let got: Vec<String> = config::run(&module).iter().map(|s| format!("{} {} {}", s.function, s.key, s.default)).collect();
+        let got: Vec<String> = config::run(&module)
+            .iter()
+            .map(|s| format!("{} {} {}", s.function, s.key, s.default))
+            .collect();
         let mut want: Vec<String> = case.get("SETTING").iter().map(|s| s.to_string()).collect();
         want.sort();
         if got != want {
-            failures.push(format!("{}: settings {got:?}, expected {want:?}", case.path.display()));
+            failures.push(format!(
+                "{}: settings {got:?}, expected {want:?}",
+                case.path.display()
+            ));
         }
     }
     finish("config", failures);

@@ -15,7 +15,11 @@ fn unit<'ctx>(ctx: &'ctx Context, i: usize) -> (Module<'ctx>, String, usize) {
     );
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("unit{i}"));
     // Sizes that make the cheapest links happen out of order.
-    (ctx.create_module_from_ir(buffer).unwrap(), format!("crate_{i}"), [5, 1, 9, 2, 2, 7, 1, 3][i % 8])
+    (
+        ctx.create_module_from_ir(buffer).unwrap(),
+        format!("crate_{i}"),
+        [5, 1, 9, 2, 2, 7, 1, 3][i % 8],
+    )
 }
 
 #[test]
@@ -25,10 +29,18 @@ fn every_unit_is_linked_and_the_earliest_linkonce_copy_wins() {
         let merged = link::all((0..count).map(|i| unit(&ctx, i)).collect()).unwrap();
         merged.verify().unwrap();
         for i in 0..count {
-            assert!(merged.get_function(&format!("own_{i}")).is_some_and(|f| f.count_basic_blocks() > 0), "own_{i} of {count}");
+            assert!(
+                merged
+                    .get_function(&format!("own_{i}"))
+                    .is_some_and(|f| f.count_basic_blocks() > 0),
+                "own_{i} of {count}"
+            );
         }
         let ir = merged.print_to_string().to_string();
-        assert!(ir.contains("define linkonce_odr i64 @shared() {\n  ret i64 0\n}"), "unit 0's copy wins among {count}:\n{ir}");
+        assert!(
+            ir.contains("define linkonce_odr i64 @shared() {\n  ret i64 0\n}"),
+            "unit 0's copy wins among {count}:\n{ir}"
+        );
     }
 }
 
@@ -37,10 +49,17 @@ fn a_symbol_two_units_define_names_the_crates() {
     let ctx = Context::create();
     let strong = |i: usize| {
         let ir = format!("define i64 @same() {{\n  ret i64 {i}\n}}\n");
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("strong{i}"));
-        (ctx.create_module_from_ir(buffer).unwrap(), format!("strong_{i}"), 1)
+        let buffer =
+            MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("strong{i}"));
+        (
+            ctx.create_module_from_ir(buffer).unwrap(),
+            format!("strong_{i}"),
+            1,
+        )
     };
-    let err = link::all(vec![unit(&ctx, 0), strong(1), unit(&ctx, 2), strong(3)]).unwrap_err().to_string();
+    let err = link::all(vec![unit(&ctx, 0), strong(1), unit(&ctx, 2), strong(3)])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("strong_3") && err.contains("same"), "{err}");
 }
 

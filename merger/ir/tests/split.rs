@@ -35,17 +35,32 @@ define i32 @main() {
 "#;
 
 fn defined(module: &inkwell::module::Module<'_>) -> (BTreeSet<String>, BTreeSet<String>) {
-    let functions = module.get_functions().filter(|f| f.count_basic_blocks() > 0).map(|f| f.get_name().to_string_lossy().into_owned()).collect();
-    let globals = module.get_globals().filter(|g| !g.is_declaration()).map(|g| g.get_name().to_string_lossy().into_owned()).collect();
+    let functions = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .map(|f| f.get_name().to_string_lossy().into_owned())
+        .collect();
+    let globals = module
+        .get_globals()
+        .filter(|g| !g.is_declaration())
+        .map(|g| g.get_name().to_string_lossy().into_owned())
+        .collect();
     (functions, globals)
 }
 
 #[test]
 fn each_definition_lands_in_exactly_one_partition() {
     let ctx = Context::create();
-    let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "split.ll")).unwrap();
+    let module = ctx
+        .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(
+            IR.as_bytes(),
+            "split.ll",
+        ))
+        .unwrap();
     let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
-    let cut = codegen::cut(&module, &machine, 2).unwrap().expect("the module can be cut");
+    let cut = codegen::cut(&module, &machine, 2)
+        .unwrap()
+        .expect("the module can be cut");
     assert_eq!(cut.partitions(), 2);
 
     let mut all_functions = Vec::new();
@@ -60,10 +75,18 @@ fn each_definition_lands_in_exactly_one_partition() {
         if globals.contains("data") {
             data_in.push(p);
         }
-        assert_eq!(globals.contains("llvm.global_ctors"), p == 0, "the constructor table is in partition 0 only");
+        assert_eq!(
+            globals.contains("llvm.global_ctors"),
+            p == 0,
+            "the constructor table is in partition 0 only"
+        );
     }
     all_functions.sort();
-    assert_eq!(all_functions, ["a", "b", "init", "main"], "each function defined once, the alias gone");
+    assert_eq!(
+        all_functions,
+        ["a", "b", "init", "main"],
+        "each function defined once, the alias gone"
+    );
     assert_eq!(data_in, [0], "data lives in partition 0");
     // The same module and n give the same cut.
     assert!(codegen::cut(&module, &machine, 2).unwrap() == Some(cut));
@@ -72,16 +95,32 @@ fn each_definition_lands_in_exactly_one_partition() {
 #[test]
 fn the_partitions_compile_to_one_object_each() {
     let ctx = Context::create();
-    let module = ctx.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "split.ll")).unwrap();
+    let module = ctx
+        .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(
+            IR.as_bytes(),
+            "split.ll",
+        ))
+        .unwrap();
     let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
-    let cut = codegen::cut(&module, &machine, 2).unwrap().expect("the module can be cut");
+    let cut = codegen::cut(&module, &machine, 2)
+        .unwrap()
+        .expect("the module can be cut");
     drop(module);
     drop(ctx);
     let dir = tempfile::tempdir().unwrap();
-    let objects = codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, dir.path(), "demo").unwrap();
-    assert_eq!(objects, [dir.path().join("demo.0.o"), dir.path().join("demo.1.o")]);
+    let objects =
+        codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, dir.path(), "demo").unwrap();
+    assert_eq!(
+        objects,
+        [dir.path().join("demo.0.o"), dir.path().join("demo.1.o")]
+    );
     for object in &objects {
         let bytes = std::fs::read(object).unwrap();
-        assert_eq!(&bytes[..4], b"\x7fELF", "{} is an ELF object", object.display());
+        assert_eq!(
+            &bytes[..4],
+            b"\x7fELF",
+            "{} is an ELF object",
+            object.display()
+        );
     }
 }

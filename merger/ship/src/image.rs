@@ -118,7 +118,10 @@ impl fmt::Display for BuiltImage {
 /// `library/` namespace, fine locally but not pushable: pushing needs a namespace.
 pub fn default_reference(name: &str, content: &[u8], prefix: Option<&str>) -> String {
     let hash = hex(&Sha256::digest(content));
-    let repo = match prefix.map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty()) {
+    let repo = match prefix
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+    {
         Some(p) => format!("{p}/{name}"),
         None => name.to_owned(),
     };
@@ -135,7 +138,8 @@ pub fn build(spec: &ImageSpec) -> Result<BuiltImage> {
 
 /// Builds the image with an existing engine connection.
 pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage> {
-    crate::names::validate_function_name(&spec.name).context("the merge name is used as the image name")?;
+    crate::names::validate_function_name(&spec.name)
+        .context("the merge name is used as the image name")?;
     let members: Vec<String> = if spec.members.is_empty() {
         vec![spec.name.clone()]
     } else {
@@ -157,7 +161,9 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     let labels = labels(spec, &members, &binary_sha256);
     for (k, v) in &labels {
         if v.chars().any(char::is_control) {
-            bail!("label {k} has a control character in its value {v:?}; fix: pass a single-line value");
+            bail!(
+                "label {k} has a control character in its value {v:?}; fix: pass a single-line value"
+            );
         }
     }
 
@@ -175,7 +181,9 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     };
     let parsed = ImageRef::parse(&reference)?;
     if parsed.digest().is_some() {
-        bail!("cannot tag an image with a digest reference ({reference}); fix: give a tag like `repo/name:v1`");
+        bail!(
+            "cannot tag an image with a digest reference ({reference}); fix: give a tag like `repo/name:v1`"
+        );
     }
 
     let options = BuildImageOptionsBuilder::default()
@@ -199,7 +207,14 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
                 }
             }
             Err(e) => {
-                let tail = log.iter().rev().take(15).rev().cloned().collect::<Vec<_>>().join("\n");
+                let tail = log
+                    .iter()
+                    .rev()
+                    .take(15)
+                    .rev()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 return Err(anyhow!(
                     "the Docker Engine could not build {reference}: {}\nbuild output (last lines):\n{tail}\n\
 fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in fmerge's Dockerfile template (docker/Dockerfile.scratch), please report it with this output",

@@ -35,11 +35,14 @@ fn suggest(name: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let s = s.trim_matches('-');
-    let s = if s.len() > 63 { s[..63].trim_end_matches('-') } else { s };
+    let s = if s.len() > 63 {
+        s[..63].trim_end_matches('-')
+    } else {
+        s
+    };
     if s.is_empty() {
         "my-function".to_owned()
     } else {
         s.to_owned()
     }
 }
-

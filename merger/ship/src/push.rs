@@ -214,7 +214,9 @@ and that this user may push to {}",
                 if image.is_docker_hub() { "" } else { registry },
                 image.repository()
             ),
-            Failure::Unreachable(msg) | Failure::Other(msg) if attempt >= options.attempts.max(1) => {
+            Failure::Unreachable(msg) | Failure::Other(msg)
+                if attempt >= options.attempts.max(1) =>
+            {
                 let unreachable = matches!(classify(&msg), Failure::Unreachable(_));
                 if unreachable {
                     bail!(
@@ -254,7 +256,11 @@ async fn attempt_push(
 ) -> std::result::Result<Option<String>, Failure> {
     // Name the tag: without it the Engine pushes every local tag of the repository.
     let options = PushImageOptionsBuilder::default().tag(image.tag()).build();
-    let mut stream = docker.push_image(&image.repository_url(), Some(options), resolved.credentials.clone());
+    let mut stream = docker.push_image(
+        &image.repository_url(),
+        Some(options),
+        resolved.credentials.clone(),
+    );
     let mut digest = None;
     while let Some(item) = stream.next().await {
         match item {
@@ -331,10 +337,15 @@ async fn layers(docker: &Docker, reference: &str) -> Vec<Layer> {
 
 /// `/bin/sh -c #(nop) COPY dir:3e1158a907e394fc… in / ` → `COPY dir:3e1158a907e3 in /`.
 fn step_label(created_by: &str) -> String {
-    let step = created_by.trim().trim_start_matches("/bin/sh -c #(nop)").trim();
+    let step = created_by
+        .trim()
+        .trim_start_matches("/bin/sh -c #(nop)")
+        .trim();
     step.split_whitespace()
         .map(|w| match w.split_once(':') {
-            Some((kind, hash)) if hash.len() > 12 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            Some((kind, hash))
+                if hash.len() > 12 && hash.chars().all(|c| c.is_ascii_hexdigit()) =>
+            {
                 format!("{kind}:{}", &hash[..12])
             }
             _ => w.to_owned(),

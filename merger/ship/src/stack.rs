@@ -75,10 +75,10 @@ impl StackSpec {
     }
 }
 
+pub use crate::names::validate_function_name;
 /// `social-graph-get-followers` + `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`:
 /// the runtime's rule, kept in one place.
 pub use fmerge_contract::namespaced as namespaced_env_key;
-pub use crate::names::validate_function_name;
 
 /// Kubernetes label/annotation key: `[prefix/]name`, name ≤ 63 of `[A-Za-z0-9-_.]`.
 fn validate_label_key(key: &str) -> Result<()> {
@@ -88,11 +88,14 @@ fn validate_label_key(key: &str) -> Result<()> {
     };
     let name_ok = !name.is_empty()
         && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let prefix_ok = prefix
-        .is_none_or(|p| !p.is_empty() && p.len() <= 253 && p.split('.').all(|l| validate_function_name(l).is_ok()));
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty() && p.len() <= 253 && p.split('.').all(|l| validate_function_name(l).is_ok())
+    });
     if !name_ok || !prefix_ok {
         bail!(
             "label key {key:?} is not valid for Kubernetes; fix: use [dns.prefix/]name with a name of at most 63 letters, digits, `-`, `_` or `.`, \
@@ -106,7 +109,9 @@ starting and ending with a letter or digit"
 fn validate_label_value(key: &str, value: &str) -> Result<()> {
     let ok = value.is_empty()
         || (value.len() <= 63
-            && value.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
             && value.starts_with(|c: char| c.is_ascii_alphanumeric())
             && value.ends_with(|c: char| c.is_ascii_alphanumeric()));
     if !ok {
@@ -127,7 +132,9 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
         );
     }
     if spec.members.is_empty() {
-        bail!("no function to deploy: the member list is empty; fix: list the merged functions, the caller first");
+        bail!(
+            "no function to deploy: the member list is empty; fix: list the merged functions, the caller first"
+        );
     }
     for m in &spec.members {
         validate_function_name(m)?;
@@ -135,7 +142,9 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for m in &spec.members {
         if !seen.insert(m) {
-            bail!("function {m} is listed twice among the merged members; fix: list each function once");
+            bail!(
+                "function {m} is listed twice among the merged members; fix: list each function once"
+            );
         }
     }
     if spec.image.trim().is_empty() {
@@ -155,7 +164,11 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
                 if callees.is_empty() {
                     "there are none".to_owned()
                 } else {
-                    callees.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    callees
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             );
         }
@@ -169,7 +182,8 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
         })?;
     }
     for s in &spec.secrets {
-        validate_function_name(s).with_context(|| format!("secret name {s:?} must be a DNS label too"))?;
+        validate_function_name(s)
+            .with_context(|| format!("secret name {s:?} must be a DNS label too"))?;
     }
     for (k, v) in labels(spec) {
         validate_label_key(&k)?;
@@ -195,7 +209,10 @@ fn environment(spec: &StackSpec) -> BTreeMap<String, String> {
 fn labels(spec: &StackSpec) -> BTreeMap<String, String> {
     let mut l = BTreeMap::new();
     l.insert("org.fmerge.caller".to_owned(), spec.members[0].clone());
-    l.insert("org.fmerge.member-count".to_owned(), spec.members.len().to_string());
+    l.insert(
+        "org.fmerge.member-count".to_owned(),
+        spec.members.len().to_string(),
+    );
     for (i, m) in spec.members.iter().enumerate() {
         l.insert(format!("org.fmerge.member-{i}"), m.clone());
     }
@@ -287,7 +304,6 @@ pub fn write(spec: &StackSpec, dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,8 +311,13 @@ mod tests {
     #[test]
     fn names() {
         validate_function_name("social-graph-get-followers").unwrap();
-        let e = validate_function_name("Social_Graph").unwrap_err().to_string();
-        assert!(e.contains("\"Social_Graph\"") && e.contains("social-graph"), "{e}");
+        let e = validate_function_name("Social_Graph")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"Social_Graph\"") && e.contains("social-graph"),
+            "{e}"
+        );
         assert!(validate_function_name(&"a".repeat(64)).is_err());
         validate_function_name(&"a".repeat(63)).unwrap();
         assert!(validate_function_name("-a").is_err());

@@ -36,18 +36,39 @@ pub struct Entry {
 
 impl StackIn {
     pub fn load(path: &Path) -> Result<StackIn> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the stack file {}; check the -f path", path.display()))?;
-        let doc: Value = serde_yaml_ng::from_str(&text).with_context(|| {
-            format!("{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)", path.display(), path.display())
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "cannot read the stack file {}; check the -f path",
+                path.display()
+            )
         })?;
-        let provider = doc.get("provider").and_then(|p| p.get("name")).and_then(Value::as_str);
+        let doc: Value = serde_yaml_ng::from_str(&text).with_context(|| {
+            format!(
+                "{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)",
+                path.display(),
+                path.display()
+            )
+        })?;
+        let provider = doc
+            .get("provider")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str);
         if provider != Some("openfaas") {
-            bail!("{}: provider.name is {provider:?}, and faas-cli only deploys `openfaas`; fix: set `provider: {{name: openfaas}}`", path.display());
+            bail!(
+                "{}: provider.name is {provider:?}, and faas-cli only deploys `openfaas`; fix: set `provider: {{name: openfaas}}`",
+                path.display()
+            );
         }
         if !doc.get("functions").is_some_and(Value::is_mapping) {
-            bail!("{} has no `functions:` map; it is not a faas-cli stack file", path.display());
+            bail!(
+                "{} has no `functions:` map; it is not a faas-cli stack file",
+                path.display()
+            );
         }
-        Ok(StackIn { path: path.canonicalize()?, doc })
+        Ok(StackIn {
+            path: path.canonicalize()?,
+            doc,
+        })
     }
 
     fn dir(&self) -> &Path {
@@ -55,7 +76,13 @@ impl StackIn {
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.doc["functions"].as_mapping().into_iter().flat_map(|m| m.keys()).filter_map(Value::as_str).map(str::to_string).collect()
+        self.doc["functions"]
+            .as_mapping()
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
     }
 
     /// The entry of function `name`.
@@ -68,7 +95,10 @@ impl StackIn {
             );
         };
         let handler = f.get("handler").and_then(Value::as_str).with_context(|| {
-            format!("{}: function {name} has no `handler:` folder, so fmerge cannot find its code", self.path.display())
+            format!(
+                "{}: function {name} has no `handler:` folder, so fmerge cannot find its code",
+                self.path.display()
+            )
         })?;
         let handler = self.dir().join(handler);
         if !handler.join("Cargo.toml").is_file() {
@@ -79,11 +109,22 @@ impl StackIn {
                 handler.display()
             );
         }
-        let mut entry = Entry { name: name.to_string(), handler: handler.canonicalize()?, ..Entry::default() };
+        let mut entry = Entry {
+            name: name.to_string(),
+            handler: handler.canonicalize()?,
+            ..Entry::default()
+        };
         for file in strings(f.get("environment_file")) {
             let path = self.dir().join(&file);
-            let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read environment_file {}", self.path.display(), path.display()))?;
-            let env: Value = serde_yaml_ng::from_str(&text).with_context(|| format!("{} is not valid YAML", path.display()))?;
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "{}: cannot read environment_file {}",
+                    self.path.display(),
+                    path.display()
+                )
+            })?;
+            let env: Value = serde_yaml_ng::from_str(&text)
+                .with_context(|| format!("{} is not valid YAML", path.display()))?;
             entry.environment.extend(map(env.get("environment")));
         }
         entry.environment.extend(map(f.get("environment")));
@@ -101,7 +142,10 @@ impl StackIn {
     pub fn merged(&self, spec: &StackSpec, remove_callees: bool) -> Result<String> {
         let mut doc = self.doc.clone();
         let functions = doc["functions"].as_mapping_mut().expect("checked in load");
-        functions.insert(Value::from(spec.members[0].as_str()), crate::stack::entry(spec)?);
+        functions.insert(
+            Value::from(spec.members[0].as_str()),
+            crate::stack::entry(spec)?,
+        );
         if remove_callees {
             for callee in &spec.members[1..] {
                 functions.remove(callee.as_str());
@@ -128,25 +172,55 @@ impl StackIn {
 pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
     let mut notes = Vec::new();
     let (caller, callees) = entries.split_first().expect("the caller");
-    spec.environment.extend(caller.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
+    spec.environment.extend(
+        caller
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     for callee in callees {
-        spec.callee_environment.extend(
-            callee.environment.iter().map(|(k, v)| CalleeEnv { function: callee.name.clone(), key: k.clone(), value: v.clone() }),
-        );
+        spec.callee_environment
+            .extend(callee.environment.iter().map(|(k, v)| CalleeEnv {
+                function: callee.name.clone(),
+                key: k.clone(),
+                value: v.clone(),
+            }));
     }
-    let secrets: BTreeSet<String> = spec.secrets.iter().cloned().chain(entries.iter().flat_map(|e| e.secrets.iter().cloned())).collect();
+    let secrets: BTreeSet<String> = spec
+        .secrets
+        .iter()
+        .cloned()
+        .chain(entries.iter().flat_map(|e| e.secrets.iter().cloned()))
+        .collect();
     spec.secrets = secrets.into_iter().collect();
-    spec.labels.extend(caller.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-    spec.annotations.extend(caller.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+    spec.labels
+        .extend(caller.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    spec.annotations.extend(
+        caller
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     spec.constraints = caller.constraints.clone();
-    for (field, get) in [("limits", (|e: &Entry| &e.limits) as fn(&Entry) -> &BTreeMap<String, String>), ("requests", |e: &Entry| &e.requests)] {
+    for (field, get) in [
+        (
+            "limits",
+            (|e: &Entry| &e.limits) as fn(&Entry) -> &BTreeMap<String, String>,
+        ),
+        ("requests", |e: &Entry| &e.requests),
+    ] {
         let mut out = get(caller).clone();
         for resource in ["memory", "cpu"] {
-            let values: Vec<Option<&String>> = entries.iter().map(|e| get(e).get(resource)).collect();
+            let values: Vec<Option<&String>> =
+                entries.iter().map(|e| get(e).get(resource)).collect();
             if values.iter().all(Option::is_none) {
                 continue;
             }
-            let summed = values.iter().map(|v| v.and_then(|v| quantity(resource, v))).collect::<Option<Vec<f64>>>().map(|q| q.iter().sum::<f64>());
+            let summed = values
+                .iter()
+                .map(|v| v.and_then(|v| quantity(resource, v)))
+                .collect::<Option<Vec<f64>>>()
+                .map(|q| q.iter().sum::<f64>());
             match summed {
                 Some(total) => {
                     out.insert(resource.into(), format_quantity(resource, total));
@@ -172,11 +246,22 @@ fn quantity(resource: &str, text: &str) -> Option<f64> {
     let units: &[(&str, f64)] = if resource == "cpu" {
         &[("m", 1e-3)]
     } else {
-        &[("Ki", 1024.0), ("Mi", 1048576.0), ("Gi", 1073741824.0), ("K", 1e3), ("M", 1e6), ("G", 1e9)]
+        &[
+            ("Ki", 1024.0),
+            ("Mi", 1048576.0),
+            ("Gi", 1073741824.0),
+            ("K", 1e3),
+            ("M", 1e6),
+            ("G", 1e9),
+        ]
     };
     for (suffix, factor) in units {
         if let Some(n) = text.strip_suffix(suffix) {
-            return n.parse::<f64>().ok().filter(|v| *v >= 0.0).map(|v| v * factor);
+            return n
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 0.0)
+                .map(|v| v * factor);
         }
     }
     text.parse::<f64>().ok().filter(|v| *v >= 0.0)
@@ -203,12 +288,18 @@ fn scalar(v: &Value) -> Option<String> {
 
 fn map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_mapping)
-        .map(|m: &Mapping| m.iter().filter_map(|(k, v)| Some((k.as_str()?.to_string(), scalar(v)?))).collect())
+        .map(|m: &Mapping| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.as_str()?.to_string(), scalar(v)?)))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_sequence).map(|s| s.iter().filter_map(scalar).collect()).unwrap_or_default()
+    v.and_then(Value::as_sequence)
+        .map(|s| s.iter().filter_map(scalar).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -229,10 +320,16 @@ mod tests {
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(spec.limits["memory"], "192Mi");
         assert_eq!(spec.secrets, ["s1", "s2"]);
-        assert_eq!(spec.environment, [("REDIS_URL".to_string(), "redis://a".to_string())]);
+        assert_eq!(
+            spec.environment,
+            [("REDIS_URL".to_string(), "redis://a".to_string())]
+        );
         assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
         assert_eq!(quantity("cpu", "500m"), Some(0.5));
-        let notes = merge_into(&mut StackSpec::new(vec!["a".into(), "b".into()], "i:1"), &[e("a", "lots", "s"), e("b", "1Gi", "s")]);
+        let notes = merge_into(
+            &mut StackSpec::new(vec!["a".into(), "b".into()], "i:1"),
+            &[e("a", "lots", "s"), e("b", "1Gi", "s")],
+        );
         assert!(notes[0].contains("limits.memory"), "{notes:?}");
     }
 }

@@ -10,10 +10,22 @@ use std::path::{Path, PathBuf};
 pub const LANG: &str = "rust-fmerge";
 
 const FILES: &[(&str, &str)] = &[
-    ("template.yml", include_str!("../../../docker/template/rust-fmerge/template.yml")),
-    ("Dockerfile", include_str!("../../../docker/template/rust-fmerge/Dockerfile")),
-    ("function/Cargo.toml", include_str!("../../../docker/template/rust-fmerge/function/Cargo.toml")),
-    ("function/src/main.rs", include_str!("../../../docker/template/rust-fmerge/function/src/main.rs")),
+    (
+        "template.yml",
+        include_str!("../../../docker/template/rust-fmerge/template.yml"),
+    ),
+    (
+        "Dockerfile",
+        include_str!("../../../docker/template/rust-fmerge/Dockerfile"),
+    ),
+    (
+        "function/Cargo.toml",
+        include_str!("../../../docker/template/rust-fmerge/function/Cargo.toml"),
+    ),
+    (
+        "function/src/main.rs",
+        include_str!("../../../docker/template/rust-fmerge/function/src/main.rs"),
+    ),
 ];
 
 /// Where new functions get `fmerge-runtime` from: a path on this machine, or
@@ -53,7 +65,8 @@ pub fn install(dir: &Path, runtime: &Runtime) -> Result<PathBuf> {
     let root = dir.join("template").join(LANG);
     for (file, text) in FILES {
         let path = root.join(file);
-        std::fs::create_dir_all(path.parent().expect("a folder")).with_context(|| format!("cannot create {}", root.display()))?;
+        std::fs::create_dir_all(path.parent().expect("a folder"))
+            .with_context(|| format!("cannot create {}", root.display()))?;
         let text = text.replace("@RUNTIME@", &runtime.dependency());
         fmerge_build::artifact::write(&path, text.as_bytes())?;
     }

@@ -15,7 +15,10 @@ pub use fmerge_testkit::*;
 /// for all tests); returns (success, stdout, stderr).
 pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let target = workspace_root().join("target");
-    let args: Vec<&str> = std::iter::once("build").chain(args.iter().copied()).chain(["--target-dir", target.to_str().unwrap()]).collect();
+    let args: Vec<&str> = std::iter::once("build")
+        .chain(args.iter().copied())
+        .chain(["--target-dir", target.to_str().unwrap()])
+        .collect();
     fmerge_cli_with(dir, &args, env)
 }
 
@@ -34,5 +37,9 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, St
         .envs(env.iter().copied())
         .output()
         .expect("run fmerge");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }

@@ -23,11 +23,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use fmerge_testkit::{free_port, need, wait_http};
 
-
 /// A string unique to this test process and call, for tags and secrets.
 pub fn unique(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_000;
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        % 1_000_000_000;
     format!(
         "{prefix}{}x{nanos}x{}",
         std::process::id(),
@@ -195,7 +198,13 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         }
         let mut reply = req.call().map_err(|e| format!("GET {url}: {e}"))?;
         let status = reply.status().as_u16();
-        Ok((status, reply.body_mut().read_to_string().map_err(|e| e.to_string())?))
+        Ok((
+            status,
+            reply
+                .body_mut()
+                .read_to_string()
+                .map_err(|e| e.to_string())?,
+        ))
     }
 
     /// The repositories the registry holds (`/v2/_catalog`).
@@ -205,13 +214,19 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
         v["repositories"]
             .as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// The tags of `repository` (empty when it does not exist).
     pub fn tags(&self, repository: &str) -> Vec<String> {
-        let (status, body) = self.get(&format!("/v2/{repository}/tags/list"), true).unwrap();
+        let (status, body) = self
+            .get(&format!("/v2/{repository}/tags/list"), true)
+            .unwrap();
         if status == 404 {
             return Vec::new();
         }
@@ -219,7 +234,11 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
         v["tags"]
             .as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -321,9 +340,16 @@ impl DnsServer {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !d.log().contains("started") {
             if let Some(status) = d.child.try_wait().unwrap() {
-                panic!("dnsmasq exited with {status} (port 53 needs root):\n{}", d.log());
+                panic!(
+                    "dnsmasq exited with {status} (port 53 needs root):\n{}",
+                    d.log()
+                );
             }
-            assert!(Instant::now() < deadline, "dnsmasq did not start:\n{}", d.log());
+            assert!(
+                Instant::now() < deadline,
+                "dnsmasq did not start:\n{}",
+                d.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         d
@@ -359,7 +385,11 @@ pub fn base64(data: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

@@ -27,7 +27,11 @@ impl Setting {
     /// The environment variable this setting is read from when `primary` is
     /// the function whose main runs (the same rule as the runtime's).
     pub fn variable(&self, primary: &str) -> String {
-        if self.function == primary { self.key.clone() } else { namespaced(&self.function, &self.key) }
+        if self.function == primary {
+            self.key.clone()
+        } else {
+            namespaced(&self.function, &self.key)
+        }
     }
 }
 
@@ -35,15 +39,25 @@ pub use fmerge_contract::namespaced;
 
 /// Every setting read in `module` with literal arguments, sorted, deduplicated.
 pub fn run(module: &Module<'_>) -> Vec<Setting> {
-    let Some(reader) = module.get_function(CONFIG) else { return Vec::new() };
-    let mut settings: Vec<Setting> = ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
-        .into_iter()
-        .filter(|(user, _)| ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG))
-        // Rust ABI: (sret String, function, function len, key, key len, default, default len).
-        .filter_map(|(call, _)| {
-            Some(Setting { function: ir::str_arg(call, 1)?, key: ir::str_arg(call, 3)?, default: ir::str_arg(call, 5)?, from_env: false })
-        })
-        .collect();
+    let Some(reader) = module.get_function(CONFIG) else {
+        return Vec::new();
+    };
+    let mut settings: Vec<Setting> =
+        ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
+            .into_iter()
+            .filter(|(user, _)| {
+                ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG)
+            })
+            // Rust ABI: (sret String, function, function len, key, key len, default, default len).
+            .filter_map(|(call, _)| {
+                Some(Setting {
+                    function: ir::str_arg(call, 1)?,
+                    key: ir::str_arg(call, 3)?,
+                    default: ir::str_arg(call, 5)?,
+                    from_env: false,
+                })
+            })
+            .collect();
     settings.sort();
     settings.dedup();
     settings

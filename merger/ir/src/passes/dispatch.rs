@@ -46,7 +46,8 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
     for callee in callees {
         let entry = entry(module, callee)?;
         let name = ctx.const_string(callee.as_bytes(), false);
-        let name_global = module.add_global(name.get_type(), None, &format!("fmerge.route.{callee}"));
+        let name_global =
+            module.add_global(name.get_type(), None, &format!("fmerge.route.{callee}"));
         name_global.set_initializer(&name);
         name_global.set_constant(true);
         name_global.set_linkage(Linkage::Private);
@@ -73,7 +74,8 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
     new.set_constant(true);
     new.set_linkage(Linkage::Internal);
     new.set_alignment(8);
-    old.as_pointer_value().replace_all_uses_with(new.as_pointer_value());
+    old.as_pointer_value()
+        .replace_all_uses_with(new.as_pointer_value());
     // SAFETY: every use was moved to `new` just above.
     unsafe { old.delete() };
     new.set_name(ROUTES);
@@ -84,7 +86,10 @@ pub fn run(module: &Module<'_>, callees: &[String]) -> Result<()> {
 /// error saying it never declared one.
 pub fn entry<'ctx>(module: &Module<'ctx>, function: &str) -> Result<FunctionValue<'ctx>> {
     let symbol = fmerge_contract::entry_symbol(function);
-    match module.get_function(&symbol).filter(|f| f.count_basic_blocks() > 0) {
+    match module
+        .get_function(&symbol)
+        .filter(|f| f.count_basic_blocks() > 0)
+    {
         Some(entry) => Ok(entry),
         None => bail!(
             "{function} depends on fmerge-runtime but exports no `{symbol}`: it never declares its handler.\n\
@@ -119,8 +124,15 @@ pub fn gateway_urls(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Vec<St
                 !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
             });
             if hit {
-                let start = text.find("http").filter(|&s| s < text.find(&needle).unwrap_or(0)).unwrap_or(0);
-                let url: String = text[start..].chars().take_while(|c| !c.is_whitespace() && !c.is_control()).take(120).collect();
+                let start = text
+                    .find("http")
+                    .filter(|&s| s < text.find(&needle).unwrap_or(0))
+                    .unwrap_or(0);
+                let url: String = text[start..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && !c.is_control())
+                    .take(120)
+                    .collect();
                 out.push((member.clone(), url));
             }
         }

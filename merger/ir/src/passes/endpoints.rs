@@ -48,17 +48,22 @@ impl Rewrite {
         };
         let mut callee = None;
         if let Some((prefix, rest)) = from.split_once(':')
-            && functions.iter().any(|f| f == prefix) {
-                callee = Some(prefix.to_string());
-                from = rest;
-            }
+            && functions.iter().any(|f| f == prefix)
+        {
+            callee = Some(prefix.to_string());
+            from = rest;
+        }
         if from.is_empty() {
             bail!("malformed --rewrite `{arg}`: FROM is empty; {usage}");
         }
         if from == to {
             bail!("--rewrite `{arg}` replaces `{from}` with itself; drop it or fix TO");
         }
-        Ok(Rewrite { callee, from: from.to_string(), to: to.to_string() })
+        Ok(Rewrite {
+            callee,
+            from: from.to_string(),
+            to: to.to_string(),
+        })
     }
 
     /// The functions whose code this rewrite may change.
@@ -74,10 +79,20 @@ impl Rewrite {
 /// bytes into it and `len` bytes long.
 enum Use {
     /// Operand `arg` of `call` is the pointer, operand `arg + 1` the length.
-    Call { call: Value, arg: u32, offset: u64, len: u64 },
+    Call {
+        call: Value,
+        arg: u32,
+        offset: u64,
+        len: u64,
+    },
     /// Field `field` of the constant struct `agg` is the pointer; field
     /// `field + 1` is a byte array whose first 8 bytes are the length.
-    Field { agg: Value, field: u32, offset: u64, len: u64 },
+    Field {
+        agg: Value,
+        field: u32,
+        offset: u64,
+        len: u64,
+    },
     /// The literal is a `format!` template passed to `fmt::Arguments::new`.
     Template,
 }
@@ -100,10 +115,20 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<Vec<usiz
         if owners.is_disjoint(&targets) {
             continue;
         }
-        let functions = owners.intersection(&targets).cloned().collect::<Vec<_>>().join(", ");
-        let scope = Scope { crate_name, functions, rewrite };
+        let functions = owners
+            .intersection(&targets)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let scope = Scope {
+            crate_name,
+            functions,
+            rewrite,
+        };
         for global in ir::globals(module) {
-            let Some(bytes) = ir::string_bytes(global) else { continue };
+            let Some(bytes) = ir::string_bytes(global) else {
+                continue;
+            };
             if positions(&bytes, rewrite.from.as_bytes()).is_empty() {
                 continue;
             }
@@ -143,7 +168,10 @@ pub fn outcome(rewrites: &[Rewrite], hits: &[usize], callees: &[String]) -> Resu
                 rewrite.from
             );
         }
-        notes.push(format!("rewrote `{}` → `{}` in {n} literal(s)", rewrite.from, rewrite.to));
+        notes.push(format!(
+            "rewrote `{}` → `{}` in {n} literal(s)",
+            rewrite.from, rewrite.to
+        ));
     }
     Ok(notes)
 }
@@ -182,9 +210,34 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
     let name = format!("{}.rewritten", ir::name(global));
     if templates > 0 {
         if templates != uses.len() {
-            bail!("{}", refusal(scope, &format!("the `format!` template `{}` is also used as plain bytes", printable(bytes)), "a separate `&str` for the address"));
+            bail!(
+                "{}",
+                refusal(
+                    scope,
+                    &format!(
+                        "the `format!` template `{}` is also used as plain bytes",
+                        printable(bytes)
+                    ),
+                    "a separate `&str` for the address"
+                )
+            );
         }
-        let Some(new) = template::rewrite(bytes, scope.rewrite.from.as_bytes(), scope.rewrite.to.as_bytes()).map_err(|why| anyhow::anyhow!("{}", refusal(scope, &why, "write the address as its own literal (`let url = \"…\"; format!(\"{url}…\")`)")))? else {
+        let Some(new) = template::rewrite(
+            bytes,
+            scope.rewrite.from.as_bytes(),
+            scope.rewrite.to.as_bytes(),
+        )
+        .map_err(|why| {
+            anyhow::anyhow!(
+                "{}",
+                refusal(
+                    scope,
+                    &why,
+                    "write the address as its own literal (`let url = \"…\"; format!(\"{url}…\")`)"
+                )
+            )
+        })?
+        else {
             return Ok(false);
         };
         let new_global = ir::add_private_string(module, &name, &new);
@@ -209,7 +262,11 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
         }
         Some((p as i64 + shift) as u64)
     };
-    let new_ptr = ir::add_private_string(module, &name, &replace(bytes, rw.from.as_bytes(), rw.to.as_bytes()));
+    let new_ptr = ir::add_private_string(
+        module,
+        &name,
+        &replace(bytes, rw.from.as_bytes(), rw.to.as_bytes()),
+    );
     let span = |offset: u64, len: u64, user: Value| -> Result<(Value, u64)> {
         match (map(offset), map(offset + len)) {
             (Some(start), Some(end)) => Ok((ir::const_byte_gep(new_ptr, start), end - start)),
@@ -217,7 +274,11 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
                 "{}",
                 refusal(
                     scope,
-                    &format!("{} uses only part of `{}`, so no length can be right after the rewrite", describe(user), rw.from),
+                    &format!(
+                        "{} uses only part of `{}`, so no length can be right after the rewrite",
+                        describe(user),
+                        rw.from
+                    ),
                     "choose a FROM that covers the whole host:port as the code uses it"
                 )
             ),
@@ -227,15 +288,26 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
     let mut structs: Vec<(Value, Vec<(u32, Value)>)> = Vec::new();
     for u in &uses {
         match *u {
-            Use::Call { call, arg, offset, len } => {
+            Use::Call {
+                call,
+                arg,
+                offset,
+                len,
+            } => {
                 let (ptr, len) = span(offset, len, call)?;
                 let len_ty_value = ir::operand(call, arg + 1);
                 ir::set_operand(call, arg, ptr);
                 ir::set_operand(call, arg + 1, ir::const_int_like(len_ty_value, len));
             }
-            Use::Field { agg, field, offset, len } => {
+            Use::Field {
+                agg,
+                field,
+                offset,
+                len,
+            } => {
                 let (ptr, len) = span(offset, len, agg)?;
-                let mut tail = ir::const_bytes(ir::operand(agg, field + 1)).expect("checked in uses()");
+                let mut tail =
+                    ir::const_bytes(ir::operand(agg, field + 1)).expect("checked in uses()");
                 tail[..8].copy_from_slice(&len.to_le_bytes());
                 let fields = vec![(field, ptr), (field + 1, ir::const_byte_array(agg, &tail))];
                 match structs.iter_mut().find(|(a, _)| *a == agg) {
@@ -256,7 +328,10 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
 /// fmerge cannot see.
 fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> {
     let mut out = Vec::new();
-    let mut todo: Vec<(Value, u32, u64)> = ir::uses(global).into_iter().map(|(u, i)| (u, i, 0)).collect();
+    let mut todo: Vec<(Value, u32, u64)> = ir::uses(global)
+        .into_iter()
+        .map(|(u, i)| (u, i, 0))
+        .collect();
     let fits = |offset: u64, len: u64| offset.checked_add(len).is_some_and(|end| end <= size);
     while let Some((user, arg, offset)) = todo.pop() {
         if ir::is_call(user) && !ir::calls_intrinsic(user) && arg < ir::arg_count(user) {
@@ -268,7 +343,12 @@ fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> {
                 && let Some(len) = ir::const_u64(ir::operand(user, arg + 1))
                 && fits(offset, len)
             {
-                out.push(Use::Call { call: user, arg, offset, len });
+                out.push(Use::Call {
+                    call: user,
+                    arg,
+                    offset,
+                    len,
+                });
                 continue;
             }
         }
@@ -279,7 +359,12 @@ fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> {
         {
             let len = u64::from_le_bytes(tail[..8].try_into().expect("8 bytes"));
             if fits(offset, len) {
-                out.push(Use::Field { agg: user, field: arg, offset, len });
+                out.push(Use::Field {
+                    agg: user,
+                    field: arg,
+                    offset,
+                    len,
+                });
                 continue;
             }
         }
@@ -288,9 +373,16 @@ fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> {
             continue;
         }
         let what = if ir::is_call(user) && ir::calls_intrinsic(user) {
-            format!("{} copies it as raw bytes (`{}`), so its length is not visible", describe(user), ir::callee_name(user).unwrap_or_default())
+            format!(
+                "{} copies it as raw bytes (`{}`), so its length is not visible",
+                describe(user),
+                ir::callee_name(user).unwrap_or_default()
+            )
         } else {
-            format!("{} uses it in a way whose length fmerge cannot see (not a pointer-and-length pair)", describe(user))
+            format!(
+                "{} uses it in a way whose length fmerge cannot see (not a pointer-and-length pair)",
+                describe(user)
+            )
         };
         bail!(
             "{}",
@@ -328,7 +420,16 @@ fn refusal(scope: &Scope, what: &str, fix: &str) -> String {
 }
 
 fn printable(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| if (0x20..0x7f).contains(&b) { (b as char).to_string() } else { format!("\\x{b:02x}") }).collect()
+    bytes
+        .iter()
+        .map(|&b| {
+            if (0x20..0x7f).contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("\\x{b:02x}")
+            }
+        })
+        .collect()
 }
 
 /// The `format!` template of rustc 1.95 (`core::fmt::Arguments::new`): a
@@ -370,14 +471,21 @@ pub mod template {
                 }
             };
             let Some(text) = bytes.get(text) else {
-                return Err("its `format!` template is not laid out as rustc 1.95 writes it".into());
+                return Err(
+                    "its `format!` template is not laid out as rustc 1.95 writes it".into(),
+                );
             };
             let new = super::replace(text, from, to);
             changed |= new != text;
             match new.len() {
                 n @ 1..=0x7f => out.push(n as u8),
                 n @ 0x80..=0xffff => out.extend([0x80, n as u8, (n >> 8) as u8]),
-                _ => return Err("the rewritten `format!` piece would be empty or longer than 65535 bytes".into()),
+                _ => {
+                    return Err(
+                        "the rewritten `format!` piece would be empty or longer than 65535 bytes"
+                            .into(),
+                    );
+                }
             }
             out.extend_from_slice(&new);
             i = next;
@@ -392,7 +500,10 @@ pub mod template {
         #[test]
         fn a_piece_is_rewritten_with_its_new_length() {
             let t = b"\x11redis://abc:6390/\xc0\x00";
-            assert_eq!(rewrite(t, b"abc:6390", b"127.0.0.1:7").unwrap().unwrap(), b"\x14redis://127.0.0.1:7/\xc0\x00");
+            assert_eq!(
+                rewrite(t, b"abc:6390", b"127.0.0.1:7").unwrap().unwrap(),
+                b"\x14redis://127.0.0.1:7/\xc0\x00"
+            );
             assert_eq!(rewrite(t, b"nowhere", b"x").unwrap(), None);
         }
 

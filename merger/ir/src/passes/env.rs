@@ -86,7 +86,9 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Report {
 }
 
 fn who(owner: Option<&str>, shared_by: &BTreeSet<String>) -> String {
-    owner.map(str::to_string).unwrap_or_else(|| shared_by.iter().cloned().collect::<Vec<_>>().join(", "))
+    owner
+        .map(str::to_string)
+        .unwrap_or_else(|| shared_by.iter().cloned().collect::<Vec<_>>().join(", "))
 }
 
 /// Every call to a `std::env` function of [`BY_NAME`] or [`ALL`], with that
@@ -100,7 +102,8 @@ fn env_calls(module: &Module<'_>) -> Vec<(Value, String)> {
         if !(BY_NAME.contains(&path.as_str()) || ALL.contains(&path.as_str())) {
             continue;
         }
-        let value = inkwell::values::AsValueRef::as_value_ref(&f.as_global_value().as_pointer_value());
+        let value =
+            inkwell::values::AsValueRef::as_value_ref(&f.as_global_value().as_pointer_value());
         for (user, _) in ir::uses(value) {
             if ir::is_call(user) && ir::callee_name(user).as_deref() == Some(name.as_str()) {
                 out.push((user, path.clone()));

@@ -37,7 +37,10 @@ pub struct Facts {
 impl Facts {
     /// The caller, then the callees.
     pub fn members(&self) -> Vec<String> {
-        std::iter::once(&self.caller).chain(&self.callees).cloned().collect()
+        std::iter::once(&self.caller)
+            .chain(&self.callees)
+            .cloned()
+            .collect()
     }
 }
 
@@ -83,11 +86,22 @@ pub struct Found {
 }
 
 /// Phase 1, on one crate before it is linked; the order matters where said.
-pub fn per_crate(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
+pub fn per_crate(
+    module: &Module<'_>,
+    krate: &Crate,
+    facts: &Facts,
+    found: &mut Found,
+) -> Result<()> {
     // A function's bin declares its entry; note which callees its code names.
     if let Some(function) = krate.function {
         dispatch::entry(module, function)?;
-        found.mentioned.extend(facts.callees.iter().filter(|c| *c != function && dispatch::mentions(module, c)).cloned());
+        found.mentioned.extend(
+            facts
+                .callees
+                .iter()
+                .filter(|c| *c != function && dispatch::mentions(module, c))
+                .cloned(),
+        );
     }
     // One `main`, and no two definitions of an exported symbol.
     symbols::prepare(module, krate, facts, &mut found.exports)?;
@@ -107,7 +121,9 @@ pub fn per_crate(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut 
         found.isolated.extend(report.isolated);
         found.warnings.extend(report.warnings);
         // Hand-written gateway URLs of merged functions still leave the process.
-        found.warnings.extend(dispatch::gateway_urls(module, krate, facts));
+        found
+            .warnings
+            .extend(dispatch::gateway_urls(module, krate, facts));
     }
     Ok(())
 }
@@ -130,12 +146,20 @@ pub fn on_module(module: &Module<'_>, facts: &Facts, found: &Found) -> Result<Re
     dispatch::run(module, &facts.callees)?;
     // What each function reads, after the rewrites changed defaults.
     let mut settings = config::run(module);
-    settings.extend(found.isolated.iter().map(|(function, key)| config::Setting {
-        function: function.clone(),
-        key: key.clone(),
-        default: String::new(),
-        from_env: true,
-    }));
+    settings.extend(
+        found
+            .isolated
+            .iter()
+            .map(|(function, key)| config::Setting {
+                function: function.clone(),
+                key: key.clone(),
+                default: String::new(),
+                from_env: true,
+            }),
+    );
     settings.sort();
-    Ok(Report { internalized, settings })
+    Ok(Report {
+        internalized,
+        settings,
+    })
 }

@@ -16,21 +16,36 @@ use inkwell::module::Module;
 
 /// Checks one crate that several merged functions (`krate.owners`) link.
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<()> {
-    let (package, crate_name, functions, allowed) = (krate.package, krate.name, krate.owners, &facts.allow_shared_static);
+    let (package, crate_name, functions, allowed) = (
+        krate.package,
+        krate.name,
+        krate.owners,
+        &facts.allow_shared_static,
+    );
     let mut found = Vec::new();
     for global in module.get_globals() {
         if global.is_declaration() || (global.is_constant() && !global.is_thread_local()) {
             continue;
         }
         let name = global.get_name().to_string_lossy().into_owned();
-        if name.starts_with("llvm.") || name.starts_with("__rustc") || !(name.starts_with("_ZN") || name.starts_with("_R")) {
+        if name.starts_with("llvm.")
+            || name.starts_with("__rustc")
+            || !(name.starts_with("_ZN") || name.starts_with("_R"))
+        {
             continue; // not a Rust static of this crate's source
         }
         let path = ir::demangle(&name);
-        if allowed.iter().any(|a| a == &path || a == package || a == crate_name) {
+        if allowed
+            .iter()
+            .any(|a| a == &path || a == package || a == crate_name)
+        {
             continue;
         }
-        found.push(if global.is_thread_local() { format!("`{path}` (thread-local)") } else { format!("`{path}`") });
+        found.push(if global.is_thread_local() {
+            format!("`{path}` (thread-local)")
+        } else {
+            format!("`{path}`")
+        });
     }
     if found.is_empty() {
         return Ok(());
@@ -44,6 +59,10 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<()> {
          or, if sharing it is what you want, pass `--allow-shared-static {}`.",
         if found.len() > 1 { "s" } else { "" },
         found.join(", "),
-        found[0].trim_start_matches('`').split('`').next().unwrap_or(package)
+        found[0]
+            .trim_start_matches('`')
+            .split('`')
+            .next()
+            .unwrap_or(package)
     )
 }

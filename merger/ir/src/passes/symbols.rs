@@ -31,20 +31,32 @@ pub struct Exports {
 
 /// Prepares one crate before it is linked: drops a callee's `main` and checks
 /// (or settles) clashes of exported symbols with the crates linked before it.
-pub fn prepare(module: &Module<'_>, krate: &Crate, facts: &Facts, exports: &mut Exports) -> Result<()> {
-    let unit = Unit { crate_name: krate.name.to_string(), function: krate.function.map(str::to_string) };
+pub fn prepare(
+    module: &Module<'_>,
+    krate: &Crate,
+    facts: &Facts,
+    exports: &mut Exports,
+) -> Result<()> {
+    let unit = Unit {
+        crate_name: krate.name.to_string(),
+        function: krate.function.map(str::to_string),
+    };
     if let Some(function) = unit.function.as_deref().filter(|f| *f != facts.caller)
-        && let Some(main) = module.get_function("main") {
-            main.as_global_value().set_name(&format!("fmerge.main.{function}"));
-            internalize(main.as_global_value());
-        }
+        && let Some(main) = module.get_function("main")
+    {
+        main.as_global_value()
+            .set_name(&format!("fmerge.main.{function}"));
+        internalize(main.as_global_value());
+    }
     for global in defined(module) {
         let name = global.get_name().to_string_lossy().into_owned();
         if !is_exported(&name) || !matches!(global.get_linkage(), Linkage::External) {
             continue;
         }
         let Some((crate_name, function)) = exports.defined.get(&name).cloned() else {
-            exports.defined.insert(name, (unit.crate_name.clone(), unit.function.clone()));
+            exports
+                .defined
+                .insert(name, (unit.crate_name.clone(), unit.function.clone()));
             continue;
         };
         match (&function, &unit.function) {
@@ -62,7 +74,9 @@ pub fn prepare(module: &Module<'_>, krate: &Crate, facts: &Facts, exports: &mut 
             (Some(_), Some(mine)) => {
                 let new = format!("{name}.{mine}");
                 global.set_name(&new);
-                exports.renamed.push(format!("{name} in {mine} is now {new}"));
+                exports
+                    .renamed
+                    .push(format!("{name} in {mine} is now {new}"));
             }
             _ => bail!(
                 "symbol clash: crates {crate_name} and {} both define the exported symbol `{name}`.\n\
@@ -83,7 +97,10 @@ pub fn run(module: &Module<'_>) -> usize {
     let mut count = 0;
     for global in defined(module) {
         let name = global.get_name().to_string_lossy().into_owned();
-        let keep = name == "main" || name.starts_with("llvm.") || name.contains("___rustc") || is_exported(&name);
+        let keep = name == "main"
+            || name.starts_with("llvm.")
+            || name.contains("___rustc")
+            || is_exported(&name);
         let local = matches!(global.get_linkage(), Linkage::Internal | Linkage::Private);
         if !keep && !local && !matches!(global.get_linkage(), Linkage::Appending) {
             internalize(global);
@@ -127,6 +144,8 @@ fn internalize(global: inkwell::values::GlobalValue<'_>) {
 fn defined<'ctx>(module: &Module<'ctx>) -> Vec<inkwell::values::GlobalValue<'ctx>> {
     let functions = module.get_functions().map(|f| f.as_global_value());
     let globals = module.get_globals();
-    functions.chain(globals).filter(|g| !g.is_declaration()).collect()
+    functions
+        .chain(globals)
+        .filter(|g| !g.is_declaration())
+        .collect()
 }
-

@@ -56,16 +56,28 @@ pub fn build(binary: &Path, name: &str, env: &[(String, String)]) -> Result<Buil
     let entrypoint = PathBuf::from("/usr/local/bin").join(name);
 
     let mut files: Vec<(PathBuf, Source, u32)> = Vec::new();
-    files.push((entrypoint.clone(), Source::Host(binary.to_path_buf()), 0o755));
+    files.push((
+        entrypoint.clone(),
+        Source::Host(binary.to_path_buf()),
+        0o755,
+    ));
     for lib in &resolved.libs {
-        files.push((lib.image_path.clone(), Source::Host(lib.host_path.clone()), 0o755));
+        files.push((
+            lib.image_path.clone(),
+            Source::Host(lib.host_path.clone()),
+            0o755,
+        ));
     }
     if !Path::new(CA_BUNDLE).is_file() {
         bail!(
             "{CA_BUNDLE} is missing, so the image could not call HTTPS services; fix: `apt-get install ca-certificates` (it writes that bundle)"
         );
     }
-    files.push((PathBuf::from(CA_BUNDLE), Source::Host(PathBuf::from(CA_BUNDLE)), 0o644));
+    files.push((
+        PathBuf::from(CA_BUNDLE),
+        Source::Host(PathBuf::from(CA_BUNDLE)),
+        0o644,
+    ));
     files.push((
         PathBuf::from("/etc/passwd"),
         Source::Bytes(
@@ -95,7 +107,12 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
 
     let mut builder = tar::Builder::new(Vec::new());
     builder.mode(tar::HeaderMode::Deterministic);
-    append_bytes(&mut builder, Path::new("Dockerfile"), dockerfile.as_bytes(), 0o644)?;
+    append_bytes(
+        &mut builder,
+        Path::new("Dockerfile"),
+        dockerfile.as_bytes(),
+        0o644,
+    )?;
 
     // Directories first, parents before children; /tmp is sticky and world-writable.
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
@@ -151,7 +168,12 @@ fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &Path, mode: u32) -> Result<(
     h.set_mtime(MTIME);
     h.set_size(0);
     b.append_data(&mut h, path, std::io::empty())
-        .with_context(|| format!("cannot add directory {} to the build context", path.display()))
+        .with_context(|| {
+            format!(
+                "cannot add directory {} to the build context",
+                path.display()
+            )
+        })
 }
 
 fn append_bytes(b: &mut tar::Builder<Vec<u8>>, path: &Path, data: &[u8], mode: u32) -> Result<()> {
@@ -168,7 +190,11 @@ fn append_bytes(b: &mut tar::Builder<Vec<u8>>, path: &Path, data: &[u8], mode: u
 
 /// Fills the template. Env values are quoted for the Dockerfile parser (`\`, `"` and `$`
 /// escaped), so a value is taken literally and never expanded.
-pub fn render_dockerfile(entrypoint: &Path, env: &[(String, String)], resolved: &Resolved) -> Result<String> {
+pub fn render_dockerfile(
+    entrypoint: &Path,
+    env: &[(String, String)],
+    resolved: &Resolved,
+) -> Result<String> {
     let mut env_lines = String::new();
     let mut all_env: Vec<(String, String)> = Vec::new();
     if resolved.needs_library_path {
@@ -177,7 +203,10 @@ pub fn render_dockerfile(entrypoint: &Path, env: &[(String, String)], resolved: 
     all_env.extend(env.iter().cloned());
     for (key, value) in &all_env {
         validate_env(key, value)?;
-        let escaped = value.replace('\\', "\\\\").replace('"', "\\\"").replace('$', "\\$");
+        let escaped = value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('$', "\\$");
         env_lines.push_str(&format!("ENV {key}=\"{escaped}\"\n"));
     }
     let entry = serde_json::to_string(&[entrypoint.to_string_lossy()])?;
@@ -193,7 +222,9 @@ pub fn render_dockerfile(entrypoint: &Path, env: &[(String, String)], resolved: 
 /// would be readable by anyone who can pull the image.
 pub fn validate_env(key: &str, value: &str) -> Result<()> {
     let mut chars = key.chars();
-    let ok_start = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let ok_start = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !ok_start || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
         bail!(
             "environment variable name {key:?} is not valid; fix: use letters, digits and `_`, not starting with a digit"
@@ -226,7 +257,9 @@ pub fn looks_secret(key: &str) -> bool {
         "PRIVATE_KEY",
         "CREDENTIALS",
     ];
-    WORDS.iter().any(|w| k == *w || k.ends_with(&format!("_{w}")))
+    WORDS
+        .iter()
+        .any(|w| k == *w || k.ends_with(&format!("_{w}")))
 }
 
 #[cfg(test)]
@@ -246,7 +279,14 @@ mod tests {
         assert!(df.contains(r#"ENTRYPOINT ["/usr/local/bin/x"]"#), "{df}");
         assert!(df.contains("FROM scratch"));
         assert!(!df.contains("{{"));
-        assert!(render_dockerfile(Path::new("/x"), &[("REDIS_PASSWORD".into(), "p".into())], &r).is_err());
+        assert!(
+            render_dockerfile(
+                Path::new("/x"),
+                &[("REDIS_PASSWORD".into(), "p".into())],
+                &r
+            )
+            .is_err()
+        );
         assert!(render_dockerfile(Path::new("/x"), &[("1A".into(), "p".into())], &r).is_err());
         assert!(render_dockerfile(Path::new("/x"), &[("A".into(), "p\nq".into())], &r).is_err());
         assert!(!looks_secret("TOKEN_TTL") && looks_secret("github_token"));

@@ -29,7 +29,8 @@ pub fn missing_reason() -> Option<String> {
         return None;
     }
     let sock = DEFAULT_HOST.trim_start_matches("unix://");
-    (!Path::new(sock).exists()).then(|| format!("no Docker Engine: {sock} does not exist and DOCKER_HOST is not set"))
+    (!Path::new(sock).exists())
+        .then(|| format!("no Docker Engine: {sock} does not exist and DOCKER_HOST is not set"))
 }
 
 /// Connects and negotiates the API version; fails with the cause and the fix.
@@ -44,12 +45,14 @@ pub async fn connect() -> Result<Docker> {
             format!("unset, so {DEFAULT_HOST}")
         }
     );
-    let docker =
-        Docker::connect_with_defaults().map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}; {fix}"))?;
-    let docker = docker
-        .negotiate_version()
-        .await
-        .map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {}; {fix}", describe(&e)))?;
+    let docker = Docker::connect_with_defaults()
+        .map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}; {fix}"))?;
+    let docker = docker.negotiate_version().await.map_err(|e| {
+        anyhow!(
+            "cannot reach the Docker Engine at {host}: {}; {fix}",
+            describe(&e)
+        )
+    })?;
     Ok(docker)
 }
 

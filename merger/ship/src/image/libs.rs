@@ -21,7 +21,12 @@ pub const NSS_LIBRARIES: &[&str] = &["libnss_dns.so.2", "libnss_files.so.2", "li
 /// The directories the glibc loader searches without `/etc/ld.so.cache`
 /// (`ld.so --help` lists them as "system search path"). A scratch image has no
 /// cache, so a library put anywhere else needs `LD_LIBRARY_PATH`.
-pub const LOADER_SYSTEM_DIRS: &[&str] = &["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"];
+pub const LOADER_SYSTEM_DIRS: &[&str] = &[
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib",
+    "/usr/lib",
+];
 
 /// Where a library is put in the image when it was found outside the loader's system dirs.
 pub const EXTRA_LIBRARY_DIR: &str = "/usr/local/lib/fmerge";
@@ -116,9 +121,14 @@ pub fn resolve(binary: &Path) -> Result<Resolved> {
             out.needs_library_path = true;
             PathBuf::from(EXTRA_LIBRARY_DIR)
         };
-        let real = fs::canonicalize(&host)
-            .with_context(|| format!("cannot follow {}; fix: repair the broken symlink", host.display()))?;
-        let lib_bytes = fs::read(&real).with_context(|| format!("cannot read {}", real.display()))?;
+        let real = fs::canonicalize(&host).with_context(|| {
+            format!(
+                "cannot follow {}; fix: repair the broken symlink",
+                host.display()
+            )
+        })?;
+        let lib_bytes =
+            fs::read(&real).with_context(|| format!("cannot read {}", real.display()))?;
         if let Ok(lib_elf) = Elf::parse(&lib_bytes) {
             let dirs = rpath_dirs(&lib_elf, real.parent().unwrap_or(Path::new("/")));
             for dep in &lib_elf.libraries {
@@ -198,13 +208,23 @@ fn ld_so_conf_dirs() -> Vec<PathBuf> {
 
 /// Search order of the glibc loader: RUNPATH/RPATH, ld.so.conf (the cache), system dirs.
 /// Candidates for another machine type (an i386 `libc.so.6`) are skipped.
-fn find_library(name: &str, rpaths: &[PathBuf], conf_dirs: &[PathBuf], machine: u16) -> Result<(PathBuf, PathBuf)> {
+fn find_library(
+    name: &str,
+    rpaths: &[PathBuf],
+    conf_dirs: &[PathBuf],
+    machine: u16,
+) -> Result<(PathBuf, PathBuf)> {
     if name.contains('/') {
         let p = PathBuf::from(name);
         return Ok((p.parent().unwrap_or(Path::new("/")).to_path_buf(), p));
     }
     let system = LOADER_SYSTEM_DIRS.iter().map(PathBuf::from);
-    for dir in rpaths.iter().cloned().chain(conf_dirs.iter().cloned()).chain(system) {
+    for dir in rpaths
+        .iter()
+        .cloned()
+        .chain(conf_dirs.iter().cloned())
+        .chain(system)
+    {
         let candidate = dir.join(name);
         if !candidate.exists() {
             continue;

@@ -25,7 +25,10 @@ pub struct ImageRef {
 /// True when the last path component of `reference` carries a `:tag`.
 pub fn has_tag(reference: &str) -> bool {
     let without_digest = reference.split('@').next().unwrap_or(reference);
-    without_digest.rsplit('/').next().is_some_and(|last| last.contains(':'))
+    without_digest
+        .rsplit('/')
+        .next()
+        .is_some_and(|last| last.contains(':'))
 }
 
 impl ImageRef {
@@ -130,7 +133,10 @@ mod tests {
         assert_eq!(r.auth_server(), DOCKER_HUB_AUTH_SERVER);
         r.check_pushable().unwrap();
         let r = ImageRef::parse("127.0.0.1:5000/team/pair:v1").unwrap();
-        assert_eq!((r.registry(), r.repository()), ("127.0.0.1:5000", "team/pair"));
+        assert_eq!(
+            (r.registry(), r.repository()),
+            ("127.0.0.1:5000", "team/pair")
+        );
         assert_eq!(r.auth_server(), "127.0.0.1:5000");
         assert_eq!(r.to_string(), "127.0.0.1:5000/team/pair:v1");
         assert!(ImageRef::parse("Bad/Name").is_err());

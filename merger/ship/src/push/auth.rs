@@ -78,7 +78,9 @@ impl FromStr for Auth {
             "env" => Auth::Env,
             "docker" | "docker-config" => Auth::DockerConfig,
             "none" | "anonymous" => Auth::Anonymous,
-            other => bail!("unknown registry auth source {other:?}; fix: use one of auto, env, docker, none"),
+            other => bail!(
+                "unknown registry auth source {other:?}; fix: use one of auto, env, docker, none"
+            ),
         })
     }
 }

@@ -35,7 +35,9 @@ impl std::str::FromStr for Progress {
             "bars" => Progress::Bars,
             "plain" => Progress::Plain,
             "quiet" => Progress::Quiet,
-            other => anyhow::bail!("unknown progress style {other:?}; fix: use one of auto, bars, plain, quiet"),
+            other => anyhow::bail!(
+                "unknown progress style {other:?}; fix: use one of auto, bars, plain, quiet"
+            ),
         })
     }
 }
@@ -105,9 +107,11 @@ impl Reporter {
             .unwrap_or_else(|| format!("layer of {}", human(size)));
         let bar = self.multi.add(ProgressBar::new(size));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:32!} [{bar:30.cyan/blue}] {bytes:>10}/{total_bytes:<10} {msg}")
-                .expect("static template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:32!} [{bar:30.cyan/blue}] {bytes:>10}/{total_bytes:<10} {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
         );
         bar.set_prefix(label);
         bar.set_message("waiting");
@@ -142,7 +146,11 @@ impl Reporter {
                         let last = self.printed.get(&tot).copied();
                         if last.is_none_or(|l| quarter > l) {
                             self.printed.insert(tot, quarter);
-                            let label = self.labels.get(&tot).cloned().unwrap_or_else(|| "layer".into());
+                            let label = self
+                                .labels
+                                .get(&tot)
+                                .cloned()
+                                .unwrap_or_else(|| "layer".into());
                             eprintln!("push: {label} ({}): {}%", human(tot), quarter * 25);
                         }
                     }
@@ -166,7 +174,11 @@ impl Reporter {
                 untouched
             } {
                 b.set_position(b.length().unwrap_or(0));
-                b.finish_with_message(if status == "Pushed" { "pushed" } else { "already there" });
+                b.finish_with_message(if status == "Pushed" {
+                    "pushed"
+                } else {
+                    "already there"
+                });
             }
         }
         if self.last_status.as_deref() == Some(status) {
