@@ -1,7 +1,7 @@
 //! fmerge: merge Rust OpenFaaS functions at LLVM IR level into one binary.
 //!
 //! The work is split along its real boundaries, one crate each:
-//! - [`fmerge_build`] (no LLVM): the toolchain, [`resolve`], [`emit`] (one
+//! - [`fmerge_cargo`] (no LLVM): the toolchain, [`resolve`], [`emit`] (one
 //!   cargo build with bitcode), [`native`] (the final link), [`cache`];
 //! - [`fmerge_ir`] (the only crate linking libLLVM): [`link`], [`passes`],
 //!   [`codegen`];
@@ -14,7 +14,7 @@ pub mod group;
 pub mod pipeline;
 pub mod progress;
 
-pub use fmerge_build::{artifact, cache, emit, native, resolve, toolchain, workspace};
+pub use fmerge_cargo::{artifact, cache, emit, native, resolve, toolchain, workspace};
 pub use fmerge_ir::{codegen, link, llvm, passes};
 pub use fmerge_ship::{image, names, push, stack, stackfile, template};
 pub use pipeline::{Merged, Options, build};

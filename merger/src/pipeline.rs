@@ -7,9 +7,9 @@
 
 use crate::progress::Progress;
 use anyhow::{Result, bail};
-use fmerge_build::emit::{self, Unit};
-use fmerge_build::toolchain::Toolchain;
-use fmerge_build::{artifact, cache, native, resolve, workspace};
+use fmerge_cargo::emit::{self, Unit};
+use fmerge_cargo::toolchain::Toolchain;
+use fmerge_cargo::{artifact, cache, native, resolve, workspace};
 use fmerge_ir::passes::config::Setting;
 use fmerge_ir::passes::{self, Crate, Facts, Found, endpoints};
 use fmerge_ir::{Context, codegen, link};
@@ -45,7 +45,7 @@ pub struct Options {
     pub force: bool,
     /// Functions from separate cargo projects (a stack.yml's handlers, or
     /// several `--manifest-path`s), the caller first: built in a workspace
-    /// fmerge writes (see fmerge_build::workspace).
+    /// fmerge writes (see fmerge_cargo::workspace).
     pub sources: Vec<workspace::Source>,
 }
 

@@ -300,7 +300,7 @@ pub fn render(spec: &StackSpec) -> Result<String> {
 pub fn write(spec: &StackSpec, dir: &Path) -> Result<PathBuf> {
     let text = render(spec)?;
     let path = dir.join(FILE_NAME);
-    fmerge_build::artifact::write(&path, text.as_bytes())?;
+    fmerge_cargo::artifact::write(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -68,7 +68,7 @@ pub fn install(dir: &Path, runtime: &Runtime) -> Result<PathBuf> {
         std::fs::create_dir_all(path.parent().expect("a folder"))
             .with_context(|| format!("cannot create {}", root.display()))?;
         let text = text.replace("@RUNTIME@", &runtime.dependency());
-        fmerge_build::artifact::write(&path, text.as_bytes())?;
+        fmerge_cargo::artifact::write(&path, text.as_bytes())?;
     }
     Ok(root.canonicalize()?)
 }
