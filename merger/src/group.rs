@@ -15,9 +15,40 @@
 //! push = true
 //! ```
 
+//!
+//! It also holds the two rules the file and the command line share, each
+//! defined once: the LTO modes by name ([`LTO_MODES`]) and the default merge
+//! name ([`default_name`]).
+
 use anyhow::{Context as _, Result};
-use serde::Deserialize;
+use fmerge_ir::codegen::Lto;
+use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
+
+/// The LTO modes by the names `--lto` and `lto =` take.
+pub const LTO_MODES: [(&str, Lto); 2] = [("fat", Lto::Fat), ("off", Lto::Off)];
+
+/// The mode named `name`, or why there is none.
+pub fn parse_lto(name: &str) -> Result<Lto, String> {
+    LTO_MODES
+        .iter()
+        .find(|(mode, _)| *mode == name)
+        .map(|(_, lto)| *lto)
+        .ok_or_else(|| {
+            let modes: Vec<String> = LTO_MODES.iter().map(|(m, _)| format!("{m:?}")).collect();
+            format!("unknown LTO mode {name:?}; use {}", modes.join(" or "))
+        })
+}
+
+/// The name of a merge that is not given one: `<caller>-merged`.
+pub fn default_name(caller: &str) -> String {
+    format!("{caller}-merged")
+}
+
+fn lto_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Lto>, D::Error> {
+    let name = String::deserialize(d)?;
+    parse_lto(&name).map(Some).map_err(serde::de::Error::custom)
+}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -33,8 +64,9 @@ pub struct Group {
     pub rewrite: Vec<String>,
     pub emit_ll: Option<bool>,
     pub opt_level: Option<u8>,
-    /// `fat` or `off` (`--lto`).
-    pub lto: Option<String>,
+    /// `fat` or `off` (`--lto`; see [`LTO_MODES`]).
+    #[serde(default, deserialize_with = "lto_mode")]
+    pub lto: Option<Lto>,
     pub jobs: Option<usize>,
     /// Statics (or crates) the merged functions may share; see `--allow-shared-static`.
     #[serde(default)]
@@ -90,13 +122,6 @@ impl Group {
                 *p = base.join(&p);
             }
         }
-        if let Some(lto) = &group.lto {
-            anyhow::ensure!(
-                lto == "fat" || lto == "off",
-                "{}: lto = {lto:?}; use \"fat\" or \"off\"",
-                path.display()
-            );
-        }
         if let Some(level) = group.opt_level {
             anyhow::ensure!(
                 level <= 3,
@@ -105,5 +130,23 @@ impl Group {
             );
         }
         Ok(group)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lto_modes_and_the_default_name_have_one_spelling() {
+        assert_eq!(parse_lto("fat"), Ok(Lto::Fat));
+        assert_eq!(parse_lto("off"), Ok(Lto::Off));
+        assert_eq!(
+            parse_lto("thin"),
+            Err("unknown LTO mode \"thin\"; use \"fat\" or \"off\"".to_string())
+        );
+        let group: Group = toml::from_str("lto = \"fat\"").unwrap();
+        assert_eq!(group.lto, Some(Lto::Fat));
+        assert_eq!(default_name("compose-post"), "compose-post-merged");
     }
 }

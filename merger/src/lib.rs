@@ -1,20 +1,21 @@
 //! fmerge: merge Rust OpenFaaS functions at LLVM IR level into one binary.
 //!
-//! The work is split along its real boundaries, one crate each:
-//! - [`fmerge_cargo`] (no LLVM): the toolchain, [`resolve`], [`emit`] (one
-//!   cargo build with bitcode), [`native`] (the final link), [`cache`];
-//! - [`fmerge_ir`] (the only crate linking libLLVM): [`link`], [`passes`],
-//!   [`codegen`];
-//! - [`fmerge_ship`] (no LLVM): [`image`], [`push`], [`stack`].
+//! The work is split along its real boundaries, one crate each, and callers
+//! import from the crate that does the work:
+//! - `fmerge_cargo` (no LLVM): drives cargo and the toolchain: the
+//!   functions' build with bitcode, their native libraries, the final link,
+//!   the merge cache;
+//! - `fmerge_ir` (the only crate linking libLLVM): the IR link, the passes,
+//!   codegen;
+//! - `fmerge_ship` (no LLVM): the image, its push, stack.yml.
 //!
-//! This crate sequences them ([`pipeline`]), reads merge groups ([`group`]),
-//! shows progress, and is the `fmerge` CLI.
+//! This crate sequences them ([`pipeline`]), reads merge groups and the
+//! options' shared rules ([`group`]), embeds the repository's files
+//! ([`assets`]), shows progress, and is the `fmerge` CLI.
 
+pub mod assets;
 pub mod group;
 pub mod pipeline;
 pub mod progress;
 
-pub use fmerge_cargo::{artifact, cache, emit, native, resolve, toolchain, workspace};
-pub use fmerge_ir::{codegen, link, llvm, passes};
-pub use fmerge_ship::{image, names, push, stack, stackfile, template};
 pub use pipeline::{Merged, Options, build};

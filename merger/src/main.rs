@@ -2,11 +2,12 @@
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use fmerge::codegen::Lto;
-use fmerge::group::Group;
-use fmerge::image::ImageSpec;
-use fmerge::push::{self, Auth, PushOptions};
-use fmerge::stack::{CalleeEnv, StackSpec};
+use fmerge::group::{self, Group};
+use fmerge_ir::codegen::Lto;
+use fmerge_ship::image::{self, ImageSpec};
+use fmerge_ship::push::{self, Auth, PushOptions};
+use fmerge_ship::stack::{self, CalleeEnv, StackSpec};
+use fmerge_ship::{stackfile, template};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -87,8 +88,8 @@ struct BuildArgs {
     /// Whole-program LTO over the merged module: `fat` (LLVM's lto<O3> across
     /// all crates, on one thread) or `off` (each crate as rustc optimized it)
     /// [default: what profile.release.lto says; cargo's default is off].
-    #[arg(long, value_name = "MODE", value_parser = ["fat", "off"])]
-    lto: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = lto_mode())]
+    lto: Option<Lto>,
     /// Parallel jobs for cargo, and at most this many objects compiled at once
     /// [default: one per core].
     #[arg(short, long)]
@@ -138,6 +139,13 @@ struct BuildArgs {
     gateway: Option<String>,
 }
 
+/// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).
+fn lto_mode() -> impl clap::builder::TypedValueParser<Value = Lto> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(group::LTO_MODES.map(|(name, _)| name))
+        .map(|name: String| group::parse_lto(&name).expect("one of LTO_MODES"))
+}
+
 /// jemalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
 /// of a merge is LLVM allocating, and glibc's allocator is the slower one there.
 #[global_allocator]
@@ -159,7 +167,7 @@ fn main() -> ExitCode {
 }
 
 fn template(args: TemplateArgs) -> Result<()> {
-    use fmerge::template::{self, Runtime};
+    use template::Runtime;
     let runtime = match (args.runtime_path, args.runtime_git) {
         (Some(path), _) => {
             let path = path
@@ -173,9 +181,10 @@ fn template(args: TemplateArgs) -> Result<()> {
             Runtime::Path(path)
         }
         (None, Some(url)) => Runtime::Git(url),
-        (None, None) => Runtime::beside_fmerge()?,
+        (None, None) => Runtime::at(&fmerge::assets::runtime_dir())
+            .context("this fmerge was built from a checkout whose runtime has moved")?,
     };
-    let installed = template::install(&args.dir, &runtime)?;
+    let installed = template::install(&args.dir, fmerge::assets::FAAS_TEMPLATE, &runtime)?;
     eprintln!(
         "fmerge: installed the {} template; create a function with `faas-cli new --lang {} NAME`",
         template::LANG,
@@ -214,7 +223,7 @@ fn request(args: BuildArgs) -> Result<Request> {
     opts.name = args.name.or(group.name.clone());
     opts.out = args.out.or(group.out.clone());
     let stack_in = match &args.yaml {
-        Some(path) => Some(fmerge::stackfile::StackIn::load(path)?),
+        Some(path) => Some(stackfile::StackIn::load(path)?),
         None => None,
     };
     let members: Vec<String> = std::iter::once(&caller)
@@ -232,13 +241,13 @@ fn request(args: BuildArgs) -> Result<Request> {
         }
         opts.sources = entries
             .iter()
-            .map(|e| fmerge::workspace::Source {
+            .map(|e| fmerge_cargo::workspace::Source {
                 function: e.name.clone(),
                 manifest: e.handler.join("Cargo.toml"),
             })
             .collect();
     } else if args.manifest_path.len() > 1 {
-        opts.sources = fmerge::workspace::locate(&members, &args.manifest_path)?;
+        opts.sources = fmerge_cargo::workspace::locate(&members, &args.manifest_path)?;
     } else {
         opts.manifest_path = args
             .manifest_path
@@ -250,10 +259,7 @@ fn request(args: BuildArgs) -> Result<Request> {
     opts.rewrites = group.rewrite.iter().cloned().chain(args.rewrite).collect();
     opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
     opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
-    opts.lto = args
-        .lto
-        .or(group.lto.clone())
-        .map(|mode| if mode == "fat" { Lto::Fat } else { Lto::Off });
+    opts.lto = args.lto.or(group.lto);
     opts.jobs = args.jobs.or(group.jobs);
     opts.quiet = args.quiet || group.quiet.unwrap_or(false);
     opts.allow_shared_static = group
@@ -293,15 +299,15 @@ fn request(args: BuildArgs) -> Result<Request> {
         let name = opts
             .name
             .clone()
-            .unwrap_or_else(|| format!("{caller}-merged"));
-        fmerge::stack::validate_function_name(&name)
+            .unwrap_or_else(|| group::default_name(&caller));
+        stack::validate_function_name(&name)
             .context("the merge name (--name) is also the image's name")?;
         for member in std::iter::once(&caller).chain(&opts.callees) {
-            fmerge::stack::validate_function_name(member)?;
+            stack::validate_function_name(member)?;
         }
         let tag = args.tag.or(image.tag);
         if let Some(tag) = &tag {
-            let reference = fmerge::image::reference::ImageRef::parse(tag)?;
+            let reference = image::ImageRef::parse(tag)?;
             anyhow::ensure!(
                 reference.digest().is_none(),
                 "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`"
@@ -424,22 +430,23 @@ struct Ship {
     gateway: Option<String>,
     revision: Option<String>,
     /// The input stack.yml, its members' entries, and whether to drop the callees.
-    stack: Option<(
-        fmerge::stackfile::StackIn,
-        Vec<fmerge::stackfile::Entry>,
-        bool,
-    )>,
+    stack: Option<(stackfile::StackIn, Vec<stackfile::Entry>, bool)>,
 }
 
 impl Ship {
     /// Builds the image, pushes it if asked, and writes stack.yml next to the
     /// binary. Returns the reference to deploy (pinned by digest once pushed).
     fn run(self, merged: &fmerge::Merged, quiet: bool) -> Result<(String, PathBuf)> {
-        let mut spec = ImageSpec::new(&merged.binary, &merged.name, merged.members.clone());
+        let mut spec = ImageSpec::new(
+            &merged.binary,
+            &merged.name,
+            merged.members.clone(),
+            fmerge::assets::DOCKERFILE,
+        );
         spec.tag = self.tag;
         spec.repository_prefix = self.registry.filter(|p| !p.is_empty());
         spec.source_revision = self.revision.or_else(git_revision);
-        let built = fmerge::image::build(&spec)?;
+        let built = image::build(&spec)?;
         if !quiet {
             eprintln!("fmerge: {built}");
         }
@@ -461,11 +468,11 @@ impl Ship {
         let Some((input, entries, remove_callees)) = self.stack else {
             return Ok((
                 reference,
-                fmerge::stack::write(&spec, merged.binary.parent().expect("a directory"))?,
+                stack::write(&spec, merged.binary.parent().expect("a directory"))?,
             ));
         };
         // The stack's own settings win over the code's defaults.
-        for note in fmerge::stackfile::merge_into(&mut spec, &entries) {
+        for note in stackfile::merge_into(&mut spec, &entries) {
             if !quiet {
                 eprintln!("fmerge: note: {note}");
             }
@@ -476,7 +483,7 @@ impl Ship {
             .and_then(|s| s.to_str())
             .unwrap_or("stack");
         let path = input.path.with_file_name(format!("{stem}.merged.yml"));
-        fmerge::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
+        fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
         Ok((reference, path))
     }
 }

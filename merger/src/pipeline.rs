@@ -83,7 +83,7 @@ pub struct Merged {
     pub settings: Vec<Setting>,
     /// The functions' own unmerged binaries from the same build.
     pub unmerged: Vec<(String, PathBuf)>,
-    /// The build scripts' native libraries (`KIND=NAME`) that were linked in.
+    /// The native libraries linked in (`KIND=NAME`): build scripts' and `#[link]`'s.
     pub native_libs: Vec<String>,
     pub timings: Vec<(&'static str, Duration)>,
     pub units: usize,
@@ -118,7 +118,7 @@ pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
     let name = opts
         .name
         .clone()
-        .unwrap_or_else(|| format!("{}-merged", opts.caller));
+        .unwrap_or_else(|| crate::group::default_name(&opts.caller));
     if name.is_empty() || name.contains('/') || name.starts_with('.') {
         bail!("--name {name:?} is not a file name: use letters, digits and dashes");
     }
@@ -146,7 +146,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     let name = opts
         .name
         .clone()
-        .unwrap_or_else(|| format!("{}-merged", opts.caller));
+        .unwrap_or_else(|| crate::group::default_name(&opts.caller));
     // Functions from separate projects: a build workspace of fmerge's own.
     let (manifest, target_dir) = match opts.sources.first() {
         None => (opts.manifest_path.clone(), opts.target_dir.clone()),
@@ -382,7 +382,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     // The native link, into a temporary name first.
     let stage = progress.stage("linking the binary", None);
     let script = work.join("merged.ver");
-    std::fs::write(&script, native::VERSION_SCRIPT)?;
+    std::fs::write(&script, crate::assets::VERSION_SCRIPT)?;
     let probe = probe
         .join()
         .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
@@ -390,7 +390,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
     native::link(&probe, &objects, &emitted.native, &script, &temp)?;
     if !emitted.native.libs.is_empty() {
         progress.note(&format!(
-            "linked native libraries from build scripts: {}",
+            "linked native libraries: {}",
             emitted.native.libs.join(", ")
         ));
     }

@@ -180,7 +180,7 @@ fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
 #[test]
 fn a_missing_llvm_library_is_explained() {
     let empty = tempfile::tempdir().unwrap();
-    let why = fmerge::llvm::llvm_link_name(empty.path()).unwrap_err();
+    let why = fmerge_ir::llvm::llvm_link_name(empty.path()).unwrap_err();
     assert!(
         why.contains("no libLLVM-*.so") && why.contains("rustup"),
         "{why}"
@@ -192,7 +192,7 @@ fn a_missing_llvm_library_is_explained() {
         .unwrap();
     let lib = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib");
     assert!(
-        fmerge::llvm::llvm_link_name(&lib)
+        fmerge_ir::llvm::llvm_link_name(&lib)
             .unwrap()
             .starts_with("LLVM-")
     );
@@ -290,12 +290,13 @@ fn every_example_merge_group_loads_and_names_real_functions() {
         let group = fmerge::group::Group::load(&path)
             .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let caller = group.caller.clone().expect("a caller");
-        let plan = fmerge::resolve::run(group.manifest_path.as_deref(), &caller, &group.callees)
-            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        let plan =
+            fmerge_cargo::resolve::run(group.manifest_path.as_deref(), &caller, &group.callees)
+                .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         assert_eq!(plan.callees.len(), group.callees.len());
         let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
         for rewrite in &group.rewrite {
-            fmerge::passes::endpoints::Rewrite::parse(rewrite, &members)
+            fmerge_ir::passes::endpoints::Rewrite::parse(rewrite, &members)
                 .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         }
         seen += 1;

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fmerge::image::{self, BuiltImage, ImageSpec, engine};
-use fmerge::push::{self, Auth, Credentials, Progress, PushOptions};
-use fmerge::stack::{self, CalleeEnv, StackSpec};
+use fmerge_ship::image::{self, BuiltImage, ImageSpec, engine};
+use fmerge_ship::push::{self, Auth, Credentials, Progress, PushOptions};
+use fmerge_ship::stack::{self, CalleeEnv, StackSpec};
 use futures_util::StreamExt as _;
 use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 
@@ -54,6 +54,7 @@ fn spec(tag: &str) -> ImageSpec {
             "redis://127.0.0.1:6379".into(),
         )],
         source_revision: Some("0123456789abcdef".into()),
+        dockerfile: fmerge::assets::DOCKERFILE.into(),
         ..ImageSpec::default()
     }
 }

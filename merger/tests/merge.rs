@@ -150,7 +150,7 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
         "the dispatch table is filled in"
     );
     assert!(text.contains("@fmerge.entry.social-graph-get-followers"));
-    fmerge::link::parse_ll(&ll).expect("the .ll parses and verifies");
+    fmerge_ir::link::parse_ll(&ll).expect("the .ll parses and verifies");
 
     // Nothing changed: the next merge keeps the binary instead of redoing it.
     let binary = out.join("ll");

@@ -118,9 +118,12 @@ impl Profile {
     }
 }
 
-/// Native link flags from build scripts, as cargo reports them (`KIND=VALUE`).
+/// The native libraries the functions link, in link order, as cargo's
+/// `rustc-link-lib` / `rustc-link-search` values (`KIND[:MODIFIERS]=VALUE`).
 #[derive(Debug, Default, Clone)]
 pub struct NativeLibs {
+    /// The build scripts' libraries, then those of `#[link]` attributes
+    /// ([`native::loaded_libs`](crate::native::loaded_libs)).
     pub libs: Vec<String>,
     pub search: Vec<String>,
 }
@@ -264,6 +267,7 @@ pub fn run(
              Fix them (`cargo build --release -p <function>` shows the same errors) and run fmerge again."
         );
     }
+    let mut in_order = Vec::new();
     for f in plan.functions() {
         let (exe, unit) = pick_bin(
             &f.name,
@@ -273,9 +277,17 @@ pub fn run(
                 .map(|c| (&c.1, &c.2, &c.3))
                 .collect(),
         )?;
+        in_order.push(exe.clone());
         binaries.insert(f.name.clone(), exe);
         units.push(unit);
     }
+    let loaded = crate::native::loaded_libs(
+        &in_order,
+        &native.libs,
+        &target_dir.join("fmerge-tmp"),
+        toolchain,
+    )?;
+    native.libs.extend(loaded);
     // Cargo reports crates in the order they finish; the merge must not
     // depend on that (which of two clashing symbols is renamed, say).
     units.sort_by(|a, b| {

@@ -1,6 +1,7 @@
-//! fmerge's build side, with no LLVM in it: the toolchain, the functions'
-//! cargo build with per-crate bitcode and build-script link flags, the final
-//! native link, the merge cache and atomic outputs.
+//! fmerge-cargo drives cargo and the Rust toolchain for fmerge, with no LLVM
+//! in it: the toolchain, the functions' cargo build with per-crate bitcode and
+//! the native libraries they link, the final native link, the merge cache and
+//! atomic outputs.
 
 pub mod artifact;
 pub mod cache;

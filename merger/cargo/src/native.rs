@@ -1,20 +1,18 @@
 //! Stage 6: link the merged object into one native binary.
 //!
 //! The bitcode holds every crate of the functions, but not the standard
-//! library, the allocator shim, or C code from build scripts. Rather than a
-//! hand-written flag list, fmerge asks the active rustc how it links an
-//! empty binary (`--print link-args`, with `-C save-temps` to keep its
-//! allocator shim object) and splices in the merged object plus the union of
-//! every function's build-script libraries.
+//! library, the allocator shim, or the native libraries the functions link.
+//! Rather than a hand-written flag list, fmerge asks the active rustc how it
+//! links an empty binary (`--print link-args`, with `-C save-temps` to keep
+//! its allocator shim object) and splices in the merged object plus the union
+//! of every function's native libraries (see [`loaded_libs`] for those no
+//! build script reports).
 
 use crate::emit::NativeLibs;
 use crate::toolchain::Toolchain;
 use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The symbol policy for the final link: export nothing from the binary.
-pub const VERSION_SCRIPT: &str = include_str!("../../../linker-scripts/merged.ver");
 
 /// How rustc links a binary on this host.
 #[derive(Debug, Clone)]
@@ -168,6 +166,12 @@ pub fn native_args(native: &NativeLibs) -> Vec<String> {
         let (kind, name) = lib.split_once('=').unwrap_or(("dylib", lib));
         let (kind, modifiers) = kind.split_once(':').unwrap_or((kind, ""));
         let name = name.split(':').next().unwrap_or(name);
+        // `+verbatim`: the file name as given (`-l:libz.so.1`), as rustc does.
+        let name = if modifiers.contains("+verbatim") {
+            format!(":{name}")
+        } else {
+            name.to_string()
+        };
         match kind {
             "static" if modifiers.contains("+whole-archive") => {
                 args.extend([
@@ -188,7 +192,9 @@ pub fn native_args(native: &NativeLibs) -> Vec<String> {
     args
 }
 
-/// Links `objects` and the native libraries into `out`.
+/// Links `objects` and the native libraries into `out`, with the symbol
+/// policy in `version_script` (fmerge's is `linker-scripts/merged.ver`, which
+/// the fmerge binary passes in).
 pub fn link(
     probe: &Probe,
     objects: &[PathBuf],
@@ -211,8 +217,9 @@ pub fn link(
     if !output.status.success() {
         bail!(
             "the native link failed:\n{}\n\
-             If a symbol is undefined, a function needs a native library that no build script announced; \
-             make its build script print `cargo:rustc-link-lib=…` (fmerge links what build scripts report).",
+             If a symbol is undefined, a function needs a native library that fmerge did not see: it links the libraries \
+             build scripts report and the shared libraries the functions' own binaries load, not a static library named \
+             only by `#[link(kind = \"static\")]`; fix: have a build script print `cargo:rustc-link-lib=static=…`.",
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
@@ -264,4 +271,140 @@ pub fn undefined_in_static_libs(native: &NativeLibs) -> std::collections::BTreeM
         }
     }
     out
+}
+
+/// The shared libraries the functions' own binaries load beyond those of
+/// the standard library, in link order, as `dylib:+verbatim=<soname>`: the
+/// ones a `#[link(name = "…")]` in any of their crates (or a linker argument)
+/// brought in, which no build script reports.
+///
+/// Why the binaries: rustc puts these on the link line of each function's
+/// own binary, but cargo does not re-run that link when the binary is up to
+/// date, so the line is gone; the binary keeps the result (DT_NEEDED, in link
+/// order). rustc links with `--as-needed`, so a library is there only if the
+/// function's code uses it, and the merged binary holds that same code.
+/// `linked` are the build scripts' libraries, already linked by name.
+pub fn loaded_libs(
+    binaries: &[PathBuf],
+    linked: &[String],
+    dir: &Path,
+    toolchain: &Toolchain,
+) -> Result<Vec<String>> {
+    // A directory of its own: merges in one target dir may run at once.
+    std::fs::create_dir_all(dir)?;
+    let scratch = tempfile::tempdir_in(dir)?;
+    let (std_names, std_sonames) = std_libs(scratch.path(), toolchain)?;
+    let dylib_names = linked.iter().filter_map(|lib| {
+        let (kind, name) = lib.split_once('=').unwrap_or(("dylib", lib));
+        kind.starts_with("dylib")
+            .then(|| name.split(':').next().unwrap_or(name))
+    });
+    let names: Vec<String> = std_names
+        .into_iter()
+        .chain(dylib_names.map(str::to_string))
+        .collect();
+    let known = |soname: &str| {
+        std_sonames.iter().any(|s| s == soname)
+            || names
+                .iter()
+                .any(|n| soname.starts_with(&format!("lib{n}.so")))
+    };
+    let mut libs = Vec::new();
+    for binary in binaries {
+        for soname in needed(binary)? {
+            let lib = format!("dylib:+verbatim={soname}");
+            if !known(&soname) && !libs.contains(&lib) {
+                libs.push(lib);
+            }
+        }
+    }
+    Ok(libs)
+}
+
+/// The DT_NEEDED entries of an ELF binary, in order.
+fn needed(binary: &Path) -> Result<Vec<String>> {
+    let bytes =
+        std::fs::read(binary).with_context(|| format!("cannot read {}", binary.display()))?;
+    let elf = goblin::elf::Elf::parse(&bytes)
+        .with_context(|| format!("{} is not an ELF binary", binary.display()))?;
+    Ok(elf.libraries.iter().map(|l| l.to_string()).collect())
+}
+
+/// What the standard library links, from `fn main() {}` built in `dir`: the
+/// `-l` names on rustc's link line (`gcc_s`, `m`, `c`, …; the probe's link
+/// line has them too) and the binary's DT_NEEDED (the dynamic loader, say).
+fn std_libs(dir: &Path, toolchain: &Toolchain) -> Result<(Vec<String>, Vec<String>)> {
+    let src = dir.join("fmerge_empty.rs");
+    std::fs::write(&src, "fn main() {}\n")?;
+    let binary = dir.join("fmerge_empty");
+    let out = Command::new(&toolchain.rustc)
+        .current_dir(dir)
+        .args(["--edition=2021", "--crate-type=bin", "-Copt-level=3"])
+        .args(["--print=link-args", "--target", toolchain.triple.as_str()])
+        .arg("-o")
+        .arg(&binary)
+        .arg(&src)
+        .output()
+        .context("cannot run rustc")?;
+    if !out.status.success() {
+        bail!(
+            "rustc could not link an empty program:\n{}\nFix the toolchain (is `cc` installed?) and retry.",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let names = split_quoted(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter_map(|(_, word)| word.strip_prefix("-l").map(str::to_string))
+        .collect();
+    Ok((names, needed(&binary)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_flags_keep_the_kind_modifiers_and_order_of_each_library() {
+        let native = NativeLibs {
+            libs: vec![
+                "static=nc".into(),
+                "static:+whole-archive=w".into(),
+                "ssl".into(),
+                "dylib:+verbatim=libz.so.1".into(),
+            ],
+            search: vec!["native=/out".into(), "dependency=/deps".into()],
+        };
+        assert_eq!(
+            native_args(&native),
+            [
+                "-L/out",
+                "-Wl,-Bstatic",
+                "-lnc",
+                "-Wl,-Bdynamic",
+                "-Wl,-Bstatic",
+                "-Wl,--whole-archive",
+                "-lw",
+                "-Wl,--no-whole-archive",
+                "-Wl,-Bdynamic",
+                "-lssl",
+                "-l:libz.so.1",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_binary_s_own_libraries_are_those_beyond_the_standard_library() {
+        let toolchain = Toolchain::detect().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // The empty program loads only what the standard library links.
+        let (names, sonames) = std_libs(dir.path(), &toolchain).unwrap();
+        assert!(names.iter().any(|n| n == "c"), "{names:?}");
+        let empty = dir.path().join("fmerge_empty");
+        assert_eq!(needed(&empty).unwrap(), sonames);
+        assert!(
+            loaded_libs(&[empty], &[], dir.path(), &toolchain)
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

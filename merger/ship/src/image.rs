@@ -14,6 +14,7 @@
 //!     "target/fmerge/pair/pair",
 //!     "pair",
 //!     vec!["write-home-timeline".into(), "social-graph-get-followers".into()],
+//!     std::fs::read_to_string("docker/Dockerfile.scratch")?,
 //! ))?;
 //! println!("{built}");
 //! # Ok(()) }
@@ -67,15 +68,24 @@ pub struct ImageSpec {
     pub source_revision: Option<String>,
     /// The source repository URL, written to `org.opencontainers.image.source`.
     pub source_url: Option<String>,
+    /// The Dockerfile template, whose `{{…}}` placeholders [`context`] fills
+    /// (fmerge's is `docker/Dockerfile.scratch`, passed in by the fmerge binary).
+    pub dockerfile: String,
 }
 
 impl ImageSpec {
     /// A spec with the default tag and no extra env or labels.
-    pub fn new(binary: impl Into<PathBuf>, name: impl Into<String>, members: Vec<String>) -> Self {
+    pub fn new(
+        binary: impl Into<PathBuf>,
+        name: impl Into<String>,
+        members: Vec<String>,
+        dockerfile: impl Into<String>,
+    ) -> Self {
         Self {
             binary: binary.into(),
             name: name.into(),
             members,
+            dockerfile: dockerfile.into(),
             ..Self::default()
         }
     }
@@ -157,7 +167,7 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     let binary_sha256 = hex(&Sha256::digest(&binary_bytes));
     drop(binary_bytes);
 
-    let ctx = context::build(&spec.binary, &spec.name, &spec.env)?;
+    let ctx = context::build(&spec.dockerfile, &spec.binary, &spec.name, &spec.env)?;
     let labels = labels(spec, &members, &binary_sha256);
     for (k, v) in &labels {
         if v.chars().any(char::is_control) {
@@ -217,7 +227,7 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
                     .join("\n");
                 return Err(anyhow!(
                     "the Docker Engine could not build {reference}: {}\nbuild output (last lines):\n{tail}\n\
-fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in fmerge's Dockerfile template (docker/Dockerfile.scratch), please report it with this output",
+fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in the Dockerfile template (fmerge's is docker/Dockerfile.scratch), please report it with this output",
                     engine::describe(&e)
                 ));
             }

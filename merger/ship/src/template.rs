@@ -1,7 +1,8 @@
-//! The faas-cli template for fmerge functions (`rust-fmerge`, in
-//! `docker/template/`), installed into a user's `template/` folder by
-//! `fmerge template`: `faas-cli template pull` wants a repo whose root holds
-//! `template/`, and this one's root holds the fmerge workspace.
+//! The faas-cli template for fmerge functions (`rust-fmerge`), installed into
+//! a user's `template/` folder by `fmerge template`: `faas-cli template pull`
+//! wants a repo whose root holds `template/`, and this one's root holds the
+//! fmerge workspace. The files are given by the caller (the fmerge binary
+//! embeds `docker/template/rust-fmerge/`), so this crate knows no repo layout.
 
 use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
@@ -9,24 +10,9 @@ use std::path::{Path, PathBuf};
 /// The language name faas-cli knows the template by.
 pub const LANG: &str = "rust-fmerge";
 
-const FILES: &[(&str, &str)] = &[
-    (
-        "template.yml",
-        include_str!("../../../docker/template/rust-fmerge/template.yml"),
-    ),
-    (
-        "Dockerfile",
-        include_str!("../../../docker/template/rust-fmerge/Dockerfile"),
-    ),
-    (
-        "function/Cargo.toml",
-        include_str!("../../../docker/template/rust-fmerge/function/Cargo.toml"),
-    ),
-    (
-        "function/src/main.rs",
-        include_str!("../../../docker/template/rust-fmerge/function/src/main.rs"),
-    ),
-];
+/// One file of a template: its path inside the template folder, and its text
+/// (`@RUNTIME@` stands for the fmerge-runtime dependency).
+pub type File = (&'static str, &'static str);
 
 /// Where new functions get `fmerge-runtime` from: a path on this machine, or
 /// a git repository (needed for `faas-cli build`, whose Docker build sees
@@ -38,13 +24,12 @@ pub enum Runtime {
 }
 
 impl Runtime {
-    /// The runtime of the fmerge checkout this binary was built from.
-    pub fn beside_fmerge() -> Result<Runtime> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../functions/runtime");
+    /// The runtime at `path`, if it is a crate.
+    pub fn at(path: &Path) -> Result<Runtime> {
         match path.canonicalize() {
             Ok(p) if p.join("Cargo.toml").is_file() => Ok(Runtime::Path(p)),
             _ => bail!(
-                "fmerge-runtime is not where this fmerge was built from ({}); fix: pass --runtime-path PATH or --runtime-git URL",
+                "fmerge-runtime is not at {}; fix: pass --runtime-path PATH or --runtime-git URL",
                 path.display()
             ),
         }
@@ -59,11 +44,11 @@ impl Runtime {
     }
 }
 
-/// Writes `<dir>/template/rust-fmerge/`; returns that folder. An existing
-/// copy is replaced (it is fmerge's, not the user's).
-pub fn install(dir: &Path, runtime: &Runtime) -> Result<PathBuf> {
+/// Writes `files` into `<dir>/template/rust-fmerge/`; returns that folder. An
+/// existing copy is replaced (it is fmerge's, not the user's).
+pub fn install(dir: &Path, files: &[File], runtime: &Runtime) -> Result<PathBuf> {
     let root = dir.join("template").join(LANG);
-    for (file, text) in FILES {
+    for (file, text) in files {
         let path = root.join(file);
         std::fs::create_dir_all(path.parent().expect("a folder"))
             .with_context(|| format!("cannot create {}", root.display()))?;

@@ -41,7 +41,7 @@ pub fn unique(prefix: &str) -> String {
 /// `Some(reason)` when there is no Docker Engine to test against (no `DOCKER_HOST`
 /// and no `/var/run/docker.sock`): image tests print it and return.
 pub fn engine_skip_reason() -> Option<String> {
-    fmerge::image::engine::missing_reason()
+    fmerge_ship::image::engine::missing_reason()
 }
 
 /// Runs the `docker` CLI with `args` (and an optional `--config` dir first).

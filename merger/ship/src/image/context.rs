@@ -14,9 +14,6 @@ use anyhow::{Context as _, Result, bail};
 
 use super::libs::{self, Resolved};
 
-/// The Dockerfile template; `{{…}}` placeholders are filled by [`render_dockerfile`].
-pub const DOCKERFILE_TEMPLATE: &str = include_str!("../../../../docker/Dockerfile.scratch");
-
 /// The CA bundle that Debian's `ca-certificates` package writes.
 pub const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
@@ -50,8 +47,14 @@ enum Source {
     Bytes(Vec<u8>),
 }
 
-/// Builds the context for `binary`, installed as `/usr/local/bin/<name>`.
-pub fn build(binary: &Path, name: &str, env: &[(String, String)]) -> Result<BuildContext> {
+/// Builds the context for `binary`, installed as `/usr/local/bin/<name>`, with
+/// the Dockerfile `template` filled in (see [`render_dockerfile`]).
+pub fn build(
+    template: &str,
+    binary: &Path,
+    name: &str,
+    env: &[(String, String)],
+) -> Result<BuildContext> {
     let resolved = libs::resolve(binary)?;
     let entrypoint = PathBuf::from("/usr/local/bin").join(name);
 
@@ -103,7 +106,7 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
         0o644,
     ));
 
-    let dockerfile = render_dockerfile(&entrypoint, env, &resolved)?;
+    let dockerfile = render_dockerfile(template, &entrypoint, env, &resolved)?;
 
     let mut builder = tar::Builder::new(Vec::new());
     builder.mode(tar::HeaderMode::Deterministic);
@@ -188,9 +191,11 @@ fn append_bytes(b: &mut tar::Builder<Vec<u8>>, path: &Path, data: &[u8], mode: u
         .with_context(|| format!("cannot add {} to the build context", path.display()))
 }
 
-/// Fills the template. Env values are quoted for the Dockerfile parser (`\`, `"` and `$`
-/// escaped), so a value is taken literally and never expanded.
+/// Fills the template's `{{UID}}`, `{{GID}}`, `{{HOME}}`, `{{ENV}}` and
+/// `{{ENTRYPOINT}}`. Env values are quoted for the Dockerfile parser (`\`, `"`
+/// and `$` escaped), so a value is taken literally and never expanded.
 pub fn render_dockerfile(
+    template: &str,
     entrypoint: &Path,
     env: &[(String, String)],
     resolved: &Resolved,
@@ -210,7 +215,13 @@ pub fn render_dockerfile(
         env_lines.push_str(&format!("ENV {key}=\"{escaped}\"\n"));
     }
     let entry = serde_json::to_string(&[entrypoint.to_string_lossy()])?;
-    Ok(DOCKERFILE_TEMPLATE
+    if !template.contains("{{ENTRYPOINT}}") {
+        bail!(
+            "the Dockerfile template has no {{{{ENTRYPOINT}}}} placeholder, so the image would not run the binary; \
+             fix: pass fmerge's docker/Dockerfile.scratch (or a template with that placeholder)"
+        );
+    }
+    Ok(template
         .replace("{{UID}}", &UID.to_string())
         .replace("{{GID}}", &GID.to_string())
         .replace("{{HOME}}", HOME)
@@ -266,10 +277,14 @@ pub fn looks_secret(key: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The placeholders of fmerge's template (the fmerge crate's assets test renders the real one).
+    const TEMPLATE: &str = "FROM scratch\nUSER {{UID}}:{{GID}}\nWORKDIR {{HOME}}\n{{ENV}}\nENTRYPOINT {{ENTRYPOINT}}\n";
+
     #[test]
     fn env_is_escaped_and_secrets_refused() {
         let r = Resolved::default();
         let df = render_dockerfile(
+            TEMPLATE,
             Path::new("/usr/local/bin/x"),
             &[("A".into(), r#"a "b" $HOME \ c"#.into())],
             &r,
@@ -281,14 +296,27 @@ mod tests {
         assert!(!df.contains("{{"));
         assert!(
             render_dockerfile(
+                TEMPLATE,
                 Path::new("/x"),
                 &[("REDIS_PASSWORD".into(), "p".into())],
                 &r
             )
             .is_err()
         );
-        assert!(render_dockerfile(Path::new("/x"), &[("1A".into(), "p".into())], &r).is_err());
-        assert!(render_dockerfile(Path::new("/x"), &[("A".into(), "p\nq".into())], &r).is_err());
+        assert!(
+            render_dockerfile(TEMPLATE, Path::new("/x"), &[("1A".into(), "p".into())], &r).is_err()
+        );
+        assert!(
+            render_dockerfile(
+                TEMPLATE,
+                Path::new("/x"),
+                &[("A".into(), "p\nq".into())],
+                &r
+            )
+            .is_err()
+        );
         assert!(!looks_secret("TOKEN_TTL") && looks_secret("github_token"));
+        let no_entrypoint = render_dockerfile("FROM scratch\n", Path::new("/x"), &[], &r);
+        assert!(format!("{:#}", no_entrypoint.unwrap_err()).contains("{{ENTRYPOINT}}"));
     }
 }

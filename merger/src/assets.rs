@@ -1,0 +1,74 @@
+//! The files fmerge embeds, and where this checkout keeps the runtime: the
+//! one module that knows the repository's layout.
+//!
+//! Why here: the files live in the top-level folders where users and the
+//! README look for them (`linker-scripts/` for the symbol policy of the final
+//! link, `docker/` for the image templates). The library crates stay free of
+//! the repository's layout and take these as data: fmerge-cargo links with
+//! any version script it is given, fmerge-ship renders any Dockerfile and
+//! installs any template. Only this binary crate, which is the checkout's
+//! application, reaches out to them. (The alternative, copies or symlinks
+//! inside each crate, would give every file two places to edit.)
+
+use fmerge_ship::template::File;
+use std::path::{Path, PathBuf};
+
+/// The symbol policy of a merged binary (`--version-script`).
+pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver");
+
+/// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.
+pub const DOCKERFILE: &str = include_str!("../../docker/Dockerfile.scratch");
+
+/// The faas-cli template `rust-fmerge` that `fmerge template` installs,
+/// each file with its path inside the template.
+pub const FAAS_TEMPLATE: &[File] = &[
+    (
+        "template.yml",
+        include_str!("../../docker/template/rust-fmerge/template.yml"),
+    ),
+    (
+        "Dockerfile",
+        include_str!("../../docker/template/rust-fmerge/Dockerfile"),
+    ),
+    (
+        "function/Cargo.toml",
+        include_str!("../../docker/template/rust-fmerge/function/Cargo.toml"),
+    ),
+    (
+        "function/src/main.rs",
+        include_str!("../../docker/template/rust-fmerge/function/src/main.rs"),
+    ),
+];
+
+/// The fmerge-runtime of the checkout this binary was built from, which new
+/// functions depend on by default.
+pub fn runtime_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/runtime")
+}
+
+#[cfg(test)]
+mod tests {
+    use fmerge_ship::image::context::render_dockerfile;
+    use fmerge_ship::image::libs::Resolved;
+
+    #[test]
+    fn the_embedded_files_are_what_the_crates_expect() {
+        let dockerfile = render_dockerfile(
+            super::DOCKERFILE,
+            std::path::Path::new("/usr/local/bin/pair"),
+            &[("A".into(), "1".into())],
+            &Resolved::default(),
+        )
+        .unwrap();
+        assert!(dockerfile.contains("FROM scratch"), "{dockerfile}");
+        assert!(
+            dockerfile.contains(r#"ENTRYPOINT ["/usr/local/bin/pair"]"#),
+            "{dockerfile}"
+        );
+        assert!(!dockerfile.contains("{{"), "every placeholder is filled");
+        assert!(super::VERSION_SCRIPT.contains("local: *;"));
+        let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.0).collect();
+        assert!(names.contains(&"template.yml") && names.contains(&"function/Cargo.toml"));
+        assert!(super::runtime_dir().join("Cargo.toml").is_file());
+    }
+}

@@ -1,0 +1,84 @@
+//! Native libraries that no build script reports: functions that link a
+//! system library with `#[link(name = "z")]`, in their own main.rs and in a
+//! library crate, merged and run beside the unmerged functions on a real
+//! nginx gateway (127.0.0.1). The merged binary must link, call zlib as the
+//! unmerged functions do, and say which libraries it linked.
+//!
+//! Run: `cargo test --release -p fmerge --test link_libs`
+
+mod support;
+
+use std::path::PathBuf;
+use support::{Function, Gateway, built_binary, fixture, free_port, post};
+
+#[test]
+fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported() {
+    let ws = fixture("syslib", &[]);
+    let out = ws.path().join("out");
+    let (ok, stdout, stderr) = support::fmerge(
+        ws.path(),
+        &[
+            "zl-front",
+            "zl-back",
+            "--out",
+            out.to_str().unwrap(),
+            "--message-format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(ok, "the merge links:\n{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("the merged line")).unwrap();
+    assert_eq!(report["reason"], "merged", "{stdout}");
+    // Both #[link(name = "z")] name one library: linked once, by the file
+    // the unmerged binaries load.
+    assert_eq!(
+        report["native_libs"],
+        serde_json::json!(["dylib:+verbatim=libz.so.1"]),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("linked native libraries: dylib:+verbatim=libz.so.1"),
+        "{stderr}"
+    );
+    let binary = PathBuf::from(report["binary"].as_str().unwrap());
+
+    // Unmerged: two processes behind the gateway.
+    let (front, back) = (free_port(), free_port());
+    let gateway = Gateway::start(&[("zl-front", front), ("zl-back", back)]);
+    let _unmerged = [
+        Function::start(
+            built_binary("zl-front"),
+            "zl-front",
+            front,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+        Function::start(
+            built_binary("zl-back"),
+            "zl-back",
+            back,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+    ];
+    let (status, expected) = post(&gateway.function_url("zl-front"), "abc");
+    // zlib's CRC-32 of "abc" is 0x352441c2; the version is the library's own.
+    assert_eq!(status, 200, "{expected}");
+    let version = expected
+        .strip_prefix("crc=891568578 back=zlib ")
+        .unwrap_or_else(|| panic!("unexpected reply {expected:?}"));
+    assert!(
+        version.split('.').count() >= 3 && version.split('.').all(|p| p.parse::<u32>().is_ok()),
+        "{version}"
+    );
+
+    // Merged: one process answers alike.
+    let port = free_port();
+    let merged = Function::start(&binary, "zl-front", port, [("GATEWAY_URL", gateway.url())]);
+    assert_eq!(
+        post(&format!("{}/", merged.url()), "abc"),
+        (200, expected),
+        "{}",
+        merged.output()
+    );
+}
