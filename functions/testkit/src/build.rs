@@ -113,6 +113,29 @@ pub fn function_binaries() -> &'static Path {
     })
 }
 
+/// The unmerged binary of function `name` (built on first use).
+pub fn function_binary(name: &str) -> PathBuf {
+    let path = function_binaries().join(name);
+    assert!(
+        path.is_file(),
+        "no binary {} after the build",
+        path.display()
+    );
+    path
+}
+
+/// The unmerged binary `bin` from fmerge's own build (the same build as a
+/// merge, so its units are the ones merged).
+pub fn built_binary(bin: &str) -> PathBuf {
+    let path = build_dir().join(TARGET).join("release").join(bin);
+    assert!(
+        path.is_file(),
+        "no binary {} after the merge's build",
+        path.display()
+    );
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,27 +173,4 @@ mod tests {
             assert!(lines.contains(&handler.as_str()), "{name}: no `{handler}`");
         }
     }
-}
-
-/// The unmerged binary of function `name` (built on first use).
-pub fn function_binary(name: &str) -> PathBuf {
-    let path = function_binaries().join(name);
-    assert!(
-        path.is_file(),
-        "no binary {} after the build",
-        path.display()
-    );
-    path
-}
-
-/// The unmerged binary `bin` from fmerge's own build (the same build as a
-/// merge, so its units are the ones merged).
-pub fn built_binary(bin: &str) -> PathBuf {
-    let path = build_dir().join(TARGET).join("release").join(bin);
-    assert!(
-        path.is_file(),
-        "no binary {} after the merge's build",
-        path.display()
-    );
-    path
 }

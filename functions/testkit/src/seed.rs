@@ -57,7 +57,7 @@ pub fn follow_graph(opts: &SeedOptions) -> Vec<(u64, u64)> {
     let mut edges = Vec::with_capacity((n * degree) as usize);
     for user in 1..=n {
         let mut chosen = HashSet::new();
-        if degree * 2 <= n - 1 {
+        if degree * 2 < n {
             // Sparse: draw until enough distinct others (expected < 2 draws each).
             while (chosen.len() as u64) < degree {
                 let other = 1 + rng.next() % n;
