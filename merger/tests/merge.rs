@@ -269,7 +269,7 @@ fn a_rewrite_sends_the_callee_to_its_own_redis_and_leaves_the_caller_alone() {
 
 #[test]
 fn the_whole_compose_post_chain_merged_matches_unmerged() {
-    let chain = support::FUNCTIONS;
+    let chain = support::COMPOSE_POST_TREE;
     let (binary, stderr) = merge("chain", chain, &[]);
     assert!(
         stderr.contains("static=shortcode"),

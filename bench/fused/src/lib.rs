@@ -4,7 +4,7 @@
 //! server (`fmerge_runtime::serve`), its callees called as plain async Rust
 //! functions: no dispatch table, no boxed entry per call, no HTTP.
 //! - `fused-pair`: write-home-timeline + social-graph-get-followers;
-//! - `fused-chain`: compose-post and the 7 functions below it.
+//! - `fused-chain`: compose-post and the 10 functions below it.
 //!
 //! What a merged binary costs over this is what fmerge's dispatch costs.
 //!

@@ -8,8 +8,8 @@
 //! `nginx`; `bash .ci/run` installs them).
 
 use fmerge_testkit::{
-    Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post,
-    seed_social_network,
+    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS,
+    free_port, post, seed_social_network,
 };
 use std::collections::BTreeMap;
 
@@ -89,8 +89,9 @@ fn the_fused_pair_answers_like_the_unmerged_pair() {
 
 #[test]
 fn the_fused_chain_answers_like_the_unmerged_chain() {
-    let (expected, expected_state) = unmerged(FUNCTIONS[0], SAMPLE_POSTS);
-    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), FUNCTIONS, SAMPLE_POSTS);
+    let chain = COMPOSE_POST_TREE;
+    let (expected, expected_state) = unmerged(chain[0], SAMPLE_POSTS);
+    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
     assert_eq!(replies, expected);
     assert!(
         replies.iter().all(|(status, _)| *status == 200),

@@ -5,9 +5,12 @@
 //! `{"post_id": u64}`.
 //!
 //! Like DeathStarBench's ComposePostService it fans out twice: first
-//! `unique-id` and `text-service` concurrently, then, with the composed post,
-//! `store-post` and `write-home-timeline` concurrently. `text-service` fans
-//! out again to `url-shorten` and `user-mention`. It keeps no state itself.
+//! `unique-id`, `text-service`, `compose-creator-with-user-id` and `media`
+//! concurrently, then, with the composed post, `store-post`,
+//! `write-user-timeline` and `write-home-timeline` concurrently.
+//! `text-service` fans out again to `url-shorten` and `user-mention`. It
+//! keeps no state itself. The lengths of `media_ids` and `media_types` are
+//! checked here too, so that a bad request reaches no callee.
 //!
 //! `timestamp` (ms) comes from the request so that two runs on the same data
 //! are identical; without it the wall clock is used.
@@ -35,17 +38,22 @@ fn default_post_type() -> String {
     "POST".into()
 }
 
-#[derive(Serialize)]
+#[derive(Deserialize, Serialize)]
 struct Creator {
     user_id: u64,
     username: String,
 }
 
-#[derive(Serialize)]
+#[derive(Deserialize, Serialize)]
 struct Media {
     media_id: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     media_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MediaList {
+    media: Vec<Media>,
 }
 
 /// Typed, not `serde_json::Value`, so that the stored field order is fixed.
@@ -99,61 +107,70 @@ fn now_ms() -> u64 {
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;
-    let media_types = match req.media_types {
-        Some(types) if types.len() != req.media_ids.len() => {
-            return Err(Error::bad_request(
-                "media_ids and media_types differ in length",
-            ));
-        }
-        Some(types) => types.into_iter().map(Some).collect(),
-        None => vec![None; req.media_ids.len()],
-    };
+    if req
+        .media_types
+        .as_ref()
+        .is_some_and(|types| types.len() != req.media_ids.len())
+    {
+        return Err(Error::bad_request(
+            "media_ids and media_types differ in length",
+        ));
+    }
     let timestamp = req.timestamp.unwrap_or_else(now_ms);
 
-    // First fan-out: the id and the text do not depend on each other.
+    // First fan-out: the id, the text, the creator and the media do not
+    // depend on each other.
     let id_req = serde_json::to_vec(&json!({ "post_type": req.post_type }))?;
     let text_req = serde_json::to_vec(&json!({ "text": req.text }))?;
-    let (id, text) = tokio::try_join!(
+    let creator_req = serde_json::to_vec(&json!({
+        "user_id": req.user_id,
+        "username": req.username,
+    }))?;
+    let media_req = serde_json::to_vec(&json!({
+        "media_ids": req.media_ids,
+        "media_types": req.media_types,
+    }))?;
+    let (id, text, creator, media) = tokio::try_join!(
         rt::invoke("unique-id", id_req),
-        rt::invoke("text-service", text_req)
+        rt::invoke("text-service", text_req),
+        rt::invoke("compose-creator-with-user-id", creator_req),
+        rt::invoke("media", media_req)
     )?;
     let UniqueId { unique_id: post_id } = reply("unique-id", &id)?;
     let text: Text = reply("text-service", &text)?;
+    let creator: Creator = reply("compose-creator-with-user-id", &creator)?;
+    let MediaList { media } = reply("media", &media)?;
 
     let user_mentions_id: Vec<u64> = text.user_mentions.iter().map(|m| m.user_id).collect();
+    let author = creator.user_id;
     let post = Post {
         post_id,
-        creator: Creator {
-            user_id: req.user_id,
-            username: req.username,
-        },
+        creator,
         text: text.text,
         user_mentions: text.user_mentions,
-        media: req
-            .media_ids
-            .into_iter()
-            .zip(media_types)
-            .map(|(media_id, media_type)| Media {
-                media_id,
-                media_type,
-            })
-            .collect(),
+        media,
         urls: text.urls,
         timestamp,
         post_type: req.post_type,
     };
 
-    // Second fan-out: storing the post and the timelines are independent.
+    // Second fan-out: storing the post and the two timelines are independent.
     let store_req = serde_json::to_vec(&post)?;
-    let timeline_req = serde_json::to_vec(&json!({
+    let user_timeline_req = serde_json::to_vec(&json!({
         "post_id": post_id,
-        "user_id": req.user_id,
+        "user_id": author,
+        "timestamp": timestamp,
+    }))?;
+    let home_timeline_req = serde_json::to_vec(&json!({
+        "post_id": post_id,
+        "user_id": author,
         "timestamp": timestamp,
         "user_mentions_id": user_mentions_id,
     }))?;
     tokio::try_join!(
         rt::invoke("store-post", store_req),
-        rt::invoke("write-home-timeline", timeline_req)
+        rt::invoke("write-user-timeline", user_timeline_req),
+        rt::invoke("write-home-timeline", home_timeline_req)
     )?;
     rt::to_json(&json!({ "post_id": post_id }))
 }

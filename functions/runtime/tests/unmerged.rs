@@ -10,7 +10,7 @@
 
 use fmerge_testkit as support;
 use fmerge_testkit::{
-    Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post,
+    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post,
     seed_social_network,
 };
 use serde_json::{Value, json};
@@ -115,6 +115,14 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
             ("101".to_string(), 1700000001)
         ]
     );
+
+    // No followers and no mentions: no timeline to write, and no error.
+    let request =
+        r#"{"post_id": 102, "user_id": 98, "timestamp": 1700000002, "user_mentions_id": []}"#;
+    assert_eq!(
+        post(&system.url("write-home-timeline"), request),
+        (200, r#"{"updated":0}"#.to_string())
+    );
 }
 
 #[test]
@@ -161,12 +169,20 @@ fn compose_post_runs_the_whole_call_tree() {
         );
     }
     assert_eq!(keys(&redis, "home-timeline:*").len(), 3);
+    // write-user-timeline: the author's own timeline.
+    assert_eq!(
+        zrange(&redis, "user-timeline:1"),
+        [(FIRST_POST_ID.to_string(), 1700000000000)]
+    );
+    assert_eq!(keys(&redis, "user-timeline:*"), ["user-timeline:1"]);
 
-    // Every function of the tree answered exactly one request.
+    // Every function of the tree answered exactly one request, and no other
+    // function was asked anything.
     for function in FUNCTIONS {
+        let expected = usize::from(COMPOSE_POST_TREE.contains(function));
         assert_eq!(
             system.gateway.requests_for(function),
-            1,
+            expected,
             "{function}\n{}",
             system.gateway.access_log()
         );

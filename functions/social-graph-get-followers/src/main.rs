@@ -2,7 +2,6 @@
 //! the members of `social-graph:followers:<user_id>` in ascending score order.
 
 use fmerge_runtime::{self as rt, Bytes, Error};
-use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
@@ -17,7 +16,7 @@ struct Response {
 
 static STORE: sn_store::Store = sn_store::Store::new();
 
-async fn redis() -> Result<MultiplexedConnection, Error> {
+async fn redis() -> Result<sn_store::Conn, Error> {
     STORE
         .conn(|| {
             rt::config!(

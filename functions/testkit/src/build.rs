@@ -5,14 +5,54 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The function crates of the workspace, in call-tree order (the root first).
+/// The function crates of the workspace (DeathStarBench's socialNetwork, all
+/// 26), in call-tree order: each entry point, then what it calls. The first
+/// [`COMPOSE_POST_TREE`]`.len()` are compose-post's tree.
 pub const FUNCTIONS: &[&str] = &[
+    // The write path (compose-post's tree, as COMPOSE_POST_TREE).
     "compose-post",
     "unique-id",
     "text-service",
     "url-shorten",
     "user-mention",
+    "compose-creator-with-user-id",
+    "media",
     "store-post",
+    "write-user-timeline",
+    "write-home-timeline",
+    "social-graph-get-followers",
+    // The read paths.
+    "read-home-timeline",
+    "read-user-timeline",
+    "read-posts",
+    "read-post",
+    // Users.
+    "register-user",
+    "register-user-with-id",
+    "social-graph-insert-user",
+    "user-login",
+    "get-user-id",
+    "compose-creator-with-username",
+    // The social graph.
+    "social-graph-follow-with-username",
+    "social-graph-unfollow-with-username",
+    "social-graph-follow",
+    "social-graph-unfollow",
+    "social-graph-get-followees",
+];
+
+/// compose-post and every function it calls, directly or not, in call-tree
+/// order (the root first): what merging "the whole compose-post chain" means.
+pub const COMPOSE_POST_TREE: &[&str] = &[
+    "compose-post",
+    "unique-id",
+    "text-service",
+    "url-shorten",
+    "user-mention",
+    "compose-creator-with-user-id",
+    "media",
+    "store-post",
+    "write-user-timeline",
     "write-home-timeline",
     "social-graph-get-followers",
 ];
@@ -94,4 +134,43 @@ pub fn built_binary(bin: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compose_post_tree_leads_the_function_list() {
+        assert_eq!(&FUNCTIONS[..COMPOSE_POST_TREE.len()], COMPOSE_POST_TREE);
+        let mut all = FUNCTIONS.to_vec();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 26, "socialNetwork's 26 functions, once each");
+        for f in FUNCTIONS {
+            let manifest = workspace_root()
+                .join("functions")
+                .join(f)
+                .join("Cargo.toml");
+            assert!(manifest.is_file(), "no crate {}", manifest.display());
+        }
+    }
+
+    /// functions/stack.yml deploys exactly these functions, each from its crate.
+    #[test]
+    fn the_stack_file_lists_every_function_with_its_crate() {
+        let path = workspace_root().join("functions/stack.yml");
+        let stack = std::fs::read_to_string(&path).expect("functions/stack.yml");
+        let lines: Vec<&str> = stack.lines().collect();
+        let names: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("  ")?.strip_suffix(':'))
+            .filter(|n| !n.starts_with(' ') && *n != "name")
+            .collect();
+        assert_eq!(names, FUNCTIONS, "{}", path.display());
+        for name in FUNCTIONS {
+            let handler = format!("    handler: ./{name}");
+            assert!(lines.contains(&handler.as_str()), "{name}: no `{handler}`");
+        }
+    }
 }

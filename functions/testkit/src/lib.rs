@@ -13,6 +13,8 @@
 //! - [`Deployment`]: socialNetwork behind one gateway, unmerged or with any
 //!   set of (merged) binaries.
 //! - [`seed_social_network`], [`SAMPLE_POSTS`]: a standard data set.
+//! - [`seed`]: a data set of any size, made through the functions (the
+//!   `seed` binary runs it).
 //!
 //! Needs `redis-server` and `nginx` on PATH (Debian: packages `redis-server`
 //! and `nginx`); `bash .ci/run` installs them. Without them the tests panic,
@@ -23,6 +25,7 @@ mod fixture;
 mod gateway;
 pub(crate) mod http;
 pub(crate) mod process;
+mod seed;
 mod social;
 mod store;
 
@@ -32,5 +35,6 @@ pub use gateway::*;
 pub use http::wait_http;
 pub use http::{free_port, get, post, try_post};
 pub use process::{Function, Stub, need};
+pub use seed::*;
 pub use social::*;
 pub use store::*;

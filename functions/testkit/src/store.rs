@@ -3,6 +3,7 @@
 use crate::free_port;
 use crate::process::{kill, need, read, wait_for};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -33,52 +34,51 @@ impl Redis {
                 .tempdir()
                 .expect("temp dir");
             let port = free_port();
-            let log = std::fs::File::create(dir.path().join("redis.log")).expect("redis log");
-            let child = Command::new("redis-server")
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--bind",
-                    ip,
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ])
-                .args(["--daemonize", "no", "--logfile", ""])
-                .arg("--dir")
-                .arg(dir.path())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("redis log"))
-                .stderr(log)
-                .spawn()
-                .expect("cannot spawn redis-server");
+            let child = spawn(ip, port, dir.path());
             let mut redis = Redis {
                 child,
                 ip: ip.to_string(),
                 port,
                 dir,
             };
-            let url = redis.url();
-            let log = redis.dir.path().join("redis.log");
-            let started = wait_for(
-                "redis-server",
-                || {
-                    redis
-                        .child
-                        .try_wait()
-                        .ok()
-                        .flatten()
-                        .map(|s| format!("redis-server exited ({s}):\n{}", read(&log)))
-                },
-                || ping(&url),
-            );
-            match started {
+            match redis.wait_up() {
                 Ok(()) => return redis,
                 Err(why) => last = why, // Most likely the port was taken after all: retry.
             }
         }
         panic!("cannot start redis-server: {last}");
+    }
+
+    /// Kills the server (as a crash or a restart would): every connection
+    /// to it is dropped and its data is lost (no persistence).
+    pub fn stop(&mut self) {
+        kill(&mut self.child);
+    }
+
+    /// Starts a new server at the same address after [`Redis::stop`], and
+    /// waits until it answers PING. It starts empty.
+    pub fn start_again(&mut self) {
+        self.child = spawn(&self.ip, self.port, self.dir.path());
+        if let Err(why) = self.wait_up() {
+            panic!("cannot start redis-server again on {}: {why}", self.addr());
+        }
+    }
+
+    fn wait_up(&mut self) -> Result<(), String> {
+        let url = self.url();
+        let log = self.dir.path().join("redis.log");
+        let child = &mut self.child;
+        wait_for(
+            "redis-server",
+            || {
+                child
+                    .try_wait()
+                    .ok()
+                    .flatten()
+                    .map(|s| format!("redis-server exited ({s}):\n{}", read(&log)))
+            },
+            || ping(&url),
+        )
     }
 
     pub fn port(&self) -> u16 {
@@ -163,6 +163,35 @@ impl Redis {
         }
         dump
     }
+}
+
+/// redis-server on `ip:port`, no persistence, logging to `dir/redis.log`
+/// (appended, so that a restart keeps the first run's log).
+fn spawn(ip: &str, port: u16, dir: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("redis.log"))
+        .expect("redis log");
+    Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            ip,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(["--daemonize", "no", "--logfile", ""])
+        .arg("--dir")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("redis log"))
+        .stderr(log)
+        .spawn()
+        .expect("cannot spawn redis-server")
 }
 
 fn ping(url: &str) -> bool {

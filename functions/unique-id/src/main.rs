@@ -6,7 +6,6 @@
 //! `MACHINE_ID << 40 | INCR unique-id:counter`.
 
 use fmerge_runtime::{self as rt, Bytes, Error};
-use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 
 /// Counters below 2^40 and machine ids below 2^13 keep every id under 2^53,
@@ -28,7 +27,7 @@ struct Response {
 
 static STORE: sn_store::Store = sn_store::Store::new();
 
-async fn redis() -> Result<MultiplexedConnection, Error> {
+async fn redis() -> Result<sn_store::Conn, Error> {
     STORE
         .conn(|| {
             rt::config!(

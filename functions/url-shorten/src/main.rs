@@ -8,7 +8,6 @@
 //! this function has a native static library to link.
 
 use fmerge_runtime::{self as rt, Bytes, Error};
-use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 
 /// DeathStarBench's prefix for short URLs.
@@ -32,7 +31,7 @@ struct Response {
 
 static STORE: sn_store::Store = sn_store::Store::new();
 
-async fn redis() -> Result<MultiplexedConnection, Error> {
+async fn redis() -> Result<sn_store::Conn, Error> {
     STORE
         .conn(|| {
             rt::config!(

@@ -9,7 +9,6 @@
 //! merged into another binary, and that the next request still succeeds.
 
 use fmerge_runtime::{self as rt, Bytes, Error};
-use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
@@ -30,7 +29,7 @@ struct Response {
 
 static STORE: sn_store::Store = sn_store::Store::new();
 
-async fn redis() -> Result<MultiplexedConnection, Error> {
+async fn redis() -> Result<sn_store::Conn, Error> {
     STORE
         .conn(|| {
             rt::config!(

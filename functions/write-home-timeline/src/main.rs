@@ -3,7 +3,6 @@
 //! of every user it mentions: `ZADD home-timeline:<id> <timestamp> <post_id>`.
 
 use fmerge_runtime::{self as rt, Bytes, Error};
-use redis::aio::MultiplexedConnection;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -28,7 +27,7 @@ struct Response {
 
 static STORE: sn_store::Store = sn_store::Store::new();
 
-async fn redis() -> Result<MultiplexedConnection, Error> {
+async fn redis() -> Result<sn_store::Conn, Error> {
     STORE
         .conn(|| {
             rt::config!(
@@ -53,6 +52,10 @@ async fn handle(body: Bytes) -> rt::Reply {
     })?;
     // A user who both follows the author and is mentioned gets the post once.
     let targets: BTreeSet<u64> = followers.into_iter().chain(req.user_mentions_id).collect();
+    if targets.is_empty() {
+        // Nothing to write (and an empty pipeline is an error to Redis).
+        return rt::to_json(&Response { updated: 0 });
+    }
     let mut pipe = redis::pipe();
     for id in &targets {
         pipe.cmd("ZADD")

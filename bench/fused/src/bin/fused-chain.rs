@@ -1,5 +1,6 @@
 //! `fused-chain`: compose-post with unique-id, text-service, url-shorten,
-//! user-mention, store-post, write-home-timeline and
+//! user-mention, compose-creator-with-user-id, media, store-post,
+//! write-user-timeline, write-home-timeline and
 //! social-graph-get-followers called as plain async functions, in one
 //! process (see the crate docs).
 

@@ -1,0 +1,57 @@
+//! `compose-creator-with-username`: `{"username": str}` →
+//! `{"user_id": u64, "username": str}`, the creator of a post, its id read
+//! from the Redis string `user:<username>`; an unknown username is a 400.
+//! DeathStarBench's UserService::ComposeCreatorWithUsername reads the id
+//! itself too, rather than asking GetUserId.
+
+use fmerge_runtime::{self as rt, Bytes, Error};
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+struct Request {
+    username: String,
+}
+
+#[derive(Serialize)]
+struct Creator {
+    user_id: u64,
+    username: String,
+}
+
+static STORE: sn_store::Store = sn_store::Store::new();
+
+async fn redis() -> Result<sn_store::Conn, Error> {
+    STORE
+        .conn(|| {
+            rt::config!(
+                "REDIS_URL",
+                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+            )
+        })
+        .await
+}
+
+async fn handle(body: Bytes) -> rt::Reply {
+    let req: Request = rt::json(&body)?;
+    let mut conn = redis().await?;
+    let id: Option<String> = redis::cmd("GET")
+        .arg(format!("user:{}", req.username))
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| Error::new(format!("redis GET failed: {e}")))?;
+    let Some(id) = id else {
+        return Err(Error::bad_request(format!(
+            "user {} is not registered",
+            req.username
+        )));
+    };
+    let user_id = id
+        .parse()
+        .map_err(|_| Error::new(format!("user:{} holds {id:?}, not a user id", req.username)))?;
+    rt::to_json(&Creator {
+        user_id,
+        username: req.username,
+    })
+}
+
+rt::function!(handle);
