@@ -10,8 +10,10 @@
 //! This crate sequences them ([`pipeline`]), reads merge groups ([`group`]),
 //! shows progress, and is the `fmerge` CLI.
 
+pub mod graph;
 pub mod group;
 pub mod pipeline;
+pub mod plan;
 pub mod progress;
 
 pub use fmerge_cargo::{artifact, cache, emit, native, resolve, toolchain, workspace};
