@@ -389,7 +389,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
     let (_, arrivals) = model.value(&plan.groups);
     let _ = writeln!(out, "search: {how}");
     for (r, set) in plan.merged() {
-        let (hops, _) = model.flow(r, set);
+        let (hops, _, _) = model.flow(r, set);
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
         let _ = writeln!(
             out,

@@ -69,6 +69,17 @@ pub struct PlanArgs {
 
 /// Reads the graph (from the code, or a calls.json) and weighs it.
 fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
+    // Traffic first: a bad file must not cost a build.
+    let scrape = source
+        .metrics
+        .as_deref()
+        .map(traffic::prometheus)
+        .transpose()?;
+    let counts = source
+        .access_log
+        .as_deref()
+        .map(traffic::access_log_counts)
+        .transpose()?;
     let mut graph = match (file, &source.yaml) {
         (Some(file), _) => Graph::load(file)?,
         (None, Some(stack)) => graph::read(
@@ -81,19 +92,19 @@ fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             "no application given: run `fmerge graph -f stack.yml` (or `fmerge plan --graph calls.json`)"
         ),
     };
-    let traffic = match (&source.metrics, &source.access_log) {
-        (Some(path), _) => Some(traffic::prometheus(path)?),
-        (None, Some(path)) => {
-            let counts = traffic::access_log_counts(path)?;
+    let traffic = match (scrape, counts) {
+        (Some(scrape), _) => Some(scrape),
+        (None, Some(counts)) => {
             let edges: Vec<(String, String, usize)> = graph
                 .edges
                 .iter()
                 .filter_map(|e| Some((e.from.clone(), e.to.clone()?, e.sites)))
                 .collect();
+            let log = source.access_log.as_deref().expect("counts come from it");
             Some(traffic::from_counts(
                 &counts,
                 &edges,
-                &path.display().to_string(),
+                &log.display().to_string(),
             ))
         }
         (None, None) => None,
@@ -197,7 +208,7 @@ pub fn plan_command(args: PlanArgs) -> Result<()> {
     let (_, arrivals) = model.value(&plan.groups);
     let mut written = vec![plan_file];
     for (r, set) in plan.merged() {
-        let (hops, _) = model.flow(r, set);
+        let (hops, _, _) = model.flow(r, set);
         let path = out.join(format!("{}.toml", model.names[r]));
         fmerge_cargo::artifact::write(
             &path,

@@ -148,8 +148,9 @@ impl Model {
     }
 
     /// For one request at `root`'s deployment whose group is `set`: the
-    /// in-process calls (hops removed) and the calls that leave, per callee.
-    pub fn flow(&self, root: usize, set: Set) -> (f64, Vec<(usize, f64)>) {
+    /// in-process calls (hops removed), the calls that leave, per callee, and
+    /// the in-process runs, per member.
+    pub fn flow(&self, root: usize, set: Set) -> Flow {
         let mut runs = vec![0.0; self.n()];
         runs[root] = 1.0;
         let mut removed = 0.0;
@@ -168,7 +169,14 @@ impl Model {
                 }
             }
         }
-        (removed, out.into_iter().collect())
+        runs[root] = 0.0;
+        let inside = runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r > 0.0)
+            .map(|(i, r)| (i, *r))
+            .collect();
+        (removed, out.into_iter().collect(), inside)
     }
 
     /// The hops `groups` remove per unit of outside traffic, with the
@@ -180,7 +188,7 @@ impl Model {
             if arrivals[r] == 0.0 {
                 continue;
             }
-            let (hops, out) = self.flow(r, groups[r]);
+            let (hops, out, _) = self.flow(r, groups[r]);
             removed += arrivals[r] * hops;
             for (v, calls) in out {
                 arrivals[v] += arrivals[r] * calls;
@@ -268,6 +276,10 @@ impl Model {
         (0..self.n()).filter(|&i| inv[i] == 0.0).collect()
     }
 }
+
+/// What one request at a group's root does: (hops removed, calls that
+/// leave per callee, in-process runs per member).
+pub type Flow = (f64, Vec<(usize, f64)>, Vec<(usize, f64)>);
 
 /// Gateway hops per request at one entry point.
 #[derive(Debug, Clone, Copy, PartialEq)]

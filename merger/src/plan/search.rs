@@ -77,56 +77,81 @@ pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> 
     grow(model, bit(root), unique, bit(root), &mut out, limit).then_some(out)
 }
 
+/// One candidate group of a root with what one request there does.
+struct Option_ {
+    set: Set,
+    hops: f64,
+    out: Vec<(usize, f64)>,
+    inside: Vec<(usize, f64)>,
+}
+
 /// The exact plan, or `None` when the search passed its limits.
+///
+/// Roots are decided callers first, so the requests arriving at a root are
+/// final when it is decided. The bound: each run of a function not yet
+/// decided is either in-process somewhere or arrives over the gateway, so
+/// the hops still to be removed are at most its runs not yet accounted for
+/// (neither already in-process in a decided group, nor already sent to it).
 pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
     let n = model.n();
-    let reachable = model.invocations();
-    // Per root: its candidates with their one-request flows, best first.
-    let mut options: Vec<Vec<(Set, f64, Vec<(usize, f64)>)>> = Vec::with_capacity(n);
+    let runs = model.invocations();
+    let mut options: Vec<Vec<Option_>> = Vec::with_capacity(n);
     for r in 0..n {
-        let sets = if reachable[r] > 0.0 {
+        let sets = if runs[r] > 0.0 {
             candidates(model, r, limits.candidates)?
         } else {
             vec![bit(r)]
         };
-        let mut flows: Vec<_> = sets
+        let mut list: Vec<Option_> = sets
             .into_iter()
-            .map(|s| {
-                let (hops, out) = model.flow(r, s);
-                (s, hops, out)
+            .map(|set| {
+                let (hops, out, inside) = model.flow(r, set);
+                Option_ {
+                    set,
+                    hops,
+                    out,
+                    inside,
+                }
             })
             .collect();
-        flows.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then(a.0.count_ones().cmp(&b.0.count_ones()))
-                .then(a.0.cmp(&b.0))
+        list.sort_by(|a, b| {
+            b.hops
+                .total_cmp(&a.hops)
+                .then(a.set.count_ones().cmp(&b.set.count_ones()))
+                .then(a.set.cmp(&b.set))
         });
-        options.push(flows);
-    }
-    // Bound: every function reached as often as it runs, with its best group.
-    let best_value: Vec<f64> = options.iter().map(|o| o[0].1).collect();
-    let mut tail = vec![0.0; n + 1];
-    for k in (0..n).rev() {
-        let r = model.order[k];
-        tail[k] = tail[k + 1] + reachable[r] * best_value[r];
+        options.push(list);
     }
     struct Search<'a> {
         model: &'a Model,
-        options: &'a [Vec<(Set, f64, Vec<(usize, f64)>)>],
-        tail: &'a [f64],
+        options: &'a [Vec<Option_>],
+        runs: &'a [f64],
         choice: Vec<Set>,
         best: Option<(f64, u32, Vec<Set>)>,
         nodes: u64,
         limit: u64,
     }
     impl Search<'_> {
-        fn go(&mut self, k: usize, arrivals: &[f64], removed: f64, extra: u32) -> bool {
+        /// `arrivals` and `inside`: runs of each function already sent over
+        /// the gateway / already in-process, by the roots decided so far.
+        fn go(
+            &mut self,
+            k: usize,
+            arrivals: &[f64],
+            inside: &[f64],
+            removed: f64,
+            extra: u32,
+        ) -> bool {
             self.nodes += 1;
             if self.nodes > self.limit {
                 return false;
             }
             if let Some((best, members, _)) = &self.best {
-                let bound = removed + self.tail[k];
+                let open: f64 = self.model.order[k..]
+                    .iter()
+                    .map(|&j| (self.runs[j] - arrivals[j] - inside[j]).max(0.0))
+                    .sum();
+                let bound = removed + open;
                 if bound < best - EPS || (bound <= best + EPS && extra >= *members) {
                     return true;
                 }
@@ -138,25 +163,29 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             let r = self.model.order[k];
             let a = arrivals[r];
             let options = &self.options[r];
-            // Nobody arrives: no group pays off here.
-            let count = if a == 0.0 { 1 } else { options.len() };
-            let singleton = options
+            let alone = options
                 .iter()
-                .position(|o| o.0 == bit(r))
+                .position(|o| o.set == bit(r))
                 .expect("the root alone is a candidate");
-            for i in 0..count {
-                let (set, hops, out) = if a == 0.0 {
-                    &options[singleton]
-                } else {
-                    &options[i]
-                };
+            // Nobody arrives: no group pays off here.
+            let tried: Vec<usize> = if a == 0.0 {
+                vec![alone]
+            } else {
+                (0..options.len()).collect()
+            };
+            for i in tried {
+                let o = &options[i];
                 let mut next = arrivals.to_vec();
-                for &(v, calls) in out {
+                for &(v, calls) in &o.out {
                     next[v] += a * calls;
                 }
-                self.choice[r] = *set;
-                let grown = extra + set.count_ones() - 1;
-                if !self.go(k + 1, &next, removed + a * hops, grown) {
+                let mut within = inside.to_vec();
+                for &(v, calls) in &o.inside {
+                    within[v] += a * calls;
+                }
+                self.choice[r] = o.set;
+                let grown = extra + o.set.count_ones() - 1;
+                if !self.go(k + 1, &next, &within, removed + a * o.hops, grown) {
                     return false;
                 }
             }
@@ -167,13 +196,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
     let mut search = Search {
         model,
         options: &options,
-        tail: &tail,
+        runs: &runs,
         choice: (0..n).map(bit).collect(),
         best: None,
         nodes: 0,
         limit: limits.nodes,
     };
-    if !search.go(0, &model.external, 0.0, 0) {
+    if !search.go(0, &model.external, &vec![0.0; n], 0.0, 0) {
         return None;
     }
     let (_, _, groups) = search.best.expect("one plan at least");
@@ -190,7 +219,7 @@ pub fn heuristic(model: &Model) -> Plan {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
             let mut set = bit(r);
-            let (mut value, _) = model.flow(r, set);
+            let (mut value, _, _) = model.flow(r, set);
             loop {
                 let mut best: Option<(f64, Set)> = None;
                 for u in members(set) {
@@ -199,7 +228,7 @@ pub fn heuristic(model: &Model) -> Plan {
                         if next == set || v == r || !model.feasible(next) {
                             continue;
                         }
-                        let (hops, _) = model.flow(r, next);
+                        let (hops, _, _) = model.flow(r, next);
                         if hops > value + EPS && best.is_none_or(|(h, _)| hops > h + EPS) {
                             best = Some((hops, next));
                         }
@@ -215,7 +244,7 @@ pub fn heuristic(model: &Model) -> Plan {
             }
             groups[r] = set;
         }
-        let (_, out) = model.flow(r, groups[r]);
+        let (_, out, _) = model.flow(r, groups[r]);
         for (v, calls) in out {
             arrivals[v] += a * calls;
         }
