@@ -37,7 +37,7 @@ fn stack(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-fn graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
+fn read_graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
     let stack = stack(dir);
     let target = workspace_root().join("target");
     let out = dir.join("graph");
@@ -59,7 +59,7 @@ fn graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
 #[test]
 fn the_graph_is_the_call_structure_of_the_code() {
     let dir = tempfile::tempdir().unwrap();
-    let (graph, stdout) = graph(dir.path(), &[]);
+    let (graph, stdout) = read_graph(dir.path(), &[]);
     let edges: BTreeSet<(String, Option<String>)> = graph
         .edges
         .iter()
@@ -98,7 +98,7 @@ fn the_graph_is_the_call_structure_of_the_code() {
     let dot = std::fs::read_to_string(dir.path().join("graph/calls.dot")).unwrap();
     assert!(dot.contains("\"text-service\" -> \"url-shorten\""), "{dot}");
     let svg = std::fs::read_to_string(dir.path().join("graph/calls.svg")).unwrap();
-    assert!(svg.contains("<svg") && svg.contains("social-graph-get-followers"));
+    assert!(svg.contains("<svg") && svg.contains("social&#45;graph&#45;get&#45;followers"));
     assert!(stdout.lines().any(|l| l.ends_with("calls.svg")), "{stdout}");
 }
 
@@ -114,7 +114,7 @@ fn traffic_weighs_the_edges() {
          fmerge_requests_total{function=\"url-shorten\",caller=\"text-service\"} 20\n",
     )
     .unwrap();
-    let (graph, _) = graph(
+    let (graph, _) = read_graph(
         dir.path(),
         &["--metrics", metrics.to_str().unwrap(), "--picture", "none"],
     );
@@ -147,7 +147,7 @@ fn traffic_weighs_the_edges() {
         .concat(),
     )
     .unwrap();
-    let (graph, _) = graph(
+    let (graph, _) = read_graph(
         dir.path(),
         &["--access-log", log.to_str().unwrap(), "--picture", "none"],
     );
