@@ -404,8 +404,8 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
         );
     }
     // Why a callee a group could reach is not in it.
-    for r in 0..model.n() {
-        if arrivals[r] == 0.0 || model.calls[r].is_empty() {
+    for (r, &arrived) in arrivals.iter().enumerate() {
+        if arrived == 0.0 || model.calls[r].is_empty() {
             continue;
         }
         let set = plan.groups[r];

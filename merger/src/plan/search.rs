@@ -96,8 +96,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
     let n = model.n();
     let runs = model.invocations();
     let mut options: Vec<Vec<Option_>> = Vec::with_capacity(n);
-    for r in 0..n {
-        let sets = if runs[r] > 0.0 {
+    for (r, &run) in runs.iter().enumerate() {
+        let sets = if run > 0.0 {
             candidates(model, r, limits.candidates)?
         } else {
             vec![bit(r)]
