@@ -383,7 +383,7 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
         stdout.contains("compose-post") && stdout.contains("2 → 0") && stdout.contains("7 → 0"),
         "{stdout}"
     );
-    assert!(stdout.contains("17.60 ms"), "{stdout}");
+    assert!(stdout.contains("17.60–61.60 ms"), "{stdout}");
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
     assert_eq!(group.caller.as_deref(), Some("compose-post"));
     assert_eq!(group.callees.len(), 7);
@@ -489,4 +489,59 @@ fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
     );
     let (_, groups) = PlanFile::load(&ws.path().join("plan/plan.toml")).unwrap();
     assert!(groups.is_empty());
+}
+
+#[test]
+fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
+    // The eight functions of this repo, read from their code; 160Mi per pod
+    // splits compose-post's tree into three groups.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n");
+    for (f, memory) in [
+        ("compose-post", "128Mi"),
+        ("unique-id", "32Mi"),
+        ("text-service", "64Mi"),
+        ("url-shorten", "32Mi"),
+        ("user-mention", "32Mi"),
+        ("store-post", "32Mi"),
+        ("write-home-timeline", "32Mi"),
+        ("social-graph-get-followers", "32Mi"),
+    ] {
+        text.push_str(&format!(
+            "  {f}:\n    lang: rust-fmerge\n    handler: {}\n    image: x/{f}:latest\n    limits:\n      memory: {memory}\n",
+            workspace_root().join("functions").join(f).display()
+        ));
+    }
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let target = workspace_root().join("target");
+    let target = target.to_str().unwrap();
+    let (ok, stdout, stderr) = fmerge_cli(
+        dir.path(),
+        &[
+            "plan",
+            "-f",
+            "stack.yml",
+            "--max-memory",
+            "160Mi",
+            "--target-dir",
+            target,
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
+    let callers: Vec<&str> = groups.iter().filter_map(|g| g.caller.as_deref()).collect();
+    assert_eq!(
+        callers,
+        ["compose-post", "text-service", "write-home-timeline"],
+        "{stdout}"
+    );
+    // text-service's group (two callees, one with a C library) builds as written.
+    let (ok, stdout, stderr) = fmerge(
+        dir.path(),
+        &["-f", "stack.yml", "--config", "plan/text-service.toml"],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let binary = std::path::PathBuf::from(stdout.lines().last().unwrap());
+    assert!(binary.ends_with("text-service-merged/text-service-merged") && binary.is_file());
 }
