@@ -204,3 +204,42 @@ fn bad_graph_input_gets_a_clear_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_callee_named_at_run_time_is_unknown_never_guessed() {
+    let ws = fixture("dynamic", &[]);
+    std::fs::write(
+        ws.path().join("stack.yml"),
+        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  dyn-front:\n    handler: ./dyn-front\n    image: x/a\n  dyn-back:\n    handler: ./dyn-back\n    image: x/b\n",
+    )
+    .unwrap();
+    let target = workspace_root().join("target");
+    let (ok, _, stderr) = fmerge_cli(
+        ws.path(),
+        &[
+            "graph",
+            "-f",
+            "stack.yml",
+            "--target-dir",
+            target.to_str().unwrap(),
+            "--picture",
+            "svg",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let graph = Graph::load(&ws.path().join("callgraph/calls.json")).unwrap();
+    let edges: Vec<(&str, Option<&str>, usize)> = graph
+        .edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_deref(), e.sites))
+        .collect();
+    assert_eq!(
+        edges,
+        [("dyn-front", None, 1), ("dyn-front", Some("dyn-back"), 1)]
+    );
+    let dot = std::fs::read_to_string(ws.path().join("callgraph/calls.dot")).unwrap();
+    assert!(
+        dot.contains("label=\"unknown\\n(name not a literal)\""),
+        "{dot}"
+    );
+}
