@@ -14,8 +14,10 @@
 //! ([`assets`]), shows progress, and is the `fmerge` CLI.
 
 pub mod assets;
+pub mod graph;
 pub mod group;
 pub mod pipeline;
+pub mod plan;
 pub mod progress;
 
 pub use pipeline::{Merged, Options, build};

@@ -29,6 +29,10 @@ enum Command {
     /// Install the faas-cli template `rust-fmerge` into ./template/, so that
     /// `faas-cli new --lang rust-fmerge NAME` makes a function fmerge can merge.
     Template(TemplateArgs),
+    /// The application's static call graph from the functions' code (JSON, DOT, a picture).
+    Graph(fmerge::plan::cli::GraphArgs),
+    /// Propose the merge groups that remove the most gateway hops, and write them as group files.
+    Plan(fmerge::plan::cli::PlanArgs),
 }
 
 #[derive(Args)]
@@ -156,6 +160,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Build(args) => build(*args),
         Command::Template(args) => template(args),
+        Command::Graph(args) => fmerge::plan::cli::graph_command(args),
+        Command::Plan(args) => fmerge::plan::cli::plan_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

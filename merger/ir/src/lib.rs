@@ -5,6 +5,7 @@
 //! This is the only crate of fmerge that links libLLVM, and [`ir`]'s small
 //! layer is the only place that calls LLVM's C API directly.
 
+pub mod calls;
 pub mod codegen;
 mod ir;
 pub mod link;

@@ -1,0 +1,149 @@
+//! What one crate's bitcode tells the planner (`fmerge graph`, `fmerge plan`):
+//! the functions it invokes, and whether `fmerge build` would refuse to merge
+//! it with others.
+//!
+//! The call graph is read from the calls to `fmerge_runtime::invoke` and the
+//! name each passes, exactly: `invoke(function: &str, payload)` takes the
+//! name as a pointer and a length, and a call whose two are a string constant
+//! and a constant length names its callee; any other call (a name built at
+//! run time, `invoke` taken as a function pointer) names an unknown callee,
+//! never a guess. In optimized code `invoke` is inlined into the caller's
+//! state machine and the name is only a store into it, so the planner's build
+//! compiles the user's own crates at opt-level 0, where every call is still a
+//! call (`fmerge_cargo::emit::Profile::unoptimized`).
+//!
+//! The refusals are the build's own passes, run on the same units: a
+//! function's entry ([`dispatch::entry`]), its allocator
+//! ([`symbols::check_allocator`]) and the mutable statics of a crate several
+//! functions link ([`statics::run`]); symbol clashes need two crates, so each
+//! unit reports its exported symbols ([`exported`]) and the planner pairs them.
+
+use crate::ir;
+use crate::passes::{Crate, Facts, dispatch, statics, symbols};
+use anyhow::Result;
+use inkwell::llvm_sys::core::{
+    LLVMGetCallSiteEnumAttribute, LLVMGetCalledValue, LLVMGetEnumAttributeKindForName,
+};
+use inkwell::module::{Linkage, Module};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// The runtime's `invoke`, as a demangled symbol without its hash. Its
+/// instances are `…::invoke::<P>` under v0 mangling.
+pub const INVOKE: &str = "fmerge_runtime::invoke::invoke";
+
+/// One call of `invoke`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Site {
+    /// The function name it passes, when that is a literal.
+    pub callee: Option<String>,
+    /// The Rust function the call sits in (demangled, without hash).
+    pub within: String,
+}
+
+/// Every call of `invoke` in `module`, in module order.
+pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
+    let mut out = Vec::new();
+    for f in module.get_functions() {
+        let name = f.get_name().to_string_lossy();
+        let path = ir::demangle(&name);
+        if path != INVOKE && !path.starts_with(&format!("{INVOKE}::<")) {
+            continue;
+        }
+        let value = inkwell::values::AsValueRef::as_value_ref(&f);
+        for (user, index) in ir::uses(value) {
+            let within = ir::demangle(&ir::enclosing_function(user));
+            // SAFETY: `user` is a live instruction or constant of `module`.
+            let called = ir::is_call(user) && unsafe { LLVMGetCalledValue(user) } == value;
+            let callee = if called && index == ir::operand_count(user) - 1 {
+                name_arg(user)
+            } else {
+                None // `invoke` passed around as a value: its callee is unknown
+            };
+            out.push(Site { callee, within });
+        }
+    }
+    out
+}
+
+/// The `&str` a call of `invoke` passes as its first parameter (after the
+/// returned future's `sret` slot, when it has one), if it is a literal.
+fn name_arg(call: ir::Value) -> Option<String> {
+    let sret = {
+        let kind = b"sret";
+        // SAFETY: a plain lookup by name; `call` is a live call instruction,
+        // and attribute index 1 is its first argument.
+        unsafe {
+            let id = LLVMGetEnumAttributeKindForName(kind.as_ptr() as *const _, kind.len());
+            !LLVMGetCallSiteEnumAttribute(call, 1, id).is_null()
+        }
+    };
+    ir::str_arg(call, u32::from(sret))
+}
+
+/// The unmangled symbols the module defines with external linkage: the ones
+/// [`symbols::prepare`] checks for clashes between two functions' crates.
+pub fn exported(module: &Module<'_>) -> Vec<String> {
+    let owned = ["_ZN", "_R", "fmerge.", "llvm."];
+    let functions = module.get_functions().map(|f| f.as_global_value());
+    let mut out: Vec<String> = functions
+        .chain(module.get_globals())
+        .filter(|g| !g.is_declaration() && matches!(g.get_linkage(), Linkage::External))
+        .map(|g| g.get_name().to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty() && n != "main" && !owned.iter().any(|p| n.starts_with(p)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// One unit to survey: its bitcode and the crate it is.
+pub struct Unit<'a> {
+    pub bytes: &'a [u8],
+    pub path: &'a Path,
+    pub krate: Crate<'a>,
+}
+
+/// What one unit says.
+#[derive(Debug, Clone, Default)]
+pub struct Survey {
+    pub sites: Vec<Site>,
+    pub exported: Vec<String>,
+    /// Why no function linking this unit can be merged with any other (its
+    /// own allocator), as `fmerge build` would say it.
+    pub allocator: Option<String>,
+    /// For a function's bin: why it cannot be merged at all (no entry).
+    pub entry: Option<String>,
+    /// For one of the user's crates that several functions link: why those
+    /// functions cannot be merged with each other (its mutable statics).
+    pub shared_static: Option<String>,
+}
+
+/// Surveys every unit, in parallel (each in an LLVM context of its own).
+pub fn survey(units: &[Unit<'_>]) -> Result<Vec<Survey>> {
+    units
+        .par_iter()
+        .map(|unit| {
+            let ctx = inkwell::context::Context::create();
+            let module = crate::link::parse(&ctx, unit.bytes, unit.krate.name, unit.path)?;
+            let krate = &unit.krate;
+            let shared_static = (krate.local && krate.owners.len() > 1)
+                .then(|| statics::run(&module, krate, &Facts::default()).err())
+                .flatten()
+                .map(|e| format!("{e:#}"));
+            let entry = krate
+                .function
+                .and_then(|f| dispatch::entry(&module, f).err())
+                .map(|e| format!("{e:#}"));
+            Ok(Survey {
+                sites: invoke_sites(&module),
+                exported: exported(&module),
+                allocator: symbols::check_allocator(&module)
+                    .err()
+                    .map(|e| format!("{e:#}")),
+                entry,
+                shared_static,
+            })
+        })
+        .collect()
+}

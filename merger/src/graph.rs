@@ -1,0 +1,407 @@
+//! `fmerge graph`: the application's static call graph, read from the
+//! functions' own code, so that merge groups can be chosen from facts
+//! instead of by hand (`fmerge plan` reads it).
+//!
+//! One cargo build of every function in the stack (the user's crates at
+//! opt-level 0, so every `invoke` call is still a call; see
+//! [`fmerge_ir::calls`]), then each crate's bitcode is surveyed: an edge per
+//! callee named by a literal, an "unknown" edge for a name computed at run
+//! time, and the reasons `fmerge build` would refuse a function (in any
+//! group, or beside another one). Edges get weights from real traffic when a
+//! metrics scrape or a gateway access log is given ([`traffic`]).
+
+pub mod render;
+pub mod traffic;
+
+use anyhow::{Context as _, Result, bail};
+use fmerge_cargo::emit;
+use fmerge_cargo::toolchain::Toolchain;
+use fmerge_cargo::{native, resolve, workspace};
+use fmerge_ir::calls;
+use fmerge_ir::passes::Crate;
+use fmerge_ship::stackfile::StackIn;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The call graph of a stack's functions.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Graph {
+    /// The stack file it was read from.
+    pub stack: Option<PathBuf>,
+    pub functions: Vec<Function>,
+    pub edges: Vec<Edge>,
+    /// Pairs of functions `fmerge build` refuses to merge into one binary.
+    pub conflicts: Vec<Conflict>,
+    /// Where the traffic figures come from (`prometheus FILE`, `nginx FILE`).
+    pub traffic: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Function {
+    pub name: String,
+    /// `limits.memory` in stack.yml, as written, and in bytes.
+    pub memory: Option<String>,
+    pub memory_bytes: Option<f64>,
+    /// Why no group may hold it (as `fmerge build` would say it).
+    pub left_out: Option<String>,
+    /// Requests it gets from outside the application, when traffic is known.
+    pub external: Option<f64>,
+}
+
+/// `from` invokes `to`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Edge {
+    pub from: String,
+    /// The callee's name; `None` when the name is not a literal (unknown).
+    pub to: Option<String>,
+    /// How many `invoke` calls in `from`'s code name it.
+    pub sites: usize,
+    /// The Rust functions the calls sit in.
+    pub within: Vec<String>,
+    /// Calls seen in real traffic, when known.
+    pub calls: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Conflict {
+    pub a: String,
+    pub b: String,
+    pub reason: String,
+}
+
+impl Graph {
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// Known callees of `from`, with their static call counts.
+    pub fn callees(&self, from: &str) -> Vec<(&str, usize)> {
+        self.edges
+            .iter()
+            .filter(|e| e.from == from)
+            .filter_map(|e| Some((e.to.as_deref()?, e.sites)))
+            .collect()
+    }
+
+    /// Reads a graph written by `fmerge graph --format json`.
+    pub fn load(path: &Path) -> Result<Graph> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the graph {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a graph written by `fmerge graph --format json`",
+                path.display()
+            )
+        })
+    }
+
+    /// Puts traffic figures on the edges and entry points; figures for
+    /// functions outside the stack are left out, with a note each.
+    pub fn weigh(&mut self, traffic: &traffic::Traffic) -> Vec<String> {
+        let mut notes = Vec::new();
+        let names: BTreeSet<String> = self.functions.iter().map(|f| f.name.clone()).collect();
+        for f in &mut self.functions {
+            f.external = Some(traffic.external.get(&f.name).copied().unwrap_or(0.0));
+        }
+        for e in &mut self.edges {
+            if let Some(to) = &e.to {
+                e.calls = Some(
+                    traffic
+                        .calls
+                        .get(&(e.from.clone(), to.clone()))
+                        .copied()
+                        .unwrap_or(0.0),
+                );
+            }
+        }
+        for ((from, to), n) in &traffic.calls {
+            let known = self
+                .edges
+                .iter()
+                .any(|e| &e.from == from && e.to.as_ref() == Some(to));
+            if !known && names.contains(from) && names.contains(to) {
+                notes.push(format!(
+                    "traffic shows {n} calls {from} → {to}, which no `invoke` with a literal name makes; they count as unknown calls"
+                ));
+            }
+        }
+        for name in traffic
+            .external
+            .keys()
+            .chain(traffic.calls.keys().map(|(_, to)| to))
+        {
+            if !names.contains(name) {
+                notes.push(format!(
+                    "traffic names {name}, which is not in the stack; left out"
+                ));
+            }
+        }
+        notes.sort();
+        notes.dedup();
+        self.traffic = Some(traffic.source.clone());
+        notes
+    }
+}
+
+/// Reads the call graph of every function in `stack`.
+pub fn read(
+    stack: &Path,
+    target_dir: Option<&Path>,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<Graph> {
+    let stack_in = StackIn::load(stack)?;
+    let mut functions = Vec::new();
+    let mut sources = Vec::new();
+    for name in stack_in.names() {
+        let mut function = Function {
+            name: name.clone(),
+            ..Function::default()
+        };
+        match stack_in.entry(&name) {
+            Ok(entry) => {
+                function.memory = entry.limits.get("memory").cloned();
+                function.memory_bytes = function.memory.as_deref().and_then(memory_bytes);
+                sources.push(workspace::Source {
+                    function: name.clone(),
+                    manifest: entry.handler.join("Cargo.toml"),
+                });
+            }
+            // Not a function fmerge can build (another language, say): a node
+            // that stays as it is.
+            Err(e) => function.left_out = Some(format!("{e:#}")),
+        }
+        functions.push(function);
+    }
+    if sources.len() < 2 {
+        bail!(
+            "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}",
+            stack.display(),
+            sources.len()
+        );
+    }
+    let toolchain = Toolchain::detect()?;
+    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+    let target_dir = match target_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => workspace::target_dir_of(&sources[0].manifest)?,
+    };
+    // One build workspace per stack file, so that graphs of two stacks can
+    // be read at once in one target dir.
+    let stack_id = stack_in
+        .path
+        .to_string_lossy()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let generated = workspace::generate(
+        &sources,
+        &target_dir
+            .join("fmerge")
+            .join("workspace")
+            .join(format!("fmerge-graph-{stack_id:016x}")),
+    )?;
+    let names: Vec<String> = sources.iter().map(|s| s.function.clone()).collect();
+    let plan = resolve::run(Some(&generated.manifest), &names[0], &names[1..])?;
+    // Every crate of the user's at opt-level 0: there `invoke` is a call
+    // with its name as arguments (the runtime itself is left optimized).
+    let profile = emit::Profile {
+        unoptimized: plan
+            .local
+            .values()
+            .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
+            .cloned()
+            .collect(),
+    };
+    if !quiet {
+        eprintln!(
+            "fmerge: building {} functions to read their calls",
+            names.len()
+        );
+    }
+    let emitted = emit::run(
+        &plan,
+        &emit::build_dir(&target_dir),
+        jobs,
+        &profile,
+        &toolchain,
+    )?;
+    let bytes = emit::read_bitcode(&emitted.units)?;
+    let owners: Vec<BTreeSet<String>> = emitted
+        .units
+        .iter()
+        .map(|u| resolve::owners(plan.functions(), &u.package_id))
+        .collect();
+    let packages: Vec<Option<&String>> = emitted
+        .units
+        .iter()
+        .map(|u| plan.local.get(&u.package_id))
+        .collect();
+    let units: Vec<calls::Unit> = emitted
+        .units
+        .iter()
+        .enumerate()
+        .map(|(i, u)| calls::Unit {
+            bytes: &bytes[i],
+            path: &u.bitcode,
+            krate: Crate {
+                name: &u.crate_name,
+                package: packages[i].map_or(u.crate_name.as_str(), String::as_str),
+                function: u.function.as_deref(),
+                owners: &owners[i],
+                local: packages[i].is_some_and(|p| p != resolve::RUNTIME),
+            },
+        })
+        .collect();
+    let surveys = calls::survey(&units)?;
+
+    // Edges: a function's bin speaks for itself; a crate of the user's that
+    // several functions link speaks for each of them.
+    let mut edges: BTreeMap<(String, Option<String>), Edge> = BTreeMap::new();
+    for (unit, survey) in units.iter().zip(&surveys) {
+        if !unit.krate.local {
+            continue;
+        }
+        let callers: Vec<&String> = match unit.krate.function {
+            Some(f) => names.iter().filter(|n| *n == f).collect(),
+            None => unit.krate.owners.iter().collect(),
+        };
+        for site in &survey.sites {
+            // OpenFaaS's `name.namespace` names the function `name`.
+            let to = site
+                .callee
+                .as_deref()
+                .map(|c| c.split_once('.').map_or(c, |(n, _)| n).to_string());
+            for caller in &callers {
+                let edge = edges
+                    .entry(((*caller).clone(), to.clone()))
+                    .or_insert_with(|| Edge {
+                        from: (*caller).clone(),
+                        to: to.clone(),
+                        ..Edge::default()
+                    });
+                edge.sites += 1;
+                if !edge.within.contains(&site.within) {
+                    edge.within.push(site.within.clone());
+                }
+            }
+        }
+    }
+
+    // Refusals of one function, in any group.
+    for (unit, survey) in units.iter().zip(&surveys) {
+        for reason in [&survey.entry, &survey.allocator].into_iter().flatten() {
+            for owner in unit.krate.owners {
+                let f = functions
+                    .iter_mut()
+                    .find(|f| &f.name == owner)
+                    .expect("a stack function");
+                f.left_out.get_or_insert_with(|| reason.clone());
+            }
+        }
+    }
+    let conflicts = conflicts(
+        &units,
+        &surveys,
+        &native::undefined_in_static_libs(&emitted.native),
+    );
+    Ok(Graph {
+        stack: Some(stack_in.path.clone()),
+        functions,
+        edges: edges.into_values().collect(),
+        conflicts,
+        traffic: None,
+    })
+}
+
+/// Pairs of functions that one binary cannot hold: a crate of the user's
+/// with mutable statics that both link, or one exported symbol that each
+/// defines in a crate of its own and that fmerge cannot rename (the rule of
+/// `fmerge_ir::passes::symbols::prepare`).
+fn conflicts(
+    units: &[calls::Unit],
+    surveys: &[calls::Survey],
+    native_refs: &BTreeMap<String, String>,
+) -> Vec<Conflict> {
+    let mut out: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut add = |a: &str, b: &str, reason: String| {
+        let key = if a < b { (a, b) } else { (b, a) };
+        out.entry((key.0.to_string(), key.1.to_string()))
+            .or_insert(reason);
+    };
+    for (unit, survey) in units.iter().zip(surveys) {
+        if let Some(reason) = &survey.shared_static {
+            let owners: Vec<&String> = unit.krate.owners.iter().collect();
+            for (i, a) in owners.iter().enumerate() {
+                for b in &owners[i + 1..] {
+                    add(a, b, reason.clone());
+                }
+            }
+        }
+    }
+    let mut defined: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, survey) in surveys.iter().enumerate() {
+        for symbol in &survey.exported {
+            defined.entry(symbol).or_default().push(i);
+        }
+    }
+    for (symbol, at) in defined.iter().filter(|(_, at)| at.len() > 1) {
+        for (k, &i) in at.iter().enumerate() {
+            for &j in &at[k + 1..] {
+                let (ui, uj) = (&units[i].krate, &units[j].krate);
+                // Two functions' own bins: renamed in the second, unless C calls it.
+                let renamed = ui.function.is_some()
+                    && uj.function.is_some()
+                    && !native_refs.contains_key(*symbol);
+                if renamed {
+                    continue;
+                }
+                for a in ui.owners.difference(uj.owners) {
+                    for b in uj.owners.difference(ui.owners) {
+                        add(
+                            a,
+                            b,
+                            format!(
+                                "symbol clash: crates {} and {} both export `{symbol}`, which fmerge cannot rename{}",
+                                ui.name,
+                                uj.name,
+                                native_refs
+                                    .get(*symbol)
+                                    .map(|lib| format!(" ({lib} calls it by name)"))
+                                    .unwrap_or_default()
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|((a, b), reason)| Conflict { a, b, reason })
+        .collect()
+}
+
+/// A Kubernetes memory quantity in bytes (`128Mi`, `1G`, `500000`).
+pub fn memory_bytes(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let units: [(&str, f64); 6] = [
+        ("Ki", 1024.0),
+        ("Mi", 1048576.0),
+        ("Gi", 1073741824.0),
+        ("K", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+    ];
+    let (number, factor) = units
+        .iter()
+        .find_map(|(suffix, f)| text.strip_suffix(suffix).map(|n| (n, *f)))
+        .unwrap_or((text, 1.0));
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * factor)
+}

@@ -1,0 +1,492 @@
+//! `fmerge plan`: proposes the merge groups that remove the most gateway
+//! hops per request, from the call graph ([`crate::graph`]) and the user's
+//! constraints, and writes them as group files `fmerge build` takes.
+//!
+//! The model and its value are in [`model`], the searches in [`search`].
+//! Output, in `--out DIR`:
+//! - `plan.toml`: `stack = "…"` (relative to the file), `hop-ms`, and one
+//!   `[[group]]` table per group with exactly the keys of a group file
+//!   (`caller`, `callees`, `name`), which [`PlanFile::load`] reads back;
+//! - `<caller>.toml` per group, a group file as in `examples/`
+//!   (`fmerge build -f STACK --config DIR/<caller>.toml`).
+
+pub mod cli;
+pub mod model;
+pub mod search;
+
+use crate::graph::{self, Graph};
+use crate::group::Group;
+use anyhow::{Context as _, Result, bail};
+use model::{Hops, Model, Plan, Set, bit, members};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The user's constraints.
+#[derive(Debug, Clone, Default)]
+pub struct Constraints {
+    /// Bytes a merged pod may have (the sum of its members' limits).
+    pub max_memory: Option<f64>,
+    /// Sets of functions no group may hold two of.
+    pub keep_apart: Vec<Vec<String>>,
+}
+
+/// Which search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Exact, or the heuristic when the exact search passes its limits.
+    Auto,
+    Exact,
+    Heuristic,
+}
+
+/// The planner's model of `graph` under `constraints`. Without traffic,
+/// each function no other calls gets one request, and each call site is
+/// one call per invocation.
+pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
+    let names: Vec<String> = graph.functions.iter().map(|f| f.name.clone()).collect();
+    let index = |name: &str| names.iter().position(|n| n == name);
+    let n = names.len();
+    let mut m = Model {
+        names: names.clone(),
+        memory: graph.functions.iter().map(|f| f.memory_bytes).collect(),
+        calls: vec![Vec::new(); n],
+        external: vec![0.0; n],
+        left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
+        max_memory: constraints.max_memory,
+        ..Model::default()
+    };
+    let measured = graph.traffic.is_some();
+    // Calls per invocation: observed calls over the caller's own requests.
+    let mut runs = vec![0.0; n];
+    if measured {
+        for (i, f) in graph.functions.iter().enumerate() {
+            runs[i] += f.external.unwrap_or(0.0);
+        }
+        for e in &graph.edges {
+            if let Some(to) = e.to.as_deref().and_then(index) {
+                runs[to] += e.calls.unwrap_or(0.0);
+            }
+        }
+    }
+    for e in &graph.edges {
+        let (Some(from), Some(to)) = (index(&e.from), e.to.as_deref().and_then(index)) else {
+            continue; // unknown callees and functions outside the stack stay remote
+        };
+        let per_call = if measured {
+            if runs[from] > 0.0 {
+                e.calls.unwrap_or(0.0) / runs[from]
+            } else {
+                0.0
+            }
+        } else {
+            e.sites as f64
+        };
+        m.calls[from].push((to, per_call));
+    }
+    if measured {
+        for (i, f) in graph.functions.iter().enumerate() {
+            m.external[i] = f.external.unwrap_or(0.0);
+        }
+    } else {
+        for i in 0..n {
+            let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
+            m.external[i] = if called { 0.0 } else { 1.0 };
+        }
+    }
+    for c in &graph.conflicts {
+        if let (Some(a), Some(b)) = (index(&c.a), index(&c.b)) {
+            m.apart.insert((a.min(b), a.max(b)), c.reason.clone());
+        }
+    }
+    for set in &constraints.keep_apart {
+        if set.len() < 2 {
+            bail!(
+                "--keep-apart {}: name two or more functions, separated by commas (--keep-apart A,B)",
+                set.join(",")
+            );
+        }
+        let mut ids = Vec::new();
+        for name in set {
+            let Some(i) = index(name) else {
+                bail!(
+                    "--keep-apart names {name}, which is not a function of the application; it has {}",
+                    names.join(", ")
+                );
+            };
+            ids.push(i);
+        }
+        for (k, &a) in ids.iter().enumerate() {
+            for &b in &ids[k + 1..] {
+                if a != b {
+                    m.apart
+                        .entry((a.min(b), a.max(b)))
+                        .or_insert_with(|| format!("--keep-apart {}", set.join(",")));
+                }
+            }
+        }
+    }
+    if constraints.max_memory.is_some() {
+        let missing: Vec<&str> = graph
+            .functions
+            .iter()
+            .filter(|f| f.left_out.is_none() && f.memory_bytes.is_none())
+            .map(|f| f.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "--max-memory needs each function's memory limit, and {} set{} no `limits: memory:` in the stack file (or none fmerge reads, like 128Mi).\n\
+                 Fix: set their limits, or plan without --max-memory.",
+                missing.join(", "),
+                if missing.len() == 1 { "s" } else { "" }
+            );
+        }
+    }
+    m.finish()?;
+    Ok(m)
+}
+
+/// Runs the search; says which one ran.
+pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
+    match method {
+        Method::Heuristic => Ok((search::heuristic(model), "heuristic")),
+        Method::Exact => match search::exact(model, search::Limits::default()) {
+            Some(plan) => Ok((plan, "exact")),
+            None => bail!(
+                "the exact search is too large for this application ({} functions); use --search heuristic (or auto)",
+                model.n()
+            ),
+        },
+        Method::Auto => Ok(match search::exact(model, search::Limits::default()) {
+            Some(plan) => (plan, "exact"),
+            None => (
+                search::heuristic(model),
+                "heuristic (the exact search passed its limits)",
+            ),
+        }),
+    }
+}
+
+/// Why `v` is not in `root`'s group `set`.
+pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
+    if let Some(reason) = &model.left_out[v] {
+        return reason.clone();
+    }
+    for u in members(set) {
+        if let Some(reason) = model.apart.get(&(u.min(v), u.max(v))) {
+            return format!("cannot share a binary with {}: {reason}", model.names[u]);
+        }
+    }
+    if !model.feasible(set | bit(v)) {
+        return "the group's memory would pass --max-memory".to_string();
+    }
+    if v == root {
+        return "it is the group's own caller".to_string();
+    }
+    "merging it here removes fewer hops in all (its own group, or another caller's, gets its requests)".to_string()
+}
+
+/// The per-hop latency to project gains with, and where it comes from.
+pub fn hop_ms(given: Option<f64>, bench: &Path) -> (f64, String) {
+    if let Some(ms) = given {
+        return (ms, "--hop-ms".to_string());
+    }
+    let read = || -> Option<(f64, String)> {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(bench).ok()?).ok()?;
+        let modes = doc.get("load")?.get("modes")?;
+        for (mode, group) in [
+            ("pinned", "chain"),
+            ("pinned", "pair"),
+            ("shared", "chain"),
+            ("shared", "pair"),
+        ] {
+            if let Some(ms) = modes
+                .get(mode)
+                .and_then(|m| m.get(group))
+                .and_then(|g| g.get("hop_cost"))
+                .and_then(|h| h.get("latency_ms"))
+                .and_then(serde_json::Value::as_f64)
+            {
+                let when = doc.get("finished").and_then(|f| f.as_str()).unwrap_or("?");
+                return Some((
+                    ms,
+                    format!(
+                        "{} ({mode} testbed, {group}: (unmerged − merged p50) ÷ critical-path hops, measured {when} UTC)",
+                        bench.display()
+                    ),
+                ));
+            }
+        }
+        None
+    };
+    read().unwrap_or((
+        DEFAULT_HOP_MS,
+        "the default: 8.8 ms per invocation, measured on a cluster in the lab notes (no bench/results.json with a per-hop figure)"
+            .to_string(),
+    ))
+}
+
+/// The lab notes' latency of one invocation through the gateway on their
+/// cluster (`../shared/reference/merge-lab-notes-2024-05.md`).
+pub const DEFAULT_HOP_MS: f64 = 8.8;
+
+/// A plan file: the stack and the groups.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PlanFile {
+    /// The stack file, relative to the plan file.
+    pub stack: Option<PathBuf>,
+    pub hop_ms: Option<f64>,
+    #[serde(default)]
+    pub group: Vec<PlanGroup>,
+}
+
+/// One group of a plan file: the keys of a group file it sets.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PlanGroup {
+    pub caller: String,
+    pub callees: Vec<String>,
+    pub name: Option<String>,
+}
+
+impl PlanFile {
+    /// Reads a plan file; each group is checked as a group file would be.
+    pub fn load(path: &Path) -> Result<(PlanFile, Vec<Group>)> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the plan {}", path.display()))?;
+        let mut plan: PlanFile = toml::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
+                path.display()
+            )
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(stack) = &mut plan.stack
+            && stack.is_relative()
+        {
+            *stack = base.join(&stack);
+        }
+        let mut roots = std::collections::BTreeSet::new();
+        let mut groups = Vec::new();
+        for g in &plan.group {
+            if !roots.insert(g.caller.clone()) {
+                bail!(
+                    "{}: two groups have the caller {}; a function's deployment can be one group only",
+                    path.display(),
+                    g.caller
+                );
+            }
+            groups.push(Group {
+                caller: Some(g.caller.clone()),
+                callees: g.callees.clone(),
+                name: g.name.clone(),
+                ..Group::default()
+            });
+        }
+        Ok((plan, groups))
+    }
+}
+
+/// One entry point's figures under a plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub function: String,
+    pub requests: f64,
+    pub critical_before: f64,
+    pub critical_after: f64,
+    pub total_before: f64,
+    pub total_after: f64,
+    /// (critical_before − critical_after) × hop-ms: the gain when a
+    /// function's calls overlap; made one after another, up to
+    /// (total_before − total_after) × hop-ms.
+    pub latency_gain_ms: f64,
+}
+
+pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
+    model
+        .entries()
+        .into_iter()
+        .map(|e| {
+            let Hops {
+                critical_before,
+                critical_after,
+                total_before,
+                total_after,
+            } = model.hops(e, &plan.groups);
+            Entry {
+                function: model.names[e].clone(),
+                requests: model.external[e],
+                critical_before,
+                critical_after,
+                total_before,
+                total_after,
+                latency_gain_ms: (critical_before - critical_after) * hop_ms,
+            }
+        })
+        .collect()
+}
+
+/// The plan file's text.
+pub fn plan_toml(
+    model: &Model,
+    plan: &Plan,
+    stack: Option<&Path>,
+    hop_ms: f64,
+    how: &str,
+) -> String {
+    let mut out = format!(
+        "# Written by `fmerge plan` ({how} search): the merge groups that remove the most gateway hops.\n\
+         # Build one with `fmerge build -f STACK --config <caller>.toml` (the files beside this one).\n"
+    );
+    let file = PlanFile {
+        stack: stack.map(Path::to_path_buf),
+        hop_ms: Some(hop_ms),
+        group: plan
+            .merged()
+            .into_iter()
+            .map(|(r, set)| PlanGroup {
+                caller: model.names[r].clone(),
+                callees: members(set)
+                    .filter(|&i| i != r)
+                    .map(|i| model.names[i].clone())
+                    .collect(),
+                name: Some(format!("{}-merged", model.names[r])),
+            })
+            .collect(),
+    };
+    out.push_str(&toml::to_string(&file).expect("a plan serializes"));
+    out
+}
+
+/// One group as a group file (the format of `examples/*.toml`).
+pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String {
+    let callees: Vec<String> = members(set)
+        .filter(|&i| i != root)
+        .map(|i| format!("  \"{}\",", model.names[i]))
+        .collect();
+    format!(
+        "# Proposed by `fmerge plan`: {removed:.2} gateway hops removed per request of the application.\n\
+         caller = \"{}\"\ncallees = [\n{}\n]\nname = \"{}-merged\"\n",
+        model.names[root],
+        callees.join("\n"),
+        model.names[root]
+    )
+}
+
+/// A memory quantity from the command line.
+pub fn parse_memory(text: &str) -> Result<f64> {
+    graph::memory_bytes(text)
+        .filter(|b| *b > 0.0)
+        .with_context(|| {
+            format!("--max-memory {text:?} is not a memory size; give one like 512Mi, 1Gi or 500M")
+        })
+}
+
+/// The report printed after planning.
+pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &str) -> String {
+    let mut out = String::new();
+    let (_, arrivals) = model.value(&plan.groups);
+    let _ = writeln!(out, "search: {how}");
+    for (r, set) in plan.merged() {
+        let (hops, _, _) = model.flow(r, set);
+        let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
+        let _ = writeln!(
+            out,
+            "group {}: {} ({:.2} hops removed per request it gets, {:.2} requests per request of the application{})",
+            model.names[r],
+            model.names_of(set).join(", "),
+            hops,
+            arrivals[r],
+            memory
+                .map(|b| format!(", {:.0}Mi", b / 1048576.0))
+                .unwrap_or_default()
+        );
+    }
+    // Why a callee a group could reach is not in it.
+    for (r, &arrived) in arrivals.iter().enumerate() {
+        if arrived == 0.0 || model.calls[r].is_empty() {
+            continue;
+        }
+        let set = plan.groups[r];
+        let mut told = Vec::new();
+        for u in members(set) {
+            for &(v, _) in &model.calls[u] {
+                if set & bit(v) == 0 && !told.contains(&v) {
+                    told.push(v);
+                    let _ = writeln!(
+                        out,
+                        "  {} stays remote from {}: {}",
+                        model.names[v],
+                        model.names[r],
+                        why_not(model, r, set, v)
+                    );
+                }
+            }
+        }
+    }
+    for &(u, v) in &model.cycles {
+        let _ = writeln!(
+            out,
+            "note: the call {} → {} closes a cycle and is planned as a gateway call",
+            model.names[u], model.names[v]
+        );
+    }
+    let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
+    let _ = writeln!(
+        out,
+        "per entry point, gateway hops before → after: on the critical path (a function's calls taken as made at once) and in all; \
+         the latency gain lies between the critical-path hops removed and all hops removed (calls made one after another) × {hop_ms} ms"
+    );
+    let width = model
+        .names
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(11)
+        .max(11);
+    let _ = writeln!(
+        out,
+        "{:<width$} {:>9} {:>14} {:>14} {:>20}",
+        "entry point", "requests", "critical path", "in all", "latency gain"
+    );
+    for e in entries(model, plan, hop_ms) {
+        let _ = writeln!(
+            out,
+            "{:<width$} {:>9} {:>14} {:>14} {:>17} ms",
+            e.function,
+            trim(e.requests),
+            format!("{} → {}", trim(e.critical_before), trim(e.critical_after)),
+            format!("{} → {}", trim(e.total_before), trim(e.total_after)),
+            format!(
+                "{:.2}–{:.2}",
+                e.latency_gain_ms,
+                (e.total_before - e.total_after) * hop_ms
+            )
+        );
+    }
+    let _ = writeln!(
+        out,
+        "in all: {} gateway hops removed per request of the application",
+        trim(plan.removed)
+    );
+    out
+}
+
+fn trim(n: f64) -> String {
+    if (n - n.round()).abs() < 1e-9 {
+        format!("{}", n.round())
+    } else {
+        format!("{n:.2}")
+    }
+}
+
+/// Groups by caller name, for tests and tools.
+pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>> {
+    plan.merged()
+        .into_iter()
+        .map(|(r, set)| (model.names[r].clone(), model.names_of(set)))
+        .collect()
+}

@@ -1,0 +1,245 @@
+//! `fmerge graph`: the call graph read from the functions' own code, checked
+//! against the call structure the socialNetwork functions of this repo are
+//! written with; traffic weights from a metrics scrape and an access log.
+
+#[allow(dead_code)] // support is shared by all tests; these use only some of it
+mod support;
+
+use fmerge::graph::Graph;
+use std::collections::BTreeSet;
+use std::path::Path;
+use support::*;
+
+const FUNCTIONS: [&str; 8] = [
+    "compose-post",
+    "unique-id",
+    "text-service",
+    "url-shorten",
+    "user-mention",
+    "store-post",
+    "write-home-timeline",
+    "social-graph-get-followers",
+];
+
+/// A faas-cli stack of this repo's eight functions, in `dir`.
+fn stack(dir: &Path) -> std::path::PathBuf {
+    let mut text = String::from(
+        "version: 1.0\nprovider:\n  name: openfaas\n  gateway: http://127.0.0.1:8080\nfunctions:\n",
+    );
+    for f in FUNCTIONS {
+        text.push_str(&format!(
+            "  {f}:\n    lang: rust-fmerge\n    handler: {}\n    image: x/{f}:latest\n    limits:\n      memory: 64Mi\n",
+            workspace_root().join("functions").join(f).display()
+        ));
+    }
+    let path = dir.join("stack.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn read_graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
+    let stack = stack(dir);
+    let target = workspace_root().join("target");
+    let out = dir.join("graph");
+    let mut args = vec![
+        "graph",
+        "-f",
+        stack.to_str().unwrap(),
+        "--target-dir",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let (ok, stdout, stderr) = fmerge_cli(dir, &args);
+    assert!(ok, "{stderr}");
+    (Graph::load(&out.join("calls.json")).unwrap(), stdout)
+}
+
+#[test]
+fn the_graph_is_the_call_structure_of_the_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let (graph, stdout) = read_graph(dir.path(), &[]);
+    let edges: BTreeSet<(String, Option<String>)> = graph
+        .edges
+        .iter()
+        .map(|e| (e.from.clone(), e.to.clone()))
+        .collect();
+    let known: BTreeSet<(String, Option<String>)> = [
+        ("compose-post", "unique-id"),
+        ("compose-post", "text-service"),
+        ("compose-post", "store-post"),
+        ("compose-post", "write-home-timeline"),
+        ("text-service", "url-shorten"),
+        ("text-service", "user-mention"),
+        ("write-home-timeline", "social-graph-get-followers"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), Some(b.to_string())))
+    .collect();
+    assert_eq!(edges, known);
+    // One call site each, in the handler.
+    for e in &graph.edges {
+        assert_eq!(e.sites, 1, "{e:?}");
+        let krate = e.from.replace('-', "_");
+        assert!(
+            e.within[0].starts_with(&format!("{krate}::handle")),
+            "{e:?}"
+        );
+    }
+    assert!(graph.conflicts.is_empty(), "{:?}", graph.conflicts);
+    assert!(
+        graph
+            .functions
+            .iter()
+            .all(|f| f.left_out.is_none() && f.memory_bytes == Some(64.0 * 1048576.0))
+    );
+    // DOT and the picture dot drew from it.
+    let dot = std::fs::read_to_string(dir.path().join("graph/calls.dot")).unwrap();
+    assert!(dot.contains("\"text-service\" -> \"url-shorten\""), "{dot}");
+    let svg = std::fs::read_to_string(dir.path().join("graph/calls.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("social&#45;graph&#45;get&#45;followers"));
+    assert!(stdout.lines().any(|l| l.ends_with("calls.svg")), "{stdout}");
+}
+
+#[test]
+fn traffic_weighs_the_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = dir.path().join("metrics.txt");
+    std::fs::write(
+        &metrics,
+        "# TYPE fmerge_requests_total counter\n\
+         fmerge_requests_total{function=\"compose-post\",caller=\"\"} 50\n\
+         fmerge_requests_total{function=\"text-service\",caller=\"compose-post\"} 50\n\
+         fmerge_requests_total{function=\"url-shorten\",caller=\"text-service\"} 20\n",
+    )
+    .unwrap();
+    let (graph, _) = read_graph(
+        dir.path(),
+        &["--metrics", metrics.to_str().unwrap(), "--picture", "none"],
+    );
+    let calls = |from: &str, to: &str| {
+        graph
+            .edges
+            .iter()
+            .find(|e| e.from == from && e.to.as_deref() == Some(to))
+            .and_then(|e| e.calls)
+    };
+    assert_eq!(calls("compose-post", "text-service"), Some(50.0));
+    assert_eq!(calls("text-service", "url-shorten"), Some(20.0));
+    assert_eq!(calls("compose-post", "unique-id"), Some(0.0));
+    assert_eq!(graph.function("compose-post").unwrap().external, Some(50.0));
+    assert!(graph.traffic.as_deref().unwrap().starts_with("prometheus"));
+
+    let log = dir.path().join("access.log");
+    let line = |f: &str| {
+        format!(
+            "127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"hyper\"\n"
+        )
+    };
+    std::fs::write(
+        &log,
+        [
+            line("compose-post"),
+            line("compose-post"),
+            line("unique-id"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let (graph, _) = read_graph(
+        dir.path(),
+        &["--access-log", log.to_str().unwrap(), "--picture", "none"],
+    );
+    let edge = graph
+        .edges
+        .iter()
+        .find(|e| e.from == "compose-post" && e.to.as_deref() == Some("unique-id"))
+        .unwrap();
+    assert_eq!(edge.calls, Some(1.0));
+    assert_eq!(graph.function("compose-post").unwrap().external, Some(2.0));
+
+    // A malformed scrape is an error naming the line.
+    std::fs::write(&metrics, "fmerge_requests_total{function=\"a\"} one\n").unwrap();
+    let (ok, _, stderr) = fmerge_cli(
+        dir.path(),
+        &[
+            "graph",
+            "-f",
+            "stack.yml",
+            "--metrics",
+            metrics.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok && stderr.contains("line 1"), "{stderr}");
+}
+
+#[test]
+fn bad_graph_input_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph"]);
+    assert!(
+        !ok && stderr.contains("fmerge graph -f stack.yml"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "nope.yml"]);
+    assert!(
+        !ok && stderr.contains("cannot read the stack file"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "x.yml", "--picture", "gif"]);
+    assert!(!ok && stderr.contains("invalid value 'gif'"), "{stderr}");
+    // A stack with one Rust function has no graph to read.
+    std::fs::write(
+        dir.path().join("one.yml"),
+        format!(
+            "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  unique-id:\n    handler: {}\n    image: x\n  other:\n    lang: python3\n    handler: ./other\n    image: y\n",
+            workspace_root().join("functions/unique-id").display()
+        ),
+    )
+    .unwrap();
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "one.yml"]);
+    assert!(
+        !ok && stderr.contains("two or more Rust functions"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_callee_named_at_run_time_is_unknown_never_guessed() {
+    let ws = fixture("dynamic", &[]);
+    std::fs::write(
+        ws.path().join("stack.yml"),
+        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  dyn-front:\n    handler: ./dyn-front\n    image: x/a\n  dyn-back:\n    handler: ./dyn-back\n    image: x/b\n",
+    )
+    .unwrap();
+    let target = workspace_root().join("target");
+    let (ok, _, stderr) = fmerge_cli(
+        ws.path(),
+        &[
+            "graph",
+            "-f",
+            "stack.yml",
+            "--target-dir",
+            target.to_str().unwrap(),
+            "--picture",
+            "svg",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let graph = Graph::load(&ws.path().join("callgraph/calls.json")).unwrap();
+    let edges: Vec<(&str, Option<&str>, usize)> = graph
+        .edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_deref(), e.sites))
+        .collect();
+    assert_eq!(
+        edges,
+        [("dyn-front", None, 1), ("dyn-front", Some("dyn-back"), 1)]
+    );
+    let dot = std::fs::read_to_string(ws.path().join("callgraph/calls.dot")).unwrap();
+    assert!(
+        dot.contains("label=\"unknown\\n(name not a literal)\""),
+        "{dot}"
+    );
+}

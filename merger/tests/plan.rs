@@ -1,0 +1,547 @@
+//! `fmerge plan`: constraints, refusals, copied callees, and the exact
+//! search against the heuristic (and against brute force) on random graphs.
+//!
+//! Most tests plan hand-written graphs (the JSON `fmerge graph` writes), so
+//! they need no build; the refusal test reads a real fixture's code.
+
+#[allow(dead_code)] // support is shared by all tests; these use only some of it
+mod support;
+
+use fmerge::graph::{Conflict, Edge, Function, Graph};
+use fmerge::plan::model::{Model, Set, bit};
+use fmerge::plan::search::{self, Limits};
+use fmerge::plan::{self, Constraints, Method, PlanFile};
+use std::collections::BTreeMap;
+use support::*;
+
+fn function(name: &str, memory: &str) -> Function {
+    Function {
+        name: name.into(),
+        memory: Some(memory.into()),
+        memory_bytes: fmerge::graph::memory_bytes(memory),
+        ..Function::default()
+    }
+}
+
+fn edge(from: &str, to: &str) -> Edge {
+    Edge {
+        from: from.into(),
+        to: Some(to.into()),
+        sites: 1,
+        ..Edge::default()
+    }
+}
+
+/// The eight socialNetwork functions of this repo and their calls.
+fn social_network() -> Graph {
+    let mut functions: Vec<Function> = [
+        "compose-post",
+        "unique-id",
+        "text-service",
+        "url-shorten",
+        "user-mention",
+        "store-post",
+        "write-home-timeline",
+        "social-graph-get-followers",
+    ]
+    .iter()
+    .map(|n| function(n, "64Mi"))
+    .collect();
+    functions[0] = function("compose-post", "128Mi");
+    Graph {
+        functions,
+        edges: vec![
+            edge("compose-post", "unique-id"),
+            edge("compose-post", "text-service"),
+            edge("compose-post", "store-post"),
+            edge("compose-post", "write-home-timeline"),
+            edge("text-service", "url-shorten"),
+            edge("text-service", "user-mention"),
+            edge("write-home-timeline", "social-graph-get-followers"),
+        ],
+        ..Graph::default()
+    }
+}
+
+fn groups(graph: &Graph, constraints: &Constraints) -> (BTreeMap<String, Vec<String>>, f64) {
+    let model = plan::model(graph, constraints).unwrap();
+    let (plan, how) = plan::solve(&model, Method::Exact).unwrap();
+    assert_eq!(how, "exact");
+    (plan::named_groups(&model, &plan), plan.removed)
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn without_constraints_the_whole_call_tree_is_one_group() {
+    let (groups, removed) = groups(&social_network(), &Constraints::default());
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups["compose-post"].len(), 8);
+    assert_eq!(removed, 7.0);
+}
+
+#[test]
+fn memory_and_keep_apart_bound_every_group() {
+    let graph = social_network();
+    // 256Mi: compose-post (128) and two 64Mi callees, or a 64Mi caller and three.
+    let constraints = Constraints {
+        max_memory: Some(256.0 * 1048576.0),
+        keep_apart: vec![names(&["compose-post", "unique-id"])],
+    };
+    let (groups, removed) = groups(&graph, &constraints);
+    for (caller, members) in &groups {
+        let memory: f64 = members
+            .iter()
+            .map(|m| graph.function(m).unwrap().memory_bytes.unwrap())
+            .sum();
+        assert!(memory <= 256.0 * 1048576.0, "{caller}: {members:?}");
+        assert!(
+            !(members.contains(&"compose-post".into()) && members.contains(&"unique-id".into())),
+            "{members:?}"
+        );
+    }
+    // compose-post + text-service's and write-home-timeline's subtrees can
+    // not all fit; the best is 2 hops in compose-post's group (two 64Mi
+    // callees) and the rest in groups of their own callers.
+    let unconstrained = self::groups(&graph, &Constraints::default()).1;
+    assert!(
+        removed < unconstrained && removed >= 4.0,
+        "{removed} {groups:?}"
+    );
+}
+
+#[test]
+fn a_callee_several_callers_use_is_copied_into_each_group() {
+    // Two entry points both call `shared`; each group holds a copy.
+    let graph = Graph {
+        functions: ["front-a", "front-b", "shared", "leaf"]
+            .iter()
+            .map(|n| function(n, "32Mi"))
+            .collect(),
+        edges: vec![
+            edge("front-a", "shared"),
+            edge("front-b", "shared"),
+            edge("shared", "leaf"),
+        ],
+        ..Graph::default()
+    };
+    let (groups, removed) = groups(&graph, &Constraints::default());
+    assert_eq!(groups["front-a"], names(&["front-a", "shared", "leaf"]));
+    assert_eq!(groups["front-b"], names(&["front-b", "shared", "leaf"]));
+    assert_eq!(removed, 4.0);
+    // `shared` stays deployed: the plan file lists it only as a callee.
+    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.toml");
+    std::fs::write(&path, plan::plan_toml(&model, &p, None, 1.0, how)).unwrap();
+    let (file, read) = PlanFile::load(&path).unwrap();
+    assert_eq!(read.len(), 2);
+    assert_eq!(file.group[0].caller, "front-a");
+    assert_eq!(read[1].callees, names(&["shared", "leaf"]));
+}
+
+#[test]
+fn a_conflict_keeps_a_callee_out_and_the_report_says_why() {
+    let mut graph = social_network();
+    graph.conflicts.push(Conflict {
+        a: "compose-post".into(),
+        b: "store-post".into(),
+        reason: "shared state: crate x keeps mutable static `x::N`".into(),
+    });
+    graph.functions[3].left_out = Some("it sets its own #[global_allocator]".into());
+    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let groups = plan::named_groups(&model, &p);
+    assert!(!groups["compose-post"].contains(&"store-post".to_string()));
+    assert!(
+        groups
+            .values()
+            .all(|g| !g.contains(&"url-shorten".to_string()))
+    );
+    let report = plan::report(&model, &p, how, 1.0, "test");
+    assert!(
+        report.contains("store-post stays remote from compose-post: cannot share a binary with compose-post: shared state"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "url-shorten stays remote from compose-post: it sets its own #[global_allocator]"
+        ),
+        "{report}"
+    );
+}
+
+#[test]
+fn traffic_weights_choose_the_busy_path() {
+    // a calls b and c; b's path is hot, c's cold; room for one callee.
+    let mut graph = Graph {
+        functions: ["a", "b", "c"]
+            .iter()
+            .map(|n| function(n, "32Mi"))
+            .collect(),
+        edges: vec![edge("a", "b"), edge("a", "c")],
+        ..Graph::default()
+    };
+    let traffic = fmerge::graph::traffic::parse_prometheus(
+        "fmerge_requests_total{function=\"a\",caller=\"\"} 100\n\
+         fmerge_requests_total{function=\"b\",caller=\"a\"} 10\n\
+         fmerge_requests_total{function=\"c\",caller=\"a\"} 90\n",
+        "test",
+    )
+    .unwrap();
+    assert!(graph.weigh(&traffic).is_empty());
+    let constraints = Constraints {
+        max_memory: Some(64.0 * 1048576.0),
+        ..Constraints::default()
+    };
+    let (groups, removed) = groups(&graph, &constraints);
+    assert_eq!(groups["a"], names(&["a", "c"]));
+    assert!((removed - 90.0).abs() < 1e-6, "{removed}");
+}
+
+/// A seeded generator, so that every run plans the same graphs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random call DAG of `n` functions (callers before callees), random
+/// memory, a random conflict or two.
+fn random_graph(rng: &mut Rng, n: usize) -> Graph {
+    let name = |i: usize| format!("f{i}");
+    let functions = (0..n)
+        .map(|i| function(&name(i), &format!("{}Mi", 16 * (1 + rng.below(4)))))
+        .collect();
+    let mut edges = Vec::new();
+    for to in 1..n {
+        // Each function but the first has one or two callers before it.
+        let callers = 1 + rng.below(2) as usize;
+        for _ in 0..callers {
+            let from = rng.below(to as u64) as usize;
+            if !edges
+                .iter()
+                .any(|e: &Edge| e.from == name(from) && e.to == Some(name(to)))
+            {
+                let mut e = edge(&name(from), &name(to));
+                e.sites = 1 + rng.below(2) as usize;
+                edges.push(e);
+            }
+        }
+    }
+    let mut conflicts = Vec::new();
+    for _ in 0..rng.below(3) {
+        let (a, b) = (rng.below(n as u64) as usize, rng.below(n as u64) as usize);
+        if a != b {
+            conflicts.push(Conflict {
+                a: name(a),
+                b: name(b),
+                reason: "test".into(),
+            });
+        }
+    }
+    Graph {
+        functions,
+        edges,
+        conflicts,
+        ..Graph::default()
+    }
+}
+
+/// Every combination of every root's candidate groups.
+fn brute_force(model: &Model) -> f64 {
+    let options: Vec<Vec<Set>> = (0..model.n())
+        .map(|r| search::candidates(model, r, usize::MAX).unwrap())
+        .collect();
+    let mut best = 0.0f64;
+    let mut choice: Vec<Set> = (0..model.n()).map(bit).collect();
+    fn go(model: &Model, options: &[Vec<Set>], k: usize, choice: &mut Vec<Set>, best: &mut f64) {
+        if k == options.len() {
+            *best = best.max(model.value(choice).0);
+            return;
+        }
+        for &s in &options[k] {
+            choice[k] = s;
+            go(model, options, k + 1, choice, best);
+        }
+    }
+    go(model, &options, 0, &mut choice, &mut best);
+    best
+}
+
+#[test]
+fn the_exact_search_matches_brute_force_and_is_never_beaten_by_the_heuristic() {
+    let mut rng = Rng(0x5eed_f00d);
+    let (mut agree, mut runs) = (0, 0);
+    for round in 0..200 {
+        let n = if round < 30 {
+            3 + (round % 4)
+        } else {
+            8 + (round % 7)
+        };
+        let graph = random_graph(&mut rng, n);
+        let max_memory = (rng.below(2) == 0).then(|| (64 + 16 * rng.below(6)) as f64 * 1048576.0);
+        let constraints = Constraints {
+            max_memory,
+            keep_apart: Vec::new(),
+        };
+        let model = plan::model(&graph, &constraints).unwrap();
+        let cands: Vec<usize> = (0..model.n())
+            .map(|r| search::candidates(&model, r, usize::MAX).unwrap().len())
+            .collect();
+        eprintln!("round {round}: n {n} candidates {cands:?}");
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        let greedy = search::heuristic(&model);
+        // Both plans are feasible, and valued as the model values them.
+        for p in [&exact, &greedy] {
+            for &g in &p.groups {
+                assert!(model.feasible(g), "round {round}: infeasible group {g:b}");
+            }
+            assert!((model.value(&p.groups).0 - p.removed).abs() < 1e-6);
+        }
+        assert!(
+            exact.removed >= greedy.removed - 1e-6,
+            "round {round}: heuristic {} beat exact {}",
+            greedy.removed,
+            exact.removed
+        );
+        if n <= 6 {
+            let brute = brute_force(&model);
+            assert!(
+                (brute - exact.removed).abs() < 1e-6,
+                "round {round}: brute force {brute}, exact {}",
+                exact.removed
+            );
+        }
+        if max_memory.is_none() && graph.conflicts.is_empty() {
+            // Nothing bounds a group: both take every reachable function.
+            assert!(
+                (exact.removed - greedy.removed).abs() < 1e-6,
+                "round {round}"
+            );
+        }
+        runs += 1;
+        agree += usize::from((exact.removed - greedy.removed).abs() < 1e-6);
+    }
+    eprintln!("heuristic equal to exact in {agree} of {runs} random graphs");
+}
+
+#[test]
+fn large_graphs_fall_back_to_the_heuristic_and_say_so() {
+    let mut rng = Rng(42);
+    let graph = random_graph(&mut rng, 100);
+    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let tight = Limits {
+        candidates: 10,
+        nodes: 1000,
+    };
+    assert!(search::exact(&model, tight).is_none());
+    let p = search::heuristic(&model);
+    assert!(p.removed > 0.0);
+}
+
+fn write_graph(dir: &std::path::Path, graph: &Graph) -> std::path::PathBuf {
+    let path = dir.join("calls.json");
+    std::fs::write(&path, serde_json::to_string(graph).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn the_plan_command_writes_group_files_fmerge_build_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = write_graph(dir.path(), &social_network());
+    let out = dir.path().join("plan");
+    let (ok, stdout, stderr) = fmerge_cli(
+        dir.path(),
+        &[
+            "plan",
+            "--graph",
+            graph.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--hop-ms",
+            "8.8",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("per-hop latency: 8.8 ms, from --hop-ms"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("compose-post") && stdout.contains("2 → 0") && stdout.contains("7 → 0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("17.60–61.60 ms"), "{stdout}");
+    let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
+    assert_eq!(group.caller.as_deref(), Some("compose-post"));
+    assert_eq!(group.callees.len(), 7);
+    let (_, groups) = PlanFile::load(&out.join("plan.toml")).unwrap();
+    assert_eq!(groups[0].callees, group.callees);
+}
+
+#[test]
+fn bad_plan_input_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = write_graph(dir.path(), &social_network());
+    let g = graph.to_str().unwrap();
+    for (args, expect) in [
+        (
+            vec!["--keep-apart", "compose-post,nope"],
+            "nope, which is not a function",
+        ),
+        (
+            vec!["--keep-apart", "compose-post"],
+            "name two or more functions",
+        ),
+        (vec!["--max-memory", "lots"], "is not a memory size"),
+        (vec!["--hop-ms", "0"], "more than 0"),
+        (vec!["--search", "fast"], "invalid value 'fast'"),
+    ] {
+        let mut all = vec!["plan", "--graph", g];
+        all.extend(args.iter().copied());
+        let (ok, _, stderr) = fmerge_cli(dir.path(), &all);
+        assert!(!ok && stderr.contains(expect), "{args:?}: {stderr}");
+    }
+    let metrics = dir.path().join("metrics.txt");
+    std::fs::write(
+        &metrics,
+        "fmerge_requests_total{function=\"unique-id\"} 1\ngarbage here ok\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = fmerge_cli(
+        dir.path(),
+        &["plan", "--graph", g, "--metrics", metrics.to_str().unwrap()],
+    );
+    assert!(
+        !ok && stderr.contains("line 2") && stderr.contains("garbage here ok"),
+        "{stderr}"
+    );
+    std::fs::write(dir.path().join("bad.json"), "{").unwrap();
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["plan", "--graph", "bad.json"]);
+    assert!(
+        !ok && stderr.contains("not a graph written by `fmerge graph"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = fmerge_cli(dir.path(), &["plan"]);
+    assert!(!ok && stderr.contains("-f stack.yml"), "{stderr}");
+    // No memory limit for a function, and --max-memory asks for them.
+    let mut graph = social_network();
+    graph.functions[1].memory_bytes = None;
+    let path = write_graph(dir.path(), &graph);
+    let (ok, _, stderr) = fmerge_cli(
+        dir.path(),
+        &[
+            "plan",
+            "--graph",
+            path.to_str().unwrap(),
+            "--max-memory",
+            "1Gi",
+        ],
+    );
+    assert!(
+        !ok && stderr.contains("unique-id sets no `limits: memory:`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
+    // The fixture's two functions both link a helper with mutable statics,
+    // which `fmerge build` refuses; the plan keeps them apart and says why.
+    let ws = fixture("shared", &[]);
+    std::fs::write(
+        ws.path().join("stack.yml"),
+        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  st-front:\n    lang: rust-fmerge\n    handler: ./st-front\n    image: x/st-front\n  st-back:\n    lang: rust-fmerge\n    handler: ./st-back\n    image: x/st-back\n",
+    )
+    .unwrap();
+    let target = workspace_root().join("target");
+    let (ok, stdout, stderr) = fmerge_cli(
+        ws.path(),
+        &[
+            "plan",
+            "-f",
+            "stack.yml",
+            "--target-dir",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("st-back stays remote from st-front: cannot share a binary with st-front: shared state: crate st-helper"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("`st_helper::CALLS`"), "{stdout}");
+    assert!(
+        stdout.contains("in all: 0 gateway hops removed"),
+        "{stdout}"
+    );
+    let (_, groups) = PlanFile::load(&ws.path().join("plan/plan.toml")).unwrap();
+    assert!(groups.is_empty());
+}
+
+#[test]
+fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
+    // The eight functions of this repo, read from their code; 160Mi per pod
+    // splits compose-post's tree into three groups.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n");
+    for (f, memory) in [
+        ("compose-post", "128Mi"),
+        ("unique-id", "32Mi"),
+        ("text-service", "64Mi"),
+        ("url-shorten", "32Mi"),
+        ("user-mention", "32Mi"),
+        ("store-post", "32Mi"),
+        ("write-home-timeline", "32Mi"),
+        ("social-graph-get-followers", "32Mi"),
+    ] {
+        text.push_str(&format!(
+            "  {f}:\n    lang: rust-fmerge\n    handler: {}\n    image: x/{f}:latest\n    limits:\n      memory: {memory}\n",
+            workspace_root().join("functions").join(f).display()
+        ));
+    }
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let target = workspace_root().join("target");
+    let target = target.to_str().unwrap();
+    let (ok, stdout, stderr) = fmerge_cli(
+        dir.path(),
+        &[
+            "plan",
+            "-f",
+            "stack.yml",
+            "--max-memory",
+            "160Mi",
+            "--target-dir",
+            target,
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
+    let callers: Vec<&str> = groups.iter().filter_map(|g| g.caller.as_deref()).collect();
+    assert_eq!(
+        callers,
+        ["compose-post", "text-service", "write-home-timeline"],
+        "{stdout}"
+    );
+    // text-service's group (two callees, one with a C library) builds as written.
+    let (ok, stdout, stderr) = fmerge(
+        dir.path(),
+        &["-f", "stack.yml", "--config", "plan/text-service.toml"],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let binary = std::path::PathBuf::from(stdout.lines().last().unwrap());
+    assert!(binary.ends_with("text-service-merged/text-service-merged") && binary.is_file());
+}
