@@ -34,9 +34,9 @@ class Processes:
     def start(self, name, argv, env=None, log_dir=None, cpus=None):
         log_path = (log_dir or self.log_dir) / f"{name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(log_path, "wb")
-        p = subprocess.Popen(pinned(argv, cpus), env={**child_env(), **(env or {})}, stdout=f, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
+        with open(log_path, "wb") as f:  # the child keeps its own copy
+            p = subprocess.Popen(pinned(argv, cpus), env={**child_env(), **(env or {})}, stdout=f, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL)
         self.running.append((name, p, log_path))
         return p
 

@@ -441,18 +441,19 @@ def render_watchdog(L, R):
     L.append(f"`{fn}` as OpenFaaS deploys it (the real of-watchdog 0.11.6 in HTTP mode forking the function and proxying "
              "every request to it) and served by our runtime directly, with no gateway: the client calls each on "
              "127.0.0.1. Fixed-rate runs are oha latency-corrected; CPU per request is from /proc (Redis and the client "
-             "cost both the same and are left out of the ratio).")
+             "cost both the same and are left out of the ratio); \"others' CPU\": the share of the machine used by "
+             "processes outside the bench during the run (noise).")
     L.append("")
     L.append("| mode | served by | req/s offered | achieved | p50 | p99 | CPU µs/request (serving) | of which of-watchdog | "
-             "closed loop req/s |")
-    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+             "others' CPU | closed loop req/s |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for mode, w in W.items():
         for how, label in (("direct", "our runtime, directly"), ("watchdog", "of-watchdog + function")):
             r, c = w["fixed_rate"][how], w["closed_loop"][how]
             cpu = w["cpu_us"]["direct"] if how == "direct" else w["cpu_us"]["watchdog_total"]
             proxy = f1(w["cpu_us"]["of_watchdog"], nd=0) if how == "watchdog" else ""
             L.append(f"| {mode} | {label} | {r['offered_rps']} | {r['achieved_rps']:.0f} | {f1(r['p50_ms'], nd=2)} ms | "
-                     f"{f1(r['p99_ms'], nd=2)} ms | {f1(cpu, nd=0)} | {proxy} | {c['ok_rps']:.0f} |")
+                     f"{f1(r['p99_ms'], nd=2)} ms | {f1(cpu, nd=0)} | {proxy} | {r['cpu_others_pct']:.0f}% | {c['ok_rps']:.0f} |")
     L.append("")
     L.append("of-watchdog ÷ direct: " + "; ".join(
         f"{mode}: CPU per request {f1(w['cpu_ratio'], '×', 2)}, p50 {f1(w['p50_ratio'], '×', 2)}, "

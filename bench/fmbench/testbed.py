@@ -126,7 +126,7 @@ class System:
                 self.urls[(g, d + "-direct")] = f"http://127.0.0.1:{self.ports[name]}/"
         pins = f"; outside world on CPUs {self.outside}, function tier on CPUs {self.tier}" if mode == "pinned" else ""
         log(f"{mode} mode up: redis :{self.redis_port}, " + ", ".join(f"{n} :{p}" for n, p in dict(self.nginx.values()).items())
-            + f", {len(functions)} functions, {', '.join(extra)}{pins}")
+            + f", {len(functions)} function{'s' if len(functions) > 1 else ''}{''.join(', ' + n for n in extra)}{pins}")
 
     def oha(self, oha, url, body, duration, rate=None, connections=64, tag="run"):
         """oha from the outside world's CPUs, tagged with the mode."""

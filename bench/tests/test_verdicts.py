@@ -160,9 +160,9 @@ class Targets(unittest.TestCase):
 
     def test_watchdog_rows(self):
         fixed = {"direct": {"cpu_us_per_request": {"social-graph-get-followers": 100.0}, "p50_ms": 0.5, "p99_ms": 1.0,
-                            "offered_rps": 500, "achieved_rps": 500.0},
+                            "offered_rps": 500, "achieved_rps": 500.0, "cpu_others_pct": 3.0},
                  "watchdog": {"cpu_us_per_request": {WATCHDOG: 150.0, BEHIND: 110.0}, "p50_ms": 1.0, "p99_ms": 3.0,
-                              "offered_rps": 500, "achieved_rps": 499.0}}
+                              "offered_rps": 500, "achieved_rps": 499.0, "cpu_others_pct": 4.0}}
         closed = {"direct": {"ok_rps": 4000.0}, "watchdog": {"ok_rps": 2000.0}}
         W = {"function": "social-graph-get-followers", "rate": 500, "fixed_rate": fixed, "closed_loop": closed,
              **watchdog_verdict(fixed, closed)}
