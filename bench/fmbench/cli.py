@@ -1,0 +1,312 @@
+"""bench/run's flags and its main: checks the tools, snapshots the source,
+builds, runs the phases asked for, and writes the results."""
+
+import argparse
+import atexit
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import __doc__ as DESCRIPTION
+from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, sizes
+from .config import (DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
+from .context import Context
+from .load import ensure_oha, gateway_hop, group_under_load
+from .processes import loadavg
+from .report import machine, render_md
+from .testbed import System, cpu_split
+from .watchdog import compare_watchdog, find_watchdog
+
+
+
+
+def parse_rates(items):
+    out = {}
+    for item in items or []:
+        g, _, rates = item.partition("=")
+        try:
+            values = [int(r) for r in rates.split(",")]
+        except ValueError:
+            values = []
+        if g not in GROUPS or not values or min(values) <= 0:
+            die(f"--rates {item}: expected pair=R1,R2,… or chain=R1,R2,… (positive whole req/s)")
+        out[g] = values
+    return out
+
+
+def estimate(args):
+    """A rough forecast of the run's length on 2 cores, from the last runs."""
+    only = args.only == "watchdog"
+    builds = 0 if args.reuse_bins else 60 if only else 30 + sum(45 if g == "pair" else 70 for g in args.groups)
+    if not args.reuse_bins and not args.quick and not only:
+        builds += sum(115 if g == "pair" else 140 for g in args.groups) + 60  # cold builds, cold fused build
+    dispatch = 0 if args.skip_dispatch else 90
+    load = 0
+    if not args.skip_load and not only:
+        n = len(args.deployments)
+        run = args.duration + 1.2  # oha start, Redis re-seed, the pause between runs
+        rates = {g: len(args.rates[g]) if g in args.rates else 6 for g in args.groups}
+        per_mode = 3 + 2 * run + sum(n * (3 + args.closed_duration + 1.2 + (rates[g] + args.refine + 1 + 1) * run)
+                                     for g in args.groups)
+        load = len(args.modes) * per_mode
+    if not args.skip_load and args.watchdog:
+        # Start-up, 2 warm-ups, 2 fixed-rate and 2 closed-loop runs per mode (of-watchdog's build: once, ~25 s).
+        load += len(args.modes) * (5 + 2 * 3.2 + 2 * (args.duration + 1.7) + 2 * (args.closed_duration + 1.7))
+    total = builds + dispatch + load
+    return f"about {total / 60:.0f} min (builds {builds / 60:.0f}, dispatch bench {dispatch / 60:.1f}, load runs {load / 60:.0f})"
+
+
+def parser(bench):
+    ap = argparse.ArgumentParser(prog="bench/run", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", choices=["head", "worktree"], default="head",
+                    help="build and measure a snapshot of HEAD in bench/out/src (default), or the work tree as it is")
+    ap.add_argument("--quick", action="store_true", help="skip the cold builds (merge step and re-merge use the workspace's warm target dir)")
+    ap.add_argument("--groups", default="pair,chain", help="which of pair,chain to run (default both)")
+    ap.add_argument("--mode", choices=["shared", "pinned", "both"], default="both",
+                    help="testbed for the load runs: shared (one nginx, nothing pinned), pinned (outside world and function "
+                         "tier on separate CPUs, two nginx), or both (default)")
+    ap.add_argument("--no-fused", action="store_true",
+                    help="leave out the hand-fused deployment (package fmerge-fused in bench/fused); without this flag its "
+                         "absence is an error")
+    ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
+    ap.add_argument("--closed-duration", type=int, default=5, help="seconds per closed-loop run (default 5)")
+    ap.add_argument("--hop-rate", type=int, default=500,
+                    help="fixed rate of the one-hop runs (social-graph-get-followers direct vs through the gateway; default 500)")
+    ap.add_argument("--connections", type=int, default=64, help="oha connections for fixed-rate runs (default 64)")
+    ap.add_argument("--closed-connections", type=int, default=32, help="oha connections for closed-loop runs (default 32)")
+    ap.add_argument("--rates", action="append", metavar="GROUP=R1,R2,…", help="fixed rates instead of the automatic ladder")
+    ap.add_argument("--refine", type=int, default=3,
+                    help="bisection steps per deployment to narrow down the highest sustained rate (default 3)")
+    ap.add_argument("--nice", type=int, default=-10,
+                    help="nice value for the dispatch bench and the load runs (default -10, over other builds; 0 to not change)")
+    ap.add_argument("--nginx-workers", default="auto", help="nginx worker_processes (default auto = one per core)")
+    ap.add_argument("--crit-time", type=float, default=3, help="criterion measurement time per bench, s (default 3)")
+    ap.add_argument("--crit-warmup", type=float, default=1, help="criterion warm-up per bench, s (default 1)")
+    ap.add_argument("--skip-load", action="store_true", help="no latency/throughput runs")
+    ap.add_argument("--skip-dispatch", action="store_true", help="no criterion dispatch bench")
+    ap.add_argument("--reuse-bins", action="store_true",
+                    help="no builds at all: reuse the binaries of the last run in bench/out/bin (for debugging the bench)")
+    ap.add_argument("--keep-builds", action="store_true", help="keep the cold target dirs under bench/out/build")
+    ap.add_argument("--update-readme", action="store_true", help="then paste the results into README.md (bench/update-readme)")
+    ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only watchdog "
+                                      "bench/results-watchdog)")
+    ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
+    ap.add_argument("--only", choices=["watchdog"],
+                    help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
+                         "dispatch bench; a few minutes)")
+    ap.add_argument("--no-watchdog", action="store_true", help="leave the of-watchdog comparison out of the load runs")
+    ap.add_argument("--of-watchdog", metavar="PATH",
+                    help="the of-watchdog 0.11.6 binary (default: built by shared/tools/of-watchdog/build.sh, found above the repository)")
+    return ap
+
+
+def parse_args(argv, bench):
+    """The flags, checked, with what follows from them: groups, rates,
+    modes, deployments. Errors exit with a message naming the flag."""
+    args = parser(bench).parse_args(argv)
+    if args.results is None:
+        args.results = str(bench / ("results-watchdog" if args.only == "watchdog" else "results"))
+    if args.render_only:
+        return args
+    args.groups = [g for g in args.groups.split(",") if g]
+    for g in args.groups:
+        if g not in GROUPS:
+            die(f"--groups: unknown group {g}")
+    args.groups_for_build = args.groups
+    args.rates = parse_rates(args.rates)
+    args.modes = ["shared", "pinned"] if args.mode == "both" else [args.mode]
+    args.deployments = [d for d in DEPLOYMENTS if not (d == "fused" and args.no_fused)]
+    args.watchdog = not args.no_watchdog
+    if args.only == "watchdog":
+        if args.no_watchdog:
+            die("--only watchdog and --no-watchdog contradict each other")
+        if args.skip_load:
+            die("--only watchdog is a load run: drop --skip-load")
+        args.skip_dispatch = True
+    return args
+
+
+def main(root, argv=None):
+    ctx = Context(root)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv, ctx.bench)
+    if args.render_only:
+        res = Path(args.results)
+        if not res.with_suffix(".json").is_file():
+            die(f"--render-only: {res.with_suffix('.json')} does not exist: run bench/run first (or pass --results PATH)")
+        res.with_suffix(".md").write_text(render_md(json.loads(res.with_suffix(".json").read_text())))
+        return
+    atexit.register(ctx.procs.stop_all)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, f: sys.exit(128 + s))
+    check_tools(args)
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    log(f"estimated time: {estimate(args)}")
+    rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ctx.root, capture_output=True, text=True).stdout.strip()
+    R = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), "argv": argv,
+         "src": args.src, "src_rev": rev,
+         "quick": args.quick, "loadavg_start": loadavg(), "targets": TARGETS}
+    oha = ensure_oha(ctx) if not args.skip_load else None
+    if args.watchdog and not args.skip_load:
+        args.of_watchdog = str(find_watchdog(ctx.root, args.of_watchdog))  # built (or refused) before any build of ours
+    if args.src == "head":
+        snapshot(ctx, args, rev)
+    if args.only == "watchdog":
+        return only_watchdog(ctx, args, R, oha, t0)
+    bins, fused = builds(ctx, args, R)
+    set_nice(args)
+    R["nice"] = args.nice
+    if not args.skip_dispatch:
+        R["dispatch"] = dispatch_phase(ctx, args)
+    if not args.skip_load:
+        R["load"] = load_phase(ctx, args, bins, fused, oha)
+    finish(ctx, args, R, t0)
+
+
+def check_tools(args):
+    """What the run needs on this machine, said before anything starts."""
+    for tool in ("redis-server", "nginx", "strip"):
+        if not shutil.which(tool):
+            die(f"{tool} is not installed (Debian: apt-get install -y redis-server nginx binutils)")
+    if not Path("/usr/bin/time").exists():
+        die("/usr/bin/time is not installed (Debian: apt-get install -y time)")
+    if "pinned" in args.modes and not args.skip_load:
+        if not shutil.which("taskset"):
+            die("--mode pinned needs taskset (util-linux; Debian: apt-get install -y util-linux), or use --mode shared")
+        cpu_split()  # enough CPUs?
+
+
+def snapshot(ctx, args, rev):
+    """Others may be editing the work tree: measure the last commit, as a
+    snapshot (git archive keeps commit times as mtimes, so cargo sees an
+    unchanged file as fresh from one snapshot to the next)."""
+    ctx.src = ctx.out / "src"
+    ctx.tool_target = ctx.out / "tool-target"
+    if not args.reuse_bins:
+        if ctx.src.exists():
+            shutil.rmtree(ctx.src)
+        ctx.src.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ctx.root, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(ctx.src)], input=archive, check=True)
+        log(f"measuring a snapshot of HEAD ({rev}) in {ctx.src.relative_to(ctx.root)}")
+
+
+def builds(ctx, args, R):
+    """fmerge, the merged binaries (timed: R["builds"]), the fused programs
+    and the sizes; or, with --reuse-bins, the last run's binaries. Returns
+    ({group: merged binary}, {group: fused binary})."""
+    if "fused" in args.deployments and not args.skip_load and not args.reuse_bins:
+        check_fused_source(ctx)
+    fmerge = ctx.out / "bin" / "fmerge"
+    if not args.reuse_bins:
+        log("cargo build --release -p fmerge")
+        subprocess.run(["cargo", "build", "--release", "-p", "fmerge"], cwd=ctx.src, check=True,
+                       env={**child_env(), "CARGO_TARGET_DIR": str(ctx.tool_target)})
+        fmerge.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ctx.tool_target / "release" / "fmerge", fmerge)
+
+    if args.reuse_bins:
+        R["builds"] = None
+        bins = {g: ctx.out / "bin" / f"{g}-merged" for g in args.groups}
+        fused = {g: ctx.out / "bin" / f"fused-{g}" for g in args.groups} if "fused" in args.deployments and not args.skip_load else {}
+        for g in args.groups:
+            for b in [bins[g], ctx.out / "bin" / f"{g}-settings.json"] + [ctx.out / "bin" / "unmerged" / f for f in GROUPS[g]] + \
+                     ([fused[g]] if fused else []):
+                if not b.is_file():
+                    die(f"--reuse-bins: {b} is missing; run once without it")
+            ctx.settings[g] = json.loads((ctx.out / "bin" / f"{g}-settings.json").read_text())
+    else:
+        R["builds"], bins = build_phase(ctx, args, fmerge)
+        prev = ctx.bench / "results.json"
+        if args.quick and prev.is_file():
+            # Keep the cold builds of the last full run, marked as such.
+            try:
+                old = json.loads(prev.read_text())
+            except ValueError:
+                old = {}
+            for g, r in (old.get("builds") or {}).items():
+                if g in R["builds"] and "cold_ratio" in r:
+                    for k in ("cold_fmerge", "cold_cargo", "cold_ratio", "cold_cpu_ratio"):
+                        if k in r:
+                            R["builds"][g][k] = r[k]
+                    R["builds"][g]["cold_measured"] = r.get("cold_measured") or old.get("started")
+        fused = fused_build(ctx, args) if "fused" in args.deployments and not args.skip_load else {}
+    R["sizes"] = sizes(ctx, bins) if not args.reuse_bins else None
+    return bins, fused
+
+
+def set_nice(args):
+    if args.nice:
+        # From here on (dispatch bench, load runs) the system under test, this
+        # script's children, has priority over other work on the machine
+        # (builds), which otherwise takes every cycle the bench leaves idle.
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, args.nice)
+            log(f"running the measurements at nice {args.nice}")
+        except PermissionError:
+            log(f"cannot set nice {args.nice} (not root?): measuring at normal priority")
+            args.nice = 0
+
+
+def only_watchdog(ctx, args, R, oha, t0):
+    """--only watchdog: the function alone (built unmerged with cargo), redis,
+    the gateway, and of-watchdog in front of the function, in each mode."""
+    if args.reuse_bins:
+        if not (ctx.out / "bin" / "unmerged" / HOP_FUNCTION).is_file():
+            die(f"--reuse-bins: {ctx.out / 'bin' / 'unmerged' / HOP_FUNCTION} is missing; run once without it")
+    else:
+        functions_build(ctx, [HOP_FUNCTION])
+    set_nice(args)
+    R["nice"] = args.nice
+    run = ctx.run_dir
+    if run.exists():
+        shutil.rmtree(run)
+    R["watchdog"] = {}
+    for mode in args.modes:
+        sysm = System(ctx, args, {}, {}, mode, groups=[])
+        R["watchdog"][mode] = compare_watchdog(sysm, oha, args)
+        ctx.procs.stop_all()
+    finish(ctx, args, R, t0)
+
+
+def finish(ctx, args, R, t0):
+    """Writes RESULTS.json and RESULTS.md (and the README section)."""
+    R["machine"] = machine(ctx)
+    R["loadavg_end"] = loadavg()
+    R["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    R["elapsed_s"] = round(time.time() - t0)
+    res = Path(args.results)
+    res.with_suffix(".json").write_text(json.dumps(R, indent=2) + "\n")
+    res.with_suffix(".md").write_text(render_md(R))
+    log(f"done in {R['elapsed_s']} s: {res.with_suffix('.json')} and {res.with_suffix('.md')}")
+    if args.update_readme:
+        subprocess.run([str(ctx.bench / "update-readme"), str(res.with_suffix(".md"))], check=True)
+
+
+def load_phase(ctx, args, bins, fused, oha):
+    run = ctx.run_dir
+    if run.exists():
+        shutil.rmtree(run)
+    res = {"slo_p99_ms": SLO_P99_MS, "sustain_fraction": SUSTAIN_FRACTION, "nginx_workers": args.nginx_workers,
+           "duration_s": args.duration, "closed_duration_s": args.closed_duration,
+           "connections_fixed_rate": args.connections, "connections_closed_loop": args.closed_connections,
+           "deployments": args.deployments, "modes": {}}
+    for mode in args.modes:
+        sysm = System(ctx, args, bins, fused, mode)
+        m = {"cpus": {"outside": sysm.outside, "function_tier": sysm.tier} if mode == "pinned" else None,
+             "nginx": {role: name for role, (name, _) in sysm.nginx.items()},
+             "gateway_hop": gateway_hop(sysm, oha, args)}
+        for group in args.groups:
+            m[group] = group_under_load(sysm, oha, group, args)
+        if args.watchdog:
+            m["watchdog"] = compare_watchdog(sysm, oha, args)
+        res["modes"][mode] = m
+        ctx.procs.stop_all()
+    return res

@@ -1,0 +1,461 @@
+"""results.md from results.json: the targets with their verdicts (goal,
+measured, met / missed), the tables of every phase, and the machine."""
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+
+from .config import DEPLOYMENTS, GROUPS, HOP_FUNCTION, NOISY_OTHERS_PCT, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, critical_hops, hops
+from .load import f1, ratio
+
+
+
+def machine(ctx):
+    mem = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) / 1024 / 1024
+    model = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+
+    def out(argv):
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, cwd=ctx.root).stdout.strip() or None
+        except OSError:
+            return None
+
+    rev = out(["git", "rev-parse", "--short=12", "HEAD"])
+    dirty = bool(out(["git", "status", "--porcelain", "--untracked-files=no"]))
+    return {
+        "cores": os.cpu_count(),
+        "cpu": model,
+        "memory_gib": round(mem, 1),
+        "kernel": platform.release(),
+        "os": out(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
+        "rustc": out(["rustc", "--version"]),
+        "oha": out([str(ctx.tools / "bin" / "oha"), "--version"]),
+        "nginx": (subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip() or None),
+        "redis": out(["redis-server", "--version"]),
+        "git_rev": rev,
+        "git_dirty": dirty,
+    }
+
+
+def status(ok):
+    return "n/a" if ok is None else ("met" if ok else "**missed**")
+
+
+def load_modes(lo):
+    """{mode: results}; results.json files from before the two modes had one."""
+    if not lo:
+        return {}
+    return lo["modes"] if "modes" in lo else {"shared": lo}
+
+
+def by_jobs(x):
+    """{N: measurement} of a merge step; older results had one, at the default."""
+    if not x:
+        return {}
+    return {"default": x} if "wall_s" in x else x
+
+
+MODE_TITLES = {
+    "shared": "shared testbed: one nginx for ingress and function calls, nothing pinned",
+    "pinned": "pinned testbed: outside world and function tier on separate CPUs",
+}
+
+
+def mode_intro(mode, M):
+    if mode == "shared":
+        return ("Client (oha), nginx, Redis and the functions share every core; one nginx is both the client's way in "
+                "and the gateway that carries calls between unmerged functions.")
+    c = M["cpus"]
+    return (f"`taskset`: the outside world (oha, the ingress nginx, Redis) on CPU {','.join(map(str, c['outside']))}, the function "
+            f"tier (every function process, the merged and the fused binaries, and a second nginx as the internal gateway that "
+            f"carries calls between unmerged functions) on CPU {','.join(map(str, c['function_tier']))}, so that what merging "
+            "does not change (client, ingress hop, Redis) does not compete with what it does for the same core.")
+
+
+def target_rows(R):
+    t = []
+    modes = load_modes(R.get("load"))
+    for mode, M in modes.items():
+        for g in ("pair", "chain"):
+            if g not in M:
+                continue
+            G = M[g]
+            key = f"{g}_p50_ratio"
+            v = G["p50_ratio_worst"]
+            rs = ", ".join(f"{x:.2f}@{row['rate']}/s" for row in G["fixed_rate"]
+                           if row["unmerged"]["sustained"] and row["merged"]["sustained"] for x in [row["p50_ratio"]])
+            d = G.get("direct") or {}
+            nd_ = f"; without the ingress hop {d['p50_ratio']:.2f}@{d['rate']}/s" if d.get("p50_ratio") else ""
+            t.append((f"{g} p50 merged ÷ unmerged, same rate ({mode})", f"≤ {TARGETS[key]}",
+                      f"{f1(v, nd=2)} (worst of {rs or 'no rate both sustained'}{nd_})", status(None if v is None else v <= TARGETS[key])))
+        for g in ("pair", "chain"):
+            if g not in M:
+                continue
+            G = M[g]
+            key = f"{g}_throughput_ratio"
+            c, v = G["closed_loop"], G["max_sustained_ratio"]
+            t.append((f"{g} max sustainable throughput merged ÷ unmerged ({mode})", f"≥ {TARGETS[key]}×",
+                      f"{f1(v, '×', 2)}: {sus_rate(G, 'merged')} vs {sus_rate(G, 'unmerged')} req/s at p99 ≤ {SLO_P99_MS:.0f} ms "
+                      f"(saturated closed loop: {f1(G['closed_loop_ratio'], '×', 2)}, {c['merged']['ok_rps']:.0f} vs {c['unmerged']['ok_rps']:.0f} req/s)",
+                      status(None if v is None else v >= TARGETS[key])))
+        for g in ("pair", "chain"):
+            if g not in M or "fused" not in M[g]["closed_loop"]:
+                continue
+            G = M[g]
+            v = G["fused_p50_ratio_worst"]
+            both = [row for row in G["fixed_rate"] if row["merged"]["sustained"] and row["fused"]["sustained"]]
+            rs = ", ".join(f"{row['fused_p50_ratio']:.2f}@{row['rate']}/s" for row in both)
+            ratios = sorted(row["fused_p50_ratio"] for row in both)
+            median = f"; median {statistics.median(ratios):.2f}" if ratios else ""
+            t.append((f"{g} p50 merged ÷ hand-fused, same rate ({mode})", f"≤ {TARGETS['fused_p50_ratio']}",
+                      f"{f1(v, nd=2)} (worst of {rs or 'no rate both sustained'}{median})", status(None if v is None else v <= TARGETS["fused_p50_ratio"])))
+            c, v = G["closed_loop"], G["fused_max_sustained_ratio"]
+            t.append((f"{g} max sustainable throughput merged ÷ hand-fused ({mode})", f"≥ {TARGETS['fused_throughput_ratio']}×",
+                      f"{f1(v, '×', 2)}: {sus_rate(G, 'merged')} vs {sus_rate(G, 'fused')} req/s (saturated closed loop: {f1(G['fused_closed_loop_ratio'], '×', 2)}, "
+                      f"{c['merged']['ok_rps']:.0f} vs {c['fused']['ok_rps']:.0f} req/s)",
+                      status(None if v is None else v >= TARGETS["fused_throughput_ratio"])))
+    for mode, W in watchdog_modes(R).items():
+        v, c = W["cpu_ratio"], W["cpu_us"]
+        t.append((f"CPU per request, of-watchdog + {W['function']} ÷ our runtime serving it directly ({mode})",
+                  f"> {TARGETS['watchdog_cpu_ratio']:g}×",
+                  f"{f1(v, '×', 2)} ({f1(c['watchdog_total'], ' µs', 0)} = of-watchdog {f1(c['of_watchdog'], nd=0)} + function "
+                  f"{f1(c['function_behind'], nd=0)}, vs {f1(c['direct'], ' µs', 0)} at {W['rate']} req/s; p50 "
+                  f"{f1(W['p50_ratio'], '×', 2)})",
+                  status(None if v is None else v > TARGETS["watchdog_cpu_ratio"])))
+    di = R.get("dispatch")
+    if di:
+        v = di["overhead_vs_direct_async_fn_ns"]
+        b = di["benches"]
+        t.append(("in-process dispatch overhead per call", "≤ 1 µs",
+                  f"{v:.0f} ns (invoke of a merged no-op {max(b['invoke_merged_first_of_8']['mean_ns'], b['invoke_merged_last_of_8']['mean_ns']):.0f} ns "
+                  f"− direct call {b['direct_async_fn']['mean_ns']:.0f} ns; HTTP on loopback {b['invoke_http_loopback']['mean_ns'] / 1000:.1f} µs)",
+                  status(v <= TARGETS["dispatch_overhead_ns"])))
+    t += build_target_rows(R.get("builds") or {})
+    return t
+
+
+def build_target_rows(bu):
+    """The merge step's goals, judged at -j <cores> (the last N measured), with -j 1 beside."""
+    t = []
+
+    def judged(steps, what, unit, nd):
+        runs = by_jobs(steps)
+        if not runs:
+            return None, ""
+        last = list(runs)[-1]
+        shown = [f"{runs[n][what]:.{nd}f} {unit}" + (f" at N = {n}" if n != "default" else "")
+                 + (" (waited for a cargo lock)" if runs[n].get("waited_for_cargo_lock") else "") for n in reversed(list(runs))]
+        return runs[last][what], ", ".join(shown)
+
+    for step, label in (("merge_step", "merge step (cargo fresh)"), ("warm_remerge", "warm re-merge (one function touched)")):
+        for g in ("pair", "chain"):
+            if g in bu and step in bu[g]:
+                key = f"{g}_{step}_s"
+                v, shown = judged(bu[g][step], "wall_s", "s", 1)
+                t.append((f"{label}, {g}: wall", f"≤ {TARGETS[key]:.0f} s", shown, status(None if v is None else v <= TARGETS[key])))
+    for g in ("pair", "chain"):
+        if g in bu and "merge_step" in bu[g]:
+            # The larger of the merge step and the warm re-merge, per N.
+            rss = {}
+            for step in ("merge_step", "warm_remerge"):
+                for n, m in by_jobs(bu[g].get(step)).items():
+                    rss[n] = max(rss.get(n, 0), m["peak_rss_mib"])
+            last = list(rss)[-1]
+            shown = ", ".join(f"{rss[n]:.0f} MiB" + (f" at N = {n}" if n != "default" else "") for n in reversed(list(rss)))
+            t.append((f"merge peak RSS, {g} (merge step and warm re-merge)", f"≤ {TARGETS['merge_rss_mib']:.0f} MiB", shown,
+                      status(rss[last] <= TARGETS["merge_rss_mib"])))
+    for g in ("pair", "chain"):
+        if g in bu and "cold_ratio" in bu[g]:
+            r = bu[g]
+            cpu = (f"; CPU time (user+sys) {r['cold_cpu_ratio']:.2f}× ({r['cold_fmerge']['cpu_s']:.0f} vs {r['cold_cargo']['cpu_s']:.0f} s)"
+                   if r.get("cold_cpu_ratio") else "")
+            t.append((f"cold fmerge build ÷ cargo build, {g}", "≤ 1.3×",
+                      f"{r['cold_ratio']:.2f}× wall ({r['cold_fmerge']['wall_s']:.0f} s vs {r['cold_cargo']['wall_s']:.0f} s){cpu}",
+                      status(r["cold_ratio"] <= TARGETS["cold_build_ratio"])))
+    return t
+
+
+def sus_rate(G, d):
+    """The highest sustained rate, marked when nothing above it failed."""
+    rate = G["max_sustained_rate"][d]
+    if rate is None:
+        return "none"
+    return ("≥ " if (G.get("max_sustained_lower_bound") or {}).get(d) else "") + str(rate)
+
+
+def render_group(L, lo, mode, M, g):
+    G = M[g]
+    deps = [d for d in DEPLOYMENTS if d in G["closed_loop"]]
+    fused = "fused" in deps
+    L.append(f"**{g}, {mode}** ({GROUPS[g][0]} with {', '.join(GROUPS[g][1:])}); request `{json.dumps(G['request'])}`")
+    L.append("")
+    L.append("| offered req/s | deployment | achieved req/s | p50 | p90 | p99 | max | sustained | others' CPU | p50 ÷ unmerged |"
+             + (" p50 merged ÷ fused |" if fused else ""))
+    L.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |" + (" ---: |" if fused else ""))
+    for row in G["fixed_rate"]:
+        for d in deps:
+            r = row[d]
+            vs_u = f1(ratio(r["p50_ms"], row["unmerged"]["p50_ms"]), nd=2) if d != "unmerged" else ""
+            vs_f = (f" {f1(row.get('fused_p50_ratio'), nd=2)} |" if d == "merged" else " |") if fused else ""
+            L.append(f"| {row['rate']} | {d} | {r['achieved_rps']:.0f} | {f1(r['p50_ms'], nd=2)} | {f1(r['p90_ms'], nd=2)} | "
+                     f"{f1(r['p99_ms'], nd=2)} | {f1(r['max_ms'])} | {'yes' if r['sustained'] else 'no'} | {r['cpu_others_pct']:.0f}% | "
+                     f"{vs_u} |{vs_f}")
+    both = [row for row in G["fixed_rate"] if all(row[d]["sustained"] for d in deps)]
+    if G["fixed_rate"]:
+        # The highest rate every deployment sustained, else the lowest.
+        row = both[-1] if both else G["fixed_rate"][0]
+        cs = {d: row[d]["cpu_us_per_request"] or {} for d in deps}
+        first = ("oha (client)", "nginx", "nginx-ingress", "nginx-internal", "redis")
+        keys = sorted(set().union(*cs.values()), key=lambda k: (k not in first, first.index(k) if k in first else 0, k))
+        tier = row.get("cpu_us_per_request") or {}
+        L.append("")
+        L.append(f"CPU time per request by process at {row['rate']} req/s"
+                 + ("" if both else " (no rate was sustained by every deployment: the lowest)")
+                 + " (µs; from /proc, so ±10 ms per run over all requests). "
+                 "Function tier: the deployment's own processes plus the gateway hops between functions ("
+                 + ("the internal nginx" if mode == "pinned" else "the nginx's extra over the merged run") + "):")
+        L.append("")
+        L.append("| process | " + " | ".join(keys) + " | total | function tier |")
+        L.append("| --- | " + " | ".join("---:" for _ in keys) + " | ---: | ---: |")
+        for d, c in cs.items():
+            L.append(f"| {d} | " + " | ".join(f"{c[k]:.0f}" if k in c else "" for k in keys)
+                     + f" | {sum(c.values()):.0f} | {f1(tier.get(d + '_function_tier'), nd=0)} |")
+        if G.get("cpu_total_ratio"):
+            L.append("")
+            L.append(f"CPU per request, unmerged ÷ merged (median over the rates both sustained): whole testbed "
+                     f"{G['cpu_total_ratio']:.2f}×; function tier alone {G['cpu_function_tier_ratio']:.2f}×.")
+    ref = [(d, r) for d in deps for r in G.get("refine", {}).get(d, [])]
+    if ref:
+        L.append("")
+        L.append("Narrowing down the highest sustained rate: " + "; ".join(
+            f"{d} @ {r['offered_rps']}/s: achieved {r['achieved_rps']:.0f}, p50 {f1(r['p50_ms'], nd=2)}, p99 {f1(r['p99_ms'], nd=2)} ms, "
+            f"{'sustained' if r['sustained'] else 'not sustained'}" for d, r in ref) + ".")
+    d = G.get("direct")
+    if d:
+        L.append("")
+        L.append(f"Without the ingress hop (the client calls the caller's port) at {d['rate']} req/s, p50 / p99: "
+                 + ", ".join(f"{x} {f1(d[x]['p50_ms'], nd=2)} / {f1(d[x]['p99_ms'], nd=2)} ms" for x in deps if x in d)
+                 + f" (merged ÷ unmerged p50 {f1(d.get('p50_ratio'), nd=2)}).")
+    L.append("")
+    L.append("Highest sustained rate: " + ", ".join(f"{x} {sus_rate(G, x)}/s" for x in deps)
+             + (" (≥: no higher rate was tried)" if any((G.get("max_sustained_lower_bound") or {}).values()) else "") + ".")
+    c = G["closed_loop"]
+    L.append("")
+    L.append(f"Closed loop ({lo['connections_closed_loop']} connections): "
+             + ", ".join(f"{x} {c[x]['ok_rps']:.0f} req/s (p50 {f1(c[x]['p50_ms'], nd=2)} ms"
+                         + (f"; outside CPU {c[x]['busy_pct']['outside']:.0f}% busy, function tier {c[x]['busy_pct']['function_tier']:.0f}%"
+                            if c[x].get("busy_pct") else "") + ")" for x in deps)
+             + f": merged ÷ unmerged {f1(G['closed_loop_ratio'], '×', 2)}"
+             + (f", merged ÷ fused {f1(G.get('fused_closed_loop_ratio'), '×', 2)}" if fused else "") + ".")
+    calls = G.get("gateway_calls_per_request")
+    if calls:
+        L.append("")
+        L.append("Calls through the gateway per request (its request counter over 10 requests): "
+                 + ", ".join(f"{x} {calls[x]:g}" for x in deps) + f"; the call tree says {G['hops']} unmerged.")
+    L.append("")
+
+
+def render_hops(L, modes):
+    """The per-hop section: hops removed, one hop measured, and the projection."""
+    groups = [g for g in ("pair", "chain") if any(g in M for M in modes.values())]
+    if not groups:
+        return
+    names = list(modes)
+    L.append("### Cost of one RPC hop")
+    L.append("")
+    L.append("| group | calls between functions per request (= hops a merge removes) | of them on the critical path | measured through the gateway, unmerged |")
+    L.append("| --- | ---: | ---: | --- |")
+    for g in groups:
+        seen = ", ".join(f"{modes[m][g]['gateway_calls_per_request']['unmerged']:g} ({m})" for m in names
+                         if g in modes[m] and modes[m][g].get("gateway_calls_per_request"))
+        L.append(f"| {g} | {hops(g)} | {critical_hops(g)} | {seen or 'n/a'} |")
+    L.append("")
+    L.append("(From the call tree, `CALLS` in `bench/fmbench/config.py`, checked against the gateway's request counter"
+             + ("; compose-post awaits unique-id ∥ text-service, then store-post ∥ write-home-timeline, and text-service "
+                f"awaits url-shorten ∥ user-mention, so a request waits for {critical_hops('chain')} of the chain's "
+                f"{hops('chain')} hops one after the other" if "chain" in groups else "") + ".)")
+    L.append("")
+    L.append("| per hop | " + " | ".join(names) + " |")
+    L.append("| --- | " + " | ".join("---:" for _ in names) + " |")
+
+    def cell(m, fn):
+        try:
+            return fn(modes[m])
+        except (KeyError, TypeError):
+            return "n/a"
+
+    hop = {m: modes[m].get("gateway_hop") for m in names}
+    rate = next((h["rate"] for h in hop.values() if h), None)
+    L.append(f"| gateway alone, latency: p50 of {HOP_FUNCTION} through the gateway − on its own port, at {rate} req/s | "
+             + " | ".join(cell(m, lambda M: f"{M['gateway_hop']['latency_ms'] * 1000:.0f} µs "
+                                            f"({M['gateway_hop']['gateway']['p50_ms']:.2f} − {M['gateway_hop']['direct']['p50_ms']:.2f} ms)")
+                          for m in names) + " |")
+    L.append("| gateway alone, CPU: nginx per request in that run | "
+             + " | ".join(cell(m, lambda M: f"{M['gateway_hop']['nginx_cpu_us']:.0f} µs") for m in names) + " |")
+    for g in groups:
+        L.append(f"| whole hop, latency: (unmerged − merged p50) ÷ {critical_hops(g)} critical-path hop{'s' if critical_hops(g) > 1 else ''}, {g}, lowest rate | "
+                 + " | ".join(cell(m, lambda M: f"{M[g]['hop_cost']['latency_ms'] * 1000:.0f} µs at {M[g]['hop_cost']['rate']} req/s") for m in names) + " |")
+    for g in groups:
+        L.append(f"| whole hop, CPU: (unmerged − merged function-tier CPU per request) ÷ {hops(g)} hop{'s' if hops(g) > 1 else ''}, {g}, lowest rate | "
+                 + " | ".join(cell(m, lambda M: f"{M[g]['hop_cost']['cpu_us']:.0f} µs") for m in names) + " |")
+    L.append("")
+    L.append("The whole hop is what the caller's HTTP client, the gateway and the callee's HTTP server cost together "
+             "on loopback; the gateway alone is nginx's share of it. To project the gain to a cluster: a merge saves "
+             "per request about (hops on the critical path) × (the cluster's overhead per invocation) of latency, and "
+             "(hops) × (its CPU per invocation) of CPU, gateway load and requests. With the lab notes' 8.8 ms per "
+             "invocation: " + ", ".join(f"{g} {critical_hops(g)} × 8.8 ≈ {critical_hops(g) * 8.8:.0f} ms per request" for g in groups)
+             + " (here the same hops cost the microseconds above).")
+    L.append("")
+
+
+def render_md(R):
+    m = R["machine"]
+    L = []
+    L.append(f"Measured {R['started']} → {R['finished']} (UTC) by `bench/run{' ' + ' '.join(R['argv']) if R['argv'] else ''}` "
+             + (f"on a snapshot of git `{R['src_rev']}`" if R.get("src") == "head" else
+                f"on the work tree at git `{m['git_rev']}`{' (with uncommitted changes)' if m['git_dirty'] else ''}")
+             + f", on {m['cores']} cores "
+             f"({m['cpu']}), {m['memory_gib']} GiB, {m['os']}, {m['rustc']}. "
+             f"Load average at start {R['loadavg_start']}, at end {R['loadavg_end']}; measurements ran at nice {R.get('nice', 0)}"
+             + (f"; {R['elapsed_s'] / 60:.0f} min in all." if R.get("elapsed_s") else "."))
+    L.append("")
+    if R.get("load"):
+        L.append("Three deployments of the same functions: **unmerged** (every function its own process, calls between them "
+                 "through the nginx gateway), **merged** (fmerge's binary) and **fused** (the same group written by hand as one "
+                 "program, `bench/fused`: the limit of merging). Two testbeds: **shared** (everything shares the cores) and "
+                 "**pinned** (the client, the ingress nginx and Redis on one half of the cores, the function tier on the other). "
+                 "\"others' CPU\" is the share of the machine used by processes outside the bench during a run (other builds, "
+                 f"the VM's own work), a measure of noise; a fixed-rate run with more than {NOISY_OTHERS_PCT:.0f}% is run once more "
+                 "and the quieter of the two is kept.")
+        L.append("")
+    t = target_rows(R)
+    if t:
+        L.append("| target | goal | measured | |")
+        L.append("| --- | --- | --- | --- |")
+        for row in t:
+            L.append("| " + " | ".join(row) + " |")
+        L.append("")
+    lo = R.get("load")
+    modes = load_modes(lo)
+    for mode, M in modes.items():
+        if not any(g in M for g in GROUPS):
+            continue
+        L.append(f"### Latency at fixed rates, {MODE_TITLES.get(mode, mode)}")
+        L.append("")
+        if "cpus" in M:  # older results have no mode
+            L.append(mode_intro(mode, M))
+            L.append("")
+        L.append(f"oha, latency-corrected, {lo['duration_s']} s per run, {lo['connections_fixed_rate']} connections; every "
+                 "request enters through the (ingress) nginx; unmerged, every call between functions goes through the gateway too. "
+                 f"Times in ms. \"sustained\": ≥ {100 * SUSTAIN_FRACTION:.0f}% of the offered rate achieved, ≥ 99.9% 200s and "
+                 f"p99 ≤ {SLO_P99_MS:.0f} ms.")
+        L.append("")
+        for g in ("pair", "chain"):
+            if g in M:
+                render_group(L, lo, mode, M, g)
+    if any(g in M for M in modes.values() for g in GROUPS):
+        render_hops(L, modes)
+    render_watchdog(L, R)
+    di = R.get("dispatch")
+    if di:
+        L.append("### In-process dispatch (criterion, `functions/runtime/benches/dispatch.rs`)")
+        L.append("")
+        L.append("| call of a no-op handler | mean | 95% CI |")
+        L.append("| --- | ---: | ---: |")
+        for n, b in di["benches"].items():
+            L.append(f"| `{n}` | {b['mean_ns']:.0f} ns | {b['mean_ci95_ns'][0]:.0f}–{b['mean_ci95_ns'][1]:.0f} ns |")
+        L.append("")
+    bu = R.get("builds")
+    if bu:
+        render_builds(L, R, bu)
+    sz = R.get("sizes")
+    if sz:
+        L.append("### Size")
+        L.append("")
+        L.append("| group | merged binary | sum of unmerged binaries | ratio | stripped: merged | stripped: unmerged sum | ratio |")
+        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for g, s in sz.items():
+            L.append(f"| {g} ({len(GROUPS[g])} functions) | {s['merged_bytes'] / 2**20:.2f} MiB | {s['unmerged_sum_bytes'] / 2**20:.2f} MiB | "
+                     f"{s['ratio']:.2f} | {s['merged_stripped_bytes'] / 2**20:.2f} MiB | {s['unmerged_sum_stripped_bytes'] / 2**20:.2f} MiB | {s['stripped_ratio']:.2f} |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+def render_builds(L, R, bu):
+    L.append("### Build cost (`/usr/bin/time -v`: wall, peak RSS of the largest process)")
+    L.append("")
+    L.append("The merge step and the warm re-merge ran with the merged module's codegen cut into N partitions emitted in "
+             "parallel (`fmerge build -j N`, which also caps cargo's jobs); the goals are judged at N = cores, fmerge's default.")
+    L.append("")
+    L.append("| group | step | N | wall | CPU (user+sys) | peak RSS | optimize | emit objects | fmerge stages | load avg before |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    names = {"cold_fmerge": "cold `fmerge build` (empty target dir)", "cold_cargo": "cold `cargo build --release` (same functions)",
+             "merge_step": "merge step alone (cargo fresh; merge cache defeated)",
+             "noop_remerge": "re-merge, nothing changed (fmerge's merge cache hit)",
+             "warm_remerge": "warm re-merge (social-graph-get-followers touched, rebuilt by cargo; merge cache defeated)"}
+    detail = ("optimize", "emit object", "codegen")  # codegen = optimize + emit objects
+    for g, r in bu.items():
+        for k, label in names.items():
+            runs = by_jobs(r[k]) if k in ("merge_step", "warm_remerge") else ({"": r[k]} if k in r else {})
+            for n, s in runs.items():
+                st = s["fmerge_stages_s"] or {}
+                rest = ", ".join(f"{a} {b:.1f}s" for a, b in st.items() if a not in detail)
+                L.append(f"| {g} | {label}{' (waited for a cargo lock)' if s['waited_for_cargo_lock'] else ''} | "
+                         f"{n if n != 'default' else ''} | {s['wall_s']:.1f} s | {f1(s.get('cpu_s'), ' s')} | "
+                         f"{s['peak_rss_mib']:.0f} MiB | {f1(st.get('optimize'), ' s')} | {f1(st.get('emit object'), ' s')} | "
+                         f"{rest} | {s['loadavg_before']} |")
+    if R.get("quick"):
+        L.append("")
+        carried = sorted({r["cold_measured"] for r in bu.values() if r.get("cold_measured")})
+        L.append("Cold builds not run (`--quick`)" + (f"; the cold rows are from the last full run ({', '.join(carried)} UTC)" if carried else "")
+                 + "; merge step and re-merge ran in a warm target dir.")
+    L.append("")
+
+
+def watchdog_modes(R):
+    """{mode: of-watchdog comparison}: from the load runs, or from an
+    --only watchdog run."""
+    out = {m: M["watchdog"] for m, M in load_modes(R.get("load")).items() if M.get("watchdog")}
+    out.update(R.get("watchdog") or {})
+    return out
+
+
+def render_watchdog(L, R):
+    W = watchdog_modes(R)
+    if not W:
+        return
+    fn = next(iter(W.values()))["function"]
+    L.append("### Our runtime against of-watchdog in front of it")
+    L.append("")
+    L.append(f"`{fn}` as OpenFaaS deploys it (the real of-watchdog 0.11.6 in HTTP mode forking the function and proxying "
+             "every request to it) and served by our runtime directly, with no gateway: the client calls each on "
+             "127.0.0.1. Fixed-rate runs are oha latency-corrected; CPU per request is from /proc (Redis and the client "
+             "cost both the same and are left out of the ratio); \"others' CPU\": the share of the machine used by "
+             "processes outside the bench during the run (noise).")
+    L.append("")
+    L.append("| mode | served by | req/s offered | achieved | p50 | p99 | CPU µs/request (serving) | of which of-watchdog | "
+             "others' CPU | closed loop req/s |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for mode, w in W.items():
+        for how, label in (("direct", "our runtime, directly"), ("watchdog", "of-watchdog + function")):
+            r, c = w["fixed_rate"][how], w["closed_loop"][how]
+            cpu = w["cpu_us"]["direct"] if how == "direct" else w["cpu_us"]["watchdog_total"]
+            proxy = f1(w["cpu_us"]["of_watchdog"], nd=0) if how == "watchdog" else ""
+            L.append(f"| {mode} | {label} | {r['offered_rps']} | {r['achieved_rps']:.0f} | {f1(r['p50_ms'], nd=2)} ms | "
+                     f"{f1(r['p99_ms'], nd=2)} ms | {f1(cpu, nd=0)} | {proxy} | {r['cpu_others_pct']:.0f}% | {c['ok_rps']:.0f} |")
+    L.append("")
+    L.append("of-watchdog ÷ direct: " + "; ".join(
+        f"{mode}: CPU per request {f1(w['cpu_ratio'], '×', 2)}, p50 {f1(w['p50_ratio'], '×', 2)}, "
+        f"p99 {f1(w['p99_ratio'], '×', 2)}, closed-loop throughput {f1(w['closed_loop_ratio'], '×', 2)}" for mode, w in W.items()) + ".")
+    L.append("")

@@ -1,0 +1,190 @@
+"""What bench/run concludes: sustained or not, the rate ladder, the call
+tree's hops, the function tier's CPU, the of-watchdog ratios, and each
+target's met / missed."""
+
+import copy
+import json
+import unittest
+
+from helpers import BENCH
+
+from fmbench.config import TARGETS, critical_hops, hops
+from fmbench.load import function_tier_cpu, hop_cost_from_group, ladder, median, nice, ratio, sustained
+from fmbench.report import render_md, status, target_rows
+from fmbench.watchdog import BEHIND, WATCHDOG, watchdog_verdict
+
+
+def run(success=1.0, offered=100, achieved=100.0, p99=10.0):
+    return {"success_rate": success, "offered_rps": offered, "achieved_rps": achieved, "p99_ms": p99}
+
+
+class Sustained(unittest.TestCase):
+    def test_bounds(self):
+        self.assertTrue(sustained(run()))
+        self.assertTrue(sustained(run(success=0.999, achieved=95.0, p99=50.0)))  # every bound inclusive
+        self.assertFalse(sustained(run(success=0.998)))
+        self.assertFalse(sustained(run(achieved=94.9)))
+        self.assertFalse(sustained(run(p99=50.1)))
+        self.assertFalse(sustained(run(p99=None)))
+        self.assertFalse(sustained(run(achieved=None)))
+
+
+class Ladder(unittest.TestCase):
+    def test_nice(self):
+        self.assertEqual([nice(x) for x in (0, 5.4, 56, 1234, 98765)], [1, 5, 56, 1200, 99000])
+
+    def test_ladder(self):
+        # 0.3, 0.6, 0.9, 1.2 × 1000 and 0.6, 0.9, 1.2 × 2000; 1200 is within
+        # 12% of 1200 (dropped as a duplicate), 1800 of nothing.
+        self.assertEqual(ladder({"unmerged": 1000, "merged": 2000}, None), [300, 600, 900, 1200, 1800, 2400])
+
+    def test_close_rates_dropped(self):
+        out = ladder({"unmerged": 1000, "merged": 1050}, None)
+        self.assertTrue(all(b >= a * 1.12 for a, b in zip(out, out[1:])), out)
+
+    def test_fixed_rates_win(self):
+        self.assertEqual(ladder({"unmerged": 1000}, [500, 100, 500]), [100, 500])
+
+
+class Arithmetic(unittest.TestCase):
+    def test_hops(self):
+        self.assertEqual((hops("pair"), critical_hops("pair")), (1, 1))
+        self.assertEqual((hops("chain"), critical_hops("chain")), (10, 4))
+
+    def test_ratio_and_median(self):
+        self.assertEqual(ratio(3, 2), 1.5)
+        self.assertIsNone(ratio(None, 2))
+        self.assertIsNone(ratio(3, 0))
+        self.assertEqual(median([3, 1, 2]), 2)
+        self.assertEqual(median([4, 1, 2, 3]), 2.5)
+
+    def test_function_tier(self):
+        c = {"write-home-timeline": 100.0, "social-graph-get-followers": 50.0, "nginx": 70.0, "redis": 30.0,
+             "nginx-internal": 20.0}
+        merged = {"nginx": 40.0}
+        self.assertEqual(function_tier_cpu("pair", "unmerged", c, merged, "shared"), 180.0)  # + nginx's extra 30
+        self.assertEqual(function_tier_cpu("pair", "unmerged", c, merged, "pinned"), 170.0)  # + the internal nginx
+        self.assertEqual(function_tier_cpu("pair", "merged", {"write-home-timeline-merged": 90.0}, merged, "shared"), 90.0)
+
+    def test_hop_cost(self):
+        row = {"rate": 100, "unmerged": {"sustained": True, "p50_ms": 3.0}, "merged": {"sustained": True, "p50_ms": 1.0},
+               "cpu_us_per_request": {"unmerged_function_tier": 470.0, "merged_function_tier": 120.0}}
+        g = {"fixed_rate": [row], "critical_hops": 4, "hops": 7}
+        self.assertEqual(hop_cost_from_group(g, "shared"), {"rate": 100, "latency_ms": 0.5, "cpu_us": 50.0})
+        row["merged"]["sustained"] = False
+        self.assertIsNone(hop_cost_from_group(g, "shared"))
+
+
+class Watchdog(unittest.TestCase):
+    def fixed(self, direct_cpu, proxy, behind):
+        return {"direct": {"cpu_us_per_request": {"social-graph-get-followers": direct_cpu, "redis": 9.0}, "p50_ms": 0.5,
+                           "p99_ms": 1.0},
+                "watchdog": {"cpu_us_per_request": {WATCHDOG: proxy, BEHIND: behind, "redis": 9.0}, "p50_ms": 1.0,
+                             "p99_ms": 3.0}}
+
+    def test_ratios(self):
+        closed = {"direct": {"ok_rps": 4000.0}, "watchdog": {"ok_rps": 2000.0}}
+        v = watchdog_verdict(self.fixed(100.0, 150.0, 110.0), closed)
+        self.assertEqual(v["cpu_us"], {"direct": 100.0, "watchdog_total": 260.0, "of_watchdog": 150.0, "function_behind": 110.0})
+        self.assertEqual((v["cpu_ratio"], v["p50_ratio"], v["p99_ratio"], v["closed_loop_ratio"]), (2.6, 2.0, 3.0, 0.5))
+
+    def test_missing_cpu_gives_no_ratio(self):
+        f = self.fixed(100.0, 150.0, 110.0)
+        f["watchdog"]["cpu_us_per_request"] = None
+        closed = {"direct": {"ok_rps": 1.0}, "watchdog": {"ok_rps": 1.0}}
+        self.assertIsNone(watchdog_verdict(f, closed)["cpu_ratio"])
+
+
+class Targets(unittest.TestCase):
+    """target_rows on the committed results.json, with single figures moved
+    across their goal."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.R = json.loads((BENCH / "results.json").read_text())
+
+    def verdict(self, R, label):
+        rows = [r for r in target_rows(R) if r[0] == label]
+        self.assertEqual(len(rows), 1, label)
+        return rows[0][3]
+
+    def test_status(self):
+        self.assertEqual([status(None), status(True), status(False)], ["n/a", "met", "**missed**"])
+
+    def test_p50_ratio(self):
+        R = copy.deepcopy(self.R)
+        G = R["load"]["modes"]["shared"]["pair"]
+        label = "pair p50 merged ÷ unmerged, same rate (shared)"
+        for v, want in ((TARGETS["pair_p50_ratio"], "met"), (0.51, "**missed**"), (None, "n/a")):
+            G["p50_ratio_worst"] = v
+            self.assertEqual(self.verdict(R, label), want, v)
+
+    def test_throughput_ratio(self):
+        R = copy.deepcopy(self.R)
+        G = R["load"]["modes"]["pinned"]["chain"]
+        label = "chain max sustainable throughput merged ÷ unmerged (pinned)"
+        for v, want in ((4.0, "met"), (3.99, "**missed**"), (None, "n/a")):
+            G["max_sustained_ratio"] = v
+            self.assertEqual(self.verdict(R, label), want, v)
+
+    def test_fused_ratio(self):
+        R = copy.deepcopy(self.R)
+        G = R["load"]["modes"]["shared"]["chain"]
+        label = "chain max sustainable throughput merged ÷ hand-fused (shared)"
+        for v, want in ((0.95, "met"), (0.94, "**missed**")):
+            G["fused_max_sustained_ratio"] = v
+            self.assertEqual(self.verdict(R, label), want, v)
+
+    def test_dispatch(self):
+        R = copy.deepcopy(self.R)
+        for v, want in ((1000.0, "met"), (1000.5, "**missed**")):
+            R["dispatch"]["overhead_vs_direct_async_fn_ns"] = v
+            self.assertEqual(self.verdict(R, "in-process dispatch overhead per call"), want, v)
+
+    def test_merge_step_judged_at_the_last_job_count(self):
+        R = copy.deepcopy(self.R)
+        steps = R["builds"]["pair"]["merge_step"]
+        last = list(steps)[-1]
+        label = "merge step (cargo fresh), pair: wall"
+        steps[last]["wall_s"] = 6.0
+        steps["1"]["wall_s"] = 60.0  # -j 1 is shown, not judged
+        self.assertEqual(self.verdict(R, label), "met")
+        steps[last]["wall_s"] = 6.1
+        self.assertEqual(self.verdict(R, label), "**missed**")
+
+    def test_cold_build(self):
+        R = copy.deepcopy(self.R)
+        for v, want in ((1.3, "met"), (1.31, "**missed**")):
+            R["builds"]["chain"]["cold_ratio"] = v
+            self.assertEqual(self.verdict(R, "cold fmerge build ÷ cargo build, chain"), want, v)
+
+    def test_watchdog_rows(self):
+        fixed = {"direct": {"cpu_us_per_request": {"social-graph-get-followers": 100.0}, "p50_ms": 0.5, "p99_ms": 1.0,
+                            "offered_rps": 500, "achieved_rps": 500.0, "cpu_others_pct": 3.0},
+                 "watchdog": {"cpu_us_per_request": {WATCHDOG: 150.0, BEHIND: 110.0}, "p50_ms": 1.0, "p99_ms": 3.0,
+                              "offered_rps": 500, "achieved_rps": 499.0, "cpu_others_pct": 4.0}}
+        closed = {"direct": {"ok_rps": 4000.0}, "watchdog": {"ok_rps": 2000.0}}
+        W = {"function": "social-graph-get-followers", "rate": 500, "fixed_rate": fixed, "closed_loop": closed,
+             **watchdog_verdict(fixed, closed)}
+        label = "CPU per request, of-watchdog + social-graph-get-followers ÷ our runtime serving it directly (shared)"
+        # From an --only watchdog run, and from the load runs.
+        R = {k: v for k, v in self.R.items() if k not in ("load", "builds", "dispatch", "sizes")}
+        R["watchdog"] = {"shared": W}
+        self.assertEqual(self.verdict(R, label), "met")
+        md = render_md(R)
+        self.assertIn("### Our runtime against of-watchdog in front of it", md)
+        self.assertIn("CPU per request 2.60×", md)
+        self.assertNotIn("### Latency at fixed rates", md)
+        R2 = copy.deepcopy(self.R)
+        R2["load"]["modes"]["shared"]["watchdog"] = copy.deepcopy(W)
+        R2["load"]["modes"]["shared"]["watchdog"]["cpu_ratio"] = 0.9
+        self.assertEqual(self.verdict(R2, label), "**missed**")
+
+    def test_committed_results_render(self):
+        md = render_md(self.R)
+        self.assertTrue(md.startswith(f"Measured {self.R['started']}"))
+        self.assertIn("| target | goal | measured | |", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
