@@ -101,15 +101,15 @@ pub fn merge(
         }
         let module = link::all(modules)?;
         on(Event::Linked);
+        // What each pass finds is told as soon as it is found.
         let mut told = (0, 0);
+        tell(&found, &mut told, on);
         for pass in passes::PASSES {
-            // What each pass found is told as soon as it is found.
-            tell(&found, &mut told, on);
             if let Run::Module(run) = pass.run {
                 run(&module, facts, &mut found)?;
+                tell(&found, &mut told, on);
             }
         }
-        tell(&found, &mut told, on);
         codegen::verify(&module)?;
         Ok(module)
     })?;
