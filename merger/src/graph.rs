@@ -292,7 +292,7 @@ pub fn read(
 
     // Refusals of one function, in any group.
     for (unit, survey) in units.iter().zip(&surveys) {
-        for reason in [&survey.entry, &survey.allocator].into_iter().flatten() {
+        for reason in survey.entry.iter() {
             for owner in unit.krate.owners {
                 let f = functions
                     .iter_mut()
@@ -331,6 +331,29 @@ fn conflicts(
         out.entry((key.0.to_string(), key.1.to_string()))
             .or_insert(reason);
     };
+    // Two functions that each set a #[global_allocator]: build keeps one
+    // allocator only when they are the same; the planner keeps them apart.
+    let allocators: Vec<(&calls::Unit, &String)> = units
+        .iter()
+        .zip(surveys)
+        .filter_map(|(u, s)| s.allocator.as_ref().map(|a| (u, a)))
+        .collect();
+    for (i, (a, who_a)) in allocators.iter().enumerate() {
+        for (b, who_b) in &allocators[i + 1..] {
+            for fa in a.krate.owners {
+                for fb in b.krate.owners.iter().filter(|fb| *fb != fa) {
+                    add(
+                        fa,
+                        fb,
+                        format!(
+                            "both set a #[global_allocator] ({who_a}; {who_b}): one binary has one heap, \
+                             and fmerge build refuses two different allocators"
+                        ),
+                    );
+                }
+            }
+        }
+    }
     for (unit, survey) in units.iter().zip(surveys) {
         if let Some(reason) = &survey.shared_static {
             let owners: Vec<&String> = unit.krate.owners.iter().collect();

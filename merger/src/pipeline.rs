@@ -1,20 +1,17 @@
 //! The whole merge, stage by stage; each stage lives in its own crate and
 //! module, and this one only sequences them:
 //!
-//! resolve → emit (cargo) → per crate: parse, [`passes::per_crate`],
-//! optimize if built unoptimized, link → [`passes::on_module`] → codegen →
-//! native link.
+//! resolve → emit (cargo) → cache → [`ir::merge`] (per crate: passes,
+//! link; then the module passes) → [`ir::Merged::compile`] → native link.
 
 use crate::progress::Progress;
 use anyhow::{Result, bail};
 use fmerge_cargo::emit::{self, Unit};
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, resolve, workspace};
-use fmerge_ir::passes::config::Setting;
-use fmerge_ir::passes::{self, Crate, Facts, Found, endpoints};
-use fmerge_ir::{Context, codegen, link};
+use fmerge_ir::{self as ir, Setting};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What to merge, and how. The CLI and the config file both fill this in.
@@ -34,8 +31,8 @@ pub struct Options {
     pub emit_ll: bool,
     pub opt_level: u8,
     /// Whole-program LTO over the merged module; by default, what the
-    /// workspace's `profile.release.lto` asks for (see [`codegen::Lto`]).
-    pub lto: Option<codegen::Lto>,
+    /// workspace's `profile.release.lto` asks for (see [`ir::Lto`]).
+    pub lto: Option<ir::Lto>,
     pub jobs: Option<usize>,
     pub quiet: bool,
     /// Statics (`crate::path::NAME`) or whole crates that merged functions
@@ -96,7 +93,7 @@ pub struct Merged {
 
 /// Checks the options that need no build: the name and the rewrites'
 /// syntax. [`build`] runs it too; the CLI runs it before anything else.
-pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
+pub fn validate(opts: &Options) -> Result<Vec<ir::Rewrite>> {
     let members: Vec<String> = std::iter::once(&opts.caller)
         .chain(&opts.callees)
         .cloned()
@@ -104,7 +101,7 @@ pub fn validate(opts: &Options) -> Result<Vec<endpoints::Rewrite>> {
     let rewrites = opts
         .rewrites
         .iter()
-        .map(|r| endpoints::Rewrite::parse(r, &members))
+        .map(|r| ir::Rewrite::parse(r, &members))
         .collect::<Result<Vec<_>>>()?;
     for r in &rewrites {
         if r.callee.as_deref() == Some(opts.caller.as_str()) {
@@ -136,291 +133,336 @@ struct Remembered {
     warnings: Vec<String>,
 }
 
+/// The merge, stage by stage.
 pub fn build(opts: &Options) -> Result<Merged> {
-    let progress = Progress::new(opts.quiet);
-    let mut timings = Vec::new();
-
     let rewrites = validate(opts)?;
-    let toolchain = Toolchain::detect()?;
-    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-    let name = opts
-        .name
-        .clone()
-        .unwrap_or_else(|| crate::group::default_name(&opts.caller));
-    // Functions from separate projects: a build workspace of fmerge's own.
-    let (manifest, target_dir) = match opts.sources.first() {
-        None => (opts.manifest_path.clone(), opts.target_dir.clone()),
-        Some(caller) => {
-            let target_dir = match &opts.target_dir {
-                Some(dir) => dir.clone(),
-                None => workspace::target_dir_of(&caller.manifest)?,
-            };
-            let generated = workspace::generate(
-                &opts.sources,
-                &target_dir.join("fmerge").join("workspace").join(&name),
-            )?;
-            for difference in &generated.lock_differences {
-                progress.note(&format!("note: {difference}"));
-            }
-            (Some(generated.manifest), Some(target_dir))
-        }
-    };
-    let plan = resolve::run(manifest.as_deref(), &opts.caller, &opts.callees)?;
-    let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
-    let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
-    let out_dir = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
-    let work = target_dir.join("fmerge").join("work").join(&name);
-    let binary = out_dir.join(&name);
-    let ll_path = out_dir.join(format!("{name}.ll"));
-
-    // One cargo build, bitcode for every crate; with rewrites, the callees'
-    // own crates are built unoptimized (see fmerge_ir::passes::endpoints).
-    let profile = emit::Profile {
-        unoptimized: if rewrites.is_empty() {
-            BTreeSet::new()
-        } else {
-            plan.callee_owned_local()
-        },
-    };
-    let release = emit::Release::read(&plan.manifest_path);
-    let lto = opts.lto.unwrap_or(if release.lto {
-        codegen::Lto::Fat
-    } else {
-        codegen::Lto::Off
-    });
-    for note in release.notes(lto == codegen::Lto::Fat) {
-        progress.note(&note);
+    let mut run = Run::start(opts)?;
+    let emitted = run.cargo_build(!rewrites.is_empty())?;
+    let bitcode = emit::read_bitcode(&emitted.units)?;
+    let key = run.cache_key(&emitted, &bitcode);
+    if let Some(kept) = run.cached(&key) {
+        return Ok(run.finish(&emitted, kept, true));
     }
-    let stage = progress.stage(
-        &format!("building {} functions with cargo", members.len()),
-        None,
-    );
-    let emitted = emit::run(
-        &plan,
-        &emit::build_dir(&target_dir),
-        opts.jobs,
-        &profile,
-        &toolchain,
-    )?;
-    timings.push((
-        "cargo build",
-        stage.done(&format!("{} units", emitted.units.len())),
-    ));
-    let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
-    unmerged.sort();
-    let units = emitted.units.len();
-
-    // Nothing changed since the last merge of this name: keep its binary.
-    let bytes = emit::read_bitcode(&emitted.units)?;
-    let key = cache::key(
-        &cache_inputs(opts, lto, &toolchain, &emitted),
-        &emitted.units.iter().map(unit_label).collect::<Vec<_>>(),
-        &bytes,
-    );
-    let hit = if opts.force {
-        None
-    } else {
-        cache::lookup::<Remembered>(
-            &work,
-            &key,
-            &binary,
-            opts.emit_ll.then_some(ll_path.as_path()),
-        )
+    let probe = run.probe();
+    let merged = run.merge_ir(&emitted, bitcode, rewrites)?;
+    let outcome = Remembered {
+        settings: merged.settings.clone(),
+        native_libs: emitted.native.libs.clone(),
+        warnings: merged.warnings.clone(),
     };
-    if let Some(hit) = hit {
-        progress.note(
+    let own_allocator = merged.allocator.is_some();
+    run.write_ll(&merged)?;
+    let objects = run.compile(merged)?;
+    run.link(probe, &objects, &emitted, own_allocator)?;
+    cache::store(&run.work, &key, &run.binary, &outcome)?;
+    Ok(run.finish(&emitted, outcome, false))
+}
+
+/// One merge under way: its options, where things go, and the timings so far.
+struct Run<'a> {
+    opts: &'a Options,
+    progress: Progress,
+    timings: Vec<(&'static str, Duration)>,
+    toolchain: Toolchain,
+    plan: resolve::Plan,
+    name: String,
+    target_dir: PathBuf,
+    /// fmerge's own files for this merge (objects, probe, cache).
+    work: PathBuf,
+    binary: PathBuf,
+    ll: PathBuf,
+    lto: ir::Lto,
+}
+
+impl<'a> Run<'a> {
+    /// Resolves the functions and decides where everything goes.
+    fn start(opts: &'a Options) -> Result<Self> {
+        let progress = Progress::new(opts.quiet);
+        let toolchain = Toolchain::detect()?;
+        toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+        let name = opts
+            .name
+            .clone()
+            .unwrap_or_else(|| crate::group::default_name(&opts.caller));
+        let (manifest, target_dir) = workspace(opts, &name, &progress)?;
+        let plan = resolve::run(manifest.as_deref(), &opts.caller, &opts.callees)?;
+        let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
+        let out_dir = opts
+            .out
+            .clone()
+            .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
+        let lto = lto(opts, &plan, &progress);
+        Ok(Run {
+            opts,
+            timings: Vec::new(),
+            toolchain,
+            work: target_dir.join("fmerge").join("work").join(&name),
+            binary: out_dir.join(&name),
+            ll: out_dir.join(format!("{name}.ll")),
+            name,
+            target_dir,
+            plan,
+            lto,
+            progress,
+        })
+    }
+
+    /// One cargo build, bitcode for every crate; with rewrites, the callees'
+    /// own crates are built unoptimized (see fmerge_ir's `endpoints`).
+    fn cargo_build(&mut self, rewrites: bool) -> Result<emit::Emitted> {
+        let profile = emit::Profile {
+            unoptimized: if rewrites {
+                self.plan.callee_owned_local()
+            } else {
+                BTreeSet::new()
+            },
+        };
+        let stage = self.progress.stage(
+            &format!(
+                "building {} functions with cargo",
+                self.plan.functions().count()
+            ),
+            None,
+        );
+        let emitted = emit::run(
+            &self.plan,
+            &emit::build_dir(&self.target_dir),
+            self.opts.jobs,
+            &profile,
+            &self.toolchain,
+        )?;
+        let summary = format!("{} units", emitted.units.len());
+        self.timings.push(("cargo build", stage.done(&summary)));
+        Ok(emitted)
+    }
+
+    fn cache_key(&self, emitted: &emit::Emitted, bitcode: &[Vec<u8>]) -> String {
+        let labels: Vec<String> = emitted.units.iter().map(unit_label).collect();
+        let inputs = cache_inputs(self.opts, self.lto, &self.toolchain, emitted);
+        cache::key(&inputs, &labels, bitcode)
+    }
+
+    /// What the last merge of this name remembers, if nothing changed since.
+    fn cached(&self, key: &str) -> Option<Remembered> {
+        if self.opts.force {
+            return None;
+        }
+        let ll = self.opts.emit_ll.then_some(self.ll.as_path());
+        let kept: Remembered = cache::lookup(&self.work, key, &self.binary, ll)?;
+        self.progress.note(
             "nothing changed since the last merge (same bitcode and options): keeping the binary",
         );
-        for w in &hit.warnings {
-            progress.note(&format!("warning: {w}"));
+        for w in &kept.warnings {
+            self.progress.note(&format!("warning: {w}"));
         }
-        note_settings(&progress, &hit.settings, &opts.caller);
-        let ll = opts.emit_ll.then_some(ll_path);
-        let Remembered {
-            settings,
-            native_libs,
-            warnings,
-        } = hit;
-        return Ok(Merged {
-            name,
-            binary,
-            ll,
-            members,
-            settings,
-            unmerged,
-            native_libs,
-            timings,
-            units,
-            warnings,
-            cached: true,
-        });
+        note_settings(&self.progress, &kept.settings, &self.opts.caller);
+        Some(kept)
     }
 
-    // Per crate: parse, phase 1 of the passes, optimize a crate built
-    // unoptimized; then link them all into the caller's module. Meanwhile,
-    // rustc tells how it links a binary (a process of its own).
-    let stage = progress.stage("linking IR", Some(units as u64));
-    let probe = {
-        let (work, toolchain) = (work.clone(), toolchain.clone());
+    /// Asks rustc how it links a binary, in a process of its own, meanwhile.
+    fn probe(&self) -> std::thread::JoinHandle<Result<native::Probe>> {
+        let (work, toolchain) = (self.work.clone(), self.toolchain.clone());
         std::thread::spawn(move || native::probe(&work, &toolchain))
-    };
-    let machine = codegen::machine(&toolchain.triple, opts.opt_level)?;
-    let facts = Facts {
-        caller: opts.caller.clone(),
-        callees: plan.callee_names(),
-        rewrites: rewrites.clone(),
-        allow_shared_static: opts.allow_shared_static.clone(),
-        native_refs: native::undefined_in_static_libs(&emitted.native),
-    };
-    let ctx = Context::create();
-    let mut found = Found::default();
-    let mut modules = Vec::with_capacity(units);
-    for i in link_order(&emitted.units, &opts.caller) {
-        let unit = &emitted.units[i];
-        let module = link::parse(&ctx, &bytes[i], &unit.crate_name, &unit.bitcode)?;
-        let owners = resolve::owners(plan.functions(), &unit.package_id);
-        let package = plan.local.get(&unit.package_id);
-        let krate = Crate {
-            name: &unit.crate_name,
-            package: package.map_or(unit.crate_name.as_str(), String::as_str),
-            function: unit.function.as_deref(),
-            owners: &owners,
-            local: package.is_some_and(|p| p != resolve::RUNTIME),
+    }
+
+    /// The IR stages: each crate through its passes and into the merged
+    /// module ("linking IR"), then the module passes ("rewriting the
+    /// module"), with what they find said as they find it.
+    fn merge_ir(
+        &mut self,
+        emitted: &emit::Emitted,
+        bitcode: Vec<Vec<u8>>,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<ir::Merged> {
+        let facts = ir::Facts {
+            caller: self.opts.caller.clone(),
+            callees: self.plan.callee_names(),
+            rewrites,
+            allow_shared_static: self.opts.allow_shared_static.clone(),
+            native_refs: native::undefined_in_static_libs(&emitted.native),
         };
-        passes::per_crate(&module, &krate, &facts, &mut found)?;
-        if unit.unoptimized {
-            codegen::optimize_unit(&module, &machine)?;
+        let units = ir_units(&self.plan, emitted, bitcode);
+        let count = units.len();
+        let target = self.target();
+        let (progress, mut link_ir) = (&self.progress, None);
+        let mut stage = Some(progress.stage("linking IR", Some(count as u64)));
+        let merged = ir::merge(units, &facts, &target, &mut |event| match event {
+            ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
+            ir::Event::Linked => {
+                let linked = stage.take().expect("linked once");
+                link_ir = Some(linked.done(&format!("{count} units")));
+                stage = Some(progress.stage("rewriting the module", None));
+            }
+            ir::Event::Warning(w) => progress.note(&format!("warning: {w}")),
+            ir::Event::Note(n) => progress.note(n),
+        })?;
+        let summary = format!(
+            "{} symbols internalized, {} routes",
+            merged.internalized, merged.routes
+        );
+        self.timings.extend(link_ir.map(|t| ("link IR", t)));
+        self.timings
+            .push(("passes", stage.expect("linked").done(&summary)));
+        note_settings(&self.progress, &merged.settings, &self.opts.caller);
+        Ok(merged)
+    }
+
+    fn target(&self) -> ir::Target<'_> {
+        ir::Target {
+            triple: &self.toolchain.triple,
+            opt_level: self.opts.opt_level,
         }
-        modules.push((module, unit.crate_name.clone(), bytes[i].len()));
-        stage.inc();
     }
-    drop(bytes);
-    let module = link::all(modules)?;
-    timings.push(("link IR", stage.done(&format!("{units} units"))));
-    let mut warnings = std::mem::take(&mut found.warnings);
-    warnings.extend(
-        found
-            .exports
-            .renamed
-            .iter()
-            .map(|r| format!("two functions export one symbol; {r}")),
-    );
-    warnings.extend(facts.callees.iter().filter(|c| !found.mentioned.contains(*c)).map(|callee| {
-        format!(
-            "no merged function names {callee} in its code, so it never invokes it and merging it saves no RPC; \
-             check the call tree (did you mean another callee?)"
-        )
-    }));
-    for w in &warnings {
-        progress.note(&format!("warning: {w}"));
+
+    /// The merged module as readable IR (`--emit-ll`), written atomically.
+    fn write_ll(&self, merged: &ir::Merged) -> Result<()> {
+        if self.opts.emit_ll {
+            let temp = artifact::temp_beside(&self.ll)?;
+            merged.write_ll(&temp)?;
+            artifact::commit(temp, &self.ll, 0o644)?;
+        }
+        Ok(())
     }
-    for note in endpoints::outcome(&rewrites, &found.rewritten, &facts.callees)? {
+
+    /// Optimizes and compiles the merged module; `-j` only caps the threads.
+    fn compile(&mut self, merged: ir::Merged) -> Result<Vec<PathBuf>> {
+        let opt_level = self.opts.opt_level;
+        let label = match self.lto {
+            ir::Lto::Fat => {
+                format!("optimizing (O{opt_level}, LTO over the merged module) and compiling")
+            }
+            ir::Lto::Off => format!("compiling (O{opt_level}; each crate as rustc optimized it)"),
+        };
+        let stage = self.progress.stage(&label, None);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let objects = merged.compile(&ir::Compile {
+            target: &self.target(),
+            lto: self.lto,
+            threads: self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1),
+            dir: &self.work,
+            stem: &self.name,
+        })?;
+        let summary = format!(
+            "optimized in {:.1}s, {} object(s) in {:.1}s",
+            objects.optimized.as_secs_f64(),
+            objects.paths.len(),
+            objects.emitted.as_secs_f64()
+        );
+        self.timings.push(("codegen", stage.done(&summary)));
+        self.timings.push(("optimize", objects.optimized));
+        self.timings.push(("emit object", objects.emitted));
+        Ok(objects.paths)
+    }
+
+    /// The native link, into a temporary name first.
+    fn link(
+        &mut self,
+        probe: std::thread::JoinHandle<Result<native::Probe>>,
+        objects: &[PathBuf],
+        emitted: &emit::Emitted,
+        own_allocator: bool,
+    ) -> Result<()> {
+        let stage = self.progress.stage("linking the binary", None);
+        let script = self.work.join("merged.ver");
+        std::fs::write(&script, crate::assets::VERSION_SCRIPT)?;
+        let mut probe = probe
+            .join()
+            .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
+        if own_allocator {
+            probe.shim = native::global_allocator_shim(&self.work, &self.toolchain)?;
+        }
+        let temp = artifact::temp_beside(&self.binary)?;
+        native::link(&probe, objects, &emitted.native, &script, &temp)?;
+        if !emitted.native.libs.is_empty() {
+            self.progress.note(&format!(
+                "linked native libraries: {}",
+                emitted.native.libs.join(", ")
+            ));
+        }
+        artifact::commit(temp, &self.binary, 0o755)?;
+        let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
+        let summary = format!("{:.1} MiB", size as f64 / 1048576.0);
+        self.timings.push(("native link", stage.done(&summary)));
+        Ok(())
+    }
+
+    fn finish(self, emitted: &emit::Emitted, outcome: Remembered, cached: bool) -> Merged {
+        let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
+        unmerged.sort();
+        Merged {
+            ll: self.opts.emit_ll.then_some(self.ll),
+            members: self.plan.functions().map(|f| f.name.clone()).collect(),
+            settings: outcome.settings,
+            unmerged,
+            native_libs: outcome.native_libs,
+            timings: self.timings,
+            units: emitted.units.len(),
+            warnings: outcome.warnings,
+            cached,
+            name: self.name,
+            binary: self.binary,
+        }
+    }
+}
+
+/// Functions from separate projects are built in a workspace of fmerge's
+/// own: its manifest and target dir; otherwise the options' own.
+fn workspace(
+    opts: &Options,
+    name: &str,
+    progress: &Progress,
+) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
+    let Some(caller) = opts.sources.first() else {
+        return Ok((opts.manifest_path.clone(), opts.target_dir.clone()));
+    };
+    let target_dir = match &opts.target_dir {
+        Some(dir) => dir.clone(),
+        None => workspace::target_dir_of(&caller.manifest)?,
+    };
+    let generated = workspace::generate(
+        &opts.sources,
+        &target_dir.join("fmerge").join("workspace").join(name),
+    )?;
+    for difference in &generated.lock_differences {
+        progress.note(&format!("note: {difference}"));
+    }
+    Ok((Some(generated.manifest), Some(target_dir)))
+}
+
+/// The LTO mode: the option, or what the release profile asks for.
+fn lto(opts: &Options, plan: &resolve::Plan, progress: &Progress) -> ir::Lto {
+    let release = emit::Release::read(&plan.manifest_path);
+    let lto = opts.lto.unwrap_or(if release.lto {
+        ir::Lto::Fat
+    } else {
+        ir::Lto::Off
+    });
+    for note in release.notes(lto == ir::Lto::Fat) {
         progress.note(&note);
     }
+    lto
+}
 
-    // Phase 2 of the passes, on the merged module.
-    let stage = progress.stage("rewriting the module", None);
-    let report = passes::on_module(&module, &facts, &found)?;
-    codegen::verify(&module)?;
-    timings.push((
-        "passes",
-        stage.done(&format!(
-            "{} symbols internalized, {} routes",
-            report.internalized,
-            facts.callees.len()
-        )),
-    ));
-    note_settings(&progress, &report.settings, &opts.caller);
-    let ll = if opts.emit_ll {
-        Some(write_ll(&module, &ll_path)?)
-    } else {
-        None
-    };
-
-    // Optimize and compile. A module cut for parallel emission is read
-    // back per partition, so the merged one and its context go first.
-    let label = match lto {
-        codegen::Lto::Fat => format!(
-            "optimizing (O{}, LTO over the merged module) and compiling",
-            opts.opt_level
-        ),
-        codegen::Lto::Off => format!(
-            "compiling (O{}; each crate as rustc optimized it)",
-            opts.opt_level
-        ),
-    };
-    let stage = progress.stage(&label, None);
-    let started = std::time::Instant::now();
-    codegen::optimize(&module, &machine, opts.opt_level, lto)?;
-    let optimized = started.elapsed();
-    let objects = match codegen::cut(&module, &machine, partitions(opts))? {
-        Some(cut) => {
-            drop(module);
-            drop(ctx);
-            codegen::emit_partitions(cut, &toolchain.triple, opts.opt_level, &work, &name)?
-        }
-        None => {
-            let object = work.join(format!("{name}.o"));
-            codegen::emit_object(&module, &machine, &object)?;
-            vec![object]
-        }
-    };
-    let emitted_in = started.elapsed() - optimized;
-    let summary = format!(
-        "optimized in {:.1}s, {} object(s) in {:.1}s",
-        optimized.as_secs_f64(),
-        objects.len(),
-        emitted_in.as_secs_f64()
-    );
-    timings.push(("codegen", stage.done(&summary)));
-    timings.push(("optimize", optimized));
-    timings.push(("emit object", emitted_in));
-
-    // The native link, into a temporary name first.
-    let stage = progress.stage("linking the binary", None);
-    let script = work.join("merged.ver");
-    std::fs::write(&script, crate::assets::VERSION_SCRIPT)?;
-    let probe = probe
-        .join()
-        .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
-    let temp = artifact::temp_beside(&binary)?;
-    native::link(&probe, &objects, &emitted.native, &script, &temp)?;
-    if !emitted.native.libs.is_empty() {
-        progress.note(&format!(
-            "linked native libraries: {}",
-            emitted.native.libs.join(", ")
-        ));
-    }
-    let binary = artifact::commit(temp, &binary, 0o755)?;
-    let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
-    timings.push((
-        "native link",
-        stage.done(&format!("{:.1} MiB", size as f64 / 1048576.0)),
-    ));
-
-    let (settings, native_libs) = (report.settings, emitted.native.libs.clone());
-    let remembered = Remembered {
-        settings: settings.clone(),
-        native_libs: native_libs.clone(),
-        warnings: warnings.clone(),
-    };
-    cache::store(&work, &key, &binary, remembered)?;
-    Ok(Merged {
-        name,
-        binary,
-        ll,
-        members,
-        settings,
-        unmerged,
-        native_libs,
-        timings,
-        units,
-        warnings,
-        cached: false,
-    })
+/// Each crate's bitcode, with what the passes must know about it.
+fn ir_units(plan: &resolve::Plan, emitted: &emit::Emitted, bitcode: Vec<Vec<u8>>) -> Vec<ir::Unit> {
+    emitted
+        .units
+        .iter()
+        .zip(bitcode)
+        .map(|(unit, bitcode)| {
+            let package = plan.local.get(&unit.package_id).cloned();
+            ir::Unit {
+                crate_name: unit.crate_name.clone(),
+                local: package.as_deref().is_some_and(|p| p != resolve::RUNTIME),
+                package,
+                function: unit.function.clone(),
+                owners: resolve::owners(plan.functions(), &unit.package_id),
+                unoptimized: unit.unoptimized,
+                bitcode,
+                path: unit.bitcode.clone(),
+            }
+        })
+        .collect()
 }
 
 /// Says which variable each merged function reads each setting from.
@@ -442,7 +484,7 @@ fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
 /// Every option that decides the merged binary, for the merge cache.
 fn cache_inputs(
     opts: &Options,
-    lto: codegen::Lto,
+    lto: ir::Lto,
     toolchain: &Toolchain,
     emitted: &emit::Emitted,
 ) -> Vec<String> {
@@ -454,7 +496,6 @@ fn cache_inputs(
         format!("opt-level {}", opts.opt_level),
         format!("lto {lto:?}"),
         format!("name {:?} out {:?}", opts.name, opts.out),
-        format!("partitions {}", partitions(opts)),
     ];
     inputs.extend(opts.callees.iter().map(|c| format!("callee {c}")));
     inputs.extend(opts.rewrites.iter().map(|r| format!("rewrite {r}")));
@@ -474,29 +515,6 @@ fn cache_inputs(
     inputs
 }
 
-/// How many objects codegen emits in parallel: one per core, at most `-j`.
-fn partitions(opts: &Options) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    opts.jobs.map_or(cores, |j| j.min(cores)).max(1)
-}
-
 fn unit_label(unit: &Unit) -> String {
     format!("{} {:?}", unit.crate_name, unit.function)
-}
-
-/// The merged module as readable IR (`--emit-ll`), written atomically.
-fn write_ll(module: &fmerge_ir::Module<'_>, path: &Path) -> Result<PathBuf> {
-    let temp = artifact::temp_beside(path)?;
-    module
-        .print_to_file(&temp)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    artifact::commit(temp, path, 0o644)
-}
-
-/// The caller's own crate first, so that the merged module starts as the
-/// caller's and every other unit is linked into it.
-fn link_order(units: &[Unit], caller: &str) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by_key(|&i| units[i].function.as_deref() != Some(caller));
-    order
 }

@@ -328,27 +328,6 @@ fn bad_image_options_are_refused_before_the_long_build() {
 }
 
 #[test]
-fn a_function_with_its_own_global_allocator_is_refused() {
-    let ws = fixture("allocator");
-    let out = ws.path().join("out");
-    let (ok, _, stderr) = fmerge_in(
-        ws.path(),
-        &[
-            "alloc-caller",
-            "alloc-callee",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(!ok, "a custom allocator must stop the merge");
-    assert!(
-        stderr.contains("#[global_allocator]") && stderr.contains("Fix: remove"),
-        "{stderr}"
-    );
-    assert!(!out.join("alloc-caller-merged").exists());
-}
-
-#[test]
 fn every_option_is_checked_before_the_build() {
     let pair = ["write-home-timeline", "social-graph-get-followers"];
     // The merge name is also the image name: a DNS label.

@@ -372,3 +372,34 @@ fn a_partial_merge_still_reaches_the_other_functions_through_the_gateway() {
     }
     assert!(gw.requests_for("social-graph-get-followers") >= n);
 }
+
+#[test]
+fn one_thread_or_two_give_a_byte_identical_binary() {
+    // The partitions follow the module, never the cores or -j: a CI machine
+    // and a laptop build the same bytes.
+    let mut digests = Vec::new();
+    for jobs in ["1", "2"] {
+        let out = workspace_root()
+            .join("target/fmerge-tests")
+            .join(format!("jobs-{jobs}"));
+        let (ok, stdout, stderr) = fmerge(&[
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "--name",
+            "pair-jobs",
+            "--out",
+            out.to_str().unwrap(),
+            "-j",
+            jobs,
+            "--force",
+        ]);
+        assert!(ok, "fmerge build -j {jobs} failed:\n{stderr}");
+        let binary = PathBuf::from(stdout.lines().last().expect("the binary path"));
+        assert_eq!(binary, out.join("pair-jobs"));
+        digests.push(support::sha256(&binary));
+    }
+    assert_eq!(
+        digests[0], digests[1],
+        "-j 1 and -j 2 give the same SHA-256"
+    );
+}

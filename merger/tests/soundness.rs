@@ -142,6 +142,15 @@ fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees
         "{stderr}"
     );
     assert!(stderr.contains("holds the gateway URL `http://gateway.openfaas:8080/function/ep-store` of merged function ep-store"), "{stderr}");
+    // Built with `format!`: shown as written, not as the template's bytes.
+    assert!(
+        stderr.contains("crate ep_env (linked by ep-env) holds the gateway URL `{}/function/ep-store` of merged function ep-store"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{fffd}'),
+        "no garbage in any message: {stderr}"
+    );
     assert!(
         !stderr.contains("crate fmerge_runtime reads"),
         "the runtime's own process settings are not the callees': {stderr}"
@@ -329,6 +338,73 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
         expected,
         "{}",
         merged.output()
+    );
+}
+
+#[test]
+fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refused() {
+    let ws = fixture("allocator", &[]);
+    // Two different allocators: refused, naming both functions.
+    refused(
+        ws.path(),
+        &["alloc-caller", "alloc-other"],
+        &["--name", "two-allocators"],
+        &[
+            "the merged functions set different #[global_allocator]s",
+            "alloc-caller (crate alloc_caller)",
+            "alloc-other (crate alloc_other)",
+            "Fix:",
+        ],
+    );
+
+    // One: the merged binary allocates with it.
+    let (binary, stderr) = merge(ws.path(), &["alloc-caller", "alloc-callee"], &[]);
+    assert!(
+        stderr.contains(
+            "warning: alloc-caller (crate alloc_caller) sets its own #[global_allocator]: merged, alloc-callee allocate with it too"
+        ),
+        "{stderr}"
+    );
+
+    // Unmerged: the caller's allocator counts what its own process allocates.
+    let (caller, callee) = (free_port(), free_port());
+    let gateway = Gateway::start(&[("alloc-caller", caller), ("alloc-callee", callee)]);
+    let _unmerged = [
+        Function::start(
+            built_binary("alloc-caller"),
+            "alloc-caller",
+            caller,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+        Function::start(
+            built_binary("alloc-callee"),
+            "alloc-callee",
+            callee,
+            [("GATEWAY_URL", gateway.url())],
+        ),
+    ];
+    let expected = post(&gateway.function_url("alloc-caller"), "abc");
+    assert_eq!(expected, (200, "echo:abc counted=true".to_string()));
+
+    // Merged: the callee runs in-process, and allocates through the counter.
+    let gateway2 = Gateway::start(&[("alloc-caller", free_port()), ("alloc-callee", free_port())]);
+    let port = free_port();
+    let merged = Function::start(
+        &binary,
+        "alloc-caller",
+        port,
+        [("GATEWAY_URL", gateway2.url())],
+    );
+    assert_eq!(
+        post(&format!("{}/", merged.url()), "abc"),
+        expected,
+        "{}",
+        merged.output()
+    );
+    assert_eq!(
+        gateway2.requests_for("alloc-callee"),
+        0,
+        "called in-process"
     );
 }
 

@@ -29,10 +29,23 @@ pub struct Probe {
 
 /// Compiles an empty binary in `dir` to learn rustc's link line.
 pub fn probe(dir: &Path, toolchain: &Toolchain) -> Result<Probe> {
+    probe_program(dir, toolchain, "fn main() {}\n")
+}
+
+/// rustc's allocator shim for a binary that sets its own
+/// `#[global_allocator]`: it defines no `__rust_alloc` (the crate that sets
+/// the allocator does), learnt as [`probe`] learns the default one.
+pub fn global_allocator_shim(dir: &Path, toolchain: &Toolchain) -> Result<PathBuf> {
+    let program =
+        "#[global_allocator]\nstatic A: std::alloc::System = std::alloc::System;\nfn main() {}\n";
+    Ok(probe_program(&dir.join("global-allocator"), toolchain, program)?.shim)
+}
+
+fn probe_program(dir: &Path, toolchain: &Toolchain, program: &str) -> Result<Probe> {
     let triple = toolchain.triple.as_str();
     std::fs::create_dir_all(dir)?;
     let src = dir.join("fmerge_probe.rs");
-    std::fs::write(&src, "fn main() {}\n")?;
+    std::fs::write(&src, program)?;
     let out = Command::new(&toolchain.rustc)
         .current_dir(dir)
         .args([

@@ -13,13 +13,13 @@
 //! call (`fmerge_cargo::emit::Profile::unoptimized`).
 //!
 //! The refusals are the build's own passes, run on the same units: a
-//! function's entry ([`dispatch::entry`]), its allocator
-//! ([`symbols::check_allocator`]) and the mutable statics of a crate several
+//! function's entry ([`entry::find`]), whether it sets its own allocator
+//! ([`allocator::run`]) and the mutable statics of a crate several
 //! functions link ([`statics::run`]); symbol clashes need two crates, so each
 //! unit reports its exported symbols ([`exported`]) and the planner pairs them.
 
 use crate::ir;
-use crate::passes::{Crate, Facts, dispatch, statics, symbols};
+use crate::passes::{Crate, Facts, Found, allocator, entry, statics};
 use anyhow::Result;
 use inkwell::llvm_sys::core::{
     LLVMGetCallSiteEnumAttribute, LLVMGetCalledValue, LLVMGetEnumAttributeKindForName,
@@ -109,14 +109,21 @@ pub struct Unit<'a> {
 pub struct Survey {
     pub sites: Vec<Site>,
     pub exported: Vec<String>,
-    /// Why no function linking this unit can be merged with any other (its
-    /// own allocator), as `fmerge build` would say it.
+    /// The crate sets a `#[global_allocator]`: the planner keeps two such
+    /// functions apart (`fmerge build` refuses two different allocators).
     pub allocator: Option<String>,
     /// For a function's bin: why it cannot be merged at all (no entry).
     pub entry: Option<String>,
     /// For one of the user's crates that several functions link: why those
     /// functions cannot be merged with each other (its mutable statics).
     pub shared_static: Option<String>,
+}
+
+/// Who sets a `#[global_allocator]` in this crate, as `allocator` names it.
+fn sets_allocator(module: &Module<'_>, krate: &Crate<'_>) -> Option<String> {
+    let mut found = Found::default();
+    allocator::run(module, krate, &Facts::default(), &mut found).ok()?;
+    found.allocator.map(|a| a.set_by.join(", "))
 }
 
 /// Surveys every unit, in parallel (each in an LLVM context of its own).
@@ -128,19 +135,19 @@ pub fn survey(units: &[Unit<'_>]) -> Result<Vec<Survey>> {
             let module = crate::link::parse(&ctx, unit.bytes, unit.krate.name, unit.path)?;
             let krate = &unit.krate;
             let shared_static = (krate.local && krate.owners.len() > 1)
-                .then(|| statics::run(&module, krate, &Facts::default()).err())
+                .then(|| {
+                    statics::run(&module, krate, &Facts::default(), &mut Found::default()).err()
+                })
                 .flatten()
                 .map(|e| format!("{e:#}"));
             let entry = krate
                 .function
-                .and_then(|f| dispatch::entry(&module, f).err())
+                .and_then(|f| entry::find(&module, f).err())
                 .map(|e| format!("{e:#}"));
             Ok(Survey {
                 sites: invoke_sites(&module),
                 exported: exported(&module),
-                allocator: symbols::check_allocator(&module)
-                    .err()
-                    .map(|e| format!("{e:#}")),
+                allocator: sets_allocator(&module, krate),
                 entry,
                 shared_static,
             })

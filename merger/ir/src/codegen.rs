@@ -100,6 +100,12 @@ pub fn optimize_unit(module: &Module<'_>, machine: &TargetMachine) -> Result<()>
         })
 }
 
+/// How many partitions the merged module is cut into for parallel
+/// emission. A constant, as rustc's default codegen units are: the cut (and
+/// so the binary) must not depend on the machine's cores or on `-j`, which
+/// only caps how many partitions compile at once.
+pub const PARTITIONS: usize = 8;
+
 /// Cuts the optimized module into up to `n` partitions for
 /// [`emit_partitions`] (see `split`), or returns `None` when it is emitted
 /// whole with [`emit_object`]: `n` < 2, or a module that cannot be cut.
@@ -116,7 +122,8 @@ pub fn cut(
 }
 
 /// Emits the partitions as objects named `<stem>.<i>.o` in `dir`, compiled
-/// in parallel, and returns them in partition order.
+/// in parallel on at most `threads` threads, and returns them in partition
+/// order.
 ///
 /// Each partition is read back from the cut's bitcode and trimmed on this
 /// thread, one after another, and then compiled on a thread of its own while
@@ -127,15 +134,27 @@ pub fn emit_partitions(
     cut: crate::split::Cut,
     triple: &str,
     opt_level: u8,
+    threads: usize,
     dir: &Path,
     stem: &str,
 ) -> Result<Vec<std::path::PathBuf>> {
+    fn join(
+        t: std::thread::ScopedJoinHandle<'_, Result<std::path::PathBuf>>,
+    ) -> Result<std::path::PathBuf> {
+        t.join()
+            .unwrap_or_else(|_| Err(anyhow!("LLVM crashed while compiling a partition")))
+    }
     std::thread::scope(|scope| {
-        let mut compiling = Vec::new();
+        let mut compiling = std::collections::VecDeque::new();
+        let mut objects = Vec::new();
         for p in 0..cut.partitions() {
+            // At most `threads` at once: wait for the oldest.
+            if compiling.len() >= threads.max(1) {
+                objects.push(join(compiling.pop_front().expect("one running")));
+            }
             let part = crate::ir::detached(|ctx| crate::split::partition(ctx, &cut, p))?;
             let object = dir.join(format!("{stem}.{p}.o"));
-            compiling.push(scope.spawn(move || {
+            compiling.push_back(scope.spawn(move || {
                 part.with(|module| {
                     crate::split::verify(module, p)?;
                     emit_object(module, &machine(triple, opt_level)?, &object)
@@ -143,13 +162,8 @@ pub fn emit_partitions(
                 Ok(object)
             }));
         }
-        compiling
-            .into_iter()
-            .map(|t| {
-                t.join()
-                    .unwrap_or_else(|_| Err(anyhow!("LLVM crashed while compiling a partition")))
-            })
-            .collect()
+        objects.extend(compiling.into_iter().map(join));
+        objects.into_iter().collect()
     })
 }
 

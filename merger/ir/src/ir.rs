@@ -448,6 +448,16 @@ pub fn detached<E>(
 }
 
 impl Detached {
+    /// Runs `f` on the module, which stays.
+    pub fn borrow<T>(&self, f: impl FnOnce(&Module<'_>) -> T) -> T {
+        // SAFETY: as in `with`; the `Module` made here is forgotten, not
+        // dropped, so the module stays owned by `self`.
+        let module = unsafe { Module::new(self.module) };
+        let out = f(&module);
+        std::mem::forget(module);
+        out
+    }
+
     /// Runs `f` on the module, then frees the module and its context.
     pub fn with<T>(self, f: impl FnOnce(&Module<'_>) -> T) -> T {
         // SAFETY: `self.module` is the module `detached` made, alive and owned by

@@ -2,6 +2,9 @@
 //! into one module and compile it, with the LLVM that rustc itself ships
 //! (rustc's IR is only readable by an LLVM at least as new as its own).
 //!
+//! [`merge`] is its one entry (and [`Merged::compile`] the way to objects);
+//! the passes are in [`passes`], one file each.
+//!
 //! This is the only crate of fmerge that links libLLVM, and [`ir`]'s small
 //! layer is the only place that calls LLVM's C API directly.
 
@@ -10,11 +13,19 @@ pub mod codegen;
 mod ir;
 pub mod link;
 pub mod llvm;
+mod merge;
 pub mod passes;
 pub mod split;
+mod symbols;
+mod template;
 
+pub use codegen::Lto;
 pub use inkwell::context::Context;
 pub use inkwell::module::Module;
+pub use merge::{Compile, Event, Merged, Objects, Target, Unit, merge};
+pub use passes::Facts;
+pub use passes::config::Setting;
+pub use passes::endpoints::Rewrite;
 
 /// The rustc release whose LLVM this crate links: bitcode from any other
 /// rustc may not be readable.

@@ -92,8 +92,8 @@ fn each_definition_lands_in_exactly_one_partition() {
     assert!(codegen::cut(&module, &machine, 2).unwrap() == Some(cut));
 }
 
-#[test]
-fn the_partitions_compile_to_one_object_each() {
+/// The objects of the IR's two partitions, compiled on `threads` threads.
+fn objects(threads: usize, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let ctx = Context::create();
     let module = ctx
         .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(
@@ -107,12 +107,16 @@ fn the_partitions_compile_to_one_object_each() {
         .expect("the module can be cut");
     drop(module);
     drop(ctx);
-    let dir = tempfile::tempdir().unwrap();
-    let objects =
-        codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, dir.path(), "demo").unwrap();
+    codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, threads, dir, "demo").unwrap()
+}
+
+#[test]
+fn the_partitions_compile_to_one_object_each_whatever_the_threads() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let objects = objects(2, two.path());
     assert_eq!(
         objects,
-        [dir.path().join("demo.0.o"), dir.path().join("demo.1.o")]
+        [two.path().join("demo.0.o"), two.path().join("demo.1.o")]
     );
     for object in &objects {
         let bytes = std::fs::read(object).unwrap();
@@ -122,5 +126,9 @@ fn the_partitions_compile_to_one_object_each() {
             "{} is an ELF object",
             object.display()
         );
+    }
+    // One thread at a time gives the same objects, byte for byte.
+    for (a, b) in objects.iter().zip(self::objects(1, one.path())) {
+        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(&b).unwrap());
     }
 }

@@ -7,6 +7,8 @@
 //! its literal arguments, after the endpoint rewrite has changed defaults.
 
 use crate::ir;
+use crate::passes::{Facts, Found};
+use anyhow::Result;
 use inkwell::module::Module;
 
 pub use fmerge_contract::CONFIG;
@@ -37,8 +39,23 @@ impl Setting {
 
 pub use fmerge_contract::namespaced;
 
-/// Every setting read in `module` with literal arguments, sorted, deduplicated.
-pub fn run(module: &Module<'_>) -> Vec<Setting> {
+/// Every setting read in `module` with literal arguments, and every
+/// `std::env` read that `env` isolated, sorted.
+pub fn run(module: &Module<'_>, _: &Facts, found: &mut Found) -> Result<()> {
+    let mut settings = read(module);
+    settings.extend(found.isolated.iter().map(|(function, key)| Setting {
+        function: function.clone(),
+        key: key.clone(),
+        default: String::new(),
+        from_env: true,
+    }));
+    settings.sort();
+    found.settings = settings;
+    Ok(())
+}
+
+/// Every `config!` call with literal arguments, sorted, deduplicated.
+fn read(module: &Module<'_>) -> Vec<Setting> {
     let Some(reader) = module.get_function(CONFIG) else {
         return Vec::new();
     };

@@ -23,7 +23,8 @@
 //! literal: a literal in a crate the caller links too is never changed.
 
 use crate::ir::{self, Value};
-use crate::passes::{Crate, Facts};
+use crate::passes::{Crate, Facts, Found};
+use crate::template;
 use anyhow::{Result, bail};
 use inkwell::module::Module;
 use std::collections::BTreeSet;
@@ -105,11 +106,12 @@ struct Scope<'a> {
     rewrite: &'a Rewrite,
 }
 
-/// Rewrites the literals of one crate's module. Returns how many literals
-/// each of `facts.rewrites` changed.
-pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<Vec<usize>> {
+/// Rewrites the literals of one crate's module, and adds how many literals
+/// each of `facts.rewrites` changed to `found.rewritten`.
+pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
     let (crate_name, owners) = (krate.name, krate.owners);
-    let mut hits = vec![0; facts.rewrites.len()];
+    found.rewritten.resize(facts.rewrites.len(), 0);
+    let hits = &mut found.rewritten;
     for (i, rewrite) in facts.rewrites.iter().enumerate() {
         let targets = rewrite.targets(&facts.callees);
         if owners.is_disjoint(&targets) {
@@ -148,35 +150,10 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<Vec<usiz
             }
         }
     }
-    Ok(hits)
+    Ok(())
 }
 
-/// After every crate: a rewrite that changed nothing is an error (a typo in
-/// FROM would otherwise ship the old address); the others give one note each.
-pub fn outcome(rewrites: &[Rewrite], hits: &[usize], callees: &[String]) -> Result<Vec<String>> {
-    let mut notes = Vec::new();
-    for (i, rewrite) in rewrites.iter().enumerate() {
-        let n = hits.get(i).copied().unwrap_or(0);
-        if n == 0 {
-            let targets: Vec<_> = rewrite.targets(callees).into_iter().collect();
-            bail!(
-                "--rewrite {}: no string literal in the code of {} contains `{}`.\n\
-                 Check FROM: it is matched byte for byte (the endpoints each function reads are listed by `fmerge build … --emit-ll` in the .ll, \
-                 and by the config report of a merge without this rewrite).",
-                rewrite.from,
-                targets.join(", "),
-                rewrite.from
-            );
-        }
-        notes.push(format!(
-            "rewrote `{}` → `{}` in {n} literal(s)",
-            rewrite.from, rewrite.to
-        ));
-    }
-    Ok(notes)
-}
-
-fn positions(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+pub(crate) fn positions(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut at = 0;
     while at + needle.len() <= haystack.len() {
@@ -190,7 +167,7 @@ fn positions(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
     out
 }
 
-fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+pub(crate) fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut last = 0;
     for m in positions(bytes, from) {
@@ -430,100 +407,4 @@ fn printable(bytes: &[u8]) -> String {
             }
         })
         .collect()
-}
-
-/// The `format!` template of rustc 1.95 (`core::fmt::Arguments::new`): a
-/// byte string of parts ending in `0x00`. A literal part is `0x01..=0x7F`
-/// (its length) or `0x80` plus a little-endian `u16`, then its text; `0xC0`
-/// is a plain `{}`. Other bytes start placeholders with format specs, whose
-/// layout fmerge does not read: text after the first of them is left alone,
-/// and a FROM found there is refused.
-pub mod template {
-    /// The template with FROM replaced in its text parts; `Ok(None)` when no
-    /// text part holds FROM; `Err` when one does but cannot be rewritten.
-    pub fn rewrite(bytes: &[u8], from: &[u8], to: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut changed = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            let (text, next) = match bytes[i] {
-                0x00 if i + 1 == bytes.len() => {
-                    out.push(0);
-                    return Ok(changed.then_some(out));
-                }
-                n @ 0x01..=0x7f => (i + 1..i + 1 + n as usize, i + 1 + n as usize),
-                0x80 if i + 3 <= bytes.len() => {
-                    let n = u16::from_le_bytes([bytes[i + 1], bytes[i + 2]]) as usize;
-                    (i + 3..i + 3 + n, i + 3 + n)
-                }
-                0xc0 => {
-                    out.push(0xc0);
-                    i += 1;
-                    continue;
-                }
-                _ => {
-                    let rest = &bytes[i..];
-                    if super::positions(rest, from).is_empty() {
-                        out.extend_from_slice(rest);
-                        return Ok(changed.then_some(out));
-                    }
-                    return Err("the address follows a placeholder with format specs (`{:?}`, `{:5}`…) in a `format!` template, whose layout fmerge does not read".into());
-                }
-            };
-            let Some(text) = bytes.get(text) else {
-                return Err(
-                    "its `format!` template is not laid out as rustc 1.95 writes it".into(),
-                );
-            };
-            let new = super::replace(text, from, to);
-            changed |= new != text;
-            match new.len() {
-                n @ 1..=0x7f => out.push(n as u8),
-                n @ 0x80..=0xffff => out.extend([0x80, n as u8, (n >> 8) as u8]),
-                _ => {
-                    return Err(
-                        "the rewritten `format!` piece would be empty or longer than 65535 bytes"
-                            .into(),
-                    );
-                }
-            }
-            out.extend_from_slice(&new);
-            i = next;
-        }
-        Err("its `format!` template does not end as rustc 1.95 writes it".into())
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::rewrite;
-
-        #[test]
-        fn a_piece_is_rewritten_with_its_new_length() {
-            let t = b"\x11redis://abc:6390/\xc0\x00";
-            assert_eq!(
-                rewrite(t, b"abc:6390", b"127.0.0.1:7").unwrap().unwrap(),
-                b"\x14redis://127.0.0.1:7/\xc0\x00"
-            );
-            assert_eq!(rewrite(t, b"nowhere", b"x").unwrap(), None);
-        }
-
-        #[test]
-        fn a_piece_that_grows_past_127_bytes_takes_the_long_form() {
-            let t = b"\x03abc\xc0\x00";
-            let long = vec![b'x'; 200];
-            let mut want = vec![0x80, 200, 0];
-            want.extend(&long);
-            want.extend([0xc0, 0]);
-            assert_eq!(rewrite(t, b"abc", &long).unwrap().unwrap(), want);
-        }
-
-        #[test]
-        fn text_after_a_placeholder_with_specs_is_refused_only_if_it_matches() {
-            let t = b"\xc0\x01:\xc3 \x00\x00h\x05\x00\x00";
-            assert_eq!(rewrite(t, b":", b";").unwrap().unwrap()[..3], *b"\xc0\x01;");
-            let t = b"\x02a:\xc3 \x00\x00h\x05\x00host\x00";
-            assert!(rewrite(t, b"host", b"x").is_err());
-            assert_eq!(rewrite(t, b"a:", b"b:").unwrap().unwrap()[..3], *b"\x02b:");
-        }
-    }
 }

@@ -12,7 +12,8 @@
 
 use crate::ir::{self, Value};
 use crate::passes::config::namespaced;
-use crate::passes::{Crate, Facts};
+use crate::passes::{Crate, Facts, Found};
+use anyhow::Result;
 use inkwell::module::Module;
 use std::collections::BTreeSet;
 
@@ -30,21 +31,14 @@ const BY_NAME: &[&str] = &[
 ];
 const ALL: &[&str] = &["std::env::vars", "std::env::vars_os"];
 
-/// What the pass found in one crate.
-#[derive(Debug, Default)]
-pub struct Report {
-    /// `(function, key)` for each literal key now read as `<FUNCTION>__KEY`.
-    pub isolated: BTreeSet<(String, String)>,
-    /// Reads it could not isolate, as messages for people.
-    pub warnings: Vec<String>,
-}
-
-/// Rewrites the env reads of one crate, when a single callee links it; in a
-/// crate that the caller (or several callees) link too, reads are only
-/// reported.
-pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Report {
+/// Rewrites the env reads of one of the user's crates, when a single callee
+/// links it (into `found.isolated`); in a crate that the caller (or several
+/// callees) link too, reads are only reported (`found.warnings`).
+pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
+    if !krate.local {
+        return Ok(());
+    }
     let (crate_name, owner, shared_by) = (krate.name, krate.callee_owner(facts), krate.owners);
-    let mut report = Report::default();
     for (call, target) in env_calls(module) {
         let site = ir::demangle(&ir::enclosing_function(call));
         if site.starts_with("std::env::") {
@@ -52,7 +46,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Report {
         }
         if ALL.contains(&target.as_str()) {
             if owner.is_some() || shared_by.len() > 1 {
-                report.warnings.push(format!(
+                found.warnings.push(format!(
                     "{} (crate {crate_name}) lists every environment variable in `{site}` (`{target}`): merged, it sees the caller's environment",
                     who(owner, shared_by)
                 ));
@@ -67,14 +61,14 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Report {
                 let len = ir::operand(call, i + 1);
                 ir::set_operand(call, i, global);
                 ir::set_operand(call, i + 1, ir::const_int_like(len, new.len() as u64));
-                report.isolated.insert((function.to_string(), key));
+                found.isolated.insert((function.to_string(), key));
             }
-            (Some(function), None) => report.warnings.push(format!(
+            (Some(function), None) => found.warnings.push(format!(
                 "{function} (crate {crate_name}) reads an environment variable whose name is computed at run time in `{site}`: \
                  fmerge cannot namespace it, so merged it reads the caller's variable of that name; \
                  fix: use a literal name, or `fmerge_runtime::config!`"
             )),
-            (None, Some((_, key))) if shared_by.len() > 1 => report.warnings.push(format!(
+            (None, Some((_, key))) if shared_by.len() > 1 => found.warnings.push(format!(
                 "crate {crate_name} reads the environment variable {key} in `{site}` and is linked by {}: merged, they all read the caller's {key}; \
                  fix: read it in each function's own crate (`fmerge_runtime::config!`) and pass it in",
                 shared_by.iter().cloned().collect::<Vec<_>>().join(", ")
@@ -82,7 +76,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Report {
             _ => {}
         }
     }
-    report
+    Ok(())
 }
 
 fn who(owner: Option<&str>, shared_by: &BTreeSet<String>) -> String {

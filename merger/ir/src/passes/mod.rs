@@ -1,25 +1,140 @@
-//! The rewrites of the IR, one file each; each file's doc comment says why
-//! the pass exists. They run in two phases:
+//! The rewrites and checks of the IR, one file each; each file's doc comment
+//! says why the pass exists. Every pass is one `pub fn run` of one of two
+//! shapes, registered in [`PASSES`], in the order they run:
 //!
-//! 1. [`per_crate`], on each crate's module before linking, while fmerge
-//!    still knows which merged functions link that crate (a clash, a shared
-//!    static or a literal can be pinned on a crate, and only callee-owned
-//!    code is rewritten). Each such pass is `run(&Module, &Crate, &Facts)`.
-//! 2. [`on_module`], on the linked module. Each such pass is
-//!    `run(&Module, …)`.
+//! - a crate pass runs on each crate's module before linking, while fmerge
+//!   still knows which merged functions link that crate (a clash, a shared
+//!   static or a literal can be pinned on a crate, and only callee-owned
+//!   code is rewritten): `run(&Module, &Crate, &Facts, &mut Found)`;
+//! - a module pass runs on the linked module: `run(&Module, &Facts, &mut Found)`.
 //!
-//! Passes return what they found; [`Found`] adds it up across crates.
+//! What passes find goes into one [`Found`], added up across crates; its
+//! warnings are worded by the pass that finds them.
+//!
+//! To add a pass: a file here with a doc comment and `pub fn run`, one line
+//! in [`PASSES`], and golden cases in `tests/ir/<name>/` (see `tests/ir.rs`).
 
+pub mod allocator;
+pub mod allocator_users;
 pub mod config;
-pub mod dispatch;
 pub mod endpoints;
+pub mod entry;
 pub mod env;
+pub mod exports;
+pub mod gateway_urls;
+pub mod internalize;
+pub mod mentions;
+pub mod routes;
 pub mod statics;
-pub mod symbols;
+pub mod uncalled;
+pub mod unmatched_rewrites;
 
 use anyhow::Result;
 use inkwell::module::Module;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A pass that runs on one crate's module before linking.
+pub type CratePass = fn(&Module<'_>, &Crate, &Facts, &mut Found) -> Result<()>;
+/// A pass that runs on the linked module.
+pub type ModulePass = fn(&Module<'_>, &Facts, &mut Found) -> Result<()>;
+
+/// How a pass runs.
+#[derive(Clone, Copy)]
+pub enum Run {
+    Crate(CratePass),
+    Module(ModulePass),
+}
+
+/// A registered pass: its name (its file's, and its golden cases' folder).
+#[derive(Clone, Copy)]
+pub struct Pass {
+    pub name: &'static str,
+    pub run: Run,
+}
+
+/// Every pass, in the order they run: all crate passes, on each crate, then
+/// the module passes. The order matters where a pass says so.
+pub const PASSES: &[Pass] = &[
+    Pass {
+        name: "entry",
+        run: Run::Crate(entry::run),
+    },
+    Pass {
+        name: "mentions",
+        run: Run::Crate(mentions::run),
+    },
+    Pass {
+        name: "exports",
+        run: Run::Crate(exports::run),
+    },
+    Pass {
+        name: "statics",
+        run: Run::Crate(statics::run),
+    },
+    // Before `env`, which adds literals of its own.
+    Pass {
+        name: "endpoints",
+        run: Run::Crate(endpoints::run),
+    },
+    Pass {
+        name: "env",
+        run: Run::Crate(env::run),
+    },
+    Pass {
+        name: "gateway_urls",
+        run: Run::Crate(gateway_urls::run),
+    },
+    // Before linking: two allocators would be two definitions of one symbol.
+    Pass {
+        name: "allocator",
+        run: Run::Crate(allocator::run),
+    },
+    Pass {
+        name: "uncalled",
+        run: Run::Module(uncalled::run),
+    },
+    Pass {
+        name: "unmatched_rewrites",
+        run: Run::Module(unmatched_rewrites::run),
+    },
+    Pass {
+        name: "allocator_users",
+        run: Run::Module(allocator_users::run),
+    },
+    Pass {
+        name: "internalize",
+        run: Run::Module(internalize::run),
+    },
+    Pass {
+        name: "routes",
+        run: Run::Module(routes::run),
+    },
+    // Last: after the rewrites changed defaults.
+    Pass {
+        name: "config",
+        run: Run::Module(config::run),
+    },
+];
+
+/// The registered pass of that name.
+pub fn named(name: &str) -> Option<&'static Pass> {
+    PASSES.iter().find(|p| p.name == name)
+}
+
+/// Runs every crate pass on one crate, in order.
+pub fn on_crate(
+    module: &Module<'_>,
+    krate: &Crate,
+    facts: &Facts,
+    found: &mut Found,
+) -> Result<()> {
+    for pass in PASSES {
+        if let Run::Crate(run) = pass.run {
+            run(module, krate, facts, found)?;
+        }
+    }
+    Ok(())
+}
 
 /// What every pass may know about the whole merge.
 #[derive(Debug, Clone, Default)]
@@ -44,7 +159,7 @@ impl Facts {
     }
 }
 
-/// The crate a per-crate pass runs on.
+/// The crate a crate pass runs on.
 #[derive(Debug, Clone)]
 pub struct Crate<'a> {
     /// The crate's name in Rust (`social_graph_get_followers`).
@@ -68,98 +183,45 @@ impl Crate<'_> {
             _ => None,
         }
     }
+
+    /// The crate for people: `function (crate name)` for a function's bin,
+    /// `crate name (linked by …)` otherwise.
+    pub fn describe(&self) -> String {
+        match self.function {
+            Some(function) => format!("{function} (crate {})", self.name),
+            None => format!(
+                "crate {} (linked by {})",
+                self.name,
+                self.owners.iter().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
 }
 
-/// What the per-crate passes found, over every crate so far.
+/// What the passes found, over every crate so far and then the module.
 #[derive(Default)]
 pub struct Found {
-    /// Callees some merged function's code names (the others are never invoked).
-    pub mentioned: BTreeSet<String>,
-    /// For each `--rewrite`, how many literals it changed.
-    pub rewritten: Vec<usize>,
-    /// `(function, key)` of each `std::env` read now namespaced.
-    pub isolated: BTreeSet<(String, String)>,
-    /// Differences the merge keeps, each saying what changes.
+    /// Differences the merge keeps, each saying what changes (worded by
+    /// the pass that finds them).
     pub warnings: Vec<String>,
-    /// Exported symbols defined so far (for clashes), and the renames made.
-    pub exports: symbols::Exports,
-}
-
-/// Phase 1, on one crate before it is linked; the order matters where said.
-pub fn per_crate(
-    module: &Module<'_>,
-    krate: &Crate,
-    facts: &Facts,
-    found: &mut Found,
-) -> Result<()> {
-    // A function's bin declares its entry; note which callees its code names.
-    if let Some(function) = krate.function {
-        dispatch::entry(module, function)?;
-        found.mentioned.extend(
-            facts
-                .callees
-                .iter()
-                .filter(|c| *c != function && dispatch::mentions(module, c))
-                .cloned(),
-        );
-    }
-    // One `main`, and no two definitions of an exported symbol.
-    symbols::prepare(module, krate, facts, &mut found.exports)?;
-    // A mutable static in a crate several functions link would become one.
-    if krate.local && krate.owners.len() > 1 {
-        statics::run(module, krate, facts)?;
-    }
-    // Callee-owned endpoint literals, before `env` adds literals of its own.
-    let hits = endpoints::run(module, krate, facts)?;
-    found.rewritten.resize(facts.rewrites.len(), 0);
-    for (total, n) in found.rewritten.iter_mut().zip(hits) {
-        *total += n;
-    }
-    if krate.local {
-        // Callees' std::env reads get their own namespaced names.
-        let report = env::run(module, krate, facts);
-        found.isolated.extend(report.isolated);
-        found.warnings.extend(report.warnings);
-        // Hand-written gateway URLs of merged functions still leave the process.
-        found
-            .warnings
-            .extend(dispatch::gateway_urls(module, krate, facts));
-    }
-    Ok(())
-}
-
-/// What phase 2 found.
-pub struct Report {
-    /// Symbols made internal.
+    /// What the merge did, for people (`rewrote … in 2 literal(s)`).
+    pub notes: Vec<String>,
+    /// Callees some merged function's code names (`mentions`).
+    pub mentioned: BTreeSet<String>,
+    /// For each `--rewrite`, how many literals it changed (`endpoints`).
+    pub rewritten: Vec<usize>,
+    /// `(function, key)` of each `std::env` read now namespaced (`env`).
+    pub isolated: BTreeSet<(String, String)>,
+    /// Unmangled symbols defined so far, with the crate and function that
+    /// define them (`exports`).
+    pub exported: HashMap<String, (String, Option<String>)>,
+    /// The `#[global_allocator]` the merged binary uses, if a member sets
+    /// one (`allocator`).
+    pub allocator: Option<allocator::Allocator>,
+    /// Symbols made internal (`internalize`).
     pub internalized: usize,
-    /// The settings each function reads, sorted.
+    /// Routes in the dispatch table (`routes`).
+    pub routes: usize,
+    /// The settings each function reads, sorted (`config`).
     pub settings: Vec<config::Setting>,
-}
-
-/// Phase 2, on the linked module.
-pub fn on_module(module: &Module<'_>, facts: &Facts, found: &Found) -> Result<Report> {
-    // The allocator shim fmerge links is the default one.
-    symbols::check_allocator(module)?;
-    // All but `main` internal, so the optimizer sees the whole program.
-    let internalized = symbols::run(module);
-    // The routes table: merged callees are called in-process.
-    dispatch::run(module, &facts.callees)?;
-    // What each function reads, after the rewrites changed defaults.
-    let mut settings = config::run(module);
-    settings.extend(
-        found
-            .isolated
-            .iter()
-            .map(|(function, key)| config::Setting {
-                function: function.clone(),
-                key: key.clone(),
-                default: String::new(),
-                from_env: true,
-            }),
-    );
-    settings.sort();
-    Ok(Report {
-        internalized,
-        settings,
-    })
 }

@@ -10,12 +10,16 @@
 //! it is intended (`--allow-shared-static`). Runs per crate, before linking.
 
 use crate::ir;
-use crate::passes::{Crate, Facts};
+use crate::passes::{Crate, Facts, Found};
 use anyhow::{Result, bail};
 use inkwell::module::Module;
 
-/// Checks one crate that several merged functions (`krate.owners`) link.
-pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts) -> Result<()> {
+/// Checks one of the user's crates that several merged functions
+/// (`krate.owners`) link.
+pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, _: &mut Found) -> Result<()> {
+    if !krate.local || krate.owners.len() < 2 {
+        return Ok(());
+    }
     let (package, crate_name, functions, allowed) = (
         krate.package,
         krate.name,

@@ -2,6 +2,7 @@
 ; and from a byte offset (the host:port part). The new address is longer.
 ; REWRITE: store.int:6379=127.0.0.12:6379
 ; OWNERS: callee-fn
+; HITS: 1
 ; CALLEES: callee-fn
 
 @lit = private unnamed_addr constant [23 x i8] c"redis://store.int:6379/", align 1

@@ -1,6 +1,7 @@
 ; The same uses, with a shorter new address: every length shrinks with it.
 ; REWRITE: store.int:6379=10.0.0.7:1
 ; OWNERS: callee-fn
+; HITS: 1
 ; CALLEES: callee-fn
 
 @lit = private unnamed_addr constant [23 x i8] c"redis://store.int:6379/", align 1

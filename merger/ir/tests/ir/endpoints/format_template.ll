@@ -2,6 +2,7 @@
 ; literal piece carries its length (0x17) in front of it.
 ; REWRITE: store.int:6379=127.0.0.12:6379
 ; OWNERS: callee-fn
+; HITS: 1
 ; CALLEES: callee-fn
 
 @tpl = private unnamed_addr constant [26 x i8] c"\17redis://store.int:6379/\C0\00", align 1

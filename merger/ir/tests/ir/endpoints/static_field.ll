@@ -2,6 +2,7 @@
 ; it: the &str's length is the first 8 bytes after the pointer.
 ; REWRITE: store.int:6379=127.0.0.12:6379
 ; OWNERS: callee-fn
+; HITS: 1
 ; CALLEES: callee-fn
 
 @lit = private unnamed_addr constant [23 x i8] c"redis://store.int:6379/", align 1

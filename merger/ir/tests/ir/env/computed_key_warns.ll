@@ -1,5 +1,8 @@
 ; A name computed at run time cannot be namespaced: a warning says so.
-; OWNER: ep-env
+; CALLER: front
+; CALLEES: ep-env
+; CRATE: ep_env
+; OWNERS: ep-env
 ; WARNING: ep-env (crate ep_env) reads an environment variable whose name is computed at run time in `ep_env::lookup`
 
 declare void @_RNvNtCsjrHSEGnQ3l9_3std3env4__var(ptr, ptr, i64)

@@ -1,6 +1,9 @@
 ; std::env::var("REDIS_URL") (as std::env::_var after inlining) and
 ; var_os("GREETING") in a callee's crate read the callee's namespaced names.
-; OWNER: ep-env
+; CALLER: front
+; CALLEES: ep-env
+; CRATE: ep_env
+; OWNERS: ep-env
 ; ISOLATED: ep-env REDIS_URL
 ; ISOLATED: ep-env GREETING
 

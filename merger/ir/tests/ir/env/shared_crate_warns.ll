@@ -1,5 +1,8 @@
 ; A crate that the caller links too is left alone, with a warning.
-; SHARED-BY: front, ep-env
+; CALLER: front
+; CALLEES: ep-env
+; CRATE: ep_env
+; OWNERS: front, ep-env
 ; WARNING: crate ep_env reads the environment variable REDIS_URL in `ep_env::handle` and is linked by ep-env, front
 
 @key = private unnamed_addr constant [9 x i8] c"REDIS_URL", align 1

@@ -1,5 +1,7 @@
 ; Constants are fine; a mutable static the user allows is fine.
-; FUNCTIONS: st-back, st-front
+; CALLER: st-front
+; CRATE: st_helper
+; OWNERS: st-back, st-front
 ; ALLOW: st_helper::CALLS
 
 @_ZN9st_helper5CALLS17h0123456789abcdefE = internal global [8 x i8] zeroinitializer, align 8

@@ -1,6 +1,8 @@
 ; A helper crate's call counter and cached client (an AtomicU64 and a
 ; OnceLock): mutable globals that two merged functions would share.
-; FUNCTIONS: st-back, st-front
+; CALLER: st-front
+; CRATE: st_helper
+; OWNERS: st-back, st-front
 ; ERROR: crate st-helper keeps mutable statics `st_helper::CALLS`, `st_helper::CLIENT`
 ; ERROR: linked by st-back, st-front
 ; ERROR: --allow-shared-static st_helper::CALLS

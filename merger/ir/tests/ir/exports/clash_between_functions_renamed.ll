@@ -1,7 +1,8 @@
 ; Two functions' own crates export `sn_tag`, and no native code calls it:
 ; the second keeps its own under a new name.
 ; CALLER: rn-front
-; RENAMED: sn_tag in rn-back is now sn_tag.rn-back
+; PASSES: exports, internalize
+; WARNING: two functions export one symbol; sn_tag in rn-back is now sn_tag.rn-back
 ; UNIT: rn_front rn-front
 define i64 @sn_tag(i64 %x) {
   %y = add i64 %x, 1000

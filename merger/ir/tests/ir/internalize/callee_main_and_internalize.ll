@@ -2,6 +2,7 @@
 ; name; after linking, every mangled symbol is internalized and `main`,
 ; unmangled exports and the allocator shim's symbols stay.
 ; CALLER: caller-fn
+; PASSES: exports, internalize
 ; UNIT: caller_fn caller-fn
 define i32 @main(i32 %argc, ptr %argv) {
   %r = call i64 @_ZN9caller_fn6handle17h0123456789abcdefE()

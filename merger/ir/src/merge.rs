@@ -1,0 +1,197 @@
+//! The IR side's one entry: [`merge`] turns each crate's bitcode into one
+//! checked module, and [`Merged::compile`] turns that into objects.
+//!
+//! parse each crate → its crate passes → optimize it if cargo built it
+//! unoptimized → link them all → the module passes → verify.
+
+use crate::passes::config::Setting;
+use crate::passes::{self, Crate, Facts, Found, Run};
+use crate::{codegen, ir, link};
+use anyhow::Result;
+use inkwell::module::Module;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One crate's bitcode, and what the passes must know about it.
+pub struct Unit {
+    /// The crate's name in Rust.
+    pub crate_name: String,
+    /// Its cargo package, for the user's own crates.
+    pub package: Option<String>,
+    /// The function whose own binary this is, for a function's bin.
+    pub function: Option<String>,
+    /// The merged functions that link this crate.
+    pub owners: BTreeSet<String>,
+    /// One of the user's own path crates (not a registry crate, not the runtime).
+    pub local: bool,
+    /// Built at opt-level 0 for the endpoint rewrite: optimized after the passes.
+    pub unoptimized: bool,
+    pub bitcode: Vec<u8>,
+    /// Where the bitcode was read from, for errors.
+    pub path: PathBuf,
+}
+
+/// How the merge goes, as it goes.
+pub enum Event<'a> {
+    /// One more unit is parsed, rewritten and ready to link.
+    Unit,
+    /// Every unit is linked; the module passes start.
+    Linked,
+    /// A difference the merge keeps (all of them are in [`Merged::warnings`] too).
+    Warning(&'a str),
+    /// What the merge did, for people.
+    Note(&'a str),
+}
+
+/// The merged module, checked, with what the passes found.
+pub struct Merged {
+    module: ir::Detached,
+    /// Differences from the unmerged functions that fmerge could not remove
+    /// and did not refuse; each says what changes.
+    pub warnings: Vec<String>,
+    /// The settings each function reads, sorted.
+    pub settings: Vec<Setting>,
+    /// Symbols made internal.
+    pub internalized: usize,
+    /// Merged callees now called in-process.
+    pub routes: usize,
+    /// Who sets the `#[global_allocator]` the merged binary uses, if a
+    /// member sets one: the native link then needs rustc's shim for a
+    /// binary with a global allocator.
+    pub allocator: Option<String>,
+}
+
+/// The machine the merged binary is for.
+pub struct Target<'a> {
+    pub triple: &'a str,
+    pub opt_level: u8,
+}
+
+/// Runs every pass over `units` (in any order: the caller's own crate is
+/// linked first, so the merged module starts as the caller's) and links
+/// them into one module, reporting progress to `on`.
+pub fn merge(
+    units: Vec<Unit>,
+    facts: &Facts,
+    target: &Target,
+    on: &mut dyn FnMut(Event),
+) -> Result<Merged> {
+    let mut found = Found::default();
+    let module = ir::detached(|ctx| -> Result<Module<'_>> {
+        let machine = codegen::machine(target.triple, target.opt_level)?;
+        let mut modules = Vec::with_capacity(units.len());
+        let mut units = units;
+        units.sort_by_key(|u| u.function.as_deref() != Some(facts.caller.as_str()));
+        for unit in units {
+            let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
+            let krate = Crate {
+                name: &unit.crate_name,
+                package: unit.package.as_deref().unwrap_or(&unit.crate_name),
+                function: unit.function.as_deref(),
+                owners: &unit.owners,
+                local: unit.local,
+            };
+            passes::on_crate(&module, &krate, facts, &mut found)?;
+            if unit.unoptimized {
+                codegen::optimize_unit(&module, &machine)?;
+            }
+            modules.push((module, unit.crate_name, unit.bitcode.len()));
+            on(Event::Unit);
+        }
+        let module = link::all(modules)?;
+        on(Event::Linked);
+        // What each pass finds is told as soon as it is found.
+        let mut told = (0, 0);
+        tell(&found, &mut told, on);
+        for pass in passes::PASSES {
+            if let Run::Module(run) = pass.run {
+                run(&module, facts, &mut found)?;
+                tell(&found, &mut told, on);
+            }
+        }
+        codegen::verify(&module)?;
+        Ok(module)
+    })?;
+    Ok(Merged {
+        module,
+        warnings: found.warnings,
+        settings: found.settings,
+        internalized: found.internalized,
+        routes: found.routes,
+        allocator: found.allocator.map(|a| a.set_by.join(", ")),
+    })
+}
+
+/// Tells the warnings and notes found since the last call.
+fn tell(found: &Found, told: &mut (usize, usize), on: &mut dyn FnMut(Event)) {
+    for w in &found.warnings[told.0..] {
+        on(Event::Warning(w));
+    }
+    for n in &found.notes[told.1..] {
+        on(Event::Note(n));
+    }
+    *told = (found.warnings.len(), found.notes.len());
+}
+
+/// How to compile the merged module.
+pub struct Compile<'a> {
+    pub target: &'a Target<'a>,
+    pub lto: codegen::Lto,
+    /// At most this many partitions compile at once; the partitions (and so
+    /// the binary) do not depend on it.
+    pub threads: usize,
+    /// Where the objects go, named `<stem>.<i>.o`.
+    pub dir: &'a Path,
+    pub stem: &'a str,
+}
+
+/// The objects of the merged module, and how long each step took.
+pub struct Objects {
+    pub paths: Vec<PathBuf>,
+    pub optimized: Duration,
+    pub emitted: Duration,
+}
+
+impl Merged {
+    /// Writes the module as readable IR (`--emit-ll`) to `path`.
+    pub fn write_ll(&self, path: &Path) -> Result<()> {
+        self.module.borrow(|module| {
+            module
+                .print_to_file(path)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })
+    }
+
+    /// Optimizes the module and compiles it to objects (see [`codegen`]).
+    pub fn compile(self, how: &Compile) -> Result<Objects> {
+        let started = Instant::now();
+        let Target { triple, opt_level } = *how.target;
+        let machine = codegen::machine(triple, opt_level)?;
+        let (cut, optimized) = self.module.borrow(|module| -> Result<_> {
+            codegen::optimize(module, &machine, opt_level, how.lto)?;
+            let optimized = started.elapsed();
+            let cut = codegen::cut(module, &machine, codegen::PARTITIONS)?;
+            Ok((cut, optimized))
+        })?;
+        let paths = match cut {
+            // A cut module is read back per partition: the merged one and its
+            // context go first.
+            Some(cut) => {
+                drop(self.module);
+                codegen::emit_partitions(cut, triple, opt_level, how.threads, how.dir, how.stem)?
+            }
+            None => {
+                let object = how.dir.join(format!("{}.o", how.stem));
+                self.module
+                    .with(|module| codegen::emit_object(module, &machine, &object))?;
+                vec![object]
+            }
+        };
+        Ok(Objects {
+            paths,
+            optimized,
+            emitted: started.elapsed() - optimized,
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! Allocator: which `#[global_allocator]` the merged binary uses.
+//!
+//! A binary has one heap. rustc links each function's own binary with the
+//! allocator that function sets (`#[global_allocator]` defines
+//! `__rust_alloc` and its siblings in the crate that declares it), or with
+//! the default one. Merged, every function allocates with one allocator:
+//! - none set: the default, as before;
+//! - one crate sets one, or several set the same one (the same code over
+//!   the same constant data, like `std::alloc::System` in two functions):
+//!   that allocator, kept once; `allocator_users` warns about the functions
+//!   that did not set it, and the merged link uses rustc's shim for a
+//!   binary with a global allocator;
+//! - two different ones: refused, naming both, since one of them would
+//!   silently allocate with the other's allocator.
+//!
+//! Runs on each crate before linking, where the crate that sets one is
+//! known (after linking, two definitions of one symbol would not link).
+
+use crate::ir;
+use crate::passes::{Crate, Facts, Found};
+use anyhow::{Result, bail};
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{AnyValue, AsValueRef, FunctionValue};
+use std::collections::BTreeSet;
+
+/// The allocator functions `#[global_allocator]` defines (as rustc 1.95
+/// names them, `__rustc::__rust_alloc`; older rustc: `__rg_alloc`).
+const FUNCTIONS: &[&str] = &[
+    "__rust_alloc",
+    "__rust_dealloc",
+    "__rust_realloc",
+    "__rust_alloc_zeroed",
+];
+
+/// The global allocator the merged functions set.
+#[derive(Debug, Clone)]
+pub struct Allocator {
+    /// Who sets it, for people: `alloc-caller (crate alloc_caller)`.
+    pub set_by: Vec<String>,
+    /// The merged functions that link a crate that sets it.
+    pub users: BTreeSet<String>,
+    /// Its functions' code, without what only differs between crates.
+    code: String,
+}
+
+pub fn run(module: &Module<'_>, krate: &Crate, _: &Facts, found: &mut Found) -> Result<()> {
+    let functions = allocator_functions(module);
+    if functions.is_empty() {
+        return Ok(());
+    }
+    let code = functions
+        .iter()
+        .map(|f| normalized(module, *f))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let this = krate.describe();
+    match &mut found.allocator {
+        None => {
+            found.allocator = Some(Allocator {
+                set_by: vec![this],
+                users: krate.owners.clone(),
+                code,
+            })
+        }
+        Some(first) if first.code == code => {
+            // The same allocator: the first crate's definitions serve all.
+            for f in functions {
+                ir::make_declaration(f.as_value_ref());
+            }
+            first.set_by.push(this);
+            first.users.extend(krate.owners.iter().cloned());
+        }
+        Some(first) => bail!(
+            "the merged functions set different #[global_allocator]s: {} and {this}.\n\
+             One binary has one heap, so one of them would silently allocate with the other's allocator.\n\
+             Fix: set the same allocator in both (or in neither), or merge these functions separately.",
+            first.set_by.join(", ")
+        ),
+    }
+    Ok(())
+}
+
+/// The allocator functions this crate defines, by name.
+fn allocator_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
+    let mut out: Vec<_> = module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .filter(|f| {
+            let path = ir::demangle(&f.get_name().to_string_lossy());
+            let item = path.strip_prefix("__rustc::").unwrap_or(&path);
+            FUNCTIONS.contains(&item) || item.starts_with("__rg_")
+        })
+        .collect();
+    out.sort_by_key(|f| f.get_name().to_owned());
+    out
+}
+
+/// A function's IR without what differs between two crates compiled from
+/// the same code: comments, attribute and metadata numbers, and the names of
+/// the crate's own constants (replaced by their contents).
+fn normalized(module: &Module<'_>, f: FunctionValue<'_>) -> String {
+    let text = f.print_to_string().to_string();
+    let mut out = String::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with(';')) {
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '#' | '!' if chars.peek().is_some_and(|(_, d)| d.is_ascii_digit()) => {
+                    out.push(c);
+                    while chars.peek().is_some_and(|(_, d)| d.is_ascii_digit()) {
+                        chars.next();
+                    }
+                }
+                '@' => {
+                    let mut end = i + 1;
+                    while let Some(&(j, d)) = chars.peek() {
+                        if !(d.is_ascii_alphanumeric() || "$._-".contains(d)) {
+                            break;
+                        }
+                        end = j + d.len_utf8();
+                        chars.next();
+                    }
+                    out.push_str(
+                        &constant(module, &line[i + 1..end])
+                            .unwrap_or_else(|| line[i..end].to_string()),
+                    );
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A crate-local constant named `name`, as its contents.
+fn constant(module: &Module<'_>, name: &str) -> Option<String> {
+    let global = module.get_global(name)?;
+    let local = matches!(global.get_linkage(), Linkage::Internal | Linkage::Private);
+    if !(local && global.is_constant()) {
+        return None;
+    }
+    Some(format!(
+        "@const({})",
+        global.get_initializer()?.print_to_string()
+    ))
+}

@@ -1,0 +1,27 @@
+//! Symbol helpers that `exports` and `internalize` share.
+
+use inkwell::GlobalVisibility;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::GlobalValue;
+
+/// An unmangled symbol that the merge contract does not own.
+pub fn is_exported(name: &str) -> bool {
+    let owned = ["_ZN", "_R", "fmerge.", "llvm."];
+    !(name.is_empty() || owned.iter().any(|p| name.starts_with(p)))
+}
+
+pub fn internalize(global: GlobalValue<'_>) {
+    global.set_visibility(GlobalVisibility::Default);
+    global.set_linkage(Linkage::Internal);
+    global.set_dll_storage_class(inkwell::DLLStorageClass::Default);
+}
+
+/// Every function and global variable defined (not just declared) here.
+pub fn defined<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
+    let functions = module.get_functions().map(|f| f.as_global_value());
+    let globals = module.get_globals();
+    functions
+        .chain(globals)
+        .filter(|g| !g.is_declaration())
+        .collect()
+}
