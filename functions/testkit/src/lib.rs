@@ -19,6 +19,7 @@
 //! they never skip.
 
 mod build;
+pub mod dataplane;
 mod fixture;
 mod gateway;
 pub(crate) mod http;
