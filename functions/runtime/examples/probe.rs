@@ -4,8 +4,8 @@
 //! - `/sleep?ms=N`: waits N ms, then 200 `slept`.
 //! - `/echo?status=S`: replies status S (default 200) with a JSON echo of
 //!   the method, path, query, headers and body, and the header `x-echo: 1`.
-//! - `/invoke?target=F&path=P`: `invoke_request(F, GET P)` with this
-//!   request's headers; replies with F's reply as it came.
+//! - `/invoke?target=F&path=P`: `invoke_request(F, GET P)` (P with `?`
+//!   and `=` written `%3F`, `%3D`); replies with F's reply as it came.
 //!
 //! Its function name (the package's) is `fmerge-runtime`.
 
@@ -54,7 +54,10 @@ async fn handle(request: Request) -> Result<Response, Error> {
         }
         "/invoke" => {
             let target = query(&request, "target").ok_or("no target")?;
-            let path = query(&request, "path").unwrap_or_else(|| "/".into());
+            let path = query(&request, "path")
+                .unwrap_or_else(|| "/".into())
+                .replace("%3F", "?")
+                .replace("%3D", "=");
             let mut call = Request::new(Bytes::new());
             *call.uri_mut() = path.parse::<rt::Uri>().map_err(|e| e.to_string())?;
             rt::invoke_request(&target, call).await

@@ -39,7 +39,7 @@ struct Started {
 /// of-watchdog settings `env`. `None` when of-watchdog is unavailable and
 /// not required.
 fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
-    let probe = dataplane::example_binary("probe");
+    let probe = dataplane::example_binary("fmerge-runtime", "probe");
     let port = free_port();
     let tmp = tempfile::tempdir().unwrap();
     match front {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 fn probe(env: &[(&str, &str)]) -> Server {
     let port = free_port();
-    let mut cmd = Command::new(dataplane::example_binary("probe"));
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
     cmd.env("port", port.to_string())
         .env("metrics_port", "0")
         .env("listen_address", "127.0.0.1")
@@ -118,7 +118,7 @@ fn an_accepted_body_costs_about_its_size_in_memory_not_twice() {
 #[test]
 fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close() {
     let port = free_port();
-    let probe = dataplane::example_binary("probe");
+    let probe = dataplane::example_binary("fmerge-runtime", "probe");
     let mut cmd = Command::new("bash");
     cmd.args(["-c", &format!("ulimit -n 64 && exec {}", probe.display())])
         .env("port", port.to_string())
@@ -193,7 +193,7 @@ fn an_invalid_setting_stops_the_start_naming_the_variable() {
         ("port", "http"),
         ("max_body_size", "8M"),
     ] {
-        let out = Command::new(dataplane::example_binary("probe"))
+        let out = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
             .env(key, value)
             .env("metrics_port", "0")
             .output()
@@ -266,7 +266,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let callee_port = free_port();
     let gateway = Gateway::start(&[("callee", callee_port)]);
     let callee_metrics = free_port();
-    let mut cmd = Command::new(dataplane::example_binary("probe"));
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
     cmd.env("port", callee_port.to_string())
         .env("metrics_port", callee_metrics.to_string())
         .env("listen_address", "127.0.0.1");

@@ -293,19 +293,47 @@ pub fn tools_required() -> bool {
     std::env::var("FMERGE_REQUIRE_FAAS_CLI").is_ok_and(|v| v == "1")
 }
 
-/// The example binary `name` of the crate under test, built by `cargo test`
-/// next to the test binary (`target/<profile>/examples/<name>`).
-pub fn example_binary(name: &str) -> PathBuf {
+/// The example binary `name` of `package`, built (`cargo build --example`,
+/// the test's own profile and target dir) once per test process: `cargo
+/// test --test X` does not build examples by itself.
+pub fn example_binary(package: &str, name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, path)) = built.iter().find(|(n, _)| n == name) {
+        return path.clone();
+    }
+    // The test binary is <target>/<profile>/deps/<test>-<hash>.
     let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe
+    let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let path = dir.join("examples").join(name);
+    let target_dir = profile_dir.parent().expect("target");
+    let profile = profile_dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(crate::workspace_root())
+        .args(["build", "-p", package, "--example", name, "--target-dir"])
+        .arg(target_dir);
+    if profile == "release" {
+        cmd.arg("--release");
+    }
+    let out = cmd.output().expect("run cargo");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = profile_dir.join("examples").join(name);
     assert!(
         path.is_file(),
-        "{} is missing: `cargo test` builds the crate's examples; run it through cargo",
+        "{} is missing after {cmd:?}",
         path.display()
     );
+    built.push((name.to_string(), path.clone()));
     path
 }
