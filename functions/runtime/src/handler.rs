@@ -79,9 +79,10 @@ where
     }
 }
 
-/// What `function!` expands to inside the exported entry.
-#[doc(hidden)]
-pub fn __entry<S, H: Handler<S>>(
+/// Runs `handler` (either shape) as `function` on `request`: what
+/// `function!` writes inside the exported entry, and what a hand-written
+/// entry (a benchmark's, say) calls.
+pub fn run_handler<S, H: Handler<S>>(
     function: &'static str,
     handler: H,
     request: Request,

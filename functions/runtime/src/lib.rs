@@ -32,7 +32,7 @@ pub use config::{config_of, namespaced, variable_for};
 pub use error::Error;
 #[doc(hidden)]
 pub use fmerge_contract as __contract;
-pub use handler::{__entry, BodyShape, Handler, HttpShape};
+pub use handler::{BodyShape, Handler, HttpShape, run_handler};
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 pub use invoke::{invoke, invoke_request};
 pub use serve::serve;
@@ -48,6 +48,10 @@ pub type Request = http::Request<Bytes>;
 
 /// A whole HTTP response: status, headers, body.
 pub type Response = http::Response<Bytes>;
+
+/// A body-shaped handler's future, boxed (for hand-written handlers that
+/// name their future's type).
+pub type BoxReply = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send>>;
 
 /// An entry's future, boxed so that every function's entry has one ABI.
 pub type BoxResponse = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
@@ -84,7 +88,7 @@ macro_rules! function {
         #[doc(hidden)]
         #[unsafe(export_name = concat!($crate::__contract::entry_prefix!(), env!("CARGO_PKG_NAME")))]
         pub fn __fmerge_entry(request: $crate::Request) -> $crate::BoxResponse {
-            $crate::__entry(env!("CARGO_PKG_NAME"), $handler, request)
+            $crate::run_handler(env!("CARGO_PKG_NAME"), $handler, request)
         }
 
         fn main() {

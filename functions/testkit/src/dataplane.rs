@@ -143,10 +143,8 @@ impl Server {
         let mut server = Server { child, port, log };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(r) = request(port, "GET", "/_/health", &[], b"") {
-                if r.status == 200 {
-                    return server;
-                }
+            if request(port, "GET", "/_/health", &[], b"").is_ok_and(|r| r.status == 200) {
+                return server;
             }
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("{command:?} exited ({status}):\n{}", server.output());
