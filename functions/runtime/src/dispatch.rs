@@ -98,6 +98,11 @@ pub(crate) async fn call(
     };
     drop(in_flight);
     metrics::finished(base, &caller, &method, response.status(), started.elapsed());
+    // What HTTP does to a reply to HEAD: no body.
+    let mut response = response;
+    if method == http::Method::HEAD {
+        *response.body_mut() = crate::Bytes::new();
+    }
     Ok(response)
 }
 
