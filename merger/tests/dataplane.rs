@@ -12,7 +12,6 @@
 //! prints SKIPPED and returns where no Docker Engine exists.
 
 #[path = "support/registry.rs"]
-#[allow(dead_code)]
 mod registry;
 mod support;
 
