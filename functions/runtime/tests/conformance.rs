@@ -228,19 +228,20 @@ fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout
 #[test]
 fn sigterm_drains_in_flight_requests_and_turns_health_503() {
     both(|front| {
-        let env = [("healthcheck_interval", "1s"), ("write_timeout", "10s")];
+        // Long enough that the checks below land inside it even on a slow machine.
+        let env = [("healthcheck_interval", "5s"), ("write_timeout", "10s")];
         let Some(mut s) = start(front, &env) else {
             return;
         };
         let port = s.server.port;
         let in_flight: Vec<_> = (0..5)
-            .map(|_| std::thread::spawn(move || request(port, "GET", "/sleep?ms=2500", &[], b"")))
+            .map(|_| std::thread::spawn(move || request(port, "GET", "/sleep?ms=7000", &[], b"")))
             .collect();
         std::thread::sleep(Duration::from_millis(300));
         s.server.signal("TERM");
         let signalled = Instant::now();
         // Unhealthy at once (give the signal a moment to land).
-        let deadline = Instant::now() + Duration::from_millis(800);
+        let deadline = Instant::now() + Duration::from_secs(3);
         let health = loop {
             let h = request(port, "GET", "/_/health", &[], b"").unwrap();
             if h.status != 200 || Instant::now() > deadline {

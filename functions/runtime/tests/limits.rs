@@ -166,10 +166,22 @@ fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close
 fn beyond_max_connections_new_clients_wait_until_one_closes() {
     let s = probe(&[("max_connections", "4")]);
     let port = s.server_port();
+    // Four keep-alive connections, each answered once: all four accepted.
     let mut idle: Vec<TcpStream> = (0..4)
-        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.write_all(b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            let mut reply = Vec::new();
+            let mut buf = [0u8; 512];
+            while !reply.ends_with(b"OK") {
+                let n = c.read(&mut buf).unwrap();
+                assert!(n > 0, "closed before answering");
+                reply.extend_from_slice(&buf[..n]);
+            }
+            c
+        })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
     let waiting = std::thread::spawn(move || {
         let start = Instant::now();
         (request(port, "GET", "/echo", &[], b""), start.elapsed())

@@ -117,7 +117,8 @@ pub fn closed_after(port: u16, sent: &[u8], within: Duration) -> Option<Duration
     }
 }
 
-/// A server process whose output goes to a temp file; killed on drop.
+/// A server process whose output goes to a temp file; it and its process
+/// group are killed on drop.
 pub struct Server {
     pub child: Child,
     pub port: u16,
@@ -133,6 +134,9 @@ impl Server {
             .suffix(".log")
             .tempfile()
             .expect("log");
+        // Its own process group, so that drop also ends what it forked (the
+        // function behind of-watchdog).
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command
             .stdin(Stdio::null())
             .stdout(log.reopen().expect("log"))
@@ -194,6 +198,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.pid())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
