@@ -8,6 +8,7 @@
 //! primary function as caller and carry no ids.
 
 use http::{HeaderMap, HeaderName, HeaderValue};
+use std::sync::Mutex;
 
 /// The header `invoke` sets on an outgoing call: the calling function.
 pub const CALLER_HEADER: &str = "x-fmerge-caller";
@@ -53,12 +54,57 @@ impl Call {
     }
 }
 
-/// The caller named by a request's headers.
+/// The caller named by a request's headers. Any client can send the header,
+/// so it is only a label: a name of letters, digits, `-`, `_` and `.` (at
+/// most 63), and at most [`MAX_CALLERS`] distinct ones per process (the
+/// rest are `other`), so that a client cannot grow the metrics without bound.
 pub(crate) fn caller_of(headers: &HeaderMap) -> String {
-    headers
-        .get(CALLER_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128)
-        .unwrap_or(EXTERNAL)
-        .to_string()
+    let Some(name) = headers.get(CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
+        return EXTERNAL.to_string();
+    };
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if !valid {
+        return OTHER.to_string();
+    }
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.iter().any(|s| s == name) {
+        return name.to_string();
+    }
+    if seen.len() >= MAX_CALLERS {
+        return OTHER.to_string();
+    }
+    seen.push(name.to_string());
+    name.to_string()
+}
+
+/// Distinct callers counted under their own name.
+pub const MAX_CALLERS: usize = 64;
+/// The caller label beyond [`MAX_CALLERS`], or of a malformed header.
+pub const OTHER: &str = "other";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callers_are_bounded_labels() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(CALLER_HEADER, v.parse().unwrap());
+            caller_of(&h)
+        };
+        assert_eq!(caller_of(&HeaderMap::new()), EXTERNAL);
+        assert_eq!(with("write-home-timeline"), "write-home-timeline");
+        assert_eq!(with("a b"), OTHER);
+        for i in 0..100 {
+            with(&format!("caller-{i}"));
+        }
+        assert_eq!(with("caller-99"), OTHER);
+        assert_eq!(with("write-home-timeline"), "write-home-timeline");
+    }
 }
