@@ -10,6 +10,11 @@ pub(crate) fn set_primary(function: &'static str) {
     let _ = PRIMARY.set(function);
 }
 
+/// The function whose `main` started this process, once it serves.
+pub(crate) fn primary() -> Option<&'static str> {
+    PRIMARY.get().copied()
+}
+
 /// The environment variable that `function` reads for `key` in this process.
 pub fn variable_for(function: &str, key: &str) -> String {
     match PRIMARY.get() {

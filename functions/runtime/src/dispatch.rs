@@ -4,10 +4,12 @@
 //! cannot fold its emptiness into `invoke`; the merger replaces it with a
 //! constant, after which the optimizer may fold lookups by constant name.
 
+use crate::call::{self, Call};
 use crate::hooks::{Route, Routes};
-use crate::{Bytes, Entry, Error};
+use crate::{Entry, Error, Request, Response, metrics};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
+use std::time::Instant;
 
 #[unsafe(export_name = fmerge_contract::routes_symbol!())]
 #[used]
@@ -57,45 +59,51 @@ pub(crate) fn merged() -> Vec<String> {
         .collect()
 }
 
-/// Runs a handler and turns a panic into an error instead of unwinding into
-/// the caller or killing the connection.
-pub(crate) async fn run_guarded(
-    function: &str,
-    entry: Entry,
-    body: Bytes,
-) -> Result<Vec<u8>, Error> {
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(body))) {
+/// Runs an entry and turns a panic into a 500 reply instead of unwinding
+/// into the caller or killing the connection.
+pub(crate) async fn run_guarded(function: &str, entry: Entry, request: Request) -> Response {
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(request))) {
         Ok(fut) => fut,
-        Err(panic) => return Err(Error::panicked(function, &*panic)),
+        Err(panic) => return Error::panicked(function, &*panic).into_response(function),
     };
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(reply) => reply,
-        Err(panic) => Err(Error::panicked(function, &*panic)),
+        Err(panic) => Error::panicked(function, &*panic).into_response(function),
     }
 }
 
-/// Calls a merged callee in-process. Its error becomes what the caller would
-/// have got from the callee's 500 reply over HTTP.
-pub(crate) async fn call(function: &str, entry: Entry, body: Bytes) -> Result<Bytes, Error> {
-    let result = match isolated(function) {
+/// Calls a merged callee in-process, as the callee's own server would have
+/// run it: under its name (logs, metrics, the call context of its own
+/// invokes), counted per caller, and replied with the same status, headers
+/// and body.
+pub(crate) async fn call(
+    function: &str,
+    entry: Entry,
+    request: Request,
+) -> Result<Response, Error> {
+    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    let caller = call::caller_of(request.headers());
+    let method = request.method().clone();
+    let context = Call::new(base, request.headers());
+    let in_flight = metrics::started(base);
+    let started = Instant::now();
+    let response = match isolated(base) {
         Some(pool) => {
-            let name = function.to_string();
-            match pool
-                .spawn(async move { run_guarded(&name, entry, body).await })
+            let name = base.to_string();
+            pool.spawn(context.scope(async move { run_guarded(&name, entry, request).await }))
                 .await
-            {
-                Ok(reply) => reply,
-                Err(e) => Err(Error::new(format!(
-                    "function {function} did not finish: {e}"
-                ))),
-            }
+                .map_err(|e| Error::unreachable(function, format!("it did not finish: {e}")))?
         }
-        None => run_guarded(function, entry, body).await,
+        None => context.scope(run_guarded(base, entry, request)).await,
     };
-    match result {
-        Ok(reply) => Ok(Bytes::from(reply)),
-        Err(e) => Err(Error::rpc(function, e.status(), e.to_json())),
+    drop(in_flight);
+    metrics::finished(base, &caller, &method, response.status(), started.elapsed());
+    // What HTTP does to a reply to HEAD: no body.
+    let mut response = response;
+    if method == http::Method::HEAD {
+        *response.body_mut() = crate::Bytes::new();
     }
+    Ok(response)
 }
 
 /// The worker threads of a callee listed in `FMERGE_ISOLATE` (comma

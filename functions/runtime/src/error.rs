@@ -39,11 +39,26 @@ impl Error {
         }
     }
 
-    /// A callee answered with an error status.
+    /// A reply with any status (4xx: the client's fault, 5xx: ours).
+    pub fn with_status(status: u16, message: impl Into<String>) -> Self {
+        Error {
+            status,
+            message: message.into(),
+            callee: None,
+        }
+    }
+
+    /// A callee answered with an error status. A 4xx stays that 4xx (the
+    /// request was refused, and the caller's client should know it); any
+    /// other status is a failure of this function: 500.
     pub fn rpc(function: &str, status: u16, body: impl Into<String>) -> Self {
         let body = body.into();
         Error {
-            status: 500,
+            status: if (400..500).contains(&status) {
+                status
+            } else {
+                500
+            },
             message: format!(
                 "function {function} answered HTTP {status}: {}",
                 body.trim()
@@ -97,6 +112,19 @@ impl Error {
     pub fn to_json(&self) -> String {
         serde_json::json!({ "error": self.message }).to_string()
     }
+
+    /// The reply of `function` failing with this error (logged with its name).
+    pub fn into_response(self, function: &str) -> crate::Response {
+        eprintln!("{function}: {}", self.message);
+        self.into_response_quiet()
+    }
+
+    /// The reply, not logged (a refused request is the client's doing).
+    pub(crate) fn into_response_quiet(self) -> crate::Response {
+        let status = http::StatusCode::from_u16(self.status)
+            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        crate::handler::json_response(status, self.to_json().into())
+    }
 }
 
 impl fmt::Display for Error {
@@ -127,14 +155,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_rpc_error_names_the_callee_and_its_status_and_replies_500() {
+    fn an_rpc_error_names_the_callee_and_its_status_and_keeps_a_4xx() {
         let inner = Error::bad_request("malformed JSON request: EOF");
         let e = Error::rpc(
             "social-graph-get-followers",
             inner.status(),
             inner.to_json(),
         );
-        assert_eq!(e.status(), 500);
+        assert_eq!(e.status(), 400);
+        assert_eq!(Error::rpc("x", 503, "busy").status(), 500);
         assert_eq!(
             e.message(),
             r#"function social-graph-get-followers answered HTTP 400: {"error":"malformed JSON request: EOF"}"#

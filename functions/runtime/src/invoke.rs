@@ -1,7 +1,8 @@
 //! Calling another function: in-process when it was merged into this binary,
 //! otherwise over HTTP through the OpenFaaS gateway.
 
-use crate::{Bytes, Error, dispatch};
+use crate::call::{self, Call};
+use crate::{Bytes, Error, Request, Response, config, dispatch};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
@@ -40,48 +41,106 @@ fn gateway() -> &'static Gateway {
     })
 }
 
-/// Calls `function` with `payload` and returns its response body.
+/// Calls `function` with `payload` (POSTed as `application/json`) and
+/// returns its response body.
 ///
 /// A merged callee runs in this process (see `functions/README.md`); any
-/// other is POSTed to `$GATEWAY_URL/function/<name>`. Either way a failure is
-/// an [`Error`] that names the callee and its HTTP status.
+/// other is POSTed to `$GATEWAY_URL/function/<name>`. Either way a non-2xx
+/// reply is an [`Error::rpc`] that names the callee and its status (a 4xx
+/// stays that 4xx for this function's client).
 pub async fn invoke(function: &str, payload: impl Into<Bytes>) -> Result<Bytes, Error> {
-    let payload = payload.into();
-    if let Some(entry) = dispatch::lookup(function) {
-        return dispatch::call(function, entry, payload).await;
+    let mut request = Request::new(payload.into());
+    *request.method_mut() = http::Method::POST;
+    request.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    let response = invoke_request(function, request).await?;
+    let (parts, body) = response.into_parts();
+    if parts.status.is_success() {
+        Ok(body)
+    } else {
+        Err(Error::rpc(
+            function,
+            parts.status.as_u16(),
+            String::from_utf8_lossy(&body),
+        ))
     }
-    over_http(function, payload).await
 }
 
-async fn over_http(function: &str, payload: Bytes) -> Result<Bytes, Error> {
+/// Calls `function` with a whole request and returns its whole response,
+/// whatever its status. The request's URI is the path and query inside the
+/// function (`/`, `/items?id=1`); its method and headers are sent as they
+/// are, plus `X-Fmerge-Caller` (this function) and the current request's
+/// `X-Call-Id`, `traceparent` and `tracestate` unless already set.
+///
+/// A merged callee gets the same request in-process and its reply is the
+/// one it would have sent over HTTP. `Err` only when the callee could not be
+/// reached or did not answer within `$FMERGE_INVOKE_TIMEOUT_SECS`.
+pub async fn invoke_request(function: &str, mut request: Request) -> Result<Response, Error> {
+    let current = Call::current();
+    let headers = request.headers_mut();
+    let caller = current
+        .as_ref()
+        .map(|c| c.function.clone())
+        .or_else(|| config::primary().map(str::to_string))
+        .unwrap_or_else(|| call::EXTERNAL.to_string());
+    if let Ok(value) = http::HeaderValue::from_str(&caller) {
+        headers.insert(call::CALLER_HEADER, value);
+    }
+    for (name, value) in current.iter().flat_map(|c| c.propagated.iter()) {
+        if !headers.contains_key(name) {
+            headers.insert(name.clone(), value.clone());
+        }
+    }
+    if let Some(entry) = dispatch::lookup(function) {
+        return dispatch::call(function, entry, request).await;
+    }
+    over_http(function, request).await
+}
+
+/// Headers that belong to one HTTP connection, not to a function's reply:
+/// dropped from replies that came over HTTP, so that a reply looks the same
+/// whether its callee was merged or not.
+const CONNECTION_HEADERS: [http::HeaderName; 6] = [
+    http::header::CONNECTION,
+    http::header::CONTENT_LENGTH,
+    http::header::TRANSFER_ENCODING,
+    http::header::DATE,
+    http::header::SERVER,
+    http::HeaderName::from_static("keep-alive"),
+];
+
+async fn over_http(function: &str, request: Request) -> Result<Response, Error> {
     let gw = gateway();
-    let url = format!("{}/function/{function}", gw.base);
-    let request = hyper::Request::post(&url)
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(payload))
+    let path = request
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str())
+        .filter(|p| *p != "/")
+        .unwrap_or("");
+    let url = format!("{}/function/{function}{path}", gw.base);
+    let (mut parts, body) = request.into_parts();
+    parts.uri = url
+        .parse()
         .map_err(|e| Error::unreachable(function, format!("bad gateway URL {url}: {e}")))?;
+    let request = hyper::Request::from_parts(parts, Full::new(body));
     let call = async {
         let response = gw
             .client
             .request(request)
             .await
             .map_err(|e| Error::unreachable(function, format!("{url}: {}", error_chain(&e))))?;
-        let status = response.status();
-        let body = response
-            .into_body()
+        let (mut parts, body) = response.into_parts();
+        let body = body
             .collect()
             .await
             .map_err(|e| Error::unreachable(function, format!("{url}: reply cut short: {e}")))?
             .to_bytes();
-        if status.is_success() {
-            Ok(body)
-        } else {
-            Err(Error::rpc(
-                function,
-                status.as_u16(),
-                String::from_utf8_lossy(&body),
-            ))
+        for name in &CONNECTION_HEADERS {
+            parts.headers.remove(name);
         }
+        Ok(Response::from_parts(parts, body))
     };
     match tokio::time::timeout(gw.timeout, call).await {
         Ok(result) => result,

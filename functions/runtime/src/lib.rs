@@ -3,38 +3,63 @@
 //! A function is a binary crate that declares one async handler with
 //! [`function!`]. The same crate then runs two ways:
 //! - standalone, as an OpenFaaS function: [`serve`] speaks the of-watchdog
-//!   HTTP contract, and [`invoke`] reaches other functions through the gateway;
+//!   HTTP contract (same settings, health, drain, metrics; see
+//!   `docs/operating.md`), and [`invoke`] reaches other functions through the
+//!   gateway;
 //! - merged by `fmerge build`, inside another function's binary: [`invoke`]
 //!   finds the callee in the dispatch table that fmerge wrote into the IR, and
 //!   calls its handler in-process.
 //!
+//! A handler has one of two shapes (see [`Handler`]): body in, body out, or
+//! the whole HTTP [`Request`] in and a whole [`Response`] out.
+//!
 //! The hooks that fmerge relies on are documented in `functions/README.md`
 //! ("The merge contract"); the names live in [`hooks`].
 
+mod call;
 mod config;
 mod dispatch;
 mod error;
+mod handler;
 pub mod hooks;
 mod invoke;
+mod metrics;
 mod serve;
+mod settings;
 
 pub use bytes::Bytes;
 pub use config::{config_of, namespaced, variable_for};
 pub use error::Error;
 #[doc(hidden)]
 pub use fmerge_contract as __contract;
-pub use invoke::invoke;
+pub use handler::{BodyShape, Handler, HttpShape, run_handler};
+pub use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+pub use invoke::{invoke, invoke_request};
 pub use serve::serve;
+pub use settings::{Settings, parse_duration};
 
-/// What a handler returns: the response body, or an error that becomes a
-/// JSON error reply.
+/// What a body-shaped handler returns: the response body, or an error that
+/// becomes a JSON error reply.
 pub type Reply = Result<Vec<u8>, Error>;
 
-/// A handler's future, boxed so that every function's entry has one ABI.
+/// A whole HTTP request, as an HTTP-shaped handler sees it and as
+/// [`invoke_request`] sends it: method, URI (path and query), headers, body.
+pub type Request = http::Request<Bytes>;
+
+/// A whole HTTP response: status, headers, body.
+pub type Response = http::Response<Bytes>;
+
+/// A body-shaped handler's future, boxed (for hand-written handlers that
+/// name their future's type).
 pub type BoxReply = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send>>;
 
-/// The signature of a function's exported entry (`fmerge.entry.<name>`).
-pub type Entry = fn(Bytes) -> BoxReply;
+/// An entry's future, boxed so that every function's entry has one ABI.
+pub type BoxResponse = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
+
+/// The signature of a function's exported entry (`fmerge.entry.<name>`): the
+/// whole request in, the whole response out (errors already turned into
+/// their reply), the same for an HTTP request and an in-process call.
+pub type Entry = fn(Request) -> BoxResponse;
 
 /// Parses a JSON request body, or fails with a 400 that says what was wrong.
 pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
@@ -49,18 +74,21 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Reply {
 
 /// Declares this crate's handler and makes the crate an OpenFaaS function.
 ///
-/// `handler` is an `async fn(Bytes) -> Result<Vec<u8>, E>` where `E: Into<Error>`.
-/// The macro emits the exported entry symbol `fmerge.entry.<package name>` and a
-/// `main` that serves it.
+/// `handler` is either
+/// - an `async fn(Bytes) -> Result<Vec<u8>, E>`: the body in, a 200
+///   `application/json` body out; or
+/// - an `async fn(Request) -> Result<Response, E>`: the whole request in,
+///   status, headers and body out,
+///
+/// where `E: Into<Error>`. The macro emits the exported entry symbol
+/// `fmerge.entry.<package name>` and a `main` that serves it.
 #[macro_export]
 macro_rules! function {
     ($handler:path) => {
         #[doc(hidden)]
         #[unsafe(export_name = concat!($crate::__contract::entry_prefix!(), env!("CARGO_PKG_NAME")))]
-        pub fn __fmerge_entry(body: $crate::Bytes) -> $crate::BoxReply {
-            ::std::boxed::Box::pin(async move {
-                $handler(body).await.map_err(::std::convert::Into::into)
-            })
+        pub fn __fmerge_entry(request: $crate::Request) -> $crate::BoxResponse {
+            $crate::run_handler(env!("CARGO_PKG_NAME"), $handler, request)
         }
 
         fn main() {

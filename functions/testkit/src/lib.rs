@@ -21,6 +21,7 @@
 //! they never skip.
 
 mod build;
+pub mod dataplane;
 mod fixture;
 mod gateway;
 pub(crate) mod http;

@@ -1,0 +1,175 @@
+//! Prometheus metrics per function, served on their own port.
+//!
+//! The names are of-watchdog's (`http_requests_total`,
+//! `http_request_duration_seconds`, `http_requests_in_flight`) with a
+//! `function` label, and a `caller` label on the first two. A merged callee's
+//! in-process calls are counted under its own name, exactly as its HTTP
+//! requests were before the merge, so per-function counts survive merging.
+
+use crate::Bytes;
+use http_body_util::Full;
+use hyper::{Method, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Go's `prometheus.DefBuckets`, what of-watchdog uses.
+const BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Labels {
+    function: String,
+    caller: String,
+    code: String,
+    method: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FunctionLabel {
+    function: String,
+}
+
+struct Metrics {
+    registry: Registry,
+    requests: Family<Labels, Counter>,
+    durations: Family<Labels, Histogram>,
+    in_flight: Family<FunctionLabel, Gauge>,
+}
+
+fn metrics() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(|| {
+        let mut registry = Registry::default();
+        let requests = Family::<Labels, Counter>::default();
+        let durations = Family::<Labels, Histogram>::new_with_constructor(
+            (|| Histogram::new(BUCKETS)) as fn() -> Histogram,
+        );
+        let in_flight = Family::<FunctionLabel, Gauge>::default();
+        registry.register(
+            "http_requests",
+            "Requests handled, per function (in-process calls of a merged callee included) and caller",
+            requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Seconds spent serving requests, per function and caller",
+            durations.clone(),
+        );
+        registry.register(
+            "http_requests_in_flight",
+            "Requests being handled now, per function",
+            in_flight.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            durations,
+            in_flight,
+        }
+    })
+}
+
+/// Counts a request of `function` in flight until dropped.
+pub(crate) struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+pub(crate) fn started(function: &str) -> InFlight {
+    let gauge = metrics()
+        .in_flight
+        .get_or_create(&FunctionLabel {
+            function: function.to_string(),
+        })
+        .clone();
+    gauge.inc();
+    InFlight(gauge)
+}
+
+/// Records one finished request of `function` on behalf of `caller`.
+pub(crate) fn finished(
+    function: &str,
+    caller: &str,
+    method: &Method,
+    status: StatusCode,
+    elapsed: Duration,
+) {
+    let labels = Labels {
+        function: function.to_string(),
+        caller: caller.to_string(),
+        code: status.as_u16().to_string(),
+        method: method.as_str().to_ascii_lowercase(),
+    };
+    let m = metrics();
+    m.requests.get_or_create(&labels).inc();
+    m.durations
+        .get_or_create(&labels)
+        .observe(elapsed.as_secs_f64());
+}
+
+/// The exposition text (OpenMetrics).
+pub(crate) fn encode() -> String {
+    let mut text = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &metrics().registry) {
+        text = format!("# cannot encode metrics: {e}\n");
+    }
+    text
+}
+
+/// Serves `GET /metrics` on `addr` until the process exits. A port that is
+/// taken is logged and the function goes on serving without metrics.
+pub(crate) async fn serve(name: &'static str, addr: SocketAddr) {
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "{name}: metrics are off: cannot listen on {addr}: {e} (set metrics_port to a free port, or 0 to turn metrics off)"
+            );
+            return;
+        }
+    };
+    eprintln!("{name}: metrics on http://{addr}/metrics");
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(
+                |req: hyper::Request<hyper::body::Incoming>| async move {
+                    let mut r = hyper::Response::new(Full::new(Bytes::new()));
+                    if req.method() == Method::GET && req.uri().path() == "/metrics" {
+                        *r.body_mut() = Full::new(Bytes::from(encode()));
+                        r.headers_mut().insert(
+                            hyper::header::CONTENT_TYPE,
+                            hyper::header::HeaderValue::from_static(
+                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                            ),
+                        );
+                    } else {
+                        *r.status_mut() = StatusCode::NOT_FOUND;
+                    }
+                    Ok::<_, Infallible>(r)
+                },
+            );
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(5))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

@@ -1,0 +1,292 @@
+//! The of-watchdog contract as the spec: the same probes against (a) the
+//! real of-watchdog 0.11.6 in HTTP mode in front of a function and (b) our
+//! runtime serving the same function directly, asserting the same
+//! observable behaviour: health, 429 beyond max_inflight (ready too), 504
+//! on exec_timeout, slow and idle connections closed after read_timeout,
+//! and the drain on SIGTERM (health 503 at once, in-flight requests finish,
+//! requests during healthcheck_interval still served, then exit 0).
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test conformance`.
+//! of-watchdog comes from `$FMERGE_OF_WATCHDOG` or is built by
+//! `../shared/tools/of-watchdog/build.sh`; if neither works the watchdog
+//! half is skipped with the reason, unless `FMERGE_REQUIRE_FAAS_CLI=1`
+//! (CI), where it fails.
+
+use fmerge_testkit::dataplane::{self, Server, closed_after, request};
+use fmerge_testkit::free_port;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Front {
+    /// The function binary serves the port itself.
+    Runtime,
+    /// of-watchdog serves the port and proxies to the function binary.
+    Watchdog,
+}
+
+/// of-watchdog always puts its metrics on :8081, so two cannot run at once.
+static WATCHDOG: Mutex<()> = Mutex::new(());
+
+struct Started {
+    server: Server,
+    _watchdog_lock: Option<std::sync::MutexGuard<'static, ()>>,
+    _tmp: tempfile::TempDir,
+}
+
+/// Starts the probe function (`examples/probe.rs`) behind `front` with the
+/// of-watchdog settings `env`. `None` when of-watchdog is unavailable and
+/// not required.
+fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
+    let probe = dataplane::example_binary("fmerge-runtime", "probe");
+    let port = free_port();
+    let tmp = tempfile::tempdir().unwrap();
+    match front {
+        Front::Runtime => {
+            let mut cmd = Command::new(&probe);
+            cmd.env("port", port.to_string())
+                .env("metrics_port", "0")
+                .env("listen_address", "127.0.0.1")
+                .envs(env.iter().copied());
+            Some(Started {
+                server: Server::start(cmd, port),
+                _watchdog_lock: None,
+                _tmp: tmp,
+            })
+        }
+        Front::Watchdog => {
+            let watchdog = match dataplane::of_watchdog() {
+                Ok(path) => path,
+                Err(why) if dataplane::tools_required() => {
+                    panic!("FMERGE_REQUIRE_FAAS_CLI=1 and of-watchdog is unavailable: {why}")
+                }
+                Err(why) => {
+                    eprintln!("SKIPPED (of-watchdog half): {why}");
+                    return None;
+                }
+            };
+            let lock = WATCHDOG.lock().unwrap_or_else(|e| e.into_inner());
+            let upstream = free_port();
+            // The function behind it must not read of-watchdog's `port`,
+            // nor take :8081: `env` gives it its own; and of-watchdog's
+            // limits are the ones under test, so the function has none.
+            let fprocess = format!(
+                "env -u exec_timeout -u max_inflight -u read_timeout port={upstream} metrics_port=0 listen_address=127.0.0.1 {}",
+                probe.display()
+            );
+            let mut cmd = Command::new(watchdog);
+            cmd.env("mode", "http")
+                .env("upstream_url", format!("http://127.0.0.1:{upstream}"))
+                .env("fprocess", fprocess)
+                .env("port", port.to_string())
+                .env("TMPDIR", tmp.path())
+                .envs(env.iter().copied());
+            let server = Server::start(cmd, port);
+            // of-watchdog answers health before its function listens.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while request(upstream, "GET", "/_/health", &[], b"").is_err() {
+                assert!(
+                    Instant::now() < deadline,
+                    "the function behind of-watchdog did not come up:\n{}",
+                    server.output()
+                );
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            Some(Started {
+                server,
+                _watchdog_lock: Some(lock),
+                _tmp: tmp,
+            })
+        }
+    }
+}
+
+fn both(probe: impl Fn(Front)) {
+    for front in [Front::Runtime, Front::Watchdog] {
+        eprintln!("--- {front:?}");
+        probe(front);
+    }
+}
+
+#[test]
+fn health_answers_get_200_and_other_methods_405() {
+    both(|front| {
+        let Some(s) = start(front, &[]) else { return };
+        let port = s.server.port;
+        let health = request(port, "GET", "/_/health", &[], b"").unwrap();
+        assert_eq!(health.status, 200, "{front:?}");
+        assert_eq!(health.body, "OK", "{front:?}");
+        let ready = request(port, "GET", "/_/ready", &[], b"").unwrap();
+        assert_eq!(ready.status, 200, "{front:?}");
+        let post = request(port, "POST", "/_/health", &[], b"").unwrap();
+        assert_eq!(post.status, 405, "{front:?}");
+        let echo = request(port, "GET", "/echo?status=201", &[], b"").unwrap();
+        assert_eq!(echo.status, 201, "{front:?}: {}", s.server.output());
+    });
+}
+
+#[test]
+fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
+    both(|front| {
+        let Some(s) = start(front, &[("max_inflight", "1")]) else {
+            return;
+        };
+        let port = s.server.port;
+        let started = Instant::now();
+        let slow = std::thread::spawn(move || request(port, "GET", "/sleep?ms=3000", &[], b""));
+        // Ready says 429 once the slow request is in flight.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let ready = loop {
+            let r = request(port, "GET", "/_/ready", &[], b"").unwrap();
+            if r.status != 200 || Instant::now() > deadline {
+                break r;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(
+            ready.status,
+            429,
+            "{front:?}: ready with one request in flight, {:?} in",
+            started.elapsed()
+        );
+        let refused = request(port, "GET", "/sleep?ms=0", &[], b"").unwrap();
+        assert_eq!(refused.status, 429, "{front:?}: {refused:?}");
+        assert!(
+            refused.body.contains("Concurrent request limit exceeded"),
+            "{front:?}: {refused:?}"
+        );
+        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{front:?}");
+        let after = request(port, "GET", "/sleep?ms=0", &[], b"").unwrap();
+        assert_eq!(after.status, 200, "{front:?}");
+    });
+}
+
+#[test]
+fn a_handler_running_past_exec_timeout_is_answered_504() {
+    both(|front| {
+        let Some(s) = start(front, &[("exec_timeout", "1s")]) else {
+            return;
+        };
+        let start = Instant::now();
+        let r = request(s.server.port, "GET", "/sleep?ms=5000", &[], b"").unwrap();
+        assert_eq!(r.status, 504, "{front:?}: {r:?}");
+        assert!(
+            start.elapsed() < Duration::from_millis(4500),
+            "{front:?}: answered after {:?}",
+            start.elapsed()
+        );
+        // X-Timeout lowers it for one request.
+        let r = request(
+            s.server.port,
+            "GET",
+            "/sleep?ms=800",
+            &[("X-Timeout", "200ms")],
+            b"",
+        )
+        .unwrap();
+        assert_eq!(r.status, 504, "{front:?}: {r:?}");
+        let ok = request(s.server.port, "GET", "/sleep?ms=10", &[], b"").unwrap();
+        assert_eq!(ok.status, 200, "{front:?}");
+    });
+}
+
+#[test]
+fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout() {
+    both(|front| {
+        let Some(s) = start(front, &[("read_timeout", "1s")]) else {
+            return;
+        };
+        let port = s.server.port;
+        let slow = closed_after(
+            port,
+            b"GET /echo HTTP/1.1\r\nHost: x\r\nX-Slow:",
+            Duration::from_secs(15),
+        );
+        let slow =
+            slow.unwrap_or_else(|| panic!("{front:?}: a partial header was still open after 15 s"));
+        assert!(
+            slow >= Duration::from_millis(500),
+            "{front:?}: closed after {slow:?}, before read_timeout"
+        );
+        let idle = closed_after(
+            port,
+            b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n",
+            Duration::from_secs(15),
+        );
+        let idle = idle.unwrap_or_else(|| {
+            panic!("{front:?}: an idle keep-alive connection was still open after 15 s")
+        });
+        assert!(
+            idle >= Duration::from_millis(500),
+            "{front:?}: idle closed after {idle:?}"
+        );
+        eprintln!("{front:?}: partial header closed after {slow:?}, idle after {idle:?}");
+    });
+}
+
+#[test]
+fn sigterm_drains_in_flight_requests_and_turns_health_503() {
+    both(|front| {
+        // Long enough that the checks below land inside it even on a slow machine.
+        let env = [("healthcheck_interval", "5s"), ("write_timeout", "10s")];
+        let Some(mut s) = start(front, &env) else {
+            return;
+        };
+        let port = s.server.port;
+        let in_flight: Vec<_> = (0..5)
+            .map(|_| std::thread::spawn(move || request(port, "GET", "/sleep?ms=7000", &[], b"")))
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        s.server.signal("TERM");
+        let signalled = Instant::now();
+        // Unhealthy at once (give the signal a moment to land).
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let health = loop {
+            let h = request(port, "GET", "/_/health", &[], b"").unwrap();
+            if h.status != 200 || Instant::now() > deadline {
+                break h;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(health.status, 503, "{front:?}: health while draining");
+        // Still served during healthcheck_interval.
+        let during = request(port, "GET", "/sleep?ms=10", &[], b"").unwrap();
+        assert_eq!(
+            during.status, 200,
+            "{front:?}: a request during healthcheck_interval"
+        );
+        assert!(
+            signalled.elapsed() < Duration::from_secs(1),
+            "the check above came too late to mean anything"
+        );
+        for r in in_flight {
+            let r = r.join().unwrap();
+            assert!(
+                matches!(&r, Ok(r) if r.status == 200 && r.body == "slept"),
+                "{front:?}: an in-flight request: {r:?}\n{}",
+                s.server.output()
+            );
+        }
+        let (code, after) = s
+            .server
+            .wait_exit(Duration::from_secs(15))
+            .unwrap_or_else(|| {
+                panic!("{front:?}: still running 15 s after the in-flight requests finished")
+            });
+        eprintln!(
+            "{front:?}: exit {code:?}, {:?} after the signal",
+            signalled.elapsed()
+        );
+        assert_eq!(
+            code,
+            Some(0),
+            "{front:?} after {after:?}:\n{}",
+            s.server.output()
+        );
+        assert!(
+            request(port, "GET", "/_/health", &[], b"").is_err(),
+            "{front:?}: still listening after exit"
+        );
+    });
+}

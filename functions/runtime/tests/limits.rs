@@ -1,0 +1,323 @@
+//! The bounds and the HTTP surface of our runtime that of-watchdog leaves to
+//! the function (so `conformance.rs` cannot compare them): the body limit
+//! (413 before buffering, memory near the body, not twice it), accept
+//! back-off at the fd limit, the connection cap, bad settings, HEAD and
+//! OPTIONS on a body-shaped function, whole-request handlers, metrics per
+//! function and caller, the access log, and header propagation by `invoke`.
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test limits`.
+
+use fmerge_testkit::dataplane::{self, Server, cpu_ticks, request, rss_kib};
+use fmerge_testkit::{Gateway, free_port};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn probe(env: &[(&str, &str)]) -> Server {
+    let port = free_port();
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1")
+        .envs(env.iter().copied());
+    Server::start(cmd, port)
+}
+
+/// Sends only the head of a POST declaring `length` bytes (plus `first`
+/// bytes of it) and reads the reply.
+fn declared_post(port: u16, path: &str, length: u64, first: usize) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!("POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n");
+    s.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
+    // The server may have answered and closed already: a failed write is fine.
+    let _ = s.write_all(&vec![b'x'; first]);
+    let mut reply = Vec::new();
+    let _ = s.read_to_end(&mut reply);
+    if reply.is_empty() {
+        return Err("no reply".into());
+    }
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+#[test]
+fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
+    let s = probe(&[]);
+    let port = s.server_port();
+    // 1 GiB declared: refused at once, nothing buffered.
+    let start = Instant::now();
+    let reply = declared_post(port, "/echo", 1 << 30, 64 << 10).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(reply.contains("max_body_size"), "{reply}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+    // 100 × 50 MiB at once: all refused, memory stays where it was.
+    let replies: Vec<_> = (0..100)
+        .map(|_| std::thread::spawn(move || declared_post(port, "/echo", 50 << 20, 256 << 10)))
+        .collect();
+    for r in replies {
+        let r = r.join().unwrap().unwrap();
+        assert!(r.starts_with("HTTP/1.1 413"), "{r}");
+    }
+    let (peak, now) = rss_kib(s.pid());
+    eprintln!("after 1 GiB + 100 × 50 MiB declared: peak RSS {peak} KiB, now {now} KiB");
+    assert!(peak < 64 << 10, "peak RSS {peak} KiB");
+    // A chunked body (no length declared) is cut off while it is read.
+    let small = probe(&[("max_body_size", "1048576")]);
+    let mut c = TcpStream::connect(("127.0.0.1", small.server_port())).unwrap();
+    c.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
+    let chunk = vec![b'y'; 64 << 10];
+    let mut sent = 0;
+    while sent < (4 << 20) {
+        if c.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .is_err()
+            || c.write_all(&chunk).is_err()
+            || c.write_all(b"\r\n").is_err()
+        {
+            break;
+        }
+        sent += chunk.len();
+    }
+    let mut reply = Vec::new();
+    let _ = c.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+}
+
+#[test]
+fn an_accepted_body_costs_about_its_size_in_memory_not_twice() {
+    let s = probe(&[]);
+    let (base, _) = rss_kib(s.pid());
+    let body = vec![b'z'; 24 << 20];
+    let r = request(s.server_port(), "POST", "/sleep?ms=0", &[], &body).unwrap();
+    assert_eq!(r.status, 200);
+    // The 8 MiB case of the other tests passes under the default limit.
+    let r = request(
+        s.server_port(),
+        "POST",
+        "/sleep?ms=0",
+        &[],
+        &body[..8 << 20],
+    )
+    .unwrap();
+    assert_eq!(r.status, 200);
+    let (peak, _) = rss_kib(s.pid());
+    let grew = peak.saturating_sub(base);
+    eprintln!("a 24 MiB body: peak RSS grew by {grew} KiB (from {base} KiB)");
+    assert!(
+        grew < (24 << 10) * 3 / 2,
+        "a 24 MiB body raised peak RSS by {grew} KiB"
+    );
+}
+
+#[test]
+fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close() {
+    let port = free_port();
+    let probe = dataplane::example_binary("fmerge-runtime", "probe");
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", &format!("ulimit -n 64 && exec {}", probe.display())])
+        .env("port", port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1")
+        .env("read_timeout", "3s");
+    let s = Server::start(cmd, port);
+    // More idle connections than descriptors: accept fails with EMFILE.
+    let idle: Vec<TcpStream> = (0..120)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_ticks(s.pid());
+    let window = Duration::from_millis(1500);
+    std::thread::sleep(window);
+    let used = cpu_ticks(s.pid()) - before;
+    let per_second = dataplane::ticks_per_second();
+    eprintln!("at the fd limit: {used} ticks of CPU in {window:?} ({per_second}/s)");
+    // A spinning accept loop burns the whole window; allow a third of it.
+    assert!(
+        used * 3 < per_second * window.as_millis() as u64 / 1000,
+        "{used} ticks in {window:?}: the accept loop spins\n{}",
+        s.output()
+    );
+    // The idle ones are closed after read_timeout; a new client is answered.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let answered = loop {
+        match request(port, "GET", "/echo", &[], b"") {
+            Ok(r) => break r,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("no answer 20 s into the fd limit: {e}\n{}", s.output()),
+        }
+    };
+    assert_eq!(answered.status, 200);
+    drop(idle);
+    let log = s.output();
+    let failures = log.matches("accept failed").count();
+    assert!(
+        (1..=5).contains(&failures),
+        "{failures} accept-failure lines:\n{log}"
+    );
+}
+
+#[test]
+fn beyond_max_connections_new_clients_wait_until_one_closes() {
+    let s = probe(&[("max_connections", "4")]);
+    let port = s.server_port();
+    // Four keep-alive connections, each answered once: all four accepted.
+    let mut idle: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.write_all(b"GET /_/health HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            let mut reply = Vec::new();
+            let mut buf = [0u8; 512];
+            while !reply.ends_with(b"OK") {
+                let n = c.read(&mut buf).unwrap();
+                assert!(n > 0, "closed before answering");
+                reply.extend_from_slice(&buf[..n]);
+            }
+            c
+        })
+        .collect();
+    let waiting = std::thread::spawn(move || {
+        let start = Instant::now();
+        (request(port, "GET", "/echo", &[], b""), start.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        !waiting.is_finished(),
+        "a fifth connection was served while 4 were open"
+    );
+    idle.pop();
+    let (reply, after) = waiting.join().unwrap();
+    assert_eq!(reply.unwrap().status, 200);
+    assert!(after >= Duration::from_millis(700), "{after:?}");
+}
+
+#[test]
+fn an_invalid_setting_stops_the_start_naming_the_variable() {
+    for (key, value) in [
+        ("read_timeout", "ten"),
+        ("max_inflight", "-1"),
+        ("port", "http"),
+        ("max_body_size", "8M"),
+    ] {
+        let out = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
+            .env(key, value)
+            .env("metrics_port", "0")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}={value}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{key}=\"{value}\"")),
+            "{key}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_whole_request_handler_sees_method_path_query_headers_and_sets_the_reply() {
+    let s = probe(&[("FMERGE_ACCESS_LOG", "1")]);
+    let r = request(
+        s.server_port(),
+        "PUT",
+        "/echo?status=418&a=b",
+        &[("X-Custom", "v"), ("X-Call-Id", "call-1")],
+        b"payload",
+    )
+    .unwrap();
+    assert_eq!(r.status, 418);
+    assert_eq!(r.headers.get("x-echo").map(String::as_str), Some("1"));
+    let echo: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(echo["method"], "PUT");
+    assert_eq!(echo["path"], "/echo");
+    assert_eq!(echo["query"], "status=418&a=b");
+    assert_eq!(echo["headers"]["x-custom"], "v");
+    assert_eq!(echo["body"], "payload");
+    // HEAD and OPTIONS reach a whole-request handler as they are.
+    let head = request(s.server_port(), "HEAD", "/echo", &[], b"").unwrap();
+    assert_eq!(head.status, 200);
+    // The access log line names the function, the request and the call id.
+    let log = s.output();
+    assert!(
+        log.lines().any(
+            |l| l.starts_with("fmerge-runtime: PUT /echo?status=418&a=b 418")
+                && l.contains("call_id=call-1")
+        ),
+        "{log}"
+    );
+}
+
+#[test]
+fn head_and_options_do_not_run_a_body_shaped_handler() {
+    let port = free_port();
+    let mut cmd = Command::new(fmerge_testkit::function_binary(
+        "social-graph-get-followers",
+    ));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", "0")
+        .env("REDIS_URL", "redis://127.0.0.1:9");
+    let s = Server::start(cmd, port);
+    let options = request(port, "OPTIONS", "/", &[], b"").unwrap();
+    assert_eq!(options.status, 204, "{options:?}");
+    assert!(options.headers["allow"].contains("POST"), "{options:?}");
+    // Run, an empty body would be a 400 (and the Redis here is closed).
+    let head = request(port, "HEAD", "/", &[], b"").unwrap();
+    assert_eq!(head.status, 200, "{head:?}");
+    let post = request(port, "POST", "/", &[], b"").unwrap();
+    assert_eq!(post.status, 400, "{post:?}");
+    assert!(!s.output().contains("panicked"));
+}
+
+#[test]
+fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
+    let callee_port = free_port();
+    let gateway = Gateway::start(&[("callee", callee_port)]);
+    let callee_metrics = free_port();
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", callee_port.to_string())
+        .env("metrics_port", callee_metrics.to_string())
+        .env("listen_address", "127.0.0.1");
+    let callee = Server::start(cmd, callee_port);
+    let caller = probe(&[("GATEWAY_URL", &gateway.url())]);
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let r = request(
+        caller.server_port(),
+        "GET",
+        "/invoke?target=callee&path=/echo%3Fstatus=409",
+        &[("X-Call-Id", "abc-123"), ("traceparent", traceparent)],
+        b"",
+    );
+    let r = r.unwrap();
+    // The callee's 409 and its own header reach the client as they were.
+    assert_eq!(r.status, 409, "{r:?}\n{}", caller.output());
+    assert_eq!(r.headers.get("x-echo").map(String::as_str), Some("1"));
+    let echo: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(echo["headers"]["x-call-id"], "abc-123");
+    assert_eq!(echo["headers"]["traceparent"], traceparent);
+    assert_eq!(echo["headers"]["x-fmerge-caller"], "fmerge-runtime");
+    let metrics = request(callee_metrics, "GET", "/metrics", &[], b"").unwrap();
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics.body.contains(r#"http_requests_total{function="fmerge-runtime",caller="fmerge-runtime",code="409",method="get"} 1"#),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics
+            .body
+            .contains("http_request_duration_seconds_bucket{"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics.body.contains("http_requests_in_flight{"),
+        "{}",
+        metrics.body
+    );
+    drop(callee);
+}

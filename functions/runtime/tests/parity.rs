@@ -1,0 +1,153 @@
+//! A merged callee is indistinguishable from the same callee over HTTP: the
+//! same handler, registered in the dispatch table the way `fmerge` fills it
+//! (the table written directly, as `benches/dispatch.rs` does) and served by
+//! the real `serve` behind the nginx gateway, answers every `invoke_request`
+//! with the same status, headers and body, sees the same method, path,
+//! query, caller and call id, and `invoke` maps its errors the same way.
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test parity`.
+
+use fmerge_runtime::hooks::{Route, Routes};
+use fmerge_runtime::{
+    BoxResponse, Bytes, Error, HeaderValue, Method, Request, Response, StatusCode, invoke,
+    invoke_request,
+};
+use fmerge_testkit::{Gateway, free_port};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+unsafe extern "Rust" {
+    #[link_name = fmerge_contract::routes_symbol!()]
+    static mut ROUTES: Routes;
+}
+
+async fn echo(request: Request) -> Result<Response, Error> {
+    if request.body().as_ref() == b"refuse" {
+        return Err(Error::bad_request("refused on purpose"));
+    }
+    let status = request
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("status=")))
+        .map_or(Ok(200), str::parse::<u16>)?;
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let seen = json!({
+        "method": request.method().as_str(),
+        "path": request.uri().path(),
+        "query": request.uri().query(),
+        "caller": header("x-fmerge-caller"),
+        "call_id": header("x-call-id"),
+        "content_type": header("content-type"),
+        "body": String::from_utf8_lossy(request.body()),
+    });
+    let mut response = Response::new(Bytes::from(seen.to_string()));
+    *response.status_mut() = StatusCode::from_u16(status).map_err(|e| e.to_string())?;
+    response
+        .headers_mut()
+        .insert("x-echo", HeaderValue::from_static("1"));
+    Ok(response)
+}
+
+fn echo_entry(request: Request) -> BoxResponse {
+    fmerge_runtime::run_handler("echo", echo, request)
+}
+
+fn request(method: Method, uri: &str, body: &'static str) -> Request {
+    let mut r = Request::new(Bytes::from_static(body.as_bytes()));
+    *r.method_mut() = method;
+    *r.uri_mut() = uri.parse().unwrap();
+    r.headers_mut()
+        .insert("x-call-id", HeaderValue::from_static("parity-1"));
+    r
+}
+
+#[test]
+fn a_merged_callee_answers_exactly_as_it_does_over_http() {
+    // In-process: "echo" in the table.
+    let routes: &'static [Route] = Box::leak(Box::new([Route {
+        name: "echo".as_ptr(),
+        len: 4,
+        entry: echo_entry as fmerge_runtime::Entry,
+    }]));
+    // SAFETY: written once, before any `invoke`, by the only test here.
+    unsafe {
+        ROUTES = Routes {
+            routes: routes.as_ptr(),
+            len: routes.len(),
+        }
+    };
+    // Over HTTP: the same entry served as "echo-http" behind nginx.
+    let port = free_port();
+    let gateway = Gateway::start(&[("echo-http", port)]);
+    // SAFETY: no other thread reads the environment yet.
+    unsafe {
+        std::env::set_var("port", port.to_string());
+        std::env::set_var("listen_address", "127.0.0.1");
+        std::env::set_var("metrics_port", "0");
+        std::env::set_var("GATEWAY_URL", gateway.url());
+    }
+    std::thread::spawn(|| fmerge_runtime::serve("echo-http", echo_entry));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "serve did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let cases = [
+            (Method::POST, "/", "hello"),
+            (Method::POST, "/?status=201", "made"),
+            (Method::GET, "/items?id=1&status=404", ""),
+            (Method::DELETE, "/x?status=418", ""),
+            (Method::PUT, "/refuse", "refuse"),
+            (Method::HEAD, "/h", ""),
+            (Method::OPTIONS, "/", ""),
+        ];
+        for (method, uri, body) in cases {
+            let merged = invoke_request("echo", request(method.clone(), uri, body))
+                .await
+                .unwrap();
+            let http = invoke_request("echo-http", request(method.clone(), uri, body))
+                .await
+                .unwrap();
+            let what = format!("{method} {uri}");
+            assert_eq!(merged.status(), http.status(), "{what}");
+            assert_eq!(merged.headers(), http.headers(), "{what}");
+            if method == Method::HEAD {
+                assert!(merged.body().is_empty() && http.body().is_empty(), "{what}");
+                continue;
+            }
+            let (m, h): (Value, Value) = (
+                serde_json::from_slice(merged.body()).unwrap(),
+                serde_json::from_slice(http.body()).unwrap(),
+            );
+            assert_eq!(m, h, "{what}");
+            if uri != "/refuse" {
+                assert_eq!(m["method"], method.as_str(), "{what}");
+                assert_eq!(m["caller"], "echo-http", "{what}");
+                assert_eq!(m["call_id"], "parity-1", "{what}");
+            }
+        }
+        // `invoke`: the callee's 400 stays a 400, with the same body, both ways.
+        let merged = invoke("echo", "refuse").await.unwrap_err();
+        let http = invoke("echo-http", "refuse").await.unwrap_err();
+        assert_eq!(merged.status(), 400);
+        assert_eq!(http.status(), 400);
+        assert_eq!(merged.callee().unwrap().status, Some(400));
+        assert_eq!(merged.callee().unwrap().body, http.callee().unwrap().body);
+        assert_eq!(
+            invoke("echo", "x").await.unwrap(),
+            invoke("echo-http", "x").await.unwrap()
+        );
+    });
+}
