@@ -153,11 +153,16 @@ fn docker_stop_drains_the_merged_image_under_a_fixed_rate_load() {
         return;
     }
     let reference = format!("fmerge-dataplane/pair:{}", registry::unique("t"));
-    let spec = fmerge::image::ImageSpec {
+    let spec = fmerge_ship::image::ImageSpec {
         tag: Some(reference.clone()),
-        ..fmerge::image::ImageSpec::new(merged_pair(), "pair", vec![CALLER.into(), CALLEE.into()])
+        ..fmerge_ship::image::ImageSpec::new(
+            merged_pair(),
+            "pair",
+            vec![CALLER.into(), CALLEE.into()],
+            fmerge::assets::DOCKERFILE,
+        )
     };
-    fmerge::image::build(&spec).expect("image build");
+    fmerge_ship::image::build(&spec).expect("image build");
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let port = free_port();

@@ -108,10 +108,10 @@ fn traffic_weighs_the_edges() {
     let metrics = dir.path().join("metrics.txt");
     std::fs::write(
         &metrics,
-        "# TYPE fmerge_requests_total counter\n\
-         fmerge_requests_total{function=\"compose-post\",caller=\"\"} 50\n\
-         fmerge_requests_total{function=\"text-service\",caller=\"compose-post\"} 50\n\
-         fmerge_requests_total{function=\"url-shorten\",caller=\"text-service\"} 20\n",
+        "# TYPE http_requests_total counter\n\
+         http_requests_total{function=\"compose-post\",caller=\"\"} 50\n\
+         http_requests_total{function=\"text-service\",caller=\"compose-post\"} 50\n\
+         http_requests_total{function=\"url-shorten\",caller=\"text-service\"} 20\n",
     )
     .unwrap();
     let (graph, _) = read_graph(
@@ -160,7 +160,7 @@ fn traffic_weighs_the_edges() {
     assert_eq!(graph.function("compose-post").unwrap().external, Some(2.0));
 
     // A malformed scrape is an error naming the line.
-    std::fs::write(&metrics, "fmerge_requests_total{function=\"a\"} one\n").unwrap();
+    std::fs::write(&metrics, "http_requests_total{function=\"a\"} one\n").unwrap();
     let (ok, _, stderr) = fmerge_cli(
         dir.path(),
         &[

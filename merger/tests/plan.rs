@@ -186,9 +186,9 @@ fn traffic_weights_choose_the_busy_path() {
         ..Graph::default()
     };
     let traffic = fmerge::graph::traffic::parse_prometheus(
-        "fmerge_requests_total{function=\"a\",caller=\"\"} 100\n\
-         fmerge_requests_total{function=\"b\",caller=\"a\"} 10\n\
-         fmerge_requests_total{function=\"c\",caller=\"a\"} 90\n",
+        "http_requests_total{function=\"a\",caller=\"\"} 100\n\
+         http_requests_total{function=\"b\",caller=\"a\"} 10\n\
+         http_requests_total{function=\"c\",caller=\"a\"} 90\n",
         "test",
     )
     .unwrap();
@@ -417,7 +417,7 @@ fn bad_plan_input_gets_a_clear_error() {
     let metrics = dir.path().join("metrics.txt");
     std::fs::write(
         &metrics,
-        "fmerge_requests_total{function=\"unique-id\"} 1\ngarbage here ok\n",
+        "http_requests_total{function=\"unique-id\"} 1\ngarbage here ok\n",
     )
     .unwrap();
     let (ok, _, stderr) = fmerge_cli(

@@ -1,9 +1,10 @@
 //! Real traffic for the call graph's edges, from one of two sources:
 //!
 //! - a Prometheus text scrape of the runtime's per-caller counter
-//!   `fmerge_requests_total{function="…",caller="…"}` (a request `caller`
-//!   made to `function`; no caller, or an empty one, is a request from
-//!   outside the application). Read with the `prometheus-parse` crate, line
+//!   `http_requests_total{function="…",caller="…"}` (a request `caller`
+//!   made to `function`; no caller, an empty one, or the runtime's
+//!   `external` and `other` labels, is a request from outside the
+//!   application). Read with the `prometheus-parse` crate, line
 //!   by line so that a line that is not in the text format is an error that
 //!   names it, instead of being skipped.
 //! - an nginx gateway access log: one request per line, `"POST
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The counter the runtime keeps per (caller, function).
-pub const METRIC: &str = "fmerge_requests_total";
+pub const METRIC: &str = "http_requests_total";
 
 /// Requests seen: per edge, and from outside per function.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -88,7 +89,8 @@ pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
                 sample.labels
             );
         };
-        match sample.labels.get("caller").filter(|c| !c.is_empty()) {
+        let outside = ["", "external", "other"];
+        match sample.labels.get("caller").filter(|c| !outside.contains(c)) {
             Some(caller) => {
                 *traffic
                     .calls
@@ -207,32 +209,47 @@ mod tests {
 
     #[test]
     fn scrape_counts_edges_and_outside_requests() {
-        let text = "# HELP fmerge_requests_total Requests.\n# TYPE fmerge_requests_total counter\n\
-            fmerge_requests_total{function=\"b\",caller=\"a\"} 30\n\
-            fmerge_requests_total{function=\"a\",caller=\"\"} 10\n\
-            fmerge_requests_total{function=\"b\",caller=\"a\"} 2\n\
+        let text = "# HELP http_requests_total Requests.\n# TYPE http_requests_total counter\n\
+            http_requests_total{function=\"b\",caller=\"a\"} 30\n\
+            http_requests_total{function=\"a\",caller=\"\"} 10\n\
+            http_requests_total{function=\"b\",caller=\"a\"} 2\n\
             other_metric 5\n";
         let t = parse_prometheus(text, "m").unwrap();
         assert_eq!(t.calls[&("a".into(), "b".into())], 32.0);
         assert_eq!(t.external["a"], 10.0);
     }
 
+    /// The runtime's own exposition (prometheus-client's, with its histogram,
+    /// gauge and `# EOF`): its `external` caller is a request from outside.
+    #[test]
+    fn a_real_runtime_scrape_is_read() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/traffic/runtime-scrape.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let t = parse_prometheus(&text, path).unwrap();
+        assert_eq!(t.calls[&("compose-post".into(), "unique-id".into())], 1.0);
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.external["unique-id"], 1.0);
+    }
+
     #[test]
     fn malformed_lines_and_values_are_errors_naming_the_line() {
         let e = parse_prometheus(
-            "fmerge_requests_total{function=\"a\"} 1\nthis is { not\n",
+            "http_requests_total{function=\"a\"} 1\nthis is { not\n",
             "m",
         )
         .unwrap_err()
         .to_string();
         assert!(e.contains("line 2") && e.contains("this is { not"), "{e}");
-        let e = parse_prometheus("fmerge_requests_total{function=\"a\"} -3\n", "m")
+        let e = parse_prometheus("http_requests_total{function=\"a\"} -3\n", "m")
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1") && e.contains("-3"), "{e}");
         let e = parse_prometheus("up 1\n", "m").unwrap_err().to_string();
-        assert!(e.contains("no fmerge_requests_total samples"), "{e}");
-        let e = parse_prometheus("fmerge_requests_total{caller=\"a\"} 1\n", "m")
+        assert!(e.contains("no http_requests_total samples"), "{e}");
+        let e = parse_prometheus("http_requests_total{caller=\"a\"} 1\n", "m")
             .unwrap_err()
             .to_string();
         assert!(e.contains("no `function` label"), "{e}");

@@ -13,7 +13,7 @@ pub struct Source {
     #[arg(short = 'f', long = "yaml", value_name = "STACK")]
     pub yaml: Option<PathBuf>,
     /// Edge weights from a Prometheus text scrape of the runtime's
-    /// `fmerge_requests_total{function,caller}` counters.
+    /// `http_requests_total{function,caller}` counters.
     #[arg(long, value_name = "FILE", conflicts_with = "access_log")]
     pub metrics: Option<PathBuf>,
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
