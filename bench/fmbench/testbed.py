@@ -103,12 +103,13 @@ class System:
         self.gateway = f"http://127.0.0.1:{self.nginx['internal'][1]}"
         common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url}
         for f in functions:
-            p = ctx.procs.start(f, [ctx.out / "bin" / "unmerged" / f], {**common, "port": str(self.ports[f])}, log_dir=logs, cpus=self.tier)
+            p = ctx.procs.start(f, [ctx.out / "bin" / "unmerged" / f], {**common, "port": str(self.ports[f]), "metrics_port": str(free_port())}, log_dir=logs, cpus=self.tier)
             wait_health(f, self.ports[f], p, ctx.run_dir)
         for name, (g, d, port) in extra.items():
             # The merged callees read their settings under namespaced names
             # (from fmerge's output); the fused program gets the same env.
-            env = {**common, "port": str(port)}
+            # The runtime serves /metrics on 8081 by default: one port each.
+            env = {**common, "port": str(port), "metrics_port": str(free_port())}
             for s in ctx.settings.get(g, []):
                 if s["key"] == "REDIS_URL" and s["function"] != GROUPS[g][0]:
                     env[s["variable"]] = redis_url

@@ -42,15 +42,16 @@ def find_watchdog(root, given=None):
     die(f"no {BUILD_SCRIPT} above {root} to build of-watchdog with: pass --of-watchdog PATH (a built of-watchdog 0.11.6)")
 
 
-def watchdog_env(wd_port, fn_port, binary, tmp):
+def watchdog_env(wd_port, fn_port, binary, tmp, fn_metrics_port):
     """of-watchdog's settings in HTTP mode (the names of its README); the
-    forked function gets its own port through `env`, since it inherits
-    of-watchdog's environment, `port` included."""
+    forked function gets its own port (and its runtime's own metrics port:
+    of-watchdog holds 8081) through `env`, since it inherits of-watchdog's
+    environment, `port` included."""
     return {
         "mode": "http",
         "port": str(wd_port),
         "upstream_url": f"http://127.0.0.1:{fn_port}",
-        "fprocess": f"env port={fn_port} {binary}",
+        "fprocess": f"env port={fn_port} metrics_port={fn_metrics_port} {binary}",
         "exec_timeout": "10s",
         "read_timeout": "10s",
         "write_timeout": "10s",
@@ -70,7 +71,7 @@ def start_watchdog(sysm, binary):
     wd_port, fn_port = free_port(), free_port()
     tmp = ctx.run_dir / sysm.mode / "of-watchdog-tmp"
     tmp.mkdir(parents=True, exist_ok=True)
-    env = {**sysm.common_env, **watchdog_env(wd_port, fn_port, ctx.out / "bin" / "unmerged" / HOP_FUNCTION, tmp)}
+    env = {**sysm.common_env, **watchdog_env(wd_port, fn_port, ctx.out / "bin" / "unmerged" / HOP_FUNCTION, tmp, free_port())}
     p = ctx.procs.start(WATCHDOG, [binary], env, log_dir=ctx.run_dir / sysm.mode / "logs", cpus=sysm.tier)
     wait_health(WATCHDOG, wd_port, p, ctx.run_dir)
     # of-watchdog's /_/health says nothing of the function: wait for it too.

@@ -161,12 +161,13 @@ class TimeV(unittest.TestCase):
 
 class Configs(unittest.TestCase):
     def test_watchdog_env(self):
-        env = watchdog_env(9100, 9200, Path("/b/fn"), Path("/t"))
+        env = watchdog_env(9100, 9200, Path("/b/fn"), Path("/t"), 9300)
         self.assertEqual(env["mode"], "http")
         self.assertEqual(env["port"], "9100")
         self.assertEqual(env["upstream_url"], "http://127.0.0.1:9200")
-        # The forked function inherits port=9100: `env` gives it its own.
-        self.assertEqual(env["fprocess"], "env port=9200 /b/fn")
+        # The forked function inherits port=9100: `env` gives it its own,
+        # and its runtime a metrics port of its own (of-watchdog holds 8081).
+        self.assertEqual(env["fprocess"], "env port=9200 metrics_port=9300 /b/fn")
         self.assertEqual(env["TMPDIR"], "/t")
 
     def test_nginx_conf_routes(self):
