@@ -256,6 +256,7 @@ impl<'a> Run<'a> {
             self.progress.note(&format!("warning: {w}"));
         }
         note_settings(&self.progress, &kept.settings, &self.opts.caller);
+        note_native_libs(&self.progress, &kept.native_libs);
         Some(kept)
     }
 
@@ -373,12 +374,7 @@ impl<'a> Run<'a> {
         }
         let temp = artifact::temp_beside(&self.binary)?;
         native::link(&probe, objects, &emitted.native, &script, &temp)?;
-        if !emitted.native.libs.is_empty() {
-            self.progress.note(&format!(
-                "linked native libraries: {}",
-                emitted.native.libs.join(", ")
-            ));
-        }
+        note_native_libs(&self.progress, &emitted.native.libs);
         artifact::commit(temp, &self.binary, 0o755)?;
         let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
         let summary = format!("{:.1} MiB", size as f64 / 1048576.0);
@@ -463,6 +459,13 @@ fn ir_units(plan: &resolve::Plan, emitted: &emit::Emitted, bitcode: Vec<Vec<u8>>
             }
         })
         .collect()
+}
+
+/// Says which native libraries the binary links (also when it was kept).
+fn note_native_libs(progress: &Progress, libs: &[String]) {
+    if !libs.is_empty() {
+        progress.note(&format!("linked native libraries: {}", libs.join(", ")));
+    }
 }
 
 /// Says which variable each merged function reads each setting from.
