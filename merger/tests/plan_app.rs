@@ -91,11 +91,11 @@ fn mix() -> Vec<Request> {
     mix
 }
 
+/// Each request (as sent) with its reply's status and body.
+type Replies = Vec<(String, u16, String)>;
+
 /// Sends the mix through the gateway; returns the replies and the Redis state.
-fn run(
-    system: &Deployment,
-    redis: &Redis,
-) -> (Vec<(String, u16, String)>, BTreeMap<String, String>) {
+fn run(system: &Deployment, redis: &Redis) -> (Replies, BTreeMap<String, String>) {
     let mut posts: Vec<String> = Vec::new();
     let mut replies = Vec::new();
     for (function, request) in mix() {
