@@ -20,4 +20,4 @@ pub mod pipeline;
 pub mod plan;
 pub mod progress;
 
-pub use pipeline::{Merged, Options, build};
+pub use pipeline::{Merged, Options, build, build_many};

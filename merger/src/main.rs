@@ -50,10 +50,19 @@ struct TemplateArgs {
     runtime_git: Option<String>,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct BuildArgs {
     /// The function whose main the merged binary runs.
     caller: Option<String>,
+    /// Build every group of a plan (`fmerge plan`'s plan.toml) with ONE cargo
+    /// build, merging the groups in parallel; with --image/--push, one
+    /// stack.merged.yml for the whole application.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["caller", "config", "all"])]
+    plan: Option<PathBuf>,
+    /// Plan the application of -f STACK with the default constraints (into
+    /// plan/ beside it), then build every group as --plan does.
+    #[arg(long, requires = "yaml", conflicts_with_all = ["caller", "config"])]
+    all: bool,
     /// Functions the caller invokes, to run in-process.
     callees: Vec<String>,
     /// A merge group file (TOML); command-line options override it.
@@ -357,6 +366,9 @@ fn request(args: BuildArgs) -> Result<Request> {
 }
 
 fn build(args: BuildArgs) -> Result<()> {
+    if args.plan.is_some() || args.all {
+        return build_plan(args);
+    }
     let Request { opts, ship, json } = request(args)?;
     let merged = fmerge::build(&opts)?;
     if json {
@@ -394,6 +406,139 @@ fn build(args: BuildArgs) -> Result<()> {
         println!("{}", merged.binary.display());
     }
     Ok(())
+}
+
+/// `build --plan FILE` / `build -f STACK --all`: every group from one cargo
+/// build, one merged stack for the whole application.
+fn build_plan(args: BuildArgs) -> Result<()> {
+    for (flag, given) in [
+        ("--name", args.name.is_some()),
+        ("--out", args.out.is_some()),
+        ("--tag", args.tag.is_some()),
+        ("--rewrite", !args.rewrite.is_empty()),
+    ] {
+        anyhow::ensure!(
+            !given,
+            "{flag} names one group's output, and a plan builds several; fix: drop {flag} (each group's name is in the plan; images are tagged <REGISTRY>/<NAME>:<content hash>), or build that group alone with --config"
+        );
+    }
+    let plan_path = match &args.plan {
+        Some(path) => path.clone(),
+        None => {
+            let stack = args.yaml.clone().expect("clap: --all requires -f");
+            let mut plan = fmerge::plan::cli::PlanArgs {
+                source: fmerge::plan::cli::Source {
+                    yaml: Some(stack.clone()),
+                    metrics: None,
+                    access_log: None,
+                    target_dir: args.target_dir.clone(),
+                    jobs: args.jobs,
+                    quiet: args.quiet,
+                },
+                graph: None,
+                max_memory: None,
+                keep_apart: Vec::new(),
+                hop_ms: None,
+                search: "auto".into(),
+                out: None,
+            };
+            let dir = stack.parent().filter(|p| !p.as_os_str().is_empty());
+            let out = dir.unwrap_or(std::path::Path::new(".")).join("plan");
+            plan.out = Some(out.clone());
+            fmerge::plan::cli::plan_command(plan)?;
+            out.join("plan.toml")
+        }
+    };
+    let (plan, groups) = fmerge::plan::PlanFile::load(&plan_path)?;
+    anyhow::ensure!(
+        !groups.is_empty(),
+        "{}: the plan has no [[group]] (no merge pays off); nothing to build",
+        plan_path.display()
+    );
+    let stack_path = args.yaml.clone().or(plan.stack.clone());
+    let mut requests = Vec::new();
+    for g in &groups {
+        let caller = g.caller.clone().expect("a plan group has a caller");
+        let mut one = args.clone();
+        one.plan = None;
+        one.all = false;
+        one.caller = Some(caller.clone());
+        one.callees = g.callees.clone();
+        one.name = g.name.clone();
+        one.yaml = stack_path.clone();
+        let request = request(one)
+            .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
+        requests.push(request);
+    }
+    let opts: Vec<fmerge::Options> = requests.iter().map(|r| r.opts.clone()).collect();
+    let merged = fmerge::build_many(&opts)?;
+    let (quiet, json) = (opts[0].quiet, requests[0].json);
+    let mut specs = Vec::new();
+    let mut whole = None;
+    for (request, merged) in requests.into_iter().zip(&merged) {
+        if json {
+            print_json(merged);
+        }
+        if let Some(ship) = request.ship {
+            let (reference, spec, stack) = ship.image(merged, quiet)?;
+            let own = match stack {
+                Some((input, remove)) => {
+                    specs.push(spec);
+                    whole = Some((input, remove));
+                    None
+                }
+                None => Some(stack::write(
+                    &spec,
+                    merged.binary.parent().expect("a directory"),
+                )?),
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "reason": "image", "name": merged.name, "reference": reference, "stack": own })
+                );
+            } else {
+                println!("{reference}");
+                own.iter().for_each(|p| println!("{}", p.display()));
+            }
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "reason": "merged",
+                    "name": merged.name,
+                    "binary": merged.binary,
+                    "members": merged.members,
+                    "cached": merged.cached,
+                })
+            );
+        } else {
+            println!("{}", merged.binary.display());
+        }
+    }
+    if let Some((input, remove)) = whole {
+        let path = merged_stack_path(&input);
+        fmerge_cargo::artifact::write(&path, input.merged_all(&specs, remove)?.as_bytes())?;
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "reason": "stack", "stack": path })
+            );
+        } else {
+            println!("{}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn merged_stack_path(input: &stackfile::StackIn) -> PathBuf {
+    let stem = input
+        .path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("stack");
+    input.path.with_file_name(format!("{stem}.merged.yml"))
 }
 
 /// The merge as JSON lines: each stage with its time, each setting with the
@@ -443,6 +588,25 @@ impl Ship {
     /// Builds the image, pushes it if asked, and writes stack.yml next to the
     /// binary. Returns the reference to deploy (pinned by digest once pushed).
     fn run(self, merged: &fmerge::Merged, quiet: bool) -> Result<(String, PathBuf)> {
+        let (reference, spec, stack) = self.image(merged, quiet)?;
+        let Some((input, remove_callees)) = stack else {
+            let dir = merged.binary.parent().expect("a directory");
+            return Ok((reference, stack::write(&spec, dir)?));
+        };
+        let path = merged_stack_path(&input);
+        fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
+        Ok((reference, path))
+    }
+
+    /// Builds the image and pushes it if asked. Returns the reference to
+    /// deploy (pinned by digest once pushed), the merged function's stack
+    /// entry, and the input stack file to write it into, if any.
+    #[allow(clippy::type_complexity)]
+    fn image(
+        self,
+        merged: &fmerge::Merged,
+        quiet: bool,
+    ) -> Result<(String, StackSpec, Option<(stackfile::StackIn, bool)>)> {
         let mut spec = ImageSpec::new(
             &merged.binary,
             &merged.name,
@@ -472,10 +636,7 @@ impl Ship {
         }
         let mut spec = stack_settings(stack, merged);
         let Some((input, entries, remove_callees)) = self.stack else {
-            return Ok((
-                reference,
-                stack::write(&spec, merged.binary.parent().expect("a directory"))?,
-            ));
+            return Ok((reference, spec, None));
         };
         // The stack's own settings win over the code's defaults.
         for note in stackfile::merge_into(&mut spec, &entries) {
@@ -483,14 +644,7 @@ impl Ship {
                 eprintln!("fmerge: note: {note}");
             }
         }
-        let stem = input
-            .path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("stack");
-        let path = input.path.with_file_name(format!("{stem}.merged.yml"));
-        fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
-        Ok((reference, path))
+        Ok((reference, spec, Some((input, remove_callees))))
     }
 }
 

@@ -5,7 +5,7 @@
 //! link; then the module passes) → [`ir::Merged::compile`] → native link.
 
 use crate::progress::Progress;
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::emit::{self, Unit};
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, resolve, workspace};
@@ -133,83 +133,193 @@ struct Remembered {
     warnings: Vec<String>,
 }
 
-/// The merge, stage by stage.
+/// The merge, stage by stage: the one-group case of [`build_many`].
 pub fn build(opts: &Options) -> Result<Merged> {
-    let rewrites = validate(opts)?;
-    let mut run = Run::start(opts)?;
-    let emitted = run.cargo_build(!rewrites.is_empty())?;
-    let bitcode = emit::read_bitcode(&emitted.units)?;
-    let key = run.cache_key(&emitted, &bitcode);
-    if let Some(kept) = run.cached(&key) {
-        return Ok(run.finish(&emitted, kept, true));
-    }
-    let probe = run.probe();
-    let merged = run.merge_ir(&emitted, bitcode, rewrites)?;
-    let outcome = Remembered {
-        settings: merged.settings.clone(),
-        native_libs: emitted.native.libs.clone(),
-        warnings: merged.warnings.clone(),
-    };
-    let own_allocator = merged.allocator.is_some();
-    run.write_ll(&merged)?;
-    let objects = run.compile(merged)?;
-    run.link(probe, &objects, &emitted, own_allocator)?;
-    cache::store(&run.work, &key, &run.binary, &outcome)?;
-    Ok(run.finish(&emitted, outcome, false))
+    let mut merged = build_many(std::slice::from_ref(opts))?;
+    Ok(merged.remove(0))
 }
 
-/// One merge under way: its options, where things go, and the timings so far.
-struct Run<'a> {
-    opts: &'a Options,
+/// Several groups from ONE cargo build: the union of their members is
+/// resolved and built once, then each group is merged from the units its
+/// own members link (shared units are read, never changed), in parallel
+/// (at most `-j` at once, each with its own LLVM contexts). The shared
+/// options (workspace, target dir, `-j`, quiet) are the first group's.
+pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+    let Some(first) = groups.first() else {
+        bail!("no groups to build: the plan has no [[group]]");
+    };
+    let many = groups.len() > 1;
+    let mut rewrites = Vec::new();
+    let mut names = BTreeSet::new();
+    for opts in groups {
+        let label = group_label(opts);
+        rewrites.push(validate(opts).with_context(|| label.clone())?);
+        if !names.insert(label.clone()) {
+            bail!("two groups are both named {label}: give each group its own `name`");
+        }
+        if many && !opts.rewrites.is_empty() {
+            bail!(
+                "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build; fix: build this group on its own (`fmerge build --config`)"
+            );
+        }
+    }
+    let shared = Shared::start(first, groups)?;
+    let emitted = shared.cargo_build(first, !rewrites[0].is_empty())?;
+    let merge = |(opts, rewrites): (&Options, Vec<ir::Rewrite>)| -> Result<Merged> {
+        let plan = subset(&shared.plan, opts)?;
+        let progress = if many {
+            shared.progress.for_group(&group_label(opts))
+        } else {
+            shared.progress.clone()
+        };
+        let run = Run::new(opts, &shared, plan, progress);
+        if many {
+            let own = own_units(&run.plan, &emitted);
+            run.merge(&own, rewrites)
+                .with_context(|| format!("group {}", group_label(opts)))
+        } else {
+            run.merge(&emitted, rewrites)
+        }
+    };
+    let work: Vec<_> = groups.iter().zip(rewrites).collect();
+    if !many {
+        return work.into_iter().map(merge).collect();
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(first.jobs.unwrap_or(cores).clamp(1, groups.len()))
+        .build()
+        .context("cannot start the merge threads")?;
+    use rayon::prelude::*;
+    let results: Vec<Result<Merged>> = pool.install(|| work.into_par_iter().map(merge).collect());
+    let (merged, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
+    if !failed.is_empty() {
+        let errors: Vec<String> = failed
+            .into_iter()
+            .filter_map(|r| r.err())
+            .map(|e| format!("{e:#}"))
+            .collect();
+        bail!(
+            "{} of {} groups failed:\n  {}",
+            errors.len(),
+            groups.len(),
+            errors.join("\n  ")
+        );
+    }
+    Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
+}
+
+fn group_label(opts: &Options) -> String {
+    opts.name
+        .clone()
+        .unwrap_or_else(|| crate::group::default_name(&opts.caller))
+}
+
+/// One group's part of the union's plan (no second `cargo metadata`).
+fn subset(union: &resolve::Plan, opts: &Options) -> Result<resolve::Plan> {
+    let find = |name: &str| {
+        union
+            .functions()
+            .find(|f| f.name == name)
+            .cloned()
+            .with_context(|| format!("function {name} was not resolved"))
+    };
+    Ok(resolve::Plan {
+        caller: find(&opts.caller)?,
+        callees: opts
+            .callees
+            .iter()
+            .map(|c| find(c))
+            .collect::<Result<_>>()?,
+        manifest_path: union.manifest_path.clone(),
+        workspace_root: union.workspace_root.clone(),
+        target_dir: union.target_dir.clone(),
+        local: union.local.clone(),
+    })
+}
+
+/// The units of a shared build that one group's members link: their own
+/// binaries and the crates in their closures.
+fn own_units(plan: &resolve::Plan, all: &emit::Emitted) -> emit::Emitted {
+    let member = |name: &str| plan.functions().any(|f| f.name == name);
+    emit::Emitted {
+        units: all
+            .units
+            .iter()
+            .filter(|u| match &u.function {
+                Some(f) => member(f),
+                None => plan.functions().any(|f| f.closure.contains(&u.package_id)),
+            })
+            .cloned()
+            .collect(),
+        native: all.native.clone(),
+        triple: all.triple.clone(),
+        binaries: all
+            .binaries
+            .iter()
+            .filter(|(f, _)| member(f))
+            .map(|(f, p)| (f.clone(), p.clone()))
+            .collect(),
+    }
+}
+
+/// What the groups of one build share: the toolchain, the union's plan and
+/// the cargo build.
+struct Shared {
     progress: Progress,
-    timings: Vec<(&'static str, Duration)>,
     toolchain: Toolchain,
     plan: resolve::Plan,
-    name: String,
     target_dir: PathBuf,
-    /// fmerge's own files for this merge (objects, probe, cache).
-    work: PathBuf,
-    binary: PathBuf,
-    ll: PathBuf,
-    lto: ir::Lto,
+    built: std::sync::OnceLock<Duration>,
 }
 
-impl<'a> Run<'a> {
-    /// Resolves the functions and decides where everything goes.
-    fn start(opts: &'a Options) -> Result<Self> {
-        let progress = Progress::new(opts.quiet);
+impl Shared {
+    /// Resolves every group's members at once.
+    fn start(first: &Options, groups: &[Options]) -> Result<Self> {
+        let progress = Progress::new(first.quiet);
         let toolchain = Toolchain::detect()?;
         toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-        let name = opts
-            .name
-            .clone()
-            .unwrap_or_else(|| crate::group::default_name(&opts.caller));
-        let (manifest, target_dir) = workspace(opts, &name, &progress)?;
-        let plan = resolve::run(manifest.as_deref(), &opts.caller, &opts.callees)?;
+        let (caller, callees) = if let [one] = groups {
+            (one.caller.clone(), one.callees.clone())
+        } else {
+            let mut all: Vec<String> = Vec::new();
+            for name in groups
+                .iter()
+                .flat_map(|g| std::iter::once(&g.caller).chain(&g.callees))
+            {
+                if !all.contains(name) {
+                    all.push(name.clone());
+                }
+            }
+            (all.remove(0), all)
+        };
+        let mut union = first.clone();
+        union.sources = Vec::new();
+        for source in groups.iter().flat_map(|g| &g.sources) {
+            if !union.sources.iter().any(|s| s.function == source.function) {
+                union.sources.push(source.clone());
+            }
+        }
+        let name = if groups.len() > 1 {
+            "plan".to_string()
+        } else {
+            group_label(first)
+        };
+        let (manifest, target_dir) = workspace(&union, &name, &progress)?;
+        let plan = resolve::run(manifest.as_deref(), &caller, &callees)?;
         let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
-        let out_dir = opts
-            .out
-            .clone()
-            .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
-        let lto = lto(opts, &plan, &progress);
-        Ok(Run {
-            opts,
-            timings: Vec::new(),
-            toolchain,
-            work: target_dir.join("fmerge").join("work").join(&name),
-            binary: out_dir.join(&name),
-            ll: out_dir.join(format!("{name}.ll")),
-            name,
-            target_dir,
-            plan,
-            lto,
+        Ok(Shared {
             progress,
+            toolchain,
+            plan,
+            target_dir,
+            built: std::sync::OnceLock::new(),
         })
     }
 
     /// One cargo build, bitcode for every crate; with rewrites, the callees'
     /// own crates are built unoptimized (see fmerge_ir's `endpoints`).
-    fn cargo_build(&mut self, rewrites: bool) -> Result<emit::Emitted> {
+    fn cargo_build(&self, opts: &Options, rewrites: bool) -> Result<emit::Emitted> {
         let profile = emit::Profile {
             unoptimized: if rewrites {
                 self.plan.callee_owned_local()
@@ -227,13 +337,80 @@ impl<'a> Run<'a> {
         let emitted = emit::run(
             &self.plan,
             &emit::build_dir(&self.target_dir),
-            self.opts.jobs,
+            opts.jobs,
             &profile,
             &self.toolchain,
         )?;
         let summary = format!("{} units", emitted.units.len());
-        self.timings.push(("cargo build", stage.done(&summary)));
+        let _ = self.built.set(stage.done(&summary));
         Ok(emitted)
+    }
+}
+
+/// One merge under way: its options, where things go, and the timings so far.
+struct Run<'a> {
+    opts: &'a Options,
+    progress: Progress,
+    timings: Vec<(&'static str, Duration)>,
+    toolchain: Toolchain,
+    plan: resolve::Plan,
+    name: String,
+    /// fmerge's own files for this merge (objects, probe, cache).
+    work: PathBuf,
+    binary: PathBuf,
+    ll: PathBuf,
+    lto: ir::Lto,
+}
+
+impl<'a> Run<'a> {
+    /// Decides where this group's files go.
+    fn new(opts: &'a Options, shared: &Shared, plan: resolve::Plan, progress: Progress) -> Self {
+        let name = group_label(opts);
+        let target_dir = shared.target_dir.clone();
+        let out_dir = opts
+            .out
+            .clone()
+            .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
+        let lto = lto(opts, &plan, &progress);
+        Run {
+            opts,
+            timings: shared
+                .built
+                .get()
+                .map(|t| ("cargo build", *t))
+                .into_iter()
+                .collect(),
+            toolchain: shared.toolchain.clone(),
+            work: target_dir.join("fmerge").join("work").join(&name),
+            binary: out_dir.join(&name),
+            ll: out_dir.join(format!("{name}.ll")),
+            name,
+            plan,
+            lto,
+            progress,
+        }
+    }
+
+    /// The stages after the cargo build, on the units this group links.
+    fn merge(mut self, emitted: &emit::Emitted, rewrites: Vec<ir::Rewrite>) -> Result<Merged> {
+        let bitcode = emit::read_bitcode(&emitted.units)?;
+        let key = self.cache_key(emitted, &bitcode);
+        if let Some(kept) = self.cached(&key) {
+            return Ok(self.finish(emitted, kept, true));
+        }
+        let probe = self.probe();
+        let merged = self.merge_ir(emitted, bitcode, rewrites)?;
+        let outcome = Remembered {
+            settings: merged.settings.clone(),
+            native_libs: emitted.native.libs.clone(),
+            warnings: merged.warnings.clone(),
+        };
+        let own_allocator = merged.allocator.is_some();
+        self.write_ll(&merged)?;
+        let objects = self.compile(merged)?;
+        self.link(probe, &objects, emitted, own_allocator)?;
+        cache::store(&self.work, &key, &self.binary, &outcome)?;
+        Ok(self.finish(emitted, outcome, false))
     }
 
     fn cache_key(&self, emitted: &emit::Emitted, bitcode: &[Vec<u8>]) -> String {

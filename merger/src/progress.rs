@@ -5,10 +5,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Progress {
     term: bool,
     quiet: bool,
+    /// The group's name, when several merge at once (`build --plan`).
+    group: Option<String>,
 }
 
 pub struct Stage {
@@ -23,11 +25,30 @@ impl Progress {
         Progress {
             term: std::io::stderr().is_terminal(),
             quiet,
+            group: None,
+        }
+    }
+
+    /// The same, with every line naming `group`; bars stay off, since
+    /// several groups' bars would overwrite each other.
+    pub fn for_group(&self, group: &str) -> Self {
+        Progress {
+            term: false,
+            quiet: self.quiet,
+            group: Some(group.to_string()),
+        }
+    }
+
+    fn named(&self, what: &str) -> String {
+        match &self.group {
+            Some(g) => format!("[{g}] {what}"),
+            None => what.to_string(),
         }
     }
 
     /// A stage with `len` steps (a bar), or none known (a spinner).
     pub fn stage(&self, what: &str, len: Option<u64>) -> Stage {
+        let what = &self.named(what);
         let bar = if self.term && !self.quiet {
             let bar = match len {
                 Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr())
@@ -63,7 +84,7 @@ impl Progress {
 
     pub fn note(&self, line: &str) {
         if !self.quiet {
-            eprintln!("fmerge: {line}");
+            eprintln!("fmerge: {}", self.named(line));
         }
     }
 }

@@ -140,15 +140,27 @@ impl StackIn {
     /// The stack with `merged` (the caller's new entry) in place of the
     /// caller's, and without the callees when `remove_callees`.
     pub fn merged(&self, spec: &StackSpec, remove_callees: bool) -> Result<String> {
+        self.merged_all(std::slice::from_ref(spec), remove_callees)
+    }
+
+    /// The stack with several merged functions (`fmerge build --plan`): each
+    /// group's caller entry becomes its merged image; with `remove_callees`,
+    /// a callee's entry goes unless it is another group's caller.
+    pub fn merged_all(&self, specs: &[StackSpec], remove_callees: bool) -> Result<String> {
         let mut doc = self.doc.clone();
         let functions = doc["functions"].as_mapping_mut().expect("checked in load");
-        functions.insert(
-            Value::from(spec.members[0].as_str()),
-            crate::stack::entry(spec)?,
-        );
+        for spec in specs {
+            functions.insert(
+                Value::from(spec.members[0].as_str()),
+                crate::stack::entry(spec)?,
+            );
+        }
         if remove_callees {
-            for callee in &spec.members[1..] {
-                functions.remove(callee.as_str());
+            let callers: BTreeSet<&str> = specs.iter().map(|s| s.members[0].as_str()).collect();
+            for callee in specs.iter().flat_map(|s| &s.members[1..]) {
+                if !callers.contains(callee.as_str()) {
+                    functions.remove(callee.as_str());
+                }
             }
         }
         Ok(serde_yaml_ng::to_string(&doc)?)

@@ -1,0 +1,153 @@
+//! `fmerge build --plan`: every group of a plan from ONE cargo build, and one
+//! stack.merged.yml for the whole application; and its bad input.
+//!
+//! cargo runs are counted through a wrapper named by `CARGO` (what fmerge
+//! and cargo_metadata run), which logs its subcommand and execs the real one.
+
+#[allow(dead_code)] // support is shared by all tests; these use only some of it
+mod support;
+
+use std::path::Path;
+use support::*;
+
+/// Two groups of the real socialNetwork functions.
+const PLAN: &str = r#"stack = "stack.yml"
+hop-ms = 1.0
+
+[[group]]
+caller = "text-service"
+callees = ["url-shorten", "user-mention"]
+name = "text-service-merged"
+
+[[group]]
+caller = "write-home-timeline"
+callees = ["social-graph-get-followers"]
+name = "write-home-timeline-merged"
+"#;
+
+/// functions/stack.yml with absolute handler folders, in `dir`.
+fn stack_in(dir: &Path) {
+    let functions = workspace_root().join("functions");
+    let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
+    let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
+    std::fs::write(dir.join("stack.yml"), text).unwrap();
+}
+
+/// A `cargo` that logs each run's subcommand to `log`.
+fn cargo_wrapper(dir: &Path, log: &Path) -> std::path::PathBuf {
+    let real = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let path = dir.join("cargo-counting");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_plan_builds_every_group_with_one_cargo_build() {
+    let dir = tempfile::tempdir().unwrap();
+    stack_in(dir.path());
+    std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();
+    let log = dir.path().join("cargo.log");
+    let wrapper = cargo_wrapper(dir.path(), &log);
+    let registry = format!("127.0.0.1:5000/plan-build-{}", std::process::id());
+    let engine = registry_engine_ok();
+    let mut args = vec!["--plan", "plan.toml", "--force"];
+    if engine {
+        args.extend(["--image", "--registry", &registry]);
+    }
+    let (ok, stdout, stderr) = fmerge(dir.path(), &args, &[("CARGO", wrapper.to_str().unwrap())]);
+    assert!(ok, "{stderr}");
+    let runs = std::fs::read_to_string(&log).unwrap();
+    let builds = runs.lines().filter(|l| *l == "build").count();
+    assert_eq!(builds, 1, "cargo runs:\n{runs}\n{stderr}");
+    for name in ["text-service-merged", "write-home-timeline-merged"] {
+        let binary = workspace_root().join("target/fmerge").join(name).join(name);
+        assert!(binary.is_file(), "{} missing\n{stdout}", binary.display());
+        assert!(stdout.contains(binary.to_str().unwrap()), "{stdout}");
+        assert!(stderr.contains(&format!("[{name}]")), "{stderr}");
+    }
+    if !engine {
+        eprintln!("no Docker Engine: the stack.merged.yml part was skipped");
+        return;
+    }
+    let merged = std::fs::read_to_string(dir.path().join("stack.merged.yml")).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&merged).unwrap();
+    let functions = &doc["functions"];
+    for (caller, name) in [
+        ("text-service", "text-service-merged"),
+        ("write-home-timeline", "write-home-timeline-merged"),
+    ] {
+        let image = functions[caller]["image"].as_str().unwrap_or_default();
+        assert!(
+            image.starts_with(&format!("{registry}/{name}:")),
+            "{caller}: {image}\n{merged}"
+        );
+        let _ = std::process::Command::new("docker")
+            .args(["rmi", "-f", image])
+            .output();
+    }
+    // The callees stay deployed (no --remove-callees), unchanged.
+    assert!(
+        functions["url-shorten"]["image"]
+            .as_str()
+            .unwrap()
+            .contains("sn-url-shorten"),
+        "{merged}"
+    );
+    assert!(functions["compose-post"].is_mapping(), "{merged}");
+}
+
+fn registry_engine_ok() -> bool {
+    std::process::Command::new("docker")
+        .arg("info")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_plan_naming_an_unknown_function_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    stack_in(dir.path());
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        PLAN.replace("\"user-mention\"", "\"user-mentions\""),
+    )
+    .unwrap();
+    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml"], &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("user-mentions") && stderr.contains("the group of text-service"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_plan_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "nowhere/plan.toml"], &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("cannot read the plan nowhere/plan.toml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_plan_refuses_one_group_options() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();
+    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml", "--name", "x"], &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("--name names one group's output"),
+        "{stderr}"
+    );
+}
