@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 
 from . import __doc__ as DESCRIPTION
+from .app import app_load
+from .appbuild import app_builds, patched_watchdog
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, sizes
-from .config import (DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
+from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
 from .processes import loadavg
@@ -42,6 +44,11 @@ def parse_rates(items):
 
 def estimate(args):
     """A rough forecast of the run's length on 2 cores, from the last runs."""
+    if args.only == "app":
+        builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
+        per = len(APP_LADDER) * 0.7 + args.refine  # runs per deployment and workload, roughly
+        load = len(args.app_deployments) * (20 + len(args.app_workloads) * per * (args.duration + 1.5))
+        return f"about {(builds + load) / 60:.0f} min (builds {builds / 60:.0f}, load runs {load / 60:.0f})"
     only = args.only == "watchdog"
     builds = 0 if args.reuse_bins else 60 if only else 30 + sum(45 if g == "pair" else 70 for g in args.groups)
     if not args.reuse_bins and not args.quick and not only:
@@ -97,9 +104,19 @@ def parser(bench):
     ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only watchdog "
                                       "bench/results-watchdog)")
     ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
-    ap.add_argument("--only", choices=["watchdog"],
+    ap.add_argument("--only", choices=["watchdog", "app"],
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
-                         "dispatch bench; a few minutes)")
+                         "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
+                         "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
+                         "workloads, and the cold build of every group at once against one by one (about 45 min)")
+    ap.add_argument("--app-deployments", default=",".join(APP_DEPLOYMENTS),
+                    help=f"--only app: which of {','.join(APP_DEPLOYMENTS)} to load (default all; unmerged is always first)")
+    ap.add_argument("--app-workloads", default=",".join(APP_WORKLOADS),
+                    help=f"--only app: which of {','.join(APP_WORKLOADS)} to run (default both)")
+    ap.add_argument("--app-rates", action="append", metavar="WORKLOAD=R1,R2,…",
+                    help="--only app: total fixed rates to climb instead of the default ladder")
+    ap.add_argument("--no-app-cold", action="store_true",
+                    help="--only app: skip the two cold builds (every group at once, one by one; about 15 min)")
     ap.add_argument("--no-watchdog", action="store_true", help="leave the of-watchdog comparison out of the load runs")
     ap.add_argument("--of-watchdog", metavar="PATH",
                     help="the of-watchdog 0.11.6 binary (default: built by shared/tools/of-watchdog/build.sh, found above the repository)")
@@ -111,7 +128,7 @@ def parse_args(argv, bench):
     modes, deployments. Errors exit with a message naming the flag."""
     args = parser(bench).parse_args(argv)
     if args.results is None:
-        args.results = str(bench / ("results-watchdog" if args.only == "watchdog" else "results"))
+        args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app"}.get(args.only, "results"))
     if args.render_only:
         return args
     args.groups = [g for g in args.groups.split(",") if g]
@@ -129,7 +146,43 @@ def parse_args(argv, bench):
         if args.skip_load:
             die("--only watchdog is a load run: drop --skip-load")
         args.skip_dispatch = True
+    if args.only == "app":
+        parse_app_args(args)
     return args
+
+
+def parse_app_args(args):
+    """--only app's own flags, checked."""
+    if args.skip_load:
+        die("--only app is a load run: drop --skip-load")
+    if args.mode == "shared":
+        die("--only app runs on the pinned testbed: drop --mode shared")
+    args.modes = ["pinned"]
+    deps = [d for d in args.app_deployments.split(",") if d]
+    for d in deps:
+        if d not in APP_DEPLOYMENTS:
+            die(f"--app-deployments: unknown deployment {d} (one of {', '.join(APP_DEPLOYMENTS)})")
+    # Unmerged first: it is seeded and gives the replies the others must match.
+    args.app_deployments = ["unmerged"] + [d for d in APP_DEPLOYMENTS if d in deps and d != "unmerged"]
+    args.app_workloads = [w for w in args.app_workloads.split(",") if w]
+    for w in args.app_workloads:
+        if w not in APP_WORKLOADS:
+            die(f"--app-workloads: unknown workload {w} (one of {', '.join(APP_WORKLOADS)})")
+    rates = {}
+    for item in args.app_rates or []:
+        w, _, values = item.partition("=")
+        try:
+            values = sorted(int(r) for r in values.split(","))
+        except ValueError:
+            values = []
+        if w not in APP_WORKLOADS or not values or values[0] <= 0:
+            die(f"--app-rates {item}: expected WORKLOAD=R1,R2,… with WORKLOAD one of {', '.join(APP_WORKLOADS)} "
+                "(positive whole req/s)")
+        rates[w] = values
+    args.app_rates = rates
+    args.app_cold = not args.no_app_cold
+    args.watchdog = "watchdog" in args.app_deployments
+    args.skip_dispatch = True
 
 
 def main(root, argv=None):
@@ -160,6 +213,8 @@ def main(root, argv=None):
         snapshot(ctx, args, rev)
     if args.only == "watchdog":
         return only_watchdog(ctx, args, R, oha, t0)
+    if args.only == "app":
+        return only_app(ctx, args, R, oha, t0)
     bins, fused = builds(ctx, args, R)
     set_nice(args)
     R["nice"] = args.nice
@@ -204,14 +259,7 @@ def builds(ctx, args, R):
     ({group: merged binary}, {group: fused binary})."""
     if "fused" in args.deployments and not args.skip_load and not args.reuse_bins:
         check_fused_source(ctx)
-    fmerge = ctx.out / "bin" / "fmerge"
-    if not args.reuse_bins:
-        log("cargo build --release -p fmerge")
-        subprocess.run(["cargo", "build", "--release", "-p", "fmerge"], cwd=ctx.src, check=True,
-                       env={**child_env(), "CARGO_TARGET_DIR": str(ctx.tool_target)})
-        fmerge.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ctx.tool_target / "release" / "fmerge", fmerge)
-
+    fmerge = fmerge_tool(ctx, args)
     if args.reuse_bins:
         R["builds"] = None
         bins = {g: ctx.out / "bin" / f"{g}-merged" for g in args.groups}
@@ -273,6 +321,36 @@ def only_watchdog(ctx, args, R, oha, t0):
         sysm = System(ctx, args, {}, {}, mode, groups=[])
         R["watchdog"][mode] = compare_watchdog(sysm, oha, args)
         ctx.procs.stop_all()
+    finish(ctx, args, R, t0)
+
+
+def fmerge_tool(ctx, args):
+    """fmerge itself, built from the measured source (out/bin/fmerge)."""
+    fmerge = ctx.out / "bin" / "fmerge"
+    if not args.reuse_bins:
+        log("cargo build --release -p fmerge")
+        subprocess.run(["cargo", "build", "--release", "-p", "fmerge"], cwd=ctx.src, check=True,
+                       env={**child_env(), "CARGO_TARGET_DIR": str(ctx.tool_target)})
+        fmerge.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ctx.tool_target / "release" / "fmerge", fmerge)
+    return fmerge
+
+
+def only_app(ctx, args, R, oha, t0):
+    """--only app: the builds of the whole application, then every deployment
+    under every workload on the pinned testbed."""
+    fmerge = fmerge_tool(ctx, args)
+    if args.reuse_bins:
+        die("--only app builds what it measures: drop --reuse-bins")
+    builds, timings = app_builds(ctx, args, fmerge)
+    watchdog = patched_watchdog(ctx, args.of_watchdog) if args.watchdog else None
+    set_nice(args)
+    R["nice"] = args.nice
+    run = ctx.run_dir
+    if run.exists():
+        shutil.rmtree(run)
+    R["app"] = {"builds": {k: v for k, v in builds.items() if k != "graph"}, "timings": timings,
+                "load": app_load(ctx, args, builds, oha, watchdog)}
     finish(ctx, args, R, t0)
 
 

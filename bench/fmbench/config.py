@@ -107,7 +107,32 @@ TARGETS = {
     # of-watchdog + the function ÷ the runtime serving alone, CPU per request:
     # above 1 when the runtime alone costs less (one proxy hop fewer).
     "watchdog_cpu_ratio": 1.0,
+    # The whole application, mixed workload, planner groups ÷ unmerged: the
+    # highest sustained rate at least doubles, p50 at most halves at equal rates.
+    "app_mixed_throughput_ratio": 2.0,
+    "app_mixed_p50_ratio": 0.5,
 }
+
+# The application benchmark (--only app): the whole socialNetwork of
+# functions/stack.yml under DeathStarBench's workloads.
+APP_STACK = "functions/stack.yml"
+# Its entry points, in the order of the mixed workload's shares.
+APP_ENTRIES = ["read-home-timeline", "read-user-timeline", "compose-post"]
+APP_WORKLOADS = {
+    # DeathStarBench socialNetwork's mixed workload.
+    "mixed": {"read-home-timeline": 0.6, "read-user-timeline": 0.3, "compose-post": 0.1},
+    "compose-post": {"compose-post": 1.0},
+}
+# The deployments: every function its own process behind the gateway; each
+# behind of-watchdog (as OpenFaaS runs it); the planner's groups (default
+# constraints, as `fmerge build --all`); the planner's groups under a memory
+# bound per merged pod; one group per entry point, merged whole.
+APP_DEPLOYMENTS = ["unmerged", "watchdog", "planner", "bounded", "whole"]
+APP_BOUNDED_MEMORY = "256Mi"
+# The data set (fmerge-testkit's seeder, through the gateway).
+APP_SEED = {"users": 500, "degree": 20, "posts": 2000}
+# Fixed total rates tried in order until one is not sustained (then bisected).
+APP_LADDER = [100, 150, 220, 330, 500, 750, 1100, 1600, 2400, 3600, 5400]
 
 # A fixed-rate run is "sustained" when (nearly) every request succeeded, the
 # achieved rate kept up with the offered one and the corrected p99 stayed

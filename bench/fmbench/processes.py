@@ -41,14 +41,20 @@ class Processes:
         return p
 
     def stop_all(self):
+        """Signals every process at once (so their drains overlap), newest
+        first, then gives them 5 s in all before killing what is left."""
+        stopping = []
         while self.running:
             name, p, _ = self.running.pop()
             if p.poll() is not None:
                 continue
             # nginx: SIGQUIT lets the master take its workers down with it.
             p.send_signal(signal.SIGQUIT if name.startswith("nginx") else signal.SIGTERM)
+            stopping.append(p)
+        deadline = time.monotonic() + 5
+        for p in stopping:
             try:
-                p.wait(timeout=5)
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()

@@ -7,6 +7,7 @@ import platform
 import statistics
 import subprocess
 
+from .appreport import render_app
 from .config import DEPLOYMENTS, GROUPS, HOP_FUNCTION, NOISY_OTHERS_PCT, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, critical_hops, hops
 from .load import f1, ratio
 
@@ -367,6 +368,7 @@ def render_md(R):
     if any(g in M for M in modes.values() for g in GROUPS):
         render_hops(L, modes)
     render_watchdog(L, R)
+    render_app(L, R)
     di = R.get("dispatch")
     if di:
         L.append("### In-process dispatch (criterion, `functions/runtime/benches/dispatch.rs`)")

@@ -10,7 +10,10 @@ from .load import run_oha
 from .processes import Redis, free_port, http, seed, wait_health, wait_port
 
 
-def nginx_conf(d, port, routes, workers):
+def nginx_conf(d, port, routes, workers, pass_through=False):
+    """routes: (function name, upstream port); each /function/<name> goes to
+    its upstream's root. pass_through: one upstream that gets every
+    /function/… path unchanged (an ingress in front of a gateway)."""
     conf = f"""user root;
 worker_processes {workers};
 daemon off;
@@ -36,6 +39,9 @@ http {{
     conf += f"    server {{\n        listen 127.0.0.1:{port} backlog=4096;\n"
     # Its request counter: how many calls went through this nginx.
     conf += "        location = /_/nginx_status { stub_status; }\n"
+    if pass_through:
+        conf += "        location /function/ { proxy_pass http://fn0; }\n"
+        routes = []
     for i, (name, _) in enumerate(routes):
         for loc in (f"= /function/{name}", f"/function/{name}/"):
             conf += f"        location {loc} {{ proxy_pass http://fn{i}/; }}\n"

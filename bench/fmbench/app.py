@@ -1,0 +1,353 @@
+"""The whole socialNetwork application under DeathStarBench's workloads, on
+the pinned testbed: the client, the ingress nginx and Redis on one half of
+the CPUs; the function tier (every function process, of-watchdog when it is
+there, and the internal nginx that carries calls between functions) on the
+other.
+
+Each deployment starts from the same Redis contents (seeded once through the
+gateway, then restored before every run), answers the same requests with the
+same replies, and is loaded at the same fixed total rates, split between the
+entry points by the workload's shares (one latency-corrected oha per entry
+point, all at once), until a rate is not sustained; the highest sustained rate
+is then narrowed down. oha sends one body per process, so each entry point
+reads one user, chosen so that every page is full (10 posts)."""
+
+import json
+import os
+import subprocess
+import time
+
+from .config import APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, NOISY_OTHERS_PCT, child_env, die, log
+from .load import cpu_figures, parse_oha, ratio, sustained
+from .processes import Redis, cpu_busy_ticks, free_port, http, pinned, wait_health, wait_port
+from .testbed import cpu_split, nginx_conf
+
+# What runs on the outside CPUs; everything else a run measures is the function tier.
+OUTSIDE = ("oha (client)", "redis", "nginx-ingress")
+
+
+def deployment_processes(kind, functions, groups):
+    """What serves each route: {route: ("function", name) | ("merged", group)},
+    the caller's route going to its group's binary; the functions no route
+    names (a merged caller) are not started."""
+    routes = {f: ("function", f) for f in functions}
+    if kind in ("planner", "bounded", "whole"):
+        for g in groups:
+            routes[g["members"][0]] = ("merged", g)
+    return routes
+
+
+def merged_env(group, values):
+    """The merged callees' own settings (the variables fmerge reported), with
+    this testbed's values: REDIS_URL this Redis, any other its default."""
+    env = {}
+    for s in group["settings"]:
+        if s["variable"] == s["key"]:
+            continue  # the caller's own: set for every process already
+        env[s["variable"]] = values.get(s["key"], s.get("default") or "")
+    return env
+
+
+def split(workload, rate):
+    """Each entry point's share of a total rate (at least 1 req/s)."""
+    return {e: max(1, round(rate * w)) for e, w in APP_WORKLOADS[workload].items()}
+
+
+def next_rates(tried):
+    """The next bisection step between the highest sustained rate and the
+    lowest rate above it that was not, or None when they are adjacent."""
+    ok = [r for r, s in tried.items() if s]
+    if not ok:
+        return None
+    lo = max(ok)
+    above = [r for r, s in tried.items() if not s and r > lo]
+    if not above:
+        return None
+    hi = min(above)
+    mid = round((lo + hi) / 2, -1) if hi - lo > 40 else (lo + hi) // 2
+    return mid if lo < mid < hi and mid not in tried else None
+
+
+class App:
+    """One deployment of the application on the pinned testbed."""
+
+    def __init__(self, ctx, args, builds, kind, watchdog=None):
+        self.ctx, self.args, self.kind = ctx, args, kind
+        self.outside, self.tier = cpu_split()
+        run = ctx.run_dir / "app" / kind
+        run.mkdir(parents=True)
+        self.logs = run / "logs"
+        procs = ctx.procs
+        self.redis_port = free_port()
+        rp = procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(self.redis_port), "--save", "",
+                                   "--appendonly", "no", "--dir", str(run), "--protected-mode", "yes"],
+                         log_dir=self.logs, cpus=self.outside)
+        wait_port("redis", self.redis_port, rp, run)
+        self.redis = Redis(self.redis_port)
+        redis_url = f"redis://127.0.0.1:{self.redis_port}"
+        groups = builds.get(kind, []) if kind in ("planner", "bounded", "whole") else []
+        self.routes = deployment_processes(kind, builds["functions"], groups)
+        self.ports = {r: free_port() for r in self.routes}
+        internal_port, ingress_port = free_port(), free_port()
+        self.gateway = f"http://127.0.0.1:{internal_port}"
+        self.ingress = f"http://127.0.0.1:{ingress_port}"
+        # The ingress passes /function/<name> on unchanged; the internal one routes it.
+        for role, port, routes, cpus in (("internal", internal_port, sorted(self.ports.items()), self.tier),
+                                         ("ingress", ingress_port, [("gateway", internal_port)], self.outside)):
+            d = run / f"nginx-{role}"
+            d.mkdir()
+            (d / "nginx.conf").write_text(nginx_conf(d, port, routes, len(cpus), pass_through=role == "ingress"))
+            p = procs.start(f"nginx-{role}", ["nginx", "-p", d, "-e", d / "error.log", "-c", d / "nginx.conf"], log_dir=self.logs,
+                            cpus=cpus)
+            wait_port(f"nginx-{role}", port, p, run)
+        # healthcheck_interval: how long a stopped process keeps draining (the
+        # next deployment waits for it).
+        common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url, "MACHINE_ID": "1", "healthcheck_interval": "1s"}
+        for route, (what, x) in self.routes.items():
+            port = self.ports[route]
+            if what == "merged":
+                env = {**common, **merged_env(x, {"REDIS_URL": redis_url, "MACHINE_ID": "1"}),
+                       "port": str(port), "metrics_port": str(free_port())}
+                p = procs.start(x["name"], [x["binary"]], env, log_dir=self.logs, cpus=self.tier)
+                wait_health(x["name"], port, p, run)
+            elif kind == "watchdog":
+                fn_port = free_port()
+                tmp = run / "of-watchdog-tmp" / x
+                tmp.mkdir(parents=True)
+                env = {**common, "mode": "http", "port": str(port), "upstream_url": f"http://127.0.0.1:{fn_port}",
+                       "fprocess": f"env port={fn_port} metrics_port={free_port()} {ctx.out / 'bin' / 'unmerged' / x}",
+                       "metrics_port": str(free_port()), "exec_timeout": "10s", "read_timeout": "10s",
+                       "write_timeout": "10s", "healthcheck_interval": "1s", "TMPDIR": str(tmp)}
+                p = procs.start(f"of-watchdog {x}", [watchdog], env, log_dir=self.logs, cpus=self.tier)
+                wait_health(f"of-watchdog {x}", port, p, run)
+                wait_health(f"{x} behind of-watchdog", fn_port, p, run)
+            else:
+                env = {**common, "port": str(port), "metrics_port": str(free_port())}
+                p = procs.start(x, [ctx.out / "bin" / "unmerged" / x], env, log_dir=self.logs, cpus=self.tier)
+                wait_health(x, port, p, run)
+        log(f"app {kind}: {len(self.routes)} routes, "
+            f"{sum(1 for w, _ in self.routes.values() if w == 'merged')} merged binaries; redis :{self.redis_port}, "
+            f"ingress :{ingress_port} on CPUs {self.outside}, internal gateway :{internal_port} and the functions on CPUs {self.tier}")
+
+    def url(self, entry):
+        return f"{self.ingress}/function/{entry}"
+
+    def gateway_requests(self):
+        _, text = http(f"{self.gateway}/_/nginx_status")
+        return int(text.decode().splitlines()[2].split()[2])
+
+    def snapshot(self):
+        keys = self.redis.cmd("KEYS", "*")
+        return {k: self.redis.cmd("DUMP", k) for k in keys}
+
+    def restore(self, snap):
+        self.redis.cmd("FLUSHALL")
+        for k, v in snap.items():
+            self.redis.cmd("RESTORE", k, 0, v)
+
+    def calls_per_request(self, entry, body, n=5):
+        """Calls through the internal gateway per request to `entry` (beyond
+        the request itself, which the ingress passes through it too)."""
+        before = self.gateway_requests()
+        for _ in range(n):
+            status, reply = http(self.url(entry), body)
+            if status != 200:
+                die(f"app {self.kind}: {entry} answered {status}: {reply[:300]!r}")
+        return (self.gateway_requests() - before - 1 - n) / n
+
+    def mix(self, oha, workload, rate, requests, duration, connections, tag):
+        """One fixed-rate run of a workload: an oha per entry point at its
+        share of `rate`, all at once. Returns per-entry figures and the CPU
+        each process spent per successful request."""
+        rates = split(workload, rate)
+        hz, ncpu = os.sysconf("SC_CLK_TCK"), os.cpu_count() or 1
+        self.ctx.procs.reaped_cpu()
+        busy0, own0, t0 = cpu_busy_ticks(), self.ctx.procs.own_ticks(), time.monotonic()
+        running = {}
+        for entry, r in rates.items():
+            argv = [str(oha), "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-c", str(connections),
+                    "-m", "POST", "-H", "content-type: application/json", "-d", requests[entry], "-q", str(r),
+                    "--latency-correction", self.url(entry)]
+            running[entry] = subprocess.Popen(pinned(argv, self.outside), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                              env=child_env())
+        outs = {e: p.communicate(timeout=duration + 60) for e, p in running.items()}
+        wall = time.monotonic() - t0
+        busy1, own1 = cpu_busy_ticks(), self.ctx.procs.own_ticks()
+        by = {k: (own1.get(k, 0) - own0.get(k, 0)) / hz for k in set(own1) | set(own0)}
+        by = {k: v for k, v in by.items() if v > 0}
+        by["oha (client)"] = self.ctx.procs.reaped_cpu()
+        out = {"workload": workload, "rate": rate, "entries": {}}
+        (self.ctx.run_dir / "oha").mkdir(parents=True, exist_ok=True)
+        ok = 0
+        for e, (stdout, stderr) in outs.items():
+            if running[e].returncode != 0:
+                die(f"oha failed on {e} ({running[e].returncode}): {stderr.decode(errors='replace')[-2000:]}")
+            (self.ctx.run_dir / "oha" / f"app-{tag}-{e}.json").write_bytes(stdout)
+            r = parse_oha(stdout, duration, rates[e], connections)
+            r["sustained"] = sustained(r)
+            out["entries"][e] = r
+            ok += r["ok"]
+        out.update(cpu_figures(by, ok, (busy1 - busy0) / hz, wall, ncpu))
+        c = out["cpu_us_per_request"] or {}
+        out["function_tier_cpu_us"] = sum(v for k, v in c.items() if k not in OUTSIDE) if c else None
+        out["total_cpu_us"] = sum(c.values()) if c else None
+        out["ok_rps"] = ok / duration
+        out["sustained"] = all(r["sustained"] for r in out["entries"].values())
+        return out
+
+
+def seed_once(app, seeder):
+    """Fills the first deployment through its gateway with the seeder, then
+    picks the users the reads ask for; returns the Redis snapshot every run
+    starts from and the requests."""
+    argv = [str(seeder), "--gateway", app.ingress, "--users", str(APP_SEED["users"]), "--degree", str(APP_SEED["degree"]),
+            "--posts", str(APP_SEED["posts"]), "--concurrency", "4"]
+    log(f"app: seeding: {' '.join(argv[1:])}")
+    p = subprocess.run(argv, capture_output=True, text=True, env=child_env())
+    if p.returncode != 0:
+        die(f"the seeder failed: {p.stderr[-2000:]}")
+    log(f"app: {p.stdout.strip()}")
+    home = max(range(1, APP_SEED["users"] + 1), key=lambda u: app.redis.cmd("ZCARD", f"home-timeline:{u}"))
+    own = max(range(1, APP_SEED["users"] + 1), key=lambda u: app.redis.cmd("ZCARD", f"user-timeline:{u}"))
+    author = 1
+    requests = {
+        "read-home-timeline": json.dumps({"user_id": home, "start": 0, "stop": 10}),
+        "read-user-timeline": json.dumps({"user_id": own, "start": 0, "stop": 10}),
+        "compose-post": json.dumps({"username": f"user{author}", "user_id": author,
+                                    "text": "hello @user2 and @user3, see https://example.com/a?x=1 and http://example.org/b",
+                                    "media_ids": [11], "media_types": ["png"], "timestamp": 1700000000000}),
+    }
+    return app.snapshot(), requests
+
+
+def check(app, snap, requests, expected):
+    """The replies to each entry point's request from the seeded state, and
+    the gateway calls each makes; the replies must match the unmerged ones."""
+    replies, calls = {}, {}
+    for e in APP_ENTRIES:
+        app.restore(snap)
+        status, reply = http(app.url(e), requests[e].encode())
+        if status != 200:
+            die(f"app {app.kind}: {e} answered {status}: {reply[:300]!r}")
+        replies[e] = reply
+        app.restore(snap)
+        calls[e] = app.calls_per_request(e, requests[e].encode())
+    for e, r in replies.items():
+        if expected is not None and r != expected[e]:
+            die(f"app {app.kind}: {e} replied {r[:200]!r}, unmerged replied {expected[e][:200]!r}")
+    pages = {e: len(json.loads(replies[e]).get("posts", [])) for e in APP_ENTRIES if e.startswith("read-")}
+    log(f"app {app.kind}: same replies as unmerged; posts per page {pages}; gateway calls per request "
+        + ", ".join(f"{e} {c:g}" for e, c in calls.items()))
+    return replies, calls
+
+
+def run_quietly(app, oha, workload, rate, snap, requests, args, tag):
+    """A fixed-rate run from the seeded state; once more if others took the
+    machine, keeping the quieter one."""
+    best = None
+    for attempt in range(2):
+        app.restore(snap)
+        time.sleep(0.5)
+        r = app.mix(oha, workload, rate, requests, args.duration, args.connections, tag if attempt == 0 else f"{tag}-again")
+        r["attempts"] = attempt + 1
+        if best is None or r["cpu_others_pct"] < best["cpu_others_pct"]:
+            best = r
+        if r["cpu_others_pct"] <= NOISY_OTHERS_PCT:
+            break
+        log(f"  others took {r['cpu_others_pct']:.0f}% of the machine: once more")
+    return best
+
+
+def summary(r):
+    tier = r["function_tier_cpu_us"]
+    return "; ".join(f"{e} {x['achieved_rps']:.0f}/s ok {100 * x['success_rate']:.1f}% p50 {x['p50_ms'] or 0:.2f} "
+                     f"p99 {x['p99_ms'] or 0:.2f} ms" for e, x in r["entries"].items()) + \
+        (f"; function tier {tier:.0f} µs/request" if tier else "") + f"; others' CPU {r['cpu_others_pct']:.0f}%"
+
+
+def workload_runs(app, oha, workload, snap, requests, args):
+    """The ladder until a rate is not sustained, then args.refine bisection
+    steps. Returns the runs in order and the highest sustained rate."""
+    runs, tried = [], {}
+    for rate in args.app_rates.get(workload, APP_LADDER):
+        r = run_quietly(app, oha, workload, rate, snap, requests, args, f"{app.kind}-{workload}-{rate}")
+        runs.append(r)
+        tried[rate] = r["sustained"]
+        log(f"app {app.kind} {workload} @ {rate}/s: {'sustained' if r['sustained'] else 'NOT sustained'}: {summary(r)}")
+        if not r["sustained"]:
+            break
+    for _ in range(args.refine):
+        mid = next_rates(tried)
+        if mid is None:
+            break
+        r = run_quietly(app, oha, workload, mid, snap, requests, args, f"{app.kind}-{workload}-{mid}-refine")
+        r["refine"] = True
+        runs.append(r)
+        tried[mid] = r["sustained"]
+        log(f"app {app.kind} {workload} @ {mid}/s (refining): {'sustained' if r['sustained'] else 'NOT sustained'}")
+    best = max([x for x, s in tried.items() if s], default=None)
+    return {"runs": runs, "max_sustained": best, "lower_bound": best is not None and best == max(tried)}
+
+
+def app_load(ctx, args, builds, oha, watchdog):
+    """Every deployment, every workload. Returns the results."""
+    res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections}
+    snap = requests = expected = None
+    for kind in args.app_deployments:
+        app = App(ctx, args, builds, kind, watchdog)
+        if snap is None:
+            snap, requests = seed_once(app, ctx.out / "bin" / "seed")
+            res["requests"] = requests
+            res["redis_keys"] = len(snap)
+        else:
+            app.restore(snap)
+        replies, calls = check(app, snap, requests, expected)
+        if expected is None:
+            expected = replies
+            res["replies"] = {e: r.decode() for e, r in replies.items()}
+        d = {"gateway_calls_per_request": calls, "processes": len(app.routes) * (2 if kind == "watchdog" else 1)}
+        # Warm every connection pool and Redis client first.
+        app.restore(snap)
+        app.mix(oha, "mixed", APP_LADDER[0], requests, 2, 16, f"{kind}-warmup")
+        for workload in args.app_workloads:
+            d[workload] = workload_runs(app, oha, workload, snap, requests, args)
+        res["deployments"][kind] = d
+        ctx.procs.stop_all()
+    res["verdicts"] = verdicts(res)
+    return res
+
+
+def common_rows(res, workload, a, b):
+    """(rate, run of a, run of b) for every ladder rate both sustained."""
+    da, db = res["deployments"].get(a), res["deployments"].get(b)
+    if not da or not db or workload not in da or workload not in db:
+        return []
+    ra = {r["rate"]: r for r in da[workload]["runs"] if r["sustained"]}
+    rb = {r["rate"]: r for r in db[workload]["runs"] if r["sustained"]}
+    return [(rate, ra[rate], rb[rate]) for rate in sorted(set(ra) & set(rb))]
+
+
+def verdicts(res):
+    """Each deployment against unmerged, per workload: the highest sustained
+    rate's ratio, p50 and p99 ratios per entry point at rates both sustained
+    (the worst), and function-tier CPU per request (median ratio)."""
+    out = {}
+    for workload in APP_WORKLOADS:
+        for kind in APP_DEPLOYMENTS:
+            if kind == "unmerged" or kind not in res["deployments"] or workload not in res["deployments"][kind]:
+                continue
+            rows = common_rows(res, workload, kind, "unmerged")
+            p50 = [ratio(r[1]["entries"][e]["p50_ms"], r[2]["entries"][e]["p50_ms"]) for r in rows for e in r[1]["entries"]]
+            p99 = [ratio(r[1]["entries"][e]["p99_ms"], r[2]["entries"][e]["p99_ms"]) for r in rows for e in r[1]["entries"]]
+            cpu = sorted(ratio(r[2]["function_tier_cpu_us"], r[1]["function_tier_cpu_us"]) for r in rows
+                         if r[1]["function_tier_cpu_us"] and r[2]["function_tier_cpu_us"])
+            mine = res["deployments"][kind][workload]["max_sustained"]
+            base = res["deployments"]["unmerged"][workload]["max_sustained"]
+            out[f"{workload}/{kind}"] = {
+                "throughput_ratio": ratio(mine, base),
+                "p50_ratio_worst": max([x for x in p50 if x is not None], default=None),
+                "p99_ratio_worst": max([x for x in p99 if x is not None], default=None),
+                "rates_compared": [r[0] for r in rows],
+                "tier_cpu_unmerged_over_this": cpu[len(cpu) // 2] if cpu else None,
+            }
+    return out

@@ -1,0 +1,196 @@
+"""The application benchmark's part of results.md: the deployments, the
+builds (one `fmerge build --plan` against the groups one by one), the gateway
+hops each deployment makes per request, the latency per entry point at every
+fixed rate, the highest sustained rates, function-tier CPU, and the verdicts
+against the targets."""
+
+from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
+
+TITLES = {
+    "unmerged": "unmerged (every function its own process, behind the gateway)",
+    "watchdog": "unmerged, each function behind of-watchdog",
+    "planner": "the planner's groups (`fmerge plan`, default constraints, as `fmerge build --all` uses)",
+    "bounded": f"the planner's groups with `--max-memory {APP_BOUNDED_MEMORY}` per merged pod",
+    "whole": "one group per entry point, merged whole",
+}
+
+
+def f(x, nd=1, unit=""):
+    return "n/a" if x is None else f"{x:.{nd}f}{unit}"
+
+
+def render_app(L, R):
+    A = R.get("app")
+    if not A:
+        return
+    lo = A["load"]
+    L.append("## The whole application (`bench/run --only app`)")
+    L.append("")
+    L.append(f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`) on the pinned testbed "
+             "(client, ingress nginx and Redis on one half of the CPUs; the function tier, of-watchdog when present and "
+             "the internal nginx that carries every call between functions on the other). Data: the seeder's "
+             f"{lo['seed']['users']} users, {lo['seed']['degree']} followees each and {lo['seed']['posts']} posts "
+             f"({lo.get('redis_keys', '?')} Redis keys), restored before every run. Load: one latency-corrected oha per "
+             f"entry point, all at once, at its share of the total rate, {lo['duration_s']} s per run, "
+             f"{lo['connections_per_entry']} connections each; each entry point reads one user whose page is full (oha "
+             "sends one body). \"sustained\": every entry point has ≥ 99.9% 200s, achieves ≥ "
+             f"{100 * SUSTAIN_FRACTION:.0f}% of its rate and p99 ≤ {SLO_P99_MS:.0f} ms. Rates rise until one is not "
+             "sustained, then the highest sustained rate is bisected.")
+    L.append("")
+    for d in APP_DEPLOYMENTS:
+        if d in lo["deployments"]:
+            L.append(f"- **{d}**: {TITLES[d]}{groups_line(A, d)}")
+    if "watchdog" in lo["deployments"]:
+        L.append("")
+        L.append("of-watchdog 0.11.6 fixes its metrics port at 8081 on every interface, so only one can run per network "
+                 "namespace (OpenFaaS gives each pod its own). The watchdog deployment uses it rebuilt from the vendored "
+                 "source with that one setting read from `metrics_port` (`bench/fmbench/appbuild.py`); the request path is "
+                 "unchanged.")
+    L.append("")
+    L.append("### Targets")
+    L.append("")
+    L.append("| target | goal | measured | |")
+    L.append("| --- | --- | --- | --- |")
+    v = lo["verdicts"].get("mixed/planner") or {}
+    for label, key, goal, better in (
+            ("mixed workload, highest sustained rate, planner groups ÷ unmerged", "throughput_ratio",
+             TARGETS["app_mixed_throughput_ratio"], "ge"),
+            ("mixed workload, p50 planner groups ÷ unmerged at equal rates (worst entry point and rate)", "p50_ratio_worst",
+             TARGETS["app_mixed_p50_ratio"], "le")):
+        x = v.get(key)
+        ok = None if x is None else (x >= goal if better == "ge" else x <= goal)
+        L.append(f"| {label} | {'≥' if better == 'ge' else '≤'} {goal:g} | {f(x, 2, '×')} | "
+                 f"{'n/a' if ok is None else 'met' if ok else '**missed**'} |")
+    L.append("")
+    render_hops(L, A)
+    for workload in APP_WORKLOADS:
+        if any(workload in d for d in lo["deployments"].values()):
+            render_workload(L, lo, workload)
+    render_verdicts(L, lo)
+    render_build(L, A)
+
+
+def groups_line(A, d):
+    groups = A["builds"].get(d)
+    if not groups:
+        return ""
+    return ": " + "; ".join(f"`{g['name']}` = {' + '.join(g['members'])}" for g in groups)
+
+
+def render_hops(L, A):
+    lo = A["load"]
+    L.append("### Gateway calls per request (measured at the internal gateway)")
+    L.append("")
+    deps = [d for d in APP_DEPLOYMENTS if d in lo["deployments"]]
+    L.append("| entry point | " + " | ".join(deps) + " |")
+    L.append("| --- |" + " ---: |" * len(deps))
+    entries = next(iter(lo["deployments"].values()))["gateway_calls_per_request"]
+    for e in entries:
+        L.append(f"| {e} | " + " | ".join(f"{lo['deployments'][d]['gateway_calls_per_request'][e]:g}" for d in deps) + " |")
+    L.append("")
+
+
+def render_workload(L, lo, workload):
+    shares = ", ".join(f"{100 * w:.0f}% {e}" for e, w in APP_WORKLOADS[workload].items())
+    L.append(f"### {workload} workload ({shares})")
+    L.append("")
+    L.append("p50 / p99 in ms per entry point; function tier: CPU µs per request of everything on the function tier's "
+             "CPUs (functions, merged binaries, of-watchdog, the internal nginx); others' CPU: processes outside the bench.")
+    L.append("")
+    entries = list(APP_WORKLOADS[workload])
+    L.append("| total req/s | deployment | " + " | ".join(f"{e} p50 / p99" for e in entries)
+             + " | achieved req/s | sustained | function tier µs/req | others' CPU |")
+    L.append("| ---: | --- |" + " ---: |" * len(entries) + " ---: | --- | ---: | ---: |")
+    rows = []
+    for d in APP_DEPLOYMENTS:
+        w = lo["deployments"].get(d, {}).get(workload)
+        for r in (w or {}).get("runs", []):
+            rows.append((r["rate"], APP_DEPLOYMENTS.index(d), d, r))
+    for rate, _, d, r in sorted(rows, key=lambda x: (x[0], x[1])):
+        cells = [f"{f(r['entries'][e]['p50_ms'], 2)} / {f(r['entries'][e]['p99_ms'], 2)}" for e in entries]
+        achieved = sum(x["achieved_rps"] or 0 for x in r["entries"].values())
+        L.append(f"| {rate} | {d} | " + " | ".join(cells) + f" | {achieved:.0f} | {'yes' if r['sustained'] else 'no'} | "
+                 f"{f(r['function_tier_cpu_us'], 0)} | {r['cpu_others_pct']:.0f}% |")
+    L.append("")
+    render_profile(L, lo, workload)
+    L.append("Highest sustained total rate: " + ", ".join(
+        f"{d} {lo['deployments'][d][workload]['max_sustained'] or 'none'}/s"
+        + (" (or more: the top rate tried)" if lo["deployments"][d][workload]["lower_bound"] else "")
+        for d in APP_DEPLOYMENTS if workload in lo["deployments"].get(d, {})) + ".")
+    L.append("")
+
+
+def render_verdicts(L, lo):
+    V = lo["verdicts"]
+    if not V:
+        return
+    L.append("### Against unmerged")
+    L.append("")
+    L.append("| workload / deployment | highest sustained rate ÷ unmerged | p50 ÷ unmerged (worst) | p99 ÷ unmerged (worst) | "
+             "function-tier CPU, unmerged ÷ this (median) | rates both sustained |")
+    L.append("| --- | ---: | ---: | ---: | ---: | --- |")
+    for k, v in V.items():
+        L.append(f"| {k} | {f(v['throughput_ratio'], 2, '×')} | {f(v['p50_ratio_worst'], 2, '×')} | "
+                 f"{f(v['p99_ratio_worst'], 2, '×')} | {f(v['tier_cpu_unmerged_over_this'], 2, '×')} | "
+                 f"{', '.join(map(str, v['rates_compared'])) or 'none'} |")
+    L.append("")
+
+
+def render_build(L, A):
+    t = A["timings"]
+    L.append("### Building the application's groups")
+    L.append("")
+    c = t.get("cold")
+    if c:
+        p, o = c["plan"], c["one_by_one"]
+        L.append(f"The planner's {c['groups']} groups from empty target dirs (`/usr/bin/time -v`): one `fmerge build --plan` "
+                 "(one cargo build of every member, the groups merged in parallel) against one `fmerge build -f stack.yml "
+                 "--config plan/<caller>.toml` per group, one after another, in one target dir of their own (cargo reuses "
+                 "what an earlier group built).")
+        L.append("")
+        L.append("| how | wall | CPU | peak RSS |")
+        L.append("| --- | ---: | ---: | ---: |")
+        L.append(f"| `fmerge build --plan` | {f(p['wall_s'])} s | {f(p['cpu_s'])} s | {f(p['peak_rss_mib'], 0)} MiB |")
+        L.append(f"| one group after another | {f(o['wall_s'])} s | {f(o['cpu_s'])} s | {f(o['peak_rss_mib'], 0)} MiB |")
+        L.append("")
+        L.append(f"One after another ÷ `--plan`, wall: {f(c['wall_ratio'], 2, '×')}. Per group: " + ", ".join(
+            f"{g} {f(x['wall_s'])} s" for g, x in o["groups"].items()) + ".")
+    else:
+        L.append("Cold builds not measured in this run (`--no-app-cold`).")
+    L.append("")
+
+
+def profile_rate(lo, workload):
+    """The highest rate every deployment sustained (else the lowest tried)."""
+    runs = {d: {r["rate"]: r for r in lo["deployments"][d][workload]["runs"]}
+            for d in APP_DEPLOYMENTS if workload in lo["deployments"].get(d, {})}
+    common = set.intersection(*[{x for x, r in rs.items() if r["sustained"]} for rs in runs.values()]) if runs else set()
+    rate = max(common) if common else min(set.intersection(*[set(rs) for rs in runs.values()]), default=None)
+    return rate, {d: rs.get(rate) for d, rs in runs.items()}
+
+
+def render_profile(L, lo, workload):
+    """Where the CPU goes per request, by process, at one common rate: what
+    explains each deployment's cost (the processes above 3% of some
+    deployment's total; the rest summed)."""
+    rate, runs = profile_rate(lo, workload)
+    runs = {d: r for d, r in runs.items() if r and r.get("cpu_us_per_request")}
+    if not runs:
+        return
+    names = set()
+    for r in runs.values():
+        c = r["cpu_us_per_request"]
+        total = sum(c.values())
+        names |= {k for k, v in c.items() if v >= 0.03 * total}
+    L.append(f"CPU µs per request by process at {rate} req/s (the highest rate every deployment sustained): where each "
+             "deployment's cost goes (\"of-watchdog <f>\": of-watchdog and the function it forks).")
+    L.append("")
+    L.append("| process | " + " | ".join(runs) + " |")
+    L.append("| --- |" + " ---: |" * len(runs))
+    for n in sorted(names, key=lambda n: -max(r["cpu_us_per_request"].get(n, 0) for r in runs.values())):
+        L.append(f"| {n} | " + " | ".join(f(r["cpu_us_per_request"].get(n), 0) if n in r["cpu_us_per_request"] else ""
+                                         for r in runs.values()) + " |")
+    L.append("| every other process | " + " | ".join(
+        f(sum(v for k, v in r["cpu_us_per_request"].items() if k not in names), 0) for r in runs.values()) + " |")
+    L.append("| **all** | " + " | ".join(f(sum(r["cpu_us_per_request"].values()), 0) for r in runs.values()) + " |")
+    L.append("")
