@@ -130,6 +130,7 @@ def cold_builds(ctx, fmerge, plan, plan_groups):
         each[caller], _ = fmerge_json(ctx, f"app-cold-group-{caller}",
                                       [fmerge, "build", "-f", stack, "--config", Path(plan).parent / f"{caller}.toml",
                                        "--target-dir", dirs["one-by-one"]])
+    groups = keep(ctx, "planner", groups)  # before their target dir goes
     for d in dirs.values():
         shutil.rmtree(d, ignore_errors=True)
     one_by_one = {"wall_s": sum(x["wall_s"] for x in each.values()),
@@ -175,8 +176,8 @@ def app_builds(ctx, args, fmerge):
     else:
         log("application: fmerge build --plan (the planner's groups; warm: --no-app-cold)")
         _, messages = fmerge_json(ctx, "app-plan", [fmerge, "build", "--plan", plan_file, "--target-dir", target])
-        planner = merged_groups(messages)
-    builds["planner"] = keep(ctx, "planner", planner)
+        planner = keep(ctx, "planner", merged_groups(messages))
+    builds["planner"] = planner
     if "bounded" in args.app_deployments:
         log(f"application: fmerge plan --max-memory {APP_BOUNDED_MEMORY}, and its groups")
         bounded_file, builds["bounded_groups"], builds["bounded_report"] = plan(
