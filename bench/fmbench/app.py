@@ -73,12 +73,13 @@ class App:
 
     def __init__(self, ctx, args, builds, kind, watchdog=None):
         self.ctx, self.args, self.kind = ctx, args, kind
+        self.taken = set()
         self.outside, self.tier = cpu_split()
         run = ctx.run_dir / "app" / kind
         run.mkdir(parents=True)
         self.logs = run / "logs"
         procs = ctx.procs
-        self.redis_port = free_port()
+        self.redis_port = self.port()
         rp = procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(self.redis_port), "--save", "",
                                    "--appendonly", "no", "--dir", str(run), "--protected-mode", "yes"],
                          log_dir=self.logs, cpus=self.outside)
@@ -87,8 +88,8 @@ class App:
         redis_url = f"redis://127.0.0.1:{self.redis_port}"
         groups = builds.get(kind, []) if kind in ("planner", "bounded", "whole") else []
         self.routes = deployment_processes(kind, builds["functions"], groups)
-        self.ports = {r: free_port() for r in self.routes}
-        internal_port, ingress_port = free_port(), free_port()
+        self.ports = {r: self.port() for r in self.routes}
+        internal_port, ingress_port = self.port(), self.port()
         self.gateway = f"http://127.0.0.1:{internal_port}"
         self.ingress = f"http://127.0.0.1:{ingress_port}"
         # The ingress passes /function/<name> on unchanged; the internal one routes it.
@@ -102,32 +103,42 @@ class App:
             wait_port(f"nginx-{role}", port, p, run)
         # healthcheck_interval: how long a stopped process keeps draining (the
         # next deployment waits for it).
-        common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url, "MACHINE_ID": "1", "healthcheck_interval": "1s"}
+        common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url, "MACHINE_ID": "1", "healthcheck_interval": "1s",
+                  "listen_address": "127.0.0.1"}
         for route, (what, x) in self.routes.items():
             port = self.ports[route]
             if what == "merged":
                 env = {**common, **merged_env(x, {"REDIS_URL": redis_url, "MACHINE_ID": "1"}),
-                       "port": str(port), "metrics_port": str(free_port())}
+                       "port": str(port), "metrics_port": str(self.port())}
                 p = procs.start(x["name"], [x["binary"]], env, log_dir=self.logs, cpus=self.tier)
                 wait_health(x["name"], port, p, run)
             elif kind == "watchdog":
-                fn_port = free_port()
+                fn_port = self.port()
                 tmp = run / "of-watchdog-tmp" / x
                 tmp.mkdir(parents=True)
                 env = {**common, "mode": "http", "port": str(port), "upstream_url": f"http://127.0.0.1:{fn_port}",
-                       "fprocess": f"env port={fn_port} metrics_port={free_port()} {ctx.out / 'bin' / 'unmerged' / x}",
-                       "metrics_port": str(free_port()), "exec_timeout": "10s", "read_timeout": "10s",
+                       "fprocess": f"env port={fn_port} metrics_port={self.port()} {ctx.out / 'bin' / 'unmerged' / x}",
+                       "metrics_port": str(self.port()), "exec_timeout": "10s", "read_timeout": "10s",
                        "write_timeout": "10s", "healthcheck_interval": "1s", "TMPDIR": str(tmp)}
                 p = procs.start(f"of-watchdog {x}", [watchdog], env, log_dir=self.logs, cpus=self.tier)
                 wait_health(f"of-watchdog {x}", port, p, run)
                 wait_health(f"{x} behind of-watchdog", fn_port, p, run)
             else:
-                env = {**common, "port": str(port), "metrics_port": str(free_port())}
+                env = {**common, "port": str(port), "metrics_port": str(self.port())}
                 p = procs.start(x, [ctx.out / "bin" / "unmerged" / x], env, log_dir=self.logs, cpus=self.tier)
                 wait_health(x, port, p, run)
         log(f"app {kind}: {len(self.routes)} routes, "
             f"{sum(1 for w, _ in self.routes.values() if w == 'merged')} merged binaries; redis :{self.redis_port}, "
             f"ingress :{ingress_port} on CPUs {self.outside}, internal gateway :{internal_port} and the functions on CPUs {self.tier}")
+
+    def port(self):
+        """A free loopback port none of this deployment's processes was given
+        yet (a port is only bound once its process starts)."""
+        while True:
+            p = free_port()
+            if p not in self.taken:
+                self.taken.add(p)
+                return p
 
     def url(self, entry):
         return f"{self.ingress}/function/{entry}"
