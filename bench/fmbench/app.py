@@ -64,7 +64,7 @@ def next_rates(tried):
     if not above:
         return None
     hi = min(above)
-    mid = round((lo + hi) / 2, -1) if hi - lo > 40 else (lo + hi) // 2
+    mid = int(round((lo + hi) / 2, -1)) if hi - lo > 40 else (lo + hi) // 2
     return mid if lo < mid < hi and mid not in tried else None
 
 
@@ -151,10 +151,23 @@ class App:
         keys = self.redis.cmd("KEYS", "*")
         return {k: self.redis.cmd("DUMP", k) for k in keys}
 
+    def settle(self, quiet=0.5, limit=30.0):
+        """Waits until the internal gateway has served nothing for `quiet` s
+        (after an overloaded run, queued calls keep writing for a while)."""
+        deadline = time.monotonic() + limit
+        last = self.gateway_requests()
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.gateway_requests()
+            if now - last <= 1:  # only our own status request
+                return
+            last = now
+
     def restore(self, snap):
+        self.settle()
         self.redis.cmd("FLUSHALL")
         for k, v in snap.items():
-            self.redis.cmd("RESTORE", k, 0, v)
+            self.redis.cmd("RESTORE", k, 0, v, "REPLACE")
 
     def calls_per_request(self, entry, body, n=5):
         """Calls through the internal gateway per request to `entry` (beyond
@@ -305,6 +318,11 @@ def app_load(ctx, args, builds, oha, watchdog):
     res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections}
     snap = requests = expected = None
     for kind in args.app_deployments:
+        same = same_groups(builds, kind, "planner") if kind != "planner" and "planner" in args.app_deployments else False
+        if same:
+            log(f"app {kind}: the same groups as the planner's for {', '.join(APP_ENTRIES)}: measured once, as planner")
+            res["deployments"]["planner"]["same_as"] = res["deployments"]["planner"].get("same_as", []) + [kind]
+            continue
         app = App(ctx, args, builds, kind, watchdog)
         if snap is None:
             snap, requests = seed_once(app, ctx.out / "bin" / "seed")
@@ -326,6 +344,14 @@ def app_load(ctx, args, builds, oha, watchdog):
         ctx.procs.stop_all()
     res["verdicts"] = verdicts(res)
     return res
+
+
+def same_groups(builds, a, b):
+    """Whether deployments a and b serve the entry points with the same
+    merged members (then their binaries are the same merge)."""
+    def of(kind):
+        return {g["members"][0]: sorted(g["members"]) for g in builds.get(kind) or [] if g["members"][0] in APP_ENTRIES}
+    return bool(of(a)) and of(a) == of(b)
 
 
 def common_rows(res, workload, a, b):

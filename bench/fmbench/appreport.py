@@ -4,7 +4,7 @@ hops each deployment makes per request, the latency per entry point at every
 fixed rate, the highest sustained rates, function-tier CPU, and the verdicts
 against the targets."""
 
-from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
+from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
 
 TITLES = {
     "unmerged": "unmerged (every function its own process, behind the gateway)",
@@ -40,6 +40,9 @@ def render_app(L, R):
     for d in APP_DEPLOYMENTS:
         if d in lo["deployments"]:
             L.append(f"- **{d}**: {TITLES[d]}{groups_line(A, d)}")
+        for same in lo["deployments"].get(d, {}).get("same_as", []):
+            L.append(f"- **{same}**: {TITLES[same]}{groups_line(A, same)}. For {', '.join(APP_ENTRIES)} these are the "
+                     f"same groups as **{d}**'s (the same members, so the same merge), so it was measured once, as {d}.")
     if "watchdog" in lo["deployments"]:
         L.append("")
         L.append("of-watchdog 0.11.6 fixes its metrics port at 8081 on every interface, so only one can run per network "

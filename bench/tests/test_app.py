@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers import BENCH
 
-from fmbench.app import common_rows, deployment_processes, merged_env, next_rates, split, verdicts
+from fmbench.app import common_rows, deployment_processes, merged_env, next_rates, same_groups, split, verdicts
 from fmbench.appbuild import closure, merged_groups, read_plan, stack_functions, whole_plan
 from fmbench.appreport import render_app
 from fmbench.config import APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS
@@ -96,6 +96,18 @@ class FmergeOutput(unittest.TestCase):
         self.assertEqual(deployment_processes("unmerged", ["a", "b"], [g]), {"a": ("function", "a"), "b": ("function", "b")})
 
 
+class SameGroups(unittest.TestCase):
+    def test_equal_members_for_the_entry_points_make_the_same_deployment(self):
+        planner = [{"members": ["compose-post", "a", "b"]}, {"members": ["read-posts", "x"]},
+                   {"members": ["read-home-timeline", "read-posts"]}]
+        whole = [{"members": ["read-home-timeline", "read-posts"]}, {"members": ["compose-post", "b", "a"]}]
+        bounded = [{"members": ["compose-post", "a"]}, {"members": ["read-home-timeline", "read-posts"]}]
+        builds = {"planner": planner, "whole": whole, "bounded": bounded}
+        self.assertTrue(same_groups(builds, "whole", "planner"))  # order and non-entry groups do not matter
+        self.assertFalse(same_groups(builds, "bounded", "planner"))
+        self.assertFalse(same_groups({"planner": planner}, "whole", "planner"))  # nothing built is never the same
+
+
 class Rates(unittest.TestCase):
     def test_the_mixed_split_keeps_the_shares(self):
         self.assertEqual(split("mixed", 1000), {"read-home-timeline": 600, "read-user-timeline": 300, "compose-post": 100})
@@ -105,6 +117,7 @@ class Rates(unittest.TestCase):
     def test_bisection_between_the_best_sustained_and_the_first_failure(self):
         self.assertEqual(next_rates({100: True, 200: True, 400: False}), 300)
         self.assertEqual(next_rates({100: True, 200: True, 300: True, 400: False}), 350)
+        self.assertIsInstance(next_rates({750: True, 1100: False}), int)  # a rate oha and the report print whole
         self.assertIsNone(next_rates({100: False}))  # nothing sustained: nothing to narrow
         self.assertIsNone(next_rates({100: True, 200: True}))  # never failed
         self.assertIsNone(next_rates({100: True, 101: False}))  # adjacent
