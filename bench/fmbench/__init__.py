@@ -6,6 +6,8 @@ binary size.
     bench/run                 everything (cold builds included: about 25 min on 2 cores)
     bench/run --quick         no cold builds (about 19 min on 2 cores)
     bench/run --only watchdog our runtime against of-watchdog in front of it (a few minutes)
+    bench/run --only app      the whole socialNetwork application, five deployments, two
+                              workloads, and the cold build of every group (about 40 min)
     bench/run --help          all flags
 
 Everything runs on 127.0.0.1 and is started and stopped by this script:
@@ -30,5 +32,6 @@ The package behind bench/run: config (what is measured, the goals), processes
 (child processes, ports, Redis, CPU accounting), testbed (nginx and the
 deployments of one mode), load (oha runs and what they mean), watchdog (the
 runtime against of-watchdog in front of it), builds (build times, sizes, the
-criterion dispatch bench), report (results.md) and cli (flags, main).
+criterion dispatch bench), report (results.md) and cli (flags, main); app,
+appbuild and appreport do the same for the whole application (--only app).
 """
