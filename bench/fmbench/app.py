@@ -13,13 +13,12 @@ is then narrowed down. oha sends one body per process, so each entry point
 reads one user, chosen so that every page is full (10 posts)."""
 
 import json
-import os
 import subprocess
 import time
 
-from .config import APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, NOISY_OTHERS_PCT, child_env, die, log
-from .load import cpu_figures, parse_oha, ratio, sustained
-from .processes import Redis, cpu_busy_ticks, free_port, http, pinned, wait_health, wait_port
+from .config import APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
+from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
+from .processes import Redis, free_port, http, pinned, wait_health, wait_port
 from .testbed import cpu_split, nginx_conf
 
 # What runs on the outside CPUs; everything else a run measures is the function tier.
@@ -184,22 +183,11 @@ class App:
         share of `rate`, all at once. Returns per-entry figures and the CPU
         each process spent per successful request."""
         rates = split(workload, rate)
-        hz, ncpu = os.sysconf("SC_CLK_TCK"), os.cpu_count() or 1
-        self.ctx.procs.reaped_cpu()
-        busy0, own0, t0 = cpu_busy_ticks(), self.ctx.procs.own_ticks(), time.monotonic()
-        running = {}
-        for entry, r in rates.items():
-            argv = [str(oha), "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-c", str(connections),
-                    "-m", "POST", "-H", "content-type: application/json", "-d", requests[entry], "-q", str(r),
-                    "--latency-correction", self.url(entry)]
-            running[entry] = subprocess.Popen(pinned(argv, self.outside), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                              env=child_env())
+        window = CpuWindow(self.ctx)
+        running = {e: subprocess.Popen(pinned(oha_argv(oha, self.url(e), requests[e], duration, r, connections), self.outside),
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
+                   for e, r in rates.items()}
         outs = {e: p.communicate(timeout=duration + 60) for e, p in running.items()}
-        wall = time.monotonic() - t0
-        busy1, own1 = cpu_busy_ticks(), self.ctx.procs.own_ticks()
-        by = {k: (own1.get(k, 0) - own0.get(k, 0)) / hz for k in set(own1) | set(own0)}
-        by = {k: v for k, v in by.items() if v > 0}
-        by["oha (client)"] = self.ctx.procs.reaped_cpu()
         out = {"workload": workload, "rate": rate, "entries": {}}
         (self.ctx.run_dir / "oha").mkdir(parents=True, exist_ok=True)
         ok = 0
@@ -211,7 +199,7 @@ class App:
             r["sustained"] = sustained(r)
             out["entries"][e] = r
             ok += r["ok"]
-        out.update(cpu_figures(by, ok, (busy1 - busy0) / hz, wall, ncpu))
+        out.update(window.figures(ok))
         c = out["cpu_us_per_request"] or {}
         out["function_tier_cpu_us"] = sum(v for k, v in c.items() if k not in OUTSIDE) if c else None
         out["total_cpu_us"] = sum(c.values()) if c else None
@@ -268,18 +256,12 @@ def check(app, snap, requests, expected):
 def run_quietly(app, oha, workload, rate, snap, requests, args, tag):
     """A fixed-rate run from the seeded state; once more if others took the
     machine, keeping the quieter one."""
-    best = None
-    for attempt in range(2):
+    def once(attempt):
         app.restore(snap)
         time.sleep(0.5)
-        r = app.mix(oha, workload, rate, requests, args.duration, args.connections, tag if attempt == 0 else f"{tag}-again")
-        r["attempts"] = attempt + 1
-        if best is None or r["cpu_others_pct"] < best["cpu_others_pct"]:
-            best = r
-        if r["cpu_others_pct"] <= NOISY_OTHERS_PCT:
-            break
-        log(f"  others took {r['cpu_others_pct']:.0f}% of the machine: once more")
-    return best
+        return app.mix(oha, workload, rate, requests, args.duration, args.connections, tag if attempt == 0 else f"{tag}-again")
+
+    return quieter(once, f"{app.kind} {workload} @ {rate}/s")
 
 
 def summary(r):

@@ -71,35 +71,67 @@ def cpu_figures(by_component, ok, total_cpu, wall, ncpu):
     }
 
 
-def run_oha(ctx, oha, url, body, duration, rate=None, connections=64, tag="run", cpus=None):
-    """One oha run (on `cpus` if given); returns its figures, and how busy the
-    machine was besides us."""
+def oha_argv(oha, url, body, duration, rate=None, connections=64):
+    """One oha run's command line: POST `body` as JSON, fixed rate with
+    latency correction when `rate` is given, closed loop otherwise."""
     argv = [str(oha), "--no-tui", "--output-format", "json", "-z", f"{duration}s", "-c", str(connections),
             "-m", "POST", "-H", "content-type: application/json", "-d", body]
     if rate is not None:
         argv += ["-q", str(rate), "--latency-correction"]
-    argv.append(url)
-    ncpu = os.cpu_count() or 1
-    hz = os.sysconf("SC_CLK_TCK")
-    ctx.procs.reaped_cpu()  # reset: count only oha's CPU below
-    busy0, own0, t0 = cpu_busy_ticks(), ctx.procs.own_ticks(), time.monotonic()
-    p = subprocess.Popen(pinned(argv, cpus), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
+    return argv + [url]
+
+
+class CpuWindow:
+    """The CPU every process of the system under test spent between its
+    start and `figures`, and how busy the machine was besides (the clients
+    run in between are reaped children, counted as "oha (client)")."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        ctx.procs.reaped_cpu()  # reset: count only the clients started from here
+        self.busy0, self.own0, self.t0 = cpu_busy_ticks(), ctx.procs.own_ticks(), time.monotonic()
+
+    def figures(self, ok):
+        """cpu_figures for `ok` successful requests; call once the clients are gone."""
+        hz, ncpu = os.sysconf("SC_CLK_TCK"), os.cpu_count() or 1
+        wall = time.monotonic() - self.t0
+        busy1, own1 = cpu_busy_ticks(), self.ctx.procs.own_ticks()
+        by = {k: (own1.get(k, 0) - self.own0.get(k, 0)) / hz for k in set(own1) | set(self.own0)}
+        by = {k: v for k, v in by.items() if v > 0}
+        by["oha (client)"] = self.ctx.procs.reaped_cpu()
+        return cpu_figures(by, ok, (busy1 - self.busy0) / hz, wall, ncpu)
+
+
+def run_oha(ctx, oha, url, body, duration, rate=None, connections=64, tag="run", cpus=None):
+    """One oha run (on `cpus` if given); returns its figures, and how busy the
+    machine was besides us."""
+    window = CpuWindow(ctx)
+    p = subprocess.Popen(pinned(oha_argv(oha, url, body, duration, rate, connections), cpus), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=child_env())
     out, err = p.communicate(timeout=duration + 60)
-    # oha is gone by now: account for it through its rusage instead.
-    wall = time.monotonic() - t0
-    busy1, own1 = cpu_busy_ticks(), ctx.procs.own_ticks()
-    ru = ctx.procs.reaped_cpu()
-    by_component = {k: (own1.get(k, 0) - own0.get(k, 0)) / hz for k in set(own1) | set(own0)}
-    by_component = {k: v for k, v in by_component.items() if v > 0}
-    by_component["oha (client)"] = ru
     if p.returncode != 0:
         die(f"oha failed ({p.returncode}): {err.decode(errors='replace')[-2000:]}")
     (ctx.run_dir / "oha").mkdir(parents=True, exist_ok=True)
     (ctx.run_dir / "oha" / f"{tag}.json").write_bytes(out)
     r = parse_oha(out, duration, rate, connections)
-    r.update(cpu_figures(by_component, r["ok"], (busy1 - busy0) / hz, wall, ncpu))
+    r.update(window.figures(r["ok"]))
     r["loadavg_after"] = loadavg()
     return r
+
+
+def quieter(run, what):
+    """run(attempt) once, and once more if processes outside the bench took
+    more than NOISY_OTHERS_PCT of the machine meanwhile; the quieter run wins."""
+    best = None
+    for attempt in range(2):
+        r = run(attempt)
+        r["attempts"] = attempt + 1
+        if best is None or r["cpu_others_pct"] < best["cpu_others_pct"]:
+            best = r
+        if r["cpu_others_pct"] <= NOISY_OTHERS_PCT:
+            break
+        log(f"  others took {r['cpu_others_pct']:.0f}% of the machine during {what}: once more")
+    return best
 
 
 def nice(x):
@@ -157,20 +189,15 @@ def busy(run, names, ncpus):
 
 
 def fixed_run(sysm, oha, group, d, rate, args, tag):
-    best = None
-    for attempt in range(2):
+    def once(attempt):
         seed(sysm.redis)
         time.sleep(0.5)
         r = sysm.oha(oha, sysm.urls[(group, d)], json.dumps(REQUESTS[group]), args.duration, rate=rate,
                      connections=args.connections, tag=tag if attempt == 0 else f"{tag}-again")
         r["sustained"] = sustained(r)
-        r["attempts"] = attempt + 1
-        if best is None or r["cpu_others_pct"] < best["cpu_others_pct"]:
-            best = r
-        if r["cpu_others_pct"] <= NOISY_OTHERS_PCT:
-            break
-        log(f"  others took {r['cpu_others_pct']:.0f}% of the machine during {group} {d} @ {rate}/s: once more")
-    return best
+        return r
+
+    return quieter(once, f"{group} {d} @ {rate}/s")
 
 
 def describe(r):
