@@ -77,6 +77,35 @@ class Flags(unittest.TestCase):
         with self.assertRaises(SystemExit):
             args("--only", "everything")
 
+    def test_only_app(self):
+        a = args("--only", "app")
+        self.assertEqual(a.app_deployments, ["unmerged", "watchdog", "planner", "bounded", "whole"])
+        self.assertEqual(a.app_workloads, ["mixed", "compose-post"])
+        self.assertEqual(a.modes, ["pinned"])
+        self.assertEqual(a.app_rates, {})
+        self.assertTrue(a.app_cold and a.watchdog and a.skip_dispatch)
+        self.assertEqual(a.results, str(BENCH / "results-app"))
+        self.assertIn("min", cli.estimate(a))
+        # Unmerged always runs, first: it is seeded and gives the replies.
+        a = args("--only", "app", "--app-deployments", "planner", "--app-rates", "mixed=300,100", "--no-app-cold")
+        self.assertEqual(a.app_deployments, ["unmerged", "planner"])
+        self.assertFalse(a.watchdog or a.app_cold)
+        self.assertEqual(a.app_rates, {"mixed": [100, 300]})
+
+    def test_only_app_bad_input_names_the_flag(self):
+        for bad, says in (
+                (["--app-deployments", "unmerged,fused"], "--app-deployments: unknown deployment fused"),
+                (["--app-workloads", "reads"], "--app-workloads: unknown workload reads"),
+                (["--app-rates", "mixed=0"], "--app-rates mixed=0"),
+                (["--app-rates", "mixed=fast"], "--app-rates mixed=fast"),
+                (["--app-rates", "writes=100"], "--app-rates writes=100"),
+                (["--mode", "shared"], "drop --mode shared"),
+                (["--skip-load"], "drop --skip-load")):
+            out = io.StringIO()
+            with self.subTest(bad=bad), self.assertRaises(SystemExit), contextlib.redirect_stdout(out):
+                cli.parse_args(["--only", "app", *bad], BENCH)
+            self.assertIn(says, out.getvalue())
+
     def test_no_watchdog(self):
         self.assertFalse(args("--no-watchdog").watchdog)
 
