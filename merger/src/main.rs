@@ -388,6 +388,13 @@ fn build(args: BuildArgs) -> Result<()> {
             println!("{}", stack.display());
         }
     }
+    print_merged(&merged, json);
+    Ok(())
+}
+
+/// A merged group's last line: its binary, or with `--message-format json`
+/// the `merged` record (the same for one group and for every group of a plan).
+fn print_merged(merged: &fmerge::Merged, json: bool) {
     if json {
         println!(
             "{}",
@@ -405,7 +412,6 @@ fn build(args: BuildArgs) -> Result<()> {
     } else {
         println!("{}", merged.binary.display());
     }
-    Ok(())
 }
 
 /// `build --plan FILE` / `build -f STACK --all`: every group from one cargo
@@ -502,20 +508,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                 own.iter().for_each(|p| println!("{}", p.display()));
             }
         }
-        if json {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "reason": "merged",
-                    "name": merged.name,
-                    "binary": merged.binary,
-                    "members": merged.members,
-                    "cached": merged.cached,
-                })
-            );
-        } else {
-            println!("{}", merged.binary.display());
-        }
+        print_merged(merged, json);
     }
     if let Some((input, remove)) = whole {
         let path = merged_stack_path(&input);
