@@ -4,6 +4,9 @@
 //!   the unmerged pair (two processes behind the gateway) and the merged pair
 //!   (one process) serve the same requests, and `http_requests_total` by
 //!   function and caller matches.
+//! - They stay the same when things go wrong: a merged callee keeps its own
+//!   `exec_timeout` and `max_inflight` (504, 429), and a request whose
+//!   client goes away is counted by caller and callee alike, merged or not.
 //! - The real image drains on `docker stop` under a fixed-rate load: every
 //!   request sent before the signal succeeds, and the container (the runtime
 //!   is PID 1 there) exits 0 long before Docker's kill timeout.
@@ -20,8 +23,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::dataplane::request;
 use support::{
-    FUNCTIONS, Function, Gateway, PAIR_REQUESTS, Redis, free_port, function_binary, post,
-    redis_env, seed_social_network, workspace_root,
+    FUNCTIONS, Function, Gateway, PAIR_REQUESTS, Redis, built_binary, fixture, free_port,
+    function_binary, post, redis_env, seed_social_network, workspace_root,
 };
 
 const CALLER: &str = "write-home-timeline";
@@ -144,6 +147,137 @@ fn per_function_counts_are_the_same_before_and_after_the_merge() {
         "{after:?}"
     );
     assert_eq!(gateway.requests_for(CALLEE), 0);
+}
+
+/// The `blocking` fixture's callee, with its own limits: an `exec_timeout`
+/// and one request at a time.
+const SLOW_LIMITS: [(&str, &str); 2] = [("exec_timeout", "2s"), ("max_inflight", "1")];
+
+/// Sends the failure cases through the gateway to bl-front, calling bl-slow:
+/// a request past bl-slow's exec_timeout, one refused 429 while another
+/// holds bl-slow's only slot, and one whose client goes away. Returns the
+/// replies that came.
+fn failure_cases(
+    gateway: &Gateway,
+    counted: impl Fn() -> BTreeMap<(String, String, String), u64>,
+) -> Vec<(u16, String)> {
+    use std::io::Write;
+    let url = gateway.function_url("bl-front");
+    let mut replies = vec![post(&url, "sleep:3000")];
+    let latch = tempfile::tempdir().unwrap();
+    let held = {
+        let (url, body) = (url.clone(), format!("latch:{}", latch.path().display()));
+        std::thread::spawn(move || post(&url, &body))
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(latch.path()).unwrap().count() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "bl-slow never started the latched request"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    replies.push(post(&url, "sleep:0"));
+    std::fs::write(latch.path().join("go"), b"").unwrap();
+    replies.push(held.join().unwrap());
+    // A client that goes away half a second into a 1.5 s call.
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", gateway.port())).unwrap();
+    let body = "sleep:1500";
+    write!(
+        client,
+        "POST /function/bl-front HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(client);
+    // Both functions count it once they notice.
+    let closed = |c: &BTreeMap<(String, String, String), u64>| {
+        c.iter()
+            .filter(|((_, _, code), _)| code == "499")
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while closed(&counted()) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    replies
+}
+
+#[test]
+fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_clients_that_go_away() {
+    let ws = fixture("blocking", &[]);
+    let out = ws.path().join("out");
+    let (ok, stdout, stderr) = support::fmerge(
+        ws.path(),
+        &["bl-front", "bl-slow", "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(ok, "fmerge build failed:\n{stderr}");
+    let merged = PathBuf::from(stdout.lines().last().expect("the binary path"));
+    let key = (
+        "FMERGE_CALLER_KEY".to_string(),
+        "dataplane-test-key-0123456789".to_string(),
+    );
+
+    // Unmerged: two processes behind the gateway, bl-slow with its limits.
+    let (front_port, slow_port) = (free_port(), free_port());
+    let gateway = Gateway::start(&[("bl-front", front_port), ("bl-slow", slow_port)]);
+    let (front_metrics, slow_metrics) = (free_port(), free_port());
+    let front_env = vec![
+        ("GATEWAY_URL".to_string(), gateway.url()),
+        ("metrics_port".to_string(), front_metrics.to_string()),
+        key.clone(),
+    ];
+    let mut slow_env = vec![
+        ("metrics_port".to_string(), slow_metrics.to_string()),
+        key.clone(),
+    ];
+    slow_env.extend(SLOW_LIMITS.map(|(k, v)| (k.to_string(), v.to_string())));
+    let front = Function::start(built_binary("bl-front"), "bl-front", front_port, front_env);
+    let slow = Function::start(built_binary("bl-slow"), "bl-slow", slow_port, slow_env);
+    let unmerged = || sum(counts(front_metrics), counts(slow_metrics));
+    let unmerged_replies = failure_cases(&gateway, unmerged);
+    let before = unmerged();
+    let unmerged_log = format!("{}\n{}", front.output(), slow.output());
+    drop((front, slow, gateway));
+
+    // Merged: bl-slow's limits as its namespaced settings; isolated, since it blocks.
+    let port = free_port();
+    let gateway = Gateway::start(&[("bl-front", port)]);
+    let metrics = free_port();
+    let mut env = vec![
+        ("GATEWAY_URL".to_string(), "http://127.0.0.1:9".to_string()),
+        ("metrics_port".to_string(), metrics.to_string()),
+        ("FMERGE_ISOLATE".to_string(), "bl-slow".to_string()),
+        key,
+    ];
+    env.extend(SLOW_LIMITS.map(|(k, v)| (format!("BL_SLOW__{k}"), v.to_string())));
+    let merged = Function::start(&merged, "bl-front", port, env);
+    let merged_replies = failure_cases(&gateway, || counts(metrics));
+    let after = counts(metrics);
+
+    assert_eq!(merged_replies, unmerged_replies, "{}", merged.output());
+    eprintln!("unmerged: {before:?}\nmerged:   {after:?}");
+    assert_eq!(
+        after,
+        before,
+        "merged:\n{}\nunmerged:\n{unmerged_log}",
+        merged.output()
+    );
+    for (function, code) in [
+        ("bl-slow", "504"),
+        ("bl-slow", "429"),
+        ("bl-slow", "499"),
+        ("bl-front", "499"),
+    ] {
+        assert!(
+            after.keys().any(|(f, _, c)| f == function && c == code),
+            "{function} {code} not counted: {after:?}"
+        );
+    }
+    assert_eq!(gateway.requests_for("bl-slow"), 0);
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! `tests/limits.rs`): an HTTP-shaped handler that routes on its path.
 //!
 //! - `/sleep?ms=N`: waits N ms, then 200 `slept`.
+//! - `/block?ms=N`: blocks its thread N ms (`std::thread::sleep`, as a
+//!   careless handler would), then 200 `blocked`.
+//! - `/big?kb=N`: replies N KiB.
 //! - `/echo?status=S`: replies status S (default 200) with a JSON echo of
 //!   the method, path, query, headers and body, and the header `x-echo: 1`.
 //! - `/invoke?target=F&path=P`: `invoke_request(F, GET P)` (P with `?`
@@ -26,6 +29,15 @@ async fn handle(request: Request) -> Result<Response, Error> {
             let ms: u64 = query(&request, "ms").unwrap_or_default().parse()?;
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Ok(Response::new(Bytes::from_static(b"slept")))
+        }
+        "/block" => {
+            let ms: u64 = query(&request, "ms").unwrap_or_default().parse()?;
+            std::thread::sleep(Duration::from_millis(ms));
+            Ok(Response::new(Bytes::from_static(b"blocked")))
+        }
+        "/big" => {
+            let kb: usize = query(&request, "kb").unwrap_or_default().parse()?;
+            Ok(Response::new(Bytes::from(vec![b'b'; kb << 10])))
         }
         "/echo" => {
             let status: u16 = query(&request, "status").map_or(Ok(200), |s| s.parse())?;

@@ -82,6 +82,18 @@ pub(crate) fn caller_of(headers: &HeaderMap) -> String {
     name.to_string()
 }
 
+/// The request's `X-Call-Id`, if it is one that may be logged and passed
+/// on: at most 128 of `A-Z a-z 0-9 . _ : / + = -`.
+pub(crate) fn call_id(headers: &HeaderMap) -> Option<&str> {
+    let id = headers.get("x-call-id")?.to_str().ok()?;
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:/+=-".contains(&b));
+    valid.then_some(id)
+}
+
 /// Distinct callers counted under their own name.
 pub const MAX_CALLERS: usize = 64;
 /// The caller label beyond [`MAX_CALLERS`], or of a malformed header.

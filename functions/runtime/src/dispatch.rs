@@ -6,10 +6,12 @@
 
 use crate::call::{self, Call};
 use crate::hooks::{Route, Routes};
-use crate::{Entry, Error, Request, Response, metrics};
+use crate::request::{self, Record, Slot};
+use crate::{Entry, Error, Request, Response, Settings, config, metrics, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicUsize;
 
 #[unsafe(export_name = fmerge_contract::routes_symbol!())]
 #[used]
@@ -74,36 +76,133 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, request: Request) 
 
 /// Calls a merged callee in-process, as the callee's own server would have
 /// run it: under its name (logs, metrics, the call context of its own
-/// invokes), counted per caller, and replied with the same status, headers
-/// and body.
+/// invokes), counted per caller, within its own guards (see [`Guards`]),
+/// and replied with the same status, headers and body. Dropped before it
+/// ends (the caller gave up), the callee's work is cancelled and the call
+/// counted as the callee's server counts a client that went away.
 pub(crate) async fn call(
     function: &str,
     entry: Entry,
     request: Request,
 ) -> Result<Response, Error> {
-    let base = function.split_once('.').map_or(function, |(name, _)| name);
-    let caller = call::caller_of(request.headers());
-    let method = request.method().clone();
-    let context = Call::new(base, request.headers());
-    let in_flight = metrics::started(base);
-    let started = Instant::now();
-    let response = match isolated(base) {
-        Some(pool) => {
-            let name = base.to_string();
-            pool.spawn(context.scope(async move { run_guarded(&name, entry, request).await }))
-                .await
-                .map_err(|e| Error::unreachable(function, format!("it did not finish: {e}")))?
+    let base: &'static str = match merged_name(function) {
+        Some(name) => name,
+        None => {
+            return Err(Error::unreachable(
+                function,
+                "it is not merged into this binary",
+            ));
         }
-        None => context.scope(run_guarded(base, entry, request)).await,
     };
-    drop(in_flight);
-    metrics::finished(base, &caller, &method, response.status(), started.elapsed());
+    // The caller is who runs here, never what a header says.
+    let caller = Call::current()
+        .map(|c| c.function)
+        .or_else(|| config::primary().map(str::to_string))
+        .unwrap_or_else(|| call::EXTERNAL.to_string());
+    let method = request.method().clone();
+    let record = Record::start(base, caller, method.clone(), None);
+    let mut response = guarded(base, entry, request).await;
+    record.finish(response.status(), response.body().len());
     // What HTTP does to a reply to HEAD: no body.
-    let mut response = response;
     if method == http::Method::HEAD {
         *response.body_mut() = crate::Bytes::new();
     }
     Ok(response)
+}
+
+/// The callee's guards, then its handler: on its own threads when isolated.
+async fn guarded(name: &'static str, entry: Entry, request: Request) -> Response {
+    let guards = guards(name);
+    let _slot = match Slot::enter(&guards.in_flight, guards.max_inflight) {
+        Ok(slot) => slot,
+        Err(refused) => return refused,
+    };
+    let _gauge = metrics::started(name);
+    if request.body().len() > guards.max_body_size {
+        return request::too_large(guards.max_body_size);
+    }
+    let limit = request::exec_timeout(guards.exec_timeout, request.headers());
+    let context = Call::new(name, request.headers());
+    let run = context.scope(run_guarded(name, entry, request));
+    match isolated(name) {
+        Some(pool) => request::run_within(name, limit, pool.spawn(run)).await,
+        None if limit.is_zero() => run.await,
+        None => match tokio::time::timeout(limit, run).await {
+            Ok(response) => response,
+            Err(_) => request::timed_out(name, limit),
+        },
+    }
+}
+
+/// What a merged callee's own server would have enforced, read from its
+/// namespaced settings (`<CALLEE>__exec_timeout`, `__max_inflight`,
+/// `__max_body_size`) with the server's defaults.
+pub(crate) struct Guards {
+    exec_timeout: std::time::Duration,
+    max_inflight: usize,
+    max_body_size: usize,
+    in_flight: AtomicUsize,
+}
+
+fn guards_table() -> &'static Result<Vec<(&'static str, Guards)>, String> {
+    static TABLE: OnceLock<Result<Vec<(&'static str, Guards)>, String>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        routes()
+            .iter()
+            .map(|route| {
+                let name = std::str::from_utf8(self::name(route)).unwrap_or("?");
+                let settings =
+                    Settings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
+                        .map_err(|e| {
+                            format!(
+                                "merged function {name}: {e} (read from {}...)",
+                                namespaced(name, "")
+                            )
+                        })?;
+                Ok((
+                    name,
+                    Guards {
+                        exec_timeout: settings.exec_timeout,
+                        max_inflight: settings.max_inflight,
+                        max_body_size: settings.max_body_size,
+                        in_flight: AtomicUsize::new(0),
+                    },
+                ))
+            })
+            .collect()
+    })
+}
+
+/// Reads every merged callee's guards: `serve` stops the start on an error.
+pub(crate) fn check_guards() -> Result<(), String> {
+    guards_table().as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
+fn guards(name: &str) -> &'static Guards {
+    static NONE: Guards = Guards {
+        exec_timeout: std::time::Duration::ZERO,
+        max_inflight: 0,
+        max_body_size: usize::MAX,
+        in_flight: AtomicUsize::new(0),
+    };
+    match guards_table() {
+        Ok(table) => table
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&NONE, |(_, g)| g),
+        // `serve` refused to start; a test calling in directly gets none.
+        Err(_) => &NONE,
+    }
+}
+
+/// The merged callee's name (the table's copy, which lives for ever) that
+/// `function` (`name` or `name.namespace`) dispatches to.
+fn merged_name(function: &str) -> Option<&'static str> {
+    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    routes()
+        .iter()
+        .map(|r| std::str::from_utf8(name(r)).unwrap_or("?"))
+        .find(|n| *n == base)
 }
 
 /// The worker threads of a callee listed in `FMERGE_ISOLATE` (comma

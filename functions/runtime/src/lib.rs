@@ -18,12 +18,14 @@
 
 mod call;
 mod config;
+mod deadline;
 mod dispatch;
 mod error;
 mod handler;
 pub mod hooks;
 mod invoke;
 mod metrics;
+mod request;
 mod serve;
 mod settings;
 

@@ -28,6 +28,10 @@ pub struct Settings {
     pub max_inflight: usize,
     /// `max_body_size` (bytes, default 32 MiB): larger bodies get 413.
     pub max_body_size: usize,
+    /// `max_buffered_bytes` (default: half the cgroup memory limit, else half
+    /// the machine's memory; 0 = none): request bodies held in memory at
+    /// once, across all requests; a body that would pass it gets 503.
+    pub max_buffered_bytes: usize,
     /// `max_connections` (default 4096): connections beyond it wait in the
     /// kernel's accept queue.
     pub max_connections: usize,
@@ -108,6 +112,12 @@ impl Settings {
                 32 << 20,
                 "a number of bytes",
             )?,
+            max_buffered_bytes: number(
+                "max_buffered_bytes",
+                get("max_buffered_bytes"),
+                memory_limit().map_or(0, |bytes| (bytes / 2) as usize),
+                "a number of bytes",
+            )?,
             max_connections: number(
                 "max_connections",
                 get("max_connections"),
@@ -122,6 +132,29 @@ impl Settings {
         }
         Ok(settings)
     }
+}
+
+/// The memory this process may use: its cgroup's limit (v2, then v1), else
+/// the machine's.
+fn memory_limit() -> Option<u64> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let cgroup = read("/sys/fs/cgroup/memory.max")
+        .or_else(|| read("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        // v1 says "no limit" with a number near 2^63.
+        .filter(|&bytes| bytes < 1 << 60);
+    cgroup.or_else(|| {
+        let meminfo = read("/proc/meminfo")?;
+        let kib = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .ok()?;
+        Some(kib * 1024)
+    })
 }
 
 /// A duration as of-watchdog reads it: a whole number of seconds (`30`), or

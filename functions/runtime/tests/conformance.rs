@@ -290,3 +290,108 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
         );
     });
 }
+
+/// One health probe on a new connection that must be answered within `within`.
+fn health_within(port: u16, within: Duration) -> Result<u16, String> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    c.set_read_timeout(Some(within)).unwrap();
+    c.write_all(b"GET /_/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut reply = Vec::new();
+    c.read_to_end(&mut reply)
+        .map_err(|e| format!("no whole reply within {within:?}: {e}"))?;
+    dataplane::parse(&reply, false).map(|r| r.status)
+}
+
+/// Probes health every 100 ms for `window`: every probe must be answered
+/// 200 within `within`. Returns the slowest answer.
+fn health_throughout(front: Front, port: u16, window: Duration, within: Duration) -> Duration {
+    let until = Instant::now() + window;
+    let mut slowest = Duration::ZERO;
+    while Instant::now() < until {
+        let asked = Instant::now();
+        let status = health_within(port, within);
+        assert_eq!(
+            status,
+            Ok(200),
+            "{front:?}: health, {:?} in",
+            asked.elapsed()
+        );
+        slowest = slowest.max(asked.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    slowest
+}
+
+#[test]
+fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take_health_away() {
+    use std::io::{Read, Write};
+    const REPLIES: usize = 20;
+    both(|front| {
+        let env = [
+            ("max_connections", "4"),
+            ("read_timeout", "3s"),
+            ("write_timeout", "3s"),
+        ];
+        let Some(s) = start(front, &env) else { return };
+        let port = s.server.port;
+        // Four clients pipeline 20 requests for 4 MiB each and never read:
+        // more than the socket buffers on the way hold (behind of-watchdog,
+        // two connections), so a reply write stalls.
+        let stalled: Vec<std::net::TcpStream> = (0..4)
+            .map(|_| {
+                let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                let one = b"GET /big?kb=4096 HTTP/1.1\r\nHost: x\r\n\r\n";
+                c.write_all(&one.repeat(REPLIES)).unwrap();
+                c
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let slowest =
+            health_throughout(front, port, Duration::from_secs(5), Duration::from_secs(3));
+        eprintln!("{front:?}: health answered throughout, slowest in {slowest:?}");
+        // Each stalled connection was closed by the write deadline: reading
+        // now ends before all of its replies came.
+        for mut c in stalled {
+            c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            let mut got = Vec::new();
+            let _ = c.read_to_end(&mut got);
+            let replies = got.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
+            assert!(
+                replies < REPLIES,
+                "{front:?}: a client that did not read got all {replies} replies: its connection was never closed"
+            );
+        }
+    });
+}
+
+#[test]
+fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_health_answers() {
+    both(|front| {
+        // As many blocked handlers as the handlers' runtime has threads.
+        let env = [("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")];
+        let Some(s) = start(front, &env) else { return };
+        let port = s.server.port;
+        let blocked: Vec<_> = (0..2)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    let asked = Instant::now();
+                    (
+                        request(port, "GET", "/block?ms=8000", &[], b""),
+                        asked.elapsed(),
+                    )
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let slowest =
+            health_throughout(front, port, Duration::from_secs(2), Duration::from_secs(3));
+        for b in blocked {
+            let (reply, after) = b.join().unwrap();
+            let reply = reply.unwrap();
+            assert_eq!(reply.status, 504, "{front:?}: after {after:?}: {reply:?}");
+            eprintln!("{front:?}: 504 after {after:?}; health meanwhile, slowest {slowest:?}");
+        }
+    });
+}

@@ -1,0 +1,368 @@
+//! One request, as the front serves it: the probes, the in-flight limit, the
+//! body limit and budget, then the handler on the handlers' runtime under
+//! `exec_timeout`; counted and logged however it ends. The refusals are
+//! shared with in-process calls of merged callees (`dispatch`), so that a
+//! callee's guards answer the same merged or not.
+
+use crate::call::{self, Call};
+use crate::serve::Server;
+use crate::settings::parse_duration;
+use crate::{Bytes, Error, Request, Response, dispatch, metrics};
+use bytes::BytesMut;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, StatusCode, Uri};
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::task::JoinHandle;
+
+pub(crate) type Reply = hyper::Response<Full<Bytes>>;
+
+/// The status counted for a request whose client went away before its
+/// reply (nginx's "client closed request").
+pub(crate) const CLIENT_CLOSED: u16 = 499;
+
+pub(crate) async fn handle(
+    server: &'static Server,
+    req: hyper::Request<Incoming>,
+) -> Result<Reply, Infallible> {
+    let path = req.uri().path();
+    if path.starts_with("/_/") {
+        return Ok(probe(server, req.method(), path));
+    }
+    let log = server.settings.access_log.then(|| {
+        let id = call::call_id(req.headers()).map(str::to_string);
+        (req.uri().clone(), id)
+    });
+    let record = Record::start(
+        server.name,
+        call::caller_of(req.headers()),
+        req.method().clone(),
+        log,
+    );
+    let response = guarded(server, req).await;
+    record.finish(response.status(), response.body().len());
+    let (parts, body) = response.into_parts();
+    Ok(hyper::Response::from_parts(parts, Full::new(body)))
+}
+
+/// Counts (and with the access log, logs) one request of `function` when
+/// it ends: with its reply's status, or [`CLIENT_CLOSED`] when it is
+/// dropped first (the client disconnected, or the caller gave up).
+pub(crate) struct Record {
+    function: &'static str,
+    caller: String,
+    method: Method,
+    started: Instant,
+    /// The URI and call id for the access log line, when it is on.
+    log: Option<(Uri, Option<String>)>,
+    done: bool,
+}
+
+impl Record {
+    pub(crate) fn start(
+        function: &'static str,
+        caller: String,
+        method: Method,
+        log: Option<(Uri, Option<String>)>,
+    ) -> Record {
+        Record {
+            function,
+            caller,
+            method,
+            started: Instant::now(),
+            log,
+            done: false,
+        }
+    }
+
+    pub(crate) fn finish(mut self, status: StatusCode, bytes: usize) {
+        self.done = true;
+        self.count(status, bytes);
+    }
+
+    fn count(&self, status: StatusCode, bytes: usize) {
+        let elapsed = self.started.elapsed();
+        metrics::finished(self.function, &self.caller, &self.method, status, elapsed);
+        if let Some((uri, call_id)) = &self.log {
+            let call_id = call_id
+                .as_deref()
+                .map(|id| format!(" call_id={id}"))
+                .unwrap_or_default();
+            eprintln!(
+                "{}: {} {uri} {} {bytes}B {:.4}s caller={}{call_id}",
+                self.function,
+                self.method,
+                status.as_u16(),
+                elapsed.as_secs_f64(),
+                self.caller,
+            );
+        }
+    }
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        if !self.done {
+            let closed = StatusCode::from_u16(CLIENT_CLOSED).expect("a valid status");
+            self.count(closed, 0);
+        }
+    }
+}
+
+/// `/_/health` and `/_/ready`, as of-watchdog answers them.
+fn probe(server: &Server, method: &Method, path: &str) -> Reply {
+    let s = &server.settings;
+    let (status, body) = if path != "/_/health" && path != "/_/ready" {
+        (StatusCode::NOT_FOUND, "not found")
+    } else if method != Method::GET {
+        (StatusCode::METHOD_NOT_ALLOWED, "")
+    } else if server.draining.load(Ordering::SeqCst) {
+        (StatusCode::SERVICE_UNAVAILABLE, "")
+    } else if path == "/_/ready"
+        && s.max_inflight > 0
+        && server.in_flight.load(Ordering::SeqCst) >= s.max_inflight
+    {
+        (StatusCode::TOO_MANY_REQUESTS, "")
+    } else {
+        (StatusCode::OK, "OK")
+    };
+    let mut r = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *r.status_mut() = status;
+    r
+}
+
+/// One function request: the in-flight limit, the body limit and budget
+/// within read timeout, then the handler under exec_timeout.
+async fn guarded(server: &'static Server, req: hyper::Request<Incoming>) -> Response {
+    let s = &server.settings;
+    let name = server.name;
+    let _slot = match Slot::enter(&server.in_flight, s.max_inflight) {
+        Ok(slot) => slot,
+        Err(refused) => return refused,
+    };
+    let _gauge = metrics::started(name);
+    let (parts, body) = req.into_parts();
+    let (body, held) = match read_body(server, &parts.headers, body).await {
+        Ok(read) => read,
+        Err(refusal) => return refusal,
+    };
+    let request = Request::from_parts(parts, body);
+    let limit = exec_timeout(s.exec_timeout, request.headers());
+    let context = Call::new(name, request.headers());
+    let entry = server.entry;
+    let task = server.handlers.spawn(async move {
+        // The body's bytes count against the budget until the handler is done with them.
+        let _held = held;
+        context
+            .scope(dispatch::run_guarded(name, entry, request))
+            .await
+    });
+    run_within(name, limit, task).await
+}
+
+/// Awaits a handler's task for at most `limit` (zero: no limit). Past it
+/// the reply is 504 and the task is abandoned; so it is when the caller of
+/// this future goes away (a client that disconnected, a caller that timed
+/// out), as of-watchdog abandons its upstream.
+pub(crate) async fn run_within(
+    function: &str,
+    limit: Duration,
+    task: JoinHandle<Response>,
+) -> Response {
+    let mut task = AbortOnDrop(task);
+    let joined = if limit.is_zero() {
+        Ok((&mut task.0).await)
+    } else {
+        tokio::time::timeout(limit, &mut task.0).await
+    };
+    match joined {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => {
+            Error::new(format!("function {function} did not finish: {e}")).into_response(function)
+        }
+        Err(_) => timed_out(function, limit),
+    }
+}
+
+struct AbortOnDrop(JoinHandle<Response>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A request counted in flight, released however the request ends.
+pub(crate) struct Slot<'a>(&'a AtomicUsize);
+
+impl<'a> Slot<'a> {
+    /// Enters unless `limit` (0: none) requests are in flight already.
+    pub(crate) fn enter(count: &'a AtomicUsize, limit: usize) -> Result<Slot<'a>, Response> {
+        let slot = Slot(count);
+        let now = count.fetch_add(1, Ordering::SeqCst) + 1;
+        if limit > 0 && now > limit {
+            return Err(too_many(limit));
+        }
+        Ok(slot)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `exec_timeout`, lowered by a request's `X-Timeout` (as of-watchdog does).
+/// It can only lower it: zero, or anything that is not a duration, is
+/// ignored (of-watchdog lets `X-Timeout: 0` lift the limit).
+pub(crate) fn exec_timeout(configured: Duration, headers: &http::HeaderMap) -> Duration {
+    headers
+        .get("x-timeout")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_duration(v).ok())
+        .filter(|d| !d.is_zero() && (configured.is_zero() || *d < configured))
+        .unwrap_or(configured)
+}
+
+/// 429 beyond `max_inflight`, worded as of-watchdog words it.
+pub(crate) fn too_many(limit: usize) -> Response {
+    let mut r = Response::new(Bytes::from(format!(
+        "Concurrent request limit exceeded. Max concurrent requests: {limit}\n"
+    )));
+    *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    r
+}
+
+/// 413 for a body over `max_body_size`.
+pub(crate) fn too_large(limit: usize) -> Response {
+    Error::with_status(
+        413,
+        format!("request body larger than max_body_size ({limit} bytes)"),
+    )
+    .into_response_quiet()
+}
+
+/// 504 for a handler still running at `exec_timeout`.
+pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
+    Error::with_status(
+        504,
+        format!("function {function} did not finish within exec_timeout ({limit:?})"),
+    )
+    .into_response(function)
+}
+
+/// A reply after which the connection is closed (its request was not read whole).
+fn closing(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// The budget is counted in KiB, so that one request's share fits a `u32`.
+const BUDGET_UNIT: usize = 1024;
+
+/// Takes `bytes` more of the body budget into `held`, or refuses with 503.
+fn hold(
+    server: &Server,
+    held: &mut Option<OwnedSemaphorePermit>,
+    bytes: usize,
+) -> Result<(), Response> {
+    if server.settings.max_buffered_bytes == 0 || bytes == 0 {
+        return Ok(());
+    }
+    let units = u32::try_from(bytes.div_ceil(BUDGET_UNIT)).unwrap_or(u32::MAX);
+    match server.buffered.clone().try_acquire_many_owned(units) {
+        Ok(permit) => {
+            match held {
+                Some(h) => h.merge(permit),
+                None => *held = Some(permit),
+            }
+            Ok(())
+        }
+        Err(_) => {
+            let mut r = Error::with_status(
+                503,
+                format!(
+                    "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
+                    server.settings.max_buffered_bytes
+                ),
+            )
+            .into_response_quiet();
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            Err(closing(r))
+        }
+    }
+}
+
+/// The budget's size in its units, for the semaphore.
+pub(crate) fn budget_units(max_buffered_bytes: usize) -> usize {
+    (max_buffered_bytes / BUDGET_UNIT).max(1)
+}
+
+/// Reads a body of at most `max_body_size` bytes within `read_timeout`, into
+/// one buffer (no second copy), holding its size of the body budget. A
+/// declared length over the limit, or over what is left of the budget, is
+/// refused before a byte of the body is read.
+async fn read_body(
+    server: &Server,
+    headers: &http::HeaderMap,
+    mut body: Incoming,
+) -> Result<(Bytes, Option<OwnedSemaphorePermit>), Response> {
+    let s = &server.settings;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > s.max_body_size as u64) {
+        return Err(closing(too_large(s.max_body_size)));
+    }
+    let declared = declared.map(|n| n as usize);
+    let mut held = None;
+    hold(server, &mut held, declared.unwrap_or(0))?;
+    let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                Error::bad_request(format!("cannot read request body: {e}")).into_response_quiet()
+            })?;
+            if let Ok(data) = frame.into_data() {
+                let total = buffer.len() + data.len();
+                if total > s.max_body_size {
+                    return Err(closing(too_large(s.max_body_size)));
+                }
+                if total > declared.unwrap_or(0) {
+                    hold(server, &mut held, data.len())?;
+                }
+                buffer.extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    };
+    if s.read_timeout.is_zero() {
+        read.await?;
+    } else {
+        match tokio::time::timeout(s.read_timeout, read).await {
+            Ok(result) => result?,
+            Err(_) => {
+                let r = Error::with_status(
+                    408,
+                    format!(
+                        "request body not received within read_timeout ({:?})",
+                        s.read_timeout
+                    ),
+                )
+                .into_response_quiet();
+                return Err(closing(r));
+            }
+        }
+    }
+    Ok((buffer.freeze(), held))
+}

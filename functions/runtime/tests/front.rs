@@ -1,0 +1,187 @@
+//! The front (accept, HTTP, timeouts, probes, metrics, signals) runs apart
+//! from the handlers, so careless handlers cannot stall it; what it enforces
+//! that of-watchdog does not, or does worse (`conformance.rs` compares the
+//! rest with the real of-watchdog): `X-Timeout` can only lower
+//! `exec_timeout`, requests that end badly are counted, and request bodies
+//! in memory have a budget.
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test front`.
+
+use fmerge_testkit::dataplane::{self, Server, request, rss_kib};
+use fmerge_testkit::free_port;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The probe function (`examples/probe.rs`) with `env`; its metrics port.
+fn probe(env: &[(&str, &str)]) -> (Server, u16) {
+    let (port, metrics) = (free_port(), free_port());
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", metrics.to_string())
+        .env("listen_address", "127.0.0.1")
+        .envs(env.iter().copied());
+    (Server::start(cmd, port), metrics)
+}
+
+/// `http_requests_total` of the probe function with status `code`.
+fn count(metrics: u16, code: u16) -> u64 {
+    let body = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
+    body.lines()
+        .filter(|l| {
+            l.starts_with("http_requests_total{") && l.contains(&format!("code=\"{code}\""))
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+#[test]
+fn x_timeout_can_only_lower_exec_timeout() {
+    let (s, _) = probe(&[("exec_timeout", "1s")]);
+    // Zero, a rounding to zero, garbage and a longer one: all keep the 1 s.
+    for value in ["0", "0s", "0.1ns", "never", "10s"] {
+        let asked = Instant::now();
+        let r = request(
+            s.port,
+            "GET",
+            "/sleep?ms=3000",
+            &[("X-Timeout", value)],
+            b"",
+        )
+        .unwrap();
+        assert_eq!(
+            r.status,
+            504,
+            "X-Timeout: {value} after {:?}: {r:?}",
+            asked.elapsed()
+        );
+    }
+    let r = request(
+        s.port,
+        "GET",
+        "/sleep?ms=1500",
+        &[("X-Timeout", "300ms")],
+        b"",
+    )
+    .unwrap();
+    assert_eq!(r.status, 504, "a lower X-Timeout applies: {r:?}");
+}
+
+#[test]
+fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_and_sigterm_drains()
+{
+    let (mut s, _) = probe(&[
+        ("exec_timeout", "2s"),
+        ("TOKIO_WORKER_THREADS", "2"),
+        ("healthcheck_interval", "1s"),
+        ("write_timeout", "3s"),
+    ]);
+    let port = s.port;
+    let asleep: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let asked = Instant::now();
+                (
+                    request(port, "GET", "/block?ms=60000", &[], b""),
+                    asked.elapsed(),
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let asked = Instant::now();
+        let health = request(port, "GET", "/_/health", &[], b"").unwrap();
+        assert_eq!(health.status, 200);
+        slowest = slowest.max(asked.elapsed());
+    }
+    eprintln!("health while both handler threads sleep: slowest of 5 in {slowest:?}");
+    // A front stalled with its handlers would answer after 60 s, not in 1.
+    assert!(slowest < Duration::from_secs(1), "health took {slowest:?}");
+    for a in asleep {
+        let (reply, after) = a.join().unwrap();
+        let reply = reply.unwrap();
+        assert_eq!(reply.status, 504, "after {after:?}: {reply:?}");
+        assert!(reply.body.contains("exec_timeout"), "{reply:?}");
+        eprintln!("504 after {after:?}");
+    }
+    s.signal("TERM");
+    let (code, after) = s
+        .wait_exit(Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("still running 30 s after SIGTERM:\n{}", s.output()));
+    eprintln!("exit {code:?} {after:?} after SIGTERM, handler threads still asleep");
+    assert_eq!(code, Some(0), "{}", s.output());
+}
+
+#[test]
+fn a_client_that_goes_away_and_a_request_past_exec_timeout_are_counted() {
+    let (s, metrics) = probe(&[("exec_timeout", "1s"), ("FMERGE_ACCESS_LOG", "1")]);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.write_all(b"GET /sleep?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(c);
+    let r = request(s.port, "GET", "/sleep?ms=3000", &[], b"").unwrap();
+    assert_eq!(r.status, 504);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count(metrics, 499) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        count(metrics, 499),
+        1,
+        "the client that went away\n{}",
+        s.output()
+    );
+    assert_eq!(count(metrics, 504), 1, "the request past exec_timeout");
+    assert!(
+        s.output()
+            .lines()
+            .any(|l| l.contains("GET /sleep?ms=5000 499")),
+        "the access log has it too:\n{}",
+        s.output()
+    );
+}
+
+/// Sends a POST of `size` bytes to `/sleep?ms=<ms>` and returns its status.
+fn post_body(port: u16, size: usize, ms: u64) -> Result<u16, String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /sleep?ms={ms} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {size}\r\n\r\n"
+    );
+    c.write_all(head.as_bytes()).map_err(|e| e.to_string())?;
+    // Refused early, the rest of the body may not be wanted.
+    let _ = c.write_all(&vec![b'x'; size]);
+    let mut reply = Vec::new();
+    let _ = c.read_to_end(&mut reply);
+    dataplane::parse(&reply, false).map(|r| r.status)
+}
+
+#[test]
+fn bodies_past_max_buffered_bytes_get_503_and_memory_stays_bounded() {
+    let (s, _) = probe(&[("max_buffered_bytes", &(64usize << 20).to_string())]);
+    let port = s.port;
+    // Eight 31 MiB bodies at once, each held 2 s: two fit the 64 MiB budget.
+    let posts: Vec<_> = (0..8)
+        .map(|_| std::thread::spawn(move || post_body(port, 31 << 20, 2000)))
+        .collect();
+    let statuses: Vec<u16> = posts
+        .into_iter()
+        .map(|p| p.join().unwrap().unwrap())
+        .collect();
+    let ok = statuses.iter().filter(|&&s| s == 200).count();
+    let refused = statuses.iter().filter(|&&s| s == 503).count();
+    let (peak, _) = rss_kib(s.pid());
+    eprintln!(
+        "8 × 31 MiB at once: {ok} × 200, {refused} × 503; peak RSS {} MiB",
+        peak >> 10
+    );
+    assert_eq!(ok + refused, 8, "{statuses:?}");
+    assert!((1..=2).contains(&ok), "{statuses:?}");
+    assert!(peak < 160 << 10, "peak RSS {peak} KiB");
+    // The budget is given back: one more fits.
+    assert_eq!(post_body(port, 31 << 20, 0), Ok(200));
+}
