@@ -15,8 +15,10 @@ use tokio::time::{Instant, Sleep};
 pub(crate) struct Deadline<T> {
     io: T,
     limit: Duration,
-    /// Armed at a reply's first write, disarmed when it is flushed.
-    timer: Option<Pin<Box<Sleep>>>,
+    /// Armed at a reply's first write, disarmed when it is flushed; one
+    /// timer per connection, reset for each reply.
+    timer: Pin<Box<Sleep>>,
+    armed: bool,
 }
 
 impl<T> Deadline<T> {
@@ -24,17 +26,19 @@ impl<T> Deadline<T> {
         Deadline {
             io,
             limit,
-            timer: None,
+            timer: Box::pin(tokio::time::sleep(limit)),
+            armed: false,
         }
     }
 
     /// Errs once the armed deadline has passed; arms it if it was not.
     fn check(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
         let limit = self.limit;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + limit)));
-        match timer.as_mut().poll(cx) {
+        if !self.armed {
+            self.armed = true;
+            self.timer.as_mut().reset(Instant::now() + limit);
+        }
+        match self.timer.as_mut().poll(cx) {
             Poll::Ready(()) => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("reply not written within write_timeout ({limit:?})"),
@@ -80,7 +84,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadline<T> {
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.check(cx)?;
         ready!(Pin::new(&mut self.io).poll_flush(cx))?;
-        self.timer = None;
+        self.armed = false;
         Poll::Ready(Ok(()))
     }
 
