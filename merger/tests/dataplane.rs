@@ -71,7 +71,6 @@ fn counts(metrics_port: u16) -> BTreeMap<(String, String, String), u64> {
                 .map(|v| v.trim_end_matches('"').to_string())
                 .unwrap_or_default()
         };
-        let key = (label("function"), label("caller"), label("code"));
         *out.entry(key).or_default() += value.trim().parse::<u64>().expect("a count");
     }
     out
@@ -216,10 +215,6 @@ fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_client
     );
     assert!(ok, "fmerge build failed:\n{stderr}");
     let merged = PathBuf::from(stdout.lines().last().expect("the binary path"));
-    let key = (
-        "FMERGE_CALLER_KEY".to_string(),
-        "dataplane-test-key-0123456789".to_string(),
-    );
 
     // Unmerged: two processes behind the gateway, bl-slow with its limits.
     let (front_port, slow_port) = (free_port(), free_port());
@@ -228,12 +223,8 @@ fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_client
     let front_env = vec![
         ("GATEWAY_URL".to_string(), gateway.url()),
         ("metrics_port".to_string(), front_metrics.to_string()),
-        key.clone(),
     ];
-    let mut slow_env = vec![
-        ("metrics_port".to_string(), slow_metrics.to_string()),
-        key.clone(),
-    ];
+    let mut slow_env = vec![("metrics_port".to_string(), slow_metrics.to_string())];
     slow_env.extend(SLOW_LIMITS.map(|(k, v)| (k.to_string(), v.to_string())));
     let front = Function::start(built_binary("bl-front"), "bl-front", front_port, front_env);
     let slow = Function::start(built_binary("bl-slow"), "bl-slow", slow_port, slow_env);
@@ -251,7 +242,6 @@ fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_client
         ("GATEWAY_URL".to_string(), "http://127.0.0.1:9".to_string()),
         ("metrics_port".to_string(), metrics.to_string()),
         ("FMERGE_ISOLATE".to_string(), "bl-slow".to_string()),
-        key,
     ];
     env.extend(SLOW_LIMITS.map(|(k, v)| (format!("BL_SLOW__{k}"), v.to_string())));
     let merged = Function::start(&merged, "bl-front", port, env);

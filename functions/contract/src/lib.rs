@@ -72,6 +72,12 @@ pub const ROUTE_LAYOUT: [Field; 3] = [Field::Ptr, Field::Usize, Field::Ptr];
 /// [`Routes`]'s fields in order: `{ ptr, i64 }`.
 pub const ROUTES_LAYOUT: [Field; 2] = [Field::Ptr, Field::Usize];
 
+/// The environment variable holding the application's caller key, with
+/// which `invoke` proves `X-Fmerge-Caller` over HTTP (the runtime's
+/// `caller` metric label; see docs/operating.md). Every function of one
+/// application, and the tests' processes, set the same.
+pub const CALLER_KEY_VAR: &str = "FMERGE_CALLER_KEY";
+
 /// The environment variable a merged callee reads for `key`:
 /// `social-graph-get-followers`, `REDIS_URL` → `SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL`.
 /// ASCII letters and digits are upper-cased, everything else becomes `_`.

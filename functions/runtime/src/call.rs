@@ -7,13 +7,19 @@
 //! task-locals do not follow `spawn`); calls from there name the process's
 //! primary function as caller and carry no ids.
 
+use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
-use std::sync::Mutex;
+use sha2::Sha256;
+use std::sync::{Mutex, OnceLock};
 
 /// The header `invoke` sets on an outgoing call: the calling function.
 pub const CALLER_HEADER: &str = "x-fmerge-caller";
 /// The caller label of a request that came with no `X-Fmerge-Caller`.
 pub const EXTERNAL: &str = "external";
+
+/// The longest `traceparent`/`tracestate` passed on (W3C allows 512 bytes
+/// of `tracestate`).
+const MAX_TRACE_HEADER: usize = 512;
 
 /// The headers passed from a request to the calls it makes.
 pub(crate) const PROPAGATED: [&str; 3] = ["x-call-id", "traceparent", "tracestate"];
@@ -34,7 +40,12 @@ impl Call {
             .iter()
             .filter_map(|name| {
                 let value = headers.get(*name)?;
-                Some((HeaderName::from_static(name), value.clone()))
+                // A client's id is passed on only if it could be logged.
+                let valid = match *name {
+                    "x-call-id" => call_id(headers).is_some(),
+                    _ => value.len() <= MAX_TRACE_HEADER,
+                };
+                valid.then(|| (HeaderName::from_static(name), value.clone()))
             })
             .collect();
         Call {
@@ -54,21 +65,21 @@ impl Call {
     }
 }
 
-/// The caller named by a request's headers. Any client can send the header,
-/// so it is only a label: a name of letters, digits, `-`, `_` and `.` (at
-/// most 63), and at most [`MAX_CALLERS`] distinct ones per process (the
-/// rest are `other`), so that a client cannot grow the metrics without bound.
+/// The caller named by a request's headers, if the application's key
+/// proves that a function of it sent them: any client can send
+/// `X-Fmerge-Caller`, and the planner reads this label as call-graph edges.
+/// No header: [`EXTERNAL`]; a header without a valid `X-Fmerge-Caller-Sig`
+/// (or no key here): [`UNVERIFIED`]; past [`MAX_CALLERS`] names: [`OTHER`].
 pub(crate) fn caller_of(headers: &HeaderMap) -> String {
     let Some(name) = headers.get(CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
         return EXTERNAL.to_string();
     };
-    let valid = !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if !valid {
-        return OTHER.to_string();
+    let proven = headers
+        .get(CALLER_SIG_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|sig| verify(name, sig, unix_now()));
+    if !proven {
+        return UNVERIFIED.to_string();
     }
     static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
@@ -80,6 +91,83 @@ pub(crate) fn caller_of(headers: &HeaderMap) -> String {
     }
     seen.push(name.to_string());
     name.to_string()
+}
+
+/// The header that proves `X-Fmerge-Caller`: `t=<unix seconds>,s=<hex
+/// HMAC-SHA256(key, "<caller>\n<t>")>`, set by `invoke` over HTTP.
+pub const CALLER_SIG_HEADER: &str = "x-fmerge-caller-sig";
+/// The caller label of a request whose `X-Fmerge-Caller` is not proven.
+pub const UNVERIFIED: &str = "unverified";
+use fmerge_contract::CALLER_KEY_VAR;
+/// The OpenFaaS secret holding it, when the variable is unset.
+pub const CALLER_KEY_FILE: &str = "/var/openfaas/secrets/fmerge-caller-key";
+/// How far a signature's time may be from this clock (replays and skew).
+const SIG_WINDOW_SECS: u64 = 300;
+/// The shortest key accepted.
+const MIN_KEY_BYTES: usize = 16;
+
+fn key() -> &'static Result<Option<Vec<u8>>, String> {
+    static KEY: OnceLock<Result<Option<Vec<u8>>, String>> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let (key, from) = match std::env::var(CALLER_KEY_VAR) {
+            Ok(v) => (v.into_bytes(), CALLER_KEY_VAR),
+            Err(_) => match std::fs::read(CALLER_KEY_FILE) {
+                Ok(v) => (v, CALLER_KEY_FILE),
+                Err(_) => return Ok(None),
+            },
+        };
+        let key = key.trim_ascii().to_vec();
+        if key.len() < MIN_KEY_BYTES {
+            return Err(format!(
+                "the caller key in {from} has {} bytes; use at least {MIN_KEY_BYTES} random bytes (e.g. `openssl rand -hex 32`), the same for every function of the application",
+                key.len()
+            ));
+        }
+        Ok(Some(key))
+    })
+}
+
+/// Reads the key once: `serve` stops the start on a key too short.
+pub(crate) fn check_key() -> Result<(), String> {
+    key().as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
+fn mac(key: &[u8], caller: &str, t: u64) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(caller.as_bytes());
+    mac.update(b"\n");
+    mac.update(t.to_string().as_bytes());
+    mac
+}
+
+/// The `X-Fmerge-Caller-Sig` value for `caller` now, if this process has a key.
+pub(crate) fn signature(caller: &str) -> Option<HeaderValue> {
+    let key = key().as_ref().ok()?.as_ref()?;
+    let t = unix_now();
+    let s = hex::encode(mac(key, caller, t).finalize().into_bytes());
+    HeaderValue::from_str(&format!("t={t},s={s}")).ok()
+}
+
+fn verify(caller: &str, sig: &str, now: u64) -> bool {
+    let Some(Some(key)) = key().as_ref().ok() else {
+        return false;
+    };
+    let Some((t, s)) = sig.split_once(',').and_then(|(t, s)| {
+        Some((
+            t.strip_prefix("t=")?.parse::<u64>().ok()?,
+            s.strip_prefix("s=")?,
+        ))
+    }) else {
+        return false;
+    };
+    let Ok(s) = hex::decode(s) else { return false };
+    now.abs_diff(t) <= SIG_WINDOW_SECS && mac(key, caller, t).verify_slice(&s).is_ok()
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The request's `X-Call-Id`, if it is one that may be logged and passed
@@ -96,7 +184,7 @@ pub(crate) fn call_id(headers: &HeaderMap) -> Option<&str> {
 
 /// Distinct callers counted under their own name.
 pub const MAX_CALLERS: usize = 64;
-/// The caller label beyond [`MAX_CALLERS`], or of a malformed header.
+/// The caller label beyond [`MAX_CALLERS`].
 pub const OTHER: &str = "other";
 
 #[cfg(test)]
@@ -104,19 +192,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn callers_are_bounded_labels() {
-        let with = |v: &str| {
+    fn only_a_signed_caller_is_a_label_and_callers_are_bounded() {
+        // SAFETY: the only test in this binary that reads or sets it.
+        unsafe { std::env::set_var(CALLER_KEY_VAR, "a-test-key-of-enough-bytes") };
+        let with = |name: &str, sig: Option<HeaderValue>| {
             let mut h = HeaderMap::new();
-            h.insert(CALLER_HEADER, v.parse().unwrap());
+            h.insert(CALLER_HEADER, name.parse().unwrap());
+            if let Some(sig) = sig {
+                h.insert(CALLER_SIG_HEADER, sig);
+            }
             caller_of(&h)
         };
         assert_eq!(caller_of(&HeaderMap::new()), EXTERNAL);
-        assert_eq!(with("write-home-timeline"), "write-home-timeline");
-        assert_eq!(with("a b"), OTHER);
+        let signed = |name: &str| with(name, signature(name));
+        assert_eq!(signed("write-home-timeline"), "write-home-timeline");
+        assert_eq!(with("attacker-1", None), UNVERIFIED);
+        // Another name's signature, a forged one, an old one.
+        assert_eq!(
+            with("attacker-1", signature("write-home-timeline")),
+            UNVERIFIED
+        );
+        assert_eq!(
+            with("a", Some(HeaderValue::from_static("t=1,s=00"))),
+            UNVERIFIED
+        );
+        let key = key().as_ref().unwrap().as_ref().unwrap();
+        let old = unix_now() - 3600;
+        let stale = format!(
+            "t={old},s={}",
+            hex::encode(mac(key, "b", old).finalize().into_bytes())
+        );
+        assert_eq!(with("b", Some(stale.parse().unwrap())), UNVERIFIED);
         for i in 0..100 {
-            with(&format!("caller-{i}"));
+            signed(&format!("caller-{i}"));
         }
-        assert_eq!(with("caller-99"), OTHER);
-        assert_eq!(with("write-home-timeline"), "write-home-timeline");
+        assert_eq!(signed("caller-99"), OTHER);
+        assert_eq!(signed("write-home-timeline"), "write-home-timeline");
     }
 }

@@ -39,18 +39,45 @@ fn name(route: &Route) -> &'static [u8] {
     unsafe { std::slice::from_raw_parts(route.name, route.len) }
 }
 
-/// The entry of a merged callee, if `function` was merged into this binary.
-/// OpenFaaS's `<name>.<namespace>` form names the same function, so it is
-/// dispatched in-process too (the merged callee is the one named).
+/// The entry of a merged callee, if `function` names one merged into this
+/// binary: its bare name, or OpenFaaS's `<name>.<namespace>` form in this
+/// deployment's namespace. The same name in another namespace is another
+/// function, reached over HTTP.
 pub(crate) fn lookup(function: &str) -> Option<Entry> {
     let routes = routes();
     if routes.is_empty() {
         return None;
     }
-    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    let base = local_name(function)?;
     routes
         .iter()
         .find_map(|r| (name(r) == base.as_bytes()).then_some(r.entry))
+}
+
+/// `function` without `.<namespace>`, if that namespace is this one.
+fn local_name(function: &str) -> Option<&str> {
+    match function.split_once('.') {
+        None => Some(function),
+        Some((name, namespace)) => (namespace == this_namespace()).then_some(name),
+    }
+}
+
+/// This deployment's namespace: `$OPENFAAS_NAMESPACE` (what of-watchdog
+/// reads), else the pod's service account namespace, else OpenFaaS's
+/// default `openfaas-fn`.
+fn this_namespace() -> &'static str {
+    static NAMESPACE: OnceLock<String> = OnceLock::new();
+    NAMESPACE.get_or_init(|| {
+        std::env::var("OPENFAAS_NAMESPACE")
+            .ok()
+            .or_else(|| {
+                std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+                    .ok()
+            })
+            .map(|ns| ns.trim().to_string())
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "openfaas-fn".to_string())
+    })
 }
 
 /// The names of the functions merged into this binary.
@@ -113,9 +140,8 @@ pub(crate) async fn call(
 /// The callee's guards, then its handler: on its own threads when isolated.
 async fn guarded(name: &'static str, entry: Entry, request: Request) -> Response {
     let guards = guards(name);
-    let _slot = match Slot::enter(&guards.in_flight, guards.max_inflight) {
-        Ok(slot) => slot,
-        Err(refused) => return refused,
+    let Some(_slot) = Slot::enter(&guards.in_flight, guards.max_inflight) else {
+        return request::too_many(guards.max_inflight);
     };
     let _gauge = metrics::started(name);
     if request.body().len() > guards.max_body_size {
@@ -196,9 +222,9 @@ fn guards(name: &str) -> &'static Guards {
 }
 
 /// The merged callee's name (the table's copy, which lives for ever) that
-/// `function` (`name` or `name.namespace`) dispatches to.
+/// `function` dispatches to (see [`lookup`]).
 fn merged_name(function: &str) -> Option<&'static str> {
-    let base = function.split_once('.').map_or(function, |(name, _)| name);
+    let base = local_name(function)?;
     routes()
         .iter()
         .map(|r| std::str::from_utf8(name(r)).unwrap_or("?"))

@@ -2,8 +2,9 @@
 //! otherwise over HTTP through the OpenFaaS gateway.
 
 use crate::call::{self, Call};
+use crate::settings::DEFAULT_MAX_BODY_SIZE;
 use crate::{Bytes, Error, Request, Response, config, dispatch};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
 use std::sync::OnceLock;
@@ -14,6 +15,9 @@ const DEFAULT_GATEWAY: &str = "http://gateway.openfaas:8080";
 struct Gateway {
     base: String,
     timeout: Duration,
+    /// The largest reply read (`FMERGE_INVOKE_MAX_REPLY_BYTES`): a callee
+    /// that answers without end must not exhaust this process's memory.
+    max_reply: usize,
     /// One pooled keep-alive client per process: a TCP handshake per call is
     /// the classic cost of naive RPC.
     client: Client<HttpConnector, Full<Bytes>>,
@@ -33,9 +37,14 @@ fn gateway() -> &'static Gateway {
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(connector);
+        let max_reply = std::env::var("FMERGE_INVOKE_MAX_REPLY_BYTES")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(DEFAULT_MAX_BODY_SIZE);
         Gateway {
             base: base.trim_end_matches('/').to_string(),
             timeout: Duration::from_secs(secs),
+            max_reply,
             client,
         }
     })
@@ -88,6 +97,9 @@ pub async fn invoke_request(function: &str, mut request: Request) -> Result<Resp
     if let Ok(value) = http::HeaderValue::from_str(&caller) {
         headers.insert(call::CALLER_HEADER, value);
     }
+    // Over HTTP it is proven with the application's key (see `call::caller_of`);
+    // a signature the handler copied from elsewhere is never passed on.
+    headers.remove(call::CALLER_SIG_HEADER);
     for (name, value) in current.iter().flat_map(|c| c.propagated.iter()) {
         if !headers.contains_key(name) {
             headers.insert(name.clone(), value.clone());
@@ -121,6 +133,14 @@ async fn over_http(function: &str, request: Request) -> Result<Response, Error> 
         .unwrap_or("");
     let url = format!("{}/function/{function}{path}", gw.base);
     let (mut parts, body) = request.into_parts();
+    if let Some(sig) = parts
+        .headers
+        .get(call::CALLER_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(call::signature)
+    {
+        parts.headers.insert(call::CALLER_SIG_HEADER, sig);
+    }
     parts.uri = url
         .parse()
         .map_err(|e| Error::unreachable(function, format!("bad gateway URL {url}: {e}")))?;
@@ -132,10 +152,33 @@ async fn over_http(function: &str, request: Request) -> Result<Response, Error> 
             .await
             .map_err(|e| Error::unreachable(function, format!("{url}: {}", error_chain(&e))))?;
         let (mut parts, body) = response.into_parts();
-        let body = body
+        let too_large = || {
+            Error::unreachable(
+                function,
+                format!(
+                    "{url}: reply larger than {} bytes (FMERGE_INVOKE_MAX_REPLY_BYTES)",
+                    gw.max_reply
+                ),
+            )
+        };
+        let declared = parts
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > gw.max_reply as u64) {
+            return Err(too_large());
+        }
+        let body = Limited::new(body, gw.max_reply)
             .collect()
             .await
-            .map_err(|e| Error::unreachable(function, format!("{url}: reply cut short: {e}")))?
+            .map_err(|e| {
+                if e.is::<LengthLimitError>() {
+                    too_large()
+                } else {
+                    Error::unreachable(function, format!("{url}: reply cut short: {e}"))
+                }
+            })?
             .to_bytes();
         for name in &CONNECTION_HEADERS {
             parts.headers.remove(name);

@@ -111,13 +111,31 @@ pub(crate) fn finished(
         function: function.to_string(),
         caller: caller.to_string(),
         code: status.as_u16().to_string(),
-        method: method.as_str().to_ascii_lowercase(),
+        method: method_label(method).to_string(),
     };
     let m = metrics();
     m.requests.get_or_create(&labels).inc();
     m.durations
         .get_or_create(&labels)
         .observe(elapsed.as_secs_f64());
+}
+
+/// The method label: one of HTTP's standard methods, or `unknown` (as
+/// client_golang does), so that a client sending made-up methods cannot
+/// grow the metrics.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "get",
+        Method::HEAD => "head",
+        Method::POST => "post",
+        Method::PUT => "put",
+        Method::DELETE => "delete",
+        Method::CONNECT => "connect",
+        Method::OPTIONS => "options",
+        Method::TRACE => "trace",
+        Method::PATCH => "patch",
+        _ => "unknown",
+    }
 }
 
 /// The exposition text (OpenMetrics).

@@ -140,9 +140,8 @@ fn probe(server: &Server, method: &Method, path: &str) -> Reply {
 async fn guarded(server: &'static Server, req: hyper::Request<Incoming>) -> Response {
     let s = &server.settings;
     let name = server.name;
-    let _slot = match Slot::enter(&server.in_flight, s.max_inflight) {
-        Ok(slot) => slot,
-        Err(refused) => return refused,
+    let Some(_slot) = Slot::enter(&server.in_flight, s.max_inflight) else {
+        return too_many(s.max_inflight);
     };
     let _gauge = metrics::started(name);
     let (parts, body) = req.into_parts();
@@ -200,14 +199,12 @@ impl Drop for AbortOnDrop {
 pub(crate) struct Slot<'a>(&'a AtomicUsize);
 
 impl<'a> Slot<'a> {
-    /// Enters unless `limit` (0: none) requests are in flight already.
-    pub(crate) fn enter(count: &'a AtomicUsize, limit: usize) -> Result<Slot<'a>, Response> {
+    /// Enters unless `limit` (0: none) requests are in flight already:
+    /// then the reply is [`too_many`].
+    pub(crate) fn enter(count: &'a AtomicUsize, limit: usize) -> Option<Slot<'a>> {
         let slot = Slot(count);
         let now = count.fetch_add(1, Ordering::SeqCst) + 1;
-        if limit > 0 && now > limit {
-            return Err(too_many(limit));
-        }
-        Ok(slot)
+        (limit == 0 || now <= limit).then_some(slot)
     }
 }
 
@@ -268,38 +265,36 @@ fn closing(mut r: Response) -> Response {
 /// The budget is counted in KiB, so that one request's share fits a `u32`.
 const BUDGET_UNIT: usize = 1024;
 
-/// Takes `bytes` more of the body budget into `held`, or refuses with 503.
-fn hold(
-    server: &Server,
-    held: &mut Option<OwnedSemaphorePermit>,
-    bytes: usize,
-) -> Result<(), Response> {
+/// Takes `bytes` more of the body budget into `held`; false when the
+/// budget has not that much left (the reply is then [`over_budget`]).
+fn hold(server: &Server, held: &mut Option<OwnedSemaphorePermit>, bytes: usize) -> bool {
     if server.settings.max_buffered_bytes == 0 || bytes == 0 {
-        return Ok(());
+        return true;
     }
     let units = u32::try_from(bytes.div_ceil(BUDGET_UNIT)).unwrap_or(u32::MAX);
-    match server.buffered.clone().try_acquire_many_owned(units) {
-        Ok(permit) => {
-            match held {
-                Some(h) => h.merge(permit),
-                None => *held = Some(permit),
-            }
-            Ok(())
-        }
-        Err(_) => {
-            let mut r = Error::with_status(
-                503,
-                format!(
-                    "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
-                    server.settings.max_buffered_bytes
-                ),
-            )
-            .into_response_quiet();
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            Err(closing(r))
-        }
+    let Ok(permit) = server.buffered.clone().try_acquire_many_owned(units) else {
+        return false;
+    };
+    match held {
+        Some(h) => h.merge(permit),
+        None => *held = Some(permit),
     }
+    true
+}
+
+/// 503 for a body past `max_buffered_bytes`.
+fn over_budget(server: &Server) -> Response {
+    let mut r = Error::with_status(
+        503,
+        format!(
+            "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
+            server.settings.max_buffered_bytes
+        ),
+    )
+    .into_response_quiet();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    closing(r)
 }
 
 /// The budget's size in its units, for the semaphore.
@@ -326,7 +321,9 @@ async fn read_body(
     }
     let declared = declared.map(|n| n as usize);
     let mut held = None;
-    hold(server, &mut held, declared.unwrap_or(0))?;
+    if !hold(server, &mut held, declared.unwrap_or(0)) {
+        return Err(over_budget(server));
+    }
     let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
     let read = async {
         while let Some(frame) = body.frame().await {
@@ -338,8 +335,8 @@ async fn read_body(
                 if total > s.max_body_size {
                     return Err(closing(too_large(s.max_body_size)));
                 }
-                if total > declared.unwrap_or(0) {
-                    hold(server, &mut held, data.len())?;
+                if total > declared.unwrap_or(0) && !hold(server, &mut held, data.len()) {
+                    return Err(over_budget(server));
                 }
                 buffer.extend_from_slice(&data);
             }

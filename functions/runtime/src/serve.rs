@@ -12,7 +12,7 @@
 use crate::deadline::Deadline;
 use crate::request::{self, Reply};
 use crate::settings::Settings;
-use crate::{Entry, config, dispatch, metrics};
+use crate::{Entry, call, config, dispatch, metrics};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use std::net::SocketAddr;
@@ -53,7 +53,7 @@ const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 pub fn serve(name: &'static str, entry: Entry) {
     config::set_primary(name);
     let settings = Settings::from_env().unwrap_or_else(|e| fail(name, &e));
-    if let Err(e) = dispatch::check_guards() {
+    if let Err(e) = dispatch::check_guards().and_then(|()| call::check_key()) {
         fail(name, &e);
     }
     let handlers = tokio::runtime::Builder::new_multi_thread()

@@ -6,6 +6,10 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
+/// `max_body_size`'s default, 32 MiB; also the default limit of a reply
+/// `invoke` reads over HTTP.
+pub(crate) const DEFAULT_MAX_BODY_SIZE: usize = 32 << 20;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// `listen_address` (default `0.0.0.0`, what OpenFaaS expects).
@@ -72,6 +76,7 @@ impl Settings {
                     .map_err(|_| format!("{key}={v:?} is not {what}")),
             }
         }
+        refuse_unsupported(&get)?;
         let listen_address = match get("listen_address") {
             None => IpAddr::from([0, 0, 0, 0]),
             Some(v) => v.trim().parse().map_err(|_| {
@@ -109,7 +114,7 @@ impl Settings {
             max_body_size: number(
                 "max_body_size",
                 get("max_body_size"),
-                32 << 20,
+                DEFAULT_MAX_BODY_SIZE,
                 "a number of bytes",
             )?,
             max_buffered_bytes: number(
@@ -132,6 +137,40 @@ impl Settings {
         }
         Ok(settings)
     }
+}
+
+/// of-watchdog settings that this runtime does not implement and that would
+/// change what a client gets stop the start instead of being ignored: a
+/// function set to require JWTs must not serve unauthenticated. The others
+/// of-watchdog reads are implemented (above) or mean nothing without a
+/// process to proxy to (`fprocess`, `upstream_url`, `buffer_http`,
+/// `content_type`, `static_path` outside static mode, `suppress_lock`, log
+/// formatting); `docs/operating.md` lists them.
+fn refuse_unsupported(get: &impl Fn(&str) -> Option<String>) -> Result<(), String> {
+    // of-watchdog's getBool: "true" or "1".
+    let on = |key: &str| get(key).is_some_and(|v| matches!(v.trim(), "true" | "1"));
+    for key in ["jwt_auth", "jwt_auth_local", "jwt_auth_debug"] {
+        if on(key) {
+            return Err(format!(
+                "{key}=true: JWT authentication (of-watchdog's jwt_auth) is not implemented by fmerge-runtime, \
+                 and the function would serve unauthenticated; put an authenticating gateway or proxy in front \
+                 of it and unset {key}"
+            ));
+        }
+    }
+    if let Some(mode) = get("mode").filter(|m| m.trim() != "http") {
+        return Err(format!(
+            "mode={mode:?}: fmerge-runtime serves of-watchdog's http mode only (the function is the server); \
+             unset mode or set mode=http"
+        ));
+    }
+    if let Some(path) = get("ready_path") {
+        return Err(format!(
+            "ready_path={path:?}: fmerge-runtime does not probe a readiness path of the function; \
+             /_/ready answers from the runtime itself (draining, max_inflight); unset ready_path"
+        ));
+    }
+    Ok(())
 }
 
 /// The memory this process may use: its cgroup's limit (v2, then v1), else
@@ -247,5 +286,31 @@ mod tests {
         let e = one("listen_address", "localhost").unwrap_err();
         assert!(e.contains("listen_address"), "{e}");
         assert!(one("write_timeout", "0").is_err());
+    }
+
+    #[test]
+    fn of_watchdog_settings_that_are_not_implemented_stop_the_start() {
+        let one = |k: &'static str, v: &'static str| {
+            Settings::from_lookup(move |key| (key == k).then(|| v.to_string()))
+        };
+        for (key, value) in [
+            ("jwt_auth", "true"),
+            ("jwt_auth", "1"),
+            ("jwt_auth_local", "true"),
+            ("mode", "streaming"),
+            ("ready_path", "/ready"),
+        ] {
+            let e = one(key, value).unwrap_err();
+            assert!(e.starts_with(&format!("{key}=")), "{e}");
+        }
+        for (key, value) in [
+            ("jwt_auth", "false"),
+            ("mode", "http"),
+            ("fprocess", "./handler"),
+            ("upstream_url", "http://127.0.0.1:3000"),
+            ("static_path", "/home/app/public"),
+        ] {
+            assert!(one(key, value).is_ok(), "{key}={value}");
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! Run: `cargo test --release -p fmerge-runtime --test limits`.
 
 use fmerge_testkit::dataplane::{self, Server, cpu_ticks, request, rss_kib};
-use fmerge_testkit::{Gateway, free_port};
+use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -20,6 +20,7 @@ fn probe(env: &[(&str, &str)]) -> Server {
     cmd.env("port", port.to_string())
         .env("metrics_port", "0")
         .env("listen_address", "127.0.0.1")
+        .env(CALLER_KEY.0, CALLER_KEY.1)
         .envs(env.iter().copied());
     Server::start(cmd, port)
 }
@@ -281,7 +282,8 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
     cmd.env("port", callee_port.to_string())
         .env("metrics_port", callee_metrics.to_string())
-        .env("listen_address", "127.0.0.1");
+        .env("listen_address", "127.0.0.1")
+        .env(CALLER_KEY.0, CALLER_KEY.1);
     let callee = Server::start(cmd, callee_port);
     let caller = probe(&[("GATEWAY_URL", &gateway.url())]);
     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";

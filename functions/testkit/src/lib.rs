@@ -35,7 +35,7 @@ pub use fixture::*;
 pub use gateway::*;
 pub use http::wait_http;
 pub use http::{free_port, get, post, try_post};
-pub use process::{Function, Stub, need};
+pub use process::{CALLER_KEY, Function, Stub, need};
 pub use seed::*;
 pub use social::*;
 pub use store::*;

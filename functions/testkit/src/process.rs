@@ -74,10 +74,19 @@ pub struct Function {
     log: tempfile::NamedTempFile,
 }
 
+/// The caller key the tests' function processes share (the variable and a
+/// value), as an application's functions share one OpenFaaS secret.
+pub const CALLER_KEY: (&str, &str) = (
+    fmerge_contract::CALLER_KEY_VAR,
+    "fmerge-tests-caller-key-0123456789",
+);
+
 impl Function {
     /// Spawns `binary` as function `name` on 127.0.0.1:`port`, with env
     /// `port`, `GATEWAY_URL` (`http://127.0.0.1:9`, a closed port, unless
-    /// `envs` sets it) and `envs`, and waits until `GET /_/health` answers 200.
+    /// `envs` sets it), the application's caller key ([`CALLER_KEY`], as
+    /// every function of a deployment shares it) and `envs`, and waits
+    /// until `GET /_/health` answers 200.
     /// Panics, with the process's output, if it exits or does not come up.
     pub fn start<I, K, V>(binary: impl AsRef<Path>, name: &str, port: u16, envs: I) -> Function
     where
@@ -94,6 +103,7 @@ impl Function {
         let child = Command::new(binary)
             .env("port", port.to_string())
             .env("GATEWAY_URL", "http://127.0.0.1:9")
+            .env(CALLER_KEY.0, CALLER_KEY.1)
             .envs(envs)
             .stdin(Stdio::null())
             .stdout(log.reopen().expect("log"))

@@ -1,0 +1,228 @@
+//! Clients that lie, and settings that would quietly weaken a function:
+//! made-up methods and forged callers cannot grow the metrics or draw
+//! call-graph edges, a bad `X-Call-Id` is neither logged nor passed on, a
+//! callee's reply is read up to a limit, of-watchdog settings the runtime
+//! does not implement stop the start, and a function of another namespace
+//! is never replaced by a merged one of the same name.
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test hostile`.
+
+use fmerge_runtime::hooks::{Route, Routes};
+use fmerge_runtime::{BoxResponse, Bytes, Error, Request, Response, invoke};
+use fmerge_testkit::dataplane::{self, Server, request};
+use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+
+/// The probe function (`examples/probe.rs`) with the application's caller
+/// key and `env`; its metrics port.
+fn probe(env: &[(&str, &str)]) -> (Server, u16) {
+    let (port, metrics) = (free_port(), free_port());
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", metrics.to_string())
+        .env("listen_address", "127.0.0.1")
+        .env(CALLER_KEY.0, CALLER_KEY.1)
+        .envs(env.iter().copied());
+    (Server::start(cmd, port), metrics)
+}
+
+fn metrics_text(port: u16) -> String {
+    request(port, "GET", "/metrics", &[], b"").unwrap().body
+}
+
+#[test]
+fn a_flood_of_made_up_methods_is_one_unknown_label() {
+    let (s, metrics) = probe(&[]);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let flood: String = (0..3000)
+        .map(|i| format!("M{i} /echo HTTP/1.1\r\nHost: x\r\n\r\n"))
+        .collect();
+    c.write_all(flood.as_bytes()).unwrap();
+    c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut replies = Vec::new();
+    c.read_to_end(&mut replies).unwrap();
+    let answered = replies.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
+    assert_eq!(answered, 3001);
+    let text = metrics_text(metrics);
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("http_requests_total{"))
+        .count();
+    eprintln!(
+        "3000 made-up methods: {series} series, {} bytes of metrics",
+        text.len()
+    );
+    assert!(
+        text.contains(r#"code="200",method="unknown"} 3000"#),
+        "{text}"
+    );
+    assert!(series <= 2, "{series} series:\n{text}");
+    assert!(text.len() < 16 << 10, "{} bytes", text.len());
+}
+
+#[test]
+fn a_forged_caller_header_creates_no_label() {
+    let (s, metrics) = probe(&[]);
+    for i in 0..100 {
+        let forged = format!("attacker-{i}");
+        let r = request(s.port, "GET", "/echo", &[("X-Fmerge-Caller", &forged)], b"").unwrap();
+        assert_eq!(r.status, 200);
+    }
+    // With a signature copied from another name, or made up.
+    let fake = [
+        ("X-Fmerge-Caller", "write-home-timeline"),
+        ("X-Fmerge-Caller-Sig", "t=1700000000,s=00ff"),
+    ];
+    request(s.port, "GET", "/echo", &fake, b"").unwrap();
+    let text = metrics_text(metrics);
+    assert!(!text.contains("attacker"), "{text}");
+    assert!(!text.contains(r#"caller="write-home-timeline""#), "{text}");
+    assert!(
+        text.contains(r#"caller="unverified",code="200",method="get"} 101"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_caller_key_too_short_or_an_unimplemented_of_watchdog_setting_stops_the_start() {
+    for (key, value, says) in [
+        ("jwt_auth", "true", "jwt_auth=true"),
+        ("mode", "streaming", "mode=\"streaming\""),
+        ("ready_path", "/ready", "ready_path"),
+        (CALLER_KEY.0, "short", "at least 16"),
+    ] {
+        let out = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
+            .env("port", free_port().to_string())
+            .env("metrics_port", "0")
+            .env(key, value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}={value}: {stderr}");
+        assert!(stderr.contains(says), "{key}={value}: {stderr}");
+        assert!(!stderr.contains("listening"), "{key}={value}: {stderr}");
+    }
+}
+
+#[test]
+fn a_bad_call_id_is_neither_logged_nor_passed_on_and_a_callee_reply_is_read_up_to_a_limit() {
+    let callee_port = free_port();
+    let gateway = Gateway::start(&[("callee", callee_port)]);
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", callee_port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1");
+    let _callee = Server::start(cmd, callee_port);
+    let (caller, _) = probe(&[
+        ("GATEWAY_URL", &gateway.url()),
+        ("FMERGE_ACCESS_LOG", "1"),
+        ("FMERGE_INVOKE_MAX_REPLY_BYTES", "1048576"),
+    ]);
+    let long = "x".repeat(200);
+    for bad in ["a b c", "id\"quoted", long.as_str()] {
+        let r = request(
+            caller.port,
+            "GET",
+            "/invoke?target=callee&path=/echo",
+            &[("X-Call-Id", bad)],
+            b"",
+        )
+        .unwrap();
+        assert_eq!(r.status, 200, "{r:?}");
+        let echo: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        assert!(echo["headers"].get("x-call-id").is_none(), "{bad}: {echo}");
+    }
+    let good = request(
+        caller.port,
+        "GET",
+        "/invoke?target=callee&path=/echo",
+        &[("X-Call-Id", "0b5c-11ef:a/b+c=")],
+        b"",
+    )
+    .unwrap();
+    let echo: serde_json::Value = serde_json::from_str(&good.body).unwrap();
+    assert_eq!(echo["headers"]["x-call-id"], "0b5c-11ef:a/b+c=");
+    let log = caller.output();
+    assert!(!log.contains("call_id=a b"), "{log}");
+    assert!(!log.contains(&long), "{log}");
+    assert!(log.contains("call_id=0b5c-11ef:a/b+c="), "{log}");
+    // 2 MiB from the callee against a 1 MiB limit: refused, named.
+    let big = request(
+        caller.port,
+        "GET",
+        "/invoke?target=callee&path=/big%3Fkb%3D2048",
+        &[],
+        b"",
+    )
+    .unwrap();
+    assert_eq!(big.status, 502, "{big:?}");
+    assert!(
+        big.body.contains("FMERGE_INVOKE_MAX_REPLY_BYTES"),
+        "{big:?}"
+    );
+    let small = request(
+        caller.port,
+        "GET",
+        "/invoke?target=callee&path=/big%3Fkb%3D512",
+        &[],
+        b"",
+    )
+    .unwrap();
+    assert_eq!(small.status, 200);
+    assert_eq!(small.body.len(), 512 << 10);
+}
+
+unsafe extern "Rust" {
+    #[link_name = fmerge_contract::routes_symbol!()]
+    static mut ROUTES: Routes;
+}
+
+async fn local(_: Request) -> Result<Response, Error> {
+    Ok(Response::new(Bytes::from_static(b"the local echo")))
+}
+
+fn local_entry(request: Request) -> BoxResponse {
+    fmerge_runtime::run_handler("echo", local, request)
+}
+
+#[test]
+fn a_merged_name_in_another_namespace_goes_to_that_namespace() {
+    let routes: &'static [Route] = Box::leak(Box::new([Route {
+        name: "echo".as_ptr(),
+        len: 4,
+        entry: local_entry as fmerge_runtime::Entry,
+    }]));
+    // SAFETY: written once, before any `invoke`, by the only test here that invokes.
+    unsafe {
+        ROUTES = Routes {
+            routes: routes.as_ptr(),
+            len: routes.len(),
+        }
+    };
+    let staging_port = free_port();
+    let gateway = Gateway::start(&[("echo.staging", staging_port)]);
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", staging_port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1");
+    let _staging = Server::start(cmd, staging_port);
+    // SAFETY: no other thread of this test reads the environment yet.
+    unsafe { std::env::set_var("GATEWAY_URL", gateway.url()) };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for name in ["echo", "echo.openfaas-fn"] {
+            let reply = invoke(name, "{}").await.unwrap();
+            assert_eq!(&reply[..], b"the local echo", "{name}");
+        }
+        // The probe in staging answers POST / with a 404 of its own.
+        let err = invoke("echo.staging", "{}").await.unwrap_err();
+        assert!(err.message().contains("no route /"), "{err}");
+    });
+    assert_eq!(gateway.requests_for("echo.staging"), 1);
+}
