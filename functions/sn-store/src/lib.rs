@@ -12,58 +12,175 @@
 //! (a restart, a failover) stays closed, and every later request fails. The
 //! manager notices the dropped connection and opens a new one in the
 //! background (with backoff), so a Redis restart costs the requests made while
-//! it is down, not every request after.
+//! it is down, not every request after. A Redis that stops answering without
+//! closing the socket is another matter: the manager would keep the dead
+//! socket (for the kernel's ~15 min retransmission limit), so a command that
+//! times out ([`RESPONSE_TIMEOUT`]) replaces the connection.
 
 use fmerge_runtime::Error;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::io::tcp::{TcpSettings, socket2::TcpKeepalive};
+use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisFuture, Value};
+use std::sync::Mutex;
 use std::time::Duration;
-use tokio::sync::OnceCell;
 
 pub use redis;
 
 pub mod users;
 
-/// What a function queries: clone it per request (it is a handle).
-pub type Conn = ConnectionManager;
+/// How long a command may wait for Redis's reply before it fails. A Redis
+/// that stops answering without closing its socket (a lost node, a
+/// partition, a stopped process) fails requests after this, and the
+/// connection is then replaced, not reused.
+pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long opening a connection may take; a reconnect makes at most
+/// [`RECONNECT_ATTEMPTS`] of them, so a request waits at most about 3.5 s
+/// for a Redis that is down.
+pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
+pub const RECONNECT_ATTEMPTS: usize = 3;
+
+/// TCP keepalive on the Redis socket: probes after 10 s idle, every 5 s, 3
+/// unanswered ones close it; and data unacknowledged for 10 s closes it
+/// (`TCP_USER_TIMEOUT`), so a peer that vanished is noticed by the kernel
+/// even between requests.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_PROBES: u32 = 3;
+const USER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a function queries: a handle to its current connection (clone it
+/// per request). A command that times out makes the store open a new
+/// connection for the requests after it.
+#[derive(Clone)]
+pub struct Conn {
+    inner: ConnectionManager,
+    store: &'static Store,
+    generation: u64,
+}
 
 /// A function's Redis: `static STORE: Store = Store::new();`.
-pub struct Store(OnceCell<ConnectionManager>);
+pub struct Store(Mutex<Option<Current>>);
+
+struct Current {
+    conn: ConnectionManager,
+    generation: u64,
+}
 
 impl Store {
     pub const fn new() -> Self {
-        Store(OnceCell::const_new())
+        Store(Mutex::new(None))
     }
 
-    /// The connection, created on the first call with the URL `url()` gives.
-    /// It connects lazily: a Redis that is down fails the requests that need
-    /// it (after the manager's retries), and the next ones reconnect.
-    pub async fn conn(&self, url: impl FnOnce() -> String) -> Result<Conn, Error> {
-        self.0
-            .get_or_try_init(|| async {
-                let url = url();
-                let client = redis::Client::open(url.as_str()).map_err(|e| {
-                    Error::new(format!(
-                        "bad REDIS_URL {url}: {e} (expected redis://host:port/)"
-                    ))
-                })?;
-                ConnectionManager::new_lazy_with_config(client, config()).map_err(|e| {
-                    Error::new(format!("cannot set up the Redis connection to {url}: {e}"))
-                })
-            })
-            .await
-            .cloned()
+    /// The connection, created on the first call (and after a timeout) with
+    /// the URL `url()` gives. It connects lazily: a Redis that is down fails
+    /// the requests that need it (after the reconnect attempts), and the next
+    /// ones reconnect.
+    pub async fn conn(&'static self, url: impl FnOnce() -> String) -> Result<Conn, Error> {
+        let mut current = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = current.as_ref() {
+            return Ok(Conn {
+                inner: c.conn.clone(),
+                store: self,
+                generation: c.generation,
+            });
+        }
+        let url = url();
+        let bad = |e: redis::RedisError| {
+            Error::new(format!(
+                "bad REDIS_URL {url}: {e} (expected redis://host:port/)"
+            ))
+        };
+        let info = url
+            .as_str()
+            .into_connection_info()
+            .map_err(bad)?
+            .set_tcp_settings(tcp_settings());
+        let client = redis::Client::open(info).map_err(bad)?;
+        let conn = ConnectionManager::new_lazy_with_config(client, config())
+            .map_err(|e| Error::new(format!("cannot set up the Redis connection to {url}: {e}")))?;
+        let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *current = Some(Current {
+            conn: conn.clone(),
+            generation,
+        });
+        Ok(Conn {
+            inner: conn,
+            store: self,
+            generation,
+        })
+    }
+
+    /// Drops connection `generation` if it is still the current one: the
+    /// next request opens a new one (once, however many requests timed out).
+    fn replace(&self, generation: u64) {
+        let mut current = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if current.as_ref().is_some_and(|c| c.generation == generation) {
+            *current = None;
+        }
     }
 }
 
-/// Reconnect quickly: the delays grow from 50 ms but never past 1 s, so a
-/// Redis that is back is found within about a second; 6 attempts per
-/// reconnect, after which the next request starts a new round.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Conn {
+    fn after<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {
+        if let Err(e) = &result
+            && e.is_timeout()
+        {
+            self.store.replace(self.generation);
+        }
+        result
+    }
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let result = self.inner.req_packed_command(cmd).await;
+            self.after(result)
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let result = self.inner.req_packed_commands(cmd, offset, count).await;
+            self.after(result)
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+}
+
+/// The reconnect policy: delays from 50 ms, at most 500 ms apart,
+/// [`RECONNECT_ATTEMPTS`] attempts per reconnect, after which the next
+/// request starts a new round.
 fn config() -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
         .set_min_delay(Duration::from_millis(50))
-        .set_max_delay(Duration::from_secs(1))
-        .set_number_of_retries(6)
-        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_max_delay(Duration::from_millis(500))
+        .set_number_of_retries(RECONNECT_ATTEMPTS)
+        .set_connection_timeout(Some(CONNECTION_TIMEOUT))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
+}
+
+fn tcp_settings() -> TcpSettings {
+    TcpSettings::default()
+        .set_nodelay(true)
+        .set_keepalive(
+            TcpKeepalive::new()
+                .with_time(KEEPALIVE_IDLE)
+                .with_interval(KEEPALIVE_INTERVAL)
+                .with_retries(KEEPALIVE_PROBES),
+        )
+        .set_user_timeout(USER_TIMEOUT)
 }
 
 impl Default for Store {

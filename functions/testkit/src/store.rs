@@ -7,6 +7,14 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+fn signal(child: &Child, name: &str) {
+    let ok = Command::new("kill")
+        .args([format!("-{name}"), child.id().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill -{name} {} failed", child.id());
+}
+
 /// A real `redis-server` on 127.0.0.1 at a random port, with no persistence,
 /// in its own temp dir. Killed on drop.
 pub struct Redis {
@@ -53,6 +61,18 @@ impl Redis {
     /// to it is dropped and its data is lost (no persistence).
     pub fn stop(&mut self) {
         kill(&mut self.child);
+    }
+
+    /// Stops the server's process without closing anything (SIGSTOP), as a
+    /// lost node or a partition looks to its clients: connections stay
+    /// open, the kernel still accepts new ones, and nothing answers.
+    pub fn pause(&self) {
+        signal(&self.child, "STOP");
+    }
+
+    /// Lets a [`Redis::pause`]d server answer again (SIGCONT).
+    pub fn resume(&self) {
+        signal(&self.child, "CONT");
     }
 
     /// Starts a new server at the same address after [`Redis::stop`], and
