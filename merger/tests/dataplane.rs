@@ -71,6 +71,7 @@ fn counts(metrics_port: u16) -> BTreeMap<(String, String, String), u64> {
                 .map(|v| v.trim_end_matches('"').to_string())
                 .unwrap_or_default()
         };
+        let key = (label("function"), label("caller"), label("code"));
         *out.entry(key).or_default() += value.trim().parse::<u64>().expect("a count");
     }
     out

@@ -272,6 +272,10 @@ fn the_whole_compose_post_chain_merged_matches_unmerged() {
     let chain = support::COMPOSE_POST_TREE;
     let (binary, stderr) = merge("chain", chain, &[]);
     assert!(
+        !stderr.contains("blocks its thread"),
+        "no function of the chain blocks its thread:\n{stderr}"
+    );
+    assert!(
         stderr.contains("static=shortcode"),
         "url-shorten's C library came from its build script:\n{stderr}"
     );

@@ -505,6 +505,116 @@ fn functions_whose_binaries_share_a_name_are_refused_before_building() {
     );
 }
 
+/// Sends `n` calls to bl-front that bl-slow holds until `latch/go` exists,
+/// and waits until `started` of them are blocked in bl-slow.
+fn latched(
+    url: &str,
+    latch: &Path,
+    n: usize,
+    started: usize,
+    merged: &Function,
+) -> Vec<std::thread::JoinHandle<(u16, String)>> {
+    let calls = (0..n)
+        .map(|_| {
+            let (url, body) = (url.to_string(), format!("latch:{}", latch.display()));
+            std::thread::spawn(move || post(&url, &body))
+        })
+        .collect();
+    let blocked = || std::fs::read_dir(latch).unwrap().count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while blocked() < started && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        blocked() >= started,
+        "bl-slow's threads are not all blocked\n{}",
+        merged.output()
+    );
+    calls
+}
+
+#[test]
+fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_isolate_overrides() {
+    let ws = fixture("blocking", &[]);
+    let (binary, stderr) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    for said in [
+        "bl-slow (crate bl_slow) calls",
+        "`std::thread::functions::sleep`",
+        "`std::fs::write`",
+        "runs on threads of its own",
+        "FMERGE_ISOLATE",
+    ] {
+        assert!(stderr.contains(said), "{said:?} not in:\n{stderr}");
+    }
+    // By default: isolated, so the caller answers while its callee blocks.
+    let latch = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let merged = Function::start(
+        &binary,
+        "bl-front",
+        port,
+        [
+            ("TOKIO_WORKER_THREADS", "2"),
+            ("GATEWAY_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    let url = format!("{}/", merged.url());
+    let blocked = latched(&url, latch.path(), 4, 2, &merged);
+    assert_eq!(
+        post(&url, "ping"),
+        (200, "pong".to_string()),
+        "{}",
+        merged.output()
+    );
+    assert!(!latch.path().join("go").exists());
+    std::fs::write(latch.path().join("go"), b"").unwrap();
+    for call in blocked {
+        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
+    }
+    assert!(
+        merged
+            .output()
+            .contains("bl-slow run on threads of their own"),
+        "{}",
+        merged.output()
+    );
+    drop(merged);
+
+    // FMERGE_ISOLATE set but empty: nothing isolated, and two blocked calls
+    // hold both of the caller's handler threads, so the ping waits for them.
+    let latch = tempfile::tempdir().unwrap();
+    let merged = Function::start(
+        &binary,
+        "bl-front",
+        port,
+        [
+            ("FMERGE_ISOLATE", ""),
+            ("TOKIO_WORKER_THREADS", "2"),
+            ("GATEWAY_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    let blocked = latched(&url, latch.path(), 2, 2, &merged);
+    let ping = {
+        let url = url.clone();
+        std::thread::spawn(move || post(&url, "ping"))
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(
+        !ping.is_finished(),
+        "the ping was answered while both handler threads were blocked: bl-slow ran isolated"
+    );
+    std::fs::write(latch.path().join("go"), b"").unwrap();
+    assert_eq!(ping.join().unwrap(), (200, "pong".to_string()));
+    for call in blocked {
+        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
+    }
+    assert!(
+        !merged.output().contains("run on threads of their own"),
+        "{}",
+        merged.output()
+    );
+}
+
 #[test]
 fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering() {
     let ws = fixture("blocking", &[]);

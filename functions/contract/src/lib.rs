@@ -43,13 +43,16 @@ pub fn entry_symbol(function: &str) -> String {
     s
 }
 
-/// One merged callee: its name as UTF-8 bytes (not NUL-terminated) and its
-/// entry. `E` is the runtime's entry function pointer type.
+/// One merged callee: its name as UTF-8 bytes (not NUL-terminated), its
+/// entry, and whether it runs on threads of its own by default (1: fmerge
+/// found it calls functions that block their thread; 0: not).
+/// `E` is the runtime's entry function pointer type.
 #[repr(C)]
 pub struct Route<E> {
     pub name: *const u8,
     pub len: usize,
     pub entry: E,
+    pub isolate: usize,
 }
 
 /// The table: a pointer to `len` routes.
@@ -67,8 +70,8 @@ pub enum Field {
     Usize,
 }
 
-/// [`Route`]'s fields in order: `{ ptr, i64, ptr }` on 64-bit targets.
-pub const ROUTE_LAYOUT: [Field; 3] = [Field::Ptr, Field::Usize, Field::Ptr];
+/// [`Route`]'s fields in order: `{ ptr, i64, ptr, i64 }` on 64-bit targets.
+pub const ROUTE_LAYOUT: [Field; 4] = [Field::Ptr, Field::Usize, Field::Ptr, Field::Usize];
 /// [`Routes`]'s fields in order: `{ ptr, i64 }`.
 pub const ROUTES_LAYOUT: [Field; 2] = [Field::Ptr, Field::Usize];
 

@@ -61,6 +61,7 @@ fn setup() -> u16 {
                     name: name.as_ptr(),
                     len: name.len(),
                     entry: noop_entry,
+                    isolate: 0,
                 })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),

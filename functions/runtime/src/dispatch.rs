@@ -231,17 +231,46 @@ fn merged_name(function: &str) -> Option<&'static str> {
         .find(|n| *n == base)
 }
 
-/// The worker threads of a callee listed in `FMERGE_ISOLATE` (comma
-/// separated names): merged, a callee that blocks its thread (a `sleep`,
-/// blocking I/O) would hold up the caller's own requests, which unmerged ran
-/// in another process. Run on threads of its own, it only delays itself, at
-/// the cost of a hop between thread pools per call. `FMERGE_ISOLATE_THREADS`
-/// sets the threads per isolated callee (default 2).
-fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
-    static POOLS: std::sync::OnceLock<Vec<(String, tokio::runtime::Runtime)>> =
-        std::sync::OnceLock::new();
-    let pools = POOLS.get_or_init(|| {
-        let Ok(list) = std::env::var("FMERGE_ISOLATE") else { return Vec::new() };
+/// The worker threads of each isolated callee: merged, a callee that blocks
+/// its thread (a `sleep`, blocking I/O) would hold up the caller's own
+/// requests, which unmerged ran in another process. Run on threads of its
+/// own, it only delays itself, at the cost of a hop between thread pools
+/// per call. Isolated are the callees `fmerge build` found blocking (marked
+/// in the table), unless `FMERGE_ISOLATE` is set: then exactly the callees
+/// it lists (comma separated; empty or `none`: none).
+/// `FMERGE_ISOLATE_THREADS` sets the threads per isolated callee (default 2).
+fn pools() -> &'static [(String, tokio::runtime::Runtime)] {
+    static POOLS: OnceLock<Vec<(String, tokio::runtime::Runtime)>> = OnceLock::new();
+    POOLS.get_or_init(|| {
+        let merged = merged();
+        let (names, why): (Vec<String>, &str) = match std::env::var("FMERGE_ISOLATE") {
+            Ok(list) => (
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty() && *name != "none")
+                    .filter(|name| {
+                        let known = merged.iter().any(|m| m == name);
+                        if !known {
+                            eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
+                        }
+                        known
+                    })
+                    .map(str::to_string)
+                    .collect(),
+                "as FMERGE_ISOLATE says",
+            ),
+            Err(_) => (
+                routes()
+                    .iter()
+                    .filter(|r| r.isolate != 0)
+                    .map(|r| String::from_utf8_lossy(name(r)).into_owned())
+                    .collect(),
+                "fmerge build found they block their thread; FMERGE_ISOLATE overrides",
+            ),
+        };
+        if names.is_empty() {
+            return Vec::new();
+        }
         let threads = match std::env::var("FMERGE_ISOLATE_THREADS") {
             Err(_) => 2,
             Ok(t) => t.trim().parse().ok().filter(|&t: &usize| t > 0).unwrap_or_else(|| {
@@ -249,17 +278,12 @@ fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
                 2
             }),
         };
-        let merged = merged();
-        list.split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .filter(|name| {
-                let known = merged.iter().any(|m| m == name);
-                if !known {
-                    eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
-                }
-                known
-            })
+        eprintln!(
+            "fmerge: {} run on threads of their own ({threads} each): {why}",
+            names.join(", ")
+        );
+        names
+            .into_iter()
             .filter_map(|name| {
                 let pool = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(threads)
@@ -268,13 +292,21 @@ fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
                     .build()
                     .map_err(|e| eprintln!("fmerge: cannot start the isolated threads of {name}: {e}; it runs on the caller's"))
                     .ok()?;
-                Some((name.to_string(), pool))
+                Some((name, pool))
             })
             .collect()
-    });
-    let base = function.split_once('.').map_or(function, |(name, _)| name);
-    pools
+    })
+}
+
+/// The threads of `function` if it is isolated (see [`pools`]).
+fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
+    pools()
         .iter()
-        .find(|(name, _)| name == base)
+        .find(|(name, _)| name == function)
         .map(|(_, pool)| pool.handle().clone())
+}
+
+/// Starts the isolated callees' threads, so that the start says which.
+pub(crate) fn start_isolated() {
+    pools();
 }

@@ -109,6 +109,7 @@ async fn run(server: &'static Server) {
         ));
     }
     let merged = dispatch::merged();
+    dispatch::start_isolated();
     eprintln!(
         "{name}: listening on {addr}{}; timeouts: read {:?} write {:?} exec {:?} health {:?}; max_inflight {} max_body_size {} max_buffered_bytes {} max_connections {}",
         if merged.is_empty() {

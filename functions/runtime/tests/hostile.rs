@@ -194,6 +194,7 @@ fn a_merged_name_in_another_namespace_goes_to_that_namespace() {
         name: "echo".as_ptr(),
         len: 4,
         entry: local_entry as fmerge_runtime::Entry,
+        isolate: 0,
     }]));
     // SAFETY: written once, before any `invoke`, by the only test here that invokes.
     unsafe {

@@ -74,6 +74,7 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         name: "echo".as_ptr(),
         len: 4,
         entry: echo_entry as fmerge_runtime::Entry,
+        isolate: 0,
     }]));
     // SAFETY: written once, before any `invoke`, by the only test here.
     unsafe {

@@ -59,8 +59,15 @@ pub struct Conn {
     generation: u64,
 }
 
-/// A function's Redis: `static STORE: Store = Store::new();`.
-pub struct Store(Mutex<Option<Current>>);
+/// A function's Redis: `static STORE: Store = Store::new();` in the
+/// function's own crate (one per function, also once merged).
+pub struct Store(Mutex<State>);
+
+struct State {
+    current: Option<Current>,
+    /// The generation of the next connection.
+    next: u64,
+}
 
 struct Current {
     conn: ConnectionManager,
@@ -69,7 +76,10 @@ struct Current {
 
 impl Store {
     pub const fn new() -> Self {
-        Store(Mutex::new(None))
+        Store(Mutex::new(State {
+            current: None,
+            next: 0,
+        }))
     }
 
     /// The connection, created on the first call (and after a timeout) with
@@ -77,8 +87,8 @@ impl Store {
     /// the requests that need it (after the reconnect attempts), and the next
     /// ones reconnect.
     pub async fn conn(&'static self, url: impl FnOnce() -> String) -> Result<Conn, Error> {
-        let mut current = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = current.as_ref() {
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = state.current.as_ref() {
             return Ok(Conn {
                 inner: c.conn.clone(),
                 store: self,
@@ -99,8 +109,9 @@ impl Store {
         let client = redis::Client::open(info).map_err(bad)?;
         let conn = ConnectionManager::new_lazy_with_config(client, config())
             .map_err(|e| Error::new(format!("cannot set up the Redis connection to {url}: {e}")))?;
-        let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        *current = Some(Current {
+        let generation = state.next;
+        state.next += 1;
+        state.current = Some(Current {
             conn: conn.clone(),
             generation,
         });
@@ -114,14 +125,16 @@ impl Store {
     /// Drops connection `generation` if it is still the current one: the
     /// next request opens a new one (once, however many requests timed out).
     fn replace(&self, generation: u64) {
-        let mut current = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if current.as_ref().is_some_and(|c| c.generation == generation) {
-            *current = None;
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if state
+            .current
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+        {
+            state.current = None;
         }
     }
 }
-
-static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Conn {
     fn after<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {

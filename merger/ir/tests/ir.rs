@@ -21,6 +21,7 @@
 //! - `WARNING: text` / `NOTE: text`: some warning (note) holds each text,
 //!   and without one, there is no warning;
 //! - `HITS: n, …`: literals each `--rewrite` changed; `ISOLATED: <function> <KEY>`,
+//!   `BLOCKING: <callee> <blocking function>`,
 //!   `SETTING: <function> <KEY> <default>`, `MENTIONED: a, b`,
 //!   `INTERNALIZED: n`: what the passes found (each compared whole).
 //!
@@ -313,6 +314,15 @@ fn check(case: &Case) -> Vec<String> {
             .map(|s| format!("{} {} {}", s.function, s.key, s.default))
             .collect(),
         all("SETTING"),
+    );
+    compare(
+        "BLOCKING",
+        found
+            .blocking
+            .iter()
+            .map(|(callee, (target, _))| format!("{callee} {target}"))
+            .collect(),
+        all("BLOCKING"),
     );
     if case.one("MENTIONED").is_some() {
         compare(

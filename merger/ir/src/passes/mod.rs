@@ -16,6 +16,7 @@
 
 pub mod allocator;
 pub mod allocator_users;
+pub mod blocking;
 pub mod config;
 pub mod endpoints;
 pub mod entry;
@@ -83,6 +84,11 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "gateway_urls",
         run: Run::Crate(gateway_urls::run),
+    },
+    // Before `routes`, which marks what it finds.
+    Pass {
+        name: "blocking",
+        run: Run::Crate(blocking::run),
     },
     // Before linking: two allocators would be two definitions of one symbol.
     Pass {
@@ -210,6 +216,9 @@ pub struct Found {
     pub mentioned: BTreeSet<String>,
     /// For each `--rewrite`, how many literals it changed (`endpoints`).
     pub rewritten: Vec<usize>,
+    /// Callees whose own code calls functions that block their thread, with
+    /// those functions and the first Rust item that calls one (`blocking`).
+    pub blocking: BTreeMap<String, (String, String)>,
     /// `(function, key)` of each `std::env` read now namespaced (`env`).
     pub isolated: BTreeSet<(String, String)>,
     /// Unmangled symbols defined so far, with the crate and function that

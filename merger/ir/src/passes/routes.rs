@@ -6,7 +6,8 @@
 //! makes it a constant, so that `invoke` of a merged callee never opens a
 //! socket, and the optimizer may resolve a lookup by a constant name to a
 //! direct call. Functions that are not merged have no entry in the table, so
-//! their calls still go through the gateway.
+//! their calls still go through the gateway. A callee the `blocking` pass
+//! found blocking its thread is marked to run on threads of its own.
 
 use crate::passes::{Facts, Found, entry};
 use anyhow::{Context as _, Result};
@@ -52,10 +53,12 @@ pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> 
         name_global.set_constant(true);
         name_global.set_linkage(Linkage::Private);
         name_global.set_unnamed_addr(true);
+        let isolate = found.blocking.contains_key(callee.as_str());
         routes.push(route.const_named_struct(&[
             name_global.as_pointer_value().into(),
             usize.const_int(callee.len() as u64, false).into(),
             entry.as_global_value().as_pointer_value().into(),
+            usize.const_int(isolate as u64, false).into(),
         ]));
     }
     let array = route.const_array(&routes);
