@@ -3,7 +3,7 @@
 //! - a Prometheus text scrape of the runtime's per-caller counter
 //!   `http_requests_total{function="…",caller="…"}` (a request `caller`
 //!   made to `function`; no caller, an empty one, or the runtime's
-//!   `external` and `other` labels, is a request from outside the
+//!   `external`, `other` and `unverified` labels, is a request from outside the
 //!   application). Read with the `prometheus-parse` crate, line
 //!   by line so that a line that is not in the text format is an error that
 //!   names it, instead of being skipped.
@@ -89,7 +89,7 @@ pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
                 sample.labels
             );
         };
-        let outside = ["", "external", "other"];
+        let outside = ["", "external", "other", "unverified"];
         match sample.labels.get("caller").filter(|c| !outside.contains(c)) {
             Some(caller) => {
                 *traffic
