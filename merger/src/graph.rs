@@ -187,22 +187,8 @@ pub fn read(
         Some(dir) => dir.to_path_buf(),
         None => workspace::target_dir_of(&sources[0].manifest)?,
     };
-    // One build workspace per stack file, so that graphs of two stacks can
-    // be read at once in one target dir.
-    let stack_id = stack_in
-        .path
-        .to_string_lossy()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-    let generated = workspace::generate(
-        &sources,
-        &target_dir
-            .join("fmerge")
-            .join("workspace")
-            .join(format!("fmerge-graph-{stack_id:016x}")),
-    )?;
+    let generated =
+        workspace::generate(&sources, &workspace::dir_of(&target_dir, "graph", &sources))?;
     let names: Vec<String> = sources.iter().map(|s| s.function.clone()).collect();
     let plan = resolve::run(Some(&generated.manifest), &names[0], &names[1..])?;
     // Every crate of the user's at opt-level 0: there `invoke` is a call

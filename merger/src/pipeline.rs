@@ -300,12 +300,7 @@ impl Shared {
                 union.sources.push(source.clone());
             }
         }
-        let name = if groups.len() > 1 {
-            "plan".to_string()
-        } else {
-            group_label(first)
-        };
-        let (manifest, target_dir) = workspace(&union, &name, &progress)?;
+        let (manifest, target_dir) = workspace(&union, &progress)?;
         let plan = resolve::run(manifest.as_deref(), &caller, &callees)?;
         let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
         Ok(Shared {
@@ -580,11 +575,7 @@ impl<'a> Run<'a> {
 
 /// Functions from separate projects are built in a workspace of fmerge's
 /// own: its manifest and target dir; otherwise the options' own.
-fn workspace(
-    opts: &Options,
-    name: &str,
-    progress: &Progress,
-) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
+fn workspace(opts: &Options, progress: &Progress) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
     let Some(caller) = opts.sources.first() else {
         return Ok((opts.manifest_path.clone(), opts.target_dir.clone()));
     };
@@ -594,7 +585,7 @@ fn workspace(
     };
     let generated = workspace::generate(
         &opts.sources,
-        &target_dir.join("fmerge").join("workspace").join(name),
+        &workspace::dir_of(&target_dir, "build", &opts.sources),
     )?;
     for difference in &generated.lock_differences {
         progress.note(&format!("note: {difference}"));

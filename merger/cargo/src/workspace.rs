@@ -7,9 +7,16 @@
 //! target paths, its own build script) with the same dependencies, under the
 //! function's name. The user's projects are never touched.
 //!
-//! What changes: `CARGO_MANIFEST_DIR` is the generated package's folder, and
-//! the caller's `Cargo.lock` (when it has one) decides shared versions; a
-//! callee whose own lock pins another version is reported.
+//! Each generated package's folder mirrors the function's own: every entry of
+//! the function's folder (and of the folders up to its workspace root) is a
+//! symlink to the original, so build scripts (which cargo runs in the
+//! package's folder), `env!("CARGO_MANIFEST_DIR")` and `include_bytes!` find
+//! the function's files by the same relative paths as in its own project.
+//!
+//! What changes: `CARGO_MANIFEST_DIR` names the mirror, not the original;
+//! the package takes the function's name; and the caller's `Cargo.lock`
+//! (when it has one) decides shared versions (a callee whose own lock pins
+//! another version is reported).
 
 use crate::resolve::RUNTIME;
 use anyhow::{Context as _, Result, bail};
@@ -34,6 +41,24 @@ pub struct Generated {
     pub lock_differences: Vec<String>,
 }
 
+/// Where the build workspace of `sources` for `purpose` (`build`, `graph`)
+/// goes under `target_dir`: named by its functions and their manifests, so
+/// that two merges of different functions sharing a target dir never write
+/// over each other's workspace.
+pub fn dir_of(target_dir: &Path, purpose: &str, sources: &[Source]) -> PathBuf {
+    let mut key = String::new();
+    for s in sources {
+        let _ = write!(key, "{}\0{}\0", s.function, s.manifest.display());
+    }
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    target_dir
+        .join("fmerge")
+        .join("workspace")
+        .join(format!("{purpose}-{hash:016x}"))
+}
+
 /// Writes the build workspace for `sources` (the caller first) into `dir`.
 pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     let mut packages = Vec::new();
@@ -55,18 +80,20 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     if fns.exists() {
         std::fs::remove_dir_all(&fns).with_context(|| format!("cannot clear {}", fns.display()))?;
     }
-    for (source, package, _) in &packages {
-        let folder = fns.join(&source.function);
-        std::fs::create_dir_all(&folder)?;
+    let mut members = Vec::new();
+    for (source, package, root) in &packages {
+        let folder = mirror(package, root, &fns.join(&source.function))?;
         std::fs::write(
             folder.join("Cargo.toml"),
             wrapper_manifest(&source.function, package)?,
         )?;
+        members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
     }
     let caller_root = &packages[0].2;
-    let mut root = String::from(
+    let mut root = format!(
         "# Written by fmerge: one package per merged function, built from the function's own sources.\n\
-         [workspace]\nresolver = \"3\"\nmembers = [\"fns/*\"]\n",
+         [workspace]\nresolver = \"3\"\nmembers = [{}]\n",
+        members.join(", ")
     );
     // The caller's release profile decides, as it would for its own build.
     if let Some(profile) = read_table(&caller_root.join("Cargo.toml"))?.get("profile") {
@@ -95,6 +122,49 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
         manifest,
         lock_differences,
     })
+}
+
+/// Makes `at` a mirror of `package`'s workspace root down to the package's
+/// folder, and returns the package's folder in it. Real folders on the path,
+/// symlinks for everything else; cargo's own files (`Cargo.toml`,
+/// `Cargo.lock`, `target`) are left out, so that cargo sees only the
+/// generated package there.
+fn mirror(package: &Package, root: &Path, at: &Path) -> Result<PathBuf> {
+    let own = package
+        .manifest_path
+        .parent()
+        .map(|p| p.as_std_path().to_path_buf())
+        .context("a manifest path has a folder")?;
+    // A package outside its workspace root's folder: mirror its folder only.
+    let (mut original, rel) = match own.strip_prefix(root) {
+        Ok(rel) => (root.to_path_buf(), rel.to_path_buf()),
+        Err(_) => (own.clone(), PathBuf::new()),
+    };
+    let mut folder = at.to_path_buf();
+    let mut steps = rel.components();
+    loop {
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+        let next = steps.next().map(|c| c.as_os_str().to_os_string());
+        let entries = std::fs::read_dir(&original)
+            .with_context(|| format!("cannot read the folder {}", original.display()))?;
+        for entry in entries {
+            let name = entry?.file_name();
+            if Some(&name) == next.as_ref()
+                || matches!(name.to_str(), Some("Cargo.toml" | "Cargo.lock" | "target"))
+            {
+                continue;
+            }
+            let link = folder.join(&name);
+            std::os::unix::fs::symlink(original.join(&name), &link)
+                .with_context(|| format!("cannot create the symlink {}", link.display()))?;
+        }
+        let Some(next) = next else {
+            return Ok(folder);
+        };
+        original.push(&next);
+        folder.push(&next);
+    }
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names
@@ -436,4 +506,29 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
             ),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(names: &[&str]) -> Vec<Source> {
+        names
+            .iter()
+            .map(|n| Source {
+                function: n.to_string(),
+                manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_set_of_functions_has_its_own_build_workspace() {
+        let t = Path::new("/t");
+        let ab = dir_of(t, "build", &sources(&["a", "b"]));
+        assert_eq!(ab, dir_of(t, "build", &sources(&["a", "b"])));
+        assert_ne!(ab, dir_of(t, "build", &sources(&["a", "c"])));
+        assert_ne!(ab, dir_of(t, "graph", &sources(&["a", "b"])));
+        assert!(ab.starts_with("/t/fmerge/workspace"), "{}", ab.display());
+    }
 }
