@@ -3,7 +3,7 @@
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use fmerge::group::{self, Group};
-use fmerge_ir::codegen::Lto;
+use fmerge::options::Given;
 use fmerge_ship::image::{self, ImageSpec};
 use fmerge_ship::push::{self, Auth, PushOptions};
 use fmerge_ship::stack::{self, CalleeEnv, StackSpec};
@@ -63,8 +63,9 @@ struct BuildArgs {
     /// plan/ beside it), then build every group as --plan does.
     #[arg(long, requires = "yaml", conflicts_with_all = ["caller", "config"])]
     all: bool,
-    /// Functions the caller invokes, to run in-process.
-    callees: Vec<String>,
+    /// The merge options (the same in a group file).
+    #[command(flatten)]
+    merge: Given,
     /// A merge group file (TOML); command-line options override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -80,44 +81,6 @@ struct BuildArgs {
     /// deployed, since other callers may still call them over the gateway).
     #[arg(long)]
     remove_callees: bool,
-    /// The cargo target dir (default: the workspace's).
-    #[arg(long, value_name = "DIR")]
-    target_dir: Option<PathBuf>,
-    /// The merged binary's name [default: <CALLER>-merged].
-    #[arg(long)]
-    name: Option<String>,
-    /// Where the binary goes [default: <target>/fmerge/<NAME>/].
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Replace FROM with TO in the string literals of callee code (one callee's with CALLEE:).
-    #[arg(long, value_name = "[CALLEE:]FROM=TO")]
-    rewrite: Vec<String>,
-    /// Also write the merged module as readable LLVM IR (<NAME>.ll).
-    #[arg(long)]
-    emit_ll: bool,
-    /// LLVM optimization level for the merged module [default: 3].
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
-    opt_level: Option<u8>,
-    /// Whole-program LTO over the merged module: `fat` (LLVM's lto<O3> across
-    /// all crates, on one thread) or `off` (each crate as rustc optimized it)
-    /// [default: what profile.release.lto says; cargo's default is off].
-    #[arg(long, value_name = "MODE", value_parser = lto_mode())]
-    lto: Option<Lto>,
-    /// Parallel jobs for cargo, and at most this many objects compiled at once
-    /// [default: one per core].
-    #[arg(short, long)]
-    jobs: Option<usize>,
-    /// Print only the results.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Let merged functions share a mutable static of a crate they all link
-    /// (`crate::path::NAME`, or a crate name for all of its statics), which
-    /// unmerged each had its own copy of. Repeatable.
-    #[arg(long, value_name = "STATIC")]
-    allow_shared_static: Vec<String>,
-    /// Redo the merge even when nothing changed since the last one.
-    #[arg(long)]
-    force: bool,
     /// What stdout gets: `human` (the paths written, the binary's last) or
     /// `json` (cargo's convention: one JSON object per line, the last with
     /// `"reason": "merged"`). Progress and warnings always go to stderr.
@@ -150,13 +113,6 @@ struct BuildArgs {
     /// The OpenFaaS gateway written into stack.yml.
     #[arg(long, value_name = "URL")]
     gateway: Option<String>,
-}
-
-/// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).
-fn lto_mode() -> impl clap::builder::TypedValueParser<Value = Lto> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
-    PossibleValuesParser::new(group::LTO_MODES.map(|(name, _)| name))
-        .map(|name: String| group::parse_lto(&name).expect("one of LTO_MODES"))
 }
 
 /// jemalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
@@ -228,15 +184,7 @@ fn request(args: BuildArgs) -> Result<Request> {
             "no functions to merge: run `fmerge build <CALLER> <CALLEE>...` or `fmerge build --config <group.toml>`"
         );
     };
-    let callees = if args.callees.is_empty() {
-        group.callees.clone()
-    } else {
-        args.callees
-    };
-    let mut opts = fmerge::Options::new(&caller, &[]);
-    opts.callees = callees;
-    opts.name = args.name.or(group.name.clone());
-    opts.out = args.out.or(group.out.clone());
+    let mut opts = fmerge::Options::combine(&caller, &args.merge, &group);
     let stack_in = match &args.yaml {
         Some(path) => Some(stackfile::StackIn::load(path)?),
         None => None,
@@ -270,20 +218,6 @@ fn request(args: BuildArgs) -> Result<Request> {
             .next()
             .or(group.manifest_path.clone());
     }
-    opts.target_dir = args.target_dir.or(group.target_dir.clone());
-    opts.rewrites = group.rewrite.iter().cloned().chain(args.rewrite).collect();
-    opts.emit_ll = args.emit_ll || group.emit_ll.unwrap_or(false);
-    opts.opt_level = args.opt_level.or(group.opt_level).unwrap_or(3);
-    opts.lto = args.lto.or(group.lto);
-    opts.jobs = args.jobs.or(group.jobs);
-    opts.quiet = args.quiet || group.quiet.unwrap_or(false);
-    opts.allow_shared_static = group
-        .allow_shared_static
-        .iter()
-        .cloned()
-        .chain(args.allow_shared_static)
-        .collect();
-    opts.force = args.force;
     fmerge::pipeline::validate(&opts)?;
 
     let image = group.image.clone().unwrap_or_default();
@@ -418,10 +352,10 @@ fn print_merged(merged: &fmerge::Merged, json: bool) {
 /// build, one merged stack for the whole application.
 fn build_plan(args: BuildArgs) -> Result<()> {
     for (flag, given) in [
-        ("--name", args.name.is_some()),
-        ("--out", args.out.is_some()),
+        ("--name", args.merge.name.is_some()),
+        ("--out", args.merge.out.is_some()),
         ("--tag", args.tag.is_some()),
-        ("--rewrite", !args.rewrite.is_empty()),
+        ("--rewrite", !args.merge.rewrite.is_empty()),
     ] {
         anyhow::ensure!(
             !given,
@@ -437,9 +371,9 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                     yaml: Some(stack.clone()),
                     metrics: None,
                     access_log: None,
-                    target_dir: args.target_dir.clone(),
-                    jobs: args.jobs,
-                    quiet: args.quiet,
+                    target_dir: args.merge.target_dir.clone(),
+                    jobs: args.merge.jobs,
+                    quiet: args.merge.quiet,
                 },
                 graph: None,
                 max_memory: None,
@@ -469,8 +403,8 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         one.plan = None;
         one.all = false;
         one.caller = Some(caller.clone());
-        one.callees = g.callees.clone();
-        one.name = g.name.clone();
+        one.merge.callees = g.callees.clone();
+        one.merge.name = g.name.clone();
         one.yaml = stack_path.clone();
         let request = request(one)
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;

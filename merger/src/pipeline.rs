@@ -14,59 +14,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// What to merge, and how. The CLI and the config file both fill this in.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub caller: String,
-    pub callees: Vec<String>,
-    /// The merged binary's name; `<caller>-merged` by default.
-    pub name: Option<String>,
-    /// Where the binary goes; `<target>/fmerge/<name>/` by default.
-    pub out: Option<PathBuf>,
-    pub manifest_path: Option<PathBuf>,
-    /// The cargo target dir to build in; the workspace's by default.
-    pub target_dir: Option<PathBuf>,
-    /// `[CALLEE:]FROM=TO`, as given.
-    pub rewrites: Vec<String>,
-    pub emit_ll: bool,
-    pub opt_level: u8,
-    /// Whole-program LTO over the merged module; by default, what the
-    /// workspace's `profile.release.lto` asks for (see [`ir::Lto`]).
-    pub lto: Option<ir::Lto>,
-    pub jobs: Option<usize>,
-    pub quiet: bool,
-    /// Statics (`crate::path::NAME`) or whole crates that merged functions
-    /// may share, although each had its own copy unmerged.
-    pub allow_shared_static: Vec<String>,
-    /// Redo the merge even if nothing changed since the last one.
-    pub force: bool,
-    /// Functions from separate cargo projects (a stack.yml's handlers, or
-    /// several `--manifest-path`s), the caller first: built in a workspace
-    /// fmerge writes (see fmerge_cargo::workspace).
-    pub sources: Vec<workspace::Source>,
-}
-
-impl Options {
-    pub fn new(caller: &str, callees: &[&str]) -> Self {
-        Options {
-            caller: caller.into(),
-            callees: callees.iter().map(|c| c.to_string()).collect(),
-            name: None,
-            out: None,
-            manifest_path: None,
-            target_dir: None,
-            rewrites: Vec::new(),
-            emit_ll: false,
-            opt_level: 3,
-            lto: None,
-            jobs: None,
-            quiet: false,
-            allow_shared_static: Vec::new(),
-            force: false,
-            sources: Vec::new(),
-        }
-    }
-}
+pub use crate::options::Options;
 
 /// A finished merge.
 #[derive(Debug, Clone)]
@@ -91,38 +39,10 @@ pub struct Merged {
     pub cached: bool,
 }
 
-/// Checks the options that need no build: the name and the rewrites'
-/// syntax. [`build`] runs it too; the CLI runs it before anything else.
+/// Checks the options that need no build ([`Options::check`]). [`build`]
+/// runs it too; the CLI runs it before anything else.
 pub fn validate(opts: &Options) -> Result<Vec<ir::Rewrite>> {
-    let members: Vec<String> = std::iter::once(&opts.caller)
-        .chain(&opts.callees)
-        .cloned()
-        .collect();
-    let rewrites = opts
-        .rewrites
-        .iter()
-        .map(|r| ir::Rewrite::parse(r, &members))
-        .collect::<Result<Vec<_>>>()?;
-    for r in &rewrites {
-        if r.callee.as_deref() == Some(opts.caller.as_str()) {
-            bail!(
-                "--rewrite {}: {} is the caller, and fmerge never changes the caller's code; scope the rewrite to a callee",
-                r.from,
-                opts.caller
-            );
-        }
-    }
-    let name = opts
-        .name
-        .clone()
-        .unwrap_or_else(|| crate::group::default_name(&opts.caller));
-    if name.is_empty() || name.contains('/') || name.starts_with('.') {
-        bail!("--name {name:?} is not a file name: use letters, digits and dashes");
-    }
-    if opts.jobs == Some(0) {
-        bail!("-j 0: give at least one job, or leave -j out for one per core");
-    }
-    Ok(rewrites)
+    opts.check()
 }
 
 /// What a merge remembers for a re-merge that changes nothing.
@@ -152,7 +72,7 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     let mut rewrites = Vec::new();
     let mut names = BTreeSet::new();
     for opts in groups {
-        let label = group_label(opts);
+        let label = opts.label();
         rewrites.push(validate(opts).with_context(|| label.clone())?);
         if !names.insert(label.clone()) {
             bail!("two groups are both named {label}: give each group its own `name`");
@@ -168,7 +88,7 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     let merge = |(opts, rewrites): (&Options, Vec<ir::Rewrite>)| -> Result<Merged> {
         let plan = subset(&shared.plan, opts)?;
         let progress = if many {
-            shared.progress.for_group(&group_label(opts))
+            shared.progress.for_group(&opts.label())
         } else {
             shared.progress.clone()
         };
@@ -176,7 +96,7 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
         if many {
             let own = own_units(&run.plan, &emitted);
             run.merge(&own, rewrites)
-                .with_context(|| format!("group {}", group_label(opts)))
+                .with_context(|| format!("group {}", opts.label()))
         } else {
             run.merge(&emitted, rewrites)
         }
@@ -207,12 +127,6 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
         );
     }
     Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
-}
-
-fn group_label(opts: &Options) -> String {
-    opts.name
-        .clone()
-        .unwrap_or_else(|| crate::group::default_name(&opts.caller))
 }
 
 /// One group's part of the union's plan (no second `cargo metadata`).
@@ -360,7 +274,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// Decides where this group's files go.
     fn new(opts: &'a Options, shared: &Shared, plan: resolve::Plan, progress: Progress) -> Self {
-        let name = group_label(opts);
+        let name = opts.label();
         let target_dir = shared.target_dir.clone();
         let out_dir = opts
             .out
@@ -652,7 +566,9 @@ fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
     }
 }
 
-/// Every option that decides the merged binary, for the merge cache.
+/// Everything that decides the merged binary, for the merge cache: the
+/// options that change it ([`Options::key_inputs`]), the tools' versions and
+/// the native libraries.
 fn cache_inputs(
     opts: &Options,
     lto: ir::Lto,
@@ -663,18 +579,8 @@ fn cache_inputs(
         format!("fmerge {}", env!("CARGO_PKG_VERSION")),
         cache::own_build(),
         format!("rustc {}", toolchain.release),
-        format!("caller {}", opts.caller),
-        format!("opt-level {}", opts.opt_level),
-        format!("lto {lto:?}"),
-        format!("name {:?} out {:?}", opts.name, opts.out),
     ];
-    inputs.extend(opts.callees.iter().map(|c| format!("callee {c}")));
-    inputs.extend(opts.rewrites.iter().map(|r| format!("rewrite {r}")));
-    inputs.extend(
-        opts.allow_shared_static
-            .iter()
-            .map(|a| format!("allow-shared-static {a}")),
-    );
+    inputs.extend(opts.key_inputs(lto));
     inputs.extend(
         emitted
             .native
