@@ -20,6 +20,7 @@ use fmerge_cargo::{native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
 use fmerge_ship::stackfile::StackIn;
+pub use fmerge_ship::stackfile::memory_bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -390,27 +391,4 @@ fn conflicts(
     out.into_iter()
         .map(|((a, b), reason)| Conflict { a, b, reason })
         .collect()
-}
-
-/// A Kubernetes memory quantity in bytes (`128Mi`, `1G`, `500000`).
-pub fn memory_bytes(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let units: [(&str, f64); 6] = [
-        ("Ki", 1024.0),
-        ("Mi", 1048576.0),
-        ("Gi", 1073741824.0),
-        ("K", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-    ];
-    let (number, factor) = units
-        .iter()
-        .find_map(|(suffix, f)| text.strip_suffix(suffix).map(|n| (n, *f)))
-        .unwrap_or((text, 1.0));
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v * factor)
 }

@@ -5,6 +5,7 @@
 pub mod image;
 pub mod names;
 pub mod push;
+pub mod ship;
 pub mod stack;
 pub mod stackfile;
 pub mod template;
