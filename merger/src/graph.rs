@@ -13,9 +13,10 @@
 pub mod render;
 pub mod traffic;
 
+use crate::bitcode;
+use crate::progress::Progress;
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::emit;
-use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
@@ -182,39 +183,27 @@ pub fn read(
             sources.len()
         );
     }
-    let toolchain = Toolchain::detect()?;
-    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-    let target_dir = match target_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => workspace::target_dir_of(&sources[0].manifest)?,
-    };
-    let generated =
-        workspace::generate(&sources, &workspace::dir_of(&target_dir, "graph", &sources))?;
     let names: Vec<String> = sources.iter().map(|s| s.function.clone()).collect();
-    let plan = resolve::run(Some(&generated.manifest), &names[0], &names[1..])?;
+    let input = bitcode::Input {
+        caller: &names[0],
+        callees: &names[1..],
+        sources: &sources,
+        manifest_path: None,
+        target_dir,
+        jobs,
+        purpose: "graph",
+    };
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
-    let profile = emit::Profile {
+    let built = bitcode::build(&input, &Progress::new(quiet), |plan| emit::Profile {
         unoptimized: plan
             .local
             .values()
             .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
             .cloned()
             .collect(),
-    };
-    if !quiet {
-        eprintln!(
-            "fmerge: building {} functions to read their calls",
-            names.len()
-        );
-    }
-    let emitted = emit::run(
-        &plan,
-        &emit::build_dir(&target_dir),
-        jobs,
-        &profile,
-        &toolchain,
-    )?;
+    })?;
+    let (plan, emitted) = (built.plan, built.emitted);
     let bytes = emit::read_bitcode(&emitted.units)?;
     let owners: Vec<BTreeSet<String>> = emitted
         .units

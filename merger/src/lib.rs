@@ -14,6 +14,7 @@
 //! ([`assets`]), shows progress, and is the `fmerge` CLI.
 
 pub mod assets;
+pub mod bitcode;
 pub mod cli;
 pub mod graph;
 pub mod group;
