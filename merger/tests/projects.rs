@@ -50,43 +50,17 @@ fn answers(binary: &Path) {
 #[test]
 fn functions_of_separate_projects_build_as_in_their_own_folder() {
     let dir = projects();
-    let out = dir.path().join("out");
-    let (ok, stdout, stderr) = fmerge(
-        dir.path(),
-        &[
-            "-f",
-            "stack.yml",
-            "glue-front",
-            "glue-back",
-            "--out",
-            out.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
-        &[],
-    );
-    assert!(ok, "{stderr}");
-    let report: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().expect("the merged line")).unwrap();
-    answers(Path::new(report["binary"].as_str().unwrap()));
+    let (binary, _) = merged(dir.path(), &["-f", "stack.yml", "glue-front", "glue-back"]);
+    answers(&binary);
 }
 
 #[test]
 fn the_graph_of_a_stack_with_c_glue_is_read() {
     let dir = projects();
-    let target = workspace_root().join("target");
     let out = dir.path().join("graph");
-    let (ok, _, stderr) = fmerge_cli(
+    let (ok, _, stderr) = fmerge_command(
         dir.path(),
-        &[
-            "graph",
-            "-f",
-            "stack.yml",
-            "--target-dir",
-            target.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &["graph", "-f", "stack.yml", "--out", out.to_str().unwrap()],
     );
     assert!(ok, "{stderr}");
     let graph = fmerge::graph::Graph::load(&out.join("calls.json")).unwrap();
@@ -109,11 +83,11 @@ fn a_plan_over_a_stack_with_c_glue_builds() {
         "stack = \"stack.yml\"\n\n[[group]]\ncaller = \"glue-front\"\ncallees = [\"glue-back\"]\nname = \"glue-merged\"\n",
     )
     .unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml", "--force"], &[]);
-    assert!(ok, "{stderr}");
-    answers(
-        &workspace_root()
-            .join("target/fmerge/glue-merged")
-            .join("glue-merged"),
+    // One group: the last line is its binary.
+    let (binary, _) = merged(dir.path(), &["--plan", "plan.toml", "--force"]);
+    assert_eq!(
+        binary,
+        target_dir().join("fmerge/glue-merged").join("glue-merged")
     );
+    answers(&binary);
 }

@@ -10,11 +10,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::{Function, Gateway, Redis, built_binary, fixture, free_port, post, sha256};
-
-fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    support::fmerge(dir, args, &[])
-}
+use support::{
+    Function, Gateway, Redis, built_binary, fixture, fmerge_in, free_port, post, sha256,
+};
 
 /// Merges in `ws`; asserts success and returns the binary and stderr.
 fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
@@ -22,11 +20,7 @@ fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
     let mut args = functions.to_vec();
     args.extend(["--out", out.to_str().unwrap()]);
     args.extend(extra);
-    let (ok, stdout, stderr) = fmerge_in(ws, &args);
-    assert!(ok, "fmerge build {args:?} failed:\n{stderr}");
-    let binary = PathBuf::from(stdout.lines().last().expect("the binary path"));
-    assert!(binary.is_file());
-    (binary, stderr)
+    support::merged(ws, &args)
 }
 
 /// Asserts that the merge fails with every one of `needles` in its error,
