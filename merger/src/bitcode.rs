@@ -28,7 +28,7 @@ pub struct Input<'a> {
 /// The functions, built.
 pub struct Bitcode {
     pub toolchain: Toolchain,
-    pub plan: resolve::Plan,
+    pub plan: resolve::Members,
     pub target_dir: PathBuf,
     pub emitted: emit::Emitted,
     /// How long the cargo build took.
@@ -40,7 +40,7 @@ pub struct Bitcode {
 pub fn build(
     input: &Input,
     progress: &Progress,
-    profile: impl FnOnce(&resolve::Plan) -> emit::Profile,
+    profile: impl FnOnce(&resolve::Members) -> emit::Profile,
 ) -> Result<Bitcode> {
     let toolchain = Toolchain::detect()?;
     toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;

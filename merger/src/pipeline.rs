@@ -137,7 +137,7 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
 }
 
 /// One group's part of the union's plan (no second `cargo metadata`).
-fn subset(union: &resolve::Plan, opts: &Options) -> Result<resolve::Plan> {
+fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> {
     let find = |name: &str| {
         union
             .functions()
@@ -145,7 +145,7 @@ fn subset(union: &resolve::Plan, opts: &Options) -> Result<resolve::Plan> {
             .cloned()
             .with_context(|| format!("function {name} was not resolved"))
     };
-    Ok(resolve::Plan {
+    Ok(resolve::Members {
         caller: find(&opts.caller)?,
         callees: opts
             .callees
@@ -161,7 +161,7 @@ fn subset(union: &resolve::Plan, opts: &Options) -> Result<resolve::Plan> {
 
 /// The units of a shared build that one group's members link: their own
 /// binaries and the crates in their closures.
-fn own_units(plan: &resolve::Plan, all: &emit::Emitted) -> emit::Emitted {
+fn own_units(plan: &resolve::Members, all: &emit::Emitted) -> emit::Emitted {
     let member = |name: &str| plan.functions().any(|f| f.name == name);
     emit::Emitted {
         units: all
@@ -189,7 +189,7 @@ fn own_units(plan: &resolve::Plan, all: &emit::Emitted) -> emit::Emitted {
 pub(crate) struct Shared {
     pub(crate) progress: Progress,
     pub(crate) toolchain: Toolchain,
-    pub(crate) plan: resolve::Plan,
+    pub(crate) plan: resolve::Members,
     pub(crate) target_dir: PathBuf,
     /// How long the cargo build took.
     pub(crate) built: Duration,

@@ -2,7 +2,7 @@
 //! hops per request, from the call graph ([`crate::graph`]) and the user's
 //! constraints, and writes them as group files `fmerge build` takes.
 //!
-//! The model and its value are in [`model`], the searches in [`search`].
+//! The model and its value are in [`model`](mod@model), the searches in [`search`].
 //! Output, in `--out DIR`:
 //! - `plan.toml`: `stack = "…"` (relative to the file), `hop-ms`, and one
 //!   `[[group]]` table per group with exactly the keys of a group file

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use fmerge_ship::image::{self, BuiltImage, ImageSpec, engine};
 use fmerge_ship::push::{self, Auth, Credentials, Progress, PushOptions};
-use fmerge_ship::stack::{self, CalleeEnv, StackSpec};
+use fmerge_ship::stack_out::{self as stack, CalleeEnv, StackSpec};
 use futures_util::StreamExt as _;
 use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 

@@ -6,7 +6,7 @@
 //! The explicit `--target` keeps our RUSTFLAGS off build scripts and
 //! proc-macros, which run on the host and are never merged.
 
-use crate::resolve::Plan;
+use crate::resolve::Members;
 use crate::toolchain::Toolchain;
 use anyhow::{Context, Result, bail};
 use cargo_metadata::{Message, PackageId, TargetKind};
@@ -61,7 +61,7 @@ pub fn build_dir(target_dir: &Path) -> PathBuf {
 }
 
 pub fn run(
-    plan: &Plan,
+    plan: &Members,
     target_dir: &Path,
     jobs: Option<usize>,
     profile: &Profile,

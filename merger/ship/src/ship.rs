@@ -3,8 +3,8 @@
 
 use crate::image::{self, ImageSpec};
 use crate::push::{self, Auth, PushOptions};
-use crate::stack::{self, CalleeEnv, StackSpec};
-use crate::stackfile;
+use crate::stack_in;
+use crate::stack_out::{self, CalleeEnv, StackSpec};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -42,11 +42,11 @@ pub struct Ship {
     /// The image's Dockerfile (fmerge's `assets::DOCKERFILE`).
     pub dockerfile: &'static str,
     /// The input stack.yml, its members' entries, and whether to drop the callees.
-    pub stack: Option<(stackfile::StackIn, Vec<stackfile::Entry>, bool)>,
+    pub stack: Option<(stack_in::StackIn, Vec<stack_in::Entry>, bool)>,
 }
 
 /// The stack file of a whole merge beside its input: `stack.merged.yml`.
-pub fn merged_stack_path(input: &stackfile::StackIn) -> PathBuf {
+pub fn merged_stack_path(input: &stack_in::StackIn) -> PathBuf {
     let stem = input
         .path
         .file_stem()
@@ -62,7 +62,7 @@ impl Ship {
         let (reference, spec, stack) = self.image(merged, quiet)?;
         let Some((input, remove_callees)) = stack else {
             let dir = merged.binary.parent().expect("a directory");
-            return Ok((reference, stack::write(&spec, dir)?));
+            return Ok((reference, stack_out::write(&spec, dir)?));
         };
         let path = merged_stack_path(&input);
         fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
@@ -77,7 +77,7 @@ impl Ship {
         self,
         merged: &Merged,
         quiet: bool,
-    ) -> Result<(String, StackSpec, Option<(stackfile::StackIn, bool)>)> {
+    ) -> Result<(String, StackSpec, Option<(stack_in::StackIn, bool)>)> {
         let mut spec = ImageSpec::new(
             merged.binary,
             merged.name,
@@ -110,7 +110,7 @@ impl Ship {
             return Ok((reference, spec, None));
         };
         // The stack's own settings win over the code's defaults.
-        for note in stackfile::merge_into(&mut spec, &entries) {
+        for note in stack_in::merge_into(&mut spec, &entries) {
             if !quiet {
                 eprintln!("fmerge: note: {note}");
             }

@@ -8,8 +8,8 @@ use clap::Args;
 use fmerge_ship::image;
 use fmerge_ship::push::{self, Auth};
 use fmerge_ship::ship::{Ship, merged_stack_path};
-use fmerge_ship::stack;
-use fmerge_ship::stackfile;
+use fmerge_ship::stack_in;
+use fmerge_ship::stack_out;
 use std::path::PathBuf;
 
 #[derive(Args, Clone)]
@@ -98,7 +98,7 @@ fn request(args: BuildArgs) -> Result<Request> {
     };
     let mut opts = crate::Options::combine(&caller, &args.merge, &group);
     let stack_in = match &args.yaml {
-        Some(path) => Some(stackfile::StackIn::load(path)?),
+        Some(path) => Some(stack_in::StackIn::load(path)?),
         None => None,
     };
     let members: Vec<String> = std::iter::once(&caller)
@@ -161,10 +161,10 @@ fn request(args: BuildArgs) -> Result<Request> {
             .name
             .clone()
             .unwrap_or_else(|| group::default_name(&caller));
-        stack::validate_function_name(&name)
+        stack_out::validate_function_name(&name)
             .context("the merge name (--name) is also the image's name")?;
         for member in std::iter::once(&caller).chain(&opts.callees) {
-            stack::validate_function_name(member)?;
+            stack_out::validate_function_name(member)?;
         }
         let tag = args.tag.or(image.tag);
         if let Some(tag) = &tag {
@@ -333,7 +333,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                     whole = Some((input, remove));
                     None
                 }
-                None => Some(stack::write(
+                None => Some(stack_out::write(
                     &spec,
                     merged.binary.parent().expect("a directory"),
                 )?),

@@ -17,7 +17,7 @@ pub(crate) struct Run<'a> {
     progress: Progress,
     timings: Vec<(&'static str, Duration)>,
     toolchain: Toolchain,
-    pub(crate) plan: resolve::Plan,
+    pub(crate) plan: resolve::Members,
     name: String,
     /// fmerge's own files for this merge (objects, probe, cache).
     work: PathBuf,
@@ -31,7 +31,7 @@ impl<'a> Run<'a> {
     pub(crate) fn new(
         opts: &'a Options,
         shared: &Shared,
-        plan: resolve::Plan,
+        plan: resolve::Members,
         progress: Progress,
     ) -> Self {
         let name = opts.label();
@@ -247,7 +247,7 @@ impl<'a> Run<'a> {
 }
 
 /// The LTO mode: the option, or what the release profile asks for.
-fn lto(opts: &Options, plan: &resolve::Plan, progress: &Progress) -> ir::Lto {
+fn lto(opts: &Options, plan: &resolve::Members, progress: &Progress) -> ir::Lto {
     let release = emit::Release::read(&plan.manifest_path);
     let lto = opts.lto.unwrap_or(if release.lto {
         ir::Lto::Fat
@@ -261,7 +261,11 @@ fn lto(opts: &Options, plan: &resolve::Plan, progress: &Progress) -> ir::Lto {
 }
 
 /// Each crate's bitcode, with what the passes must know about it.
-fn ir_units(plan: &resolve::Plan, emitted: &emit::Emitted, bitcode: Vec<Vec<u8>>) -> Vec<ir::Unit> {
+fn ir_units(
+    plan: &resolve::Members,
+    emitted: &emit::Emitted,
+    bitcode: Vec<Vec<u8>>,
+) -> Vec<ir::Unit> {
     emitted
         .units
         .iter()

@@ -7,7 +7,7 @@
 //! and every other key, is kept as written, so `${…}` values are left for
 //! faas-cli to substitute on deploy exactly as before.
 
-use crate::stack::{CalleeEnv, StackSpec};
+use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::{Context as _, Result, bail};
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,7 +152,7 @@ impl StackIn {
         for spec in specs {
             functions.insert(
                 Value::from(spec.members[0].as_str()),
-                crate::stack::entry(spec)?,
+                crate::stack_out::entry(spec)?,
             );
         }
         if remove_callees {
