@@ -201,11 +201,7 @@ fn bad_graph_input_gets_a_clear_error() {
 #[test]
 fn a_callee_named_at_run_time_is_unknown_never_guessed() {
     let ws = fixture("dynamic", &[]);
-    std::fs::write(
-        ws.path().join("stack.yml"),
-        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  dyn-front:\n    handler: ./dyn-front\n    image: x/a\n  dyn-back:\n    handler: ./dyn-back\n    image: x/b\n",
-    )
-    .unwrap();
+    stack_of(ws.path(), &["dyn-front", "dyn-back"]);
     let (ok, _, stderr) =
         fmerge_command(ws.path(), &["graph", "-f", "stack.yml", "--picture", "svg"]);
     assert!(ok, "{stderr}");

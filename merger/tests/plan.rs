@@ -461,11 +461,7 @@ fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
     // The fixture's two functions both link a helper with mutable statics,
     // which `fmerge build` refuses; the plan keeps them apart and says why.
     let ws = fixture("shared", &[]);
-    std::fs::write(
-        ws.path().join("stack.yml"),
-        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  st-front:\n    lang: rust-fmerge\n    handler: ./st-front\n    image: x/st-front\n  st-back:\n    lang: rust-fmerge\n    handler: ./st-back\n    image: x/st-back\n",
-    )
-    .unwrap();
+    stack_of(ws.path(), &["st-front", "st-back"]);
     let (ok, stdout, stderr) = fmerge_command(ws.path(), &["plan", "-f", "stack.yml"]);
     assert!(ok, "{stderr}");
     assert!(

@@ -102,3 +102,18 @@ pub fn stack_in(dir: &Path) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// A stack.yml in `dir` naming `functions`, each in its folder `./<name>`
+/// (a fixture's layout); returns its path.
+#[allow(dead_code)]
+pub fn stack_of(dir: &Path, functions: &[&str]) -> PathBuf {
+    let mut text = String::from("version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n");
+    for f in functions {
+        text.push_str(&format!(
+            "  {f}:\n    lang: rust-fmerge\n    handler: ./{f}\n    image: x/{f}\n"
+        ));
+    }
+    let path = dir.join("stack.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
