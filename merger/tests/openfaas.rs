@@ -176,21 +176,18 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let stack = two_functions(&cli, dir.path());
     let tag = format!("127.0.0.1:5999/of-front:t{}", std::process::id());
     let out = dir.path().join("out");
-    let (ok, stdout, stderr) = support::fmerge(
-        dir.path(),
-        &[
-            "-f",
-            stack.to_str().unwrap(),
-            "of-front",
-            "of-back",
-            "--image",
-            "--tag",
-            &tag,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let args = [
+        "-f",
+        stack.to_str().unwrap(),
+        "of-front",
+        "of-back",
+        "--image",
+        "--tag",
+        tag.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (ok, stdout, stderr) = support::fmerge(dir.path(), &args, &[]);
     assert!(ok, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     let [reference, merged_stack, binary] = lines[..] else {
@@ -283,18 +280,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     // --remove-callees: the merged function alone replaces the pair.
     let (ok, _, stderr) = support::fmerge(
         dir.path(),
-        &[
-            "-f",
-            stack.to_str().unwrap(),
-            "of-front",
-            "of-back",
-            "--image",
-            "--tag",
-            &tag,
-            "--out",
-            out.to_str().unwrap(),
-            "--remove-callees",
-        ],
+        &[&args[..], &["--remove-callees"]].concat(),
         &[],
     );
     assert!(ok, "{stderr}");

@@ -307,22 +307,7 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
     );
 
     // Unmerged and merged answer alike: each function calls its own sn_tag.
-    let (front, back) = (free_port(), free_port());
-    let gateway = Gateway::start(&[("rn-front", front), ("rn-back", back)]);
-    let _unmerged = [
-        Function::start(
-            built_binary("rn-front"),
-            "rn-front",
-            front,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-        Function::start(
-            built_binary("rn-back"),
-            "rn-back",
-            back,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-    ];
+    let (gateway, _unmerged) = support::unmerged_behind_gateway(&["rn-front", "rn-back"]);
     let expected = post(&gateway.function_url("rn-front"), "abc");
     assert_eq!(expected, (200, "front=1003 back=2003".to_string()));
     let port = free_port();
@@ -361,22 +346,7 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
     );
 
     // Unmerged: the caller's allocator counts what its own process allocates.
-    let (caller, callee) = (free_port(), free_port());
-    let gateway = Gateway::start(&[("alloc-caller", caller), ("alloc-callee", callee)]);
-    let _unmerged = [
-        Function::start(
-            built_binary("alloc-caller"),
-            "alloc-caller",
-            caller,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-        Function::start(
-            built_binary("alloc-callee"),
-            "alloc-callee",
-            callee,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-    ];
+    let (gateway, _unmerged) = support::unmerged_behind_gateway(&["alloc-caller", "alloc-callee"]);
     let expected = post(&gateway.function_url("alloc-caller"), "abc");
     assert_eq!(expected, (200, "echo:abc counted=true".to_string()));
 

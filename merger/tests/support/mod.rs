@@ -117,3 +117,23 @@ pub fn stack_of(dir: &Path, functions: &[&str]) -> PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// The unmerged functions `names`, each its own process (its binary from the
+/// shared build) behind a new gateway; the processes stop when dropped.
+#[allow(dead_code)]
+pub fn unmerged_behind_gateway(names: &[&str]) -> (Gateway, Vec<Function>) {
+    let ports: Vec<(&str, u16)> = names.iter().map(|n| (*n, free_port())).collect();
+    let gateway = Gateway::start(&ports);
+    let functions = ports
+        .iter()
+        .map(|(name, port)| {
+            Function::start(
+                built_binary(name),
+                name,
+                *port,
+                [("GATEWAY_URL", gateway.url())],
+            )
+        })
+        .collect();
+    (gateway, functions)
+}
