@@ -13,13 +13,15 @@
 pub mod render;
 pub mod traffic;
 
+use crate::bitcode;
+use crate::progress::Progress;
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::emit;
-use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-use fmerge_ship::stackfile::StackIn;
+use fmerge_ship::stack_in::StackIn;
+pub use fmerge_ship::stack_in::memory_bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -181,53 +183,27 @@ pub fn read(
             sources.len()
         );
     }
-    let toolchain = Toolchain::detect()?;
-    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
-    let target_dir = match target_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => workspace::target_dir_of(&sources[0].manifest)?,
-    };
-    // One build workspace per stack file, so that graphs of two stacks can
-    // be read at once in one target dir.
-    let stack_id = stack_in
-        .path
-        .to_string_lossy()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-    let generated = workspace::generate(
-        &sources,
-        &target_dir
-            .join("fmerge")
-            .join("workspace")
-            .join(format!("fmerge-graph-{stack_id:016x}")),
-    )?;
     let names: Vec<String> = sources.iter().map(|s| s.function.clone()).collect();
-    let plan = resolve::run(Some(&generated.manifest), &names[0], &names[1..])?;
+    let input = bitcode::Input {
+        caller: &names[0],
+        callees: &names[1..],
+        sources: &sources,
+        manifest_path: None,
+        target_dir,
+        jobs,
+        purpose: "graph",
+    };
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
-    let profile = emit::Profile {
+    let built = bitcode::build(&input, &Progress::new(quiet), |plan| emit::Profile {
         unoptimized: plan
             .local
             .values()
             .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
             .cloned()
             .collect(),
-    };
-    if !quiet {
-        eprintln!(
-            "fmerge: building {} functions to read their calls",
-            names.len()
-        );
-    }
-    let emitted = emit::run(
-        &plan,
-        &emit::build_dir(&target_dir),
-        jobs,
-        &profile,
-        &toolchain,
-    )?;
+    })?;
+    let (plan, emitted) = (built.plan, built.emitted);
     let bytes = emit::read_bitcode(&emitted.units)?;
     let owners: Vec<BTreeSet<String>> = emitted
         .units
@@ -404,27 +380,4 @@ fn conflicts(
     out.into_iter()
         .map(|((a, b), reason)| Conflict { a, b, reason })
         .collect()
-}
-
-/// A Kubernetes memory quantity in bytes (`128Mi`, `1G`, `500000`).
-pub fn memory_bytes(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let units: [(&str, f64); 6] = [
-        ("Ki", 1024.0),
-        ("Mi", 1048576.0),
-        ("Gi", 1073741824.0),
-        ("K", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-    ];
-    let (number, factor) = units
-        .iter()
-        .find_map(|(suffix, f)| text.strip_suffix(suffix).map(|n| (n, *f)))
-        .unwrap_or((text, 1.0));
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v * factor)
 }

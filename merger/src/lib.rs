@@ -9,13 +9,16 @@
 //!   codegen;
 //! - `fmerge_ship` (no LLVM): the image, its push, stack.yml.
 //!
-//! This crate sequences them ([`pipeline`]), reads merge groups and the
-//! options' shared rules ([`group`]), embeds the repository's files
+//! This crate sequences them ([`pipeline`]), defines the options once
+//! ([`options`]), reads merge groups ([`group`]), embeds the repository's files
 //! ([`assets`]), shows progress, and is the `fmerge` CLI.
 
 pub mod assets;
+pub mod bitcode;
+pub mod cli;
 pub mod graph;
 pub mod group;
+pub mod options;
 pub mod pipeline;
 pub mod plan;
 pub mod progress;

@@ -2,7 +2,7 @@
 //! hops per request, from the call graph ([`crate::graph`]) and the user's
 //! constraints, and writes them as group files `fmerge build` takes.
 //!
-//! The model and its value are in [`model`], the searches in [`search`].
+//! The model and its value are in [`model`](mod@model), the searches in [`search`].
 //! Output, in `--out DIR`:
 //! - `plan.toml`: `stack = "…"` (relative to the file), `hop-ms`, and one
 //!   `[[group]]` table per group with exactly the keys of a group file
@@ -10,18 +10,19 @@
 //! - `<caller>.toml` per group, a group file as in `examples/`
 //!   (`fmerge build -f STACK --config DIR/<caller>.toml`).
 
-pub mod cli;
+mod file;
 pub mod model;
 pub mod search;
 
+pub use file::{PlanFile, PlanGroup};
+
 use crate::graph::{self, Graph};
-use crate::group::Group;
 use anyhow::{Context as _, Result, bail};
 use model::{Hops, Model, Plan, Set, bit, members};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The user's constraints.
 #[derive(Debug, Clone, Default)]
@@ -231,64 +232,6 @@ pub fn hop_ms(given: Option<f64>, bench: &Path) -> (f64, String) {
 /// The lab notes' latency of one invocation through the gateway on their
 /// cluster (`../shared/reference/merge-lab-notes-2024-05.md`).
 pub const DEFAULT_HOP_MS: f64 = 8.8;
-
-/// A plan file: the stack and the groups.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PlanFile {
-    /// The stack file, relative to the plan file.
-    pub stack: Option<PathBuf>,
-    pub hop_ms: Option<f64>,
-    #[serde(default)]
-    pub group: Vec<PlanGroup>,
-}
-
-/// One group of a plan file: the keys of a group file it sets.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PlanGroup {
-    pub caller: String,
-    pub callees: Vec<String>,
-    pub name: Option<String>,
-}
-
-impl PlanFile {
-    /// Reads a plan file; each group is checked as a group file would be.
-    pub fn load(path: &Path) -> Result<(PlanFile, Vec<Group>)> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the plan {}", path.display()))?;
-        let mut plan: PlanFile = toml::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
-                path.display()
-            )
-        })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(stack) = &mut plan.stack
-            && stack.is_relative()
-        {
-            *stack = base.join(&stack);
-        }
-        let mut roots = std::collections::BTreeSet::new();
-        let mut groups = Vec::new();
-        for g in &plan.group {
-            if !roots.insert(g.caller.clone()) {
-                bail!(
-                    "{}: two groups have the caller {}; a function's deployment can be one group only",
-                    path.display(),
-                    g.caller
-                );
-            }
-            groups.push(Group {
-                caller: Some(g.caller.clone()),
-                callees: g.callees.clone(),
-                name: g.name.clone(),
-                ..Group::default()
-            });
-        }
-        Ok((plan, groups))
-    }
-}
 
 /// One entry point's figures under a plan.
 #[derive(Debug, Clone, Serialize)]

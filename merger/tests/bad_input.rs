@@ -5,18 +5,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use support::workspace_root;
-
-/// `fmerge build ARGS` in this repo's workspace.
-fn fmerge(args: &[&str]) -> (bool, String, String) {
-    support::fmerge(&workspace_root(), args, &[])
-}
-
-fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    support::fmerge(dir, args, &[])
-}
+use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root};
 
 /// Asserts that `fmerge build args` fails with stderr containing every one of `needles`.
 fn fails_with(args: &[&str], needles: &[&str]) -> String {

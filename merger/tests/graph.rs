@@ -18,19 +18,16 @@ fn stack() -> std::path::PathBuf {
 
 fn read_graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
     let stack = stack();
-    let target = workspace_root().join("target");
     let out = dir.join("graph");
     let mut args = vec![
         "graph",
         "-f",
         stack.to_str().unwrap(),
-        "--target-dir",
-        target.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ];
     args.extend(extra);
-    let (ok, stdout, stderr) = fmerge_cli(dir, &args);
+    let (ok, stdout, stderr) = fmerge_command(dir, &args);
     assert!(ok, "{stderr}");
     (Graph::load(&out.join("calls.json")).unwrap(), stdout)
 }
@@ -204,24 +201,9 @@ fn bad_graph_input_gets_a_clear_error() {
 #[test]
 fn a_callee_named_at_run_time_is_unknown_never_guessed() {
     let ws = fixture("dynamic", &[]);
-    std::fs::write(
-        ws.path().join("stack.yml"),
-        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  dyn-front:\n    handler: ./dyn-front\n    image: x/a\n  dyn-back:\n    handler: ./dyn-back\n    image: x/b\n",
-    )
-    .unwrap();
-    let target = workspace_root().join("target");
-    let (ok, _, stderr) = fmerge_cli(
-        ws.path(),
-        &[
-            "graph",
-            "-f",
-            "stack.yml",
-            "--target-dir",
-            target.to_str().unwrap(),
-            "--picture",
-            "svg",
-        ],
-    );
+    stack_of(ws.path(), &["dyn-front", "dyn-back"]);
+    let (ok, _, stderr) =
+        fmerge_command(ws.path(), &["graph", "-f", "stack.yml", "--picture", "svg"]);
     assert!(ok, "{stderr}");
     let graph = Graph::load(&ws.path().join("callgraph/calls.json")).unwrap();
     let edges: Vec<(&str, Option<&str>, usize)> = graph

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use fmerge_ship::image::{self, BuiltImage, ImageSpec, engine};
 use fmerge_ship::push::{self, Auth, Credentials, Progress, PushOptions};
-use fmerge_ship::stack::{self, CalleeEnv, StackSpec};
+use fmerge_ship::stack_out::{self as stack, CalleeEnv, StackSpec};
 use futures_util::StreamExt as _;
 use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 
@@ -129,6 +129,29 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// Runs `reference` with docker `options` and its Redis at `host:redis_port`;
+/// returns its reply to `{"user_id":7}` and its logs.
+fn followers_reply(
+    reference: &str,
+    options: &[&str],
+    host: &str,
+    redis_port: u16,
+) -> ((u16, String), String) {
+    let port = registry::free_port();
+    let c = Container::run_with(
+        reference,
+        options,
+        &[
+            ("port", port.to_string()),
+            ("REDIS_URL", format!("redis://{host}:{redis_port}")),
+        ],
+    );
+    wait_http(port, "/_/health", Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
+    let reply = registry::post(port, "/", r#"{"user_id":7}"#);
+    (reply, c.logs())
+}
+
 #[test]
 fn build_push_pull_run_answers_health() {
     need_engine!();
@@ -189,52 +212,31 @@ fn build_push_pull_run_answers_health() {
         .arg(200)
         .exec(&mut redis.conn())
         .unwrap();
-    let port = registry::free_port();
-    let c = Container::run_with(
+    let ((status, body), logs) = followers_reply(
         &reference,
         &["--add-host", "redis.fmerge.test:127.0.0.1"],
-        &[
-            ("port", port.to_string()),
-            (
-                "REDIS_URL",
-                format!("redis://redis.fmerge.test:{}", redis.port()),
-            ),
-        ],
+        "redis.fmerge.test",
+        redis.port(),
     );
-    wait_http(port, "/_/health", Duration::from_secs(20))
-        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
-    let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
     assert_eq!(
         (status, body.as_str()),
         (200, r#"{"followers":[100,200]}"#),
-        "{}",
-        c.logs()
+        "{logs}"
     );
-    drop(c);
 
     // And through real DNS, as cluster names (`gateway.openfaas`) resolve: glibc's
     // resolver in the scratch image asks the DNS server the container is given.
     let dns = registry::DnsServer::start("redis.cluster.fmerge.test");
-    let port = registry::free_port();
-    let c = Container::run_with(
+    let ((status, body), logs) = followers_reply(
         &reference,
         &["--dns", &dns.addr],
-        &[
-            ("port", port.to_string()),
-            (
-                "REDIS_URL",
-                format!("redis://redis.cluster.fmerge.test:{}", redis.port()),
-            ),
-        ],
+        "redis.cluster.fmerge.test",
+        redis.port(),
     );
-    wait_http(port, "/_/health", Duration::from_secs(20))
-        .unwrap_or_else(|e| panic!("{e}\n{}", c.logs()));
-    let (status, body) = registry::post(port, "/", r#"{"user_id":7}"#);
     assert_eq!(
         (status, body.as_str()),
         (200, r#"{"followers":[100,200]}"#),
-        "{}\ndns log:\n{}",
-        c.logs(),
+        "{logs}\ndns log:\n{}",
         dns.log()
     );
     assert!(
@@ -267,7 +269,6 @@ fn build_push_pull_run_answers_health() {
         cfg["Labels"]["org.opencontainers.image.revision"],
         "0123456789abcdef"
     );
-    drop(c);
     remove_local(&reference);
 }
 

@@ -9,7 +9,7 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Function, Gateway, built_binary, fixture, free_port, post};
+use support::{Function, fixture, free_port, post};
 
 #[test]
 fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported() {
@@ -45,22 +45,7 @@ fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported()
     let binary = PathBuf::from(report["binary"].as_str().unwrap());
 
     // Unmerged: two processes behind the gateway.
-    let (front, back) = (free_port(), free_port());
-    let gateway = Gateway::start(&[("zl-front", front), ("zl-back", back)]);
-    let _unmerged = [
-        Function::start(
-            built_binary("zl-front"),
-            "zl-front",
-            front,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-        Function::start(
-            built_binary("zl-back"),
-            "zl-back",
-            back,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-    ];
+    let (gateway, _unmerged) = support::unmerged_behind_gateway(&["zl-front", "zl-back"]);
     let (status, expected) = post(&gateway.function_url("zl-front"), "abc");
     // zlib's CRC-32 of "abc" is 0x352441c2; the version is the library's own.
     assert_eq!(status, 200, "{expected}");

@@ -13,6 +13,7 @@ use support::{
     Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env,
     seed_social_network, workspace_root,
 };
+use support::{fmerge_in_repo as fmerge, target_dir};
 
 fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS")
@@ -23,27 +24,14 @@ fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
     keys
 }
 
-/// Runs `fmerge build` from the workspace root; returns (success, stdout, stderr).
-fn fmerge(args: &[&str]) -> (bool, String, String) {
-    support::fmerge(&workspace_root(), args, &[])
-}
-
 /// Merges `functions` (the caller first) as `name`; returns the binary and fmerge's stderr.
 fn merge(name: &str, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
     let out = workspace_root().join("target/fmerge-tests").join(name);
     let mut args = functions.to_vec();
     args.extend(["--name", name, "--out", out.to_str().unwrap()]);
     args.extend(extra);
-    let (ok, stdout, stderr) = fmerge(&args);
-    assert!(ok, "fmerge build {functions:?} failed:\n{stderr}");
-    let binary = PathBuf::from(
-        stdout
-            .lines()
-            .last()
-            .expect("fmerge printed the binary path"),
-    );
+    let (binary, stderr) = support::merged(&workspace_root(), &args);
     assert_eq!(binary, out.join(name), "the last stdout line is the binary");
-    assert!(binary.is_file());
     (binary, stderr)
 }
 
@@ -89,6 +77,29 @@ fn merged_system(binary: &PathBuf, caller: &str) -> MergedSystem {
     }
 }
 
+/// Sends `requests` to `caller` in the unmerged system and in the merged
+/// `binary` ([`merged_system`]); asserts the same replies and the same Redis
+/// state, and returns the merged system and its replies.
+fn same_as_unmerged(
+    binary: &PathBuf,
+    caller: &str,
+    requests: &[&str],
+) -> (MergedSystem, Vec<(u16, String)>) {
+    let (expected, expected_state) = unmerged_replies(caller, requests);
+    let m = merged_system(binary, caller);
+    let replies: Vec<_> = requests
+        .iter()
+        .map(|r| post(&m.system.url(caller), r))
+        .collect();
+    assert_eq!(replies, expected, "{}", m.merged.output());
+    assert_eq!(
+        m.redis.dump(),
+        expected_state,
+        "same Redis state as the unmerged system"
+    );
+    (m, replies)
+}
+
 #[test]
 fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
     let (binary, stderr) = merge(
@@ -101,21 +112,9 @@ fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
         "{stderr}"
     );
 
-    let (expected, expected_state) = unmerged_replies("write-home-timeline", PAIR_REQUESTS);
-    let m = merged_system(&binary, "write-home-timeline");
-    let replies: Vec<_> = PAIR_REQUESTS
-        .iter()
-        .map(|r| post(&m.system.url("write-home-timeline"), r))
-        .collect();
-
-    assert_eq!(replies, expected, "{}", m.merged.output());
+    let (m, replies) = same_as_unmerged(&binary, "write-home-timeline", PAIR_REQUESTS);
     assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
     assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
-    assert_eq!(
-        m.redis.dump(),
-        expected_state,
-        "same Redis state as the unmerged pair"
-    );
     assert_eq!(
         m.system.gateway.requests_for("write-home-timeline"),
         PAIR_REQUESTS.len()
@@ -130,7 +129,7 @@ fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
 #[test]
 fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     let out = workspace_root().join("target/fmerge-tests/ll");
-    let (ok, stdout, stderr) = fmerge(&[
+    let args = [
         "write-home-timeline",
         "social-graph-get-followers",
         "--emit-ll",
@@ -140,7 +139,8 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
         "ll",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    let (ok, stdout, stderr) = fmerge(&args);
     assert!(ok, "{stderr}");
     let ll = out.join("ll.ll");
     assert_eq!(stdout.lines().next().map(PathBuf::from), Some(ll.clone()));
@@ -155,17 +155,6 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     // Nothing changed: the next merge keeps the binary instead of redoing it.
     let binary = out.join("ll");
     let before = std::fs::metadata(&binary).unwrap().modified().unwrap();
-    let args = [
-        "write-home-timeline",
-        "social-graph-get-followers",
-        "--emit-ll",
-        "--opt-level",
-        "0",
-        "--name",
-        "ll",
-        "--out",
-        out.to_str().unwrap(),
-    ];
     let (ok, _, stderr) = fmerge(&args);
     assert!(
         ok && stderr.contains("nothing changed since the last merge"),
@@ -202,7 +191,7 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     bytes.push(0);
     std::fs::write(&exe, bytes).unwrap();
     std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let target = workspace_root().join("target");
+    let target = target_dir();
     let run = std::process::Command::new(&exe)
         .current_dir(workspace_root())
         .arg("build")
@@ -280,15 +269,8 @@ fn the_whole_compose_post_chain_merged_matches_unmerged() {
         "url-shorten's C library came from its build script:\n{stderr}"
     );
 
-    let (expected, expected_state) = unmerged_replies("compose-post", SAMPLE_POSTS);
-    let m = merged_system(&binary, "compose-post");
-    let replies: Vec<_> = SAMPLE_POSTS
-        .iter()
-        .map(|r| post(&m.system.url("compose-post"), r))
-        .collect();
-    assert_eq!(replies, expected, "{}", m.merged.output());
+    let (m, replies) = same_as_unmerged(&binary, "compose-post", SAMPLE_POSTS);
     assert!(replies.iter().all(|(s, _)| *s == 200), "{replies:?}");
-    assert_eq!(m.redis.dump(), expected_state);
     for callee in &chain[1..] {
         assert_eq!(
             m.system.gateway.requests_for(callee),
@@ -311,13 +293,7 @@ fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic(
         r#"{"text": "hi @mallory"}"#,
         r#"{"text": "after the panic, @alice https://y.net"}"#,
     ];
-    let (expected, expected_state) = unmerged_replies("text-service", &texts);
-    let m = merged_system(&binary, "text-service");
-    let replies: Vec<_> = texts
-        .iter()
-        .map(|r| post(&m.system.url("text-service"), r))
-        .collect();
-    assert_eq!(replies, expected, "{}", m.merged.output());
+    let (m, replies) = same_as_unmerged(&binary, "text-service", &texts);
     assert_eq!(replies[2].0, 500);
     assert!(
         replies[2].1.contains("user-mention") && replies[2].1.contains("panicked"),
@@ -329,7 +305,6 @@ fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic(
         "the process keeps serving after a callee panicked"
     );
     assert!(m.merged.output().contains("panicked"));
-    assert_eq!(m.redis.dump(), expected_state);
     assert_eq!(
         m.system.gateway.requests_for("url-shorten")
             + m.system.gateway.requests_for("user-mention"),
@@ -344,14 +319,7 @@ fn a_partial_merge_still_reaches_the_other_functions_through_the_gateway() {
         &["compose-post", "unique-id", "text-service"],
         &[],
     );
-    let (expected, expected_state) = unmerged_replies("compose-post", SAMPLE_POSTS);
-    let m = merged_system(&binary, "compose-post");
-    let replies: Vec<_> = SAMPLE_POSTS
-        .iter()
-        .map(|r| post(&m.system.url("compose-post"), r))
-        .collect();
-    assert_eq!(replies, expected, "{}", m.merged.output());
-    assert_eq!(m.redis.dump(), expected_state);
+    let (m, _) = same_as_unmerged(&binary, "compose-post", SAMPLE_POSTS);
     let gw = &m.system.gateway;
     assert_eq!(
         (

@@ -176,21 +176,18 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     let stack = two_functions(&cli, dir.path());
     let tag = format!("127.0.0.1:5999/of-front:t{}", std::process::id());
     let out = dir.path().join("out");
-    let (ok, stdout, stderr) = support::fmerge(
-        dir.path(),
-        &[
-            "-f",
-            stack.to_str().unwrap(),
-            "of-front",
-            "of-back",
-            "--image",
-            "--tag",
-            &tag,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let args = [
+        "-f",
+        stack.to_str().unwrap(),
+        "of-front",
+        "of-back",
+        "--image",
+        "--tag",
+        tag.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (ok, stdout, stderr) = support::fmerge(dir.path(), &args, &[]);
     assert!(ok, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     let [reference, merged_stack, binary] = lines[..] else {
@@ -283,18 +280,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     // --remove-callees: the merged function alone replaces the pair.
     let (ok, _, stderr) = support::fmerge(
         dir.path(),
-        &[
-            "-f",
-            stack.to_str().unwrap(),
-            "of-front",
-            "of-back",
-            "--image",
-            "--tag",
-            &tag,
-            "--out",
-            out.to_str().unwrap(),
-            "--remove-callees",
-        ],
+        &[&args[..], &["--remove-callees"]].concat(),
         &[],
     );
     assert!(ok, "{stderr}");
@@ -372,7 +358,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
 fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
     let Some(cli) = faas_cli() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = fmerge_ship::stack::StackSpec::new(
+    let mut spec = fmerge_ship::stack_out::StackSpec::new(
         vec![
             "write-home-timeline".into(),
             "social-graph-get-followers".into(),
@@ -381,13 +367,14 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
     );
     spec.environment
         .push(("REDIS_URL".into(), "redis://redis:6379".into()));
-    spec.callee_environment.push(fmerge_ship::stack::CalleeEnv {
-        function: "social-graph-get-followers".into(),
-        key: "REDIS_URL".into(),
-        value: "redis://graph:6379".into(),
-    });
+    spec.callee_environment
+        .push(fmerge_ship::stack_out::CalleeEnv {
+            function: "social-graph-get-followers".into(),
+            key: "REDIS_URL".into(),
+            value: "redis://graph:6379".into(),
+        });
     spec.secrets.push("redis-password".into());
-    let path = fmerge_ship::stack::write(&spec, dir.path()).unwrap();
+    let path = fmerge_ship::stack_out::write(&spec, dir.path()).unwrap();
     let generated = faas(
         &cli,
         dir.path(),

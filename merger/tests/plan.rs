@@ -461,22 +461,8 @@ fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
     // The fixture's two functions both link a helper with mutable statics,
     // which `fmerge build` refuses; the plan keeps them apart and says why.
     let ws = fixture("shared", &[]);
-    std::fs::write(
-        ws.path().join("stack.yml"),
-        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n  st-front:\n    lang: rust-fmerge\n    handler: ./st-front\n    image: x/st-front\n  st-back:\n    lang: rust-fmerge\n    handler: ./st-back\n    image: x/st-back\n",
-    )
-    .unwrap();
-    let target = workspace_root().join("target");
-    let (ok, stdout, stderr) = fmerge_cli(
-        ws.path(),
-        &[
-            "plan",
-            "-f",
-            "stack.yml",
-            "--target-dir",
-            target.to_str().unwrap(),
-        ],
-    );
+    stack_of(ws.path(), &["st-front", "st-back"]);
+    let (ok, stdout, stderr) = fmerge_command(ws.path(), &["plan", "-f", "stack.yml"]);
     assert!(ok, "{stderr}");
     assert!(
         stdout.contains("st-back stays remote from st-front: cannot share a binary with st-front: shared state: crate st-helper"),
@@ -513,19 +499,9 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
         ));
     }
     std::fs::write(dir.path().join("stack.yml"), text).unwrap();
-    let target = workspace_root().join("target");
-    let target = target.to_str().unwrap();
-    let (ok, stdout, stderr) = fmerge_cli(
+    let (ok, stdout, stderr) = fmerge_command(
         dir.path(),
-        &[
-            "plan",
-            "-f",
-            "stack.yml",
-            "--max-memory",
-            "160Mi",
-            "--target-dir",
-            target,
-        ],
+        &["plan", "-f", "stack.yml", "--max-memory", "160Mi"],
     );
     assert!(ok, "{stderr}");
     let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();

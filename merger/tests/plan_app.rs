@@ -19,7 +19,7 @@ mod support;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use support::*;
 
 /// One request of the mix; `{post}` becomes the id of the n-th composed post.
@@ -139,32 +139,11 @@ fn masked(mut dump: BTreeMap<String, String>) -> BTreeMap<String, String> {
     dump
 }
 
-fn stack_in(dir: &Path) -> PathBuf {
-    let functions = workspace_root().join("functions");
-    let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
-    let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
-    let path = dir.join("stack.yml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 #[test]
 fn the_planned_application_answers_like_the_unmerged_one() {
     let dir = tempfile::tempdir().unwrap();
     stack_in(dir.path());
-    let target = workspace_root().join("target");
-    let (ok, _, stderr) = fmerge_cli(
-        dir.path(),
-        &[
-            "plan",
-            "-f",
-            "stack.yml",
-            "--out",
-            "plan",
-            "--target-dir",
-            target.to_str().unwrap(),
-        ],
-    );
+    let (ok, _, stderr) = fmerge_command(dir.path(), &["plan", "-f", "stack.yml", "--out", "plan"]);
     assert!(ok, "{stderr}");
     let (_, groups) = fmerge::plan::PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
     assert!(!groups.is_empty(), "the planner proposed no group");
@@ -179,7 +158,7 @@ fn the_planned_application_answers_like_the_unmerged_one() {
             .name
             .clone()
             .unwrap_or_else(|| fmerge::group::default_name(&caller));
-        let binary = target.join("fmerge").join(&name).join(&name);
+        let binary = target_dir().join("fmerge").join(&name).join(&name);
         assert!(stdout.contains(binary.to_str().unwrap()), "{stdout}");
         merged.push((caller, binary));
     }

@@ -25,14 +25,6 @@ callees = ["social-graph-get-followers"]
 name = "write-home-timeline-merged"
 "#;
 
-/// functions/stack.yml with absolute handler folders, in `dir`.
-fn stack_in(dir: &Path) {
-    let functions = workspace_root().join("functions");
-    let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
-    let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
-    std::fs::write(dir.join("stack.yml"), text).unwrap();
-}
-
 /// A `cargo` that logs each run's subcommand to `log`.
 fn cargo_wrapper(dir: &Path, log: &Path) -> std::path::PathBuf {
     let real = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -10,11 +10,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::{Function, Gateway, Redis, built_binary, fixture, free_port, post, sha256};
-
-fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    support::fmerge(dir, args, &[])
-}
+use support::{
+    Function, Gateway, Redis, built_binary, fixture, fmerge_in, free_port, post, sha256,
+};
 
 /// Merges in `ws`; asserts success and returns the binary and stderr.
 fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
@@ -22,11 +20,7 @@ fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
     let mut args = functions.to_vec();
     args.extend(["--out", out.to_str().unwrap()]);
     args.extend(extra);
-    let (ok, stdout, stderr) = fmerge_in(ws, &args);
-    assert!(ok, "fmerge build {args:?} failed:\n{stderr}");
-    let binary = PathBuf::from(stdout.lines().last().expect("the binary path"));
-    assert!(binary.is_file());
-    (binary, stderr)
+    support::merged(ws, &args)
 }
 
 /// Asserts that the merge fails with every one of `needles` in its error,
@@ -313,22 +307,7 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
     );
 
     // Unmerged and merged answer alike: each function calls its own sn_tag.
-    let (front, back) = (free_port(), free_port());
-    let gateway = Gateway::start(&[("rn-front", front), ("rn-back", back)]);
-    let _unmerged = [
-        Function::start(
-            built_binary("rn-front"),
-            "rn-front",
-            front,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-        Function::start(
-            built_binary("rn-back"),
-            "rn-back",
-            back,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-    ];
+    let (gateway, _unmerged) = support::unmerged_behind_gateway(&["rn-front", "rn-back"]);
     let expected = post(&gateway.function_url("rn-front"), "abc");
     assert_eq!(expected, (200, "front=1003 back=2003".to_string()));
     let port = free_port();
@@ -367,22 +346,7 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
     );
 
     // Unmerged: the caller's allocator counts what its own process allocates.
-    let (caller, callee) = (free_port(), free_port());
-    let gateway = Gateway::start(&[("alloc-caller", caller), ("alloc-callee", callee)]);
-    let _unmerged = [
-        Function::start(
-            built_binary("alloc-caller"),
-            "alloc-caller",
-            caller,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-        Function::start(
-            built_binary("alloc-callee"),
-            "alloc-callee",
-            callee,
-            [("GATEWAY_URL", gateway.url())],
-        ),
-    ];
+    let (gateway, _unmerged) = support::unmerged_behind_gateway(&["alloc-caller", "alloc-callee"]);
     let expected = post(&gateway.function_url("alloc-caller"), "abc");
     assert_eq!(expected, (200, "echo:abc counted=true".to_string()));
 

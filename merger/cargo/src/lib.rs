@@ -7,6 +7,7 @@ pub mod artifact;
 pub mod cache;
 pub mod emit;
 pub mod native;
+pub mod profile;
 pub mod resolve;
 pub mod toolchain;
 pub mod workspace;

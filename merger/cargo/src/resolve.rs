@@ -22,9 +22,11 @@ pub struct Function {
     pub bins: Vec<String>,
 }
 
-/// What the merge works on: the caller first, then the callees.
+/// The functions resolved (the caller first, then the callees) and the
+/// workspace they are in: what the merge works on. (A merge *plan* is
+/// `fmerge plan`'s groups.)
 #[derive(Debug)]
-pub struct Plan {
+pub struct Members {
     pub caller: Function,
     pub callees: Vec<Function>,
     pub manifest_path: PathBuf,
@@ -35,7 +37,7 @@ pub struct Plan {
     pub local: HashMap<PackageId, String>,
 }
 
-impl Plan {
+impl Members {
     pub fn functions(&self) -> impl Iterator<Item = &Function> {
         std::iter::once(&self.caller).chain(&self.callees)
     }
@@ -60,7 +62,7 @@ impl Plan {
 
 /// Reads the workspace at `manifest_path` (or the one around the current
 /// directory) and checks the requested functions.
-pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Result<Plan> {
+pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Result<Members> {
     if callees.is_empty() {
         bail!(
             "nothing to merge into {caller}: name at least one callee, as in `fmerge build {caller} <CALLEE>...`"
@@ -91,7 +93,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         .filter(|p| p.source.is_none())
         .map(|p| (p.id.clone(), p.name.to_string()))
         .collect();
-    Ok(Plan {
+    Ok(Members {
         caller,
         callees,
         manifest_path: metadata.workspace_root.join("Cargo.toml").into(),

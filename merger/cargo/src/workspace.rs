@@ -7,13 +7,23 @@
 //! target paths, its own build script) with the same dependencies, under the
 //! function's name. The user's projects are never touched.
 //!
-//! What changes: `CARGO_MANIFEST_DIR` is the generated package's folder, and
-//! the caller's `Cargo.lock` (when it has one) decides shared versions; a
-//! callee whose own lock pins another version is reported.
+//! Each generated package's folder mirrors the function's own: every entry of
+//! the function's folder (and of the folders up to its workspace root) is a
+//! symlink to the original, so build scripts (which cargo runs in the
+//! package's folder), `env!("CARGO_MANIFEST_DIR")` and `include_bytes!` find
+//! the function's files by the same relative paths as in its own project.
+//!
+//! What changes: `CARGO_MANIFEST_DIR` names the mirror, not the original;
+//! the package takes the function's name; and the caller's `Cargo.lock`
+//! (when it has one) decides shared versions (a callee whose own lock pins
+//! another version is reported).
+
+mod package;
 
 use crate::resolve::RUNTIME;
 use anyhow::{Context as _, Result, bail};
-use cargo_metadata::{DependencyKind, MetadataCommand, Package, TargetKind};
+use cargo_metadata::{DependencyKind, MetadataCommand, Package};
+use package::{mirror, quote, wrapper_manifest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,6 +42,24 @@ pub struct Generated {
     /// Crates whose version differs between the merged build and a
     /// function's own `Cargo.lock`, as messages.
     pub lock_differences: Vec<String>,
+}
+
+/// Where the build workspace of `sources` for `purpose` (`build`, `graph`)
+/// goes under `target_dir`: named by its functions and their manifests, so
+/// that two merges of different functions sharing a target dir never write
+/// over each other's workspace.
+pub fn dir_of(target_dir: &Path, purpose: &str, sources: &[Source]) -> PathBuf {
+    let mut key = String::new();
+    for s in sources {
+        let _ = write!(key, "{}\0{}\0", s.function, s.manifest.display());
+    }
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    target_dir
+        .join("fmerge")
+        .join("workspace")
+        .join(format!("{purpose}-{hash:016x}"))
 }
 
 /// Writes the build workspace for `sources` (the caller first) into `dir`.
@@ -55,18 +83,20 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     if fns.exists() {
         std::fs::remove_dir_all(&fns).with_context(|| format!("cannot clear {}", fns.display()))?;
     }
-    for (source, package, _) in &packages {
-        let folder = fns.join(&source.function);
-        std::fs::create_dir_all(&folder)?;
+    let mut members = Vec::new();
+    for (source, package, root) in &packages {
+        let folder = mirror(package, root, &fns.join(&source.function))?;
         std::fs::write(
             folder.join("Cargo.toml"),
             wrapper_manifest(&source.function, package)?,
         )?;
+        members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
     }
     let caller_root = &packages[0].2;
-    let mut root = String::from(
+    let mut root = format!(
         "# Written by fmerge: one package per merged function, built from the function's own sources.\n\
-         [workspace]\nresolver = \"3\"\nmembers = [\"fns/*\"]\n",
+         [workspace]\nresolver = \"3\"\nmembers = [{}]\n",
+        members.join(", ")
     );
     // The caller's release profile decides, as it would for its own build.
     if let Some(profile) = read_table(&caller_root.join("Cargo.toml"))?.get("profile") {
@@ -154,149 +184,6 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
         (*package).clone(),
         metadata.workspace_root.clone().into_std_path_buf(),
     ))
-}
-
-/// The wrapper package: the function's targets and dependencies under the
-/// function's name.
-fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
-    let mut s = String::new();
-    writeln!(
-        s,
-        "# {function}: the sources of {} at {}",
-        p.name, p.manifest_path
-    )?;
-    writeln!(
-        s,
-        "[package]\nname = {}\nversion = \"{}\"\nedition = \"{}\"",
-        quote(function),
-        p.version,
-        p.edition
-    )?;
-    writeln!(
-        s,
-        "autobins = false\nautoexamples = false\nautotests = false\nautobenches = false\npublish = false"
-    )?;
-    if let Some(links) = &p.links {
-        writeln!(s, "links = {}", quote(links))?;
-    }
-    for t in &p.targets {
-        if t.kind.contains(&TargetKind::CustomBuild) {
-            writeln!(s, "build = {}", quote(t.src_path.as_str()))?;
-        }
-    }
-    if !p.features.is_empty() {
-        writeln!(s, "\n[features]")?;
-        for (name, enables) in &p.features {
-            writeln!(
-                s,
-                "{} = [{}]",
-                quote(name),
-                enables
-                    .iter()
-                    .map(|e| quote(e))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )?;
-        }
-    }
-    // A single binary takes the function's name: functions made from one
-    // template all call theirs `handler`.
-    let bins = p
-        .targets
-        .iter()
-        .filter(|t| t.kind.contains(&TargetKind::Bin))
-        .count();
-    for t in &p.targets {
-        if t.kind
-            .iter()
-            .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib))
-        {
-            writeln!(
-                s,
-                "\n[lib]\nname = {}\npath = {}",
-                quote(&t.name.replace('-', "_")),
-                quote(t.src_path.as_str())
-            )?;
-        }
-        if t.kind.contains(&TargetKind::Bin) {
-            let name = if bins == 1 { function } else { t.name.as_str() };
-            writeln!(
-                s,
-                "\n[[bin]]\nname = {}\npath = {}",
-                quote(name),
-                quote(t.src_path.as_str())
-            )?;
-        }
-    }
-    for (kind, table) in [
-        (DependencyKind::Normal, "dependencies"),
-        (DependencyKind::Build, "build-dependencies"),
-    ] {
-        let mut by_target: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
-        for d in p.dependencies.iter().filter(|d| d.kind == kind) {
-            let mut fields = Vec::new();
-            if d.rename.is_some() {
-                fields.push(format!("package = {}", quote(&d.name)));
-            }
-            match (&d.path, d.source.as_ref().map(|s| s.repr.as_str())) {
-                (Some(path), _) => {
-                    fields.push(format!("path = {}", quote(path.as_str())));
-                    if d.req.to_string() != "*" {
-                        fields.push(format!("version = {}", quote(&d.req.to_string())));
-                    }
-                }
-                (None, Some(src)) if src.starts_with("git+") => {
-                    let url = &src["git+".len()..];
-                    let (url, query) = url.split_once('?').unwrap_or((url, ""));
-                    fields.push(format!("git = {}", quote(url)));
-                    for (k, v) in query.split('&').filter_map(|kv| kv.split_once('=')) {
-                        if matches!(k, "branch" | "tag" | "rev") {
-                            fields.push(format!("{k} = {}", quote(v)));
-                        }
-                    }
-                }
-                _ => fields.push(format!("version = {}", quote(&d.req.to_string()))),
-            }
-            if let Some(registry) = &d.registry {
-                fields.push(format!("registry = {}", quote(registry)));
-            }
-            if !d.uses_default_features {
-                fields.push("default-features = false".into());
-            }
-            if !d.features.is_empty() {
-                fields.push(format!(
-                    "features = [{}]",
-                    d.features
-                        .iter()
-                        .map(|f| quote(f))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            if d.optional {
-                fields.push("optional = true".into());
-            }
-            let key = d.rename.clone().unwrap_or_else(|| d.name.clone());
-            by_target
-                .entry(d.target.as_ref().map(|t| t.to_string()))
-                .or_default()
-                .push(format!("{} = {{ {} }}", quote(&key), fields.join(", ")));
-        }
-        for (target, lines) in by_target {
-            match target {
-                None => writeln!(s, "\n[{table}]")?,
-                Some(t) => writeln!(s, "\n[target.{}.{table}]", quote(&t))?,
-            }
-            for l in lines {
-                writeln!(s, "{l}")?;
-            }
-        }
-    }
-    Ok(s)
-}
-
-fn quote(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
 
 fn read_table(path: &Path) -> Result<toml::Table> {
@@ -436,4 +323,29 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
             ),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(names: &[&str]) -> Vec<Source> {
+        names
+            .iter()
+            .map(|n| Source {
+                function: n.to_string(),
+                manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_set_of_functions_has_its_own_build_workspace() {
+        let t = Path::new("/t");
+        let ab = dir_of(t, "build", &sources(&["a", "b"]));
+        assert_eq!(ab, dir_of(t, "build", &sources(&["a", "b"])));
+        assert_ne!(ab, dir_of(t, "build", &sources(&["a", "c"])));
+        assert_ne!(ab, dir_of(t, "graph", &sources(&["a", "b"])));
+        assert!(ab.starts_with("/t/fmerge/workspace"), "{}", ab.display());
+    }
 }

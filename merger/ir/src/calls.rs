@@ -82,7 +82,7 @@ fn name_arg(call: ir::Value) -> Option<String> {
 }
 
 /// The unmangled symbols the module defines with external linkage: the ones
-/// [`symbols::prepare`] checks for clashes between two functions' crates.
+/// the `exports` pass checks for clashes between two functions' crates.
 pub fn exported(module: &Module<'_>) -> Vec<String> {
     let owned = ["_ZN", "_R", "fmerge.", "llvm."];
     let functions = module.get_functions().map(|f| f.as_global_value());

@@ -5,8 +5,9 @@
 pub mod image;
 pub mod names;
 pub mod push;
-pub mod stack;
-pub mod stackfile;
+pub mod ship;
+pub mod stack_in;
+pub mod stack_out;
 pub mod template;
 
 /// fmerge's version, recorded in image labels and stack.yml.

@@ -14,7 +14,8 @@
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Sets of functions as bits: exact search needs at most 64 functions.
+/// Sets of functions as bits: a model holds at most `Set::BITS` (128)
+/// functions.
 pub type Set = u128;
 
 #[derive(Debug, Clone, Default)]

@@ -78,7 +78,7 @@ pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> 
 }
 
 /// One candidate group of a root with what one request there does.
-struct Option_ {
+struct Candidate {
     set: Set,
     hops: f64,
     out: Vec<(usize, f64)>,
@@ -95,18 +95,18 @@ struct Option_ {
 pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
     let n = model.n();
     let runs = model.invocations();
-    let mut options: Vec<Vec<Option_>> = Vec::with_capacity(n);
+    let mut options: Vec<Vec<Candidate>> = Vec::with_capacity(n);
     for (r, &run) in runs.iter().enumerate() {
         let sets = if run > 0.0 {
             candidates(model, r, limits.candidates)?
         } else {
             vec![bit(r)]
         };
-        let mut list: Vec<Option_> = sets
+        let mut list: Vec<Candidate> = sets
             .into_iter()
             .map(|set| {
                 let (hops, out, inside) = model.flow(r, set);
-                Option_ {
+                Candidate {
                     set,
                     hops,
                     out,
@@ -124,7 +124,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
     }
     struct Search<'a> {
         model: &'a Model,
-        options: &'a [Vec<Option_>],
+        options: &'a [Vec<Candidate>],
         runs: &'a [f64],
         choice: Vec<Set>,
         best: Option<(f64, u32, Vec<Set>)>,

@@ -1,29 +1,61 @@
 //! What fmerge's integration tests share beyond the service harness
 //! ([`fmerge_testkit`]: Redis, the nginx gateway, function processes,
-//! fixtures): the one way to run `fmerge build`.
+//! fixtures): the one way to run `fmerge` and its common checks.
 //!
 //! Tests that need a registry or the Docker Engine add
 //! `#[path = "support/registry.rs"] mod registry;`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub use fmerge_testkit::*;
 
+/// The target dir every test builds into: this repo's, so that
+/// dependencies compile once for all tests.
+pub fn target_dir() -> PathBuf {
+    workspace_root().join("target")
+}
+
 /// `fmerge build ARGS` run in `dir` with `env` added (credentials, say),
-/// building into this repo's target dir (so that dependencies compile once
-/// for all tests); returns (success, stdout, stderr).
+/// building into [`target_dir`]; returns (success, stdout, stderr).
 pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
-    let target = workspace_root().join("target");
     let args: Vec<&str> = std::iter::once("build")
         .chain(args.iter().copied())
+        .collect();
+    fmerge_command_with(dir, &args, env)
+}
+
+/// `fmerge build ARGS` in `dir`.
+#[allow(dead_code)] // each test binary compiles this module; only some use each helper
+pub fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    fmerge(dir, args, &[])
+}
+
+/// `fmerge build ARGS` in this repo's workspace (the socialNetwork functions).
+#[allow(dead_code)]
+pub fn fmerge_in_repo(args: &[&str]) -> (bool, String, String) {
+    fmerge(&workspace_root(), args, &[])
+}
+
+/// Any `fmerge` command that builds (`graph`, `plan`, `build`), in `dir`,
+/// building into [`target_dir`].
+#[allow(dead_code)]
+pub fn fmerge_command(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    fmerge_command_with(dir, args, &[])
+}
+
+fn fmerge_command_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let target = target_dir();
+    let args: Vec<&str> = args
+        .iter()
+        .copied()
         .chain(["--target-dir", target.to_str().unwrap()])
         .collect();
     fmerge_cli_with(dir, &args, env)
 }
 
-/// Any `fmerge` command (`fmerge template`, say) in `dir`.
-#[allow(dead_code)] // each test binary compiles this module; only some run other commands
+/// Any `fmerge` command (`fmerge template`, say) in `dir`, as given.
+#[allow(dead_code)]
 pub fn fmerge_cli(dir: &Path, args: &[&str]) -> (bool, String, String) {
     fmerge_cli_with(dir, args, &[])
 }
@@ -42,4 +74,66 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, St
         String::from_utf8_lossy(&out.stdout).into(),
         String::from_utf8_lossy(&out.stderr).into(),
     )
+}
+
+/// `fmerge build ARGS` in `dir`, which must succeed; returns the binary (the
+/// last line of stdout, which must exist) and fmerge's stderr.
+#[allow(dead_code)]
+pub fn merged(dir: &Path, args: &[&str]) -> (PathBuf, String) {
+    let (ok, stdout, stderr) = fmerge_in(dir, args);
+    assert!(ok, "fmerge build {args:?} failed:\n{stderr}");
+    let binary = PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .expect("fmerge printed the binary path"),
+    );
+    assert!(binary.is_file(), "{} is not a file", binary.display());
+    (binary, stderr)
+}
+
+/// functions/stack.yml with absolute handler folders, written into `dir`.
+#[allow(dead_code)]
+pub fn stack_in(dir: &Path) -> PathBuf {
+    let functions = workspace_root().join("functions");
+    let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
+    let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
+    let path = dir.join("stack.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A stack.yml in `dir` naming `functions`, each in its folder `./<name>`
+/// (a fixture's layout); returns its path.
+#[allow(dead_code)]
+pub fn stack_of(dir: &Path, functions: &[&str]) -> PathBuf {
+    let mut text = String::from("version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n");
+    for f in functions {
+        text.push_str(&format!(
+            "  {f}:\n    lang: rust-fmerge\n    handler: ./{f}\n    image: x/{f}\n"
+        ));
+    }
+    let path = dir.join("stack.yml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The unmerged functions `names`, each its own process (its binary from the
+/// shared build) behind a new gateway; the processes stop when dropped.
+#[allow(dead_code)]
+pub fn unmerged_behind_gateway(names: &[&str]) -> (Gateway, Vec<Function>) {
+    let ports: Vec<(&str, u16)> = names.iter().map(|n| (*n, free_port())).collect();
+    let gateway = Gateway::start(&ports);
+    let functions = ports
+        .iter()
+        .map(|(name, port)| {
+            Function::start(
+                built_binary(name),
+                name,
+                *port,
+                [("GATEWAY_URL", gateway.url())],
+            )
+        })
+        .collect();
+    (gateway, functions)
 }

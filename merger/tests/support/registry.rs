@@ -211,15 +211,7 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
     pub fn catalog(&self) -> Vec<String> {
         let (status, body) = self.get("/v2/_catalog", true).unwrap();
         assert_eq!(status, 200, "catalog: {body}");
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["repositories"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+        strings(&body, "repositories")
     }
 
     /// The tags of `repository` (empty when it does not exist).
@@ -231,16 +223,21 @@ http:\n  addr: 127.0.0.1:{port}\n  secret: {secret}\nauth:\n  htpasswd:\n    rea
             return Vec::new();
         }
         assert_eq!(status, 200, "tags: {body}");
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["tags"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+        strings(&body, "tags")
     }
+}
+
+/// The strings of the list `key` in the JSON object `body` (none if absent).
+fn strings(body: &str, key: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl Drop for Registry {

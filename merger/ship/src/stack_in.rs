@@ -7,7 +7,7 @@
 //! and every other key, is kept as written, so `${…}` values are left for
 //! faas-cli to substitute on deploy exactly as before.
 
-use crate::stack::{CalleeEnv, StackSpec};
+use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::{Context as _, Result, bail};
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -152,7 +152,7 @@ impl StackIn {
         for spec in specs {
             functions.insert(
                 Value::from(spec.members[0].as_str()),
-                crate::stack::entry(spec)?,
+                crate::stack_out::entry(spec)?,
             );
         }
         if remove_callees {
@@ -252,8 +252,9 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
 }
 
 /// A Kubernetes quantity: memory in bytes (`128Mi`, `1G`, `500000`), cpu in
-/// cores (`500m`, `0.5`, `2`).
-fn quantity(resource: &str, text: &str) -> Option<f64> {
+/// cores (`500m`, `0.5`, `2`). The one parser of quantities (`fmerge plan`'s
+/// `--max-memory` and the graph's limits read memory with it).
+pub fn quantity(resource: &str, text: &str) -> Option<f64> {
     let text = text.trim();
     let units: &[(&str, f64)] = if resource == "cpu" {
         &[("m", 1e-3)]
@@ -267,16 +268,21 @@ fn quantity(resource: &str, text: &str) -> Option<f64> {
             ("G", 1e9),
         ]
     };
-    for (suffix, factor) in units {
-        if let Some(n) = text.strip_suffix(suffix) {
-            return n
-                .parse::<f64>()
-                .ok()
-                .filter(|v| *v >= 0.0)
-                .map(|v| v * factor);
-        }
-    }
-    text.parse::<f64>().ok().filter(|v| *v >= 0.0)
+    let (number, factor) = units
+        .iter()
+        .find_map(|(suffix, f)| text.strip_suffix(suffix).map(|n| (n, *f)))
+        .unwrap_or((text, 1.0));
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * factor)
+}
+
+/// A memory quantity in bytes (`128Mi`, `1G`, `500000`).
+pub fn memory_bytes(text: &str) -> Option<f64> {
+    quantity("memory", text)
 }
 
 fn format_quantity(resource: &str, value: f64) -> String {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-/// The file name written by [`write`].
+/// The file name written by [`write`](fn@write).
 pub const FILE_NAME: &str = "stack.yml";
 /// faas-cli's default gateway.
 pub const DEFAULT_GATEWAY: &str = "http://127.0.0.1:8080";

@@ -1,0 +1,168 @@
+//! The image, push and stack.yml part of `fmerge build`: what a merged
+//! binary becomes once it is built.
+
+use crate::image::{self, ImageSpec};
+use crate::push::{self, Auth, PushOptions};
+use crate::stack_in;
+use crate::stack_out::{self, CalleeEnv, StackSpec};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// A merged binary, as shipping needs it.
+#[derive(Debug, Clone)]
+pub struct Merged<'a> {
+    pub name: &'a str,
+    pub binary: &'a Path,
+    /// Caller first, then the callees.
+    pub members: &'a [String],
+    pub settings: Vec<Setting>,
+}
+
+/// A setting a merged function reads (fmerge_ir's `Setting`, with the
+/// variable it is read from).
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub function: String,
+    pub key: String,
+    pub default: String,
+    /// Read with `std::env` and no default.
+    pub from_env: bool,
+    pub variable: String,
+}
+
+/// How to ship one merged binary, checked before the build.
+pub struct Ship {
+    pub tag: Option<String>,
+    pub registry: Option<String>,
+    pub push: bool,
+    pub auth: Auth,
+    pub progress: push::Progress,
+    pub gateway: Option<String>,
+    pub revision: Option<String>,
+    /// The image's Dockerfile (fmerge's `assets::DOCKERFILE`).
+    pub dockerfile: &'static str,
+    /// The input stack.yml, its members' entries, and whether to drop the callees.
+    pub stack: Option<(stack_in::StackIn, Vec<stack_in::Entry>, bool)>,
+}
+
+/// The stack file of a whole merge beside its input: `stack.merged.yml`.
+pub fn merged_stack_path(input: &stack_in::StackIn) -> PathBuf {
+    let stem = input
+        .path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("stack");
+    input.path.with_file_name(format!("{stem}.merged.yml"))
+}
+
+impl Ship {
+    /// Builds the image, pushes it if asked, and writes stack.yml next to the
+    /// binary. Returns the reference to deploy (pinned by digest once pushed).
+    pub fn run(self, merged: &Merged, quiet: bool) -> Result<(String, PathBuf)> {
+        let (reference, spec, stack) = self.image(merged, quiet)?;
+        let Some((input, remove_callees)) = stack else {
+            let dir = merged.binary.parent().expect("a directory");
+            return Ok((reference, stack_out::write(&spec, dir)?));
+        };
+        let path = merged_stack_path(&input);
+        fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
+        Ok((reference, path))
+    }
+
+    /// Builds the image and pushes it if asked. Returns the reference to
+    /// deploy (pinned by digest once pushed), the merged function's stack
+    /// entry, and the input stack file to write it into, if any.
+    #[allow(clippy::type_complexity)]
+    pub fn image(
+        self,
+        merged: &Merged,
+        quiet: bool,
+    ) -> Result<(String, StackSpec, Option<(stack_in::StackIn, bool)>)> {
+        let mut spec = ImageSpec::new(
+            merged.binary,
+            merged.name,
+            merged.members.to_vec(),
+            self.dockerfile,
+        );
+        spec.tag = self.tag;
+        spec.repository_prefix = self.registry.filter(|p| !p.is_empty());
+        spec.source_revision = self.revision.or_else(git_revision);
+        let built = image::build(&spec)?;
+        if !quiet {
+            eprintln!("fmerge: {built}");
+        }
+        let reference = if self.push {
+            let options = PushOptions {
+                auth: self.auth,
+                progress: self.progress,
+                ..PushOptions::default()
+            };
+            push::push_built(&built, &options)?.pinned()
+        } else {
+            built.reference.clone()
+        };
+        let mut stack = StackSpec::new(merged.members.to_vec(), &reference);
+        if let Some(gateway) = self.gateway {
+            stack.gateway = gateway;
+        }
+        let mut spec = stack_settings(stack, merged);
+        let Some((input, entries, remove_callees)) = self.stack else {
+            return Ok((reference, spec, None));
+        };
+        // The stack's own settings win over the code's defaults.
+        for note in stack_in::merge_into(&mut spec, &entries) {
+            if !quiet {
+                eprintln!("fmerge: note: {note}");
+            }
+        }
+        Ok((reference, spec, Some((input, remove_callees))))
+    }
+}
+
+/// The settings each member reads, with their (rewritten) defaults: the
+/// caller's under their plain names, the callees' namespaced.
+fn stack_settings(mut stack: StackSpec, merged: &Merged) -> StackSpec {
+    let caller = &merged.members[0];
+    // Read with std::env and no default: fmerge has no value to write, so it
+    // names the variables the deployment must set (unset stays unset).
+    let unset: Vec<String> = merged
+        .settings
+        .iter()
+        .filter(|s| s.from_env)
+        .map(|s| s.variable.clone())
+        .collect();
+    if !unset.is_empty() {
+        stack
+            .annotations
+            .push(("org.fmerge.env-without-default".into(), unset.join(" ")));
+    }
+    // A default with `$` would be substituted by faas-cli on deploy; the code's
+    // default applies anyway when the variable is unset, so it is left out.
+    for s in merged
+        .settings
+        .iter()
+        .filter(|s| !s.from_env && !s.default.contains('$'))
+    {
+        if &s.function == caller {
+            stack.environment.push((s.key.clone(), s.default.clone()));
+        } else {
+            stack.callee_environment.push(CalleeEnv {
+                function: s.function.clone(),
+                key: s.key.clone(),
+                value: s.default.clone(),
+            });
+        }
+    }
+    stack
+}
+
+/// The source revision for the image labels: `git rev-parse HEAD`.
+fn git_revision() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

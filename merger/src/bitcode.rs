@@ -1,0 +1,87 @@
+//! The front half that `fmerge build` and `fmerge graph` share: the
+//! toolchain checked, the functions found (in their workspace, or in one
+//! fmerge generates for separate projects), resolved, and built by one
+//! cargo build with bitcode for every crate.
+
+use crate::progress::Progress;
+use anyhow::Result;
+use fmerge_cargo::toolchain::Toolchain;
+use fmerge_cargo::{emit, resolve, workspace};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Which functions to build, and where.
+pub struct Input<'a> {
+    pub caller: &'a str,
+    pub callees: &'a [String],
+    /// Functions from separate cargo projects, the caller first; empty: the
+    /// functions are packages of the workspace at `manifest_path`.
+    pub sources: &'a [workspace::Source],
+    pub manifest_path: Option<&'a Path>,
+    pub target_dir: Option<&'a Path>,
+    pub jobs: Option<usize>,
+    /// What the build is for (`build`, `graph`): it names the generated
+    /// workspace, so that a graph and a merge never share one.
+    pub purpose: &'static str,
+}
+
+/// The functions, built.
+pub struct Bitcode {
+    pub toolchain: Toolchain,
+    pub plan: resolve::Members,
+    pub target_dir: PathBuf,
+    pub emitted: emit::Emitted,
+    /// How long the cargo build took.
+    pub took: Duration,
+}
+
+/// Checks the toolchain, resolves the functions and builds them, with the
+/// release profile that `profile` chooses for the resolved functions.
+pub fn build(
+    input: &Input,
+    progress: &Progress,
+    profile: impl FnOnce(&resolve::Members) -> emit::Profile,
+) -> Result<Bitcode> {
+    let toolchain = Toolchain::detect()?;
+    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+    let (manifest, target_dir) = match input.sources.first() {
+        None => (
+            input.manifest_path.map(Path::to_path_buf),
+            input.target_dir.map(Path::to_path_buf),
+        ),
+        Some(caller) => {
+            let target_dir = match input.target_dir {
+                Some(dir) => dir.to_path_buf(),
+                None => workspace::target_dir_of(&caller.manifest)?,
+            };
+            let dir = workspace::dir_of(&target_dir, input.purpose, input.sources);
+            let generated = workspace::generate(input.sources, &dir)?;
+            for difference in &generated.lock_differences {
+                progress.note(&format!("note: {difference}"));
+            }
+            (Some(generated.manifest), Some(target_dir))
+        }
+    };
+    let plan = resolve::run(manifest.as_deref(), input.caller, input.callees)?;
+    let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
+    let profile = profile(&plan);
+    let stage = progress.stage(
+        &format!("building {} functions with cargo", plan.functions().count()),
+        None,
+    );
+    let emitted = emit::run(
+        &plan,
+        &emit::build_dir(&target_dir),
+        input.jobs,
+        &profile,
+        &toolchain,
+    )?;
+    let took = stage.done(&format!("{} units", emitted.units.len()));
+    Ok(Bitcode {
+        toolchain,
+        plan,
+        target_dir,
+        emitted,
+        took,
+    })
+}

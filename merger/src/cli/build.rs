@@ -1,0 +1,425 @@
+//! `fmerge build`: the command line and the group file in, one merge (or
+//! every group of a plan) out, then the image and stack.yml if asked.
+
+use crate::group::{self, Group};
+use crate::options::Given;
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+use fmerge_ship::image;
+use fmerge_ship::push::{self, Auth};
+use fmerge_ship::ship::{Ship, merged_stack_path};
+use fmerge_ship::stack_in;
+use fmerge_ship::stack_out;
+use std::path::PathBuf;
+
+#[derive(Args, Clone)]
+pub struct BuildArgs {
+    /// The function whose main the merged binary runs.
+    caller: Option<String>,
+    /// Build every group of a plan (`fmerge plan`'s plan.toml) with ONE cargo
+    /// build, merging the groups in parallel; with --image/--push, one
+    /// stack.merged.yml for the whole application.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["caller", "config", "all"])]
+    plan: Option<PathBuf>,
+    /// Plan the application of -f STACK with the default constraints (into
+    /// plan/ beside it), then build every group as --plan does.
+    #[arg(long, requires = "yaml", conflicts_with_all = ["caller", "config"])]
+    all: bool,
+    /// The merge options (the same in a group file).
+    #[command(flatten)]
+    merge: Given,
+    /// A merge group file (TOML); command-line options override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A Cargo.toml of the functions' workspace (default: the one around the
+    /// current directory). Repeat it for functions in separate projects.
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Vec<PathBuf>,
+    /// A faas-cli stack file: functions are found by their entries (`handler:`
+    /// folder), and a merged stack is written beside it (with --image or --push).
+    #[arg(short = 'f', long = "yaml", value_name = "STACK")]
+    yaml: Option<PathBuf>,
+    /// In the merged stack, drop the callees' own entries (by default they stay
+    /// deployed, since other callers may still call them over the gateway).
+    #[arg(long)]
+    remove_callees: bool,
+    /// What stdout gets: `human` (the paths written, the binary's last) or
+    /// `json` (cargo's convention: one JSON object per line, the last with
+    /// `"reason": "merged"`). Progress and warnings always go to stderr.
+    #[arg(long, value_name = "FMT", default_value = "human", value_parser = ["human", "json"])]
+    message_format: String,
+    /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
+    #[arg(long)]
+    image: bool,
+    /// Build the image, then push it (implies --image).
+    #[arg(long)]
+    push: bool,
+    /// The image reference, e.g. docker.io/you/pair:v1 or 127.0.0.1:5000/pair:v1
+    /// [default: <REGISTRY>/<NAME>:<content hash>].
+    #[arg(long, value_name = "REF")]
+    tag: Option<String>,
+    /// Registry and namespace for the default tag, e.g. docker.io/you.
+    #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY")]
+    registry: Option<String>,
+    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet
+    /// [default: auto].
+    #[arg(long, value_name = "MODE")]
+    progress: Option<String>,
+    /// The source revision recorded in the image labels [default: `git rev-parse HEAD`].
+    #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION")]
+    source_revision: Option<String>,
+    /// Where push credentials come from: auto (FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD,
+    /// else ~/.docker/config.json), env, docker, none.
+    #[arg(long, value_name = "SOURCE")]
+    registry_auth: Option<String>,
+    /// The OpenFaaS gateway written into stack.yml.
+    #[arg(long, value_name = "URL")]
+    gateway: Option<String>,
+}
+
+/// Everything one build needs, from the command line over the group file,
+/// checked before anything is built: a typo in an image option must not cost
+/// a whole build first.
+struct Request {
+    opts: crate::Options,
+    ship: Option<Ship>,
+    json: bool,
+}
+
+fn request(args: BuildArgs) -> Result<Request> {
+    let group = match &args.config {
+        Some(path) => Group::load(path)?,
+        None => Group::default(),
+    };
+    let Some(caller) = args.caller.or(group.caller.clone()) else {
+        bail!(
+            "no functions to merge: run `fmerge build <CALLER> <CALLEE>...` or `fmerge build --config <group.toml>`"
+        );
+    };
+    let mut opts = crate::Options::combine(&caller, &args.merge, &group);
+    let stack_in = match &args.yaml {
+        Some(path) => Some(stack_in::StackIn::load(path)?),
+        None => None,
+    };
+    let members: Vec<String> = std::iter::once(&caller)
+        .chain(&opts.callees)
+        .cloned()
+        .collect();
+    let mut entries = Vec::new();
+    if let Some(stack) = &stack_in {
+        anyhow::ensure!(
+            args.manifest_path.is_empty(),
+            "-f and --manifest-path both say where the functions are; fix: give one of them"
+        );
+        for name in &members {
+            entries.push(stack.entry(name)?);
+        }
+        opts.sources = entries
+            .iter()
+            .map(|e| fmerge_cargo::workspace::Source {
+                function: e.name.clone(),
+                manifest: e.handler.join("Cargo.toml"),
+            })
+            .collect();
+    } else if args.manifest_path.len() > 1 {
+        opts.sources = fmerge_cargo::workspace::locate(&members, &args.manifest_path)?;
+    } else {
+        opts.manifest_path = args
+            .manifest_path
+            .into_iter()
+            .next()
+            .or(group.manifest_path.clone());
+    }
+    crate::pipeline::validate(&opts)?;
+
+    let image = group.image.clone().unwrap_or_default();
+    let push = args.push || image.push;
+    let ship = if args.image || image.build || push {
+        let auth: Auth = args
+            .registry_auth
+            .or(image.registry_auth)
+            .as_deref()
+            .unwrap_or("auto")
+            .parse()?;
+        let progress: push::Progress = if opts.quiet {
+            push::Progress::Quiet
+        } else {
+            args.progress
+                .or(image.progress)
+                .as_deref()
+                .unwrap_or("auto")
+                .parse()?
+        };
+        let gateway = args.gateway.or(image.gateway);
+        if let Some(gateway) = &gateway {
+            anyhow::ensure!(
+                gateway.starts_with("http://") || gateway.starts_with("https://"),
+                "--gateway {gateway:?} is not an http(s) URL"
+            );
+        }
+        let name = opts
+            .name
+            .clone()
+            .unwrap_or_else(|| group::default_name(&caller));
+        stack_out::validate_function_name(&name)
+            .context("the merge name (--name) is also the image's name")?;
+        for member in std::iter::once(&caller).chain(&opts.callees) {
+            stack_out::validate_function_name(member)?;
+        }
+        let tag = args.tag.or(image.tag);
+        if let Some(tag) = &tag {
+            let reference = image::ImageRef::parse(tag)?;
+            anyhow::ensure!(
+                reference.digest().is_none(),
+                "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`"
+            );
+            if push {
+                reference.check_pushable()?;
+            }
+        }
+        let registry = args.registry.or(image.registry).filter(|p| !p.is_empty());
+        let stack = stack_in.map(|s| (s, entries, args.remove_callees));
+        Some(Ship {
+            tag,
+            registry,
+            push,
+            auth,
+            progress,
+            gateway,
+            revision: args.source_revision,
+            dockerfile: crate::assets::DOCKERFILE,
+            stack,
+        })
+    } else {
+        // Image options without an image are a mistake, not a no-op.
+        for (flag, given) in [
+            ("--tag", args.tag.is_some()),
+            ("--gateway", args.gateway.is_some()),
+            ("--progress", args.progress.is_some()),
+            ("--registry-auth", args.registry_auth.is_some()),
+        ] {
+            anyhow::ensure!(
+                !given,
+                "{flag} applies to the image, and no image is built; fix: add --image (or --push), or drop {flag}"
+            );
+        }
+        None
+    };
+    Ok(Request {
+        opts,
+        ship,
+        json: args.message_format == "json",
+    })
+}
+
+/// `fmerge build`: one group, or every group of a plan.
+pub fn run(args: BuildArgs) -> Result<()> {
+    if args.plan.is_some() || args.all {
+        return build_plan(args);
+    }
+    let Request { opts, ship, json } = request(args)?;
+    let merged = crate::build(&opts)?;
+    if json {
+        print_json(&merged);
+    } else if let Some(ll) = &merged.ll {
+        println!("{}", ll.display());
+    }
+    if let Some(ship) = ship {
+        let (reference, stack) = ship.run(&shipped(&merged), opts.quiet)?;
+        print_image(None, &reference, Some(&stack), json);
+    }
+    print_merged(&merged, json);
+    Ok(())
+}
+
+/// A merged group's last line: its binary, or with `--message-format json`
+/// the `merged` record (the same for one group and for every group of a plan).
+fn print_merged(merged: &crate::Merged, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "reason": "merged",
+                "name": merged.name,
+                "binary": merged.binary,
+                "ll": merged.ll,
+                "members": merged.members,
+                "native_libs": merged.native_libs,
+                "units": merged.units,
+                "cached": merged.cached,
+            })
+        );
+    } else {
+        println!("{}", merged.binary.display());
+    }
+}
+
+/// `build --plan FILE` / `build -f STACK --all`: every group from one cargo
+/// build, one merged stack for the whole application.
+fn build_plan(args: BuildArgs) -> Result<()> {
+    for (flag, given) in [
+        ("--name", args.merge.name.is_some()),
+        ("--out", args.merge.out.is_some()),
+        ("--tag", args.tag.is_some()),
+        ("--rewrite", !args.merge.rewrite.is_empty()),
+    ] {
+        anyhow::ensure!(
+            !given,
+            "{flag} names one group's output, and a plan builds several; fix: drop {flag} (each group's name is in the plan; images are tagged <REGISTRY>/<NAME>:<content hash>), or build that group alone with --config"
+        );
+    }
+    let plan_path = match &args.plan {
+        Some(path) => path.clone(),
+        None => {
+            let stack = args.yaml.clone().expect("clap: --all requires -f");
+            let mut plan = super::plan::PlanArgs {
+                source: super::graph::Source {
+                    yaml: Some(stack.clone()),
+                    metrics: None,
+                    access_log: None,
+                    target_dir: args.merge.target_dir.clone(),
+                    jobs: args.merge.jobs,
+                    quiet: args.merge.quiet,
+                },
+                graph: None,
+                max_memory: None,
+                keep_apart: Vec::new(),
+                hop_ms: None,
+                search: "auto".into(),
+                out: None,
+            };
+            let dir = stack.parent().filter(|p| !p.as_os_str().is_empty());
+            let out = dir.unwrap_or(std::path::Path::new(".")).join("plan");
+            plan.out = Some(out.clone());
+            super::plan::run(plan)?;
+            out.join("plan.toml")
+        }
+    };
+    let (plan, groups) = crate::plan::PlanFile::load(&plan_path)?;
+    anyhow::ensure!(
+        !groups.is_empty(),
+        "{}: the plan has no [[group]] (no merge pays off); nothing to build",
+        plan_path.display()
+    );
+    let stack_path = args.yaml.clone().or(plan.stack.clone());
+    let mut requests = Vec::new();
+    for g in &groups {
+        let caller = g.caller.clone().expect("a plan group has a caller");
+        let mut one = args.clone();
+        one.plan = None;
+        one.all = false;
+        one.caller = Some(caller.clone());
+        one.merge.callees = g.callees.clone();
+        one.merge.name = g.name.clone();
+        one.yaml = stack_path.clone();
+        let request = request(one)
+            .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
+        requests.push(request);
+    }
+    let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
+    let merged = crate::build_many(&opts)?;
+    let (quiet, json) = (opts[0].quiet, requests[0].json);
+    let mut specs = Vec::new();
+    let mut whole = None;
+    for (request, merged) in requests.into_iter().zip(&merged) {
+        if json {
+            print_json(merged);
+        }
+        if let Some(ship) = request.ship {
+            let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
+            let own = match stack {
+                Some((input, remove)) => {
+                    specs.push(spec);
+                    whole = Some((input, remove));
+                    None
+                }
+                None => Some(stack_out::write(
+                    &spec,
+                    merged.binary.parent().expect("a directory"),
+                )?),
+            };
+            print_image(Some(&merged.name), &reference, own.as_deref(), json);
+        }
+        print_merged(merged, json);
+    }
+    if let Some((input, remove)) = whole {
+        let path = merged_stack_path(&input);
+        fmerge_cargo::artifact::write(&path, input.merged_all(&specs, remove)?.as_bytes())?;
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "reason": "stack", "stack": path })
+            );
+        } else {
+            println!("{}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// An image's lines: its reference and the stack file written for it (the
+/// `image` record with `--message-format json`; a plan's names its group).
+fn print_image(name: Option<&str>, reference: &str, stack: Option<&std::path::Path>, json: bool) {
+    if json {
+        let mut record =
+            serde_json::json!({ "reason": "image", "reference": reference, "stack": stack });
+        if let Some(name) = name {
+            record["name"] = name.into();
+        }
+        println!("{record}");
+    } else {
+        println!("{reference}");
+        stack.iter().for_each(|p| println!("{}", p.display()));
+    }
+}
+
+/// The merge as JSON lines: each stage with its time, each setting with the
+/// variable it is read from, each warning.
+fn print_json(merged: &crate::Merged) {
+    for (stage, took) in &merged.timings {
+        println!(
+            "{}",
+            serde_json::json!({ "reason": "stage", "stage": stage, "seconds": took.as_secs_f64() })
+        );
+    }
+    let caller = &merged.members[0];
+    for s in &merged.settings {
+        println!(
+            "{}",
+            serde_json::json!({
+                "reason": "setting",
+                "function": s.function,
+                "key": s.key,
+                "variable": s.variable(caller),
+                "default": (!s.from_env).then_some(&s.default),
+            })
+        );
+    }
+    for w in &merged.warnings {
+        println!(
+            "{}",
+            serde_json::json!({ "reason": "warning", "message": w })
+        );
+    }
+}
+
+/// The merged binary as shipping sees it.
+fn shipped(merged: &crate::Merged) -> fmerge_ship::ship::Merged<'_> {
+    let caller = &merged.members[0];
+    fmerge_ship::ship::Merged {
+        name: &merged.name,
+        binary: &merged.binary,
+        members: &merged.members,
+        settings: merged
+            .settings
+            .iter()
+            .map(|s| fmerge_ship::ship::Setting {
+                function: s.function.clone(),
+                key: s.key.clone(),
+                default: s.default.clone(),
+                from_env: s.from_env,
+                variable: s.variable(caller),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,125 @@
+//! `fmerge plan`: the merge groups that remove the most gateway hops, written
+//! as plan.toml and one group file per merge.
+
+use super::graph::{Source, absolute, beside, graph_of};
+use crate::plan::{self, Constraints, Method, PlanFile};
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug, Clone)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// A graph written by `fmerge graph` (calls.json) instead of reading the stack's code again.
+    #[arg(long, value_name = "FILE", conflicts_with = "yaml")]
+    pub graph: Option<PathBuf>,
+    /// The memory a merged pod may have: the sum of its members' `limits: memory:` (e.g. 512Mi).
+    #[arg(long, value_name = "QTY")]
+    pub max_memory: Option<String>,
+    /// Functions no group may hold two of, comma-separated (repeatable).
+    #[arg(long, value_name = "A,B")]
+    pub keep_apart: Vec<String>,
+    /// The latency of one gateway hop, for the projected gain
+    /// [default: bench/results.json's per-hop figure, else 8.8 ms].
+    #[arg(long, value_name = "MS")]
+    pub hop_ms: Option<f64>,
+    /// exact, heuristic, or auto (exact unless it passes its limits).
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = ["auto", "exact", "heuristic"])]
+    pub search: String,
+    /// Where plan.toml and the group files go [default: plan/ beside the stack file].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `fmerge plan`: plan.toml and one group file per merge.
+pub fn run(args: PlanArgs) -> Result<()> {
+    if let Some(ms) = args.hop_ms
+        && !(ms.is_finite() && ms > 0.0)
+    {
+        bail!("--hop-ms {ms}: give the latency of one gateway hop in milliseconds, more than 0");
+    }
+    if args.source.yaml.is_none() && args.graph.is_none() {
+        bail!(
+            "fmerge plan needs the application: -f stack.yml, or --graph calls.json from `fmerge graph`"
+        );
+    }
+    let constraints = Constraints {
+        max_memory: args
+            .max_memory
+            .as_deref()
+            .map(plan::parse_memory)
+            .transpose()?,
+        keep_apart: args
+            .keep_apart
+            .iter()
+            .map(|s| {
+                s.split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            })
+            .collect(),
+    };
+    let method = match args.search.as_str() {
+        "exact" => Method::Exact,
+        "heuristic" => Method::Heuristic,
+        _ => Method::Auto,
+    };
+    let graph = graph_of(&args.source, args.graph.as_deref())?;
+    let model = plan::model(&graph, &constraints)?;
+    let (plan, how) = plan::solve(&model, method)?;
+    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/results.json");
+    let bench = bench.canonicalize().unwrap_or(bench);
+    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms, &bench);
+    let out = args
+        .out
+        .map(|d| absolute(&d))
+        .unwrap_or_else(|| beside(&args.source, args.graph.as_deref(), "plan"));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let stack = graph.stack.as_deref().map(|s| relative_to(s, &out));
+    let plan_file = out.join("plan.toml");
+    fmerge_cargo::artifact::write(
+        &plan_file,
+        plan::plan_toml(&model, &plan, stack.as_deref(), hop_ms, how).as_bytes(),
+    )?;
+    // Check what was written reads back as a plan.
+    PlanFile::load(&plan_file)?;
+    let (_, arrivals) = model.value(&plan.groups);
+    let mut written = vec![plan_file];
+    for (r, set) in plan.merged() {
+        let (hops, _, _) = model.flow(r, set);
+        let path = out.join(format!("{}.toml", model.names[r]));
+        fmerge_cargo::artifact::write(
+            &path,
+            plan::group_toml(&model, r, set, hops * arrivals[r]).as_bytes(),
+        )?;
+        written.push(path);
+    }
+    print!("{}", plan::report(&model, &plan, how, hop_ms, &hop_source));
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// `path` relative to `dir` when it lies below dir's parent chain; else absolute.
+fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let (path, dir) = (absolute(path), absolute(dir));
+    let common = path
+        .components()
+        .zip(dir.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common == 0 {
+        return path;
+    }
+    let mut out = PathBuf::new();
+    for _ in dir.components().skip(common) {
+        out.push("..");
+    }
+    for c in path.components().skip(common) {
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,340 @@
+//! One group's merge after the shared cargo build: cache, IR, codegen,
+//! native link.
+
+use super::{Merged, Options, Remembered, Shared};
+use crate::progress::Progress;
+use anyhow::Result;
+use fmerge_cargo::emit::{self, Unit};
+use fmerge_cargo::toolchain::Toolchain;
+use fmerge_cargo::{artifact, cache, native, resolve};
+use fmerge_ir::{self as ir, Setting};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One merge under way: its options, where things go, and the timings so far.
+pub(crate) struct Run<'a> {
+    opts: &'a Options,
+    progress: Progress,
+    timings: Vec<(&'static str, Duration)>,
+    toolchain: Toolchain,
+    pub(crate) plan: resolve::Members,
+    name: String,
+    /// fmerge's own files for this merge (objects, probe, cache).
+    work: PathBuf,
+    binary: PathBuf,
+    ll: PathBuf,
+    lto: ir::Lto,
+}
+
+impl<'a> Run<'a> {
+    /// Decides where this group's files go.
+    pub(crate) fn new(
+        opts: &'a Options,
+        shared: &Shared,
+        plan: resolve::Members,
+        progress: Progress,
+    ) -> Self {
+        let name = opts.label();
+        let target_dir = shared.target_dir.clone();
+        let out_dir = opts
+            .out
+            .clone()
+            .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
+        let lto = lto(opts, &plan, &progress);
+        Run {
+            opts,
+            timings: vec![("cargo build", shared.built)],
+            toolchain: shared.toolchain.clone(),
+            work: target_dir.join("fmerge").join("work").join(&name),
+            binary: out_dir.join(&name),
+            ll: out_dir.join(format!("{name}.ll")),
+            name,
+            plan,
+            lto,
+            progress,
+        }
+    }
+
+    /// The stages after the cargo build, on the units this group links.
+    pub(crate) fn merge(
+        mut self,
+        emitted: &emit::Emitted,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<Merged> {
+        let bitcode = emit::read_bitcode(&emitted.units)?;
+        let key = self.cache_key(emitted, &bitcode);
+        if let Some(kept) = self.cached(&key) {
+            return Ok(self.finish(emitted, kept, true));
+        }
+        let probe = self.probe();
+        let merged = self.merge_ir(emitted, bitcode, rewrites)?;
+        let outcome = Remembered {
+            settings: merged.settings.clone(),
+            native_libs: emitted.native.libs.clone(),
+            warnings: merged.warnings.clone(),
+        };
+        let own_allocator = merged.allocator.is_some();
+        self.write_ll(&merged)?;
+        let objects = self.compile(merged)?;
+        self.link(probe, &objects, emitted, own_allocator)?;
+        cache::store(&self.work, &key, &self.binary, &outcome)?;
+        Ok(self.finish(emitted, outcome, false))
+    }
+
+    fn cache_key(&self, emitted: &emit::Emitted, bitcode: &[Vec<u8>]) -> String {
+        let labels: Vec<String> = emitted.units.iter().map(unit_label).collect();
+        let inputs = cache_inputs(self.opts, self.lto, &self.toolchain, emitted);
+        cache::key(&inputs, &labels, bitcode)
+    }
+
+    /// What the last merge of this name remembers, if nothing changed since.
+    fn cached(&self, key: &str) -> Option<Remembered> {
+        if self.opts.force {
+            return None;
+        }
+        let ll = self.opts.emit_ll.then_some(self.ll.as_path());
+        let kept: Remembered = cache::lookup(&self.work, key, &self.binary, ll)?;
+        self.progress.note(
+            "nothing changed since the last merge (same bitcode and options): keeping the binary",
+        );
+        for w in &kept.warnings {
+            self.progress.note(&format!("warning: {w}"));
+        }
+        note_settings(&self.progress, &kept.settings, &self.opts.caller);
+        note_native_libs(&self.progress, &kept.native_libs);
+        Some(kept)
+    }
+
+    /// Asks rustc how it links a binary, in a process of its own, meanwhile.
+    fn probe(&self) -> std::thread::JoinHandle<Result<native::Probe>> {
+        let (work, toolchain) = (self.work.clone(), self.toolchain.clone());
+        std::thread::spawn(move || native::probe(&work, &toolchain))
+    }
+
+    /// The IR stages: each crate through its passes and into the merged
+    /// module ("linking IR"), then the module passes ("rewriting the
+    /// module"), with what they find said as they find it.
+    fn merge_ir(
+        &mut self,
+        emitted: &emit::Emitted,
+        bitcode: Vec<Vec<u8>>,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<ir::Merged> {
+        let facts = ir::Facts {
+            caller: self.opts.caller.clone(),
+            callees: self.plan.callee_names(),
+            rewrites,
+            allow_shared_static: self.opts.allow_shared_static.clone(),
+            native_refs: native::undefined_in_static_libs(&emitted.native),
+        };
+        let units = ir_units(&self.plan, emitted, bitcode);
+        let count = units.len();
+        let target = self.target();
+        let (progress, mut link_ir) = (&self.progress, None);
+        let mut stage = Some(progress.stage("linking IR", Some(count as u64)));
+        let merged = ir::merge(units, &facts, &target, &mut |event| match event {
+            ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
+            ir::Event::Linked => {
+                let linked = stage.take().expect("linked once");
+                link_ir = Some(linked.done(&format!("{count} units")));
+                stage = Some(progress.stage("rewriting the module", None));
+            }
+            ir::Event::Warning(w) => progress.note(&format!("warning: {w}")),
+            ir::Event::Note(n) => progress.note(n),
+        })?;
+        let summary = format!(
+            "{} symbols internalized, {} routes",
+            merged.internalized, merged.routes
+        );
+        self.timings.extend(link_ir.map(|t| ("link IR", t)));
+        self.timings
+            .push(("passes", stage.expect("linked").done(&summary)));
+        note_settings(&self.progress, &merged.settings, &self.opts.caller);
+        Ok(merged)
+    }
+
+    fn target(&self) -> ir::Target<'_> {
+        ir::Target {
+            triple: &self.toolchain.triple,
+            opt_level: self.opts.opt_level,
+        }
+    }
+
+    /// The merged module as readable IR (`--emit-ll`), written atomically.
+    fn write_ll(&self, merged: &ir::Merged) -> Result<()> {
+        if self.opts.emit_ll {
+            let temp = artifact::temp_beside(&self.ll)?;
+            merged.write_ll(&temp)?;
+            artifact::commit(temp, &self.ll, 0o644)?;
+        }
+        Ok(())
+    }
+
+    /// Optimizes and compiles the merged module; `-j` only caps the threads.
+    fn compile(&mut self, merged: ir::Merged) -> Result<Vec<PathBuf>> {
+        let opt_level = self.opts.opt_level;
+        let label = match self.lto {
+            ir::Lto::Fat => {
+                format!("optimizing (O{opt_level}, LTO over the merged module) and compiling")
+            }
+            ir::Lto::Off => format!("compiling (O{opt_level}; each crate as rustc optimized it)"),
+        };
+        let stage = self.progress.stage(&label, None);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let objects = merged.compile(&ir::Compile {
+            target: &self.target(),
+            lto: self.lto,
+            threads: self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1),
+            dir: &self.work,
+            stem: &self.name,
+        })?;
+        let summary = format!(
+            "optimized in {:.1}s, {} object(s) in {:.1}s",
+            objects.optimized.as_secs_f64(),
+            objects.paths.len(),
+            objects.emitted.as_secs_f64()
+        );
+        self.timings.push(("codegen", stage.done(&summary)));
+        self.timings.push(("optimize", objects.optimized));
+        self.timings.push(("emit object", objects.emitted));
+        Ok(objects.paths)
+    }
+
+    /// The native link, into a temporary name first.
+    fn link(
+        &mut self,
+        probe: std::thread::JoinHandle<Result<native::Probe>>,
+        objects: &[PathBuf],
+        emitted: &emit::Emitted,
+        own_allocator: bool,
+    ) -> Result<()> {
+        let stage = self.progress.stage("linking the binary", None);
+        let script = self.work.join("merged.ver");
+        std::fs::write(&script, crate::assets::VERSION_SCRIPT)?;
+        let mut probe = probe
+            .join()
+            .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;
+        if own_allocator {
+            probe.shim = native::global_allocator_shim(&self.work, &self.toolchain)?;
+        }
+        let temp = artifact::temp_beside(&self.binary)?;
+        native::link(&probe, objects, &emitted.native, &script, &temp)?;
+        note_native_libs(&self.progress, &emitted.native.libs);
+        artifact::commit(temp, &self.binary, 0o755)?;
+        let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
+        let summary = format!("{:.1} MiB", size as f64 / 1048576.0);
+        self.timings.push(("native link", stage.done(&summary)));
+        Ok(())
+    }
+
+    fn finish(self, emitted: &emit::Emitted, outcome: Remembered, cached: bool) -> Merged {
+        let mut unmerged: Vec<_> = emitted.binaries.clone().into_iter().collect();
+        unmerged.sort();
+        Merged {
+            ll: self.opts.emit_ll.then_some(self.ll),
+            members: self.plan.functions().map(|f| f.name.clone()).collect(),
+            settings: outcome.settings,
+            unmerged,
+            native_libs: outcome.native_libs,
+            timings: self.timings,
+            units: emitted.units.len(),
+            warnings: outcome.warnings,
+            cached,
+            name: self.name,
+            binary: self.binary,
+        }
+    }
+}
+
+/// The LTO mode: the option, or what the release profile asks for.
+fn lto(opts: &Options, plan: &resolve::Members, progress: &Progress) -> ir::Lto {
+    let release = emit::Release::read(&plan.manifest_path);
+    let lto = opts.lto.unwrap_or(if release.lto {
+        ir::Lto::Fat
+    } else {
+        ir::Lto::Off
+    });
+    for note in release.notes(lto == ir::Lto::Fat) {
+        progress.note(&note);
+    }
+    lto
+}
+
+/// Each crate's bitcode, with what the passes must know about it.
+fn ir_units(
+    plan: &resolve::Members,
+    emitted: &emit::Emitted,
+    bitcode: Vec<Vec<u8>>,
+) -> Vec<ir::Unit> {
+    emitted
+        .units
+        .iter()
+        .zip(bitcode)
+        .map(|(unit, bitcode)| {
+            let package = plan.local.get(&unit.package_id).cloned();
+            ir::Unit {
+                crate_name: unit.crate_name.clone(),
+                local: package.as_deref().is_some_and(|p| p != resolve::RUNTIME),
+                package,
+                function: unit.function.clone(),
+                owners: resolve::owners(plan.functions(), &unit.package_id),
+                unoptimized: unit.unoptimized,
+                bitcode,
+                path: unit.bitcode.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Says which native libraries the binary links (also when it was kept).
+fn note_native_libs(progress: &Progress, libs: &[String]) {
+    if !libs.is_empty() {
+        progress.note(&format!("linked native libraries: {}", libs.join(", ")));
+    }
+}
+
+/// Says which variable each merged function reads each setting from.
+fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
+    for s in settings {
+        let how = if s.from_env {
+            "std::env, no default".to_string()
+        } else {
+            format!("default {}", s.default)
+        };
+        progress.note(&format!(
+            "config: {} reads {} ({how})",
+            s.function,
+            s.variable(caller)
+        ));
+    }
+}
+
+/// Everything that decides the merged binary, for the merge cache: the
+/// options that change it ([`Options::key_inputs`]), the tools' versions and
+/// the native libraries.
+fn cache_inputs(
+    opts: &Options,
+    lto: ir::Lto,
+    toolchain: &Toolchain,
+    emitted: &emit::Emitted,
+) -> Vec<String> {
+    let mut inputs = vec![
+        format!("fmerge {}", env!("CARGO_PKG_VERSION")),
+        cache::own_build(),
+        format!("rustc {}", toolchain.release),
+    ];
+    inputs.extend(opts.key_inputs(lto));
+    inputs.extend(
+        emitted
+            .native
+            .libs
+            .iter()
+            .chain(&emitted.native.search)
+            .map(|l| format!("native {l}")),
+    );
+    inputs
+}
+
+fn unit_label(unit: &Unit) -> String {
+    format!("{} {:?}", unit.crate_name, unit.function)
+}

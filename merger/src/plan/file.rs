@@ -1,0 +1,64 @@
+//! The plan file `fmerge plan` writes and `fmerge build --plan` reads.
+
+use crate::group::Group;
+use anyhow::{Context as _, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A plan file: the stack and the groups.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PlanFile {
+    /// The stack file, relative to the plan file.
+    pub stack: Option<PathBuf>,
+    pub hop_ms: Option<f64>,
+    #[serde(default)]
+    pub group: Vec<PlanGroup>,
+}
+
+/// One group of a plan file: the keys of a group file it sets.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PlanGroup {
+    pub caller: String,
+    pub callees: Vec<String>,
+    pub name: Option<String>,
+}
+
+impl PlanFile {
+    /// Reads a plan file; each group is checked as a group file would be.
+    pub fn load(path: &Path) -> Result<(PlanFile, Vec<Group>)> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the plan {}", path.display()))?;
+        let mut plan: PlanFile = toml::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
+                path.display()
+            )
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(stack) = &mut plan.stack
+            && stack.is_relative()
+        {
+            *stack = base.join(&stack);
+        }
+        let mut roots = std::collections::BTreeSet::new();
+        let mut groups = Vec::new();
+        for g in &plan.group {
+            if !roots.insert(g.caller.clone()) {
+                bail!(
+                    "{}: two groups have the caller {}; a function's deployment can be one group only",
+                    path.display(),
+                    g.caller
+                );
+            }
+            groups.push(Group {
+                caller: Some(g.caller.clone()),
+                callees: g.callees.clone(),
+                name: g.name.clone(),
+                ..Group::default()
+            });
+        }
+        Ok((plan, groups))
+    }
+}
