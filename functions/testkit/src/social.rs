@@ -18,7 +18,7 @@ pub struct Deployment {
 impl Deployment {
     /// Starts the unmerged system: every function of [`FUNCTIONS`] from its
     /// own [`function_binary`]. `overrides` routes some functions to other
-    /// ports instead (a [`Stub`], or a closed port from [`free_port`] for a
+    /// ports instead (a [`Stub`](crate::Stub), or a closed port from [`free_port`] for a
     /// function that is down); those are not started. `env` is added to
     /// every process.
     pub fn unmerged(redis: &Redis, overrides: &[(&str, u16)], env: &[(&str, &str)]) -> Deployment {

@@ -235,7 +235,7 @@ impl Drop for Redis {
 /// The environment that points `functions` at the Redis at `url`, whether
 /// they run standalone (`REDIS_URL`) or merged into another function's binary
 /// (`<FUNCTION>__REDIS_URL`). Pass it to every function process, so that none
-/// falls back to [`CLUSTER_REDIS_URL`].
+/// falls back to [`CLUSTER_REDIS_URL`](crate::CLUSTER_REDIS_URL).
 pub fn redis_env(url: &str, functions: &[&str]) -> Vec<(String, String)> {
     let mut env = vec![("REDIS_URL".to_string(), url.to_string())];
     env.extend(
