@@ -598,22 +598,7 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     let url = format!("{}/", merged.url());
     // More blocked calls than the caller has worker threads (one per core):
     // without isolation every one of them would be stuck, and so the ping.
-    let blocked: Vec<_> = (0..4)
-        .map(|_| {
-            let (url, body) = (url.clone(), format!("latch:{}", latch.path().display()));
-            std::thread::spawn(move || post(&url, &body))
-        })
-        .collect();
-    let started = || std::fs::read_dir(latch.path()).unwrap().count();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while started() < 2 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(
-        started() >= 2,
-        "bl-slow's isolated threads are both blocked\n{}",
-        merged.output()
-    );
+    let blocked = latched(&url, latch.path(), 4, 2, &merged);
     assert_eq!(
         post(&url, "ping"),
         (200, "pong".to_string()),

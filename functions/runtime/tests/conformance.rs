@@ -398,7 +398,6 @@ fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_heal
 
 #[test]
 fn a_flood_of_made_up_methods_leaves_the_metrics_small() {
-    use std::io::{Read, Write};
     both(|front| {
         let metrics_port = free_port().to_string();
         let env: &[(&str, &str)] = match front {
@@ -411,17 +410,8 @@ fn a_flood_of_made_up_methods_leaves_the_metrics_small() {
             Front::Runtime => metrics_port.parse().unwrap(),
             Front::Watchdog => 8081,
         };
-        let mut c = std::net::TcpStream::connect(("127.0.0.1", s.server.port)).unwrap();
-        let flood: String = (0..3000)
-            .map(|i| format!("M{i} /echo HTTP/1.1\r\nHost: x\r\n\r\n"))
-            .collect();
-        c.write_all(flood.as_bytes()).unwrap();
-        c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut replies = Vec::new();
-        c.read_to_end(&mut replies).unwrap();
-        let answered = replies.windows(9).filter(|w| w == b"HTTP/1.1 ").count();
-        assert_eq!(answered, 3001, "{front:?}");
+        let statuses = dataplane::method_flood(s.server.port, 3000);
+        assert_eq!(statuses.len(), 3001, "{front:?}");
         let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
         eprintln!(
             "{front:?}: /metrics after 3000 made-up methods: {} bytes",

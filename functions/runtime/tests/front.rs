@@ -7,23 +7,10 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test front`.
 
-use fmerge_testkit::dataplane::{self, Server, request, rss_kib};
-use fmerge_testkit::free_port;
+use fmerge_testkit::dataplane::{self, probe, request, rss_kib};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// The probe function (`examples/probe.rs`) with `env`; its metrics port.
-fn probe(env: &[(&str, &str)]) -> (Server, u16) {
-    let (port, metrics) = (free_port(), free_port());
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", port.to_string())
-        .env("metrics_port", metrics.to_string())
-        .env("listen_address", "127.0.0.1")
-        .envs(env.iter().copied());
-    (Server::start(cmd, port), metrics)
-}
 
 /// `http_requests_total` of the probe function with status `code`.
 fn count(metrics: u16, code: u16) -> u64 {

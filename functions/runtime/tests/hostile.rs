@@ -9,24 +9,9 @@
 
 use fmerge_runtime::hooks::{Route, Routes};
 use fmerge_runtime::{BoxResponse, Bytes, Error, Request, Response, invoke};
-use fmerge_testkit::dataplane::{self, Server, request};
+use fmerge_testkit::dataplane::{self, Server, method_flood, probe, request};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
-
-/// The probe function (`examples/probe.rs`) with the application's caller
-/// key and `env`; its metrics port.
-fn probe(env: &[(&str, &str)]) -> (Server, u16) {
-    let (port, metrics) = (free_port(), free_port());
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", port.to_string())
-        .env("metrics_port", metrics.to_string())
-        .env("listen_address", "127.0.0.1")
-        .env(CALLER_KEY.0, CALLER_KEY.1)
-        .envs(env.iter().copied());
-    (Server::start(cmd, port), metrics)
-}
 
 fn metrics_text(port: u16) -> String {
     request(port, "GET", "/metrics", &[], b"").unwrap().body
@@ -35,17 +20,8 @@ fn metrics_text(port: u16) -> String {
 #[test]
 fn a_flood_of_made_up_methods_is_one_unknown_label() {
     let (s, metrics) = probe(&[]);
-    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    let flood: String = (0..3000)
-        .map(|i| format!("M{i} /echo HTTP/1.1\r\nHost: x\r\n\r\n"))
-        .collect();
-    c.write_all(flood.as_bytes()).unwrap();
-    c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut replies = Vec::new();
-    c.read_to_end(&mut replies).unwrap();
-    let answered = replies.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
-    assert_eq!(answered, 3001);
+    let statuses = method_flood(s.port, 3000);
+    assert_eq!(statuses, vec![200; 3001]);
     let text = metrics_text(metrics);
     let series = text
         .lines()

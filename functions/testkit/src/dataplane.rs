@@ -343,3 +343,37 @@ pub fn example_binary(package: &str, name: &str) -> PathBuf {
     built.push((name.to_string(), path.clone()));
     path
 }
+
+/// The runtime's probe function (`fmerge-runtime`'s `examples/probe.rs`) on
+/// 127.0.0.1 with a metrics port, the tests' caller key and `env`; the
+/// server and its metrics port.
+pub fn probe(env: &[(&str, &str)]) -> (Server, u16) {
+    let (port, metrics) = (crate::free_port(), crate::free_port());
+    let mut cmd = Command::new(example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", metrics.to_string())
+        .env("listen_address", "127.0.0.1")
+        .env(crate::CALLER_KEY.0, crate::CALLER_KEY.1)
+        .envs(env.iter().copied());
+    (Server::start(cmd, port), metrics)
+}
+
+/// Sends `n` requests to `/echo` on one connection, each with a made-up
+/// method (`M0`, `M1`, …), then one GET that closes it; the statuses of the
+/// replies, in order.
+pub fn method_flood(port: u16, n: usize) -> Vec<u16> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let flood: String = (0..n)
+        .map(|i| format!("M{i} /echo HTTP/1.1\r\nHost: x\r\n\r\n"))
+        .collect();
+    c.write_all(flood.as_bytes()).expect("send");
+    c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut replies = Vec::new();
+    c.read_to_end(&mut replies).expect("read");
+    replies
+        .windows(12)
+        .filter_map(|w| w.strip_prefix(b"HTTP/1.1 "))
+        .filter_map(|code| std::str::from_utf8(code).ok()?.parse().ok())
+        .collect()
+}
