@@ -10,14 +10,16 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-/// A stream whose writes must complete within `limit` of the first write of
-/// a reply. hyper flushes once a reply is wholly written, which ends it.
+/// A stream whose replies must be written within `limit`, counted from the
+/// first write the socket could not take at once; hyper flushes once a
+/// reply is wholly written, which ends it. A reply the socket takes without
+/// pushing back never touches the timer (the common case costs nothing).
 pub(crate) struct Deadline<T> {
     io: T,
     limit: Duration,
-    /// Armed at a reply's first write, disarmed when it is flushed; one
-    /// timer per connection, reset for each reply.
-    timer: Pin<Box<Sleep>>,
+    /// Armed when a write would block, disarmed when the reply is flushed;
+    /// made at the first push-back, then reset for each later one.
+    timer: Option<Pin<Box<Sleep>>>,
     armed: bool,
 }
 
@@ -26,24 +28,37 @@ impl<T> Deadline<T> {
         Deadline {
             io,
             limit,
-            timer: Box::pin(tokio::time::sleep(limit)),
+            timer: None,
             armed: false,
         }
     }
 
-    /// Errs once the armed deadline has passed; arms it if it was not.
-    fn check(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
+    /// Called when the socket pushed back: arms the deadline if it is not
+    /// armed, and errs once it has passed.
+    fn pushed_back(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
         let limit = self.limit;
+        let deadline = Instant::now() + limit;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
         if !self.armed {
             self.armed = true;
-            self.timer.as_mut().reset(Instant::now() + limit);
+            timer.as_mut().reset(deadline);
         }
-        match self.timer.as_mut().poll(cx) {
+        match timer.as_mut().poll(cx) {
             Poll::Ready(()) => Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!("reply not written within write_timeout ({limit:?})"),
             )),
             Poll::Pending => Ok(()),
+        }
+    }
+
+    /// A pending write or flush, or the deadline's error if it has passed.
+    fn pending<R>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+        match self.pushed_back(cx) {
+            Ok(()) => Poll::Pending,
+            Err(e) => Poll::Ready(Err(e)),
         }
     }
 }
@@ -64,8 +79,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadline<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.check(cx)?;
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        match Pin::new(&mut self.io).poll_write(cx, buf) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
     }
 
     fn poll_write_vectored(
@@ -73,8 +90,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadline<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.check(cx)?;
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        match Pin::new(&mut self.io).poll_write_vectored(cx, bufs) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -82,14 +101,20 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadline<T> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.check(cx)?;
-        ready!(Pin::new(&mut self.io).poll_flush(cx))?;
-        self.armed = false;
-        Poll::Ready(Ok(()))
+        match Pin::new(&mut self.io).poll_flush(cx) {
+            Poll::Pending => self.pending(cx),
+            ready => {
+                ready!(ready)?;
+                self.armed = false;
+                Poll::Ready(Ok(()))
+            }
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.check(cx)?;
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        match Pin::new(&mut self.io).poll_shutdown(cx) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
     }
 }

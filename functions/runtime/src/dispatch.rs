@@ -152,11 +152,7 @@ async fn guarded(name: &'static str, entry: Entry, request: Request) -> Response
     let run = context.scope(run_guarded(name, entry, request));
     match isolated(name) {
         Some(pool) => request::run_within(name, limit, pool.spawn(run)).await,
-        None if limit.is_zero() => run.await,
-        None => match tokio::time::timeout(limit, run).await {
-            Ok(response) => response,
-            Err(_) => request::timed_out(name, limit),
-        },
+        None => request::within(name, limit, run).await,
     }
 }
 

@@ -16,12 +16,14 @@
 //! The hooks that fmerge relies on are documented in `functions/README.md`
 //! ("The merge contract"); the names live in [`hooks`].
 
+mod backstop;
 mod call;
 mod config;
 mod deadline;
 mod dispatch;
 mod error;
 mod handler;
+mod handoff;
 pub mod hooks;
 mod invoke;
 mod metrics;

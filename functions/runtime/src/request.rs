@@ -1,9 +1,10 @@
-//! One request, as the front serves it: the probes, the in-flight limit, the
-//! body limit and budget, then the handler on the handlers' runtime under
-//! `exec_timeout`; counted and logged however it ends. The refusals are
-//! shared with in-process calls of merged callees (`dispatch`), so that a
-//! callee's guards answer the same merged or not.
+//! One request, as the server serves it: the probes, the in-flight limit,
+//! the body limit and budget, then the handler under `exec_timeout`; counted
+//! and logged however it ends. The refusals are shared with in-process
+//! calls of merged callees (`dispatch`), so that a callee's guards answer
+//! the same merged or not.
 
+use crate::backstop::Watched;
 use crate::call::{self, Call};
 use crate::serve::Server;
 use crate::settings::parse_duration;
@@ -25,9 +26,12 @@ pub(crate) type Reply = hyper::Response<Full<Bytes>>;
 /// reply (nginx's "client closed request").
 pub(crate) const CLIENT_CLOSED: u16 = 499;
 
+/// Serves one request of a connection; `watched` is that connection as the
+/// front's backstop sees it (`None` on the front's own connections).
 pub(crate) async fn handle(
     server: &'static Server,
     req: hyper::Request<Incoming>,
+    watched: Option<&Watched>,
 ) -> Result<Reply, Infallible> {
     let path = req.uri().path();
     if path.starts_with("/_/") {
@@ -43,8 +47,11 @@ pub(crate) async fn handle(
         req.method().clone(),
         log,
     );
-    let response = guarded(server, req).await;
-    record.finish(response.status(), response.body().len());
+    let (response, record) = guarded(server, req, record, watched).await;
+    // None: the front's backstop answered and counted it.
+    if let Some(record) = record {
+        record.finish(response.status(), response.body().len());
+    }
     let (parts, body) = response.into_parts();
     Ok(hyper::Response::from_parts(parts, Full::new(body)))
 }
@@ -136,37 +143,66 @@ fn probe(server: &Server, method: &Method, path: &str) -> Reply {
 }
 
 /// One function request: the in-flight limit, the body limit and budget
-/// within read timeout, then the handler under exec_timeout.
-async fn guarded(server: &'static Server, req: hyper::Request<Incoming>) -> Response {
+/// within read timeout, then the handler under exec_timeout. Gives `record`
+/// back unless the backstop took it.
+async fn guarded(
+    server: &'static Server,
+    req: hyper::Request<Incoming>,
+    record: Record,
+    watched: Option<&Watched>,
+) -> (Response, Option<Record>) {
     let s = &server.settings;
     let name = server.name;
-    let Some(_slot) = Slot::enter(&server.in_flight, s.max_inflight) else {
-        return too_many(s.max_inflight);
+    let Some(slot) = Slot::enter(&server.in_flight, s.max_inflight) else {
+        return (too_many(s.max_inflight), Some(record));
     };
-    let _gauge = metrics::started(name);
+    let admitted = Admitted {
+        _slot: slot,
+        _gauge: metrics::started(name),
+    };
     let (parts, body) = req.into_parts();
-    let (body, held) = match read_body(server, &parts.headers, body).await {
+    // The body's bytes count against the budget until the handler is done with them.
+    let (body, _held) = match read_body(server, &parts.headers, body).await {
         Ok(read) => read,
-        Err(refusal) => return refusal,
+        Err(refusal) => return (refusal, Some(record)),
     };
     let request = Request::from_parts(parts, body);
     let limit = exec_timeout(s.exec_timeout, request.headers());
     let context = Call::new(name, request.headers());
-    let entry = server.entry;
-    let task = server.handlers.spawn(async move {
-        // The body's bytes count against the budget until the handler is done with them.
-        let _held = held;
-        context
-            .scope(dispatch::run_guarded(name, entry, request))
-            .await
-    });
-    run_within(name, limit, task).await
+    // Boxed once here: the handler's future is large, and each await below
+    // would otherwise copy it into its own state.
+    let run = Box::pin(context.scope(dispatch::run_guarded(name, server.entry, request)));
+    match watched {
+        None => (within(name, limit, run).await, Some(record)),
+        Some(watched) => {
+            let running = watched.running(limit, record, admitted);
+            let response = within(name, limit, run).await;
+            (response, running.done())
+        }
+    }
 }
 
-/// Awaits a handler's task for at most `limit` (zero: no limit). Past it
-/// the reply is 504 and the task is abandoned; so it is when the caller of
-/// this future goes away (a client that disconnected, a caller that timed
-/// out), as of-watchdog abandons its upstream.
+/// Runs a handler's future for at most `limit` (zero: no limit); past it
+/// the reply is 504 and the future is dropped.
+pub(crate) async fn within(
+    function: &str,
+    limit: Duration,
+    run: impl Future<Output = Response>,
+) -> Response {
+    if limit.is_zero() {
+        return run.await;
+    }
+    match tokio::time::timeout(limit, run).await {
+        Ok(response) => response,
+        Err(_) => timed_out(function, limit),
+    }
+}
+
+/// Awaits a handler's task (on an isolated callee's threads) for at most
+/// `limit` (zero: no limit). Past it the reply is 504 and the task is
+/// abandoned; so it is when the caller of this future goes away (a client
+/// that disconnected, a caller that timed out), as of-watchdog abandons its
+/// upstream.
 pub(crate) async fn run_within(
     function: &str,
     limit: Duration,
@@ -197,6 +233,15 @@ impl Drop for AbortOnDrop {
 
 /// A request counted in flight, released however the request ends.
 pub(crate) struct Slot<'a>(&'a AtomicUsize);
+
+/// A request past `max_inflight`, counted in flight until it is answered:
+/// by its handler, or by the front's backstop, which frees the slot even
+/// while the abandoned handler still blocks (as of-watchdog's limit counts
+/// its own requests, not its upstream's).
+pub(crate) struct Admitted {
+    _slot: Slot<'static>,
+    _gauge: metrics::InFlight,
+}
 
 impl<'a> Slot<'a> {
     /// Enters unless `limit` (0: none) requests are in flight already:

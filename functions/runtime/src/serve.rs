@@ -4,21 +4,25 @@
 //! to the function: a body limit and budget, a connection cap, a write
 //! deadline, and accept back-off.
 //!
-//! Two runtimes: the front (one thread: accept, HTTP, timeouts, probes,
-//! metrics, signals) and the handlers' (a worker per core). A handler that
-//! blocks its thread or never yields stalls only the handlers' threads: the
-//! front still answers health, answers 504 at `exec_timeout`, and drains.
+//! Two runtimes: the front (one thread: accept, probes, metrics, signals,
+//! the [`backstop`]) and the handlers' (a worker per core), where function
+//! requests are parsed and run on their connection's task (see
+//! [`handoff`]). A handler that blocks its thread or never yields stalls
+//! only the handlers' threads: the front still answers health, answers 504
+//! at `exec_timeout`, and drains.
 
+use crate::backstop::{self, Backstop};
 use crate::deadline::Deadline;
-use crate::request::{self, Reply};
+use crate::request;
 use crate::settings::Settings;
-use crate::{Entry, call, config, dispatch, metrics};
+use crate::{Entry, call, config, dispatch, handoff, metrics};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use tokio::net::TcpStream;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
@@ -35,6 +39,8 @@ pub(crate) struct Server {
     pub buffered: Arc<Semaphore>,
     /// Open connections (`max_connections`).
     connections: Arc<Semaphore>,
+    /// The connections on the handlers' runtime, as the front sees them.
+    backstop: Backstop,
 }
 
 /// Connections accepted beyond `max_connections` so that health and ready
@@ -74,6 +80,7 @@ pub fn serve(name: &'static str, entry: Entry) {
         connections: Arc::new(Semaphore::new(settings.max_connections)),
         settings,
         handlers: handlers.handle().clone(),
+        backstop: Backstop::default(),
         draining: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
     }));
@@ -145,6 +152,14 @@ async fn run(server: &'static Server) {
     });
 
     let graceful = GracefulShutdown::new();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(backstop::TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            server.backstop.check(std::time::Instant::now());
+        }
+    });
     let reserve = Arc::new(Semaphore::new(PROBE_CONNECTIONS));
     let mut accept_errors = 0u64;
     let mut backoff = Duration::from_millis(10);
@@ -180,38 +195,7 @@ async fn run(server: &'static Server) {
             backoff = Duration::from_millis(10);
         }
         let _ = stream.set_nodelay(true);
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder.timer(TokioTimer::new());
-        let io = TokioIo::new(Deadline::new(stream, s.write_timeout));
-        match slot {
-            Slot::Regular(permit) => {
-                // hyper's header timer also runs while a keep-alive
-                // connection waits for its next request: it is the idle
-                // timeout too (Go's IdleTimeout defaults to ReadTimeout).
-                builder.header_read_timeout((!s.read_timeout.is_zero()).then_some(s.read_timeout));
-                let service = hyper::service::service_fn(move |req| request::handle(server, req));
-                let conn = graceful.watch(builder.serve_connection(io, service));
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                    drop(permit);
-                });
-            }
-            Slot::Probe(permit) => {
-                let header_timeout = match s.read_timeout {
-                    t if t.is_zero() => PROBE_HEADER_TIMEOUT,
-                    t => t.min(PROBE_HEADER_TIMEOUT),
-                };
-                builder
-                    .header_read_timeout(Some(header_timeout))
-                    .keep_alive(false);
-                let service = hyper::service::service_fn(move |req| overflow(server, req));
-                let conn = graceful.watch(builder.serve_connection(io, service));
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                    drop(permit);
-                });
-            }
-        }
+        tokio::spawn(connection(server, stream, slot, graceful.watcher()));
     }
     drop(listener);
     let left = server.in_flight.load(Ordering::SeqCst);
@@ -219,7 +203,22 @@ async fn run(server: &'static Server) {
         "{name}: no new connections; draining {left} requests in flight (up to write_timeout {:?})",
         s.write_timeout
     );
-    match tokio::time::timeout(s.write_timeout, graceful.shutdown()).await {
+    // Connections whose handler the backstop answered stay open until that
+    // handler returns, if ever: the drain does not wait for them.
+    let drained = async {
+        tokio::select! {
+            () = graceful.shutdown() => {}
+            () = async {
+                loop {
+                    tokio::time::sleep(backstop::TICK).await;
+                    if server.backstop.only_abandoned() {
+                        break;
+                    }
+                }
+            } => {}
+        }
+    };
+    match tokio::time::timeout(s.write_timeout, drained).await {
         Ok(()) => eprintln!("{name}: drained; exiting"),
         Err(_) => eprintln!(
             "{name}: write_timeout reached with {} requests still in flight; exiting",
@@ -249,22 +248,73 @@ async fn take_slot(server: &Server, reserve: &Arc<Semaphore>) -> Slot {
     }
 }
 
-/// A connection of the probe reserve: health and ready at once; a function
-/// request first waits for a regular slot, held until its reply is sent.
-async fn overflow(
-    server: &'static Server,
-    req: hyper::Request<hyper::body::Incoming>,
-) -> Result<Reply, std::convert::Infallible> {
-    if req.uri().path().starts_with("/_/") {
-        return request::handle(server, req).await;
+/// One connection, from its first request line (see [`handoff`]): a probe
+/// is answered here, on a connection that then closes; anything else is
+/// served on the handlers' runtime, watched by the backstop, once it holds
+/// a regular slot (one of the reserve gives way to the first that frees).
+async fn connection(server: &'static Server, mut stream: TcpStream, slot: Slot, watcher: Watcher) {
+    let s = &server.settings;
+    let header_timeout = match (&slot, s.read_timeout) {
+        (Slot::Probe(_), t) if t.is_zero() => Some(PROBE_HEADER_TIMEOUT),
+        (Slot::Probe(_), t) => Some(t.min(PROBE_HEADER_TIMEOUT)),
+        (Slot::Regular(_), t) => (!t.is_zero()).then_some(t),
+    };
+    let read = handoff::first_line(&mut stream);
+    let line = match header_timeout {
+        Some(t) => tokio::time::timeout(t, read).await.unwrap_or(Ok(None)),
+        None => read.await,
+    };
+    let Ok(Some(line)) = line else { return };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new());
+    if line.probe {
+        builder
+            .header_read_timeout(header_timeout.or(Some(PROBE_HEADER_TIMEOUT)))
+            .keep_alive(false);
+        let io = TokioIo::new(Deadline::new(
+            handoff::Replay::new(line.read, stream),
+            s.write_timeout,
+        ));
+        let service = hyper::service::service_fn(move |req| request::handle(server, req, None));
+        let _ = watcher.watch(builder.serve_connection(io, service)).await;
+        drop(slot);
+        return;
     }
-    let _regular = server
-        .connections
-        .clone()
-        .acquire_owned()
-        .await
-        .expect("never closed");
-    request::handle(server, req).await
+    let permit = match slot {
+        Slot::Regular(permit) => permit,
+        Slot::Probe(_reserve) => server
+            .connections
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("never closed"),
+    };
+    let Ok(stream) = stream.into_std() else {
+        return;
+    };
+    let Ok(socket) = stream.try_clone() else {
+        return;
+    };
+    let watched = server.backstop.watch(server.name, socket);
+    // hyper's header timer also runs while a keep-alive connection waits
+    // for its next request: it is the idle timeout too (Go's IdleTimeout
+    // defaults to ReadTimeout).
+    builder.header_read_timeout(header_timeout);
+    server.handlers.spawn(async move {
+        let Ok(stream) = TcpStream::from_std(stream) else {
+            return;
+        };
+        let io = TokioIo::new(Deadline::new(
+            handoff::Replay::new(line.read, stream),
+            server.settings.write_timeout,
+        ));
+        let service = hyper::service::service_fn(move |req| {
+            let watched = watched.clone();
+            async move { request::handle(server, req, Some(&watched)).await }
+        });
+        let _ = watcher.watch(builder.serve_connection(io, service)).await;
+        drop(permit);
+    });
 }
 
 fn fail(name: &str, why: &str) -> ! {

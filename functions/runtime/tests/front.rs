@@ -103,6 +103,29 @@ fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_
 }
 
 #[test]
+fn a_blocked_handler_answered_504_no_longer_holds_its_max_inflight_slot() {
+    // As of-watchdog's limit counts its own requests, not its upstream's:
+    // once the front has answered, the next request is admitted even while
+    // the abandoned handler still blocks its thread.
+    let (s, _) = probe(&[
+        ("exec_timeout", "1s"),
+        ("max_inflight", "1"),
+        ("TOKIO_WORKER_THREADS", "2"),
+    ]);
+    let asked = Instant::now();
+    let blocked = request(s.port, "GET", "/block?ms=60000", &[], b"").unwrap();
+    assert_eq!(blocked.status, 504, "{blocked:?}");
+    let next = request(s.port, "GET", "/echo", &[], b"").unwrap();
+    let after = asked.elapsed();
+    // Only meaningful while the first handler still blocks.
+    assert!(
+        after < Duration::from_secs(60),
+        "{after:?}: the handler woke up"
+    );
+    assert_eq!(next.status, 200, "the slot is still held: {next:?}");
+}
+
+#[test]
 fn a_client_that_goes_away_and_a_request_past_exec_timeout_are_counted() {
     let (s, metrics) = probe(&[("exec_timeout", "1s"), ("FMERGE_ACCESS_LOG", "1")]);
     let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();

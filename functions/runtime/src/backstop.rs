@@ -1,0 +1,215 @@
+//! The front's backstop for handlers that never yield. A function request
+//! runs on the handlers' runtime, on its connection's task, where
+//! `exec_timeout` is a tokio timer and a client's disconnect is seen by
+//! hyper: a handler that blocks its thread (or spins) stops both. The front
+//! thread checks every [`TICK`] the requests running: one past its limit it
+//! answers itself (a 504 written to the socket, which is then shut for
+//! writing), one whose client has gone it counts as such (499); either way
+//! the handler is abandoned, as of-watchdog abandons its upstream.
+
+use crate::request::{Admitted, Record, timed_out};
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+/// How often the front looks for requests past their limit: how late past
+/// `exec_timeout` a blocked handler's 504 may come.
+pub(crate) const TICK: Duration = Duration::from_millis(50);
+
+/// The connections handed to the handlers' runtime, as the front sees them.
+#[derive(Default)]
+pub(crate) struct Backstop {
+    connections: Mutex<Vec<Weak<Watched>>>,
+}
+
+/// One connection: a second handle on its socket, and its request running
+/// now, if any.
+pub(crate) struct Watched {
+    function: &'static str,
+    socket: TcpStream,
+    state: Mutex<State>,
+}
+
+// One per connection, replaced in place: boxing `Running` would allocate
+// once per request.
+#[allow(clippy::large_enum_variant)]
+enum State {
+    Idle,
+    Running {
+        /// None: no limit.
+        deadline: Option<Instant>,
+        limit: Duration,
+        record: Record,
+        admitted: Admitted,
+    },
+    /// The front answered 504, or found the client gone; the connection
+    /// takes no more requests.
+    Closed,
+}
+
+impl Backstop {
+    pub(crate) fn watch(&self, function: &'static str, socket: TcpStream) -> Arc<Watched> {
+        let watched = Arc::new(Watched {
+            function,
+            socket,
+            state: Mutex::new(State::Idle),
+        });
+        lock(&self.connections).push(Arc::downgrade(&watched));
+        watched
+    }
+
+    /// Answers the requests past their limit, counts those whose client has
+    /// gone; forgets closed connections.
+    pub(crate) fn check(&self, now: Instant) {
+        let live: Vec<Arc<Watched>> = {
+            let mut connections = lock(&self.connections);
+            connections.retain(|w| w.strong_count() > 0);
+            connections.iter().filter_map(Weak::upgrade).collect()
+        };
+        for w in live {
+            w.check(now);
+        }
+    }
+
+    /// Whether every connection left is one the front has answered (its
+    /// handler still blocked): the drain need not wait for those.
+    pub(crate) fn only_abandoned(&self) -> bool {
+        lock(&self.connections)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .all(|w| matches!(*lock(&w.state), State::Closed))
+    }
+}
+
+impl Watched {
+    /// Marks a request running until `limit` (zero: no limit), counted by
+    /// `record` however it ends and in flight until answered.
+    /// [`Running::done`] gives the record back unless the front has
+    /// answered meanwhile.
+    pub(crate) fn running(
+        &self,
+        limit: Duration,
+        record: Record,
+        admitted: Admitted,
+    ) -> Running<'_> {
+        let mut state = lock(&self.state);
+        if matches!(*state, State::Closed) {
+            return Running {
+                watched: self,
+                unwatched: Some((record, admitted)),
+            };
+        }
+        *state = State::Running {
+            deadline: (!limit.is_zero()).then(|| Instant::now() + limit),
+            limit,
+            record,
+            admitted,
+        };
+        Running {
+            watched: self,
+            unwatched: None,
+        }
+    }
+
+    /// Whether the client closed or reset the connection while its request
+    /// runs (a peek sees the end of the stream, as nginx checks for its
+    /// 499). A client that pipelines its next request is still there.
+    fn client_gone(&self) -> bool {
+        match self.socket.peek(&mut [0u8; 1]) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+        }
+    }
+
+    fn check(&self, now: Instant) {
+        let mut state = lock(&self.state);
+        let State::Running { deadline, .. } = *state else {
+            return;
+        };
+        let late = deadline.is_some_and(|d| d <= now);
+        if !late && !self.client_gone() {
+            return;
+        }
+        let State::Running {
+            limit,
+            record,
+            admitted,
+            ..
+        } = std::mem::replace(&mut *state, State::Closed)
+        else {
+            unreachable!("matched above")
+        };
+        if !late {
+            // Dropped unfinished: counted as the client's doing (499).
+            drop((record, admitted));
+            let _ = self.socket.shutdown(Shutdown::Both);
+            return;
+        }
+        let response = timed_out(self.function, limit);
+        let body = response.body();
+        let mut head = format!(
+            "HTTP/1.1 504 Gateway Timeout\r\ncontent-length: {}\r\nconnection: close\r\n",
+            body.len()
+        );
+        for (name, value) in response.headers() {
+            if let Ok(value) = value.to_str() {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+        }
+        head.push_str("\r\n");
+        // The socket is non-blocking: a reply that does not fit its send
+        // buffer (a client that reads nothing) is cut, as the write
+        // deadline would cut it.
+        let mut socket = &self.socket;
+        let _ = socket
+            .write_all(head.as_bytes())
+            .and_then(|()| socket.write_all(body));
+        let _ = self.socket.shutdown(Shutdown::Write);
+        record.finish(response.status(), body.len());
+        drop(admitted);
+    }
+}
+
+/// A request marked running; see [`Watched::running`].
+pub(crate) struct Running<'a> {
+    watched: &'a Watched,
+    /// The record and slot, when the front had closed the connection
+    /// already (the request is not watched).
+    unwatched: Option<(Record, Admitted)>,
+}
+
+impl Running<'_> {
+    /// The request's record, or `None` if the front answered it.
+    pub(crate) fn done(mut self) -> Option<Record> {
+        match self.unwatched.take() {
+            Some((record, _admitted)) => Some(record),
+            None => self.take(),
+        }
+    }
+
+    fn take(&self) -> Option<Record> {
+        let mut state = lock(&self.watched.state);
+        match std::mem::replace(&mut *state, State::Idle) {
+            State::Running { record, .. } => Some(record),
+            State::Closed => {
+                *state = State::Closed;
+                None
+            }
+            State::Idle => None,
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    /// Dropped before done (the client went away): the record is dropped
+    /// with it, and counts so.
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
