@@ -5,7 +5,7 @@
 //! the id given (the seeder uses it), then `social-graph-insert-user`.
 //! A taken username is a 400.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
+use fmerge_runtime::{self as rt, Bytes};
 use serde::{Deserialize, Serialize};
 use sn_store::users::{self, Profile};
 
@@ -23,18 +23,7 @@ struct Response {
     user_id: u64,
 }
 
-static STORE: sn_store::Store = sn_store::Store::new();
-
-async fn redis() -> Result<sn_store::Conn, Error> {
-    STORE
-        .conn(|| {
-            rt::config!(
-                "REDIS_URL",
-                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
-            )
-        })
-        .await
-}
+sn_store::store!();
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;

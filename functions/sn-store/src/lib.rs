@@ -59,9 +59,83 @@ pub struct Conn {
     generation: u64,
 }
 
-/// A function's Redis: `static STORE: Store = Store::new();` in the
-/// function's own crate (one per function, also once merged).
+/// A function's Redis: one per function, also once merged; [`store!`]
+/// declares it in the function's own crate.
 pub struct Store(Mutex<State>);
+
+/// Declares `handle` for a timeline reader (`read-home-timeline`,
+/// `read-user-timeline`): `{"user_id", "start" (0), "stop" (10)}` → the
+/// post ids at ranks `start..stop` of `<timeline>:<user_id>` (`ZREVRANGE`,
+/// newest first), then `{"posts": [...]}` from `read-posts`; an empty page
+/// asks no one. Needs [`store!`] in the same crate. A macro, so that the
+/// call to `read-posts` stays in the function's own code, where fmerge reads
+/// the call graph.
+#[macro_export]
+macro_rules! timeline_reader {
+    ($timeline:literal) => {
+        #[derive(::serde::Deserialize)]
+        struct Page {
+            user_id: u64,
+            #[serde(default)]
+            start: u64,
+            #[serde(default = "default_stop")]
+            stop: u64,
+        }
+
+        fn default_stop() -> u64 {
+            10
+        }
+
+        async fn handle(body: ::fmerge_runtime::Bytes) -> ::fmerge_runtime::Reply {
+            use ::fmerge_runtime::Error;
+            let page: Page = ::fmerge_runtime::json(&body)?;
+            if page.stop <= page.start {
+                return ::fmerge_runtime::to_json(&::serde_json::json!({ "posts": [] }));
+            }
+            let mut conn = redis().await?;
+            let post_ids: Vec<u64> = $crate::redis::cmd("ZREVRANGE")
+                .arg(format!(concat!($timeline, ":{}"), page.user_id))
+                .arg(page.start)
+                .arg(page.stop - 1)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| Error::new(format!("redis ZREVRANGE failed: {e}")))?;
+            if post_ids.is_empty() {
+                return ::fmerge_runtime::to_json(&::serde_json::json!({ "posts": [] }));
+            }
+            let reply = ::fmerge_runtime::invoke(
+                "read-posts",
+                ::serde_json::to_vec(&::serde_json::json!({ "post_ids": post_ids }))?,
+            )
+            .await?;
+            Ok(reply.to_vec())
+        }
+    };
+}
+
+/// Declares the calling function's Redis: a `static STORE` and `async fn
+/// redis() -> Result<Conn, Error>`, whose address is the function's
+/// `REDIS_URL` setting (default: the socialNetwork's Redis service). A macro,
+/// so that `config!` and the literal default expand in the function's own
+/// crate: the setting is that function's (`<FUNCTION>__REDIS_URL` once
+/// merged) and `fmerge build --rewrite` finds the literal in its code.
+#[macro_export]
+macro_rules! store {
+    () => {
+        static STORE: $crate::Store = $crate::Store::new();
+
+        async fn redis() -> ::std::result::Result<$crate::Conn, ::fmerge_runtime::Error> {
+            STORE
+                .conn(|| {
+                    ::fmerge_runtime::config!(
+                        "REDIS_URL",
+                        "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
+                    )
+                })
+                .await
+        }
+    };
+}
 
 struct State {
     current: Option<Current>,

@@ -23,18 +23,7 @@ struct Response {
     followed: bool,
 }
 
-static STORE: sn_store::Store = sn_store::Store::new();
-
-async fn redis() -> Result<sn_store::Conn, Error> {
-    STORE
-        .conn(|| {
-            rt::config!(
-                "REDIS_URL",
-                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
-            )
-        })
-        .await
-}
+sn_store::store!();
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now()

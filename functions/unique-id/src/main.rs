@@ -25,18 +25,7 @@ struct Response {
     unique_id: u64,
 }
 
-static STORE: sn_store::Store = sn_store::Store::new();
-
-async fn redis() -> Result<sn_store::Conn, Error> {
-    STORE
-        .conn(|| {
-            rt::config!(
-                "REDIS_URL",
-                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
-            )
-        })
-        .await
-}
+sn_store::store!();
 
 fn machine_id() -> Result<u64, Error> {
     let raw = rt::config!("MACHINE_ID", "1");

@@ -27,18 +27,7 @@ struct Response {
     user_mentions: Vec<UserMention>,
 }
 
-static STORE: sn_store::Store = sn_store::Store::new();
-
-async fn redis() -> Result<sn_store::Conn, Error> {
-    STORE
-        .conn(|| {
-            rt::config!(
-                "REDIS_URL",
-                "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
-            )
-        })
-        .await
-}
+sn_store::store!();
 
 async fn handle(body: Bytes) -> rt::Reply {
     let req: Request = rt::json(&body)?;
