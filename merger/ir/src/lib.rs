@@ -5,7 +5,7 @@
 //! [`merge`] is its one entry (and [`Merged::compile`] the way to objects);
 //! the passes are in [`passes`], one file each.
 //!
-//! This is the only crate of fmerge that links libLLVM, and [`ir`]'s small
+//! This is the only crate of fmerge that links libLLVM, and `ir`'s small
 //! layer is the only place that calls LLVM's C API directly.
 
 pub mod calls;
