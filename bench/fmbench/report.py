@@ -49,6 +49,11 @@ def machine(ctx):
     }
 
 
+def table_head(L, title, header, rule):
+    """A section's title, then its markdown table's header row and alignment row."""
+    L += [title, "", header, rule]
+
+
 def status(ok):
     return "n/a" if ok is None else ("met" if ok else "**missed**")
 
@@ -273,10 +278,9 @@ def render_hops(L, modes):
     if not groups:
         return
     names = list(modes)
-    L.append("### Cost of one RPC hop")
-    L.append("")
-    L.append("| group | calls between functions per request (= hops a merge removes) | of them on the critical path | measured through the gateway, unmerged |")
-    L.append("| --- | ---: | ---: | --- |")
+    table_head(L, "### Cost of one RPC hop",
+               "| group | calls between functions per request (= hops a merge removes) | of them on the critical path | measured through the gateway, unmerged |",
+               "| --- | ---: | ---: | --- |")
     for g in groups:
         seen = ", ".join(f"{modes[m][g]['gateway_calls_per_request']['unmerged']:g} ({m})" for m in names
                          if g in modes[m] and modes[m][g].get("gateway_calls_per_request"))
@@ -371,10 +375,8 @@ def render_md(R):
     render_app(L, R)
     di = R.get("dispatch")
     if di:
-        L.append("### In-process dispatch (criterion, `functions/runtime/benches/dispatch.rs`)")
-        L.append("")
-        L.append("| call of a no-op handler | mean | 95% CI |")
-        L.append("| --- | ---: | ---: |")
+        table_head(L, "### In-process dispatch (criterion, `functions/runtime/benches/dispatch.rs`)",
+                   "| call of a no-op handler | mean | 95% CI |", "| --- | ---: | ---: |")
         for n, b in di["benches"].items():
             L.append(f"| `{n}` | {b['mean_ns']:.0f} ns | {b['mean_ci95_ns'][0]:.0f}–{b['mean_ci95_ns'][1]:.0f} ns |")
         L.append("")
@@ -383,10 +385,9 @@ def render_md(R):
         render_builds(L, R, bu)
     sz = R.get("sizes")
     if sz:
-        L.append("### Size")
-        L.append("")
-        L.append("| group | merged binary | sum of unmerged binaries | ratio | stripped: merged | stripped: unmerged sum | ratio |")
-        L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        table_head(L, "### Size",
+                   "| group | merged binary | sum of unmerged binaries | ratio | stripped: merged | stripped: unmerged sum | ratio |",
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for g, s in sz.items():
             L.append(f"| {g} ({len(GROUPS[g])} functions) | {s['merged_bytes'] / 2**20:.2f} MiB | {s['unmerged_sum_bytes'] / 2**20:.2f} MiB | "
                      f"{s['ratio']:.2f} | {s['merged_stripped_bytes'] / 2**20:.2f} MiB | {s['unmerged_sum_stripped_bytes'] / 2**20:.2f} MiB | {s['stripped_ratio']:.2f} |")
