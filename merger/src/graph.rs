@@ -15,9 +15,9 @@ pub mod traffic;
 
 use crate::bitcode;
 use crate::progress::Progress;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use fmerge_cargo::emit;
-use fmerge_cargo::{native, resolve, workspace};
+use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
 use fmerge_ship::stack_in::StackIn;
@@ -88,14 +88,17 @@ impl Graph {
 
     /// Reads a graph written by `fmerge graph --format json`.
     pub fn load(path: &Path) -> Result<Graph> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the graph {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a graph written by `fmerge graph --format json`",
-                path.display()
-            )
-        })
+        artifact::read_parsed(
+            path,
+            |text| serde_json::from_str(text),
+            || format!("cannot read the graph {}", path.display()),
+            || {
+                format!(
+                    "{} is not a graph written by `fmerge graph --format json`",
+                    path.display()
+                )
+            },
+        )
     }
 
     /// Puts traffic figures on the edges and entry points; figures for

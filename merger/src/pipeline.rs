@@ -1,14 +1,14 @@
 //! The whole merge, stage by stage; each stage lives in its own crate and
 //! module, and this one only sequences them:
 //!
-//! [`bitcode`](crate::bitcode) (toolchain, workspace, resolve, emit) →
-//! per group ([`run`]): cache → [`ir::merge`] (per crate: passes, link;
+//! [`bitcode`] (toolchain, workspace, resolve, emit) →
+//! per group (`merging`): cache → [`ir::merge`] (per crate: passes, link;
 //! then the module passes) → [`ir::Merged::compile`] → native link.
 //!
 //! This file holds the groups: one cargo build for all, then each group's
 //! merge from the units it links.
 
-mod run;
+mod merging;
 
 use crate::bitcode;
 use crate::progress::Progress;
@@ -17,7 +17,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{resolve, workspace};
 use fmerge_ir::{self as ir, Setting};
-use run::Run;
+use merging::Merging;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -99,13 +99,14 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
         } else {
             shared.progress.clone()
         };
-        let run = Run::new(opts, &shared, plan, progress);
+        let merging = Merging::new(opts, &shared, plan, progress);
         if many {
-            let own = own_units(&run.plan, &emitted);
-            run.merge(&own, rewrites)
+            let own = own_units(&merging.plan, &emitted);
+            merging
+                .merge(&own, rewrites)
                 .with_context(|| format!("group {}", opts.label()))
         } else {
-            run.merge(&emitted, rewrites)
+            merging.merge(&emitted, rewrites)
         }
     };
     let work: Vec<_> = groups.iter().zip(rewrites).collect();

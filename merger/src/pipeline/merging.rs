@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// One merge under way: its options, where things go, and the timings so far.
-pub(crate) struct Run<'a> {
+pub(crate) struct Merging<'a> {
     opts: &'a Options,
     progress: Progress,
     timings: Vec<(&'static str, Duration)>,
@@ -26,7 +26,7 @@ pub(crate) struct Run<'a> {
     lto: ir::Lto,
 }
 
-impl<'a> Run<'a> {
+impl<'a> Merging<'a> {
     /// Decides where this group's files go.
     pub(crate) fn new(
         opts: &'a Options,
@@ -41,7 +41,7 @@ impl<'a> Run<'a> {
             .clone()
             .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
         let lto = lto(opts, &plan, &progress);
-        Run {
+        Merging {
             opts,
             timings: vec![("cargo build", shared.built)],
             toolchain: shared.toolchain.clone(),
