@@ -10,6 +10,7 @@
 
 pub mod calls;
 pub mod codegen;
+mod fmt_args;
 mod ir;
 pub mod link;
 pub mod llvm;
@@ -17,7 +18,6 @@ mod merge;
 pub mod passes;
 pub mod split;
 mod symbols;
-mod template;
 
 pub use codegen::Lto;
 pub use inkwell::context::Context;
