@@ -198,25 +198,25 @@ pub fn read(
     };
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
-    let built = bitcode::build(&input, &Progress::new(quiet), |plan| emit::Profile {
-        unoptimized: plan
+    let built = bitcode::build(&input, &Progress::new(quiet), |members| emit::Profile {
+        unoptimized: members
             .local
             .values()
             .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
             .cloned()
             .collect(),
     })?;
-    let (plan, emitted) = (built.plan, built.emitted);
+    let (members, emitted) = (built.members, built.emitted);
     let bytes = emit::read_bitcode(&emitted.units)?;
     let owners: Vec<BTreeSet<String>> = emitted
         .units
         .iter()
-        .map(|u| resolve::owners(plan.functions(), &u.package_id))
+        .map(|u| resolve::owners(members.functions(), &u.package_id))
         .collect();
     let packages: Vec<Option<&String>> = emitted
         .units
         .iter()
-        .map(|u| plan.local.get(&u.package_id))
+        .map(|u| members.local.get(&u.package_id))
         .collect();
     let units: Vec<calls::Unit> = emitted
         .units

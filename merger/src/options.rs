@@ -8,7 +8,7 @@
 
 mod flags;
 
-pub use flags::{Cargo, Given, Image, ImageFlags};
+pub use flags::{Cargo, Given, ImageFlags};
 
 use crate::group::{self, Group};
 use anyhow::{Result, bail};

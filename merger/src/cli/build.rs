@@ -2,7 +2,7 @@
 //! every group of a plan) out, then the image and stack.yml if asked.
 
 use crate::group::Group;
-use crate::options::{Given, Image, ImageFlags};
+use crate::options::{Given, ImageFlags};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use fmerge_ship::image;
@@ -108,8 +108,8 @@ fn request(args: BuildArgs) -> Result<Request> {
     }
     crate::pipeline::validate(&opts)?;
 
-    let shipping = Image::combine(&args.ship, &group.image.clone().unwrap_or_default());
-    let ship = if shipping.build {
+    let shipping = args.ship.over(&group.image.clone().unwrap_or_default());
+    let ship = if shipping.image {
         let auth: Auth = shipping
             .registry_auth
             .as_deref()

@@ -1,7 +1,7 @@
 //! The flags of the commands that build: the merge options of `fmerge
 //! build` ([`Given`], one row each in [`OPTIONS`](super::OPTIONS)), those
 //! `graph` and `plan` share ([`Cargo`]), and the image options with the
-//! group file's `[image]` table under them ([`Image`]).
+//! group file's `[image]` table under them ([`ImageFlags::over`]).
 
 use crate::group::{self, ImageGroup};
 use clap::Args;
@@ -104,32 +104,22 @@ pub struct ImageFlags {
     pub gateway: Option<String>,
 }
 
-/// The image options, the command line's over the group file's: a switch is
-/// on if either sets it, a value is the command line's, else the file's.
-#[derive(Debug, Clone, Default)]
-pub struct Image {
-    pub build: bool,
-    pub push: bool,
-    pub tag: Option<String>,
-    pub registry: Option<String>,
-    pub progress: Option<String>,
-    pub source_revision: Option<String>,
-    pub registry_auth: Option<String>,
-    pub gateway: Option<String>,
-}
-
-impl Image {
-    pub fn combine(cli: &ImageFlags, file: &ImageGroup) -> Image {
-        let push = cli.push || file.push;
-        Image {
-            build: cli.image || file.build || push,
+impl ImageFlags {
+    /// These flags over a group file's `[image]` table: a switch is on if
+    /// either sets it (`--push` implies `--image`), a value is the command
+    /// line's, else the file's.
+    pub fn over(&self, file: &ImageGroup) -> ImageFlags {
+        let or = |cli: &Option<String>, file: &Option<String>| cli.clone().or(file.clone());
+        let push = self.push || file.push;
+        ImageFlags {
+            image: self.image || file.build || push,
             push,
-            tag: cli.tag.clone().or(file.tag.clone()),
-            registry: cli.registry.clone().or(file.registry.clone()),
-            progress: cli.progress.clone().or(file.progress.clone()),
-            source_revision: cli.source_revision.clone(),
-            registry_auth: cli.registry_auth.clone().or(file.registry_auth.clone()),
-            gateway: cli.gateway.clone().or(file.gateway.clone()),
+            tag: or(&self.tag, &file.tag),
+            registry: or(&self.registry, &file.registry),
+            progress: or(&self.progress, &file.progress),
+            source_revision: self.source_revision.clone(),
+            registry_auth: or(&self.registry_auth, &file.registry_auth),
+            gateway: or(&self.gateway, &file.gateway),
         }
     }
 }
