@@ -274,24 +274,14 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         Some(path) => path.clone(),
         None => {
             let stack = args.yaml.clone().expect("clap: --all requires -f");
-            let mut plan = super::plan::PlanArgs {
-                source: super::graph::Source {
-                    yaml: Some(stack.clone()),
-                    metrics: None,
-                    access_log: None,
-                    cargo: args.merge.cargo.clone(),
-                },
-                graph: None,
-                max_memory: None,
-                keep_apart: Vec::new(),
-                hop_ms: None,
-                search: "auto".into(),
-                out: None,
-            };
             let dir = stack.parent().filter(|p| !p.as_os_str().is_empty());
             let out = dir.unwrap_or(std::path::Path::new(".")).join("plan");
-            plan.out = Some(out.clone());
-            super::plan::run(plan)?;
+            let source = super::graph::Source {
+                yaml: Some(stack),
+                cargo: args.merge.cargo.clone(),
+                ..Default::default()
+            };
+            super::plan::run(super::plan::PlanArgs::defaults(source, out.clone()))?;
             out.join("plan.toml")
         }
     };

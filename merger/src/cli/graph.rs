@@ -8,7 +8,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 /// Where the call graph comes from, and its traffic.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct Source {
     /// The faas-cli stack file of the application.
     #[arg(short = 'f', long = "yaml", value_name = "STACK")]
