@@ -1,28 +1,32 @@
 """What is measured and the goals: the groups, the call tree, the requests,
-the targets and the sustained-run bound. Constants only, plus the two pure
-functions of the call tree and the log helpers."""
+the targets and the sustained-run bound. Constants only (the groups read
+from bench/groups.txt), plus the two pure functions of the call tree and the
+log helpers."""
 
 import os
 import time
+from pathlib import Path
 
 OHA_VERSION = "1.16.0"
 TRIPLE = "x86_64-unknown-linux-gnu"
 
-PAIR = ["write-home-timeline", "social-graph-get-followers"]
-CHAIN = [
-    "compose-post",
-    "unique-id",
-    "text-service",
-    "url-shorten",
-    "user-mention",
-    "compose-creator-with-user-id",
-    "media",
-    "store-post",
-    "write-user-timeline",
-    "write-home-timeline",
-    "social-graph-get-followers",
-]
-GROUPS = {"pair": PAIR, "chain": CHAIN}
+
+def read_groups(path):
+    """bench/groups.txt (also bench/fused's): each group's name and its members, the caller first."""
+    groups = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            groups[line[1:-1]] = []
+        else:
+            groups[next(reversed(groups))].append(line)
+    return groups
+
+
+# The groups, defined once in bench/groups.txt: "pair" and "chain".
+GROUPS = read_groups(Path(__file__).resolve().parent.parent / "groups.txt")
 
 # Who calls whom, per request: each caller's calls, as the stages it awaits
 # one after the other, each stage's calls made concurrently (`try_join!` in

@@ -138,31 +138,35 @@ def http(url, body=None, timeout=10):
         return r.status, r.read()
 
 
-def wait_health(name, port, proc, logs, timeout=20):
+def wait_until(ready, name, proc, logs, timeout, failure):
+    """Polls ready() (an OSError counts as not yet) until it is true; dies
+    with `failure` after `timeout` seconds, or at once if proc exits first."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
             die(f"{name} exited ({proc.returncode}); see its log under {logs}")
         try:
-            if http(f"http://127.0.0.1:{port}/_/health", timeout=1)[0] == 200:
+            if ready():
                 return
         except OSError:
             pass
         time.sleep(0.05)
-    die(f"{name} did not answer /_/health on 127.0.0.1:{port}")
+    die(failure)
+
+
+def wait_health(name, port, proc, logs, timeout=20):
+    def healthy():
+        return http(f"http://127.0.0.1:{port}/_/health", timeout=1)[0] == 200
+
+    wait_until(healthy, name, proc, logs, timeout, f"{name} did not answer /_/health on 127.0.0.1:{port}")
 
 
 def wait_port(name, port, proc, logs, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            die(f"{name} exited ({proc.returncode}); see its log under {logs}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    die(f"{name} is not listening on 127.0.0.1:{port}")
+    def listening():
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+
+    wait_until(listening, name, proc, logs, timeout, f"{name} is not listening on 127.0.0.1:{port}")
 
 
 class Redis:

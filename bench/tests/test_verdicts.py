@@ -111,29 +111,26 @@ class Targets(unittest.TestCase):
     def test_status(self):
         self.assertEqual([status(None), status(True), status(False)], ["n/a", "met", "**missed**"])
 
-    def test_p50_ratio(self):
+    def verdicts(self, mode, group, key, label, cases):
+        """Each (value, verdict) of cases: `key` of a group's load results set
+        to the value, and the verdict of the target `label`."""
         R = copy.deepcopy(self.R)
-        G = R["load"]["modes"]["shared"]["pair"]
-        label = "pair p50 merged ÷ unmerged, same rate (shared)"
-        for v, want in ((TARGETS["pair_p50_ratio"], "met"), (0.51, "**missed**"), (None, "n/a")):
-            G["p50_ratio_worst"] = v
+        G = R["load"]["modes"][mode][group]
+        for v, want in cases:
+            G[key] = v
             self.assertEqual(self.verdict(R, label), want, v)
+
+    def test_p50_ratio(self):
+        self.verdicts("shared", "pair", "p50_ratio_worst", "pair p50 merged ÷ unmerged, same rate (shared)",
+                      ((TARGETS["pair_p50_ratio"], "met"), (0.51, "**missed**"), (None, "n/a")))
 
     def test_throughput_ratio(self):
-        R = copy.deepcopy(self.R)
-        G = R["load"]["modes"]["pinned"]["chain"]
-        label = "chain max sustainable throughput merged ÷ unmerged (pinned)"
-        for v, want in ((4.0, "met"), (3.99, "**missed**"), (None, "n/a")):
-            G["max_sustained_ratio"] = v
-            self.assertEqual(self.verdict(R, label), want, v)
+        self.verdicts("pinned", "chain", "max_sustained_ratio", "chain max sustainable throughput merged ÷ unmerged (pinned)",
+                      ((4.0, "met"), (3.99, "**missed**"), (None, "n/a")))
 
     def test_fused_ratio(self):
-        R = copy.deepcopy(self.R)
-        G = R["load"]["modes"]["shared"]["chain"]
-        label = "chain max sustainable throughput merged ÷ hand-fused (shared)"
-        for v, want in ((0.95, "met"), (0.94, "**missed**")):
-            G["fused_max_sustained_ratio"] = v
-            self.assertEqual(self.verdict(R, label), want, v)
+        self.verdicts("shared", "chain", "fused_max_sustained_ratio", "chain max sustainable throughput merged ÷ hand-fused (shared)",
+                      ((0.95, "met"), (0.94, "**missed**")))
 
     def test_dispatch(self):
         R = copy.deepcopy(self.R)

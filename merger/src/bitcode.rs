@@ -28,7 +28,7 @@ pub struct Input<'a> {
 /// The functions, built.
 pub struct Bitcode {
     pub toolchain: Toolchain,
-    pub plan: resolve::Members,
+    pub members: resolve::Members,
     pub target_dir: PathBuf,
     pub emitted: emit::Emitted,
     /// How long the cargo build took.
@@ -62,15 +62,18 @@ pub fn build(
             (Some(generated.manifest), Some(target_dir))
         }
     };
-    let plan = resolve::run(manifest.as_deref(), input.caller, input.callees)?;
-    let target_dir = target_dir.unwrap_or_else(|| plan.target_dir.clone());
-    let profile = profile(&plan);
+    let members = resolve::run(manifest.as_deref(), input.caller, input.callees)?;
+    let target_dir = target_dir.unwrap_or_else(|| members.target_dir.clone());
+    let profile = profile(&members);
     let stage = progress.stage(
-        &format!("building {} functions with cargo", plan.functions().count()),
+        &format!(
+            "building {} functions with cargo",
+            members.functions().count()
+        ),
         None,
     );
     let emitted = emit::run(
-        &plan,
+        &members,
         &emit::build_dir(&target_dir),
         input.jobs,
         &profile,
@@ -79,7 +82,7 @@ pub fn build(
     let took = stage.done(&format!("{} units", emitted.units.len()));
     Ok(Bitcode {
         toolchain,
-        plan,
+        members,
         target_dir,
         emitted,
         took,

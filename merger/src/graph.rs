@@ -15,9 +15,9 @@ pub mod traffic;
 
 use crate::bitcode;
 use crate::progress::Progress;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use fmerge_cargo::emit;
-use fmerge_cargo::{native, resolve, workspace};
+use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
 use fmerge_ship::stack_in::StackIn;
@@ -88,14 +88,17 @@ impl Graph {
 
     /// Reads a graph written by `fmerge graph --format json`.
     pub fn load(path: &Path) -> Result<Graph> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the graph {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a graph written by `fmerge graph --format json`",
-                path.display()
-            )
-        })
+        artifact::read_parsed(
+            path,
+            |text| serde_json::from_str(text),
+            || format!("cannot read the graph {}", path.display()),
+            || {
+                format!(
+                    "{} is not a graph written by `fmerge graph --format json`",
+                    path.display()
+                )
+            },
+        )
     }
 
     /// Puts traffic figures on the edges and entry points; figures for
@@ -195,25 +198,25 @@ pub fn read(
     };
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
-    let built = bitcode::build(&input, &Progress::new(quiet), |plan| emit::Profile {
-        unoptimized: plan
+    let built = bitcode::build(&input, &Progress::new(quiet), |members| emit::Profile {
+        unoptimized: members
             .local
             .values()
             .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
             .cloned()
             .collect(),
     })?;
-    let (plan, emitted) = (built.plan, built.emitted);
+    let (members, emitted) = (built.members, built.emitted);
     let bytes = emit::read_bitcode(&emitted.units)?;
     let owners: Vec<BTreeSet<String>> = emitted
         .units
         .iter()
-        .map(|u| resolve::owners(plan.functions(), &u.package_id))
+        .map(|u| resolve::owners(members.functions(), &u.package_id))
         .collect();
     let packages: Vec<Option<&String>> = emitted
         .units
         .iter()
-        .map(|u| plan.local.get(&u.package_id))
+        .map(|u| members.local.get(&u.package_id))
         .collect();
     let units: Vec<calls::Unit> = emitted
         .units

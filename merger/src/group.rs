@@ -20,7 +20,8 @@
 //! defined once: the LTO modes by name ([`LTO_MODES`]) and the default merge
 //! name ([`default_name`]).
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
+use fmerge_cargo::artifact;
 use fmerge_ir::codegen::Lto;
 use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
@@ -97,18 +98,22 @@ pub struct ImageGroup {
 impl Group {
     /// Reads a group file; relative paths in it are relative to the file.
     pub fn load(path: &Path) -> Result<Group> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "cannot read the merge group {}: check the --config path",
-                path.display()
-            )
-        })?;
-        let mut group: Group = toml::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a valid merge group (see examples/ and the README for its keys)",
-                path.display()
-            )
-        })?;
+        let mut group: Group = artifact::read_parsed(
+            path,
+            |text| toml::from_str(text),
+            || {
+                format!(
+                    "cannot read the merge group {}: check the --config path",
+                    path.display()
+                )
+            },
+            || {
+                format!(
+                    "{} is not a valid merge group (see examples/ and the README for its keys)",
+                    path.display()
+                )
+            },
+        )?;
         let base = path.parent().unwrap_or(Path::new("."));
         for p in [
             &mut group.manifest_path,

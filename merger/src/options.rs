@@ -6,9 +6,12 @@
 //!
 //! Flags and keys are spelled alike: `--opt-level` and `opt-level =`.
 
+mod flags;
+
+pub use flags::{Cargo, Given, ImageFlags};
+
 use crate::group::{self, Group};
 use anyhow::{Result, bail};
-use clap::Args;
 use fmerge_cargo::workspace;
 use fmerge_ir as ir;
 use std::path::PathBuf;
@@ -126,59 +129,6 @@ impl Options {
     }
 }
 
-/// The merge options of `fmerge build`'s command line (beside where the
-/// functions are, the group file and the image options).
-#[derive(Args, Clone, Debug, Default)]
-pub struct Given {
-    /// Functions the caller invokes, to run in-process.
-    pub callees: Vec<String>,
-    /// The merged binary's name [default: <CALLER>-merged].
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Where the binary goes [default: <target>/fmerge/<NAME>/].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The cargo target dir (default: the workspace's).
-    #[arg(long, value_name = "DIR")]
-    pub target_dir: Option<PathBuf>,
-    /// Replace FROM with TO in the string literals of callee code (one callee's with CALLEE:).
-    #[arg(long, value_name = "[CALLEE:]FROM=TO")]
-    pub rewrite: Vec<String>,
-    /// Also write the merged module as readable LLVM IR (<NAME>.ll).
-    #[arg(long)]
-    pub emit_ll: bool,
-    /// LLVM optimization level for the merged module [default: 3].
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
-    pub opt_level: Option<u8>,
-    /// Whole-program LTO over the merged module: `fat` (LLVM's lto<O3> across
-    /// all crates, on one thread) or `off` (each crate as rustc optimized it)
-    /// [default: what profile.release.lto says; cargo's default is off].
-    #[arg(long, value_name = "MODE", value_parser = lto_mode())]
-    pub lto: Option<ir::Lto>,
-    /// Parallel jobs for cargo, and at most this many objects compiled at once
-    /// [default: one per core].
-    #[arg(short, long)]
-    pub jobs: Option<usize>,
-    /// Print only the results.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Let merged functions share a mutable static of a crate they all link
-    /// (`crate::path::NAME`, or a crate name for all of its statics), which
-    /// unmerged each had its own copy of. Repeatable.
-    #[arg(long, value_name = "STATIC")]
-    pub allow_shared_static: Vec<String>,
-    /// Redo the merge even when nothing changed since the last one.
-    #[arg(long)]
-    pub force: bool,
-}
-
-/// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).
-fn lto_mode() -> impl clap::builder::TypedValueParser<Value = ir::Lto> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
-    PossibleValuesParser::new(group::LTO_MODES.map(|(name, _)| name))
-        .map(|name: String| group::parse_lto(&name).expect("one of LTO_MODES"))
-}
-
 /// How the command line and the group file combine, per option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
@@ -196,8 +146,6 @@ pub enum Rule {
 pub struct Opt {
     /// The flag; the group file's key is the same without the dashes.
     pub flag: &'static str,
-    /// Whether a group file has it.
-    pub in_file: bool,
     pub rule: Rule,
     /// Sets the option from the command line and the file, by `rule`.
     pub combine: fn(&mut Options, &Given, &Group),
@@ -211,6 +159,46 @@ pub struct Opt {
     pub example: fn(&mut Options),
 }
 
+impl Opt {
+    /// An option that is not checked and does not change the binary.
+    const fn new(
+        flag: &'static str,
+        rule: Rule,
+        combine: fn(&mut Options, &Given, &Group),
+        example: fn(&mut Options),
+    ) -> Opt {
+        Opt {
+            flag,
+            rule,
+            combine,
+            check: None,
+            key: None,
+            example,
+        }
+    }
+
+    /// Checked before anything is built, by `check`.
+    const fn checked(self, check: fn(&Options) -> Result<()>) -> Opt {
+        Opt {
+            check: Some(check),
+            ..self
+        }
+    }
+
+    /// Changes the merged binary: `key` is its value in the cache key.
+    const fn keyed(self, key: fn(&Options) -> String) -> Opt {
+        Opt {
+            key: Some(key),
+            ..self
+        }
+    }
+
+    /// Whether a group file has it.
+    pub fn in_file(&self) -> bool {
+        self.rule != Rule::CliOnly
+    }
+}
+
 fn cli_wins<T: Clone>(cli: &Option<T>, file: &Option<T>) -> Option<T> {
     cli.clone().or_else(|| file.clone())
 }
@@ -221,154 +209,126 @@ fn added(file: &[String], cli: &[String]) -> Vec<String> {
 
 /// Every option of a merge, in `--help`'s order.
 pub const OPTIONS: &[Opt] = &[
-    Opt {
-        flag: "caller",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |_, _, _| {}, // given to `combine` (it is required)
-        check: None,
-        key: Some(|o| o.caller.clone()),
-        example: |o| o.caller = "other".into(),
-    },
-    Opt {
-        flag: "callees",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| {
+    // Given to `combine` (it is required).
+    Opt::new(
+        "caller",
+        Rule::CliWins,
+        |_, _, _| {},
+        |o| o.caller = "other".into(),
+    )
+    .keyed(|o| o.caller.clone()),
+    Opt::new(
+        "callees",
+        Rule::CliWins,
+        |o, cli, file| {
             o.callees = if cli.callees.is_empty() {
                 file.callees.clone()
             } else {
                 cli.callees.clone()
             }
         },
-        check: None,
-        key: Some(|o| format!("{:?}", o.callees)),
-        example: |o| o.callees.push("another".into()),
-    },
-    Opt {
-        flag: "--name",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| o.name = cli_wins(&cli.name, &file.name),
-        check: Some(|o| {
-            let name = o.label();
-            if name.is_empty() || name.contains('/') || name.starts_with('.') {
-                bail!("--name {name:?} is not a file name: use letters, digits and dashes");
-            }
-            Ok(())
-        }),
-        // Where the kept binary is: a merge under another name is another binary.
-        key: Some(|o| format!("{:?}", o.name)),
-        example: |o| o.name = Some("renamed".into()),
-    },
-    Opt {
-        flag: "--out",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| o.out = cli_wins(&cli.out, &file.out),
-        check: None,
-        key: Some(|o| format!("{:?}", o.out)),
-        example: |o| o.out = Some("elsewhere".into()),
-    },
-    Opt {
-        flag: "--target-dir",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| o.target_dir = cli_wins(&cli.target_dir, &file.target_dir),
-        check: None,
-        // The cache lives in the target dir: another one has its own.
-        key: None,
-        example: |o| o.target_dir = Some("elsewhere".into()),
-    },
-    Opt {
-        flag: "--rewrite",
-        in_file: true,
-        rule: Rule::Added,
-        combine: |o, cli, file| o.rewrites = added(&file.rewrite, &cli.rewrite),
-        check: None, // `Options::check` parses them against the members
-        key: Some(|o| format!("{:?}", o.rewrites)),
-        example: |o| o.rewrites.push("a=b".into()),
-    },
-    Opt {
-        flag: "--emit-ll",
-        in_file: true,
-        rule: Rule::Either,
-        combine: |o, cli, file| o.emit_ll = cli.emit_ll || file.emit_ll.unwrap_or(false),
-        check: None,
-        // An extra file beside the binary; the cache checks that it is there.
-        key: None,
-        example: |o| o.emit_ll = true,
-    },
-    Opt {
-        flag: "--opt-level",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| {
-            o.opt_level = cli_wins(&cli.opt_level, &file.opt_level).unwrap_or(3)
-        },
-        check: Some(|o| {
-            anyhow::ensure!(
-                o.opt_level <= 3,
-                "--opt-level {}: use 0, 1, 2 or 3",
-                o.opt_level
-            );
-            Ok(())
-        }),
-        key: Some(|o| o.opt_level.to_string()),
-        example: |o| o.opt_level = 1,
-    },
-    Opt {
-        flag: "--lto",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| o.lto = cli_wins(&cli.lto, &file.lto),
-        check: None,
-        key: Some(|o| format!("{:?}", o.lto)),
-        example: |o| o.lto = Some(ir::Lto::Fat),
-    },
-    Opt {
-        flag: "--jobs",
-        in_file: true,
-        rule: Rule::CliWins,
-        combine: |o, cli, file| o.jobs = cli_wins(&cli.jobs, &file.jobs),
-        check: Some(|o| {
-            if o.jobs == Some(0) {
-                bail!("-j 0: give at least one job, or leave -j out for one per core");
-            }
-            Ok(())
-        }),
-        key: None,
-        example: |o| o.jobs = Some(3),
-    },
-    Opt {
-        flag: "--quiet",
-        in_file: true,
-        rule: Rule::Either,
-        combine: |o, cli, file| o.quiet = cli.quiet || file.quiet.unwrap_or(false),
-        check: None,
-        key: None,
-        example: |o| o.quiet = true,
-    },
-    Opt {
-        flag: "--allow-shared-static",
-        in_file: true,
-        rule: Rule::Added,
-        combine: |o, cli, file| {
+        |o| o.callees.push("another".into()),
+    )
+    .keyed(|o| format!("{:?}", o.callees)),
+    Opt::new(
+        "--name",
+        Rule::CliWins,
+        |o, cli, file| o.name = cli_wins(&cli.name, &file.name),
+        |o| o.name = Some("renamed".into()),
+    )
+    .checked(|o| {
+        let name = o.label();
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            bail!("--name {name:?} is not a file name: use letters, digits and dashes");
+        }
+        Ok(())
+    })
+    // Where the kept binary is: a merge under another name is another binary.
+    .keyed(|o| format!("{:?}", o.name)),
+    Opt::new(
+        "--out",
+        Rule::CliWins,
+        |o, cli, file| o.out = cli_wins(&cli.out, &file.out),
+        |o| o.out = Some("elsewhere".into()),
+    )
+    .keyed(|o| format!("{:?}", o.out)),
+    // Not in the key: the cache lives in the target dir, another one has its own.
+    Opt::new(
+        "--target-dir",
+        Rule::CliWins,
+        |o, cli, file| o.target_dir = cli_wins(&cli.cargo.target_dir, &file.target_dir),
+        |o| o.target_dir = Some("elsewhere".into()),
+    ),
+    Opt::new(
+        "--jobs",
+        Rule::CliWins,
+        |o, cli, file| o.jobs = cli_wins(&cli.cargo.jobs, &file.jobs),
+        |o| o.jobs = Some(3),
+    )
+    .checked(|o| {
+        if o.jobs == Some(0) {
+            bail!("-j 0: give at least one job, or leave -j out for one per core");
+        }
+        Ok(())
+    }),
+    Opt::new(
+        "--quiet",
+        Rule::Either,
+        |o, cli, file| o.quiet = cli.cargo.quiet || file.quiet.unwrap_or(false),
+        |o| o.quiet = true,
+    ),
+    // Checked by `Options::check`, which parses them against the members.
+    Opt::new(
+        "--rewrite",
+        Rule::Added,
+        |o, cli, file| o.rewrites = added(&file.rewrite, &cli.rewrite),
+        |o| o.rewrites.push("a=b".into()),
+    )
+    .keyed(|o| format!("{:?}", o.rewrites)),
+    // Not in the key: an extra file beside the binary; the cache checks that it is there.
+    Opt::new(
+        "--emit-ll",
+        Rule::Either,
+        |o, cli, file| o.emit_ll = cli.emit_ll || file.emit_ll.unwrap_or(false),
+        |o| o.emit_ll = true,
+    ),
+    Opt::new(
+        "--opt-level",
+        Rule::CliWins,
+        |o, cli, file| o.opt_level = cli_wins(&cli.opt_level, &file.opt_level).unwrap_or(3),
+        |o| o.opt_level = 1,
+    )
+    .checked(|o| {
+        anyhow::ensure!(
+            o.opt_level <= 3,
+            "--opt-level {}: use 0, 1, 2 or 3",
+            o.opt_level
+        );
+        Ok(())
+    })
+    .keyed(|o| o.opt_level.to_string()),
+    Opt::new(
+        "--lto",
+        Rule::CliWins,
+        |o, cli, file| o.lto = cli_wins(&cli.lto, &file.lto),
+        |o| o.lto = Some(ir::Lto::Fat),
+    )
+    .keyed(|o| format!("{:?}", o.lto)),
+    Opt::new(
+        "--allow-shared-static",
+        Rule::Added,
+        |o, cli, file| {
             o.allow_shared_static = added(&file.allow_shared_static, &cli.allow_shared_static)
         },
-        check: None,
-        key: Some(|o| format!("{:?}", o.allow_shared_static)),
-        example: |o| o.allow_shared_static.push("a::B".into()),
-    },
-    Opt {
-        flag: "--force",
-        in_file: false,
-        rule: Rule::CliOnly,
-        combine: |o, cli, _| o.force = cli.force,
-        check: None,
-        key: None,
-        example: |o| o.force = true,
-    },
+        |o| o.allow_shared_static.push("a::B".into()),
+    )
+    .keyed(|o| format!("{:?}", o.allow_shared_static)),
+    Opt::new(
+        "--force",
+        Rule::CliOnly,
+        |o, cli, _| o.force = cli.force,
+        |o| o.force = true,
+    ),
 ];
 
 #[cfg(test)]
@@ -416,7 +376,7 @@ mod tests {
             let name = arg.get_long().unwrap_or(arg.get_id().as_str()).to_string();
             assert_eq!(rows.iter().filter(|r| **r == name).count(), 1, "{name}");
         }
-        for option in OPTIONS.iter().filter(|o| o.in_file) {
+        for option in OPTIONS.iter().filter(|o| o.in_file()) {
             let key = option.flag.trim_start_matches('-');
             let value = match key {
                 "callees" | "rewrite" | "allow-shared-static" => "[]",

@@ -1,14 +1,14 @@
 //! The whole merge, stage by stage; each stage lives in its own crate and
 //! module, and this one only sequences them:
 //!
-//! [`bitcode`](crate::bitcode) (toolchain, workspace, resolve, emit) →
-//! per group ([`run`]): cache → [`ir::merge`] (per crate: passes, link;
+//! [`bitcode`] (toolchain, workspace, resolve, emit) →
+//! per group (`merging`): cache → [`ir::merge`] (per crate: passes, link;
 //! then the module passes) → [`ir::Merged::compile`] → native link.
 //!
 //! This file holds the groups: one cargo build for all, then each group's
 //! merge from the units it links.
 
-mod run;
+mod merging;
 
 use crate::bitcode;
 use crate::progress::Progress;
@@ -17,7 +17,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{resolve, workspace};
 use fmerge_ir::{self as ir, Setting};
-use run::Run;
+use merging::Merging;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -93,19 +93,20 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     }
     let (shared, emitted) = Shared::start(first, groups, !rewrites[0].is_empty())?;
     let merge = |(opts, rewrites): (&Options, Vec<ir::Rewrite>)| -> Result<Merged> {
-        let plan = subset(&shared.plan, opts)?;
+        let members = subset(&shared.members, opts)?;
         let progress = if many {
             shared.progress.for_group(&opts.label())
         } else {
             shared.progress.clone()
         };
-        let run = Run::new(opts, &shared, plan, progress);
+        let merging = Merging::new(opts, &shared, members, progress);
         if many {
-            let own = own_units(&run.plan, &emitted);
-            run.merge(&own, rewrites)
+            let own = own_units(&merging.members, &emitted);
+            merging
+                .merge(&own, rewrites)
                 .with_context(|| format!("group {}", opts.label()))
         } else {
-            run.merge(&emitted, rewrites)
+            merging.merge(&emitted, rewrites)
         }
     };
     let work: Vec<_> = groups.iter().zip(rewrites).collect();
@@ -136,7 +137,7 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
 }
 
-/// One group's part of the union's plan (no second `cargo metadata`).
+/// One group's part of the union's members (no second `cargo metadata`).
 fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> {
     let find = |name: &str| {
         union
@@ -161,15 +162,17 @@ fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> 
 
 /// The units of a shared build that one group's members link: their own
 /// binaries and the crates in their closures.
-fn own_units(plan: &resolve::Members, all: &emit::Emitted) -> emit::Emitted {
-    let member = |name: &str| plan.functions().any(|f| f.name == name);
+fn own_units(members: &resolve::Members, all: &emit::Emitted) -> emit::Emitted {
+    let member = |name: &str| members.functions().any(|f| f.name == name);
     emit::Emitted {
         units: all
             .units
             .iter()
             .filter(|u| match &u.function {
                 Some(f) => member(f),
-                None => plan.functions().any(|f| f.closure.contains(&u.package_id)),
+                None => members
+                    .functions()
+                    .any(|f| f.closure.contains(&u.package_id)),
             })
             .cloned()
             .collect(),
@@ -184,12 +187,12 @@ fn own_units(plan: &resolve::Members, all: &emit::Emitted) -> emit::Emitted {
     }
 }
 
-/// What the groups of one build share: the toolchain, the union's plan and
+/// What the groups of one build share: the toolchain, the union's members and
 /// the cargo build.
 pub(crate) struct Shared {
     pub(crate) progress: Progress,
     pub(crate) toolchain: Toolchain,
-    pub(crate) plan: resolve::Members,
+    pub(crate) members: resolve::Members,
     pub(crate) target_dir: PathBuf,
     /// How long the cargo build took.
     pub(crate) built: Duration,
@@ -230,9 +233,9 @@ impl Shared {
             jobs: first.jobs,
             purpose: "build",
         };
-        let built = bitcode::build(&input, &progress, |plan| emit::Profile {
+        let built = bitcode::build(&input, &progress, |members| emit::Profile {
             unoptimized: if rewrites {
-                plan.callee_owned_local()
+                members.callee_owned_local()
             } else {
                 BTreeSet::new()
             },
@@ -240,7 +243,7 @@ impl Shared {
         let shared = Shared {
             progress,
             toolchain: built.toolchain,
-            plan: built.plan,
+            members: built.members,
             target_dir: built.target_dir,
             built: built.took,
         };

@@ -45,5 +45,6 @@ macro_rules! config {
     };
 }
 
+pub mod groups;
 #[cfg(test)]
 mod rewrite;

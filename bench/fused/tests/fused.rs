@@ -13,10 +13,11 @@ use fmerge_testkit::{
 };
 use std::collections::BTreeMap;
 
-type Run = (Vec<(u16, String)>, BTreeMap<String, String>);
+/// What the requests got back, and the Redis state after them.
+type Observed = (Vec<(u16, String)>, BTreeMap<String, String>);
 
 /// The unmerged system, on a freshly seeded Redis.
-fn unmerged(caller: &str, requests: &[&str]) -> Run {
+fn unmerged(caller: &str, requests: &[&str]) -> Observed {
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let system = Deployment::unmerged(&redis, &[], &[]);
@@ -31,7 +32,7 @@ fn unmerged(caller: &str, requests: &[&str]) -> Run {
 /// other function unmerged, so that a call that wrongly left the process
 /// would still succeed and show in the gateway's log. Asserts that none of
 /// `members` (but the caller) was asked through the gateway.
-fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Run {
+fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Observed {
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let port = free_port();

@@ -1,11 +1,28 @@
 //! Atomic outputs: every artifact is written under a temporary name in its
 //! final directory and renamed into place only when complete, so a failed or
 //! interrupted build never leaves a half-written file where a good one was.
+//! And the other way, [`read_parsed`]: an input file (a group, a plan, a
+//! stack, a graph) read and parsed, each failure said the caller's way.
 
 use anyhow::{Context as _, Result};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::TempPath;
+
+/// The file `path`, read and parsed by `parse`. `unreadable` and `invalid`
+/// say why it could not be read or parsed, before the cause.
+pub fn read_parsed<T, E>(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+    unreadable: impl FnOnce() -> String,
+    invalid: impl FnOnce() -> String,
+) -> Result<T>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let text = std::fs::read_to_string(path).with_context(unreadable)?;
+    parse(&text).with_context(invalid)
+}
 
 /// A temporary path next to `dest`; removed on drop unless committed.
 pub fn temp_beside(dest: &Path) -> Result<TempPath> {

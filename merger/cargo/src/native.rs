@@ -42,24 +42,30 @@ pub fn global_allocator_shim(dir: &Path, toolchain: &Toolchain) -> Result<PathBu
 }
 
 fn probe_program(dir: &Path, toolchain: &Toolchain, program: &str) -> Result<Probe> {
-    let triple = toolchain.triple.as_str();
+    let flags = ["-Cstrip=debuginfo", "-Csave-temps"];
+    let line = link_line(dir, toolchain, "fmerge_probe", program, &flags)?;
+    parse(&line, dir)
+}
+
+/// Builds `program` with rustc into `dir/<name>` (at -O3, with `flags`) and
+/// returns the link line rustc printed.
+fn link_line(
+    dir: &Path,
+    toolchain: &Toolchain,
+    name: &str,
+    program: &str,
+    flags: &[&str],
+) -> Result<String> {
     std::fs::create_dir_all(dir)?;
-    let src = dir.join("fmerge_probe.rs");
+    let src = dir.join(format!("{name}.rs"));
     std::fs::write(&src, program)?;
     let out = Command::new(&toolchain.rustc)
         .current_dir(dir)
-        .args([
-            "--edition=2021",
-            "--crate-type=bin",
-            "-Copt-level=3",
-            "-Cstrip=debuginfo",
-            "-Csave-temps",
-            "--print=link-args",
-            "--target",
-            triple,
-        ])
+        .args(["--edition=2021", "--crate-type=bin", "-Copt-level=3"])
+        .args(flags)
+        .args(["--print=link-args", "--target", toolchain.triple.as_str()])
         .arg("-o")
-        .arg(dir.join("fmerge_probe"))
+        .arg(dir.join(name))
         .arg(&src)
         .output()
         .context("cannot run rustc to learn its link arguments")?;
@@ -69,7 +75,7 @@ fn probe_program(dir: &Path, toolchain: &Toolchain, program: &str) -> Result<Pro
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    parse(&String::from_utf8_lossy(&out.stdout), dir)
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Parses rustc's printed command line: `ENV="v" … "cc" "arg" …`.
@@ -347,29 +353,12 @@ fn needed(binary: &Path) -> Result<Vec<String>> {
 /// `-l` names on rustc's link line (`gcc_s`, `m`, `c`, …; the probe's link
 /// line has them too) and the binary's DT_NEEDED (the dynamic loader, say).
 fn std_libs(dir: &Path, toolchain: &Toolchain) -> Result<(Vec<String>, Vec<String>)> {
-    let src = dir.join("fmerge_empty.rs");
-    std::fs::write(&src, "fn main() {}\n")?;
-    let binary = dir.join("fmerge_empty");
-    let out = Command::new(&toolchain.rustc)
-        .current_dir(dir)
-        .args(["--edition=2021", "--crate-type=bin", "-Copt-level=3"])
-        .args(["--print=link-args", "--target", toolchain.triple.as_str()])
-        .arg("-o")
-        .arg(&binary)
-        .arg(&src)
-        .output()
-        .context("cannot run rustc")?;
-    if !out.status.success() {
-        bail!(
-            "rustc could not link an empty program:\n{}\nFix the toolchain (is `cc` installed?) and retry.",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let names = split_quoted(&String::from_utf8_lossy(&out.stdout))
+    let line = link_line(dir, toolchain, "fmerge_empty", "fn main() {}\n", &[])?;
+    let names = split_quoted(&line)
         .into_iter()
         .filter_map(|(_, word)| word.strip_prefix("-l").map(str::to_string))
         .collect();
-    Ok((names, needed(&binary)?))
+    Ok((names, needed(&dir.join("fmerge_empty"))?))
 }
 
 #[cfg(test)]

@@ -9,7 +9,27 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::module::Module;
 
+mod detached;
+mod linkage;
+
+pub use detached::{Detached, detached};
+pub use linkage::{
+    bypass_aliases, delete_global, drop_initializer, make_declaration, promote_hidden,
+};
+
 pub type Value = LLVMValueRef;
+
+/// The values of one of LLVM's lists, from `first`, each next one by `next`.
+fn list(first: Value, next: unsafe extern "C" fn(Value) -> Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut v = first;
+    while !v.is_null() {
+        out.push(v);
+        // SAFETY: `v` is a live member of the list `first` starts.
+        v = unsafe { next(v) };
+    }
+    out
+}
 
 /// The name of a value (empty for unnamed ones).
 pub fn name(v: Value) -> String {
@@ -43,15 +63,10 @@ pub fn string_bytes(global: Value) -> Option<Vec<u8>> {
 
 /// Every global in the module, including those inkwell would type for us.
 pub fn globals(module: &Module) -> Vec<Value> {
-    let mut out = Vec::new();
-    unsafe {
-        let mut g = LLVMGetFirstGlobal(module.as_mut_ptr());
-        while !g.is_null() {
-            out.push(g);
-            g = LLVMGetNextGlobal(g);
-        }
-    }
-    out
+    list(
+        unsafe { LLVMGetFirstGlobal(module.as_mut_ptr()) },
+        LLVMGetNextGlobal,
+    )
 }
 
 /// Each `(user, operand index)` where `v` is used.
@@ -286,13 +301,10 @@ pub fn demangle(symbol: &str) -> String {
 /// Every function and global variable of the module, defined or declared.
 pub fn global_values(module: &Module) -> Vec<Value> {
     let mut out = globals(module);
-    unsafe {
-        let mut f = LLVMGetFirstFunction(module.as_mut_ptr());
-        while !f.is_null() {
-            out.push(f);
-            f = LLVMGetNextFunction(f);
-        }
-    }
+    out.extend(list(
+        unsafe { LLVMGetFirstFunction(module.as_mut_ptr()) },
+        LLVMGetNextFunction,
+    ));
     out
 }
 
@@ -327,145 +339,4 @@ pub fn instruction_count(f: Value) -> usize {
         }
     }
     n
-}
-
-/// Makes a local symbol (internal or private) visible to the other
-/// partitions' objects, but not outside the binary: external and hidden.
-/// An unnamed one gets `name`.
-pub fn promote_hidden(v: Value, name: &str) {
-    use inkwell::llvm_sys::{LLVMLinkage, LLVMVisibility};
-    unsafe {
-        let linkage = LLVMGetLinkage(v);
-        if matches!(
-            linkage,
-            LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
-        ) {
-            if LLVMGetValueName2(v, &mut 0).is_null() || self::name(v).is_empty() {
-                LLVMSetValueName2(v, name.as_ptr() as *const _, name.len());
-            }
-            LLVMSetLinkage(v, LLVMLinkage::LLVMExternalLinkage);
-            LLVMSetVisibility(v, LLVMVisibility::LLVMHiddenVisibility);
-        }
-    }
-}
-
-/// Turns a defined function into a declaration of itself: its body, its
-/// personality, its metadata and its comdat go; calls to it stay.
-pub fn make_declaration(f: Value) {
-    unsafe {
-        // Uses of its own instructions go first, so the blocks can be deleted
-        // in any order.
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            let mut i = LLVMGetFirstInstruction(bb);
-            while !i.is_null() {
-                let ty = LLVMTypeOf(i);
-                if LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
-                    LLVMReplaceAllUsesWith(i, LLVMGetPoison(ty));
-                }
-                i = LLVMGetNextInstruction(i);
-            }
-            bb = LLVMGetNextBasicBlock(bb);
-        }
-        while !LLVMGetFirstBasicBlock(f).is_null() {
-            LLVMDeleteBasicBlock(LLVMGetFirstBasicBlock(f));
-        }
-        if LLVMHasPersonalityFn(f) != 0 {
-            LLVMSetPersonalityFn(f, std::ptr::null_mut());
-        }
-        LLVMGlobalClearMetadata(f);
-        drop_comdat(f);
-        LLVMSetLinkage(f, inkwell::llvm_sys::LLVMLinkage::LLVMExternalLinkage);
-    }
-}
-
-/// Turns a defined global variable into a declaration of itself.
-pub fn drop_initializer(g: Value) {
-    unsafe {
-        LLVMSetInitializer(g, std::ptr::null_mut());
-        LLVMGlobalClearMetadata(g);
-        drop_comdat(g);
-        LLVMSetLinkage(g, inkwell::llvm_sys::LLVMLinkage::LLVMExternalLinkage);
-    }
-}
-
-fn drop_comdat(v: Value) {
-    unsafe {
-        if !inkwell::llvm_sys::comdat::LLVMGetComdat(v).is_null() {
-            inkwell::llvm_sys::comdat::LLVMSetComdat(v, std::ptr::null_mut());
-        }
-    }
-}
-
-/// Deletes a global variable (`llvm.used` in all partitions but one).
-pub fn delete_global(g: Value) {
-    unsafe { LLVMDeleteGlobal(g) }
-}
-
-/// Points every use of each alias at what it aliases (when that is a
-/// function or a global variable), so that unused aliases can be removed.
-pub fn bypass_aliases(module: &Module) {
-    unsafe {
-        let mut a = LLVMGetFirstGlobalAlias(module.as_mut_ptr());
-        while !a.is_null() {
-            let target = LLVMAliasGetAliasee(a);
-            if !LLVMIsAFunction(target).is_null() || !LLVMIsAGlobalVariable(target).is_null() {
-                LLVMReplaceAllUsesWith(a, target);
-                // A Rust-mangled alias is never called by name from outside.
-                let n = name(a);
-                if n.starts_with("_ZN") || n.starts_with("_R") {
-                    LLVMSetLinkage(a, inkwell::llvm_sys::LLVMLinkage::LLVMInternalLinkage);
-                }
-            }
-            a = LLVMGetNextGlobalAlias(a);
-        }
-    }
-}
-
-/// A module and the context that owns it, handed from the thread that made
-/// them to one that compiles them (inkwell's `Module` borrows its context,
-/// so the pair cannot move as inkwell types).
-pub struct Detached {
-    ctx: inkwell::context::Context,
-    module: LLVMModuleRef,
-}
-
-// SAFETY: an LLVM context and its modules may move between threads as long
-// as one thread at a time uses them; `detached` keeps the only handle to the
-// module, and `Detached` hands it back to exactly one user.
-unsafe impl Send for Detached {}
-
-/// Makes a module in a new context of its own, with `make`, detached.
-pub fn detached<E>(
-    make: impl FnOnce(&inkwell::context::Context) -> Result<Module<'_>, E>,
-) -> Result<Detached, E> {
-    let ctx = inkwell::context::Context::create();
-    let module = make(&ctx)?;
-    let raw = module.as_mut_ptr();
-    // The module is owned by `ctx` from here on, until `with` takes it back.
-    std::mem::forget(module);
-    Ok(Detached { ctx, module: raw })
-}
-
-impl Detached {
-    /// Runs `f` on the module, which stays.
-    pub fn borrow<T>(&self, f: impl FnOnce(&Module<'_>) -> T) -> T {
-        // SAFETY: as in `with`; the `Module` made here is forgotten, not
-        // dropped, so the module stays owned by `self`.
-        let module = unsafe { Module::new(self.module) };
-        let out = f(&module);
-        std::mem::forget(module);
-        out
-    }
-
-    /// Runs `f` on the module, then frees the module and its context.
-    pub fn with<T>(self, f: impl FnOnce(&Module<'_>) -> T) -> T {
-        // SAFETY: `self.module` is the module `detached` made, alive and owned by
-        // `self.ctx`; the `Module` made here drops it before the context.
-        let module = unsafe { Module::new(self.module) };
-        let out = f(&module);
-        drop(module);
-        drop(self.ctx);
-        out
-    }
 }

@@ -5,11 +5,12 @@
 //! [`merge`] is its one entry (and [`Merged::compile`] the way to objects);
 //! the passes are in [`passes`], one file each.
 //!
-//! This is the only crate of fmerge that links libLLVM, and [`ir`]'s small
+//! This is the only crate of fmerge that links libLLVM, and `ir`'s small
 //! layer is the only place that calls LLVM's C API directly.
 
 pub mod calls;
 pub mod codegen;
+mod fmt_args;
 mod ir;
 pub mod link;
 pub mod llvm;
@@ -17,7 +18,6 @@ mod merge;
 pub mod passes;
 pub mod split;
 mod symbols;
-mod template;
 
 pub use codegen::Lto;
 pub use inkwell::context::Context;

@@ -4,8 +4,9 @@
 //!
 //! Run: `cargo test --release -p fmerge-ir --test split`
 
-use fmerge_ir::{Context, codegen, split};
+use fmerge_ir::{Context, Module, codegen, split};
 use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::targets::TargetMachine;
 use std::collections::BTreeSet;
 
 const IR: &str = r#"
@@ -48,19 +49,23 @@ fn defined(module: &inkwell::module::Module<'_>) -> (BTreeSet<String>, BTreeSet<
     (functions, globals)
 }
 
-#[test]
-fn each_definition_lands_in_exactly_one_partition() {
-    let ctx = Context::create();
-    let module = ctx
-        .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(
-            IR.as_bytes(),
-            "split.ll",
-        ))
-        .unwrap();
-    let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
+const TRIPLE: &str = "x86_64-unknown-linux-gnu";
+
+/// The IR, parsed in `ctx`; the machine it compiles for (at -O3); its cut in two.
+fn cut_in_two(ctx: &Context) -> (Module<'_>, TargetMachine, split::Cut) {
+    let ir = MemoryBuffer::create_from_memory_range_copy(IR.as_bytes(), "split.ll");
+    let module = ctx.create_module_from_ir(ir).unwrap();
+    let machine = codegen::machine(TRIPLE, 3).unwrap();
     let cut = codegen::cut(&module, &machine, 2)
         .unwrap()
         .expect("the module can be cut");
+    (module, machine, cut)
+}
+
+#[test]
+fn each_definition_lands_in_exactly_one_partition() {
+    let ctx = Context::create();
+    let (module, machine, cut) = cut_in_two(&ctx);
     assert_eq!(cut.partitions(), 2);
 
     let mut all_functions = Vec::new();
@@ -95,19 +100,10 @@ fn each_definition_lands_in_exactly_one_partition() {
 /// The objects of the IR's two partitions, compiled on `threads` threads.
 fn objects(threads: usize, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let ctx = Context::create();
-    let module = ctx
-        .create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(
-            IR.as_bytes(),
-            "split.ll",
-        ))
-        .unwrap();
-    let machine = codegen::machine("x86_64-unknown-linux-gnu", 3).unwrap();
-    let cut = codegen::cut(&module, &machine, 2)
-        .unwrap()
-        .expect("the module can be cut");
+    let (module, _machine, cut) = cut_in_two(&ctx);
     drop(module);
     drop(ctx);
-    codegen::emit_partitions(cut, "x86_64-unknown-linux-gnu", 3, threads, dir, "demo").unwrap()
+    codegen::emit_partitions(cut, TRIPLE, 3, threads, dir, "demo").unwrap()
 }
 
 #[test]

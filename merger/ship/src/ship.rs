@@ -4,7 +4,7 @@
 use crate::image::{self, ImageSpec};
 use crate::push::{self, Auth, PushOptions};
 use crate::stack_in;
-use crate::stack_out::{self, CalleeEnv, StackSpec};
+use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -45,30 +45,24 @@ pub struct Ship {
     pub stack: Option<(stack_in::StackIn, Vec<stack_in::Entry>, bool)>,
 }
 
-/// The stack file of a whole merge beside its input: `stack.merged.yml`.
-pub fn merged_stack_path(input: &stack_in::StackIn) -> PathBuf {
+/// Writes the input stack with the merged groups' entries beside it, as
+/// `stack.merged.yml`, and returns its path.
+pub fn write_merged_stack(
+    input: &stack_in::StackIn,
+    specs: &[StackSpec],
+    remove_callees: bool,
+) -> Result<PathBuf> {
     let stem = input
         .path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("stack");
-    input.path.with_file_name(format!("{stem}.merged.yml"))
+    let path = input.path.with_file_name(format!("{stem}.merged.yml"));
+    let text = input.merged_all(specs, remove_callees)?;
+    fmerge_cargo::artifact::write(&path, text.as_bytes())
 }
 
 impl Ship {
-    /// Builds the image, pushes it if asked, and writes stack.yml next to the
-    /// binary. Returns the reference to deploy (pinned by digest once pushed).
-    pub fn run(self, merged: &Merged, quiet: bool) -> Result<(String, PathBuf)> {
-        let (reference, spec, stack) = self.image(merged, quiet)?;
-        let Some((input, remove_callees)) = stack else {
-            let dir = merged.binary.parent().expect("a directory");
-            return Ok((reference, stack_out::write(&spec, dir)?));
-        };
-        let path = merged_stack_path(&input);
-        fmerge_cargo::artifact::write(&path, input.merged(&spec, remove_callees)?.as_bytes())?;
-        Ok((reference, path))
-    }
-
     /// Builds the image and pushes it if asked. Returns the reference to
     /// deploy (pinned by digest once pushed), the merged function's stack
     /// entry, and the input stack file to write it into, if any.

@@ -9,6 +9,7 @@
 
 use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::{Context as _, Result, bail};
+use fmerge_cargo::artifact;
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -36,19 +37,23 @@ pub struct Entry {
 
 impl StackIn {
     pub fn load(path: &Path) -> Result<StackIn> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "cannot read the stack file {}; check the -f path",
-                path.display()
-            )
-        })?;
-        let doc: Value = serde_yaml_ng::from_str(&text).with_context(|| {
-            format!(
-                "{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)",
-                path.display(),
-                path.display()
-            )
-        })?;
+        let doc: Value = artifact::read_parsed(
+            path,
+            |text| serde_yaml_ng::from_str(text),
+            || {
+                format!(
+                    "cannot read the stack file {}; check the -f path",
+                    path.display()
+                )
+            },
+            || {
+                format!(
+                    "{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)",
+                    path.display(),
+                    path.display()
+                )
+            },
+        )?;
         let provider = doc
             .get("provider")
             .and_then(|p| p.get("name"))
@@ -116,15 +121,18 @@ impl StackIn {
         };
         for file in strings(f.get("environment_file")) {
             let path = self.dir().join(&file);
-            let text = std::fs::read_to_string(&path).with_context(|| {
-                format!(
-                    "{}: cannot read environment_file {}",
-                    self.path.display(),
-                    path.display()
-                )
-            })?;
-            let env: Value = serde_yaml_ng::from_str(&text)
-                .with_context(|| format!("{} is not valid YAML", path.display()))?;
+            let env: Value = artifact::read_parsed(
+                &path,
+                |text| serde_yaml_ng::from_str(text),
+                || {
+                    format!(
+                        "{}: cannot read environment_file {}",
+                        self.path.display(),
+                        path.display()
+                    )
+                },
+                || format!("{} is not valid YAML", path.display()),
+            )?;
             entry.environment.extend(map(env.get("environment")));
         }
         entry.environment.extend(map(f.get("environment")));

@@ -1,13 +1,13 @@
 //! `fmerge build`: the command line and the group file in, one merge (or
 //! every group of a plan) out, then the image and stack.yml if asked.
 
-use crate::group::{self, Group};
-use crate::options::Given;
+use crate::group::Group;
+use crate::options::{Given, ImageFlags};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use fmerge_ship::image;
 use fmerge_ship::push::{self, Auth};
-use fmerge_ship::ship::{Ship, merged_stack_path};
+use fmerge_ship::ship::{Ship, write_merged_stack};
 use fmerge_ship::stack_in;
 use fmerge_ship::stack_out;
 use std::path::PathBuf;
@@ -48,33 +48,9 @@ pub struct BuildArgs {
     /// `"reason": "merged"`). Progress and warnings always go to stderr.
     #[arg(long, value_name = "FMT", default_value = "human", value_parser = ["human", "json"])]
     message_format: String,
-    /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
-    #[arg(long)]
-    image: bool,
-    /// Build the image, then push it (implies --image).
-    #[arg(long)]
-    push: bool,
-    /// The image reference, e.g. docker.io/you/pair:v1 or 127.0.0.1:5000/pair:v1
-    /// [default: <REGISTRY>/<NAME>:<content hash>].
-    #[arg(long, value_name = "REF")]
-    tag: Option<String>,
-    /// Registry and namespace for the default tag, e.g. docker.io/you.
-    #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY")]
-    registry: Option<String>,
-    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet
-    /// [default: auto].
-    #[arg(long, value_name = "MODE")]
-    progress: Option<String>,
-    /// The source revision recorded in the image labels [default: `git rev-parse HEAD`].
-    #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION")]
-    source_revision: Option<String>,
-    /// Where push credentials come from: auto (FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD,
-    /// else ~/.docker/config.json), env, docker, none.
-    #[arg(long, value_name = "SOURCE")]
-    registry_auth: Option<String>,
-    /// The OpenFaaS gateway written into stack.yml.
-    #[arg(long, value_name = "URL")]
-    gateway: Option<String>,
+    /// The image options (in a group file, its `[image]` table).
+    #[command(flatten)]
+    ship: ImageFlags,
 }
 
 /// Everything one build needs, from the command line over the group file,
@@ -132,71 +108,58 @@ fn request(args: BuildArgs) -> Result<Request> {
     }
     crate::pipeline::validate(&opts)?;
 
-    let image = group.image.clone().unwrap_or_default();
-    let push = args.push || image.push;
-    let ship = if args.image || image.build || push {
-        let auth: Auth = args
+    let shipping = args.ship.over(&group.image.clone().unwrap_or_default());
+    let ship = if shipping.image {
+        let auth: Auth = shipping
             .registry_auth
-            .or(image.registry_auth)
             .as_deref()
             .unwrap_or("auto")
             .parse()?;
         let progress: push::Progress = if opts.quiet {
             push::Progress::Quiet
         } else {
-            args.progress
-                .or(image.progress)
-                .as_deref()
-                .unwrap_or("auto")
-                .parse()?
+            shipping.progress.as_deref().unwrap_or("auto").parse()?
         };
-        let gateway = args.gateway.or(image.gateway);
-        if let Some(gateway) = &gateway {
+        if let Some(gateway) = &shipping.gateway {
             anyhow::ensure!(
                 gateway.starts_with("http://") || gateway.starts_with("https://"),
                 "--gateway {gateway:?} is not an http(s) URL"
             );
         }
-        let name = opts
-            .name
-            .clone()
-            .unwrap_or_else(|| group::default_name(&caller));
-        stack_out::validate_function_name(&name)
+        stack_out::validate_function_name(&opts.label())
             .context("the merge name (--name) is also the image's name")?;
         for member in std::iter::once(&caller).chain(&opts.callees) {
             stack_out::validate_function_name(member)?;
         }
-        let tag = args.tag.or(image.tag);
-        if let Some(tag) = &tag {
+        if let Some(tag) = &shipping.tag {
             let reference = image::ImageRef::parse(tag)?;
             anyhow::ensure!(
                 reference.digest().is_none(),
                 "cannot tag an image with a digest reference ({tag}); fix: give a tag like `repo/name:v1`"
             );
-            if push {
+            if shipping.push {
                 reference.check_pushable()?;
             }
         }
-        let registry = args.registry.or(image.registry).filter(|p| !p.is_empty());
         let stack = stack_in.map(|s| (s, entries, args.remove_callees));
         Some(Ship {
-            tag,
-            registry,
-            push,
+            tag: shipping.tag,
+            registry: shipping.registry.filter(|p| !p.is_empty()),
+            push: shipping.push,
             auth,
             progress,
-            gateway,
-            revision: args.source_revision,
+            gateway: shipping.gateway,
+            revision: shipping.source_revision,
             dockerfile: crate::assets::DOCKERFILE,
             stack,
         })
     } else {
         // Image options without an image are a mistake, not a no-op.
         for (flag, given) in [
-            ("--tag", args.tag.is_some()),
-            ("--gateway", args.gateway.is_some()),
-            ("--progress", args.progress.is_some()),
-            ("--registry-auth", args.registry_auth.is_some()),
+            ("--tag", args.ship.tag.is_some()),
+            ("--gateway", args.ship.gateway.is_some()),
+            ("--progress", args.ship.progress.is_some()),
+            ("--registry-auth", args.ship.registry_auth.is_some()),
         ] {
             anyhow::ensure!(
                 !given,
@@ -217,18 +180,57 @@ pub fn run(args: BuildArgs) -> Result<()> {
     if args.plan.is_some() || args.all {
         return build_plan(args);
     }
-    let Request { opts, ship, json } = request(args)?;
-    let merged = crate::build(&opts)?;
-    if json {
-        print_json(&merged);
-    } else if let Some(ll) = &merged.ll {
-        println!("{}", ll.display());
+    build(vec![request(args)?], false)
+}
+
+/// Builds the groups with one cargo build and ships each as asked: the one
+/// path of a single build (a plan of one group) and of a `plan`'s groups.
+/// Of a plan, each group's records carry its name and, when the groups share
+/// an input stack, one merged stack for the whole application is written
+/// after them all.
+fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
+    let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
+    let merged = crate::build_many(&opts)?;
+    let (quiet, json) = (opts[0].quiet, requests[0].json);
+    let mut specs = Vec::new();
+    let mut whole = None;
+    for (request, merged) in requests.into_iter().zip(&merged) {
+        if json {
+            print_json(merged);
+        } else if let Some(ll) = merged.ll.as_ref().filter(|_| !plan) {
+            // (A plan's groups list their binaries only.)
+            println!("{}", ll.display());
+        }
+        if let Some(ship) = request.ship {
+            let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
+            let own = match stack {
+                Some((input, remove)) if plan => {
+                    specs.push(spec);
+                    whole = Some((input, remove));
+                    None
+                }
+                Some((input, remove)) => Some(write_merged_stack(&input, &[spec], remove)?),
+                None => Some(stack_out::write(
+                    &spec,
+                    merged.binary.parent().expect("a directory"),
+                )?),
+            };
+            let name = plan.then_some(merged.name.as_str());
+            print_image(name, &reference, own.as_deref(), json);
+        }
+        print_merged(merged, json);
     }
-    if let Some(ship) = ship {
-        let (reference, stack) = ship.run(&shipped(&merged), opts.quiet)?;
-        print_image(None, &reference, Some(&stack), json);
+    if let Some((input, remove)) = whole {
+        let path = write_merged_stack(&input, &specs, remove)?;
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "reason": "stack", "stack": path })
+            );
+        } else {
+            println!("{}", path.display());
+        }
     }
-    print_merged(&merged, json);
     Ok(())
 }
 
@@ -260,7 +262,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
     for (flag, given) in [
         ("--name", args.merge.name.is_some()),
         ("--out", args.merge.out.is_some()),
-        ("--tag", args.tag.is_some()),
+        ("--tag", args.ship.tag.is_some()),
         ("--rewrite", !args.merge.rewrite.is_empty()),
     ] {
         anyhow::ensure!(
@@ -272,26 +274,14 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         Some(path) => path.clone(),
         None => {
             let stack = args.yaml.clone().expect("clap: --all requires -f");
-            let mut plan = super::plan::PlanArgs {
-                source: super::graph::Source {
-                    yaml: Some(stack.clone()),
-                    metrics: None,
-                    access_log: None,
-                    target_dir: args.merge.target_dir.clone(),
-                    jobs: args.merge.jobs,
-                    quiet: args.merge.quiet,
-                },
-                graph: None,
-                max_memory: None,
-                keep_apart: Vec::new(),
-                hop_ms: None,
-                search: "auto".into(),
-                out: None,
-            };
             let dir = stack.parent().filter(|p| !p.as_os_str().is_empty());
             let out = dir.unwrap_or(std::path::Path::new(".")).join("plan");
-            plan.out = Some(out.clone());
-            super::plan::run(plan)?;
+            let source = super::graph::Source {
+                yaml: Some(stack),
+                cargo: args.merge.cargo.clone(),
+                ..Default::default()
+            };
+            super::plan::run(super::plan::PlanArgs::defaults(source, out.clone()))?;
             out.join("plan.toml")
         }
     };
@@ -316,45 +306,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
     }
-    let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
-    let merged = crate::build_many(&opts)?;
-    let (quiet, json) = (opts[0].quiet, requests[0].json);
-    let mut specs = Vec::new();
-    let mut whole = None;
-    for (request, merged) in requests.into_iter().zip(&merged) {
-        if json {
-            print_json(merged);
-        }
-        if let Some(ship) = request.ship {
-            let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
-            let own = match stack {
-                Some((input, remove)) => {
-                    specs.push(spec);
-                    whole = Some((input, remove));
-                    None
-                }
-                None => Some(stack_out::write(
-                    &spec,
-                    merged.binary.parent().expect("a directory"),
-                )?),
-            };
-            print_image(Some(&merged.name), &reference, own.as_deref(), json);
-        }
-        print_merged(merged, json);
-    }
-    if let Some((input, remove)) = whole {
-        let path = merged_stack_path(&input);
-        fmerge_cargo::artifact::write(&path, input.merged_all(&specs, remove)?.as_bytes())?;
-        if json {
-            println!(
-                "{}",
-                serde_json::json!({ "reason": "stack", "stack": path })
-            );
-        } else {
-            println!("{}", path.display());
-        }
-    }
-    Ok(())
+    build(requests, true)
 }
 
 /// An image's lines: its reference and the stack file written for it (the

@@ -1,6 +1,6 @@
 //! `fmerge graph`: the application's call graph, read from the functions'
 //! code (and weighed by traffic), as JSON, DOT and a picture. Its source
-//! flags and [`graph_of`] are `fmerge plan`'s too.
+//! flags and `graph_of` are `fmerge plan`'s too.
 
 use crate::graph::{self, Graph, render, traffic};
 use anyhow::{Result, bail};
@@ -8,7 +8,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 /// Where the call graph comes from, and its traffic.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct Source {
     /// The faas-cli stack file of the application.
     #[arg(short = 'f', long = "yaml", value_name = "STACK")]
@@ -20,15 +20,8 @@ pub struct Source {
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
-    /// The cargo target dir to build in (default: the first function's).
-    #[arg(long, value_name = "DIR")]
-    pub target_dir: Option<PathBuf>,
-    /// Parallel jobs for cargo.
-    #[arg(short, long)]
-    pub jobs: Option<usize>,
-    /// Print only the results.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub cargo: crate::options::Cargo,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -60,9 +53,9 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
         (Some(file), _) => Graph::load(file)?,
         (None, Some(stack)) => graph::read(
             stack,
-            source.target_dir.as_deref(),
-            source.jobs,
-            source.quiet,
+            source.cargo.target_dir.as_deref(),
+            source.cargo.jobs,
+            source.cargo.quiet,
         )?,
         (None, None) => bail!(
             "no application given: run `fmerge graph -f stack.yml` (or `fmerge plan --graph calls.json`)"
@@ -87,7 +80,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     };
     if let Some(traffic) = traffic {
         for note in graph.weigh(&traffic) {
-            if !source.quiet {
+            if !source.cargo.quiet {
                 eprintln!("fmerge: note: {note}");
             }
         }

@@ -32,6 +32,23 @@ pub struct PlanArgs {
     pub out: Option<PathBuf>,
 }
 
+impl PlanArgs {
+    /// `fmerge plan` of `source` into `out`, every other flag at its default
+    /// (as clap gives it: the defaults are the flags' own).
+    pub fn defaults(source: Source, out: PathBuf) -> PlanArgs {
+        use clap::{Command, FromArgMatches as _};
+        let matches = Self::augment_args(Command::new("plan"))
+            .try_get_matches_from(["plan"])
+            .expect("no flags are valid flags");
+        let args = Self::from_arg_matches(&matches).expect("the defaults are PlanArgs");
+        PlanArgs {
+            source,
+            out: Some(out),
+            ..args
+        }
+    }
+}
+
 /// `fmerge plan`: plan.toml and one group file per merge.
 pub fn run(args: PlanArgs) -> Result<()> {
     if let Some(ms) = args.hop_ms
@@ -122,4 +139,18 @@ fn relative_to(path: &Path, dir: &Path) -> PathBuf {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_flags_own() {
+        let args = PlanArgs::defaults(Source::default(), PathBuf::from("out"));
+        assert!(args.graph.is_none() && args.max_memory.is_none() && args.hop_ms.is_none());
+        assert!(args.keep_apart.is_empty() && args.source.yaml.is_none());
+        assert_eq!(args.search, "auto");
+        assert_eq!(args.out, Some(PathBuf::from("out")));
+    }
 }

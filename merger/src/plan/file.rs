@@ -1,7 +1,8 @@
 //! The plan file `fmerge plan` writes and `fmerge build --plan` reads.
 
 use crate::group::Group;
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
+use fmerge_cargo::artifact;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -28,14 +29,17 @@ pub struct PlanGroup {
 impl PlanFile {
     /// Reads a plan file; each group is checked as a group file would be.
     pub fn load(path: &Path) -> Result<(PlanFile, Vec<Group>)> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the plan {}", path.display()))?;
-        let mut plan: PlanFile = toml::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
-                path.display()
-            )
-        })?;
+        let mut plan: PlanFile = artifact::read_parsed(
+            path,
+            |text| toml::from_str(text),
+            || format!("cannot read the plan {}", path.display()),
+            || {
+                format!(
+                    "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
+                    path.display()
+                )
+            },
+        )?;
         let base = path.parent().unwrap_or(Path::new("."));
         if let Some(stack) = &mut plan.stack
             && stack.is_relative()

@@ -22,9 +22,9 @@
 //! crate's module before linking, when it still knows which crate owns each
 //! literal: a literal in a crate the caller links too is never changed.
 
+use crate::fmt_args;
 use crate::ir::{self, Value};
 use crate::passes::{Crate, Facts, Found};
-use crate::template;
 use anyhow::{Result, bail};
 use inkwell::module::Module;
 use std::collections::BTreeSet;
@@ -199,7 +199,7 @@ fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scop
                 )
             );
         }
-        let Some(new) = template::rewrite(
+        let Some(new) = fmt_args::rewrite(
             bytes,
             scope.rewrite.from.as_bytes(),
             scope.rewrite.to.as_bytes(),

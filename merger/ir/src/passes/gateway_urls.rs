@@ -10,7 +10,7 @@
 //! placeholder.
 
 use crate::passes::{Crate, Facts, Found};
-use crate::{ir, template};
+use crate::{fmt_args, ir};
 use anyhow::Result;
 use inkwell::module::Module;
 
@@ -21,7 +21,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
     let members = facts.members();
     let mut urls = Vec::new();
     for bytes in ir::globals(module).into_iter().filter_map(ir::string_bytes) {
-        let text = template::render(&bytes)
+        let text = fmt_args::render(&bytes)
             .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
         for member in &members {
             if let Some(url) = url_of(&text, member) {

@@ -162,14 +162,20 @@ fn rootfs_path(image_path: &Path) -> PathBuf {
     Path::new("rootfs").join(image_path.strip_prefix("/").unwrap_or(image_path))
 }
 
-fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &Path, mode: u32) -> Result<()> {
+/// A reproducible entry's header: owned by root, dated [`MTIME`].
+fn header(kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
     let mut h = tar::Header::new_gnu();
-    h.set_entry_type(tar::EntryType::Directory);
+    h.set_entry_type(kind);
     h.set_mode(mode);
     h.set_uid(0);
     h.set_gid(0);
     h.set_mtime(MTIME);
-    h.set_size(0);
+    h.set_size(size);
+    h
+}
+
+fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &Path, mode: u32) -> Result<()> {
+    let mut h = header(tar::EntryType::Directory, mode, 0);
     b.append_data(&mut h, path, std::io::empty())
         .with_context(|| {
             format!(
@@ -180,13 +186,7 @@ fn append_dir(b: &mut tar::Builder<Vec<u8>>, path: &Path, mode: u32) -> Result<(
 }
 
 fn append_bytes(b: &mut tar::Builder<Vec<u8>>, path: &Path, data: &[u8], mode: u32) -> Result<()> {
-    let mut h = tar::Header::new_gnu();
-    h.set_entry_type(tar::EntryType::Regular);
-    h.set_mode(mode);
-    h.set_uid(0);
-    h.set_gid(0);
-    h.set_mtime(MTIME);
-    h.set_size(data.len() as u64);
+    let mut h = header(tar::EntryType::Regular, mode, data.len() as u64);
     b.append_data(&mut h, path, data)
         .with_context(|| format!("cannot add {} to the build context", path.display()))
 }
@@ -294,27 +294,12 @@ mod tests {
         assert!(df.contains(r#"ENTRYPOINT ["/usr/local/bin/x"]"#), "{df}");
         assert!(df.contains("FROM scratch"));
         assert!(!df.contains("{{"));
-        assert!(
-            render_dockerfile(
-                TEMPLATE,
-                Path::new("/x"),
-                &[("REDIS_PASSWORD".into(), "p".into())],
-                &r
-            )
-            .is_err()
-        );
-        assert!(
-            render_dockerfile(TEMPLATE, Path::new("/x"), &[("1A".into(), "p".into())], &r).is_err()
-        );
-        assert!(
-            render_dockerfile(
-                TEMPLATE,
-                Path::new("/x"),
-                &[("A".into(), "p\nq".into())],
-                &r
-            )
-            .is_err()
-        );
+        let refused = |key: &str, value: &str| {
+            render_dockerfile(TEMPLATE, Path::new("/x"), &[(key.into(), value.into())], &r).is_err()
+        };
+        assert!(refused("REDIS_PASSWORD", "p"));
+        assert!(refused("1A", "p"));
+        assert!(refused("A", "p\nq"));
         assert!(!looks_secret("TOKEN_TTL") && looks_secret("github_token"));
         let no_entrypoint = render_dockerfile("FROM scratch\n", Path::new("/x"), &[], &r);
         assert!(format!("{:#}", no_entrypoint.unwrap_err()).contains("{{ENTRYPOINT}}"));

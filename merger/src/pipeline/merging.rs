@@ -12,12 +12,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// One merge under way: its options, where things go, and the timings so far.
-pub(crate) struct Run<'a> {
+pub(crate) struct Merging<'a> {
     opts: &'a Options,
     progress: Progress,
     timings: Vec<(&'static str, Duration)>,
     toolchain: Toolchain,
-    pub(crate) plan: resolve::Members,
+    pub(crate) members: resolve::Members,
     name: String,
     /// fmerge's own files for this merge (objects, probe, cache).
     work: PathBuf,
@@ -26,12 +26,12 @@ pub(crate) struct Run<'a> {
     lto: ir::Lto,
 }
 
-impl<'a> Run<'a> {
+impl<'a> Merging<'a> {
     /// Decides where this group's files go.
     pub(crate) fn new(
         opts: &'a Options,
         shared: &Shared,
-        plan: resolve::Members,
+        members: resolve::Members,
         progress: Progress,
     ) -> Self {
         let name = opts.label();
@@ -40,8 +40,8 @@ impl<'a> Run<'a> {
             .out
             .clone()
             .unwrap_or_else(|| target_dir.join("fmerge").join(&name));
-        let lto = lto(opts, &plan, &progress);
-        Run {
+        let lto = lto(opts, &members, &progress);
+        Merging {
             opts,
             timings: vec![("cargo build", shared.built)],
             toolchain: shared.toolchain.clone(),
@@ -49,7 +49,7 @@ impl<'a> Run<'a> {
             binary: out_dir.join(&name),
             ll: out_dir.join(format!("{name}.ll")),
             name,
-            plan,
+            members,
             lto,
             progress,
         }
@@ -122,12 +122,12 @@ impl<'a> Run<'a> {
     ) -> Result<ir::Merged> {
         let facts = ir::Facts {
             caller: self.opts.caller.clone(),
-            callees: self.plan.callee_names(),
+            callees: self.members.callee_names(),
             rewrites,
             allow_shared_static: self.opts.allow_shared_static.clone(),
             native_refs: native::undefined_in_static_libs(&emitted.native),
         };
-        let units = ir_units(&self.plan, emitted, bitcode);
+        let units = ir_units(&self.members, emitted, bitcode);
         let count = units.len();
         let target = self.target();
         let (progress, mut link_ir) = (&self.progress, None);
@@ -232,7 +232,7 @@ impl<'a> Run<'a> {
         unmerged.sort();
         Merged {
             ll: self.opts.emit_ll.then_some(self.ll),
-            members: self.plan.functions().map(|f| f.name.clone()).collect(),
+            members: self.members.functions().map(|f| f.name.clone()).collect(),
             settings: outcome.settings,
             unmerged,
             native_libs: outcome.native_libs,
@@ -247,8 +247,8 @@ impl<'a> Run<'a> {
 }
 
 /// The LTO mode: the option, or what the release profile asks for.
-fn lto(opts: &Options, plan: &resolve::Members, progress: &Progress) -> ir::Lto {
-    let release = emit::Release::read(&plan.manifest_path);
+fn lto(opts: &Options, members: &resolve::Members, progress: &Progress) -> ir::Lto {
+    let release = emit::Release::read(&members.manifest_path);
     let lto = opts.lto.unwrap_or(if release.lto {
         ir::Lto::Fat
     } else {
@@ -262,7 +262,7 @@ fn lto(opts: &Options, plan: &resolve::Members, progress: &Progress) -> ir::Lto 
 
 /// Each crate's bitcode, with what the passes must know about it.
 fn ir_units(
-    plan: &resolve::Members,
+    members: &resolve::Members,
     emitted: &emit::Emitted,
     bitcode: Vec<Vec<u8>>,
 ) -> Vec<ir::Unit> {
@@ -271,13 +271,13 @@ fn ir_units(
         .iter()
         .zip(bitcode)
         .map(|(unit, bitcode)| {
-            let package = plan.local.get(&unit.package_id).cloned();
+            let package = members.local.get(&unit.package_id).cloned();
             ir::Unit {
                 crate_name: unit.crate_name.clone(),
                 local: package.as_deref().is_some_and(|p| p != resolve::RUNTIME),
                 package,
                 function: unit.function.clone(),
-                owners: resolve::owners(plan.functions(), &unit.package_id),
+                owners: resolve::owners(members.functions(), &unit.package_id),
                 unoptimized: unit.unoptimized,
                 bitcode,
                 path: unit.bitcode.clone(),
