@@ -1,8 +1,10 @@
 //! `seed`: fills a socialNetwork deployment with users, a follow graph and
 //! posts, through its gateway (see `fmerge_testkit::seed`).
 //!
-//!     cargo run --release -p fmerge-testkit --bin seed -- \
-//!         --gateway http://127.0.0.1:8080 --users 1000 --degree 20 --posts 5000
+//! ```text
+//! cargo run --release -p fmerge-testkit --bin seed -- \
+//!     --gateway http://127.0.0.1:8080 --users 1000 --degree 20 --posts 5000
+//! ```
 
 use clap::Parser;
 use fmerge_testkit::{SeedOptions, seed};
@@ -10,12 +12,12 @@ use std::process::ExitCode;
 
 /// Registers users `user1`..`user<N>` (ids 1..N), makes each follow DEGREE
 /// others, and composes POSTS posts, all through the gateway's
-/// /function/<name> routes. The data depends only on the flags (and, for
+/// `/function/<name>` routes. The data depends only on the flags (and, for
 /// post ids, on --concurrency 1).
 #[derive(Parser)]
 #[command(name = "seed")]
 struct Args {
-    /// The gateway: http://host:port (its /function/<name> routes are used).
+    /// The gateway: `http://host:port` (its `/function/<name>` routes are used).
     #[arg(long, env = "GATEWAY_URL", default_value = "http://127.0.0.1:8080")]
     gateway: String,
     /// Users to register.
