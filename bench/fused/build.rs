@@ -47,7 +47,7 @@ fn main() {
             std::fs::write(&file, text).expect("write a generated module");
             let _ = writeln!(
                 decls,
-                "#[path = {:?}]\nmod {module};",
+                "#[path = {:?}]\n#[allow(unused_imports)] // `rt` may have served only `rt::function!`\nmod {module};",
                 file.to_str().expect("OUT_DIR is UTF-8")
             );
             called.extend(calls);

@@ -20,12 +20,17 @@
 //! error reaches its caller as is (not as the `Error::rpc` an HTTP or merged
 //! call gives), and a callee's panic is the whole request's panic.
 
-/// What `rt::function!(handle)` becomes in a fused member: the handler,
+/// What `rt::function!(handle)` (or `(json handle)`) becomes in a fused member: the handler,
 /// callable from the rest of the program as `fused_handle`, with neither the
 /// `main` nor the exported `fmerge.entry.<name>` symbol that `function!`
 /// emits (one program has one `main`).
 #[macro_export]
 macro_rules! function {
+    (json $handler:path) => {
+        pub(crate) async fn fused_handle(body: ::fmerge_runtime::Bytes) -> ::fmerge_runtime::Reply {
+            ::fmerge_runtime::run_json($handler, &body).await
+        }
+    };
     ($handler:path) => {
         pub(crate) async fn fused_handle(body: ::fmerge_runtime::Bytes) -> ::fmerge_runtime::Reply {
             $handler(body).await.map_err(::std::convert::Into::into)

@@ -2,13 +2,16 @@
 //! module of a fused program. `build.rs` applies them (it includes this file
 //! with `#[path]`); the unit tests below run with the crate's lib.
 //!
-//! Exactly three rewrites, each checked, so that the baseline fails to build
+//! Exactly four rewrites, each checked, so that the baseline fails to build
 //! rather than drift from the real functions:
-//! - `rt::function!(handle);` becomes `fmerge_fused::function!(handle);`: no
-//!   second `main`, no exported entry symbol, and a `fused_handle` that the
-//!   rest of the program can call (`handle` itself is private to its module);
+//! - `rt::function!(handle);` (or `(json handle)`) becomes
+//!   `fmerge_fused::function!(…)`: no second `main`, no exported entry
+//!   symbol, and a `fused_handle` that the rest of the program can call
+//!   (`handle` itself is private to its module);
 //! - `rt::config!(` becomes `fmerge_fused::config!(`: the plain variable, as
 //!   the function reads it standalone (see that macro);
+//! - `sn_store::store!();` becomes `sn_store::store!(config:
+//!   fmerge_fused::config);`: the Redis address read the same way;
 //! - `rt::invoke("<member>", ` becomes `crate::direct::<member>(` for a
 //!   member of the same program; any other `invoke` stays a call over HTTP.
 //!
@@ -22,6 +25,8 @@ pub fn module_name(function: &str) -> String {
 }
 
 const FUNCTION_LINE: &str = "rt::function!(handle);";
+const JSON_FUNCTION_LINE: &str = "rt::function!(json handle);";
+const STORE_LINE: &str = "sn_store::store!();";
 const INVOKE: &str = "rt::invoke(";
 
 /// Rewrites `source`, the `main.rs` of `function`, into a module of a
@@ -36,18 +41,31 @@ pub fn rewrite(
     let fix = "update bench/fused/src/rewrite.rs (or the function) so that the fused baseline matches the real function";
 
     // 1. The entry: exactly one `rt::function!(handle);` line.
-    let found = source.lines().filter(|l| l.trim() == FUNCTION_LINE).count();
+    let entry = |l: &str| [FUNCTION_LINE, JSON_FUNCTION_LINE].contains(&l.trim());
+    let found = source.lines().filter(|l| entry(l)).count();
     if found != 1 {
         return Err(format!(
-            "{file}: expected exactly one line `{FUNCTION_LINE}`, found {found}; {fix}"
+            "{file}: expected exactly one line `{FUNCTION_LINE}`, found {found} (`{JSON_FUNCTION_LINE}` counts too); {fix}"
         ));
     }
     let mut text = String::with_capacity(source.len() + 256);
     for line in source.split_inclusive('\n') {
-        if line.trim() == FUNCTION_LINE {
+        if entry(line) {
+            let (code, newline) = line.split_at(line.trim_end_matches('\n').len());
+            text.push_str(&code.replacen("rt::function!(", "fmerge_fused::function!(", 1));
+            text.push_str(" // fused: no second `main`, no exported entry symbol");
+            text.push_str(newline);
+        } else if line.trim() == STORE_LINE {
             text.push_str(&line.replace(
-                FUNCTION_LINE,
-                "fmerge_fused::function!(handle); // fused: no second `main`, no exported entry symbol",
+                STORE_LINE,
+                "sn_store::store!(config: fmerge_fused::config);",
+            ));
+        } else if let Some(hidden) = line.trim().strip_prefix("sn_store::")
+            && hidden.contains("!(")
+        {
+            // Its expansion may call members, out of the rewrite's sight.
+            return Err(format!(
+                "{file}: `sn_store::{hidden}` is a macro whose calls the rewrite cannot see; {fix}"
             ));
         } else {
             text.push_str(line);
@@ -165,6 +183,23 @@ mod tests {
     }
 
     #[test]
+    fn a_json_handler_and_its_store_are_rewritten_in_place() {
+        let source = CALLER
+            .replace("rt::function!(handle);", "rt::function!(json handle);")
+            .replace("async fn handle", "sn_store::store!();\nasync fn handle");
+        let (text, _) = rewrite("a", &source, &["a"]).unwrap();
+        assert!(
+            text.contains("\nfmerge_fused::function!(json handle); // fused"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nsn_store::store!(config: fmerge_fused::config);\n"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), source.lines().count());
+    }
+
+    #[test]
     fn a_function_that_no_longer_matches_is_an_error_that_says_what() {
         let no_entry = CALLER.replace(
             "rt::function!(handle);",
@@ -188,6 +223,16 @@ mod tests {
             rewrite("a", &computed, &["a"])
                 .unwrap_err()
                 .contains("not a string literal")
+        );
+
+        let hidden = CALLER.replace(
+            "async fn handle",
+            "sn_store::by_usernames!(\"b\");\nasync fn handle",
+        );
+        let e = rewrite("a", &hidden, &["a", "b"]).unwrap_err();
+        assert!(
+            e.contains("a macro whose calls the rewrite cannot see"),
+            "{e}"
         );
 
         let other_invoke = CALLER.replace("rt::invoke(\"b\"", "fmerge_runtime::invoke(\"b\"");

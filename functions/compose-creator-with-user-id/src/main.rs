@@ -3,18 +3,11 @@
 //! DeathStarBench's UserService::ComposeCreatorWithUserId builds it from the
 //! request alone, without a lookup; so does this one (no state).
 
-use fmerge_runtime::{self as rt, Bytes};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use sn_store::api::Creator;
 
-#[derive(Deserialize, Serialize)]
-struct Creator {
-    user_id: u64,
-    username: String,
+async fn handle(creator: Creator) -> Result<Creator, Error> {
+    Ok(creator)
 }
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let creator: Creator = rt::json(&body)?;
-    rt::to_json(&creator)
-}
-
-rt::function!(handle);
+rt::function!(json handle);

@@ -15,9 +15,10 @@
 //! `timestamp` (ms) comes from the request so that two runs on the same data
 //! are identical; without it the wall clock is used.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
+use fmerge_runtime::{self as rt, Error};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sn_store::api::{Creator, Media, MediaList, Text, UniqueId, Url, UserMention};
 
 #[derive(Deserialize)]
 struct Request {
@@ -38,37 +39,6 @@ fn default_post_type() -> String {
     "POST".into()
 }
 
-#[derive(Deserialize, Serialize)]
-struct Creator {
-    user_id: u64,
-    username: String,
-}
-
-#[derive(Deserialize, Serialize)]
-struct Media {
-    media_id: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    media_type: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct MediaList {
-    media: Vec<Media>,
-}
-
-/// Typed, not `serde_json::Value`, so that the stored field order is fixed.
-#[derive(Deserialize, Serialize)]
-struct UserMention {
-    user_id: u64,
-    username: String,
-}
-
-#[derive(Deserialize, Serialize)]
-struct Url {
-    shortened_url: String,
-    expanded_url: String,
-}
-
 /// DeathStarBench's Post, as stored by `store-post`.
 #[derive(Serialize)]
 struct Post {
@@ -82,31 +52,7 @@ struct Post {
     post_type: String,
 }
 
-#[derive(Deserialize)]
-struct UniqueId {
-    unique_id: u64,
-}
-
-#[derive(Deserialize)]
-struct Text {
-    text: String,
-    user_mentions: Vec<UserMention>,
-    urls: Vec<Url>,
-}
-
-fn reply<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body)
-        .map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<serde_json::Value, Error> {
     if req
         .media_types
         .as_ref()
@@ -116,7 +62,7 @@ async fn handle(body: Bytes) -> rt::Reply {
             "media_ids and media_types differ in length",
         ));
     }
-    let timestamp = req.timestamp.unwrap_or_else(now_ms);
+    let timestamp = req.timestamp.unwrap_or_else(sn_store::now_ms);
 
     // First fan-out: the id, the text, the creator and the media do not
     // depend on each other.
@@ -136,10 +82,10 @@ async fn handle(body: Bytes) -> rt::Reply {
         rt::invoke("compose-creator-with-user-id", creator_req),
         rt::invoke("media", media_req)
     )?;
-    let UniqueId { unique_id: post_id } = reply("unique-id", &id)?;
-    let text: Text = reply("text-service", &text)?;
-    let creator: Creator = reply("compose-creator-with-user-id", &creator)?;
-    let MediaList { media } = reply("media", &media)?;
+    let UniqueId { unique_id: post_id } = rt::callee_json("unique-id", &id)?;
+    let text: Text = rt::callee_json("text-service", &text)?;
+    let creator: Creator = rt::callee_json("compose-creator-with-user-id", &creator)?;
+    let MediaList { media } = rt::callee_json("media", &media)?;
 
     let user_mentions_id: Vec<u64> = text.user_mentions.iter().map(|m| m.user_id).collect();
     let author = creator.user_id;
@@ -172,7 +118,7 @@ async fn handle(body: Bytes) -> rt::Reply {
         rt::invoke("write-user-timeline", user_timeline_req),
         rt::invoke("write-home-timeline", home_timeline_req)
     )?;
-    rt::to_json(&json!({ "post_id": post_id }))
+    Ok(json!({ "post_id": post_id }))
 }
 
-rt::function!(handle);
+rt::function!(json handle);

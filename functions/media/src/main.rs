@@ -3,31 +3,18 @@
 //! request order (`media_type` left out without `media_types`). Lengths that
 //! differ are a 400. DeathStarBench's MediaService::ComposeMedia; no state.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::{Media, MediaList};
 
 #[derive(Deserialize)]
 struct Request {
     #[serde(default)]
     media_ids: Vec<u64>,
-    #[serde(default)]
     media_types: Option<Vec<String>>,
 }
 
-#[derive(Serialize)]
-struct Media {
-    media_id: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    media_type: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Response {
-    media: Vec<Media>,
-}
-
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<MediaList, Error> {
     let types: Vec<Option<String>> = match req.media_types {
         Some(types) if types.len() != req.media_ids.len() => {
             return Err(Error::bad_request(
@@ -46,7 +33,7 @@ async fn handle(body: Bytes) -> rt::Reply {
             media_type,
         })
         .collect();
-    rt::to_json(&Response { media })
+    Ok(MediaList { media })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

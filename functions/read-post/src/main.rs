@@ -2,7 +2,7 @@
 //! stored it under `post:<post_id>`; an unknown id is a 400
 //! (DeathStarBench's PostStorageService::ReadPost, minus the cache).
 
-use fmerge_runtime::{self as rt, Bytes, Error};
+use fmerge_runtime::{self as rt, Error};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -12,15 +12,11 @@ struct Request {
 
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
-    let mut conn = redis().await?;
-    let post: Option<Vec<u8>> = redis::cmd("GET")
-        .arg(format!("post:{}", req.post_id))
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis GET failed: {e}")))?;
-    post.ok_or_else(|| Error::bad_request(format!("post {} not found", req.post_id)))
+/// The post as it was stored (JSON already), not parsed again.
+async fn handle(body: rt::Bytes) -> rt::Reply {
+    let Request { post_id } = rt::json(&body)?;
+    let post: Option<Vec<u8>> = query(redis::cmd("GET").arg(format!("post:{post_id}"))).await?;
+    post.ok_or_else(|| Error::bad_request(format!("post {post_id} not found")))
 }
 
 rt::function!(handle);

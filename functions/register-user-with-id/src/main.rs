@@ -5,8 +5,9 @@
 //! the id given (the seeder uses it), then `social-graph-insert-user`.
 //! A taken username is a 400.
 
-use fmerge_runtime::{self as rt, Bytes};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::UserId;
 use sn_store::users::{self, Profile};
 
 #[derive(Deserialize)]
@@ -18,31 +19,21 @@ struct Request {
     user_id: u64,
 }
 
-#[derive(Serialize)]
-struct Response {
-    user_id: u64,
-}
-
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<UserId, Error> {
+    let user_id = req.user_id;
     let profile = Profile {
-        user_id: req.user_id,
+        user_id,
         username: &req.username,
         first_name: &req.first_name,
         last_name: &req.last_name,
     };
     let mut conn = redis().await?;
     users::register(&mut conn, &profile, &req.password).await?;
-    rt::invoke(
-        "social-graph-insert-user",
-        serde_json::to_vec(&serde_json::json!({ "user_id": req.user_id }))?,
-    )
-    .await?;
-    rt::to_json(&Response {
-        user_id: req.user_id,
-    })
+    let insert = serde_json::to_vec(&UserId { user_id })?;
+    rt::invoke("social-graph-insert-user", insert).await?;
+    Ok(UserId { user_id })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

@@ -71,6 +71,25 @@ pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
         .map_err(|e| Error::bad_request(format!("malformed JSON request: {e}")))
 }
 
+/// Parses the reply of `callee` (from [`invoke`]), or fails with a 500
+/// `<callee> sent an unexpected reply: <serde's message>`.
+pub fn callee_json<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(body)
+        .map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
+}
+
+/// Runs a JSON-shaped handler (see [`function!`]) on a request body: the
+/// body parsed with [`json`], the handler's value serialized with [`to_json`].
+pub async fn run_json<T, U, F, Fut>(handler: F, body: &[u8]) -> Reply
+where
+    T: serde::de::DeserializeOwned,
+    U: serde::Serialize,
+    F: FnOnce(T) -> Fut,
+    Fut: std::future::Future<Output = Result<U, Error>>,
+{
+    to_json(&handler(json(body)?).await?)
+}
+
 /// Serializes a response body.
 pub fn to_json<T: serde::Serialize>(value: &T) -> Reply {
     serde_json::to_vec(value).map_err(|e| Error::new(format!("cannot serialize response: {e}")))
@@ -86,8 +105,19 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Reply {
 ///
 /// where `E: Into<Error>`. The macro emits the exported entry symbol
 /// `fmerge.entry.<package name>` and a `main` that serves it.
+///
+/// `function!(json handler)` takes an `async fn(T) -> Result<U, Error>` with
+/// `T: Deserialize` and `U: Serialize`: the body is parsed into `T` (a 400
+/// that says what was wrong if it is not), and `U` is the JSON reply.
 #[macro_export]
 macro_rules! function {
+    (json $handler:path) => {
+        async fn __fmerge_json(body: $crate::Bytes) -> $crate::Reply {
+            $crate::run_json($handler, &body).await
+        }
+
+        $crate::function!(__fmerge_json);
+    };
     ($handler:path) => {
         #[doc(hidden)]
         #[unsafe(export_name = concat!($crate::__contract::entry_prefix!(), env!("CARGO_PKG_NAME")))]

@@ -1,7 +1,8 @@
-//! The Redis connection of a socialNetwork function: one reconnecting
-//! connection per function (the redis crate's `ConnectionManager`), created
-//! on first use and shared by its requests, plus the user records that
-//! `register-user`, `register-user-with-id` and `user-login` share ([`users`]).
+//! What the socialNetwork functions share: the messages they exchange
+//! ([`api`]), the user records ([`users`]), the social graph
+//! ([`social_graph`]), the ids ([`ids`]), and, here, the Redis connection of
+//! a function: one reconnecting connection per function (the redis crate's
+//! `ConnectionManager`), created on first use and shared by its requests.
 //!
 //! The address is not read here: each function passes a closure that calls
 //! `config!` in its own crate, so that the setting is that function's
@@ -20,12 +21,15 @@
 use fmerge_runtime::Error;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::io::tcp::{TcpSettings, socket2::TcpKeepalive};
-use redis::{Cmd, IntoConnectionInfo, Pipeline, RedisFuture, Value};
+use redis::{Arg, Cmd, FromRedisValue, IntoConnectionInfo, Pipeline, RedisFuture, Value};
 use std::sync::Mutex;
 use std::time::Duration;
 
 pub use redis;
 
+pub mod api;
+pub mod ids;
+pub mod social_graph;
 pub mod users;
 
 /// How long a command may wait for Redis's reply before it fails. A Redis
@@ -63,6 +67,50 @@ pub struct Conn {
 /// declares it in the function's own crate.
 pub struct Store(Mutex<State>);
 
+/// Milliseconds since the Unix epoch: the time a post or a follow is given
+/// when the request names none.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Declares `handle` for `social-graph-follow-with-username` and
+/// `social-graph-unfollow-with-username`: `{"username", "followee_username",
+/// <fields>}` → both user ids from `get-user-id`, asked concurrently, then
+/// `$by_id` with `{"user_id", "followee_id", <fields>}`, whose reply is the
+/// reply. A macro, so that the calls stay in the function's own code, where
+/// fmerge reads the call graph.
+#[macro_export]
+macro_rules! by_usernames {
+    ($by_id:literal $(, $field:ident: $type:ty)*) => {
+        #[derive(::serde::Deserialize)]
+        struct Request {
+            username: String,
+            followee_username: String,
+            $($field: $type,)*
+        }
+
+        async fn handle(body: ::fmerge_runtime::Bytes) -> ::fmerge_runtime::Reply {
+            use $crate::api::UserId;
+            use ::fmerge_runtime::{callee_json, invoke};
+            use ::serde_json::{json, to_vec};
+            let req: Request = ::fmerge_runtime::json(&body)?;
+            let (user, followee) = ::tokio::try_join!(
+                invoke("get-user-id", to_vec(&json!({ "username": req.username }))?),
+                invoke("get-user-id", to_vec(&json!({ "username": req.followee_username }))?)
+            )?;
+            let mut by_id = ::serde_json::Map::new();
+            let UserId { user_id } = callee_json("get-user-id", &user)?;
+            by_id.insert("user_id".into(), user_id.into());
+            let UserId { user_id } = callee_json("get-user-id", &followee)?;
+            by_id.insert("followee_id".into(), user_id.into());
+            $(by_id.insert(stringify!($field).into(), ::serde_json::to_value(&req.$field)?);)*
+            Ok(invoke($by_id, to_vec(&by_id)?).await?.to_vec())
+        }
+    };
+}
+
 /// Declares `handle` for a timeline reader (`read-home-timeline`,
 /// `read-user-timeline`): `{"user_id", "start" (0), "stop" (10)}` → the
 /// post ids at ranks `start..stop` of `<timeline>:<user_id>` (`ZREVRANGE`,
@@ -92,14 +140,13 @@ macro_rules! timeline_reader {
             if page.stop <= page.start {
                 return ::fmerge_runtime::to_json(&::serde_json::json!({ "posts": [] }));
             }
-            let mut conn = redis().await?;
-            let post_ids: Vec<u64> = $crate::redis::cmd("ZREVRANGE")
-                .arg(format!(concat!($timeline, ":{}"), page.user_id))
-                .arg(page.start)
-                .arg(page.stop - 1)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| Error::new(format!("redis ZREVRANGE failed: {e}")))?;
+            let post_ids: Vec<u64> = query(
+                $crate::redis::cmd("ZREVRANGE")
+                    .arg(format!(concat!($timeline, ":{}"), page.user_id))
+                    .arg(page.start)
+                    .arg(page.stop - 1),
+            )
+            .await?;
             if post_ids.is_empty() {
                 return ::fmerge_runtime::to_json(&::serde_json::json!({ "posts": [] }));
             }
@@ -113,8 +160,9 @@ macro_rules! timeline_reader {
     };
 }
 
-/// Declares the calling function's Redis: a `static STORE` and `async fn
-/// redis() -> Result<Conn, Error>`, whose address is the function's
+/// Declares the calling function's Redis: a `static STORE`, `async fn
+/// redis() -> Result<Conn, Error>` and `async fn query(&Cmd)` (one command on
+/// it, [`Conn::query`]), whose address is the function's
 /// `REDIS_URL` setting (default: the socialNetwork's Redis service). A macro,
 /// so that `config!` and the literal default expand in the function's own
 /// crate: the setting is that function's (`<FUNCTION>__REDIS_URL` once
@@ -122,17 +170,30 @@ macro_rules! timeline_reader {
 #[macro_export]
 macro_rules! store {
     () => {
+        $crate::store!(config: fmerge_runtime::config);
+    };
+    // The hand-fused baseline (bench/fused) reads the setting with its own
+    // `config!`, the plain variable.
+    (config: $($config:ident)::+) => {
         static STORE: $crate::Store = $crate::Store::new();
 
+        #[allow(dead_code)] // a function that only calls `query` never names it
         async fn redis() -> ::std::result::Result<$crate::Conn, ::fmerge_runtime::Error> {
             STORE
                 .conn(|| {
-                    ::fmerge_runtime::config!(
+                    $($config)::+!(
                         "REDIS_URL",
                         "redis://sn-redis-master.openfaas-fn.svc.cluster.local:6379"
                     )
                 })
                 .await
+        }
+
+        #[allow(dead_code)]
+        async fn query<T: $crate::redis::FromRedisValue>(
+            cmd: &$crate::redis::Cmd,
+        ) -> ::std::result::Result<T, ::fmerge_runtime::Error> {
+            redis().await?.query(cmd).await
         }
     };
 }
@@ -211,6 +272,21 @@ impl Store {
 }
 
 impl Conn {
+    /// Runs `cmd`; a failure is a 500 `redis <COMMAND> failed: <why>`.
+    pub async fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, Error> {
+        cmd.query_async(self)
+            .await
+            .map_err(|e| failed(Some(cmd), e))
+    }
+
+    /// Runs `pipe` (in `MULTI`/`EXEC` if it is atomic); a failure names its
+    /// first command.
+    pub async fn query_pipe<T: FromRedisValue>(&mut self, pipe: &Pipeline) -> Result<T, Error> {
+        pipe.query_async(self)
+            .await
+            .map_err(|e| failed(pipe.cmd_iter().next(), e))
+    }
+
     fn after<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {
         if let Err(e) = &result
             && e.is_timeout()
@@ -244,6 +320,14 @@ impl ConnectionLike for Conn {
     fn get_db(&self) -> i64 {
         self.inner.get_db()
     }
+}
+
+fn failed(cmd: Option<&Cmd>, e: redis::RedisError) -> Error {
+    let name = match cmd.and_then(|c| c.args_iter().next()) {
+        Some(Arg::Simple(name)) => String::from_utf8_lossy(name).into_owned(),
+        _ => "command".to_owned(),
+    };
+    Error::new(format!("redis {name} failed: {e}"))
 }
 
 /// The reconnect policy: delays from 50 ms, at most 500 ms apart,

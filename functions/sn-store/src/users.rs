@@ -1,5 +1,6 @@
-//! User records, shared by `register-user`, `register-user-with-id` and
-//! `user-login` (DeathStarBench's UserService keeps them in one place too).
+//! User records, shared by `register-user`, `register-user-with-id`,
+//! `user-login`, `get-user-id` and `compose-creator-with-username`
+//! (DeathStarBench's UserService keeps them in one place too).
 //!
 //! - `user:<username>`: the user id, as a string (what `user-mention`,
 //!   `get-user-id` and `compose-creator-with-username` read). Written with
@@ -46,48 +47,64 @@ pub async fn register(conn: &mut Conn, profile: &Profile<'_>, password: &str) ->
     }
     let salt = new_salt()?;
     let hash = password_hash(password, &salt);
-    let created: bool = redis::cmd("SET")
-        .arg(format!("user:{}", profile.username))
-        .arg(profile.user_id)
-        .arg("NX")
-        .query_async::<Option<String>>(conn)
-        .await
-        .map_err(|e| Error::new(format!("redis SET failed: {e}")))?
-        .is_some();
-    if !created {
+    let created: Option<String> = conn
+        .query(
+            redis::cmd("SET")
+                .arg(format!("user:{}", profile.username))
+                .arg(profile.user_id)
+                .arg("NX"),
+        )
+        .await?;
+    if created.is_none() {
         return Err(Error::bad_request(format!(
             "user {} already exists",
             profile.username
         )));
     }
-    redis::cmd("HSET")
-        .arg(format!("user-profile:{}", profile.username))
-        .arg("user_id")
-        .arg(profile.user_id)
-        .arg("first_name")
-        .arg(profile.first_name)
-        .arg("last_name")
-        .arg(profile.last_name)
-        .arg("salt")
-        .arg(&salt)
-        .arg("password_hash")
-        .arg(&hash)
-        .query_async::<()>(conn)
-        .await
-        .map_err(|e| Error::new(format!("redis HSET failed: {e}")))
+    conn.query(
+        redis::cmd("HSET")
+            .arg(format!("user-profile:{}", profile.username))
+            .arg("user_id")
+            .arg(profile.user_id)
+            .arg("first_name")
+            .arg(profile.first_name)
+            .arg("last_name")
+            .arg(profile.last_name)
+            .arg("salt")
+            .arg(&salt)
+            .arg("password_hash")
+            .arg(&hash),
+    )
+    .await
+}
+
+/// The user id registered for `username` (`user:<username>`); a 400 if there
+/// is none.
+pub async fn user_id(conn: &mut Conn, username: &str) -> Result<u64, Error> {
+    let id: Option<String> = conn
+        .query(redis::cmd("GET").arg(format!("user:{username}")))
+        .await?;
+    let Some(id) = id else {
+        return Err(Error::bad_request(format!(
+            "user {username} is not registered"
+        )));
+    };
+    id.parse()
+        .map_err(|_| Error::new(format!("user:{username} holds {id:?}, not a user id")))
 }
 
 /// The user id of `username` if `password` is theirs; the same 400 for an
 /// unknown user and a wrong password, so that the reply does not tell which.
 pub async fn login(conn: &mut Conn, username: &str, password: &str) -> Result<u64, Error> {
-    let (user_id, salt, hash): (Option<u64>, Option<String>, Option<String>) = redis::cmd("HMGET")
-        .arg(format!("user-profile:{username}"))
-        .arg("user_id")
-        .arg("salt")
-        .arg("password_hash")
-        .query_async(conn)
-        .await
-        .map_err(|e| Error::new(format!("redis HMGET failed: {e}")))?;
+    let (user_id, salt, hash): (Option<u64>, Option<String>, Option<String>) = conn
+        .query(
+            redis::cmd("HMGET")
+                .arg(format!("user-profile:{username}"))
+                .arg("user_id")
+                .arg("salt")
+                .arg("password_hash"),
+        )
+        .await?;
     match (user_id, salt, hash) {
         (Some(id), Some(salt), Some(hash))
             if same(password_hash(password, &salt).as_bytes(), hash.as_bytes()) =>

@@ -2,32 +2,16 @@
 //! the members of `social-graph:followees:<user_id>` in ascending score
 //! order (when they were followed).
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
-
-#[derive(Deserialize)]
-struct Request {
-    user_id: u64,
-}
-
-#[derive(Serialize)]
-struct Response {
-    followees: Vec<u64>,
-}
+use fmerge_runtime::{self as rt, Error};
+use sn_store::api::{Followees, UserId};
+use sn_store::social_graph::{self, Side};
 
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(UserId { user_id }: UserId) -> Result<Followees, Error> {
     let mut conn = redis().await?;
-    let followees: Vec<u64> = redis::cmd("ZRANGE")
-        .arg(format!("social-graph:followees:{}", req.user_id))
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis ZRANGE failed: {e}")))?;
-    rt::to_json(&Response { followees })
+    let followees = social_graph::all(&mut conn, Side::Followees, user_id).await?;
+    Ok(Followees { followees })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

@@ -4,33 +4,22 @@
 //! follower and followee lists; Redis has no empty sorted set, so the user's
 //! membership is recorded in one set instead.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
-
-#[derive(Deserialize)]
-struct Request {
-    user_id: u64,
-}
+use fmerge_runtime::{self as rt, Error};
+use serde::Serialize;
+use sn_store::api::UserId;
 
 #[derive(Serialize)]
-struct Response {
+struct Inserted {
     inserted: bool,
 }
 
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
-    let mut conn = redis().await?;
-    let added: u64 = redis::cmd("SADD")
-        .arg("social-graph:users")
-        .arg(req.user_id)
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis SADD failed: {e}")))?;
-    rt::to_json(&Response {
+async fn handle(UserId { user_id }: UserId) -> Result<Inserted, Error> {
+    let added: u64 = query(redis::cmd("SADD").arg("social-graph:users").arg(user_id)).await?;
+    Ok(Inserted {
         inserted: added == 1,
     })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

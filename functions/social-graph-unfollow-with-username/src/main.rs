@@ -5,45 +5,6 @@
 //! from `get-user-id`, asked concurrently, then `social-graph-unfollow`.
 //! An unknown username fails in `get-user-id` (a 400 there).
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::Deserialize;
-use serde_json::json;
+sn_store::by_usernames!("social-graph-unfollow");
 
-#[derive(Deserialize)]
-struct Request {
-    username: String,
-    followee_username: String,
-}
-
-#[derive(Deserialize)]
-struct UserId {
-    user_id: u64,
-}
-
-fn user_id(body: &[u8]) -> Result<u64, Error> {
-    serde_json::from_slice::<UserId>(body)
-        .map(|r| r.user_id)
-        .map_err(|e| Error::new(format!("get-user-id sent an unexpected reply: {e}")))
-}
-
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
-    let (user, followee) = tokio::try_join!(
-        rt::invoke(
-            "get-user-id",
-            serde_json::to_vec(&json!({ "username": req.username }))?
-        ),
-        rt::invoke(
-            "get-user-id",
-            serde_json::to_vec(&json!({ "username": req.followee_username }))?
-        )
-    )?;
-    let request = json!({
-        "user_id": user_id(&user)?,
-        "followee_id": user_id(&followee)?,
-    });
-    let reply = rt::invoke("social-graph-unfollow", serde_json::to_vec(&request)?).await?;
-    Ok(reply.to_vec())
-}
-
-rt::function!(handle);
+fmerge_runtime::function!(handle);

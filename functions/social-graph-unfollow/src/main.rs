@@ -5,7 +5,7 @@
 //! `ZREM social-graph:followees:<user_id> <followee_id>` and
 //! `ZREM social-graph:followers:<followee_id> <user_id>`.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
+use fmerge_runtime::{self as rt, Error};
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
@@ -21,23 +21,11 @@ struct Response {
 
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<Response, Error> {
+    let (user, followee) = (req.user_id, req.followee_id);
     let mut conn = redis().await?;
-    let (followees, _followers): (u64, u64) = redis::pipe()
-        .atomic()
-        .cmd("ZREM")
-        .arg(format!("social-graph:followees:{}", req.user_id))
-        .arg(req.followee_id)
-        .cmd("ZREM")
-        .arg(format!("social-graph:followers:{}", req.followee_id))
-        .arg(req.user_id)
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis ZREM failed: {e}")))?;
-    rt::to_json(&Response {
-        unfollowed: followees == 1,
-    })
+    let unfollowed = sn_store::social_graph::unfollow(&mut conn, user, followee).await?;
+    Ok(Response { unfollowed })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

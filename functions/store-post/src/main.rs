@@ -3,7 +3,7 @@
 //! `{"post_id": u64}`. Like DeathStarBench's PostStorageService::StorePost,
 //! minus the cache.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
+use fmerge_runtime::{self as rt, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Only the id is read; the rest of the post is stored as it came.
@@ -16,13 +16,8 @@ sn_store::store!();
 
 async fn handle(body: Bytes) -> rt::Reply {
     let post: PostId = rt::json(&body)?;
-    let mut conn = redis().await?;
-    redis::cmd("SET")
-        .arg(format!("post:{}", post.post_id))
-        .arg(&body[..])
-        .query_async::<()>(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis SET failed: {e}")))?;
+    let key = format!("post:{}", post.post_id);
+    query::<()>(redis::cmd("SET").arg(key).arg(&body[..])).await?;
     rt::to_json(&post)
 }
 

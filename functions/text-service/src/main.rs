@@ -7,42 +7,14 @@
 //! `url-shorten` and `user-mention`, concurrently, even with nothing to ask.
 //! It keeps no state of its own.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
 use serde_json::json;
+use sn_store::api::{Text, Urls, UserMentions};
 
 #[derive(Deserialize)]
 struct Request {
     text: String,
-}
-
-#[derive(Deserialize, Serialize)]
-struct Url {
-    shortened_url: String,
-    expanded_url: String,
-}
-
-#[derive(Deserialize, Serialize)]
-struct UserMention {
-    user_id: u64,
-    username: String,
-}
-
-#[derive(Deserialize)]
-struct Urls {
-    urls: Vec<Url>,
-}
-
-#[derive(Deserialize)]
-struct UserMentions {
-    user_mentions: Vec<UserMention>,
-}
-
-#[derive(Serialize)]
-struct Response {
-    text: String,
-    user_mentions: Vec<UserMention>,
-    urls: Vec<Url>,
 }
 
 /// DeathStarBench's URL pattern, `(http://|https://)[a-zA-Z0-9_!~*'().&=+$%-]+`,
@@ -89,8 +61,7 @@ fn find_mentions(text: &str) -> Vec<String> {
     names
 }
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<Text, Error> {
     let found = find_urls(&req.text);
     let urls: Vec<&str> = found.iter().map(|(_, u)| u.as_str()).collect();
     let shorten = serde_json::to_vec(&json!({ "urls": urls }))?;
@@ -99,10 +70,8 @@ async fn handle(body: Bytes) -> rt::Reply {
         rt::invoke("url-shorten", shorten),
         rt::invoke("user-mention", mention)
     )?;
-    let Urls { urls } = serde_json::from_slice(&shortened)
-        .map_err(|e| Error::new(format!("url-shorten sent an unexpected reply: {e}")))?;
-    let UserMentions { user_mentions } = serde_json::from_slice(&mentioned)
-        .map_err(|e| Error::new(format!("user-mention sent an unexpected reply: {e}")))?;
+    let Urls { urls } = rt::callee_json("url-shorten", &shortened)?;
+    let UserMentions { user_mentions } = rt::callee_json("user-mention", &mentioned)?;
     if urls.len() != found.len() {
         return Err(Error::new(format!(
             "url-shorten answered {} URLs for {}",
@@ -119,14 +88,14 @@ async fn handle(body: Bytes) -> rt::Reply {
         at = range.end;
     }
     text.push_str(&req.text[at..]);
-    rt::to_json(&Response {
+    Ok(Text {
         text,
         user_mentions,
         urls,
     })
 }
 
-rt::function!(handle);
+rt::function!(json handle);
 
 #[cfg(test)]
 mod tests {

@@ -7,8 +7,9 @@
 //! the same short URL and runs are reproducible. That library is also why
 //! this function has a native static library to link.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::{Url, Urls};
 
 /// DeathStarBench's prefix for short URLs.
 const SHORT_URL_PREFIX: &str = "http://short-url/";
@@ -18,21 +19,9 @@ struct Request {
     urls: Vec<String>,
 }
 
-#[derive(Serialize)]
-struct Url {
-    shortened_url: String,
-    expanded_url: String,
-}
-
-#[derive(Serialize)]
-struct Response {
-    urls: Vec<Url>,
-}
-
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<Urls, Error> {
     let mut pipe = redis::pipe();
     let mut urls = Vec::with_capacity(req.urls.len());
     for expanded_url in req.urls {
@@ -47,12 +36,9 @@ async fn handle(body: Bytes) -> rt::Reply {
         });
     }
     if !urls.is_empty() {
-        let mut conn = redis().await?;
-        pipe.query_async::<()>(&mut conn)
-            .await
-            .map_err(|e| Error::new(format!("redis SET failed: {e}")))?;
+        redis().await?.query_pipe::<()>(&pipe).await?;
     }
-    rt::to_json(&Response { urls })
+    Ok(Urls { urls })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

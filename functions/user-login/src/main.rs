@@ -6,27 +6,22 @@
 //! the user id instead of DeathStarBench's JWT: nothing in this port checks a
 //! token. The password is never logged.
 
-use fmerge_runtime::{self as rt, Bytes};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::UserId;
 
 #[derive(Deserialize)]
-struct Request {
+struct Credentials {
     username: String,
     password: String,
 }
 
-#[derive(Serialize)]
-struct Response {
-    user_id: u64,
-}
-
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(login: Credentials) -> Result<UserId, Error> {
     let mut conn = redis().await?;
-    let user_id = sn_store::users::login(&mut conn, &req.username, &req.password).await?;
-    rt::to_json(&Response { user_id })
+    let user_id = sn_store::users::login(&mut conn, &login.username, &login.password).await?;
+    Ok(UserId { user_id })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

@@ -8,44 +8,27 @@
 //! panicking function fails one request with an error reply, standalone or
 //! merged into another binary, and that the next request still succeeds.
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::{UserMention, UserMentions};
 
 #[derive(Deserialize)]
 struct Request {
     usernames: Vec<String>,
 }
 
-#[derive(Serialize)]
-struct UserMention {
-    user_id: u64,
-    username: String,
-}
-
-#[derive(Serialize)]
-struct Response {
-    user_mentions: Vec<UserMention>,
-}
-
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
+async fn handle(req: Request) -> Result<UserMentions, Error> {
+    let mut user_mentions = Vec::with_capacity(req.usernames.len());
     if req.usernames.is_empty() {
-        return rt::to_json(&Response {
-            user_mentions: Vec::new(),
-        });
+        return Ok(UserMentions { user_mentions });
     }
     let mut mget = redis::cmd("MGET");
     for name in &req.usernames {
         mget.arg(format!("user:{name}"));
     }
-    let mut conn = redis().await?;
-    let ids: Vec<Option<String>> = mget
-        .query_async(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis MGET failed: {e}")))?;
-    let mut user_mentions = Vec::with_capacity(ids.len());
+    let ids: Vec<Option<String>> = query(&mget).await?;
     for (username, id) in req.usernames.into_iter().zip(ids) {
         // The deliberate fault (see the module docs): panic, not an Err.
         let Some(id) = id else {
@@ -56,7 +39,7 @@ async fn handle(body: Bytes) -> rt::Reply {
             .map_err(|_| Error::new(format!("user:{username} holds {id:?}, not a user id")))?;
         user_mentions.push(UserMention { user_id, username });
     }
-    rt::to_json(&Response { user_mentions })
+    Ok(UserMentions { user_mentions })
 }
 
-rt::function!(handle);
+rt::function!(json handle);

@@ -3,8 +3,9 @@
 //! the author's own timeline (DeathStarBench's
 //! UserTimelineService::WriteUserTimeline).
 
-use fmerge_runtime::{self as rt, Bytes, Error};
-use serde::{Deserialize, Serialize};
+use fmerge_runtime::{self as rt, Error};
+use serde::Deserialize;
+use sn_store::api::Updated;
 
 #[derive(Deserialize)]
 struct Request {
@@ -13,24 +14,18 @@ struct Request {
     timestamp: u64,
 }
 
-#[derive(Serialize)]
-struct Response {
-    updated: usize,
-}
-
 sn_store::store!();
 
-async fn handle(body: Bytes) -> rt::Reply {
-    let req: Request = rt::json(&body)?;
-    let mut conn = redis().await?;
-    redis::cmd("ZADD")
-        .arg(format!("user-timeline:{}", req.user_id))
-        .arg(req.timestamp)
-        .arg(req.post_id)
-        .query_async::<()>(&mut conn)
-        .await
-        .map_err(|e| Error::new(format!("redis ZADD failed: {e}")))?;
-    rt::to_json(&Response { updated: 1 })
+async fn handle(req: Request) -> Result<Updated, Error> {
+    let key = format!("user-timeline:{}", req.user_id);
+    query::<()>(
+        redis::cmd("ZADD")
+            .arg(key)
+            .arg(req.timestamp)
+            .arg(req.post_id),
+    )
+    .await?;
+    Ok(Updated { updated: 1 })
 }
 
-rt::function!(handle);
+rt::function!(json handle);
