@@ -75,25 +75,18 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         let (Some(from), Some(to)) = (index(&e.from), e.to.as_deref().and_then(index)) else {
             continue; // unknown callees and functions outside the stack stay remote
         };
-        let per_call = if measured {
-            if runs[from] > 0.0 {
-                e.calls.unwrap_or(0.0) / runs[from]
-            } else {
-                0.0
-            }
-        } else {
-            e.sites as f64
+        // From the traffic when it has both figures; from the code (a call
+        // per site) when the caller's or the callee's are unknown.
+        let per_call = match e.calls {
+            Some(calls) if measured && runs[from] > 0.0 => calls / runs[from],
+            Some(calls) if measured && calls == 0.0 => 0.0,
+            _ => e.sites as f64,
         };
         m.calls[from].push((to, per_call));
     }
     if measured {
         for (i, f) in graph.functions.iter().enumerate() {
             m.external[i] = f.external.unwrap_or(0.0);
-        }
-    } else {
-        for i in 0..n {
-            let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
-            m.external[i] = if called { 0.0 } else { 1.0 };
         }
     }
     for c in &graph.conflicts {
@@ -145,6 +138,14 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         }
     }
     m.finish()?;
+    if !measured {
+        // After the cut: a function that calls itself, or that only its own
+        // callees call back, is still an entry point.
+        for i in 0..n {
+            let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
+            m.external[i] = if called { 0.0 } else { 1.0 };
+        }
+    }
     Ok(m)
 }
 
@@ -432,4 +433,54 @@ pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>>
         .into_iter()
         .map(|(r, set)| (model.names[r].clone(), model.names_of(set)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Edge, Function};
+
+    fn graph(edges: &[(&str, &str)]) -> Graph {
+        let mut names: Vec<&str> = edges.iter().flat_map(|(a, b)| [*a, *b]).collect();
+        names.sort();
+        names.dedup();
+        Graph {
+            functions: names
+                .iter()
+                .map(|n| Function {
+                    name: n.to_string(),
+                    ..Function::default()
+                })
+                .collect(),
+            edges: edges
+                .iter()
+                .map(|(a, b)| Edge {
+                    from: a.to_string(),
+                    to: Some(b.to_string()),
+                    sites: 1,
+                    ..Edge::default()
+                })
+                .collect(),
+            ..Graph::default()
+        }
+    }
+
+    #[test]
+    fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() {
+        // a and b call each other (8 gateway calls a request, in the case
+        // that found it); c calls itself and d.
+        let g = graph(&[("a", "b"), ("b", "a"), ("c", "c"), ("c", "d")]);
+        let m = model(&g, &Constraints::default()).unwrap();
+        let entries: Vec<&str> = m
+            .entries()
+            .into_iter()
+            .map(|i| m.names[i].as_str())
+            .collect();
+        assert_eq!(entries, ["a", "c"]);
+        assert_eq!(m.cycles.len(), 2, "{:?}", m.cycles);
+        let (plan, _) = solve(&m, Method::Exact).unwrap();
+        let groups = named_groups(&m, &plan);
+        assert_eq!(groups["a"], ["a", "b"]);
+        assert_eq!(groups["c"], ["c", "d"]);
+    }
 }

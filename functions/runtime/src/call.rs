@@ -82,7 +82,14 @@ pub(crate) fn caller_of(headers: &HeaderMap) -> String {
         return UNVERIFIED.to_string();
     }
     static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    bounded(&SEEN, name)
+}
+
+/// `name` as a label value: itself for the first [`MAX_CALLERS`] distinct
+/// names `seen` gets, [`OTHER`] after, so that no one can grow the metrics
+/// without bound.
+pub(crate) fn bounded(seen: &Mutex<Vec<String>>, name: &str) -> String {
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
     if seen.iter().any(|s| s == name) {
         return name.to_string();
     }

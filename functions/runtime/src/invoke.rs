@@ -2,6 +2,7 @@
 //! otherwise over HTTP through the OpenFaaS gateway.
 
 use crate::call::{self, Call};
+use crate::metrics::{self, Transport};
 use crate::settings::DEFAULT_MAX_BODY_SIZE;
 use crate::{Bytes, Error, Request, Response, config, dispatch};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -105,10 +106,16 @@ pub async fn invoke_request(function: &str, mut request: Request) -> Result<Resp
             headers.insert(name.clone(), value.clone());
         }
     }
-    if let Some(entry) = dispatch::lookup(function) {
-        return dispatch::call(function, entry, request).await;
-    }
-    over_http(function, request).await
+    let started = std::time::Instant::now();
+    let (transport, reply) = match dispatch::lookup(function) {
+        Some(entry) => (
+            Transport::InProcess,
+            dispatch::call(function, entry, request).await,
+        ),
+        None => (Transport::Gateway, over_http(function, request).await),
+    };
+    metrics::invoked(&caller, function, transport, started.elapsed());
+    reply
 }
 
 /// Headers that belong to one HTTP connection, not to a function's reply:

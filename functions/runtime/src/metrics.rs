@@ -5,6 +5,8 @@
 //! `function` label, and a `caller` label on the first two. A merged callee's
 //! in-process calls are counted under its own name, exactly as its HTTP
 //! requests were before the merge, so per-function counts survive merging.
+//! `fmerge_invoke_duration_seconds` is the caller's side: what each
+//! `invoke` cost, over the gateway or in-process.
 
 use crate::Bytes;
 use http_body_util::Full;
@@ -34,6 +36,27 @@ struct Labels {
     method: String,
 }
 
+/// From 100 µs: an in-process call takes microseconds, a gateway hop
+/// milliseconds.
+const INVOKE_BUCKETS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+/// How an `invoke` reached its callee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transport {
+    Gateway,
+    InProcess,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InvokeLabels {
+    caller: String,
+    callee: String,
+    transport: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FunctionLabel {
     function: String,
@@ -44,6 +67,7 @@ struct Metrics {
     requests: Family<Labels, Counter>,
     durations: Family<Labels, Histogram>,
     in_flight: Family<FunctionLabel, Gauge>,
+    invokes: Family<InvokeLabels, Histogram>,
 }
 
 fn metrics() -> &'static Metrics {
@@ -55,6 +79,9 @@ fn metrics() -> &'static Metrics {
             (|| Histogram::new(BUCKETS)) as fn() -> Histogram,
         );
         let in_flight = Family::<FunctionLabel, Gauge>::default();
+        let invokes = Family::<InvokeLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(INVOKE_BUCKETS)) as fn() -> Histogram,
+        );
         registry.register(
             "http_requests",
             "Requests handled, per function (in-process calls of a merged callee included) and caller",
@@ -70,11 +97,17 @@ fn metrics() -> &'static Metrics {
             "Requests being handled now, per function",
             in_flight.clone(),
         );
+        registry.register(
+            "fmerge_invoke_duration_seconds",
+            "Seconds an invoke took as its caller saw it (the hop's cost), per caller, callee and transport (gateway or in-process)",
+            invokes.clone(),
+        );
         Metrics {
             registry,
             requests,
             durations,
             in_flight,
+            invokes,
         }
     })
 }
@@ -116,6 +149,25 @@ pub(crate) fn finished(
     let m = metrics();
     m.requests.get_or_create(&labels).inc();
     m.durations
+        .get_or_create(&labels)
+        .observe(elapsed.as_secs_f64());
+}
+
+/// Records one `invoke` of `callee` by `caller`, answered or not, as the
+/// caller saw it. Callee names come from the code but may be computed, so
+/// they are bounded like callers.
+pub(crate) fn invoked(caller: &str, callee: &str, transport: Transport, elapsed: Duration) {
+    static CALLEES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let labels = InvokeLabels {
+        caller: caller.to_string(),
+        callee: crate::call::bounded(&CALLEES, callee),
+        transport: match transport {
+            Transport::Gateway => "gateway",
+            Transport::InProcess => "in-process",
+        },
+    };
+    metrics()
+        .invokes
         .get_or_create(&labels)
         .observe(elapsed.as_secs_f64());
 }

@@ -287,7 +287,11 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
         .env("listen_address", "127.0.0.1")
         .env(CALLER_KEY.0, CALLER_KEY.1);
     let callee = Server::start(cmd, callee_port);
-    let caller = probe(&[("GATEWAY_URL", &gateway.url())]);
+    let caller_metrics = free_port().to_string();
+    let caller = probe(&[
+        ("GATEWAY_URL", &gateway.url()),
+        ("metrics_port", &caller_metrics),
+    ]);
     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     let r = request(
         caller.server_port(),
@@ -322,6 +326,13 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
         metrics.body.contains("http_requests_in_flight{"),
         "{}",
         metrics.body
+    );
+    // The caller's side: what the hop cost it, over the gateway.
+    let port: u16 = caller_metrics.parse().unwrap();
+    let mine = request(port, "GET", "/metrics", &[], b"").unwrap().body;
+    assert!(
+        mine.contains(r#"fmerge_invoke_duration_seconds_count{caller="fmerge-runtime",callee="callee",transport="gateway"} 1"#),
+        "{mine}"
     );
     drop(callee);
 }

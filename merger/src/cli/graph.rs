@@ -14,9 +14,10 @@ pub struct Source {
     #[arg(short = 'f', long = "yaml", value_name = "STACK")]
     pub yaml: Option<PathBuf>,
     /// Edge weights from a Prometheus text scrape of the runtime's
-    /// `http_requests_total{function,caller}` counters.
+    /// `http_requests_total{function,caller}` counters; given twice (an
+    /// earlier scrape, then a later one), the requests in between.
     #[arg(long, value_name = "FILE", conflicts_with = "access_log")]
-    pub metrics: Option<PathBuf>,
+    pub metrics: Vec<PathBuf>,
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
@@ -39,10 +40,8 @@ pub struct GraphArgs {
 /// Reads the graph (from the code, or a calls.json) and weighs it.
 pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     // Traffic first: a bad file must not cost a build.
-    let scrape = source
-        .metrics
-        .as_deref()
-        .map(traffic::prometheus)
+    let scrape = (!source.metrics.is_empty())
+        .then(|| traffic::prometheus(&source.metrics))
         .transpose()?;
     let counts = source
         .access_log

@@ -3,8 +3,9 @@
 //! - a Prometheus text scrape of the runtime's per-caller counter
 //!   `http_requests_total{function="…",caller="…"}` (a request `caller`
 //!   made to `function`; no caller, an empty one, or the runtime's
-//!   `external`, `other` and `unverified` labels, is a request from outside the
-//!   application). Read with the `prometheus-parse` crate, line
+//!   `external` and `unverified` labels, is a request from outside the
+//!   application; `other`, a caller it could not name), or two scrapes for
+//!   the requests between them. Read with the `prometheus-parse` crate, line
 //!   by line so that a line that is not in the text format is an error that
 //!   names it, instead of being skipped.
 //! - an nginx gateway access log: one request per line, `"POST
@@ -15,8 +16,8 @@
 
 use anyhow::{Context as _, Result, bail};
 use prometheus_parse::{LineInfo, Scrape, Value};
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 /// The counter the runtime keeps per (caller, function).
 pub const METRIC: &str = "http_requests_total";
@@ -26,18 +27,78 @@ pub const METRIC: &str = "http_requests_total";
 pub struct Traffic {
     pub calls: BTreeMap<(String, String), f64>,
     pub external: BTreeMap<String, f64>,
+    /// Requests from callers the runtime could not name (its `other`
+    /// label, past its first 64 callers): from inside the application, so
+    /// not external; [`Graph::weigh`](super::Graph::weigh) spreads them
+    /// over the function's callers.
+    pub unnamed: BTreeMap<String, f64>,
+    /// The functions the figures cover (those with a sample of their own),
+    /// when the source can tell; the others' figures are unknown, not zero.
+    pub covered: Option<BTreeSet<String>>,
     /// Where the figures come from, for people.
     pub source: String,
 }
 
-/// Reads a Prometheus text scrape (several scrapes concatenated add up).
-pub fn prometheus(path: &Path) -> Result<Traffic> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the metrics file {}", path.display()))?;
-    parse_prometheus(&text, &path.display().to_string())
+/// A counter series: its labels (sorted), and which of the samples with
+/// those labels it is in its file (concatenated scrapes of several pods
+/// repeat them).
+type Series = (Vec<(String, String)>, usize);
+
+/// Reads one Prometheus text scrape (the requests counted so far; several
+/// pods' scrapes concatenated add up), or two taken one after the other
+/// (the requests in between: each series' increase, a counter that went
+/// down having restarted from zero).
+pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
+    let read = |path: &PathBuf| -> Result<(String, BTreeMap<Series, f64>)> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the metrics file {}", path.display()))?;
+        let name = path.display().to_string();
+        let series = series(&text, &name)?;
+        Ok((name, series))
+    };
+    match paths {
+        [one] => {
+            let (name, series) = read(one)?;
+            Ok(classify(series, format!("prometheus {name}")))
+        }
+        [before, after] => {
+            let (b, before) = read(before)?;
+            let (a, after) = read(after)?;
+            Ok(classify(
+                increase(&before, after),
+                format!("prometheus {a} minus {b} (the requests between the two scrapes)"),
+            ))
+        }
+        _ => bail!(
+            "--metrics was given {} times: give one scrape (the requests counted so far) or two, taken one after the other (the requests in between)",
+            paths.len()
+        ),
+    }
 }
 
+/// Each series' increase from `before` to `after`; a series that went down
+/// restarted (the pod did) and counts whole, as does a new one.
+fn increase(before: &BTreeMap<Series, f64>, after: BTreeMap<Series, f64>) -> BTreeMap<Series, f64> {
+    after
+        .into_iter()
+        .map(|(key, now)| {
+            let then = before.get(&key).copied().unwrap_or(0.0);
+            let d = if now >= then { now - then } else { now };
+            (key, d)
+        })
+        .collect()
+}
+
+/// One scrape's figures.
 pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
+    Ok(classify(
+        series(text, source)?,
+        format!("prometheus {source}"),
+    ))
+}
+
+/// The counter's series in a scrape, each line checked.
+fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
     for (n, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.starts_with('#') {
@@ -72,40 +133,73 @@ pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
     }
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
         .with_context(|| format!("cannot parse {source}"))?;
-    let mut traffic = Traffic {
-        source: format!("prometheus {source}"),
-        ..Traffic::default()
-    };
-    let mut seen = 0;
+    let mut series = BTreeMap::new();
     for sample in scrape.samples.iter().filter(|s| s.metric == METRIC) {
-        seen += 1;
         let count = match sample.value {
             Value::Counter(v) | Value::Untyped(v) | Value::Gauge(v) => v,
             _ => bail!("{source}: {METRIC} is a histogram or summary; it must be a counter"),
         };
-        let Some(function) = sample.labels.get("function").filter(|f| !f.is_empty()) else {
+        if sample.labels.get("function").is_none_or(str::is_empty) {
             bail!(
                 "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called",
                 sample.labels
             );
-        };
-        let outside = ["", "external", "other", "unverified"];
-        match sample.labels.get("caller").filter(|c| !outside.contains(c)) {
-            Some(caller) => {
-                *traffic
-                    .calls
-                    .entry((caller.to_string(), function.to_string()))
-                    .or_default() += count;
-            }
-            None => *traffic.external.entry(function.to_string()).or_default() += count,
         }
+        let mut labels: Vec<(String, String)> = sample
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        labels.sort();
+        let mut occurrence = 0;
+        while series.contains_key(&(labels.clone(), occurrence)) {
+            occurrence += 1;
+        }
+        series.insert((labels, occurrence), count);
     }
-    if seen == 0 {
+    if series.is_empty() {
         bail!(
             "{source} has no {METRIC} samples: it is not a scrape of fmerge-runtime's metrics (or no request was counted yet)"
         );
     }
-    Ok(traffic)
+    Ok(series)
+}
+
+/// Requests by who made them: a function of the application (`caller`),
+/// one the runtime could not name (`other`), or outside (no caller, an
+/// empty one, `external`, or `unverified`: a claim the application did not
+/// sign).
+fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
+    let mut traffic = Traffic {
+        source,
+        covered: Some(BTreeSet::new()),
+        ..Traffic::default()
+    };
+    for ((labels, _), count) in series {
+        let label = |name: &str| {
+            labels
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let function = label("function").unwrap_or_default().to_string();
+        if let Some(covered) = traffic.covered.as_mut() {
+            covered.insert(function.clone());
+        }
+        match label("caller").unwrap_or_default() {
+            "" | "external" | "unverified" => {
+                *traffic.external.entry(function).or_default() += count
+            }
+            "other" => *traffic.unnamed.entry(function).or_default() += count,
+            caller => {
+                *traffic
+                    .calls
+                    .entry((caller.to_string(), function))
+                    .or_default() += count
+            }
+        }
+    }
+    traffic
 }
 
 /// The crate's sample pattern is not anchored at the end: a line must also
@@ -253,6 +347,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no `function` label"), "{e}");
+    }
+
+    #[test]
+    fn pods_add_up_and_two_scrapes_give_the_requests_between_them() {
+        // Two pods of b (the same series twice), then, later, pod 1 went on
+        // and pod 2 restarted (its counter went down).
+        let before = "http_requests_total{function=\"b\",caller=\"a\"} 30\n\
+            http_requests_total{function=\"b\",caller=\"a\"} 20\n\
+            http_requests_total{function=\"a\",caller=\"\"} 7\n";
+        let after = "http_requests_total{function=\"b\",caller=\"a\"} 45\n\
+            http_requests_total{function=\"b\",caller=\"a\"} 4\n\
+            http_requests_total{function=\"a\",caller=\"\"} 10\n\
+            http_requests_total{function=\"c\",caller=\"a\"} 2\n";
+        assert_eq!(
+            parse_prometheus(before, "m").unwrap().calls[&("a".into(), "b".into())],
+            50.0
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (b, a) = (dir.path().join("before"), dir.path().join("after"));
+        std::fs::write(&b, before).unwrap();
+        std::fs::write(&a, after).unwrap();
+        let t = prometheus(&[b.clone(), a.clone()]).unwrap();
+        // 15 more on pod 1, 4 since pod 2's restart.
+        assert_eq!(t.calls[&("a".into(), "b".into())], 19.0);
+        assert_eq!(
+            t.calls[&("a".into(), "c".into())],
+            2.0,
+            "a new series counts whole"
+        );
+        assert_eq!(t.external["a"], 3.0);
+        assert!(t.source.contains("minus"), "{}", t.source);
+        let e = prometheus(&[b.clone(), a.clone(), b])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one scrape") && e.contains("or two"), "{e}");
+    }
+
+    #[test]
+    fn unnamed_callers_are_inside_and_unproven_ones_outside() {
+        let t = parse_prometheus(
+            "http_requests_total{function=\"b\",caller=\"other\"} 5\n\
+             http_requests_total{function=\"b\",caller=\"unverified\"} 2\n\
+             http_requests_total{function=\"b\",caller=\"external\"} 1\n\
+             http_requests_total{function=\"b\"} 1\n",
+            "m",
+        )
+        .unwrap();
+        assert_eq!(t.unnamed["b"], 5.0);
+        assert_eq!(t.external["b"], 4.0);
+        assert!(t.calls.is_empty());
+        assert_eq!(t.covered, Some(BTreeSet::from(["b".to_string()])));
     }
 
     #[test]
