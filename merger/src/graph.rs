@@ -63,6 +63,10 @@ pub struct Edge {
     pub within: Vec<String>,
     /// Calls seen in real traffic, when known.
     pub calls: Option<f64>,
+    /// What one call over the gateway cost its caller, in ms (the mean of
+    /// the runtime's `fmerge_invoke_duration_seconds`), when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -123,6 +127,11 @@ impl Graph {
             }
         }
         for e in &mut self.edges {
+            e.hop_ms =
+                e.to.as_ref()
+                    .and_then(|to| traffic.hops.get(&(e.from.clone(), to.clone())))
+                    .filter(|(_, count)| *count > 0.0)
+                    .map(|(seconds, count)| seconds / count * 1000.0);
             if let Some(to) = e.to.as_ref().filter(|to| covered(to)) {
                 e.calls = Some(
                     traffic

@@ -83,6 +83,9 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             _ => e.sites as f64,
         };
         m.calls[from].push((to, per_call));
+        if let Some(ms) = e.hop_ms {
+            m.hop_ms.insert((from, to), ms);
+        }
     }
     if measured {
         for (i, f) in graph.functions.iter().enumerate() {
@@ -243,10 +246,11 @@ pub struct Entry {
     pub critical_after: f64,
     pub total_before: f64,
     pub total_after: f64,
-    /// (critical_before − critical_after) × hop-ms: the gain when a
-    /// function's calls overlap; made one after another, up to
-    /// (total_before − total_after) × hop-ms.
+    /// The critical path's cost removed, each gateway call at its measured
+    /// cost (else hop-ms): the gain when a function's calls overlap; made
+    /// one after another, up to `latency_gain_max_ms` (every call's cost).
     pub latency_gain_ms: f64,
+    pub latency_gain_max_ms: f64,
 }
 
 pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
@@ -260,6 +264,7 @@ pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
                 total_before,
                 total_after,
             } = model.hops(e, &plan.groups);
+            let ms = model.latency(e, &plan.groups, hop_ms);
             Entry {
                 function: model.names[e].clone(),
                 requests: model.external[e],
@@ -267,7 +272,8 @@ pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
                 critical_after,
                 total_before,
                 total_after,
-                latency_gain_ms: (critical_before - critical_after) * hop_ms,
+                latency_gain_ms: ms.critical_before - ms.critical_after,
+                latency_gain_max_ms: ms.total_before - ms.total_after,
             }
         })
         .collect()
@@ -379,10 +385,20 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
         );
     }
     let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
+    for (&(u, v), ms) in &model.hop_ms {
+        let _ = writeln!(
+            out,
+            "  {} → {}: {ms:.2} ms per call, measured (the runtime's {})",
+            model.names[u],
+            model.names[v],
+            crate::graph::traffic::HOP_METRIC
+        );
+    }
     let _ = writeln!(
         out,
         "per entry point, gateway hops before → after: on the critical path (a function's calls taken as made at once) and in all; \
-         the latency gain lies between the critical-path hops removed and all hops removed (calls made one after another) × {hop_ms} ms"
+         the latency gain lies between the critical path's cost removed and every call's cost removed (calls made one after another), \
+         a call at its measured cost where there is one, else {hop_ms} ms"
     );
     let width = model
         .names
@@ -404,11 +420,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
             trim(e.requests),
             format!("{} → {}", trim(e.critical_before), trim(e.critical_after)),
             format!("{} → {}", trim(e.total_before), trim(e.total_after)),
-            format!(
-                "{:.2}–{:.2}",
-                e.latency_gain_ms,
-                (e.total_before - e.total_after) * hop_ms
-            )
+            format!("{:.2}–{:.2}", e.latency_gain_ms, e.latency_gain_max_ms)
         );
     }
     let _ = writeln!(
@@ -463,6 +475,22 @@ mod tests {
                 .collect(),
             ..Graph::default()
         }
+    }
+
+    #[test]
+    fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
+        // a calls b and c at once; a → b measured at 5 ms, a → c unmeasured.
+        let mut g = graph(&[("a", "b"), ("a", "c")]);
+        g.edges[0].hop_ms = Some(5.0);
+        let m = model(&g, &Constraints::default()).unwrap();
+        let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+        let ms = m.latency(0, &alone, 2.0);
+        assert_eq!((ms.critical_before, ms.total_before), (5.0, 7.0));
+        let (plan, _) = solve(&m, Method::Exact).unwrap();
+        let e = &entries(&m, &plan, 2.0)[0];
+        assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
+        let text = report(&m, &plan, "exact", 2.0, "test");
+        assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
     }
 
     #[test]

@@ -21,6 +21,14 @@ use std::path::{Path, PathBuf};
 
 /// The counter the runtime keeps per (caller, function).
 pub const METRIC: &str = "http_requests_total";
+/// The runtime's histogram of each `invoke` as its caller saw it
+/// (`caller`, `callee`, `transport`): its sum and count give a hop's mean
+/// cost.
+pub const HOP_METRIC: &str = "fmerge_invoke_duration_seconds";
+const HOP_SUM: &str = "fmerge_invoke_duration_seconds_sum";
+const HOP_COUNT: &str = "fmerge_invoke_duration_seconds_count";
+/// The samples read; the rest of a scrape is only checked for its format.
+const READ: [&str; 3] = [METRIC, HOP_SUM, HOP_COUNT];
 
 /// Requests seen: per edge, and from outside per function.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +40,9 @@ pub struct Traffic {
     /// not external; [`Graph::weigh`](super::Graph::weigh) spreads them
     /// over the function's callers.
     pub unnamed: BTreeMap<String, f64>,
+    /// Calls over the gateway, per (caller, callee): seconds in all and how
+    /// many, as the callers saw them ([`HOP_METRIC`]).
+    pub hops: BTreeMap<(String, String), (f64, f64)>,
     /// The functions the figures cover (those with a sample of their own),
     /// when the source can tell; the others' figures are unknown, not zero.
     pub covered: Option<BTreeSet<String>>,
@@ -39,10 +50,10 @@ pub struct Traffic {
     pub source: String,
 }
 
-/// A counter series: its labels (sorted), and which of the samples with
+/// A series: its metric, its labels (sorted), and which of the samples with
 /// those labels it is in its file (concatenated scrapes of several pods
 /// repeat them).
-type Series = (Vec<(String, String)>, usize);
+type Series = (String, Vec<(String, String)>, usize);
 
 /// Reads one Prometheus text scrape (the requests counted so far; several
 /// pods' scrapes concatenated add up), or two taken one after the other
@@ -117,7 +128,7 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
         if let LineInfo::Sample {
             metric_name, value, ..
         } = LineInfo::parse(line)
-            && metric_name == METRIC
+            && READ.contains(&metric_name)
         {
             let number = match value.to_ascii_lowercase().as_str() {
                 "nan" => f64::NAN,
@@ -125,7 +136,7 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             };
             if !number.is_finite() || number < 0.0 {
                 bail!(
-                    "{source}, line {}: {METRIC} is `{value}`; a request counter is a finite number of 0 or more",
+                    "{source}, line {}: {metric_name} is `{value}`; a counter is a finite number of 0 or more",
                     n + 1
                 );
             }
@@ -134,12 +145,19 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
         .with_context(|| format!("cannot parse {source}"))?;
     let mut series = BTreeMap::new();
-    for sample in scrape.samples.iter().filter(|s| s.metric == METRIC) {
+    for sample in scrape
+        .samples
+        .iter()
+        .filter(|s| READ.contains(&s.metric.as_str()))
+    {
         let count = match sample.value {
             Value::Counter(v) | Value::Untyped(v) | Value::Gauge(v) => v,
-            _ => bail!("{source}: {METRIC} is a histogram or summary; it must be a counter"),
+            _ => bail!(
+                "{source}: {} is a histogram or summary; it must be a counter",
+                sample.metric
+            ),
         };
-        if sample.labels.get("function").is_none_or(str::is_empty) {
+        if sample.metric == METRIC && sample.labels.get("function").is_none_or(str::is_empty) {
             bail!(
                 "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called",
                 sample.labels
@@ -151,13 +169,14 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         labels.sort();
+        let metric = sample.metric.clone();
         let mut occurrence = 0;
-        while series.contains_key(&(labels.clone(), occurrence)) {
+        while series.contains_key(&(metric.clone(), labels.clone(), occurrence)) {
             occurrence += 1;
         }
-        series.insert((labels, occurrence), count);
+        series.insert((metric, labels, occurrence), count);
     }
-    if series.is_empty() {
+    if !series.keys().any(|(metric, _, _)| metric == METRIC) {
         bail!(
             "{source} has no {METRIC} samples: it is not a scrape of fmerge-runtime's metrics (or no request was counted yet)"
         );
@@ -175,13 +194,29 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
         covered: Some(BTreeSet::new()),
         ..Traffic::default()
     };
-    for ((labels, _), count) in series {
+    for ((metric, labels, _), count) in series {
         let label = |name: &str| {
             labels
                 .iter()
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.as_str())
         };
+        if metric != METRIC {
+            if let (Some(caller), Some(callee), Some("gateway")) =
+                (label("caller"), label("callee"), label("transport"))
+            {
+                let hop = traffic
+                    .hops
+                    .entry((caller.to_string(), callee.to_string()))
+                    .or_default();
+                if metric == HOP_SUM {
+                    hop.0 += count;
+                } else {
+                    hop.1 += count;
+                }
+            }
+            continue;
+        }
         let function = label("function").unwrap_or_default().to_string();
         if let Some(covered) = traffic.covered.as_mut() {
             covered.insert(function.clone());
@@ -382,6 +417,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("one scrape") && e.contains("or two"), "{e}");
+    }
+
+    #[test]
+    fn hop_costs_are_the_gateway_calls_sum_over_count() {
+        let text = "# TYPE fmerge_invoke_duration_seconds histogram\n\
+            fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"b\",transport=\"gateway\"} 0.3\n\
+            fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"b\",transport=\"gateway\"} 100\n\
+            fmerge_invoke_duration_seconds_bucket{caller=\"a\",callee=\"b\",transport=\"gateway\",le=\"+Inf\"} 100\n\
+            fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c\",transport=\"in-process\"} 0.01\n\
+            fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"in-process\"} 100\n\
+            http_requests_total{function=\"b\",caller=\"a\"} 100\n";
+        let t = parse_prometheus(text, "m").unwrap();
+        assert_eq!(t.hops[&("a".into(), "b".into())], (0.3, 100.0));
+        assert_eq!(t.hops.len(), 1, "in-process calls are no hop: {:?}", t.hops);
     }
 
     #[test]

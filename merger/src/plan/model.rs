@@ -37,6 +37,8 @@ pub struct Model {
     pub order: Vec<usize>,
     /// Calls left out to make the graph acyclic, as `(from, to)`.
     pub cycles: Vec<(usize, usize)>,
+    /// Measured cost of one gateway call, ms, per `(from, to)` where known.
+    pub hop_ms: BTreeMap<(usize, usize), f64>,
 }
 
 /// A plan: the members of the group each function roots (itself alone: no group).
@@ -209,9 +211,23 @@ impl Model {
     /// path (the longest chain of calls, as calls made at once overlap) and
     /// in all, before (no groups) and after.
     pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
+        self.costs(entry, groups, &|_, _| 1.0)
+    }
+
+    /// [`hops`](Self::hops) in ms: each gateway call costs its measured
+    /// [`hop_ms`](Self::hop_ms), else `default_ms`.
+    pub fn latency(&self, entry: usize, groups: &[Set], default_ms: f64) -> Hops {
+        self.costs(entry, groups, &|u, v| {
+            self.hop_ms.get(&(u, v)).copied().unwrap_or(default_ms)
+        })
+    }
+
+    fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
-        let (critical_before, total_before) = self.walk(entry, entry, &alone, &mut BTreeMap::new());
-        let (critical_after, total_after) = self.walk(entry, entry, groups, &mut BTreeMap::new());
+        let (critical_before, total_before) =
+            self.walk(entry, entry, &alone, cost, &mut BTreeMap::new());
+        let (critical_after, total_after) =
+            self.walk(entry, entry, groups, cost, &mut BTreeMap::new());
         Hops {
             critical_before,
             critical_after,
@@ -220,13 +236,14 @@ impl Model {
         }
     }
 
-    /// (critical-path hops, expected hops) below `u`, running in the
-    /// deployment rooted at `root`.
+    /// (critical-path cost, expected cost) below `u`, running in the
+    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`.
     fn walk(
         &self,
         u: usize,
         root: usize,
         groups: &[Set],
+        cost: &dyn Fn(usize, usize) -> f64,
         memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
     ) -> (f64, f64) {
         if let Some(&known) = memo.get(&(u, root)) {
@@ -235,8 +252,8 @@ impl Model {
         let (mut critical, mut total) = (0.0f64, 0.0);
         for &(v, m) in &self.calls[u] {
             let inside = v != root && groups[root] & bit(v) != 0;
-            let (next, hop) = if inside { (root, 0.0) } else { (v, 1.0) };
-            let (c, t) = self.walk(v, next, groups, memo);
+            let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
+            let (c, t) = self.walk(v, next, groups, cost, memo);
             if m > 0.0 {
                 critical = critical.max(hop + c);
             }
