@@ -2,7 +2,7 @@
 //! code (and weighed by traffic), as JSON, DOT and a picture. Its source
 //! flags and `graph_of` are `fmerge plan`'s too.
 
-use crate::graph::{self, Graph, render, traffic};
+use crate::graph::{self, Graph, access_log, render, traffic};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     let counts = source
         .access_log
         .as_deref()
-        .map(traffic::access_log_counts)
+        .map(access_log::counts)
         .transpose()?;
     let mut graph = match (file, &source.yaml) {
         (Some(file), _) => Graph::load(file)?,
@@ -69,7 +69,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
                 .filter_map(|e| Some((e.from.clone(), e.to.clone()?, e.sites)))
                 .collect();
             let log = source.access_log.as_deref().expect("counts come from it");
-            Some(traffic::from_counts(
+            Some(access_log::traffic(
                 &counts,
                 &edges,
                 &log.display().to_string(),

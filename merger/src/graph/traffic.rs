@@ -8,16 +8,12 @@
 //!   the requests between them. Read with the `prometheus-parse` crate, line
 //!   by line so that a line that is not in the text format is an error that
 //!   names it, instead of being skipped.
-//! - an nginx gateway access log: one request per line, `"POST
-//!   /function/<name> HTTP/1.1"`. A log has no caller, so a function's
-//!   requests are spread over its static callers in proportion to their own
-//!   requests (and a function with no caller in the stack gets them from
-//!   outside): an estimate, said so in the graph's `traffic` field.
+//! - an nginx gateway access log ([`super::access_log`]).
 
 use anyhow::{Context as _, Result, bail};
 use prometheus_parse::{LineInfo, Scrape, Value};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The counter the runtime keeps per (caller, function).
 pub const METRIC: &str = "http_requests_total";
@@ -261,77 +257,6 @@ fn whole_sample(line: &str) -> bool {
     }
 }
 
-/// Requests per function in an nginx access log (`/function/<name>` paths).
-pub fn access_log_counts(path: &Path) -> Result<BTreeMap<String, f64>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the access log {}", path.display()))?;
-    parse_access_log(&text, &path.display().to_string())
-}
-
-pub fn parse_access_log(text: &str, source: &str) -> Result<BTreeMap<String, f64>> {
-    let mut counts = BTreeMap::new();
-    for line in text.lines() {
-        // The request line is the first quoted field: "POST /function/x HTTP/1.1".
-        let Some(request) = line.split('"').nth(1) else {
-            continue;
-        };
-        let Some(target) = request.split_whitespace().nth(1) else {
-            continue;
-        };
-        let Some(rest) = target.strip_prefix("/function/") else {
-            continue;
-        };
-        let name = rest.split(['/', '?']).next().unwrap_or_default();
-        let name = name.split_once('.').map_or(name, |(n, _)| n);
-        if !name.is_empty() {
-            *counts.entry(name.to_string()).or_default() += 1.0;
-        }
-    }
-    if counts.is_empty() {
-        bail!(
-            "{source} holds no gateway request for a function (a request line like \"POST /function/<name> HTTP/1.1\"): is it the gateway's access log?"
-        );
-    }
-    Ok(counts)
-}
-
-/// Spreads per-function request counts over the graph's static edges (see
-/// the module doc): the requests of a function with callers are divided
-/// among them in proportion to each caller's requests times its call sites.
-pub fn from_counts(
-    counts: &BTreeMap<String, f64>,
-    edges: &[(String, String, usize)],
-    source: &str,
-) -> Traffic {
-    let mut traffic = Traffic {
-        source: format!("nginx {source} (per-edge calls estimated from per-function requests)"),
-        ..Traffic::default()
-    };
-    for (function, &n) in counts {
-        let callers: Vec<(&String, f64)> = edges
-            .iter()
-            .filter(|(_, to, _)| to == function)
-            .map(|(from, _, sites)| {
-                (
-                    from,
-                    counts.get(from).copied().unwrap_or(0.0) * *sites as f64,
-                )
-            })
-            .collect();
-        let total: f64 = callers.iter().map(|(_, w)| w).sum();
-        if callers.is_empty() || total == 0.0 {
-            traffic.external.insert(function.clone(), n);
-            continue;
-        }
-        for (from, w) in callers {
-            traffic
-                .calls
-                .insert((from.clone(), function.clone()), n * w / total);
-        }
-    }
-    traffic
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,20 +372,5 @@ mod tests {
         assert_eq!(t.external["b"], 4.0);
         assert!(t.calls.is_empty());
         assert_eq!(t.covered, Some(BTreeSet::from(["b".to_string()])));
-    }
-
-    #[test]
-    fn access_log_requests_are_spread_over_callers() {
-        let log = "127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"POST /function/a HTTP/1.1\" 200 2 \"-\" \"x\"\n\
-            127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"POST /function/b.openfaas-fn HTTP/1.1\" 200 2 \"-\" \"x\"\n\
-            127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"POST /function/b HTTP/1.1\" 200 2 \"-\" \"x\"\n\
-            127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"GET /healthz HTTP/1.1\" 200 2 \"-\" \"x\"\n";
-        let counts = parse_access_log(log, "log").unwrap();
-        assert_eq!(counts["a"], 1.0);
-        assert_eq!(counts["b"], 2.0);
-        let t = from_counts(&counts, &[("a".into(), "b".into(), 1)], "log");
-        assert_eq!(t.external["a"], 1.0);
-        assert_eq!(t.calls[&("a".into(), "b".into())], 2.0);
-        assert!(parse_access_log("nothing here\n", "log").is_err());
     }
 }

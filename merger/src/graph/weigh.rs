@@ -1,0 +1,176 @@
+//! Traffic on the call graph: [`Graph::weigh`].
+
+use super::{Graph, traffic};
+use std::collections::BTreeSet;
+
+impl Graph {
+    /// Puts traffic figures on the edges and entry points; figures for
+    /// functions outside the stack are left out, with a note each. A
+    /// function the traffic does not cover (no sample of its own) keeps no
+    /// figure, and neither do the calls into it: unknown, not zero. Requests
+    /// from callers the runtime could not name are spread over the
+    /// function's callers in the code, in proportion to their seen calls
+    /// (else to their call sites).
+    pub fn weigh(&mut self, traffic: &traffic::Traffic) -> Vec<String> {
+        let mut notes = Vec::new();
+        let names: BTreeSet<String> = self.functions.iter().map(|f| f.name.clone()).collect();
+        let covered = |name: &str| traffic.covered.as_ref().is_none_or(|c| c.contains(name));
+        for f in &mut self.functions {
+            f.external =
+                covered(&f.name).then(|| traffic.external.get(&f.name).copied().unwrap_or(0.0));
+            if f.external.is_none() {
+                notes.push(format!(
+                    "{} has no figures in {} (not scraped, or no request counted yet): its requests and the calls into it are unknown, and the plan takes them from the code; scrape every function's /metrics",
+                    f.name, traffic.source
+                ));
+            }
+        }
+        for e in &mut self.edges {
+            e.hop_ms =
+                e.to.as_ref()
+                    .and_then(|to| traffic.hops.get(&(e.from.clone(), to.clone())))
+                    .filter(|(_, count)| *count > 0.0)
+                    .map(|(seconds, count)| seconds / count * 1000.0);
+            if let Some(to) = e.to.as_ref().filter(|to| covered(to)) {
+                e.calls = Some(
+                    traffic
+                        .calls
+                        .get(&(e.from.clone(), to.clone()))
+                        .copied()
+                        .unwrap_or(0.0),
+                );
+            }
+        }
+        for (function, &n) in &traffic.unnamed {
+            let into: Vec<usize> = (0..self.edges.len())
+                .filter(|&i| {
+                    let e = &self.edges[i];
+                    e.to.as_ref() == Some(function) && e.calls.is_some() && names.contains(&e.from)
+                })
+                .collect();
+            let seen: f64 = into
+                .iter()
+                .map(|&i| self.edges[i].calls.unwrap_or(0.0))
+                .sum();
+            let sites: usize = into.iter().map(|&i| self.edges[i].sites).sum();
+            if into.is_empty() {
+                notes.push(format!(
+                    "{n} requests to {function} came from callers the runtime could not name (`other`), and no function of the stack calls it in its code; left out"
+                ));
+                continue;
+            }
+            for &i in &into {
+                let e = &mut self.edges[i];
+                let share = if seen > 0.0 {
+                    e.calls.unwrap_or(0.0) / seen
+                } else {
+                    e.sites as f64 / sites as f64
+                };
+                *e.calls.get_or_insert(0.0) += n * share;
+            }
+        }
+        for ((from, to), n) in &traffic.calls {
+            let known = self
+                .edges
+                .iter()
+                .any(|e| &e.from == from && e.to.as_ref() == Some(to));
+            if !known && names.contains(from) && names.contains(to) {
+                notes.push(format!(
+                    "traffic shows {n} calls {from} → {to}, which no `invoke` with a literal name makes; they count as unknown calls"
+                ));
+            }
+        }
+        for name in traffic
+            .external
+            .keys()
+            .chain(traffic.unnamed.keys())
+            .chain(traffic.calls.keys().map(|(_, to)| to))
+        {
+            if !names.contains(name) {
+                notes.push(format!(
+                    "traffic names {name}, which is not in the stack; left out"
+                ));
+            }
+        }
+        notes.sort();
+        notes.dedup();
+        self.traffic = Some(traffic.source.clone());
+        notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Edge, Function};
+
+    fn graph() -> Graph {
+        let function = |name: &str| Function {
+            name: name.into(),
+            ..Function::default()
+        };
+        let edge = |from: &str, to: &str, sites| Edge {
+            from: from.into(),
+            to: Some(to.into()),
+            sites,
+            ..Edge::default()
+        };
+        Graph {
+            functions: vec![function("a"), function("b"), function("c"), function("d")],
+            edges: vec![edge("a", "c", 1), edge("b", "c", 3), edge("a", "d", 1)],
+            ..Graph::default()
+        }
+    }
+
+    #[test]
+    fn a_function_without_figures_is_unknown_and_said_so() {
+        let mut g = graph();
+        let t = traffic::parse_prometheus(
+            "http_requests_total{function=\"a\",caller=\"\"} 10\n\
+             http_requests_total{function=\"b\",caller=\"\"} 0\n\
+             http_requests_total{function=\"c\",caller=\"a\"} 10\n",
+            "m",
+        )
+        .unwrap();
+        let notes = g.weigh(&t);
+        assert_eq!(g.function("a").unwrap().external, Some(10.0));
+        assert_eq!(g.function("b").unwrap().external, Some(0.0));
+        assert_eq!(g.function("d").unwrap().external, None);
+        let into_d = g
+            .edges
+            .iter()
+            .find(|e| e.to.as_deref() == Some("d"))
+            .unwrap();
+        assert_eq!(into_d.calls, None, "unknown, not zero");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("d has no figures in prometheus m")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn unnamed_callers_are_spread_over_the_callers_in_the_code() {
+        // Seen calls: a → c 10, b → c 0: the 6 unnamed go to a.
+        let mut g = graph();
+        let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
+             http_requests_total{function=\"c\",caller=\"other\"} 6\n";
+        g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
+        let calls = |g: &Graph, from: &str| {
+            g.edges
+                .iter()
+                .find(|e| e.from == from && e.to.as_deref() == Some("c"))
+                .and_then(|e| e.calls)
+        };
+        assert_eq!(calls(&g, "a"), Some(16.0));
+        assert_eq!(calls(&g, "b"), Some(0.0));
+        // None seen: by call sites, 1 to 3.
+        let mut g = graph();
+        let scrape = "http_requests_total{function=\"c\",caller=\"other\"} 8\n";
+        g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
+        assert_eq!(calls(&g, "a"), Some(2.0));
+        assert_eq!(calls(&g, "b"), Some(6.0));
+        assert_eq!(g.function("c").unwrap().external, Some(0.0), "not external");
+    }
+}

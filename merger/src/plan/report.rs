@@ -1,0 +1,171 @@
+//! What `fmerge plan` prints: each group, why a reachable callee stays
+//! remote, and per entry point the hops and the projected latency gain.
+
+use super::model::{Hops, Model, Plan, Set, bit, members};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Why `v` is not in `root`'s group `set`.
+pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
+    if let Some(reason) = &model.left_out[v] {
+        return reason.clone();
+    }
+    for u in members(set) {
+        if let Some(reason) = model.apart.get(&(u.min(v), u.max(v))) {
+            return format!("cannot share a binary with {}: {reason}", model.names[u]);
+        }
+    }
+    if !model.feasible(set | bit(v)) {
+        return "the group's memory would pass --max-memory".to_string();
+    }
+    if v == root {
+        return "it is the group's own caller".to_string();
+    }
+    "merging it here removes fewer hops in all (its own group, or another caller's, gets its requests)".to_string()
+}
+
+/// One entry point's figures under a plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub function: String,
+    pub requests: f64,
+    pub critical_before: f64,
+    pub critical_after: f64,
+    pub total_before: f64,
+    pub total_after: f64,
+    /// The critical path's cost removed, each gateway call at its measured
+    /// cost (else hop-ms): the gain when a function's calls overlap; made
+    /// one after another, up to `latency_gain_max_ms` (every call's cost).
+    pub latency_gain_ms: f64,
+    pub latency_gain_max_ms: f64,
+}
+
+pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
+    model
+        .entries()
+        .into_iter()
+        .map(|e| {
+            let Hops {
+                critical_before,
+                critical_after,
+                total_before,
+                total_after,
+            } = model.hops(e, &plan.groups);
+            let ms = model.latency(e, &plan.groups, hop_ms);
+            Entry {
+                function: model.names[e].clone(),
+                requests: model.external[e],
+                critical_before,
+                critical_after,
+                total_before,
+                total_after,
+                latency_gain_ms: ms.critical_before - ms.critical_after,
+                latency_gain_max_ms: ms.total_before - ms.total_after,
+            }
+        })
+        .collect()
+}
+
+/// The report printed after planning.
+pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &str) -> String {
+    let mut out = String::new();
+    let (_, arrivals) = model.value(&plan.groups);
+    let _ = writeln!(out, "search: {how}");
+    for (r, set) in plan.merged() {
+        let (hops, _, _) = model.flow(r, set);
+        let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
+        let _ = writeln!(
+            out,
+            "group {}: {} ({:.2} hops removed per request it gets, {:.2} requests per request of the application{})",
+            model.names[r],
+            model.names_of(set).join(", "),
+            hops,
+            arrivals[r],
+            memory
+                .map(|b| format!(", {:.0}Mi", b / 1048576.0))
+                .unwrap_or_default()
+        );
+    }
+    // Why a callee a group could reach is not in it.
+    for (r, &arrived) in arrivals.iter().enumerate() {
+        if arrived == 0.0 || model.calls[r].is_empty() {
+            continue;
+        }
+        let set = plan.groups[r];
+        let mut told = Vec::new();
+        for u in members(set) {
+            for &(v, _) in &model.calls[u] {
+                if set & bit(v) == 0 && !told.contains(&v) {
+                    told.push(v);
+                    let _ = writeln!(
+                        out,
+                        "  {} stays remote from {}: {}",
+                        model.names[v],
+                        model.names[r],
+                        why_not(model, r, set, v)
+                    );
+                }
+            }
+        }
+    }
+    for &(u, v) in &model.cycles {
+        let _ = writeln!(
+            out,
+            "note: the call {} → {} closes a cycle and is planned as a gateway call",
+            model.names[u], model.names[v]
+        );
+    }
+    let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
+    for (&(u, v), ms) in &model.hop_ms {
+        let _ = writeln!(
+            out,
+            "  {} → {}: {ms:.2} ms per call, measured (the runtime's {})",
+            model.names[u],
+            model.names[v],
+            crate::graph::traffic::HOP_METRIC
+        );
+    }
+    let _ = writeln!(
+        out,
+        "per entry point, gateway hops before → after: on the critical path (a function's calls taken as made at once) and in all; \
+         the latency gain lies between the critical path's cost removed and every call's cost removed (calls made one after another), \
+         a call at its measured cost where there is one, else {hop_ms} ms"
+    );
+    let width = model
+        .names
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(11)
+        .max(11);
+    let _ = writeln!(
+        out,
+        "{:<width$} {:>9} {:>14} {:>14} {:>20}",
+        "entry point", "requests", "critical path", "in all", "latency gain"
+    );
+    for e in entries(model, plan, hop_ms) {
+        let _ = writeln!(
+            out,
+            "{:<width$} {:>9} {:>14} {:>14} {:>17} ms",
+            e.function,
+            trim(e.requests),
+            format!("{} → {}", trim(e.critical_before), trim(e.critical_after)),
+            format!("{} → {}", trim(e.total_before), trim(e.total_after)),
+            format!("{:.2}–{:.2}", e.latency_gain_ms, e.latency_gain_max_ms)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "in all: {} gateway hops removed per request of the application",
+        trim(plan.removed)
+    );
+    out
+}
+
+fn trim(n: f64) -> String {
+    if (n - n.round()).abs() < 1e-9 {
+        format!("{}", n.round())
+    } else {
+        format!("{n:.2}")
+    }
+}
