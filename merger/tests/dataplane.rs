@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::dataplane::request;
 use support::{
-    FUNCTIONS, Function, Gateway, PAIR_REQUESTS, Redis, built_binary, fixture, free_port,
-    function_binary, post, redis_env, seed_social_network, workspace_root,
+    FUNCTIONS, Function, Gateway, PAIR_REQUESTS, Redis, built_binary, fixture, fmerge_out,
+    free_port, function_binary, post, redis_env, seed_social_network, workspace_root,
 };
 
 const CALLER: &str = "write-home-timeline";
@@ -208,12 +208,7 @@ fn failure_cases(
 #[test]
 fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_clients_that_go_away() {
     let ws = fixture("blocking", &[]);
-    let out = ws.path().join("out");
-    let (ok, stdout, stderr) = support::fmerge(
-        ws.path(),
-        &["bl-front", "bl-slow", "--out", out.to_str().unwrap()],
-        &[],
-    );
+    let (ok, stdout, stderr) = fmerge_out(ws.path(), &["bl-front", "bl-slow"]);
     assert!(ok, "fmerge build failed:\n{stderr}");
     let merged = PathBuf::from(stdout.lines().last().expect("the binary path"));
 

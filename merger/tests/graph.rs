@@ -172,18 +172,17 @@ fn traffic_weighs_the_edges() {
 #[test]
 fn bad_graph_input_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph"]);
-    assert!(
-        !ok && stderr.contains("fmerge graph -f stack.yml"),
-        "{stderr}"
+    cli_refuses(dir.path(), &["graph"], &["fmerge graph -f stack.yml"]);
+    cli_refuses(
+        dir.path(),
+        &["graph", "-f", "nope.yml"],
+        &["cannot read the stack file"],
     );
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "nope.yml"]);
-    assert!(
-        !ok && stderr.contains("cannot read the stack file"),
-        "{stderr}"
+    cli_refuses(
+        dir.path(),
+        &["graph", "-f", "x.yml", "--picture", "gif"],
+        &["invalid value 'gif'"],
     );
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "x.yml", "--picture", "gif"]);
-    assert!(!ok && stderr.contains("invalid value 'gif'"), "{stderr}");
     // A stack with one Rust function has no graph to read.
     std::fs::write(
         dir.path().join("one.yml"),
@@ -193,10 +192,10 @@ fn bad_graph_input_gets_a_clear_error() {
         ),
     )
     .unwrap();
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["graph", "-f", "one.yml"]);
-    assert!(
-        !ok && stderr.contains("two or more Rust functions"),
-        "{stderr}"
+    cli_refuses(
+        dir.path(),
+        &["graph", "-f", "one.yml"],
+        &["two or more Rust functions"],
     );
 }
 

@@ -1,77 +1,30 @@
-//! The image, push and stack.yml stages against the real Docker Engine and a real
-//! registry (Debian's `docker-registry`) on 127.0.0.1.
+//! The image stage against the real Docker Engine and a real registry
+//! (Debian's `docker-registry`) on 127.0.0.1 (`push_stack.rs` has the push and
+//! stack.yml stages).
 //!
 //! Run: `cargo test --release -p fmerge --test image`. Where no engine exists (no
-//! `/var/run/docker.sock`, no `DOCKER_HOST`) the engine tests print why and return;
-//! the stack.yml tests always run.
+//! `/var/run/docker.sock`, no `DOCKER_HOST`) the engine tests print why and return.
 //!
 //! Until merged binaries are available here, the image holds a real unmerged
 //! OpenFaaS function (`social-graph-get-followers`).
 
 #[path = "support/registry.rs"]
 mod registry;
+#[macro_use]
+#[path = "support/images.rs"]
+mod images;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use fmerge_ship::image::{self, BuiltImage, ImageSpec, engine};
-use fmerge_ship::push::{self, Auth, Credentials, Progress, PushOptions};
-use fmerge_ship::stack_out::{self as stack, CalleeEnv, StackSpec};
+use fmerge_ship::image::{self, engine};
+use fmerge_ship::push::{self, Auth, Credentials, PushOptions};
+use fmerge_testkit::assert_ok;
 use futures_util::StreamExt as _;
-use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
-
-const FUNCTION: &str = "social-graph-get-followers";
-
-/// Skips without an Engine; otherwise holds the Engine for the rest of the
-/// test. These tests build identical content, so their images share one ID:
-/// one test's `docker rmi` would delete the image another is about to tag.
-macro_rules! need_engine {
-    () => {
-        if let Some(reason) = registry::engine_skip_reason() {
-            eprintln!("SKIPPED: {reason}");
-            return;
-        }
-        let _engine = engine();
-    };
-}
-
-fn engine() -> std::sync::MutexGuard<'static, ()> {
-    static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn spec(tag: &str) -> ImageSpec {
-    ImageSpec {
-        binary: registry::function_binary().to_path_buf(),
-        name: FUNCTION.into(),
-        tag: Some(tag.into()),
-        members: vec![FUNCTION.into()],
-        env: vec![(
-            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL".into(),
-            "redis://127.0.0.1:6379".into(),
-        )],
-        source_revision: Some("0123456789abcdef".into()),
-        dockerfile: fmerge::assets::DOCKERFILE.into(),
-        ..ImageSpec::default()
-    }
-}
-
-fn quick_retries(auth: Auth) -> PushOptions {
-    PushOptions {
-        auth,
-        progress: Progress::Plain,
-        attempts: 2,
-        min_delay: Duration::from_millis(100),
-        max_delay: Duration::from_millis(200),
-    }
-}
-
-fn remove_local(reference: &str) {
-    let _ = docker(None, &["rmi", "-f", reference]);
-}
+use images::{FUNCTION, is_child, push_error, quick_retries, registry_and_image, remove_local};
+use images::{run_child, spec};
+use registry::{Container, docker, docker_ok, wait_http};
 
 /// Exports `reference` with the Engine API (`docker save`): {path in archive: bytes}.
 fn export(reference: &str) -> BTreeMap<String, Vec<u8>> {
@@ -155,9 +108,7 @@ fn followers_reply(
 #[test]
 fn build_push_pull_run_answers_health() {
     need_engine!();
-    let reg = Registry::start();
-    let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("t"));
-    let built: BuiltImage = image::build(&spec(&reference)).expect("build");
+    let (reg, reference, built) = registry_and_image("t");
     eprintln!("{built}");
     assert_eq!(built.reference, reference);
     assert!(
@@ -212,32 +163,27 @@ fn build_push_pull_run_answers_health() {
         .arg(200)
         .exec(&mut redis.conn())
         .unwrap();
-    let ((status, body), logs) = followers_reply(
+    let (reply, logs) = followers_reply(
         &reference,
         &["--add-host", "redis.fmerge.test:127.0.0.1"],
         "redis.fmerge.test",
         redis.port(),
     );
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"followers":[100,200]}"#),
-        "{logs}"
-    );
+    assert_ok(&reply, r#"{"followers":[100,200]}"#, &logs);
 
     // And through real DNS, as cluster names (`gateway.openfaas`) resolve: glibc's
     // resolver in the scratch image asks the DNS server the container is given.
     let dns = registry::DnsServer::start("redis.cluster.fmerge.test");
-    let ((status, body), logs) = followers_reply(
+    let (reply, logs) = followers_reply(
         &reference,
         &["--dns", &dns.addr],
         "redis.cluster.fmerge.test",
         redis.port(),
     );
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"followers":[100,200]}"#),
-        "{logs}\ndns log:\n{}",
-        dns.log()
+    assert_ok(
+        &reply,
+        r#"{"followers":[100,200]}"#,
+        &format!("{logs}\ndns log:\n{}", dns.log()),
     );
     assert!(
         dns.log().contains("redis.cluster.fmerge.test"),
@@ -273,132 +219,9 @@ fn build_push_pull_run_answers_health() {
 }
 
 #[test]
-fn wrong_password_is_refused_clearly_and_nothing_is_pushed() {
-    need_engine!();
-    let reg = Registry::start();
-    let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("w"));
-    image::build(&spec(&reference)).expect("build");
-    let wrong = unique("wrong-password-");
-    let t = Instant::now();
-    let err = push::push(
-        &reference,
-        &quick_retries(Auth::Explicit(Credentials::new(
-            reg.user.clone(),
-            wrong.clone(),
-        ))),
-    )
-    .expect_err("a wrong password must fail");
-    let msg = format!("{err:#}");
-    eprintln!("error as shown: {msg}");
-    assert!(msg.contains("refused"), "{msg}");
-    assert!(msg.contains("fix:"), "{msg}");
-    assert!(msg.contains(&reg.host()), "{msg}");
-    assert!(
-        !msg.contains(&wrong),
-        "the password leaked into the error: {msg}"
-    );
-    assert!(
-        t.elapsed() < Duration::from_secs(30),
-        "auth failures must not be retried"
-    );
-    assert!(
-        reg.catalog().is_empty(),
-        "something was pushed: {:?}",
-        reg.catalog()
-    );
-    assert!(reg.tags(FUNCTION).is_empty());
-    remove_local(&reference);
-}
-
-#[test]
-fn unreachable_registry_is_a_clear_error() {
-    need_engine!();
-    let port = registry::free_port(); // nothing listens there
-    let reference = format!("127.0.0.1:{port}/{FUNCTION}:{}", unique("u"));
-    image::build(&spec(&reference)).expect("build");
-    let err = push::push(
-        &reference,
-        &quick_retries(Auth::Explicit(Credentials::new("u", "irrelevant-pw"))),
-    )
-    .expect_err("no registry there");
-    let msg = format!("{err:#}");
-    eprintln!("error as shown: {msg}");
-    assert!(
-        msg.contains("cannot reach registry") && msg.contains("fix:"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("after 2 attempts"),
-        "transient failures are retried: {msg}"
-    );
-    remove_local(&reference);
-}
-
-#[test]
-fn pushing_an_image_that_is_not_built_says_so() {
-    need_engine!();
-    let err = push::push(
-        "127.0.0.1:5999/not-built-here:v1",
-        &quick_retries(Auth::Anonymous),
-    )
-    .unwrap_err();
-    let msg = format!("{err:#}");
-    assert!(
-        msg.contains("not in the local Docker Engine") && msg.contains("fix:"),
-        "{msg}"
-    );
-    // Docker Hub without a namespace cannot be pushed to; said before any network use.
-    let err = push::push("some-merge:abc", &quick_retries(Auth::Anonymous)).unwrap_err();
-    assert!(
-        format!("{err:#}").contains("docker.io/<user>/some-merge:abc"),
-        "{err:#}"
-    );
-}
-
-#[test]
-fn interrupted_push_is_resumed_by_a_rerun() {
-    need_engine!();
-    let reg = Registry::start();
-    let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("i"));
-    image::build(&spec(&reference)).expect("build");
-    let options = quick_retries(Auth::Explicit(Credentials::new(
-        reg.user.clone(),
-        reg.password.clone(),
-    )));
-    // Cut the push off after its first events (the client goes away mid-push).
-    let interrupted = engine::block_on(async {
-        let d = engine::connect().await.unwrap();
-        tokio::time::timeout(
-            Duration::from_millis(40),
-            push::push_async(&d, &reference, &options),
-        )
-        .await
-    })
-    .unwrap();
-    eprintln!(
-        "first attempt: {}",
-        if interrupted.is_err() {
-            "interrupted"
-        } else {
-            "finished before the cut"
-        }
-    );
-    let pushed = push::push(&reference, &options).expect("the re-run completes the push");
-    let tag = reference.rsplit(':').next().unwrap();
-    assert_eq!(reg.tags(FUNCTION), vec![tag.to_owned()]);
-    let (status, _) = reg
-        .get(&format!("/v2/{FUNCTION}/manifests/{}", pushed.digest), true)
-        .unwrap();
-    assert_eq!(status, 200, "the registry serves the pushed manifest");
-    remove_local(&reference);
-}
-
-#[test]
 fn image_holds_what_the_function_needs_and_no_secret() {
     need_engine!();
-    let reg = Registry::start();
-    let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("c"));
-    let built = image::build(&spec(&reference)).expect("build");
+    let (reg, reference, built) = registry_and_image("c");
     push::push(
         &reference,
         &quick_retries(Auth::Explicit(Credentials::new(
@@ -511,36 +334,6 @@ fn secrets_are_refused_as_image_env() {
     );
 }
 
-/// Runs one `child_*` test in a fresh process with `env`, so that process-wide
-/// variables (DOCKER_HOST, credentials) never leak into the tests running beside it.
-fn run_child(test: &str, env: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        test,
-        "--include-ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("FMERGE_TEST_CHILD", test);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{test} failed:\n{text}");
-    assert!(text.contains("1 passed"), "{test} did not run:\n{text}");
-    text
-}
-
-fn is_child(test: &str) -> bool {
-    std::env::var("FMERGE_TEST_CHILD").as_deref() == Ok(test)
-}
-
 #[test]
 fn unreachable_engine_is_a_clear_error() {
     need_engine!(); // (needs the binary built; the engine itself is not used)
@@ -566,253 +359,6 @@ fn child_unreachable_engine() {
         "{msg}"
     );
     assert!(msg.contains("fix:") && msg.contains("DOCKER_HOST"), "{msg}");
-    let err = push::push("127.0.0.1:5999/x:v1", &PushOptions::default()).unwrap_err();
-    assert!(
-        format!("{err:#}").contains("cannot reach the Docker Engine"),
-        "{err:#}"
-    );
-}
-
-#[test]
-fn credentials_from_env_and_from_docker_config() {
-    need_engine!();
-    let reg = Registry::start();
-    let reference = format!("{}/{FUNCTION}:{}", reg.host(), unique("e"));
-    image::build(&spec(&reference)).expect("build");
-    let empty = tempfile::tempdir().unwrap();
-    // 1. FMERGE_REGISTRY_USER/PASSWORD (what CI uses), with an empty docker config.
-    let text = run_child(
-        "child_push_with",
-        &[
-            ("FMERGE_PUSH_REF", reference.as_str()),
-            ("FMERGE_PUSH_AUTH", "env"),
-            ("FMERGE_REGISTRY_USER", reg.user.as_str()),
-            ("FMERGE_REGISTRY_PASSWORD", reg.password.as_str()),
-            ("DOCKER_CONFIG", empty.path().to_str().unwrap()),
-        ],
-    );
-    assert!(
-        !text.contains(&reg.password),
-        "the password was printed:\n{text}"
-    );
-    assert!(text.contains("FMERGE_REGISTRY_USER=fmerge-ci"), "{text}");
-    // 2. docker's config.json (what `docker login` writes), auto-detected.
-    let config = reg.docker_config_dir();
-    let text = run_child(
-        "child_push_with",
-        &[
-            ("FMERGE_PUSH_REF", reference.as_str()),
-            ("FMERGE_PUSH_AUTH", "auto"),
-            ("DOCKER_CONFIG", config.to_str().unwrap()),
-        ],
-    );
-    assert!(text.contains("docker's config"), "{text}");
-    assert!(
-        !text.contains(&reg.password),
-        "the password was printed:\n{text}"
-    );
-    // 3. No credentials at all: refused by the registry, clearly.
-    let text = run_child(
-        "child_push_with",
-        &[
-            ("FMERGE_PUSH_REF", reference.as_str()),
-            ("FMERGE_PUSH_AUTH", "auto"),
-            ("FMERGE_PUSH_EXPECT_FAIL", "1"),
-            ("DOCKER_CONFIG", empty.path().to_str().unwrap()),
-        ],
-    );
-    assert!(text.contains("refused"), "{text}");
-    remove_local(&reference);
-}
-
-#[test]
-#[ignore = "run by credentials_from_env_and_from_docker_config in its own process"]
-fn child_push_with() {
-    if !is_child("child_push_with") {
-        return;
-    }
-    let reference = std::env::var("FMERGE_PUSH_REF").unwrap();
-    let auth: Auth = std::env::var("FMERGE_PUSH_AUTH").unwrap().parse().unwrap();
-    let mut options = quick_retries(auth);
-    if let Ok(p) = std::env::var("FMERGE_PUSH_PROGRESS") {
-        options.progress = p.parse().unwrap();
-    }
-    let result = push::push(&reference, &options);
-    if std::env::var_os("FMERGE_PUSH_EXPECT_FAIL").is_some() {
-        let err = result.expect_err("no credentials must fail");
-        eprintln!("error as shown: {err:#}");
-    } else {
-        let pushed = result.expect("push");
-        eprintln!("{pushed}");
-    }
-}
-
-// ------------------------------------------------------------------- stack.yml
-
-fn stack_spec() -> StackSpec {
-    StackSpec {
-        gateway: "http://127.0.0.1:8080".into(),
-        members: vec!["write-home-timeline".into(), FUNCTION.into()],
-        image: "docker.io/alice/write-home-timeline:3f2a9c81d0e4".into(),
-        environment: vec![("REDIS_URL".into(), "redis://redis:6379".into())],
-        callee_environment: vec![CalleeEnv {
-            function: FUNCTION.into(),
-            key: "REDIS_URL".into(),
-            value: "redis://graph:6379".into(),
-        }],
-        secrets: vec!["redis-password".into()],
-        ..StackSpec::default()
-    }
-}
-
-#[test]
-fn stack_yml_follows_faas_cli_schema() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = stack::write(&stack_spec(), dir.path()).unwrap();
-    assert_eq!(path, dir.path().join("stack.yml"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    eprintln!("{text}");
-    assert!(text.contains("version: 1.0\n"), "{text}");
-    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
-    assert_eq!(v["provider"]["name"], "openfaas");
-    assert_eq!(v["provider"]["gateway"], "http://127.0.0.1:8080");
-    let functions = v["functions"].as_mapping().unwrap();
-    assert_eq!(
-        functions.len(),
-        1,
-        "one merged function, named after the caller"
-    );
-    let f = &v["functions"]["write-home-timeline"];
-    assert_eq!(f["lang"], "dockerfile");
-    assert_eq!(f["skip_build"], true);
-    assert_eq!(
-        f["image"],
-        "docker.io/alice/write-home-timeline:3f2a9c81d0e4"
-    );
-    assert_eq!(f["environment"]["REDIS_URL"], "redis://redis:6379");
-    assert_eq!(
-        f["environment"]["SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"],
-        "redis://graph:6379"
-    );
-    assert_eq!(f["secrets"][0], "redis-password");
-    assert_eq!(f["labels"]["org.fmerge.caller"], "write-home-timeline");
-    assert_eq!(f["labels"]["org.fmerge.member-1"], FUNCTION);
-    assert_eq!(f["labels"]["org.fmerge.member-count"], "2");
-    assert_eq!(
-        f["annotations"]["org.fmerge.members"],
-        format!("write-home-timeline,{FUNCTION}")
-    );
-    // Only stack.yml is in the directory: the temp file was renamed, not left behind.
-    let names: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(names, vec![path.clone()]);
-    // Rewriting replaces it whole.
-    let mut s = stack_spec();
-    s.image = "127.0.0.1:5000/write-home-timeline:v2".into();
-    stack::write(&s, dir.path()).unwrap();
-    assert!(
-        std::fs::read_to_string(&path)
-            .unwrap()
-            .contains("127.0.0.1:5000/write-home-timeline:v2")
-    );
-}
-
-#[test]
-fn stack_yml_rejects_bad_input_and_names_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let check = |s: StackSpec, want: &[&str]| {
-        let err = format!("{:#}", stack::write(&s, dir.path()).unwrap_err());
-        for w in want {
-            assert!(err.contains(w), "{err:?} lacks {w:?}");
-        }
-        assert!(err.contains("fix:"), "{err}");
-        assert!(
-            !Path::new(&dir.path().join("stack.yml")).exists(),
-            "nothing is written on error"
-        );
-    };
-    let long = "a".repeat(64);
-    check(
-        StackSpec {
-            members: vec![long.clone()],
-            ..stack_spec()
-        },
-        &[&long, "more than 63"],
-    );
-    check(
-        StackSpec {
-            members: vec!["Write_Home".into()],
-            ..stack_spec()
-        },
-        &["\"Write_Home\"", "write-home"],
-    );
-    check(
-        StackSpec {
-            members: vec!["ok".into(), "-bad".into()],
-            ..stack_spec()
-        },
-        &["\"-bad\""],
-    );
-    check(
-        StackSpec {
-            members: vec![],
-            ..stack_spec()
-        },
-        &["member list is empty"],
-    );
-    check(
-        StackSpec {
-            gateway: "127.0.0.1:8080".into(),
-            ..stack_spec()
-        },
-        &["not an http(s) URL"],
-    );
-    check(
-        StackSpec {
-            image: String::new(),
-            ..stack_spec()
-        },
-        &["no image"],
-    );
-    check(
-        StackSpec {
-            image: "Bad Image".into(),
-            ..stack_spec()
-        },
-        &["not a valid image reference"],
-    );
-    check(
-        StackSpec {
-            callee_environment: vec![CalleeEnv {
-                function: "other".into(),
-                key: "K".into(),
-                value: "v".into(),
-            }],
-            ..stack_spec()
-        },
-        &["not a merged callee"],
-    );
-    check(
-        StackSpec {
-            environment: vec![("DB_PASSWORD".into(), "x".into())],
-            ..stack_spec()
-        },
-        &["secret"],
-    );
-    check(
-        StackSpec {
-            labels: vec![("team".into(), "a b".into())],
-            ..stack_spec()
-        },
-        &["Kubernetes"],
-    );
-    let longest = "b".repeat(63);
-    let ok = StackSpec {
-        members: vec![longest.clone()],
-        callee_environment: vec![],
-        ..stack_spec()
-    };
-    stack::write(&ok, dir.path()).expect("63 characters is allowed");
+    let msg = push_error("127.0.0.1:5999/x:v1", &PushOptions::default());
+    assert!(msg.contains("cannot reach the Docker Engine"), "{msg}");
 }

@@ -9,23 +9,14 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Function, fixture, free_port, post};
+use support::{Function, fixture, fmerge_out, free_port, post};
 
 #[test]
 fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported() {
     let ws = fixture("syslib", &[]);
-    let out = ws.path().join("out");
-    let (ok, stdout, stderr) = support::fmerge(
+    let (ok, stdout, stderr) = fmerge_out(
         ws.path(),
-        &[
-            "zl-front",
-            "zl-back",
-            "--out",
-            out.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
-        &[],
+        &["zl-front", "zl-back", "--message-format", "json"],
     );
     assert!(ok, "the merge links:\n{stderr}");
     let report: serde_json::Value =

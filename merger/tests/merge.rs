@@ -11,18 +11,9 @@ mod support;
 use std::path::PathBuf;
 use support::{
     Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env,
-    seed_social_network, workspace_root,
+    seed_social_network, unmerged_replies, workspace_root,
 };
-use support::{fmerge_in_repo as fmerge, target_dir};
-
-fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
-    let mut keys: Vec<String> = redis::cmd("KEYS")
-        .arg(pattern)
-        .query(&mut redis.conn())
-        .expect("KEYS");
-    keys.sort();
-    keys
-}
+use support::{assert_ok, fmerge_in_repo as fmerge, target_dir};
 
 /// Merges `functions` (the caller first) as `name`; returns the binary and fmerge's stderr.
 fn merge(name: &str, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
@@ -33,24 +24,6 @@ fn merge(name: &str, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
     let (binary, stderr) = support::merged(&workspace_root(), &args);
     assert_eq!(binary, out.join(name), "the last stdout line is the binary");
     (binary, stderr)
-}
-
-/// The unmerged system: every function its own process behind the gateway.
-fn unmerged_replies(
-    target: &str,
-    requests: &[&str],
-) -> (
-    Vec<(u16, String)>,
-    std::collections::BTreeMap<String, String>,
-) {
-    let redis = Redis::start();
-    seed_social_network(&mut redis.conn());
-    let system = Deployment::unmerged(&redis, &[], &[]);
-    let replies = requests
-        .iter()
-        .map(|r| post(&system.url(target), r))
-        .collect();
-    (replies, redis.dump())
 }
 
 /// The merged binary serves `caller` behind the gateway; every other function
@@ -239,19 +212,17 @@ fn a_rewrite_sends_the_callee_to_its_own_redis_and_leaves_the_caller_alone() {
         [("REDIS_URL", a.url()), ("GATEWAY_URL", gateway.url())],
     );
     let request = r#"{"post_id": 7, "user_id": 1, "timestamp": 42, "user_mentions_id": []}"#;
-    let (status, body) = post(&format!("{}/", merged.url()), request);
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"updated":3}"#),
-        "followers 4, 2, 5 were read from B\n{}",
-        merged.output()
+    assert_ok(
+        &post(&format!("{}/", merged.url()), request),
+        r#"{"updated":3}"#,
+        &format!("followers 4, 2, 5 were read from B\n{}", merged.output()),
     );
     assert_eq!(
-        keys(&a, "*"),
+        a.keys("*"),
         ["home-timeline:2", "home-timeline:4", "home-timeline:5"]
     );
     assert!(
-        keys(&b, "home-timeline:*").is_empty(),
+        b.keys("home-timeline:*").is_empty(),
         "nothing written to the callee's store"
     );
 }

@@ -4,64 +4,18 @@
 //! Most tests plan hand-written graphs (the JSON `fmerge graph` writes), so
 //! they need no build; the refusal test reads a real fixture's code.
 
+#[path = "support/graphs.rs"]
+mod graphs;
 #[allow(dead_code)] // support is shared by all tests; these use only some of it
 mod support;
 
-use fmerge::graph::{Conflict, Edge, Function, Graph};
+use fmerge::graph::{Conflict, Graph};
 use fmerge::plan::model::{Model, Set, bit};
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, Method, PlanFile};
+use graphs::{Rng, edge, function, random_graph, social_network};
 use std::collections::BTreeMap;
 use support::*;
-
-fn function(name: &str, memory: &str) -> Function {
-    Function {
-        name: name.into(),
-        memory: Some(memory.into()),
-        memory_bytes: fmerge::graph::memory_bytes(memory),
-        ..Function::default()
-    }
-}
-
-fn edge(from: &str, to: &str) -> Edge {
-    Edge {
-        from: from.into(),
-        to: Some(to.into()),
-        sites: 1,
-        ..Edge::default()
-    }
-}
-
-/// The eight socialNetwork functions of this repo and their calls.
-fn social_network() -> Graph {
-    let mut functions: Vec<Function> = [
-        "compose-post",
-        "unique-id",
-        "text-service",
-        "url-shorten",
-        "user-mention",
-        "store-post",
-        "write-home-timeline",
-        "social-graph-get-followers",
-    ]
-    .iter()
-    .map(|n| function(n, "64Mi"))
-    .collect();
-    functions[0] = function("compose-post", "128Mi");
-    Graph {
-        functions,
-        edges: vec![
-            edge("compose-post", "unique-id"),
-            edge("compose-post", "text-service"),
-            edge("compose-post", "store-post"),
-            edge("compose-post", "write-home-timeline"),
-            edge("text-service", "url-shorten"),
-            edge("text-service", "user-mention"),
-            edge("write-home-timeline", "social-graph-get-followers"),
-        ],
-        ..Graph::default()
-    }
-}
 
 fn groups(graph: &Graph, constraints: &Constraints) -> (BTreeMap<String, Vec<String>>, f64) {
     let model = plan::model(graph, constraints).unwrap();
@@ -202,63 +156,6 @@ fn traffic_weights_choose_the_busy_path() {
     assert!((removed - 90.0).abs() < 1e-6, "{removed}");
 }
 
-/// A seeded generator, so that every run plans the same graphs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// A random call DAG of `n` functions (callers before callees), random
-/// memory, a random conflict or two.
-fn random_graph(rng: &mut Rng, n: usize) -> Graph {
-    let name = |i: usize| format!("f{i}");
-    let functions = (0..n)
-        .map(|i| function(&name(i), &format!("{}Mi", 16 * (1 + rng.below(4)))))
-        .collect();
-    let mut edges = Vec::new();
-    for to in 1..n {
-        // Each function but the first has one or two callers before it.
-        let callers = 1 + rng.below(2) as usize;
-        for _ in 0..callers {
-            let from = rng.below(to as u64) as usize;
-            if !edges
-                .iter()
-                .any(|e: &Edge| e.from == name(from) && e.to == Some(name(to)))
-            {
-                let mut e = edge(&name(from), &name(to));
-                e.sites = 1 + rng.below(2) as usize;
-                edges.push(e);
-            }
-        }
-    }
-    let mut conflicts = Vec::new();
-    for _ in 0..rng.below(3) {
-        let (a, b) = (rng.below(n as u64) as usize, rng.below(n as u64) as usize);
-        if a != b {
-            conflicts.push(Conflict {
-                a: name(a),
-                b: name(b),
-                reason: "test".into(),
-            });
-        }
-    }
-    Graph {
-        functions,
-        edges,
-        conflicts,
-        ..Graph::default()
-    }
-}
-
 /// Every combination of every root's candidate groups.
 fn brute_force(model: &Model) -> f64 {
     let options: Vec<Vec<Set>> = (0..model.n())
@@ -357,33 +254,31 @@ fn write_graph(dir: &std::path::Path, graph: &Graph) -> std::path::PathBuf {
     path
 }
 
+/// The arguments of `fmerge plan --graph GRAPH EXTRA`.
+fn plan_args<'a>(graph: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["plan", "--graph", graph.to_str().unwrap()];
+    args.extend(extra);
+    args
+}
+
 #[test]
 fn the_plan_command_writes_group_files_fmerge_build_reads() {
     let dir = tempfile::tempdir().unwrap();
     let graph = write_graph(dir.path(), &social_network());
     let out = dir.path().join("plan");
-    let (ok, stdout, stderr) = fmerge_cli(
-        dir.path(),
+    let extra = ["--out", out.to_str().unwrap(), "--hop-ms", "8.8"];
+    let (ok, stdout, stderr) = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
+    assert!(ok, "{stderr}");
+    assert_says(
+        &stdout,
         &[
-            "plan",
-            "--graph",
-            graph.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--hop-ms",
-            "8.8",
+            "per-hop latency: 8.8 ms, from --hop-ms",
+            "compose-post",
+            "2 → 0",
+            "7 → 0",
+            "17.60–61.60 ms",
         ],
     );
-    assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("per-hop latency: 8.8 ms, from --hop-ms"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("compose-post") && stdout.contains("2 → 0") && stdout.contains("7 → 0"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("17.60–61.60 ms"), "{stdout}");
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
     assert_eq!(group.caller.as_deref(), Some("compose-post"));
     assert_eq!(group.callees.len(), 7);
@@ -395,7 +290,6 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
 fn bad_plan_input_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let graph = write_graph(dir.path(), &social_network());
-    let g = graph.to_str().unwrap();
     for (args, expect) in [
         (
             vec!["--keep-apart", "compose-post,nope"],
@@ -409,10 +303,7 @@ fn bad_plan_input_gets_a_clear_error() {
         (vec!["--hop-ms", "0"], "more than 0"),
         (vec!["--search", "fast"], "invalid value 'fast'"),
     ] {
-        let mut all = vec!["plan", "--graph", g];
-        all.extend(args.iter().copied());
-        let (ok, _, stderr) = fmerge_cli(dir.path(), &all);
-        assert!(!ok && stderr.contains(expect), "{args:?}: {stderr}");
+        cli_refuses(dir.path(), &plan_args(&graph, &args), &[expect]);
     }
     let metrics = dir.path().join("metrics.txt");
     std::fs::write(
@@ -420,39 +311,27 @@ fn bad_plan_input_gets_a_clear_error() {
         "http_requests_total{function=\"unique-id\"} 1\ngarbage here ok\n",
     )
     .unwrap();
-    let (ok, _, stderr) = fmerge_cli(
+    let extra = ["--metrics", metrics.to_str().unwrap()];
+    cli_refuses(
         dir.path(),
-        &["plan", "--graph", g, "--metrics", metrics.to_str().unwrap()],
-    );
-    assert!(
-        !ok && stderr.contains("line 2") && stderr.contains("garbage here ok"),
-        "{stderr}"
+        &plan_args(&graph, &extra),
+        &["line 2", "garbage here ok"],
     );
     std::fs::write(dir.path().join("bad.json"), "{").unwrap();
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["plan", "--graph", "bad.json"]);
-    assert!(
-        !ok && stderr.contains("not a graph written by `fmerge graph"),
-        "{stderr}"
+    cli_refuses(
+        dir.path(),
+        &["plan", "--graph", "bad.json"],
+        &["not a graph written by `fmerge graph"],
     );
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["plan"]);
-    assert!(!ok && stderr.contains("-f stack.yml"), "{stderr}");
+    cli_refuses(dir.path(), &["plan"], &["-f stack.yml"]);
     // No memory limit for a function, and --max-memory asks for them.
     let mut graph = social_network();
     graph.functions[1].memory_bytes = None;
     let path = write_graph(dir.path(), &graph);
-    let (ok, _, stderr) = fmerge_cli(
+    cli_refuses(
         dir.path(),
-        &[
-            "plan",
-            "--graph",
-            path.to_str().unwrap(),
-            "--max-memory",
-            "1Gi",
-        ],
-    );
-    assert!(
-        !ok && stderr.contains("unique-id sets no `limits: memory:`"),
-        "{stderr}"
+        &plan_args(&path, &["--max-memory", "1Gi"]),
+        &["unique-id sets no `limits: memory:`"],
     );
 }
 
@@ -464,14 +343,13 @@ fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
     stack_of(ws.path(), &["st-front", "st-back"]);
     let (ok, stdout, stderr) = fmerge_command(ws.path(), &["plan", "-f", "stack.yml"]);
     assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("st-back stays remote from st-front: cannot share a binary with st-front: shared state: crate st-helper"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("`st_helper::CALLS`"), "{stdout}");
-    assert!(
-        stdout.contains("in all: 0 gateway hops removed"),
-        "{stdout}"
+    assert_says(
+        &stdout,
+        &[
+            "st-back stays remote from st-front: cannot share a binary with st-front: shared state: crate st-helper",
+            "`st_helper::CALLS`",
+            "in all: 0 gateway hops removed",
+        ],
     );
     let (_, groups) = PlanFile::load(&ws.path().join("plan/plan.toml")).unwrap();
     assert!(groups.is_empty());

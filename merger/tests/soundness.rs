@@ -9,32 +9,19 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use support::merge_in as merge;
 use support::{
-    Function, Gateway, Redis, built_binary, fixture, fmerge_in, free_port, post, sha256,
+    Function, Gateway, Redis, assert_ok, assert_says, built_binary, fixture, free_port, post,
+    refuses, sha256,
 };
-
-/// Merges in `ws`; asserts success and returns the binary and stderr.
-fn merge(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
-    let out = ws.join("out");
-    let mut args = functions.to_vec();
-    args.extend(["--out", out.to_str().unwrap()]);
-    args.extend(extra);
-    support::merged(ws, &args)
-}
 
 /// Asserts that the merge fails with every one of `needles` in its error,
 /// and leaves no binary.
 fn refused(ws: &Path, functions: &[&str], extra: &[&str], needles: &[&str]) -> String {
-    let mut args = functions.to_vec();
     let out = ws.join("out");
-    args.extend(["--out", out.to_str().unwrap()]);
-    args.extend(extra);
-    let (ok, _, stderr) = fmerge_in(ws, &args);
-    assert!(!ok, "fmerge build {args:?} must refuse");
-    for needle in needles {
-        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
-    }
+    let args = [functions, &["--out", out.to_str().unwrap()], extra].concat();
+    let stderr = refuses(ws, &args, needles);
     assert!(
         std::fs::read_dir(&out).map_or(true, |mut d| d.next().is_none()),
         "no binary is left behind"
@@ -115,31 +102,22 @@ fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees
     redis::cmd("FLUSHALL").exec(&mut store.conn()).unwrap();
 
     // What fmerge said it did.
-    assert!(
-        stderr.contains(&format!(
-            "rewrote `{}` → `{}` in 2 literal(s)",
-            store.addr(),
-            moved.addr()
-        )),
-        "{stderr}"
+    let rewrote = format!(
+        "rewrote `{}` → `{}` in 2 literal(s)",
+        store.addr(),
+        moved.addr()
     );
-    assert!(
-        stderr.contains("config: ep-env reads EP_ENV__REDIS_URL (std::env, no default)"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("config: ep-env reads EP_ENV__GREETING (std::env, no default)"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("config: ep-store reads EP_STORE__EP_STORE_URL"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("holds the gateway URL `http://gateway.openfaas:8080/function/ep-store` of merged function ep-store"), "{stderr}");
-    // Built with `format!`: shown as written, not as the template's bytes.
-    assert!(
-        stderr.contains("crate ep_env (linked by ep-env) holds the gateway URL `{}/function/ep-store` of merged function ep-store"),
-        "{stderr}"
+    assert_says(
+        &stderr,
+        &[
+            &rewrote,
+            "config: ep-env reads EP_ENV__REDIS_URL (std::env, no default)",
+            "config: ep-env reads EP_ENV__GREETING (std::env, no default)",
+            "config: ep-store reads EP_STORE__EP_STORE_URL",
+            "holds the gateway URL `http://gateway.openfaas:8080/function/ep-store` of merged function ep-store",
+            // Built with `format!`: shown as written, not as the template's bytes.
+            "crate ep_env (linked by ep-env) holds the gateway URL `{}/function/ep-store` of merged function ep-store",
+        ],
     );
     assert!(
         !stderr.contains('\u{fffd}'),
@@ -259,12 +237,10 @@ fn mutable_statics_in_a_crate_two_functions_link_are_refused_unless_allowed() {
         port,
         [("GATEWAY_URL", "http://127.0.0.1:9".to_string())],
     );
-    let (status, body) = post(&format!("{}/", merged.url()), "abc");
-    assert_eq!(
-        (status, body.as_str()),
-        (200, "front calls=2 back: calls=2 body=3"),
-        "{}",
-        merged.output()
+    assert_ok(
+        &post(&format!("{}/", merged.url()), "abc"),
+        "front calls=2 back: calls=2 body=3",
+        &merged.output(),
     );
 }
 
@@ -466,157 +442,5 @@ fn functions_whose_binaries_share_a_name_are_refused_before_building() {
     assert!(
         !stderr.contains("building"),
         "refused before cargo ran:\n{stderr}"
-    );
-}
-
-/// Sends `n` calls to bl-front that bl-slow holds until `latch/go` exists,
-/// and waits until `started` of them are blocked in bl-slow.
-fn latched(
-    url: &str,
-    latch: &Path,
-    n: usize,
-    started: usize,
-    merged: &Function,
-) -> Vec<std::thread::JoinHandle<(u16, String)>> {
-    let calls = (0..n)
-        .map(|_| {
-            let (url, body) = (url.to_string(), format!("latch:{}", latch.display()));
-            std::thread::spawn(move || post(&url, &body))
-        })
-        .collect();
-    let blocked = || std::fs::read_dir(latch).unwrap().count();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while blocked() < started && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert!(
-        blocked() >= started,
-        "bl-slow's threads are not all blocked\n{}",
-        merged.output()
-    );
-    calls
-}
-
-#[test]
-fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_isolate_overrides() {
-    let ws = fixture("blocking", &[]);
-    let (binary, stderr) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
-    for said in [
-        "bl-slow (crate bl_slow) calls",
-        "`std::thread::functions::sleep`",
-        "`std::fs::write`",
-        "runs on threads of its own",
-        "FMERGE_ISOLATE",
-    ] {
-        assert!(stderr.contains(said), "{said:?} not in:\n{stderr}");
-    }
-    // By default: isolated, so the caller answers while its callee blocks.
-    let latch = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let merged = Function::start(
-        &binary,
-        "bl-front",
-        port,
-        [
-            ("TOKIO_WORKER_THREADS", "2"),
-            ("GATEWAY_URL", "http://127.0.0.1:9"),
-        ],
-    );
-    let url = format!("{}/", merged.url());
-    let blocked = latched(&url, latch.path(), 4, 2, &merged);
-    assert_eq!(
-        post(&url, "ping"),
-        (200, "pong".to_string()),
-        "{}",
-        merged.output()
-    );
-    assert!(!latch.path().join("go").exists());
-    std::fs::write(latch.path().join("go"), b"").unwrap();
-    for call in blocked {
-        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
-    }
-    assert!(
-        merged
-            .output()
-            .contains("bl-slow run on threads of their own"),
-        "{}",
-        merged.output()
-    );
-    drop(merged);
-
-    // FMERGE_ISOLATE set but empty: nothing isolated, and two blocked calls
-    // hold both of the caller's handler threads, so the ping waits for them.
-    let latch = tempfile::tempdir().unwrap();
-    let merged = Function::start(
-        &binary,
-        "bl-front",
-        port,
-        [
-            ("FMERGE_ISOLATE", ""),
-            ("TOKIO_WORKER_THREADS", "2"),
-            ("GATEWAY_URL", "http://127.0.0.1:9"),
-        ],
-    );
-    let blocked = latched(&url, latch.path(), 2, 2, &merged);
-    let ping = {
-        let url = url.clone();
-        std::thread::spawn(move || post(&url, "ping"))
-    };
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    assert!(
-        !ping.is_finished(),
-        "the ping was answered while both handler threads were blocked: bl-slow ran isolated"
-    );
-    std::fs::write(latch.path().join("go"), b"").unwrap();
-    assert_eq!(ping.join().unwrap(), (200, "pong".to_string()));
-    for call in blocked {
-        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
-    }
-    assert!(
-        !merged.output().contains("run on threads of their own"),
-        "{}",
-        merged.output()
-    );
-}
-
-#[test]
-fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering() {
-    let ws = fixture("blocking", &[]);
-    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
-    let latch = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let merged = Function::start(
-        &binary,
-        "bl-front",
-        port,
-        [
-            // `nope` is not merged: said, and ignored.
-            ("FMERGE_ISOLATE", "bl-slow, nope".to_string()),
-            ("GATEWAY_URL", "http://127.0.0.1:9".to_string()),
-        ],
-    );
-    let url = format!("{}/", merged.url());
-    // More blocked calls than the caller has worker threads (one per core):
-    // without isolation every one of them would be stuck, and so the ping.
-    let blocked = latched(&url, latch.path(), 4, 2, &merged);
-    assert_eq!(
-        post(&url, "ping"),
-        (200, "pong".to_string()),
-        "the caller answers while its callee blocks"
-    );
-    assert!(
-        !latch.path().join("go").exists(),
-        "and the callee was still blocked then"
-    );
-    std::fs::write(latch.path().join("go"), b"").unwrap();
-    for call in blocked {
-        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
-    }
-    assert!(
-        merged
-            .output()
-            .contains("FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"),
-        "{}",
-        merged.output()
     );
 }

@@ -12,11 +12,14 @@
 //! half is skipped with the reason, unless `FMERGE_REQUIRE_FAAS_CLI=1`
 //! (CI), where it fails.
 
-use fmerge_testkit::dataplane::{self, Server, closed_after, request};
+mod support;
+
+use fmerge_testkit::dataplane::{self, Reply, Server, closed_after, request};
 use fmerge_testkit::free_port;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use support::{at_once, get, probe_on};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Front {
@@ -43,18 +46,11 @@ fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
     let port = free_port();
     let tmp = tempfile::tempdir().unwrap();
     match front {
-        Front::Runtime => {
-            let mut cmd = Command::new(&probe);
-            cmd.env("port", port.to_string())
-                .env("metrics_port", "0")
-                .env("listen_address", "127.0.0.1")
-                .envs(env.iter().copied());
-            Some(Started {
-                server: Server::start(cmd, port),
-                _watchdog_lock: None,
-                _tmp: tmp,
-            })
-        }
+        Front::Runtime => Some(Started {
+            server: probe_on(port, env),
+            _watchdog_lock: None,
+            _tmp: tmp,
+        }),
         Front::Watchdog => {
             let watchdog = match dataplane::of_watchdog() {
                 Ok(path) => path,
@@ -109,67 +105,76 @@ fn both(probe: impl Fn(Front)) {
     }
 }
 
+/// [`both`], with the probe started behind each front with `env`; a front
+/// that [`start`] gives `None` for is left out.
+fn both_started(env: &[(&str, &str)], probe: impl Fn(Front, Started)) {
+    both(|front| {
+        if let Some(s) = start(front, env) {
+            probe(front, s);
+        }
+    });
+}
+
+/// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
+/// has passed; the last answer.
+fn first_not_200(port: u16, path: &str, within: Duration) -> Reply {
+    let deadline = Instant::now() + within;
+    loop {
+        let r = get(port, path, &[]);
+        if r.status != 200 || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn health_answers_get_200_and_other_methods_405() {
-    both(|front| {
-        let Some(s) = start(front, &[]) else { return };
+    both_started(&[], |front, s| {
         let port = s.server.port;
-        let health = request(port, "GET", "/_/health", &[], b"").unwrap();
+        let health = get(port, "/_/health", &[]);
         assert_eq!(health.status, 200, "{front:?}");
         assert_eq!(health.body, "OK", "{front:?}");
-        let ready = request(port, "GET", "/_/ready", &[], b"").unwrap();
+        let ready = get(port, "/_/ready", &[]);
         assert_eq!(ready.status, 200, "{front:?}");
         let post = request(port, "POST", "/_/health", &[], b"").unwrap();
         assert_eq!(post.status, 405, "{front:?}");
-        let echo = request(port, "GET", "/echo?status=201", &[], b"").unwrap();
+        let echo = get(port, "/echo?status=201", &[]);
         assert_eq!(echo.status, 201, "{front:?}: {}", s.server.output());
     });
 }
 
 #[test]
 fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
-    both(|front| {
-        let Some(s) = start(front, &[("max_inflight", "1")]) else {
-            return;
-        };
+    both_started(&[("max_inflight", "1")], |front, s| {
         let port = s.server.port;
         let started = Instant::now();
         let slow = std::thread::spawn(move || request(port, "GET", "/sleep?ms=3000", &[], b""));
         // Ready says 429 once the slow request is in flight.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let ready = loop {
-            let r = request(port, "GET", "/_/ready", &[], b"").unwrap();
-            if r.status != 200 || Instant::now() > deadline {
-                break r;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let ready = first_not_200(port, "/_/ready", Duration::from_secs(10));
         assert_eq!(
             ready.status,
             429,
             "{front:?}: ready with one request in flight, {:?} in",
             started.elapsed()
         );
-        let refused = request(port, "GET", "/sleep?ms=0", &[], b"").unwrap();
+        let refused = get(port, "/sleep?ms=0", &[]);
         assert_eq!(refused.status, 429, "{front:?}: {refused:?}");
         assert!(
             refused.body.contains("Concurrent request limit exceeded"),
             "{front:?}: {refused:?}"
         );
         assert_eq!(slow.join().unwrap().unwrap().status, 200, "{front:?}");
-        let after = request(port, "GET", "/sleep?ms=0", &[], b"").unwrap();
+        let after = get(port, "/sleep?ms=0", &[]);
         assert_eq!(after.status, 200, "{front:?}");
     });
 }
 
 #[test]
 fn a_handler_running_past_exec_timeout_is_answered_504() {
-    both(|front| {
-        let Some(s) = start(front, &[("exec_timeout", "1s")]) else {
-            return;
-        };
+    both_started(&[("exec_timeout", "1s")], |front, s| {
         let start = Instant::now();
-        let r = request(s.server.port, "GET", "/sleep?ms=5000", &[], b"").unwrap();
+        let r = get(s.server.port, "/sleep?ms=5000", &[]);
         assert_eq!(r.status, 504, "{front:?}: {r:?}");
         assert!(
             start.elapsed() < Duration::from_millis(4500),
@@ -177,26 +182,16 @@ fn a_handler_running_past_exec_timeout_is_answered_504() {
             start.elapsed()
         );
         // X-Timeout lowers it for one request.
-        let r = request(
-            s.server.port,
-            "GET",
-            "/sleep?ms=800",
-            &[("X-Timeout", "200ms")],
-            b"",
-        )
-        .unwrap();
+        let r = get(s.server.port, "/sleep?ms=800", &[("X-Timeout", "200ms")]);
         assert_eq!(r.status, 504, "{front:?}: {r:?}");
-        let ok = request(s.server.port, "GET", "/sleep?ms=10", &[], b"").unwrap();
+        let ok = get(s.server.port, "/sleep?ms=10", &[]);
         assert_eq!(ok.status, 200, "{front:?}");
     });
 }
 
 #[test]
 fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout() {
-    both(|front| {
-        let Some(s) = start(front, &[("read_timeout", "1s")]) else {
-            return;
-        };
+    both_started(&[("read_timeout", "1s")], |front, s| {
         let port = s.server.port;
         let slow = closed_after(
             port,
@@ -227,12 +222,9 @@ fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout
 
 #[test]
 fn sigterm_drains_in_flight_requests_and_turns_health_503() {
-    both(|front| {
-        // Long enough that the checks below land inside it even on a slow machine.
-        let env = [("healthcheck_interval", "5s"), ("write_timeout", "10s")];
-        let Some(mut s) = start(front, &env) else {
-            return;
-        };
+    // Long enough that the checks below land inside it even on a slow machine.
+    let env = [("healthcheck_interval", "5s"), ("write_timeout", "10s")];
+    both_started(&env, |front, mut s| {
         let port = s.server.port;
         let in_flight: Vec<_> = (0..5)
             .map(|_| std::thread::spawn(move || request(port, "GET", "/sleep?ms=7000", &[], b"")))
@@ -241,17 +233,10 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
         s.server.signal("TERM");
         let signalled = Instant::now();
         // Unhealthy at once (give the signal a moment to land).
-        let deadline = Instant::now() + Duration::from_secs(3);
-        let health = loop {
-            let h = request(port, "GET", "/_/health", &[], b"").unwrap();
-            if h.status != 200 || Instant::now() > deadline {
-                break h;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let health = first_not_200(port, "/_/health", Duration::from_secs(3));
         assert_eq!(health.status, 503, "{front:?}: health while draining");
         // Still served during healthcheck_interval.
-        let during = request(port, "GET", "/sleep?ms=10", &[], b"").unwrap();
+        let during = get(port, "/sleep?ms=10", &[]);
         assert_eq!(
             during.status, 200,
             "{front:?}: a request during healthcheck_interval"
@@ -328,13 +313,12 @@ fn health_throughout(front: Front, port: u16, window: Duration, within: Duration
 fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take_health_away() {
     use std::io::{Read, Write};
     const REPLIES: usize = 20;
-    both(|front| {
-        let env = [
-            ("max_connections", "4"),
-            ("read_timeout", "3s"),
-            ("write_timeout", "3s"),
-        ];
-        let Some(s) = start(front, &env) else { return };
+    let env = [
+        ("max_connections", "4"),
+        ("read_timeout", "3s"),
+        ("write_timeout", "3s"),
+    ];
+    both_started(&env, |front, s| {
         let port = s.server.port;
         // Four clients pipeline 20 requests for 4 MiB each and never read:
         // more than the socket buffers on the way hold (behind of-watchdog,
@@ -368,22 +352,11 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
 
 #[test]
 fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_health_answers() {
-    both(|front| {
-        // As many blocked handlers as the handlers' runtime has threads.
-        let env = [("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")];
-        let Some(s) = start(front, &env) else { return };
+    // As many blocked handlers as the handlers' runtime has threads.
+    let env = [("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")];
+    both_started(&env, |front, s| {
         let port = s.server.port;
-        let blocked: Vec<_> = (0..2)
-            .map(|_| {
-                std::thread::spawn(move || {
-                    let asked = Instant::now();
-                    (
-                        request(port, "GET", "/block?ms=8000", &[], b""),
-                        asked.elapsed(),
-                    )
-                })
-            })
-            .collect();
+        let blocked: Vec<_> = at_once(2, port, "/block?ms=8000");
         std::thread::sleep(Duration::from_millis(300));
         let slowest =
             health_throughout(front, port, Duration::from_secs(2), Duration::from_secs(3));
@@ -412,7 +385,7 @@ fn a_flood_of_made_up_methods_leaves_the_metrics_small() {
         };
         let statuses = dataplane::method_flood(s.server.port, 3000);
         assert_eq!(statuses.len(), 3001, "{front:?}");
-        let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
+        let text = get(metrics, "/metrics", &[]).body;
         eprintln!(
             "{front:?}: /metrics after 3000 made-up methods: {} bytes",
             text.len()

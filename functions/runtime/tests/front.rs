@@ -7,14 +7,17 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test front`.
 
-use fmerge_testkit::dataplane::{self, probe, request, rss_kib};
+mod support;
+
+use fmerge_testkit::dataplane::{self, probe, rss_kib};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
+use support::{at_once, get};
 
 /// `http_requests_total` of the probe function with status `code`.
 fn count(metrics: u16, code: u16) -> u64 {
-    let body = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
+    let body = get(metrics, "/metrics", &[]).body;
     body.lines()
         .filter(|l| {
             l.starts_with("http_requests_total{") && l.contains(&format!("code=\"{code}\""))
@@ -29,14 +32,7 @@ fn x_timeout_can_only_lower_exec_timeout() {
     // Zero, a rounding to zero, garbage and a longer one: all keep the 1 s.
     for value in ["0", "0s", "0.1ns", "never", "10s"] {
         let asked = Instant::now();
-        let r = request(
-            s.port,
-            "GET",
-            "/sleep?ms=3000",
-            &[("X-Timeout", value)],
-            b"",
-        )
-        .unwrap();
+        let r = get(s.port, "/sleep?ms=3000", &[("X-Timeout", value)]);
         assert_eq!(
             r.status,
             504,
@@ -44,14 +40,7 @@ fn x_timeout_can_only_lower_exec_timeout() {
             asked.elapsed()
         );
     }
-    let r = request(
-        s.port,
-        "GET",
-        "/sleep?ms=1500",
-        &[("X-Timeout", "300ms")],
-        b"",
-    )
-    .unwrap();
+    let r = get(s.port, "/sleep?ms=1500", &[("X-Timeout", "300ms")]);
     assert_eq!(r.status, 504, "a lower X-Timeout applies: {r:?}");
 }
 
@@ -65,22 +54,12 @@ fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_
         ("write_timeout", "3s"),
     ]);
     let port = s.port;
-    let asleep: Vec<_> = (0..2)
-        .map(|_| {
-            std::thread::spawn(move || {
-                let asked = Instant::now();
-                (
-                    request(port, "GET", "/block?ms=60000", &[], b""),
-                    asked.elapsed(),
-                )
-            })
-        })
-        .collect();
+    let asleep: Vec<_> = at_once(2, port, "/block?ms=60000");
     std::thread::sleep(Duration::from_millis(500));
     let mut slowest = Duration::ZERO;
     for _ in 0..5 {
         let asked = Instant::now();
-        let health = request(port, "GET", "/_/health", &[], b"").unwrap();
+        let health = get(port, "/_/health", &[]);
         assert_eq!(health.status, 200);
         slowest = slowest.max(asked.elapsed());
     }
@@ -113,9 +92,9 @@ fn a_blocked_handler_answered_504_no_longer_holds_its_max_inflight_slot() {
         ("TOKIO_WORKER_THREADS", "2"),
     ]);
     let asked = Instant::now();
-    let blocked = request(s.port, "GET", "/block?ms=60000", &[], b"").unwrap();
+    let blocked = get(s.port, "/block?ms=60000", &[]);
     assert_eq!(blocked.status, 504, "{blocked:?}");
-    let next = request(s.port, "GET", "/echo", &[], b"").unwrap();
+    let next = get(s.port, "/echo", &[]);
     let after = asked.elapsed();
     // Only meaningful while the first handler still blocks.
     assert!(
@@ -133,7 +112,7 @@ fn a_client_that_goes_away_and_a_request_past_exec_timeout_are_counted() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     drop(c);
-    let r = request(s.port, "GET", "/sleep?ms=3000", &[], b"").unwrap();
+    let r = get(s.port, "/sleep?ms=3000", &[]);
     assert_eq!(r.status, 504);
     let deadline = Instant::now() + Duration::from_secs(10);
     while count(metrics, 499) == 0 && Instant::now() < deadline {

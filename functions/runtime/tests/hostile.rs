@@ -7,14 +7,16 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test hostile`.
 
-use fmerge_runtime::hooks::{Route, Routes};
+mod support;
+
 use fmerge_runtime::{BoxResponse, Bytes, Error, Request, Response, invoke};
-use fmerge_testkit::dataplane::{self, Server, method_flood, probe, request};
+use fmerge_testkit::dataplane::{self, method_flood, probe};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
+use support::{get, merge_locally, probe_on};
 
 fn metrics_text(port: u16) -> String {
-    request(port, "GET", "/metrics", &[], b"").unwrap().body
+    get(port, "/metrics", &[]).body
 }
 
 #[test]
@@ -44,7 +46,7 @@ fn a_forged_caller_header_creates_no_label() {
     let (s, metrics) = probe(&[]);
     for i in 0..100 {
         let forged = format!("attacker-{i}");
-        let r = request(s.port, "GET", "/echo", &[("X-Fmerge-Caller", &forged)], b"").unwrap();
+        let r = get(s.port, "/echo", &[("X-Fmerge-Caller", &forged)]);
         assert_eq!(r.status, 200);
     }
     // With a signature copied from another name, or made up.
@@ -52,7 +54,7 @@ fn a_forged_caller_header_creates_no_label() {
         ("X-Fmerge-Caller", "write-home-timeline"),
         ("X-Fmerge-Caller-Sig", "t=1700000000,s=00ff"),
     ];
-    request(s.port, "GET", "/echo", &fake, b"").unwrap();
+    get(s.port, "/echo", &fake);
     let text = metrics_text(metrics);
     assert!(!text.contains("attacker"), "{text}");
     assert!(!text.contains(r#"caller="write-home-timeline""#), "{text}");
@@ -87,11 +89,7 @@ fn a_caller_key_too_short_or_an_unimplemented_of_watchdog_setting_stops_the_star
 fn a_bad_call_id_is_neither_logged_nor_passed_on_and_a_callee_reply_is_read_up_to_a_limit() {
     let callee_port = free_port();
     let gateway = Gateway::start(&[("callee", callee_port)]);
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", callee_port.to_string())
-        .env("metrics_port", "0")
-        .env("listen_address", "127.0.0.1");
-    let _callee = Server::start(cmd, callee_port);
+    let _callee = probe_on(callee_port, &[]);
     let (caller, _) = probe(&[
         ("GATEWAY_URL", &gateway.url()),
         ("FMERGE_ACCESS_LOG", "1"),
@@ -99,26 +97,20 @@ fn a_bad_call_id_is_neither_logged_nor_passed_on_and_a_callee_reply_is_read_up_t
     ]);
     let long = "x".repeat(200);
     for bad in ["a b c", "id\"quoted", long.as_str()] {
-        let r = request(
+        let r = get(
             caller.port,
-            "GET",
             "/invoke?target=callee&path=/echo",
             &[("X-Call-Id", bad)],
-            b"",
-        )
-        .unwrap();
+        );
         assert_eq!(r.status, 200, "{r:?}");
         let echo: serde_json::Value = serde_json::from_str(&r.body).unwrap();
         assert!(echo["headers"].get("x-call-id").is_none(), "{bad}: {echo}");
     }
-    let good = request(
+    let good = get(
         caller.port,
-        "GET",
         "/invoke?target=callee&path=/echo",
         &[("X-Call-Id", "0b5c-11ef:a/b+c=")],
-        b"",
-    )
-    .unwrap();
+    );
     let echo: serde_json::Value = serde_json::from_str(&good.body).unwrap();
     assert_eq!(echo["headers"]["x-call-id"], "0b5c-11ef:a/b+c=");
     let log = caller.output();
@@ -126,34 +118,23 @@ fn a_bad_call_id_is_neither_logged_nor_passed_on_and_a_callee_reply_is_read_up_t
     assert!(!log.contains(&long), "{log}");
     assert!(log.contains("call_id=0b5c-11ef:a/b+c="), "{log}");
     // 2 MiB from the callee against a 1 MiB limit: refused, named.
-    let big = request(
+    let big = get(
         caller.port,
-        "GET",
         "/invoke?target=callee&path=/big%3Fkb%3D2048",
         &[],
-        b"",
-    )
-    .unwrap();
+    );
     assert_eq!(big.status, 502, "{big:?}");
     assert!(
         big.body.contains("FMERGE_INVOKE_MAX_REPLY_BYTES"),
         "{big:?}"
     );
-    let small = request(
+    let small = get(
         caller.port,
-        "GET",
         "/invoke?target=callee&path=/big%3Fkb%3D512",
         &[],
-        b"",
-    )
-    .unwrap();
+    );
     assert_eq!(small.status, 200);
     assert_eq!(small.body.len(), 512 << 10);
-}
-
-unsafe extern "Rust" {
-    #[link_name = fmerge_contract::routes_symbol!()]
-    static mut ROUTES: Routes;
 }
 
 async fn local(_: Request) -> Result<Response, Error> {
@@ -166,26 +147,11 @@ fn local_entry(request: Request) -> BoxResponse {
 
 #[test]
 fn a_merged_name_in_another_namespace_goes_to_that_namespace() {
-    let routes: &'static [Route] = Box::leak(Box::new([Route {
-        name: "echo".as_ptr(),
-        len: 4,
-        entry: local_entry as fmerge_runtime::Entry,
-        isolate: 0,
-    }]));
-    // SAFETY: written once, before any `invoke`, by the only test here that invokes.
-    unsafe {
-        ROUTES = Routes {
-            routes: routes.as_ptr(),
-            len: routes.len(),
-        }
-    };
+    // Once, before any `invoke`: the only test here that invokes.
+    merge_locally("echo", local_entry);
     let staging_port = free_port();
     let gateway = Gateway::start(&[("echo.staging", staging_port)]);
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", staging_port.to_string())
-        .env("metrics_port", "0")
-        .env("listen_address", "127.0.0.1");
-    let _staging = Server::start(cmd, staging_port);
+    let _staging = probe_on(staging_port, &[]);
     // SAFETY: no other thread of this test reads the environment yet.
     unsafe { std::env::set_var("GATEWAY_URL", gateway.url()) };
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -7,7 +7,8 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test parity`.
 
-use fmerge_runtime::hooks::{Route, Routes};
+mod support;
+
 use fmerge_runtime::{
     BoxResponse, Bytes, Error, HeaderValue, Method, Request, Response, StatusCode, invoke,
     invoke_request,
@@ -15,11 +16,7 @@ use fmerge_runtime::{
 use fmerge_testkit::{Gateway, free_port};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-unsafe extern "Rust" {
-    #[link_name = fmerge_contract::routes_symbol!()]
-    static mut ROUTES: Routes;
-}
+use support::merge_locally;
 
 async fn echo(request: Request) -> Result<Response, Error> {
     if request.body().as_ref() == b"refuse" {
@@ -70,19 +67,8 @@ fn request(method: Method, uri: &str, body: &'static str) -> Request {
 #[test]
 fn a_merged_callee_answers_exactly_as_it_does_over_http() {
     // In-process: "echo" in the table.
-    let routes: &'static [Route] = Box::leak(Box::new([Route {
-        name: "echo".as_ptr(),
-        len: 4,
-        entry: echo_entry as fmerge_runtime::Entry,
-        isolate: 0,
-    }]));
-    // SAFETY: written once, before any `invoke`, by the only test here.
-    unsafe {
-        ROUTES = Routes {
-            routes: routes.as_ptr(),
-            len: routes.len(),
-        }
-    };
+    // Once, before any `invoke`: the only test here.
+    merge_locally("echo", echo_entry);
     // Over HTTP: the same entry served as "echo-http" behind nginx.
     let port = free_port();
     let gateway = Gateway::start(&[("echo-http", port)]);

@@ -7,51 +7,17 @@
 //! Run: `cargo test --release -p fmerge-runtime --test paths`
 //! (needs `redis-server` and `nginx`; `bash .ci/run` installs them).
 
+mod support;
+
 use fmerge_testkit::{
     Deployment, Redis, SAMPLE_POSTS, SeedOptions, post, seed, seed_password, seed_social_network,
     seed_username,
 };
 use serde_json::{Value, json};
+use support::{Answers, error_of};
 
 /// The first id `register-user` gives on machine 1: `1 << 40 | 1`.
 const FIRST_USER_ID: u64 = (1 << 40) | 1;
-
-fn zrange(redis: &Redis, key: &str) -> Vec<(String, u64)> {
-    redis::cmd("ZRANGE")
-        .arg(key)
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut redis.conn())
-        .expect("ZRANGE")
-}
-
-fn get(redis: &Redis, key: &str) -> Option<String> {
-    redis::cmd("GET")
-        .arg(key)
-        .query(&mut redis.conn())
-        .expect("GET")
-}
-
-fn error_of(body: &str) -> String {
-    let value: Value = serde_json::from_str(body)
-        .unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {body}"));
-    value["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no \"error\" string in {body}"))
-        .to_string()
-}
-
-/// POSTs to `function` through the gateway and expects a 200 with `reply`.
-fn ok(system: &Deployment, function: &str, request: &str, reply: &str) {
-    let (status, body) = post(&system.url(function), request);
-    assert_eq!(
-        (status, body.as_str()),
-        (200, reply),
-        "{function} {request}\n{}",
-        system.outputs()
-    );
-}
 
 /// A failure caused by a callee's 400. Until callee statuses pass through
 /// `invoke`, the caller answers it as a 500 naming the callee; either way
@@ -67,40 +33,29 @@ fn register_then_log_in_and_look_users_up() {
     let system = Deployment::unmerged(&redis, &[], &[]);
 
     let alice = r#"{"first_name": "Alice", "last_name": "Liddell", "username": "alice", "password": "wonder land"}"#;
-    ok(
-        &system,
+    system.ok(
         "register-user",
         alice,
         &format!(r#"{{"user_id":{FIRST_USER_ID}}}"#),
     );
     // A taken username: a 400, and no social-graph entry for it.
-    let (status, body) = post(&system.url("register-user"), alice);
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "user alice already exists")
-    );
+    system.refused("register-user", alice, "user alice already exists");
     let bad = r#"{"first_name": "", "last_name": "", "username": "no spaces", "password": "x"}"#;
     let (status, body) = post(&system.url("register-user"), bad);
     assert_eq!(status, 400, "{body}");
     assert!(error_of(&body).contains("is not valid"), "{body}");
-    ok(
-        &system,
-        "register-user-with-id",
+    system.ok("register-user-with-id",
         r#"{"first_name": "Bob", "last_name": "B", "username": "bob", "password": "hunter2", "user_id": 2}"#,
         r#"{"user_id":2}"#,
     );
-    let (status, body) = post(
-        &system.url("register-user-with-id"),
+    system.refused("register-user-with-id",
         r#"{"first_name": "", "last_name": "", "username": "bob", "password": "other", "user_id": 3}"#,
-    );
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "user bob already exists")
+        "user bob already exists",
     );
 
     // The records: the id, and a salted hash, never the password itself.
-    assert_eq!(get(&redis, "user:alice"), Some(FIRST_USER_ID.to_string()));
-    assert_eq!(get(&redis, "user:bob").as_deref(), Some("2"));
+    assert_eq!(redis.get("user:alice"), Some(FIRST_USER_ID.to_string()));
+    assert_eq!(redis.get("user:bob").as_deref(), Some("2"));
     let profile: std::collections::BTreeMap<String, String> = redis::cmd("HGETALL")
         .arg("user-profile:alice")
         .query(&mut redis.conn())
@@ -137,8 +92,7 @@ fn register_then_log_in_and_look_users_up() {
     graph.sort();
     assert_eq!(graph, [2, FIRST_USER_ID]);
     assert_eq!(system.gateway.requests_for("social-graph-insert-user"), 2);
-    ok(
-        &system,
+    system.ok(
         "social-graph-insert-user",
         r#"{"user_id": 2}"#,
         r#"{"inserted":false}"#,
@@ -146,14 +100,12 @@ fn register_then_log_in_and_look_users_up() {
 
     // Login: the right password gives the id; a wrong one or an unknown user
     // the same 400, which does not tell them apart.
-    ok(
-        &system,
+    system.ok(
         "user-login",
         r#"{"username": "alice", "password": "wonder land"}"#,
         &format!(r#"{{"user_id":{FIRST_USER_ID}}}"#),
     );
-    ok(
-        &system,
+    system.ok(
         "user-login",
         r#"{"username": "bob", "password": "hunter2"}"#,
         r#"{"user_id":2}"#,
@@ -172,33 +124,27 @@ fn register_then_log_in_and_look_users_up() {
     }
 
     // Ids by username, and the creator of a post by username or id.
-    ok(
-        &system,
+    system.ok(
         "get-user-id",
         r#"{"username": "alice"}"#,
         &format!(r#"{{"user_id":{FIRST_USER_ID}}}"#),
     );
-    let (status, body) = post(&system.url("get-user-id"), r#"{"username": "nobody"}"#);
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "user nobody is not registered")
+    system.refused(
+        "get-user-id",
+        r#"{"username": "nobody"}"#,
+        "user nobody is not registered",
     );
-    ok(
-        &system,
+    system.ok(
         "compose-creator-with-username",
         r#"{"username": "bob"}"#,
         r#"{"user_id":2,"username":"bob"}"#,
     );
-    let (status, body) = post(
-        &system.url("compose-creator-with-username"),
+    system.refused(
+        "compose-creator-with-username",
         r#"{"username": "nobody"}"#,
+        "user nobody is not registered",
     );
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "user nobody is not registered")
-    );
-    ok(
-        &system,
+    system.ok(
         "compose-creator-with-user-id",
         r#"{"user_id": 7, "username": "g"}"#,
         r#"{"user_id":7,"username":"g"}"#,
@@ -228,69 +174,54 @@ fn follow_and_unfollow_by_id_and_by_username() {
     // By id: dave (4) follows carol (3) at 100; again is a no-op that keeps
     // the first time.
     let follow = r#"{"user_id": 4, "followee_id": 3, "timestamp": 100}"#;
-    ok(
-        &system,
-        "social-graph-follow",
-        follow,
-        r#"{"followed":true}"#,
-    );
-    ok(
-        &system,
+    system.ok("social-graph-follow", follow, r#"{"followed":true}"#);
+    system.ok(
         "social-graph-follow",
         r#"{"user_id": 4, "followee_id": 3, "timestamp": 999}"#,
         r#"{"followed":false}"#,
     );
     assert_eq!(
-        zrange(&redis, "social-graph:followers:3"),
+        redis.zrange("social-graph:followers:3"),
         [("1".to_string(), 1), ("4".to_string(), 100)]
     );
     assert_eq!(
-        zrange(&redis, "social-graph:followees:4"),
+        redis.zrange("social-graph:followees:4"),
         [("3".to_string(), 100)]
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-get-followers",
         r#"{"user_id": 3}"#,
         r#"{"followers":[1,4]}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-get-followees",
         r#"{"user_id": 4}"#,
         r#"{"followees":[3]}"#,
     );
-    let (status, body) = post(
-        &system.url("social-graph-follow"),
+    system.refused(
+        "social-graph-follow",
         r#"{"user_id": 4, "followee_id": 4}"#,
-    );
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "user 4 cannot follow themselves")
+        "user 4 cannot follow themselves",
     );
 
     // By username: erin (5) follows carol (3) at 200, then dave (4), with
     // the ids asked of get-user-id.
-    ok(
-        &system,
+    system.ok(
         "social-graph-follow-with-username",
         r#"{"username": "erin", "followee_username": "carol", "timestamp": 200}"#,
         r#"{"followed":true}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-follow-with-username",
         r#"{"username": "erin", "followee_username": "dave", "timestamp": 300}"#,
         r#"{"followed":true}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-get-followers",
         r#"{"user_id": 3}"#,
         r#"{"followers":[1,4,5]}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-get-followees",
         r#"{"user_id": 5}"#,
         r#"{"followees":[3,4]}"#,
@@ -307,20 +238,17 @@ fn follow_and_unfollow_by_id_and_by_username() {
     assert_eq!(system.gateway.requests_for("social-graph-follow"), 5);
 
     // Unfollow by id, then by username; again is a no-op.
-    ok(
-        &system,
+    system.ok(
         "social-graph-unfollow",
         r#"{"user_id": 4, "followee_id": 3}"#,
         r#"{"unfollowed":true}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-unfollow",
         r#"{"user_id": 4, "followee_id": 3}"#,
         r#"{"unfollowed":false}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "social-graph-unfollow-with-username",
         r#"{"username": "erin", "followee_username": "carol"}"#,
         r#"{"unfollowed":true}"#,
@@ -331,19 +259,18 @@ fn follow_and_unfollow_by_id_and_by_username() {
     );
     callee_refused(status, &body, "user nobody is not registered");
     assert_eq!(
-        zrange(&redis, "social-graph:followers:3"),
+        redis.zrange("social-graph:followers:3"),
         [("1".to_string(), 1)]
     );
-    assert!(zrange(&redis, "social-graph:followees:4").is_empty());
+    assert!(redis.zrange("social-graph:followees:4").is_empty());
     assert_eq!(
-        zrange(&redis, "social-graph:followees:5"),
+        redis.zrange("social-graph:followees:5"),
         [("4".to_string(), 300)]
     );
     assert_eq!(system.gateway.requests_for("social-graph-unfollow"), 3);
 
     // The seeded followers of alice are untouched.
-    ok(
-        &system,
+    system.ok(
         "social-graph-get-followers",
         r#"{"user_id": 1}"#,
         r#"{"followers":[4,2,5]}"#,
@@ -367,67 +294,47 @@ fn composed_posts_come_back_on_the_user_and_home_timelines() {
                 .unwrap(),
         );
     }
-    let stored = |id: u64| get(&redis, &format!("post:{id}")).expect("stored");
+    let stored = |id: u64| redis.get(&format!("post:{id}")).expect("stored");
     let (alice0, bob1, alice3) = (stored(ids[0]), stored(ids[1]), stored(ids[2]));
     let posts = |list: &[&str]| format!(r#"{{"posts":[{}]}}"#, list.join(","));
 
     // read-post: the post as stored, byte for byte.
-    ok(
-        &system,
-        "read-post",
-        &format!(r#"{{"post_id": {}}}"#, ids[1]),
-        &bob1,
-    );
-    let (status, body) = post(&system.url("read-post"), r#"{"post_id": 999}"#);
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "post 999 not found")
-    );
+    system.ok("read-post", &format!(r#"{{"post_id": {}}}"#, ids[1]), &bob1);
+    system.refused("read-post", r#"{"post_id": 999}"#, "post 999 not found");
 
     // read-posts: request order, unknown ids left out.
-    ok(
-        &system,
+    system.ok(
         "read-posts",
         &format!(r#"{{"post_ids": [{}, 999, {}]}}"#, ids[1], ids[0]),
         &posts(&[&bob1, &alice0]),
     );
-    ok(
-        &system,
-        "read-posts",
-        r#"{"post_ids": []}"#,
-        r#"{"posts":[]}"#,
-    );
+    system.ok("read-posts", r#"{"post_ids": []}"#, r#"{"posts":[]}"#);
 
     // alice's own timeline, newest first; a page of it; another user's.
     let user_timeline = |user: u64, page: &str| format!(r#"{{"user_id": {user}{page}}}"#);
-    ok(
-        &system,
+    system.ok(
         "read-user-timeline",
         &user_timeline(1, ""),
         &posts(&[&alice3, &alice0]),
     );
-    ok(
-        &system,
+    system.ok(
         "read-user-timeline",
         &user_timeline(1, r#", "start": 1, "stop": 2"#),
         &posts(&[&alice0]),
     );
-    ok(
-        &system,
+    system.ok(
         "read-user-timeline",
         &user_timeline(2, ""),
         &posts(&[&bob1]),
     );
     // An empty timeline and an empty page ask read-posts nothing.
     let asked = system.gateway.requests_for("read-posts");
-    ok(
-        &system,
+    system.ok(
         "read-user-timeline",
         &user_timeline(4, ""),
         r#"{"posts":[]}"#,
     );
-    ok(
-        &system,
+    system.ok(
         "read-user-timeline",
         &user_timeline(1, r#", "start": 5, "stop": 5"#),
         r#"{"posts":[]}"#,
@@ -438,29 +345,22 @@ fn composed_posts_come_back_on_the_user_and_home_timelines() {
     // follows bob and is mentioned in [1]; carol is mentioned in [1] only;
     // erin and dave follow alice and are mentioned in [3].
     let home = |user: u64| format!(r#"{{"user_id": {user}}}"#);
-    ok(
-        &system,
-        "read-home-timeline",
-        &home(2),
-        &posts(&[&alice3, &alice0]),
-    );
-    ok(&system, "read-home-timeline", &home(1), &posts(&[&bob1]));
-    ok(&system, "read-home-timeline", &home(3), &posts(&[&bob1]));
+    system.ok("read-home-timeline", &home(2), &posts(&[&alice3, &alice0]));
+    system.ok("read-home-timeline", &home(1), &posts(&[&bob1]));
+    system.ok("read-home-timeline", &home(3), &posts(&[&bob1]));
     for follower in [4, 5] {
-        ok(
-            &system,
+        system.ok(
             "read-home-timeline",
             &home(follower),
             &posts(&[&alice3, &alice0]),
         );
     }
-    ok(
-        &system,
+    system.ok(
         "read-home-timeline",
         r#"{"user_id": 2, "start": 1}"#,
         &posts(&[&alice0]),
     );
-    ok(&system, "read-home-timeline", &home(99), r#"{"posts":[]}"#);
+    system.ok("read-home-timeline", &home(99), r#"{"posts":[]}"#);
     // Every non-empty timeline read went through read-posts.
     assert_eq!(system.gateway.requests_for("read-posts"), asked + 6);
 }
@@ -488,21 +388,20 @@ fn the_seeder_builds_a_graph_and_posts_through_the_gateway() {
     assert_eq!(count("post:"), 20);
     assert_eq!(count("social-graph:followees:"), 12);
     for user in 1..=12 {
-        let followees = zrange(&redis, &format!("social-graph:followees:{user}"));
+        let followees = redis.zrange(&format!("social-graph:followees:{user}"));
         assert_eq!(followees.len(), 3, "user {user}");
     }
     let followers: usize = (1..=12)
-        .map(|u| zrange(&redis, &format!("social-graph:followers:{u}")).len())
+        .map(|u| redis.zrange(&format!("social-graph:followers:{u}")).len())
         .sum();
     assert_eq!(followers, 36, "each follow is on both sides");
     let user_timelines: usize = (1..=12)
-        .map(|u| zrange(&redis, &format!("user-timeline:{u}")).len())
+        .map(|u| redis.zrange(&format!("user-timeline:{u}")).len())
         .sum();
     assert_eq!(user_timelines, 20, "each post on its author's timeline");
 
     // The seeded users log in with their seeded passwords.
-    ok(
-        &system,
+    system.ok(
         "user-login",
         &format!(
             r#"{{"username": "{}", "password": "{}"}}"#,

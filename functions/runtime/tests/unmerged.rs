@@ -8,51 +8,18 @@
 //! Run: `cargo test --release -p fmerge-runtime --test unmerged`
 //! (needs `redis-server` and `nginx`; `bash .ci/run` installs them).
 
-use fmerge_testkit as support;
+mod support;
+
 use fmerge_testkit::{
     COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post,
-    seed_social_network,
+    seed_social_network, unmerged_replies,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use support::{Answers, error_of, failure};
 
 /// What the first id of machine 1 is: `1 << 40 | 1`.
 const FIRST_POST_ID: u64 = (1 << 40) | 1;
-
-fn zrange(redis: &Redis, key: &str) -> Vec<(String, u64)> {
-    redis::cmd("ZRANGE")
-        .arg(key)
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut redis.conn())
-        .expect("ZRANGE")
-}
-
-fn get(redis: &Redis, key: &str) -> Option<String> {
-    redis::cmd("GET")
-        .arg(key)
-        .query(&mut redis.conn())
-        .expect("GET")
-}
-
-fn keys(redis: &Redis, pattern: &str) -> Vec<String> {
-    let mut keys: Vec<String> = redis::cmd("KEYS")
-        .arg(pattern)
-        .query(&mut redis.conn())
-        .expect("KEYS");
-    keys.sort();
-    keys
-}
-
-fn error_of(body: &str) -> String {
-    let value: Value = serde_json::from_str(body)
-        .unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {body}"));
-    value["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no \"error\" string in {body}"))
-        .to_string()
-}
 
 #[test]
 fn the_pair_writes_every_follower_and_mention_timeline() {
@@ -61,41 +28,30 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     let system = Deployment::unmerged(&redis, &[], &[]);
 
     // Followers come back in score order, not member order.
-    let (status, body) = post(
-        &system.url("social-graph-get-followers"),
+    system.ok(
+        "social-graph-get-followers",
         r#"{"user_id": 1}"#,
+        r#"{"followers":[4,2,5]}"#,
     );
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"followers":[4,2,5]}"#),
-        "{}",
-        system.outputs()
-    );
-    let (status, body) = post(
-        &system.url("social-graph-get-followers"),
+    system.ok(
+        "social-graph-get-followers",
         r#"{"user_id": 99}"#,
+        r#"{"followers":[]}"#,
     );
-    assert_eq!((status, body.as_str()), (200, r#"{"followers":[]}"#));
 
     // Mentions 5 (also a follower) and 3 (not a follower): 4 distinct timelines.
     let request =
         r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#;
-    let (status, body) = post(&system.url("write-home-timeline"), request);
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"updated":4}"#),
-        "{}",
-        system.outputs()
-    );
+    system.ok("write-home-timeline", request, r#"{"updated":4}"#);
     for user in [2, 3, 4, 5] {
         assert_eq!(
-            zrange(&redis, &format!("home-timeline:{user}")),
+            redis.zrange(&format!("home-timeline:{user}")),
             [("100".to_string(), 1700000000)],
             "user {user}"
         );
     }
     assert!(
-        keys(&redis, "home-timeline:1").is_empty(),
+        redis.keys("home-timeline:1").is_empty(),
         "the author's own timeline is not written"
     );
     assert_eq!(system.gateway.requests_for("write-home-timeline"), 1);
@@ -104,12 +60,9 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     // A user without followers: only the mentions.
     let request =
         r#"{"post_id": 101, "user_id": 99, "timestamp": 1700000001, "user_mentions_id": [2]}"#;
+    system.ok("write-home-timeline", request, r#"{"updated":1}"#);
     assert_eq!(
-        post(&system.url("write-home-timeline"), request),
-        (200, r#"{"updated":1}"#.to_string())
-    );
-    assert_eq!(
-        zrange(&redis, "home-timeline:2"),
+        redis.zrange("home-timeline:2"),
         [
             ("100".to_string(), 1700000000),
             ("101".to_string(), 1700000001)
@@ -119,10 +72,7 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     // No followers and no mentions: no timeline to write, and no error.
     let request =
         r#"{"post_id": 102, "user_id": 98, "timestamp": 1700000002, "user_mentions_id": []}"#;
-    assert_eq!(
-        post(&system.url("write-home-timeline"), request),
-        (200, r#"{"updated":0}"#.to_string())
-    );
+    system.ok("write-home-timeline", request, r#"{"updated":0}"#);
 }
 
 #[test]
@@ -140,7 +90,7 @@ fn compose_post_runs_the_whole_call_tree() {
     let code = shortcode::short_code(url);
     let short = format!("http://short-url/{code}");
     assert_eq!(
-        get(&redis, &format!("short-url:{code}")).as_deref(),
+        redis.get(&format!("short-url:{code}")).as_deref(),
         Some(url)
     );
 
@@ -155,7 +105,9 @@ fn compose_post_runs_the_whole_call_tree() {
         "timestamp": 1700000000000u64,
         "post_type": "POST",
     });
-    let stored = get(&redis, &format!("post:{FIRST_POST_ID}")).expect("post stored");
+    let stored = redis
+        .get(&format!("post:{FIRST_POST_ID}"))
+        .expect("post stored");
     assert_eq!(serde_json::from_str::<Value>(&stored).unwrap(), expected);
     assert!(stored.starts_with(&format!(
         r#"{{"post_id":{FIRST_POST_ID},"creator":{{"user_id":1,"username":"alice"}},"text":"#
@@ -164,17 +116,17 @@ fn compose_post_runs_the_whole_call_tree() {
     // write-home-timeline: alice's followers 4, 2, 5 (bob also mentioned).
     for user in [2, 4, 5] {
         assert_eq!(
-            zrange(&redis, &format!("home-timeline:{user}")),
+            redis.zrange(&format!("home-timeline:{user}")),
             [(FIRST_POST_ID.to_string(), 1700000000000)]
         );
     }
-    assert_eq!(keys(&redis, "home-timeline:*").len(), 3);
+    assert_eq!(redis.keys("home-timeline:*").len(), 3);
     // write-user-timeline: the author's own timeline.
     assert_eq!(
-        zrange(&redis, "user-timeline:1"),
+        redis.zrange("user-timeline:1"),
         [(FIRST_POST_ID.to_string(), 1700000000000)]
     );
-    assert_eq!(keys(&redis, "user-timeline:*"), ["user-timeline:1"]);
+    assert_eq!(redis.keys("user-timeline:*"), ["user-timeline:1"]);
 
     // Every function of the tree answered exactly one request, and no other
     // function was asked anything.
@@ -195,10 +147,10 @@ fn compose_post_runs_the_whole_call_tree() {
         (200, format!(r#"{{"post_id":{}}}"#, FIRST_POST_ID + 1))
     );
     assert_eq!(
-        zrange(&redis, "home-timeline:3"),
+        redis.zrange("home-timeline:3"),
         [((FIRST_POST_ID + 1).to_string(), 1700000001000)]
     );
-    assert_eq!(keys(&redis, "short-url:*").len(), 3);
+    assert_eq!(redis.keys("short-url:*").len(), 3);
 }
 
 #[test]
@@ -313,10 +265,8 @@ fn a_callee_that_is_down_fails_the_caller_fast_with_its_name() {
 
     let request = r#"{"post_id": 1, "user_id": 1, "timestamp": 1, "user_mentions_id": [2]}"#;
     let started = Instant::now();
-    let (status, body) = post(&system.url("write-home-timeline"), request);
+    let error = failure(&system.url("write-home-timeline"), request, 500);
     let took = started.elapsed();
-    assert_eq!(status, 500, "{body}");
-    let error = error_of(&body);
     assert!(
         error.contains("function social-graph-get-followers answered HTTP 502"),
         "{error}"
@@ -328,14 +278,12 @@ fn a_callee_that_is_down_fails_the_caller_fast_with_its_name() {
     // The runtime's invoke timeout is 30 s: this must not be what ended it.
     assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(
-        keys(&redis, "home-timeline:*").is_empty(),
+        redis.keys("home-timeline:*").is_empty(),
         "nothing written on failure"
     );
 
     // Two levels down: compose-post names the callee that failed and why.
-    let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
-    assert_eq!(status, 500, "{body}");
-    let error = error_of(&body);
+    let error = failure(&system.url("compose-post"), SAMPLE_POSTS[0], 500);
     assert!(
         error.starts_with("function write-home-timeline answered HTTP 500"),
         "{error}"
@@ -364,16 +312,12 @@ fn malformed_requests_are_a_400_that_says_why() {
             "{function}: {body}"
         );
     }
-    let (status, body) = post(
-        &system.url("compose-post"),
+    system.refused("compose-post",
         r#"{"username": "a", "user_id": 1, "text": "", "media_ids": [1, 2], "media_types": ["png"]}"#,
-    );
-    assert_eq!(
-        (status, error_of(&body).as_str()),
-        (400, "media_ids and media_types differ in length")
+        "media_ids and media_types differ in length",
     );
     // A caller never got as far as a callee, so Redis is untouched.
-    assert!(keys(&redis, "*").is_empty(), "{:?}", keys(&redis, "*"));
+    assert!(redis.keys("*").is_empty(), "{:?}", redis.keys("*"));
     assert_eq!(system.gateway.requests_for("unique-id"), 2);
 }
 
@@ -384,26 +328,23 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
     let mut system = Deployment::unmerged(&redis, &[], &[]);
 
     // Directly: the panic is an error reply, not a dropped connection.
-    let (status, body) = post(
-        &system.url("user-mention"),
-        r#"{"usernames": ["bob", "nobody"]}"#,
-    );
-    assert_eq!(status, 500, "{body}");
     assert_eq!(
-        error_of(&body),
+        failure(
+            &system.url("user-mention"),
+            r#"{"usernames": ["bob", "nobody"]}"#,
+            500
+        ),
         "function user-mention panicked: mentioned user @nobody is not registered"
     );
-    let (status, body) = post(&system.url("user-mention"), r#"{"usernames": ["bob"]}"#);
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"user_mentions":[{"user_id":2,"username":"bob"}]}"#)
+    system.ok(
+        "user-mention",
+        r#"{"usernames": ["bob"]}"#,
+        r#"{"user_mentions":[{"user_id":2,"username":"bob"}]}"#,
     );
 
     // Through the tree: compose-post fails, names the chain, stores nothing.
     let request = r#"{"username": "alice", "user_id": 1, "text": "hey @nobody", "media_ids": [], "timestamp": 9}"#;
-    let (status, body) = post(&system.url("compose-post"), request);
-    assert_eq!(status, 500, "{body}");
-    let error = error_of(&body);
+    let error = failure(&system.url("compose-post"), request, 500);
     assert!(
         error.starts_with("function text-service answered HTTP 500"),
         "{error}"
@@ -412,13 +353,13 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
         error.contains("function user-mention panicked: mentioned user @nobody is not registered"),
         "{error}"
     );
-    assert!(keys(&redis, "post:*").is_empty() && keys(&redis, "home-timeline:*").is_empty());
+    assert!(redis.keys("post:*").is_empty() && redis.keys("home-timeline:*").is_empty());
 
     // The process survived, and the next request succeeds.
     assert!(system.function("user-mention").is_running());
     let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
     assert_eq!(status, 200, "{body}\n{}", system.outputs());
-    assert_eq!(keys(&redis, "post:*").len(), 1);
+    assert_eq!(redis.keys("post:*").len(), 1);
     assert!(
         system
             .function("user-mention")
@@ -429,16 +370,7 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
 
 #[test]
 fn two_runs_on_the_same_data_give_identical_replies_and_state() {
-    let run = || {
-        let redis = Redis::start();
-        seed_social_network(&mut redis.conn());
-        let system = Deployment::unmerged(&redis, &[], &[]);
-        let replies: Vec<(u16, String)> = SAMPLE_POSTS
-            .iter()
-            .map(|p| post(&system.url("compose-post"), p))
-            .collect();
-        (replies, redis.dump())
-    };
+    let run = || unmerged_replies("compose-post", SAMPLE_POSTS);
     let (first, second) = (run(), run());
     assert!(
         first.0.iter().all(|(status, _)| *status == 200),
@@ -460,12 +392,12 @@ fn two_runs_on_the_same_data_give_identical_replies_and_state() {
 #[test]
 fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
     let redis = Redis::start();
-    let env = support::redis_env(&redis.url(), FUNCTIONS);
+    let env = fmerge_testkit::redis_env(&redis.url(), FUNCTIONS);
 
     // No gateway at all: GATEWAY_URL points at a closed port.
     let closed = format!("http://127.0.0.1:{}", free_port());
     let lonely = Function::start(
-        support::function_binary("write-home-timeline"),
+        fmerge_testkit::function_binary("write-home-timeline"),
         "write-home-timeline",
         free_port(),
         env.iter()
@@ -473,14 +405,14 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
             .chain([("GATEWAY_URL".to_string(), closed)]),
     );
     let started = Instant::now();
-    let (status, body) = post(
+    let error = failure(
         &lonely.url(),
         r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#,
+        502,
     );
-    assert_eq!(status, 502, "{body}");
     assert!(
-        error_of(&body).starts_with("function social-graph-get-followers could not be reached: "),
-        "{body}"
+        error.starts_with("function social-graph-get-followers could not be reached: "),
+        "{error}"
     );
     assert!(started.elapsed() < Duration::from_secs(3));
 
@@ -492,13 +424,12 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
         &[("FMERGE_INVOKE_TIMEOUT_SECS", "1")],
     );
     let started = Instant::now();
-    let (status, body) = post(
+    let error = failure(
         &system.url("write-home-timeline"),
         r#"{"post_id": 1, "user_id": 1, "timestamp": 1}"#,
+        502,
     );
     let took = started.elapsed();
-    assert_eq!(status, 502, "{body}");
-    let error = error_of(&body);
     assert!(
         error.starts_with("function social-graph-get-followers could not be reached: "),
         "{error}"
@@ -509,5 +440,5 @@ fn no_gateway_or_a_hanging_callee_is_a_502_that_names_the_callee() {
         "took {took:?}"
     );
     assert_eq!(hanging.requests().len(), 1);
-    assert!(keys(&redis, "*").is_empty());
+    assert!(redis.keys("*").is_empty());
 }

@@ -13,6 +13,9 @@
 //! - [`Deployment`]: socialNetwork behind one gateway, unmerged or with any
 //!   set of (merged) binaries.
 //! - [`seed_social_network`], [`SAMPLE_POSTS`]: a standard data set.
+//! - [`Redis::keys`], [`Redis::zrange`], [`Redis::get`]: what a test reads
+//!   back; [`unmerged_replies`]: the unmerged system's replies and state;
+//!   [`assert_ok`]: a 200 with the expected body.
 //! - [`seed`]: a data set of any size, made through the functions (the
 //!   `seed` binary runs it).
 //!
@@ -25,6 +28,7 @@ pub mod dataplane;
 mod fixture;
 mod gateway;
 pub(crate) mod http;
+mod inspect;
 pub(crate) mod process;
 mod seed;
 mod social;
@@ -35,7 +39,8 @@ pub use fixture::*;
 pub use gateway::*;
 pub use http::wait_http;
 pub use http::{free_port, get, post, try_post};
-pub use process::{CALLER_KEY, Function, Stub, need};
+pub use inspect::*;
+pub use process::{CALLER_KEY, Function, Stub, need, wait_for};
 pub use seed::*;
 pub use social::*;
 pub use store::*;

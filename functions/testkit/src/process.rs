@@ -36,7 +36,7 @@ pub fn need(program: &str, package: &str) -> std::path::PathBuf {
 
 /// Waits until `ready()` holds, or panics after [`STARTUP`]. `exited()` is
 /// checked on each round so that a process that died is reported at once.
-pub(crate) fn wait_for(
+pub fn wait_for(
     what: &str,
     mut exited: impl FnMut() -> Option<String>,
     mut ready: impl FnMut() -> bool,

@@ -92,6 +92,57 @@ pub fn merged(dir: &Path, args: &[&str]) -> (PathBuf, String) {
     (binary, stderr)
 }
 
+/// `fmerge build ARGS --out <ws>/out` in the fixture workspace `ws`.
+#[allow(dead_code)]
+pub fn fmerge_out(ws: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = ws.join("out");
+    let args: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--out", out.to_str().unwrap()])
+        .collect();
+    fmerge_in(ws, &args)
+}
+
+/// Merges `functions` (the caller first) with the options `extra` in the
+/// fixture workspace `ws`, into `<ws>/out`; asserts success and returns the
+/// binary and stderr.
+#[allow(dead_code)]
+pub fn merge_in(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
+    let out = ws.join("out");
+    let mut args = functions.to_vec();
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    merged(ws, &args)
+}
+
+/// Asserts that `text` says every one of `needles`.
+#[allow(dead_code)]
+pub fn assert_says(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
+    }
+}
+
+/// `fmerge build ARGS` in `dir`, which must refuse with every one of
+/// `needles` in its error; returns its stderr.
+#[allow(dead_code)]
+pub fn refuses(dir: &Path, args: &[&str], needles: &[&str]) -> String {
+    let (ok, _, stderr) = fmerge_in(dir, args);
+    assert!(!ok, "fmerge build {args:?} must refuse");
+    assert_says(&stderr, needles);
+    stderr
+}
+
+/// Any `fmerge` command in `dir`, as given ([`fmerge_cli`]), which must fail
+/// with every one of `needles` in its error.
+#[allow(dead_code)]
+pub fn cli_refuses(dir: &Path, args: &[&str], needles: &[&str]) {
+    let (ok, _, stderr) = fmerge_cli(dir, args);
+    assert!(!ok, "fmerge {args:?} must fail:\n{stderr}");
+    assert_says(&stderr, needles);
+}
+
 /// functions/stack.yml with absolute handler folders, written into `dir`.
 #[allow(dead_code)]
 pub fn stack_in(dir: &Path) -> PathBuf {

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+#[allow(unused_imports)] // each test binary that has this module uses some of them
 pub use fmerge_testkit::{free_port, need, wait_http};
 
 /// A string unique to this test process and call, for tags and secrets.
@@ -334,21 +335,18 @@ impl DnsServer {
             .spawn()
             .expect("start dnsmasq");
         let mut d = DnsServer { child, addr, log };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !d.log().contains("started") {
-            if let Some(status) = d.child.try_wait().unwrap() {
-                panic!(
-                    "dnsmasq exited with {status} (port 53 needs root):\n{}",
-                    d.log()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "dnsmasq did not start:\n{}",
-                d.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let path = d.log.path().to_path_buf();
+        let log = || std::fs::read_to_string(&path).unwrap_or_default();
+        let child = &mut d.child;
+        fmerge_testkit::wait_for(
+            "dnsmasq",
+            || {
+                let status = child.try_wait().unwrap()?;
+                Some(format!("dnsmasq exited with {status} (port 53 needs root)"))
+            },
+            || log().contains("started"),
+        )
+        .unwrap_or_else(|why| panic!("{why}:\n{}", log()));
         d
     }
 

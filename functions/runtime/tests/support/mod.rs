@@ -1,0 +1,111 @@
+//! What the runtime's integration tests share beyond [`fmerge_testkit`]:
+//! reading error replies, checking a function's answer through the gateway,
+//! raw requests to a probe, and the dispatch table filled as `fmerge` fills it.
+
+// Each test binary compiles this module; only some use each helper.
+#![allow(dead_code)]
+
+use fmerge_runtime::Entry;
+use fmerge_runtime::hooks::{Route, Routes};
+use fmerge_testkit::Deployment;
+use fmerge_testkit::dataplane::{self, Reply, Server, request};
+use serde_json::Value;
+use std::process::Command;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The `"error"` string of a JSON error reply.
+pub fn error_of(body: &str) -> String {
+    let value: Value = serde_json::from_str(body)
+        .unwrap_or_else(|e| panic!("error reply is not JSON ({e}): {body}"));
+    value["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no \"error\" string in {body}"))
+        .to_string()
+}
+
+/// A function's answer through the gateway, checked.
+pub trait Answers {
+    /// POSTs to `function` and expects a 200 with `reply`.
+    fn ok(&self, function: &str, request: &str, reply: &str);
+    /// POSTs to `function` and expects a 400 saying `error`.
+    fn refused(&self, function: &str, request: &str, error: &str);
+}
+
+impl Answers for Deployment {
+    fn ok(&self, function: &str, request: &str, reply: &str) {
+        let answer = fmerge_testkit::post(&self.url(function), request);
+        let context = format!("{function} {request}\n{}", self.outputs());
+        fmerge_testkit::assert_ok(&answer, reply, &context);
+    }
+
+    fn refused(&self, function: &str, request: &str, error: &str) {
+        let (status, body) = fmerge_testkit::post(&self.url(function), request);
+        assert_eq!((status, error_of(&body).as_str()), (400, error));
+    }
+}
+
+/// POSTs `request` to `url`, expects `status`, and returns the reply's error.
+pub fn failure(url: &str, request: &str, status: u16) -> String {
+    let (got, body) = fmerge_testkit::post(url, request);
+    assert_eq!(got, status, "{body}");
+    error_of(&body)
+}
+
+/// `GET path` with `headers` to 127.0.0.1:`port`, which must answer.
+pub fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> Reply {
+    request(port, "GET", path, headers, b"").unwrap()
+}
+
+/// `n` threads, each sending `GET path` to `port` at once: its reply and
+/// how long it took.
+pub fn at_once(
+    n: usize,
+    port: u16,
+    path: &str,
+) -> Vec<JoinHandle<(Result<Reply, String>, Duration)>> {
+    (0..n)
+        .map(|_| {
+            let path = path.to_string();
+            std::thread::spawn(move || {
+                let asked = Instant::now();
+                (request(port, "GET", &path, &[], b""), asked.elapsed())
+            })
+        })
+        .collect()
+}
+
+/// The probe function (`examples/probe.rs`) alone on `port`: no metrics
+/// port, no caller key, with `env`.
+pub fn probe_on(port: u16, env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1")
+        .envs(env.iter().copied());
+    Server::start(cmd, port)
+}
+
+unsafe extern "Rust" {
+    #[link_name = fmerge_contract::routes_symbol!()]
+    static mut ROUTES: Routes;
+}
+
+/// Fills the dispatch table as `fmerge` does, with `name` served in process
+/// by `entry`. Call it once, before any `invoke`, from the only test of its
+/// binary that invokes.
+pub fn merge_locally(name: &'static str, entry: Entry) {
+    let routes: &'static [Route] = Box::leak(Box::new([Route {
+        name: name.as_ptr(),
+        len: name.len(),
+        entry,
+        isolate: 0,
+    }]));
+    // SAFETY: written once, before any `invoke` (see above).
+    unsafe {
+        ROUTES = Routes {
+            routes: routes.as_ptr(),
+            len: routes.len(),
+        }
+    };
+}

@@ -1,0 +1,153 @@
+//! A callee that blocks its thread (`std::thread::sleep`, blocking file I/O)
+//! would stall the merged caller's handler threads: `fmerge build` finds it
+//! and runs it on threads of its own, and `FMERGE_ISOLATE` overrides what it
+//! found. The `blocking` fixture, merged, on 127.0.0.1.
+//!
+//! Run: `cargo test --release -p fmerge --test isolation`
+
+mod support;
+
+use std::path::Path;
+use std::thread::JoinHandle;
+use support::merge_in as merge;
+use support::{Function, assert_says, fixture, free_port, post};
+
+/// Sends `n` calls to bl-front that bl-slow holds until `latch/go` exists,
+/// and waits until `started` of them are blocked in bl-slow.
+fn latched(
+    url: &str,
+    latch: &Path,
+    n: usize,
+    started: usize,
+    merged: &Function,
+) -> Vec<JoinHandle<(u16, String)>> {
+    let calls = (0..n)
+        .map(|_| {
+            let (url, body) = (url.to_string(), format!("latch:{}", latch.display()));
+            std::thread::spawn(move || post(&url, &body))
+        })
+        .collect();
+    let blocked = || std::fs::read_dir(latch).unwrap().count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while blocked() < started && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        blocked() >= started,
+        "bl-slow's threads are not all blocked\n{}",
+        merged.output()
+    );
+    calls
+}
+
+/// The merged binary serving bl-front on `port` with `env`, and no gateway
+/// to call.
+fn front(binary: &Path, port: u16, env: &[(&str, &str)]) -> Function {
+    let gateway = [("GATEWAY_URL", "http://127.0.0.1:9")];
+    Function::start(
+        binary,
+        "bl-front",
+        port,
+        env.iter().chain(&gateway).copied(),
+    )
+}
+
+/// Lets the calls [`latched`] holds go on, and expects each to be answered.
+fn release(latch: &Path, blocked: Vec<JoinHandle<(u16, String)>>) {
+    std::fs::write(latch.join("go"), b"").unwrap();
+    for call in blocked {
+        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
+    }
+}
+
+#[test]
+fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_isolate_overrides() {
+    let ws = fixture("blocking", &[]);
+    let (binary, stderr) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    assert_says(
+        &stderr,
+        &[
+            "bl-slow (crate bl_slow) calls",
+            "`std::thread::functions::sleep`",
+            "`std::fs::write`",
+            "runs on threads of its own",
+            "FMERGE_ISOLATE",
+        ],
+    );
+    // By default: isolated, so the caller answers while its callee blocks.
+    let latch = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let merged = front(&binary, port, &[("TOKIO_WORKER_THREADS", "2")]);
+    let url = format!("{}/", merged.url());
+    let blocked = latched(&url, latch.path(), 4, 2, &merged);
+    assert_eq!(
+        post(&url, "ping"),
+        (200, "pong".to_string()),
+        "{}",
+        merged.output()
+    );
+    assert!(!latch.path().join("go").exists());
+    release(latch.path(), blocked);
+    assert_says(&merged.output(), &["bl-slow run on threads of their own"]);
+    drop(merged);
+
+    // FMERGE_ISOLATE set but empty: nothing isolated, and two blocked calls
+    // hold both of the caller's handler threads, so the ping waits for them.
+    let latch = tempfile::tempdir().unwrap();
+    let merged = front(
+        &binary,
+        port,
+        &[("FMERGE_ISOLATE", ""), ("TOKIO_WORKER_THREADS", "2")],
+    );
+    let blocked = latched(&url, latch.path(), 2, 2, &merged);
+    let ping = {
+        let url = url.clone();
+        std::thread::spawn(move || post(&url, "ping"))
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(
+        !ping.is_finished(),
+        "the ping was answered while both handler threads were blocked: bl-slow ran isolated"
+    );
+    release(latch.path(), blocked);
+    assert_eq!(ping.join().unwrap(), (200, "pong".to_string()));
+    assert!(
+        !merged.output().contains("run on threads of their own"),
+        "{}",
+        merged.output()
+    );
+}
+
+#[test]
+fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering() {
+    let ws = fixture("blocking", &[]);
+    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let latch = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let merged = front(
+        &binary,
+        port,
+        &[
+            // `nope` is not merged: said, and ignored.
+            ("FMERGE_ISOLATE", "bl-slow, nope"),
+        ],
+    );
+    let url = format!("{}/", merged.url());
+    // More blocked calls than the caller has worker threads (one per core):
+    // without isolation every one of them would be stuck, and so the ping.
+    let blocked = latched(&url, latch.path(), 4, 2, &merged);
+    assert_eq!(
+        post(&url, "ping"),
+        (200, "pong".to_string()),
+        "the caller answers while its callee blocks"
+    );
+    assert!(
+        !latch.path().join("go").exists(),
+        "and the callee was still blocked then"
+    );
+    release(latch.path(), blocked);
+    assert_says(
+        &merged.output(),
+        &["FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"],
+    );
+}

@@ -1,0 +1,115 @@
+//! Call graphs for the planner tests, written by hand as `fmerge graph`
+//! would write them: the socialNetwork functions of this repo, and seeded
+//! random ones.
+//!
+//! A part of the tests that plan (`#[path = "support/graphs.rs"] mod graphs;`).
+
+use fmerge::graph::{Conflict, Edge, Function, Graph};
+
+/// A function with a memory limit (`"64Mi"`).
+pub fn function(name: &str, memory: &str) -> Function {
+    Function {
+        name: name.into(),
+        memory: Some(memory.into()),
+        memory_bytes: fmerge::graph::memory_bytes(memory),
+        ..Function::default()
+    }
+}
+
+/// A call from `from` to `to`, from one site.
+pub fn edge(from: &str, to: &str) -> Edge {
+    Edge {
+        from: from.into(),
+        to: Some(to.into()),
+        sites: 1,
+        ..Edge::default()
+    }
+}
+
+/// The eight socialNetwork functions of this repo and their calls.
+pub fn social_network() -> Graph {
+    let mut functions: Vec<Function> = [
+        "compose-post",
+        "unique-id",
+        "text-service",
+        "url-shorten",
+        "user-mention",
+        "store-post",
+        "write-home-timeline",
+        "social-graph-get-followers",
+    ]
+    .iter()
+    .map(|n| function(n, "64Mi"))
+    .collect();
+    functions[0] = function("compose-post", "128Mi");
+    Graph {
+        functions,
+        edges: vec![
+            edge("compose-post", "unique-id"),
+            edge("compose-post", "text-service"),
+            edge("compose-post", "store-post"),
+            edge("compose-post", "write-home-timeline"),
+            edge("text-service", "url-shorten"),
+            edge("text-service", "user-mention"),
+            edge("write-home-timeline", "social-graph-get-followers"),
+        ],
+        ..Graph::default()
+    }
+}
+
+/// A seeded generator, so that every run plans the same graphs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random call DAG of `n` functions (callers before callees), random
+/// memory, a random conflict or two.
+pub fn random_graph(rng: &mut Rng, n: usize) -> Graph {
+    let name = |i: usize| format!("f{i}");
+    let functions = (0..n)
+        .map(|i| function(&name(i), &format!("{}Mi", 16 * (1 + rng.below(4)))))
+        .collect();
+    let mut edges = Vec::new();
+    for to in 1..n {
+        // Each function but the first has one or two callers before it.
+        let callers = 1 + rng.below(2) as usize;
+        for _ in 0..callers {
+            let from = rng.below(to as u64) as usize;
+            if !edges
+                .iter()
+                .any(|e: &Edge| e.from == name(from) && e.to == Some(name(to)))
+            {
+                let mut e = edge(&name(from), &name(to));
+                e.sites = 1 + rng.below(2) as usize;
+                edges.push(e);
+            }
+        }
+    }
+    let mut conflicts = Vec::new();
+    for _ in 0..rng.below(3) {
+        let (a, b) = (rng.below(n as u64) as usize, rng.below(n as u64) as usize);
+        if a != b {
+            conflicts.push(Conflict {
+                a: name(a),
+                b: name(b),
+                reason: "test".into(),
+            });
+        }
+    }
+    Graph {
+        functions,
+        edges,
+        conflicts,
+        ..Graph::default()
+    }
+}
