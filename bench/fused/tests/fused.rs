@@ -9,24 +9,12 @@
 
 use fmerge_testkit::{
     COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS,
-    free_port, post, seed_social_network,
+    free_port, post, seed_social_network, unmerged_replies,
 };
 use std::collections::BTreeMap;
 
 /// What the requests got back, and the Redis state after them.
 type Observed = (Vec<(u16, String)>, BTreeMap<String, String>);
-
-/// The unmerged system, on a freshly seeded Redis.
-fn unmerged(caller: &str, requests: &[&str]) -> Observed {
-    let redis = Redis::start();
-    seed_social_network(&mut redis.conn());
-    let system = Deployment::unmerged(&redis, &[], &[]);
-    let replies = requests
-        .iter()
-        .map(|r| post(&system.url(caller), r))
-        .collect();
-    (replies, redis.dump())
-}
 
 /// The fused binary `bin` serves `caller` behind the gateway, beside every
 /// other function unmerged, so that a call that wrongly left the process
@@ -76,7 +64,7 @@ const PAIR: &[&str] = &["write-home-timeline", "social-graph-get-followers"];
 
 #[test]
 fn the_fused_pair_answers_like_the_unmerged_pair() {
-    let (expected, expected_state) = unmerged(PAIR[0], PAIR_REQUESTS);
+    let (expected, expected_state) = unmerged_replies(PAIR[0], PAIR_REQUESTS);
     let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
     assert_eq!(replies, expected);
     assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
@@ -91,7 +79,7 @@ fn the_fused_pair_answers_like_the_unmerged_pair() {
 #[test]
 fn the_fused_chain_answers_like_the_unmerged_chain() {
     let chain = COMPOSE_POST_TREE;
-    let (expected, expected_state) = unmerged(chain[0], SAMPLE_POSTS);
+    let (expected, expected_state) = unmerged_replies(chain[0], SAMPLE_POSTS);
     let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
     assert_eq!(replies, expected);
     assert!(
