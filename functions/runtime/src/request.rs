@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
-pub(crate) type Reply = hyper::Response<Full<Bytes>>;
+pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
 
 /// The status counted for a request whose client went away before its
 /// reply (nginx's "client closed request").
@@ -32,7 +32,7 @@ pub(crate) async fn handle(
     server: &'static Server,
     req: hyper::Request<Incoming>,
     watched: Option<&Watched>,
-) -> Result<Reply, Infallible> {
+) -> Result<HttpResponse, Infallible> {
     let path = req.uri().path();
     if path.starts_with("/_/") {
         return Ok(probe(server, req.method(), path));
@@ -121,7 +121,7 @@ impl Drop for Record {
 }
 
 /// `/_/health` and `/_/ready`, as of-watchdog answers them.
-fn probe(server: &Server, method: &Method, path: &str) -> Reply {
+fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     let s = &server.settings;
     let (status, body) = if path != "/_/health" && path != "/_/ready" {
         (StatusCode::NOT_FOUND, "not found")

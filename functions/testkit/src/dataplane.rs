@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// One reply: status, headers (lower-case names) and body.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reply {
+pub struct RawResponse {
     pub status: u16,
     pub headers: BTreeMap<String, String>,
     pub body: String,
@@ -25,7 +25,7 @@ pub fn request(
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
-) -> Result<Reply, String> {
+) -> Result<RawResponse, String> {
     let mut stream =
         TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
     stream
@@ -54,7 +54,7 @@ pub fn request(
 }
 
 /// Parses a whole HTTP/1.1 reply (identity or chunked body).
-pub fn parse(raw: &[u8], head_only: bool) -> Result<Reply, String> {
+pub fn parse(raw: &[u8], head_only: bool) -> Result<RawResponse, String> {
     let text = String::from_utf8_lossy(raw);
     let (head, rest) = text
         .split_once("\r\n\r\n")
@@ -90,7 +90,7 @@ pub fn parse(raw: &[u8], head_only: bool) -> Result<Reply, String> {
     } else {
         rest.to_string()
     };
-    Ok(Reply {
+    Ok(RawResponse {
         status,
         headers,
         body,
