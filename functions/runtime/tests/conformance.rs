@@ -14,7 +14,7 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, Reply, Server, closed_after, request};
+use fmerge_testkit::dataplane::{self, RawResponse, Server, closed_after, request};
 use fmerge_testkit::free_port;
 use std::process::Command;
 use std::sync::Mutex;
@@ -117,7 +117,7 @@ fn both_started(env: &[(&str, &str)], probe: impl Fn(Front, Started)) {
 
 /// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
 /// has passed; the last answer.
-fn first_not_200(port: u16, path: &str, within: Duration) -> Reply {
+fn first_not_200(port: u16, path: &str, within: Duration) -> RawResponse {
     let deadline = Instant::now() + within;
     loop {
         let r = get(port, path, &[]);

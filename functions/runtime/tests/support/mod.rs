@@ -8,7 +8,7 @@
 use fmerge_runtime::Entry;
 use fmerge_runtime::hooks::{Route, Routes};
 use fmerge_testkit::Deployment;
-use fmerge_testkit::dataplane::{self, Reply, Server, request};
+use fmerge_testkit::dataplane::{self, RawResponse, Server, request};
 use serde_json::Value;
 use std::process::Command;
 use std::thread::JoinHandle;
@@ -53,7 +53,7 @@ pub fn failure(url: &str, request: &str, status: u16) -> String {
 }
 
 /// `GET path` with `headers` to 127.0.0.1:`port`, which must answer.
-pub fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> Reply {
+pub fn get(port: u16, path: &str, headers: &[(&str, &str)]) -> RawResponse {
     request(port, "GET", path, headers, b"").unwrap()
 }
 
@@ -63,7 +63,7 @@ pub fn at_once(
     n: usize,
     port: u16,
     path: &str,
-) -> Vec<JoinHandle<(Result<Reply, String>, Duration)>> {
+) -> Vec<JoinHandle<(Result<RawResponse, String>, Duration)>> {
     (0..n)
         .map(|_| {
             let path = path.to_string();
