@@ -30,6 +30,9 @@ use std::path::Path;
 pub struct Constraints {
     /// Bytes a merged pod may have (the sum of its members' limits).
     pub max_memory: Option<f64>,
+    /// Bytes the whole application may reserve (every deployment, copies
+    /// included).
+    pub max_total_memory: Option<f64>,
     /// Sets of functions no group may hold two of.
     pub keep_apart: Vec<Vec<String>>,
 }
@@ -57,6 +60,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         external: vec![0.0; n],
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
         max_memory: constraints.max_memory,
+        max_total_memory: constraints.max_total_memory,
         ..Model::default()
     };
     let measured = graph.traffic.is_some();
@@ -125,21 +129,41 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             }
         }
     }
-    if constraints.max_memory.is_some() {
+    // A group's cap needs its possible members' limits; the application's,
+    // every function's (each stays deployed).
+    for (flag, given, all) in [
+        ("--max-memory", constraints.max_memory.is_some(), false),
+        (
+            "--max-total-memory",
+            constraints.max_total_memory.is_some(),
+            true,
+        ),
+    ] {
         let missing: Vec<&str> = graph
             .functions
             .iter()
-            .filter(|f| f.left_out.is_none() && f.memory_bytes.is_none())
+            .filter(|f| given && (all || f.left_out.is_none()) && f.memory_bytes.is_none())
             .map(|f| f.name.as_str())
             .collect();
         if !missing.is_empty() {
             bail!(
-                "--max-memory needs each function's memory limit, and {} set{} no `limits: memory:` in the stack file (or none fmerge reads, like 128Mi).\n\
-                 Fix: set their limits, or plan without --max-memory.",
+                "{flag} needs each function's memory limit, and {} set{} no `limits: memory:` in the stack file (or none fmerge reads, like 128Mi).\n\
+                 Fix: set their limits, or plan without {flag}.",
                 missing.join(", "),
                 if missing.len() == 1 { "s" } else { "" }
             );
         }
+    }
+    if let Some(max) = constraints.max_total_memory
+        && m.base_memory() > max * (1.0 + 1e-12)
+    {
+        bail!(
+            "the application reserves {:.0}Mi before any merge (every function's `limits: memory:`), more than --max-total-memory {:.0}Mi allows.\n\
+             Fix: raise --max-total-memory above {:.0}Mi (merging only adds copies).",
+            m.base_memory() / MIB,
+            max / MIB,
+            m.base_memory() / MIB
+        );
     }
     m.finish()?;
     if !measured {
@@ -152,6 +176,8 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     }
     Ok(m)
 }
+
+const MIB: f64 = 1048576.0;
 
 /// Runs the search; says which one ran.
 pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
@@ -328,6 +354,44 @@ mod tests {
         assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
         let text = report(&m, &plan, "exact", 2.0, "test");
         assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
+    }
+
+    #[test]
+    fn every_copy_counts_against_the_total_memory() {
+        // a calls b and c (b twice): room for one copy, so b, the busier.
+        let mut g = graph(&[("a", "b"), ("a", "c")]);
+        g.edges[0].sites = 2;
+        for f in &mut g.functions {
+            f.memory_bytes = Some(100.0 * MIB);
+        }
+        let total = |mi: f64| Constraints {
+            max_total_memory: Some(mi * MIB),
+            ..Constraints::default()
+        };
+        let m = model(&g, &total(400.0)).unwrap();
+        for method in [Method::Exact, Method::Heuristic] {
+            let (plan, _) = solve(&m, method).unwrap();
+            assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
+            let text = report(&m, &plan, "test", 1.0, "test");
+            assert!(
+                text.contains("memory reserved: 300Mi by every function's own deployment + 100Mi of copies in merged pods = 400Mi (--max-total-memory 400Mi)"),
+                "{text}"
+            );
+        }
+        // No room for a copy: no group.
+        let m = model(&g, &total(350.0)).unwrap();
+        let (plan, _) = solve(&m, Method::Exact).unwrap();
+        assert!(plan.merged().is_empty());
+        // Below what the application reserves unmerged: an error that says so.
+        let e = model(&g, &total(200.0)).unwrap_err().to_string();
+        assert!(e.contains("reserves 300Mi before any merge"), "{e}");
+        // A function without a limit cannot be counted.
+        g.functions[2].memory_bytes = None;
+        let e = model(&g, &total(400.0)).unwrap_err().to_string();
+        assert!(
+            e.contains("--max-total-memory needs each function's memory limit, and c sets no"),
+            "{e}"
+        );
     }
 
     #[test]

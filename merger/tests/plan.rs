@@ -43,6 +43,7 @@ fn memory_and_keep_apart_bound_every_group() {
     let constraints = Constraints {
         max_memory: Some(256.0 * 1048576.0),
         keep_apart: vec![names(&["compose-post", "unique-id"])],
+        ..Constraints::default()
     };
     let (groups, removed) = groups(&graph, &constraints);
     for (caller, members) in &groups {
@@ -191,7 +192,7 @@ fn the_exact_search_matches_brute_force_and_is_never_beaten_by_the_heuristic() {
         let max_memory = (rng.below(2) == 0).then(|| (64 + 16 * rng.below(6)) as f64 * 1048576.0);
         let constraints = Constraints {
             max_memory,
-            keep_apart: Vec::new(),
+            ..Constraints::default()
         };
         let model = plan::model(&graph, &constraints).unwrap();
         let cands: Vec<usize> = (0..model.n())

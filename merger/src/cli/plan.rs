@@ -17,6 +17,10 @@ pub struct PlanArgs {
     /// The memory a merged pod may have: the sum of its members' `limits: memory:` (e.g. 512Mi).
     #[arg(long, value_name = "QTY")]
     pub max_memory: Option<String>,
+    /// The memory the whole application may reserve: every deployment's
+    /// `limits: memory:`, the merged pods' sums, so every copy of a callee counts (e.g. 4Gi).
+    #[arg(long, value_name = "QTY")]
+    pub max_total_memory: Option<String>,
     /// Functions no group may hold two of, comma-separated (repeatable).
     #[arg(long, value_name = "A,B")]
     pub keep_apart: Vec<String>,
@@ -64,6 +68,11 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let constraints = Constraints {
         max_memory: args
             .max_memory
+            .as_deref()
+            .map(plan::parse_memory)
+            .transpose()?,
+        max_total_memory: args
+            .max_total_memory
             .as_deref()
             .map(plan::parse_memory)
             .transpose()?,

@@ -33,6 +33,10 @@ pub struct Model {
     pub apart: BTreeMap<(usize, usize), String>,
     /// Sum of member memory a group may have.
     pub max_memory: Option<f64>,
+    /// Memory the whole application may reserve: every function's own
+    /// deployment ([`base_memory`](Self::base_memory)) plus every group's
+    /// copies ([`copies_memory`](Self::copies_memory)).
+    pub max_total_memory: Option<f64>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
     /// Calls left out to make the graph acyclic, as `(from, to)`.
@@ -148,6 +152,32 @@ impl Model {
             }
             None => true,
         }
+    }
+
+    /// What every function's own deployment reserves (each stays deployed).
+    pub fn base_memory(&self) -> f64 {
+        self.memory.iter().map(|m| m.unwrap_or(0.0)).sum()
+    }
+
+    /// What the group `set` of `root` adds: its merged pod reserves its
+    /// members' sum (as `fmerge build` writes it) in place of the root's.
+    pub fn copies_memory(&self, root: usize, set: Set) -> f64 {
+        members(set)
+            .filter(|&i| i != root)
+            .map(|i| self.memory[i].unwrap_or(0.0))
+            .sum()
+    }
+
+    /// The memory `groups` leave for more copies under
+    /// [`max_total_memory`](Self::max_total_memory) (infinite without it).
+    pub fn memory_left(&self, groups: &[Set]) -> f64 {
+        let Some(max) = self.max_total_memory else {
+            return f64::INFINITY;
+        };
+        let copies: f64 = (0..groups.len())
+            .map(|r| self.copies_memory(r, groups[r]))
+            .sum();
+        max * (1.0 + 1e-12) - self.base_memory() - copies
     }
 
     /// For one request at `root`'s deployment whose group is `set`: the

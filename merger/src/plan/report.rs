@@ -86,6 +86,25 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
                 .unwrap_or_default()
         );
     }
+    if model.memory.iter().all(Option::is_some) {
+        let mib = |b: f64| b / 1048576.0;
+        let copies: f64 = plan
+            .merged()
+            .iter()
+            .map(|&(r, set)| model.copies_memory(r, set))
+            .sum();
+        let _ = writeln!(
+            out,
+            "memory reserved: {:.0}Mi by every function's own deployment + {:.0}Mi of copies in merged pods = {:.0}Mi{}",
+            mib(model.base_memory()),
+            mib(copies),
+            mib(model.base_memory() + copies),
+            model
+                .max_total_memory
+                .map(|m| format!(" (--max-total-memory {:.0}Mi)", mib(m)))
+                .unwrap_or_default()
+        );
+    }
     // Why a callee a group could reach is not in it.
     for (r, &arrived) in arrivals.iter().enumerate() {
         if arrived == 0.0 || model.calls[r].is_empty() {

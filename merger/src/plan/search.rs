@@ -80,6 +80,8 @@ pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
     set: Set,
+    /// Its members' memory beyond the root's ([`Model::copies_memory`]).
+    copies: f64,
     hops: f64,
     out: Vec<(usize, f64)>,
     inside: Vec<(usize, f64)>,
@@ -108,6 +110,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                 let (hops, out, inside) = model.flow(r, set);
                 Candidate {
                     set,
+                    copies: model.copies_memory(r, set),
                     hops,
                     out,
                     inside,
@@ -141,6 +144,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             inside: &[f64],
             removed: f64,
             extra: u32,
+            memory_left: f64,
         ) -> bool {
             self.nodes += 1;
             if self.nodes > self.limit {
@@ -175,6 +179,9 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             };
             for i in tried {
                 let o = &options[i];
+                if o.copies > memory_left {
+                    continue; // past --max-total-memory
+                }
                 let mut next = arrivals.to_vec();
                 for &(v, calls) in &o.out {
                     next[v] += a * calls;
@@ -185,7 +192,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                 }
                 self.choice[r] = o.set;
                 let grown = extra + o.set.count_ones() - 1;
-                if !self.go(k + 1, &next, &within, removed + a * o.hops, grown) {
+                let left = memory_left - o.copies;
+                if !self.go(k + 1, &next, &within, removed + a * o.hops, grown, left) {
                     return false;
                 }
             }
@@ -202,7 +210,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         nodes: 0,
         limit: limits.nodes,
     };
-    if !search.go(0, &model.external, &vec![0.0; n], 0.0, 0) {
+    let budget = model.memory_left(&(0..n).map(bit).collect::<Vec<_>>());
+    if !search.go(0, &model.external, &vec![0.0; n], 0.0, 0, budget) {
         return None;
     }
     let (_, _, groups) = search.best.expect("one plan at least");
@@ -215,6 +224,7 @@ pub fn heuristic(model: &Model) -> Plan {
     let n = model.n();
     let mut groups: Vec<Set> = (0..n).map(bit).collect();
     let mut arrivals = model.external.clone();
+    let mut memory_left = model.memory_left(&groups);
     for &r in &model.order {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
@@ -225,7 +235,11 @@ pub fn heuristic(model: &Model) -> Plan {
                 for u in members(set) {
                     for &(v, _) in &model.calls[u] {
                         let next = set | bit(v);
-                        if next == set || v == r || !model.feasible(next) {
+                        if next == set
+                            || v == r
+                            || !model.feasible(next)
+                            || model.copies_memory(r, next) > memory_left
+                        {
                             continue;
                         }
                         let (hops, _, _) = model.flow(r, next);
@@ -243,6 +257,7 @@ pub fn heuristic(model: &Model) -> Plan {
                 }
             }
             groups[r] = set;
+            memory_left -= model.copies_memory(r, set);
         }
         let (_, out, _) = model.flow(r, groups[r]);
         for (v, calls) in out {
