@@ -11,6 +11,7 @@
 //!   (`fmerge build -f STACK --config DIR/<caller>.toml`).
 
 mod file;
+pub mod front;
 pub mod model;
 mod report;
 pub mod search;
@@ -390,6 +391,43 @@ mod tests {
         let e = model(&g, &total(400.0)).unwrap_err().to_string();
         assert!(
             e.contains("--max-total-memory needs each function's memory limit, and c sets no"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_front_trades_hops_for_copies_and_marks_the_plan() {
+        // a calls b twice and c once; 100Mi each.
+        let mut g = graph(&[("a", "b"), ("a", "c")]);
+        g.edges[0].sites = 2;
+        for f in &mut g.functions {
+            f.memory_bytes = Some(100.0 * MIB);
+        }
+        let m = model(&g, &Constraints::default()).unwrap();
+        let points = front::front(&m, Method::Exact, 1.0).unwrap();
+        let steps: Vec<(f64, f64)> = points.iter().map(|p| (p.copies / MIB, p.removed)).collect();
+        assert_eq!(steps, [(0.0, 0.0), (100.0, 2.0), (200.0, 3.0)]);
+        let (chosen, _) = solve(&m, Method::Exact).unwrap();
+        let table = front::table(&m, &points, &chosen);
+        assert!(table.contains("*    200Mi           3.00"), "{table}");
+        // b alone: c's hop still sets the critical path (calls made at once).
+        assert!(
+            table.contains("     100Mi           2.00        0.00 ms  a+1"),
+            "{table}"
+        );
+        let svg = front::svg(&points, &chosen).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("the plan written"),
+            "{svg}"
+        );
+        // Without every limit, no front.
+        g.functions[1].memory_bytes = None;
+        let m = model(&g, &Constraints::default()).unwrap();
+        let e = front::front(&m, Method::Exact, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
             "{e}"
         );
     }

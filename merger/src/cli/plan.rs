@@ -34,6 +34,10 @@ pub struct PlanArgs {
     /// Where plan.toml and the group files go [default: plan/ beside the stack file].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Also list the Pareto front (hops removed against the memory copies
+    /// reserve) and draw it as front.svg.
+    #[arg(long)]
+    pub front: bool,
 }
 
 impl PlanArgs {
@@ -123,6 +127,13 @@ pub fn run(args: PlanArgs) -> Result<()> {
         written.push(path);
     }
     print!("{}", plan::report(&model, &plan, how, hop_ms, &hop_source));
+    if args.front {
+        let points = plan::front::front(&model, method, hop_ms)?;
+        print!("{}", plan::front::table(&model, &points, &plan));
+        let picture = out.join("front.svg");
+        fmerge_cargo::artifact::write(&picture, plan::front::svg(&points, &plan)?.as_bytes())?;
+        written.push(picture);
+    }
     for path in written {
         println!("{}", path.display());
     }
