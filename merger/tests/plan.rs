@@ -6,6 +6,8 @@
 
 #[path = "support/graphs.rs"]
 mod graphs;
+#[path = "support/oracle.rs"]
+mod oracle;
 #[allow(dead_code)] // support is shared by all tests; these use only some of it
 mod support;
 
@@ -233,6 +235,92 @@ fn the_exact_search_matches_brute_force_and_is_never_beaten_by_the_heuristic() {
         agree += usize::from((exact.removed - greedy.removed).abs() < 1e-6);
     }
     eprintln!("heuristic equal to exact in {agree} of {runs} random graphs");
+}
+
+/// The exact search against the oracle (`support/oracle.rs`, none of the
+/// planner's code) on graphs with several entry points and measured
+/// traffic, calls back up the graph (cycles), keep-apart pairs and both
+/// memory caps.
+#[test]
+fn the_exact_search_agrees_with_an_independent_oracle() {
+    let mut rng = Rng(0x0_0ac1e5);
+    let (mut checked, mut merged, mut capped) = (0, 0, 0);
+    for round in 0..120 {
+        let n = 3 + round % 4;
+        let mut graph = random_graph(&mut rng, n);
+        for _ in 0..rng.below(2) {
+            // A call back up the graph: a cycle the model cuts.
+            let (from, to) = (1 + rng.below(n as u64 - 1) as usize, rng.below(2) as usize);
+            graph
+                .edges
+                .push(edge(&format!("f{from}"), &format!("f{to}")));
+        }
+        // Traffic: requests from outside at one to three functions, and
+        // calls per edge in proportion to each caller's invocations.
+        graph.traffic = Some("test".into());
+        for f in &mut graph.functions {
+            f.external = Some(if rng.below(3) == 0 {
+                rng.below(50) as f64
+            } else {
+                0.0
+            });
+        }
+        graph.functions[0].external = Some(10.0 + rng.below(90) as f64);
+        for e in &mut graph.edges {
+            e.calls = Some((1 + rng.below(20)) as f64);
+        }
+        let mib = 1048576.0;
+        let constraints = Constraints {
+            max_memory: (rng.below(2) == 0).then(|| (48 + 16 * rng.below(6)) as f64 * mib),
+            max_total_memory: (rng.below(2) == 0)
+                .then(|| (64 * n as u64 + 16 * rng.below(8)) as f64 * mib),
+            keep_apart: (rng.below(3) == 0)
+                .then(|| vec![format!("f{}", rng.below(n as u64)), format!("f{}", n - 1)])
+                .filter(|pair| pair[0] != pair[1])
+                .into_iter()
+                .collect(),
+        };
+        let Ok(model) = plan::model(&graph, &constraints) else {
+            continue; // a total cap below what the functions reserve alone
+        };
+        let (best, _) = oracle::best(&model);
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        let greedy = search::heuristic(&model);
+        assert!(
+            (exact.removed - best).abs() < 1e-6,
+            "round {round}: exact {} but the oracle finds {best}",
+            exact.removed
+        );
+        for (how, p) in [("exact", &exact), ("heuristic", &greedy)] {
+            // Valid by the oracle's rules, and valued alike.
+            for (r, &g) in p.groups.iter().enumerate() {
+                assert!(
+                    g == bit(r) || oracle::valid(&model, r, g),
+                    "round {round}: {how} group {g:b}"
+                );
+            }
+            assert!(
+                oracle::within_total_memory(&model, &p.groups),
+                "round {round}: {how}"
+            );
+            let v = oracle::value(&model, &p.groups);
+            assert!(
+                (v - p.removed).abs() < 1e-6,
+                "round {round}: {how} says {}, the oracle {v}",
+                p.removed
+            );
+            assert!(v <= best + 1e-6, "round {round}: {how}");
+        }
+        checked += 1;
+        merged += usize::from(!exact.merged().is_empty());
+        capped += usize::from(model.max_total_memory.is_some() && !model.cycles.is_empty());
+    }
+    // The random cases reach what they are for: most plan, most merge
+    // something, some under a total cap with a cycle cut.
+    assert!(
+        checked >= 80 && merged >= 50 && capped >= 5,
+        "{checked} {merged} {capped}"
+    );
 }
 
 #[test]
