@@ -12,10 +12,10 @@ mod oracle;
 mod support;
 
 use fmerge::graph::{Conflict, Graph};
-use fmerge::plan::model::{Model, Set, bit};
+use fmerge::plan::model::bit;
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, Method, PlanFile};
-use graphs::{Rng, edge, function, random_graph, social_network};
+use graphs::{Rng, edge, function, random_graph, random_traffic, social_network};
 use std::collections::BTreeMap;
 use support::*;
 
@@ -160,28 +160,8 @@ fn traffic_weights_choose_the_busy_path() {
 }
 
 /// Every combination of every root's candidate groups.
-fn brute_force(model: &Model) -> f64 {
-    let options: Vec<Vec<Set>> = (0..model.n())
-        .map(|r| search::candidates(model, r, usize::MAX).unwrap())
-        .collect();
-    let mut best = 0.0f64;
-    let mut choice: Vec<Set> = (0..model.n()).map(bit).collect();
-    fn go(model: &Model, options: &[Vec<Set>], k: usize, choice: &mut Vec<Set>, best: &mut f64) {
-        if k == options.len() {
-            *best = best.max(model.value(choice).0);
-            return;
-        }
-        for &s in &options[k] {
-            choice[k] = s;
-            go(model, options, k + 1, choice, best);
-        }
-    }
-    go(model, &options, 0, &mut choice, &mut best);
-    best
-}
-
 #[test]
-fn the_exact_search_matches_brute_force_and_is_never_beaten_by_the_heuristic() {
+fn the_exact_search_matches_the_oracle_and_is_never_beaten_by_the_heuristic() {
     let mut rng = Rng(0x5eed_f00d);
     let (mut agree, mut runs) = (0, 0);
     for round in 0..200 {
@@ -217,10 +197,10 @@ fn the_exact_search_matches_brute_force_and_is_never_beaten_by_the_heuristic() {
             exact.removed
         );
         if n <= 6 {
-            let brute = brute_force(&model);
+            let (best, _) = oracle::best(&model);
             assert!(
-                (brute - exact.removed).abs() < 1e-6,
-                "round {round}: brute force {brute}, exact {}",
+                (best - exact.removed).abs() < 1e-6,
+                "round {round}: the oracle {best}, exact {}",
                 exact.removed
             );
         }
@@ -247,28 +227,8 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
     let (mut checked, mut merged, mut capped) = (0, 0, 0);
     for round in 0..120 {
         let n = 3 + round % 4;
-        let mut graph = random_graph(&mut rng, n);
-        for _ in 0..rng.below(2) {
-            // A call back up the graph: a cycle the model cuts.
-            let (from, to) = (1 + rng.below(n as u64 - 1) as usize, rng.below(2) as usize);
-            graph
-                .edges
-                .push(edge(&format!("f{from}"), &format!("f{to}")));
-        }
-        // Traffic: requests from outside at one to three functions, and
-        // calls per edge in proportion to each caller's invocations.
-        graph.traffic = Some("test".into());
-        for f in &mut graph.functions {
-            f.external = Some(if rng.below(3) == 0 {
-                rng.below(50) as f64
-            } else {
-                0.0
-            });
-        }
-        graph.functions[0].external = Some(10.0 + rng.below(90) as f64);
-        for e in &mut graph.edges {
-            e.calls = Some((1 + rng.below(20)) as f64);
-        }
+        let graph = random_graph(&mut rng, n);
+        let graph = random_traffic(&mut rng, graph);
         let mib = 1048576.0;
         let constraints = Constraints {
             max_memory: (rng.below(2) == 0).then(|| (48 + 16 * rng.below(6)) as f64 * mib),

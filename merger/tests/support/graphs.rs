@@ -113,3 +113,29 @@ pub fn random_graph(rng: &mut Rng, n: usize) -> Graph {
         ..Graph::default()
     }
 }
+
+/// `graph` with a call or two back up it (cycles the model cuts) and
+/// measured traffic: outside requests at its first function and, at random,
+/// a few others; calls on every edge.
+pub fn random_traffic(rng: &mut Rng, mut graph: Graph) -> Graph {
+    let n = graph.functions.len() as u64;
+    for _ in 0..rng.below(2) {
+        let (from, to) = (1 + rng.below(n - 1), rng.below(2));
+        graph
+            .edges
+            .push(edge(&format!("f{from}"), &format!("f{to}")));
+    }
+    graph.traffic = Some("test".into());
+    for f in &mut graph.functions {
+        f.external = Some(if rng.below(3) == 0 {
+            rng.below(50) as f64
+        } else {
+            0.0
+        });
+    }
+    graph.functions[0].external = Some(10.0 + rng.below(90) as f64);
+    for e in &mut graph.edges {
+        e.calls = Some((1 + rng.below(20)) as f64);
+    }
+    graph
+}
