@@ -201,14 +201,15 @@ pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
     }
 }
 
-/// The per-hop latency to project gains with, and where it comes from.
-pub fn hop_ms(given: Option<f64>, bench: &Path) -> (f64, String) {
+/// The per-hop latency to project gains with, and where it comes from:
+/// `--hop-ms`, else the per-hop figure in `bench` (the text of a
+/// `bench/results.json`), else the lab notes' figure.
+pub fn hop_ms(given: Option<f64>, bench: &str) -> (f64, String) {
     if let Some(ms) = given {
         return (ms, "--hop-ms".to_string());
     }
     let read = || -> Option<(f64, String)> {
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(bench).ok()?).ok()?;
+        let doc: serde_json::Value = serde_json::from_str(bench).ok()?;
         let modes = doc.get("load")?.get("modes")?;
         for (mode, group) in [
             ("pinned", "chain"),
@@ -227,8 +228,7 @@ pub fn hop_ms(given: Option<f64>, bench: &Path) -> (f64, String) {
                 return Some((
                     ms,
                     format!(
-                        "{} ({mode} testbed, {group}: (unmerged − merged p50) ÷ critical-path hops, measured {when} UTC)",
-                        bench.display()
+                        "fmerge's own bench, built in (bench/results.json: {mode} testbed, {group}: (unmerged − merged p50) ÷ critical-path hops, measured {when} UTC); measure yours with --metrics or give --hop-ms"
                     ),
                 ));
             }
@@ -237,7 +237,7 @@ pub fn hop_ms(given: Option<f64>, bench: &Path) -> (f64, String) {
     };
     read().unwrap_or((
         DEFAULT_HOP_MS,
-        "the default: 8.8 ms per invocation, measured on a cluster in the lab notes (no bench/results.json with a per-hop figure)"
+        "the default: 8.8 ms per invocation, measured on a cluster in the lab notes (this fmerge was built with no per-hop figure of its bench)"
             .to_string(),
     ))
 }
@@ -311,143 +311,4 @@ pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::model::bit;
-    use super::*;
-    use crate::graph::{Edge, Function};
-
-    fn graph(edges: &[(&str, &str)]) -> Graph {
-        let mut names: Vec<&str> = edges.iter().flat_map(|(a, b)| [*a, *b]).collect();
-        names.sort();
-        names.dedup();
-        Graph {
-            functions: names
-                .iter()
-                .map(|n| Function {
-                    name: n.to_string(),
-                    ..Function::default()
-                })
-                .collect(),
-            edges: edges
-                .iter()
-                .map(|(a, b)| Edge {
-                    from: a.to_string(),
-                    to: Some(b.to_string()),
-                    sites: 1,
-                    ..Edge::default()
-                })
-                .collect(),
-            ..Graph::default()
-        }
-    }
-
-    #[test]
-    fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
-        // a calls b and c at once; a → b measured at 5 ms, a → c unmeasured.
-        let mut g = graph(&[("a", "b"), ("a", "c")]);
-        g.edges[0].hop_ms = Some(5.0);
-        let m = model(&g, &Constraints::default()).unwrap();
-        let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-        let ms = m.latency(0, &alone, 2.0);
-        assert_eq!((ms.critical_before, ms.total_before), (5.0, 7.0));
-        let (plan, _) = solve(&m, Method::Exact).unwrap();
-        let e = &entries(&m, &plan, 2.0)[0];
-        assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
-        let text = report(&m, &plan, "exact", 2.0, "test");
-        assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
-    }
-
-    #[test]
-    fn every_copy_counts_against_the_total_memory() {
-        // a calls b and c (b twice): room for one copy, so b, the busier.
-        let mut g = graph(&[("a", "b"), ("a", "c")]);
-        g.edges[0].sites = 2;
-        for f in &mut g.functions {
-            f.memory_bytes = Some(100.0 * MIB);
-        }
-        let total = |mi: f64| Constraints {
-            max_total_memory: Some(mi * MIB),
-            ..Constraints::default()
-        };
-        let m = model(&g, &total(400.0)).unwrap();
-        for method in [Method::Exact, Method::Heuristic] {
-            let (plan, _) = solve(&m, method).unwrap();
-            assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
-            let text = report(&m, &plan, "test", 1.0, "test");
-            assert!(
-                text.contains("memory reserved: 300Mi by every function's own deployment + 100Mi of copies in merged pods = 400Mi (--max-total-memory 400Mi)"),
-                "{text}"
-            );
-        }
-        // No room for a copy: no group.
-        let m = model(&g, &total(350.0)).unwrap();
-        let (plan, _) = solve(&m, Method::Exact).unwrap();
-        assert!(plan.merged().is_empty());
-        // Below what the application reserves unmerged: an error that says so.
-        let e = model(&g, &total(200.0)).unwrap_err().to_string();
-        assert!(e.contains("reserves 300Mi before any merge"), "{e}");
-        // A function without a limit cannot be counted.
-        g.functions[2].memory_bytes = None;
-        let e = model(&g, &total(400.0)).unwrap_err().to_string();
-        assert!(
-            e.contains("--max-total-memory needs each function's memory limit, and c sets no"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn the_front_trades_hops_for_copies_and_marks_the_plan() {
-        // a calls b twice and c once; 100Mi each.
-        let mut g = graph(&[("a", "b"), ("a", "c")]);
-        g.edges[0].sites = 2;
-        for f in &mut g.functions {
-            f.memory_bytes = Some(100.0 * MIB);
-        }
-        let m = model(&g, &Constraints::default()).unwrap();
-        let points = front::front(&m, Method::Exact, 1.0).unwrap();
-        let steps: Vec<(f64, f64)> = points.iter().map(|p| (p.copies / MIB, p.removed)).collect();
-        assert_eq!(steps, [(0.0, 0.0), (100.0, 2.0), (200.0, 3.0)]);
-        let (chosen, _) = solve(&m, Method::Exact).unwrap();
-        let table = front::table(&m, &points, &chosen);
-        assert!(table.contains("*    200Mi           3.00"), "{table}");
-        // b alone: c's hop still sets the critical path (calls made at once).
-        assert!(
-            table.contains("     100Mi           2.00        0.00 ms  a+1"),
-            "{table}"
-        );
-        let svg = front::svg(&points, &chosen).unwrap();
-        assert!(
-            svg.starts_with("<svg") && svg.contains("the plan written"),
-            "{svg}"
-        );
-        // Without every limit, no front.
-        g.functions[1].memory_bytes = None;
-        let m = model(&g, &Constraints::default()).unwrap();
-        let e = front::front(&m, Method::Exact, 1.0)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() {
-        // a and b call each other (8 gateway calls a request, in the case
-        // that found it); c calls itself and d.
-        let g = graph(&[("a", "b"), ("b", "a"), ("c", "c"), ("c", "d")]);
-        let m = model(&g, &Constraints::default()).unwrap();
-        let entries: Vec<&str> = m
-            .entries()
-            .into_iter()
-            .map(|i| m.names[i].as_str())
-            .collect();
-        assert_eq!(entries, ["a", "c"]);
-        assert_eq!(m.cycles.len(), 2, "{:?}", m.cycles);
-        let (plan, _) = solve(&m, Method::Exact).unwrap();
-        let groups = named_groups(&m, &plan);
-        assert_eq!(groups["a"], ["a", "b"]);
-        assert_eq!(groups["c"], ["c", "d"]);
-    }
-}
+mod tests;
