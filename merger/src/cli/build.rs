@@ -274,13 +274,12 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         Some(path) => path.clone(),
         None => {
             let stack = args.yaml.clone().expect("clap: --all requires -f");
-            let dir = stack.parent().filter(|p| !p.as_os_str().is_empty());
-            let out = dir.unwrap_or(std::path::Path::new(".")).join("plan");
             let source = super::graph::Source {
                 yaml: Some(stack),
                 cargo: args.merge.cargo.clone(),
                 ..Default::default()
             };
+            let out = super::graph::beside(&source, None, "plan");
             super::plan::run(super::plan::PlanArgs::defaults(source, out.clone()))?;
             out.join("plan.toml")
         }

@@ -29,7 +29,8 @@ pub struct Source {
 pub struct GraphArgs {
     #[command(flatten)]
     pub source: Source,
-    /// Where calls.json, calls.dot and the picture go [default: callgraph/ beside the stack file].
+    /// Where calls.json, calls.dot and the picture go [default: callgraph/ beside the stack file,
+    /// or target/fmerge/callgraph when a workspace glob would take that folder for a crate].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The picture's format: svg, png, or none (drawn by Graphviz's `dot`).
@@ -87,15 +88,73 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     Ok(graph)
 }
 
-/// The folder beside the stack (or graph) file.
+/// The folder `name` beside the stack (or graph) file, unless a cargo
+/// workspace above would take that folder for a member (a `members` glob
+/// such as `functions/*`: every later cargo command there would fail on a
+/// folder with no Cargo.toml); then `target/fmerge/<name>` in that
+/// workspace.
 pub(crate) fn beside(source: &Source, file: Option<&Path>, name: &str) -> PathBuf {
     let anchor = file.or(source.yaml.as_deref()).unwrap_or(Path::new("."));
     let dir = anchor.parent().filter(|p| !p.as_os_str().is_empty());
-    absolute(&dir.unwrap_or(Path::new(".")).join(name))
+    let out = absolute(&dir.unwrap_or(Path::new(".")).join(name));
+    match workspace_claiming(&out) {
+        Some(root) => root.join("target/fmerge").join(name),
+        None => out,
+    }
 }
 
-pub(crate) fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+/// The root of the nearest cargo workspace above `dir` whose `members`
+/// (less its `exclude`) name `dir`.
+fn workspace_claiming(dir: &Path) -> Option<PathBuf> {
+    for root in dir.ancestors().skip(1) {
+        let Ok(text) = std::fs::read_to_string(root.join("Cargo.toml")) else {
+            continue;
+        };
+        let doc: toml::Table = text.parse().ok()?;
+        let Some(workspace) = doc.get("workspace").and_then(toml::Value::as_table) else {
+            continue; // a package: its workspace, if any, is further up
+        };
+        let rel = dir.strip_prefix(root).ok()?;
+        let list = |key: &str| -> Vec<String> {
+            workspace
+                .get(key)
+                .and_then(toml::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        let named = |patterns: Vec<String>| patterns.iter().any(|p| member_glob(p, rel));
+        return (named(list("members")) && !named(list("exclude"))).then(|| root.to_path_buf());
+    }
+    None
+}
+
+/// Whether `path` matches a workspace member pattern, component by
+/// component, with `*` and `?` inside a component (what such lists use).
+fn member_glob(pattern: &str, path: &Path) -> bool {
+    fn one(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => one(&p[1..], s) || (!s.is_empty() && one(p, &s[1..])),
+            (Some(b'?'), Some(_)) => one(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => one(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    let parts: Vec<&str> = pattern
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let names: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.len() == names.len()
+        && parts
+            .iter()
+            .zip(&names)
+            .all(|(p, n)| one(p.as_bytes(), n.as_bytes()))
 }
 
 /// `fmerge graph`: calls.json, calls.dot and a picture.
@@ -120,4 +179,47 @@ pub fn run(args: GraphArgs) -> Result<()> {
         println!("{}", picture.display());
     }
     Ok(())
+}
+
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_folder_a_workspace_glob_would_take_moves_to_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("functions")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"tool\", \"functions/*\"]\nexclude = [\"functions/plan\"]\n",
+        )
+        .unwrap();
+        let source = |stack: &str| Source {
+            yaml: Some(root.join(stack)),
+            ..Source::default()
+        };
+        // functions/* would take functions/callgraph: target/fmerge instead.
+        assert_eq!(
+            beside(&source("functions/stack.yml"), None, "callgraph"),
+            root.join("target/fmerge/callgraph")
+        );
+        // Excluded, or named by no pattern: beside the stack.
+        assert_eq!(
+            beside(&source("functions/stack.yml"), None, "plan"),
+            root.join("functions/plan")
+        );
+        assert_eq!(
+            beside(&source("stack.yml"), None, "callgraph"),
+            root.join("callgraph")
+        );
+        assert!(member_glob("functions/*", Path::new("functions/x")));
+        assert!(member_glob("./crates/a?c", Path::new("crates/abc")));
+        assert!(!member_glob("functions/*", Path::new("functions/x/y")));
+        assert!(!member_glob("fn*", Path::new("functions2/x")));
+    }
 }

@@ -36,7 +36,8 @@ pub struct PlanArgs {
     /// exact, heuristic, or auto (exact unless it passes its limits).
     #[arg(long, value_name = "HOW", default_value = "auto", value_parser = ["auto", "exact", "heuristic"])]
     pub search: String,
-    /// Where plan.toml and the group files go [default: plan/ beside the stack file].
+    /// Where plan.toml and the group files go [default: plan/ beside the stack file,
+    /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also list the Pareto front (hops removed against the memory copies
