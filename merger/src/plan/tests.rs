@@ -30,6 +30,16 @@ fn graph(edges: &[(&str, &str)]) -> Graph {
     }
 }
 
+/// a calls b twice and c once; 100Mi each.
+fn fan_out_of_100mi() -> Graph {
+    let mut g = graph(&[("a", "b"), ("a", "c")]);
+    g.edges[0].sites = 2;
+    for f in &mut g.functions {
+        f.memory_bytes = Some(100.0 * MIB);
+    }
+    g
+}
+
 #[test]
 fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     // a calls b and c at once; a → b measured at 5 ms, a → c unmeasured.
@@ -49,11 +59,7 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
 #[test]
 fn every_copy_counts_against_the_total_memory() {
     // a calls b and c (b twice): room for one copy, so b, the busier.
-    let mut g = graph(&[("a", "b"), ("a", "c")]);
-    g.edges[0].sites = 2;
-    for f in &mut g.functions {
-        f.memory_bytes = Some(100.0 * MIB);
-    }
+    let mut g = fan_out_of_100mi();
     let total = |mi: f64| Constraints {
         max_total_memory: Some(mi * MIB),
         ..Constraints::default()
@@ -86,12 +92,7 @@ fn every_copy_counts_against_the_total_memory() {
 
 #[test]
 fn the_front_trades_hops_for_copies_and_marks_the_plan() {
-    // a calls b twice and c once; 100Mi each.
-    let mut g = graph(&[("a", "b"), ("a", "c")]);
-    g.edges[0].sites = 2;
-    for f in &mut g.functions {
-        f.memory_bytes = Some(100.0 * MIB);
-    }
+    let mut g = fan_out_of_100mi();
     let m = model(&g, &Constraints::default()).unwrap();
     let points = front::front(&m, Method::Exact, 1.0).unwrap();
     let steps: Vec<(f64, f64)> = points.iter().map(|p| (p.copies / MIB, p.removed)).collect();
