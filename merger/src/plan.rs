@@ -22,7 +22,7 @@ pub use file::{PlanFile, PlanGroup};
 
 use crate::graph::{self, Graph};
 use anyhow::{Context as _, Result, bail};
-use model::{Model, Plan, Set, members};
+use model::{MIB, Model, Plan, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -178,8 +178,6 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     Ok(m)
 }
 
-const MIB: f64 = 1048576.0;
-
 /// Runs the search; says which one ran.
 pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
     match method {
@@ -294,11 +292,11 @@ pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String 
 }
 
 /// A memory quantity from the command line.
-pub fn parse_memory(text: &str) -> Result<f64> {
+pub fn parse_memory(flag: &str, text: &str) -> Result<f64> {
     graph::memory_bytes(text)
         .filter(|b| *b > 0.0)
         .with_context(|| {
-            format!("--max-memory {text:?} is not a memory size; give one like 512Mi, 1Gi or 500M")
+            format!("{flag} {text:?} is not a memory size; give one like 512Mi, 1Gi or 500M")
         })
 }
 

@@ -79,12 +79,12 @@ pub fn run(args: PlanArgs) -> Result<()> {
         max_memory: args
             .max_memory
             .as_deref()
-            .map(plan::parse_memory)
+            .map(|m| plan::parse_memory("--max-memory", m))
             .transpose()?,
         max_total_memory: args
             .max_total_memory
             .as_deref()
-            .map(plan::parse_memory)
+            .map(|m| plan::parse_memory("--max-total-memory", m))
             .transpose()?,
         keep_apart: args
             .keep_apart

@@ -2,13 +2,11 @@
 //! hops removed and memory reserved by copies, found by solving again under
 //! an ever tighter `--max-total-memory`; as a table and a picture.
 
-use super::model::{Model, Plan};
+use super::model::{MIB, Model, Plan};
 use super::{Method, entries, solve};
 use anyhow::{Result, bail};
 use plotters::prelude::*;
 use std::fmt::Write as _;
-
-const MIB: f64 = 1048576.0;
 
 /// One plan of the front.
 #[derive(Debug, Clone)]

@@ -18,6 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// functions.
 pub type Set = u128;
 
+/// Bytes in a MiB, for memory as people read it.
+pub const MIB: f64 = 1048576.0;
+
 #[derive(Debug, Clone, Default)]
 pub struct Model {
     pub names: Vec<String>,

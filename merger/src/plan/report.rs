@@ -1,7 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{Hops, Model, Plan, Set, bit, members};
+use super::model::{Hops, MIB, Model, Plan, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -82,12 +82,12 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
             hops,
             arrivals[r],
             memory
-                .map(|b| format!(", {:.0}Mi", b / 1048576.0))
+                .map(|b| format!(", {:.0}Mi", b / MIB))
                 .unwrap_or_default()
         );
     }
     if model.memory.iter().all(Option::is_some) {
-        let mib = |b: f64| b / 1048576.0;
+        let mib = |b: f64| b / MIB;
         let copies: f64 = plan
             .merged()
             .iter()
