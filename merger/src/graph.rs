@@ -22,8 +22,8 @@ use fmerge_cargo::emit;
 use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-use fmerge_ship::stack_in::StackIn;
 pub use fmerge_ship::stack_in::memory_bytes;
+use fmerge_ship::stack_in::{self, StackIn};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -47,6 +47,15 @@ pub struct Function {
     /// `limits.memory` in stack.yml, as written, and in bytes.
     pub memory: Option<String>,
     pub memory_bytes: Option<f64>,
+    /// `limits.cpu`, in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<f64>,
+    /// `requests.memory` in bytes and `requests.cpu` in cores: what the
+    /// scheduler reserves for the function's pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_memory_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_cpu: Option<f64>,
     /// Why no group may hold it (as `fmerge build` would say it).
     pub left_out: Option<String>,
     /// Requests it gets from outside the application, when traffic is known.
@@ -127,6 +136,13 @@ pub fn read(
             Ok(entry) => {
                 function.memory = entry.limits.get("memory").cloned();
                 function.memory_bytes = function.memory.as_deref().and_then(memory_bytes);
+                let quantity = |map: &BTreeMap<String, String>, resource: &str| {
+                    map.get(resource)
+                        .and_then(|q| stack_in::quantity(resource, q))
+                };
+                function.cpu = quantity(&entry.limits, "cpu");
+                function.requests_memory_bytes = quantity(&entry.requests, "memory");
+                function.requests_cpu = quantity(&entry.requests, "cpu");
                 sources.push(workspace::Source {
                     function: name.clone(),
                     manifest: entry.handler.join("Cargo.toml"),

@@ -22,20 +22,45 @@ pub use file::{PlanFile, PlanGroup};
 
 use crate::graph::{self, Graph};
 use anyhow::{Context as _, Result, bail};
-use model::{MIB, Model, Plan, Set, members};
+use model::{Model, Objective, Plan, Resource, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The user's constraints.
-#[derive(Debug, Clone, Default)]
+/// The user's objective and constraints.
+#[derive(Debug, Clone)]
 pub struct Constraints {
+    pub objective: Objective,
+    /// The cost of a gateway call where none is measured, ms ([`hop_ms`]).
+    pub hop_ms: f64,
     /// Bytes a merged pod may have (the sum of its members' limits).
     pub max_memory: Option<f64>,
     /// Bytes the whole application may reserve (every deployment, copies
     /// included).
     pub max_total_memory: Option<f64>,
+    /// Cores the whole application may reserve (`limits.cpu`, copies included).
+    pub max_total_cpu: Option<f64>,
+    /// The least expected latency the plan must remove, ms per request.
+    pub min_gain_ms: Option<f64>,
+    /// The fewest gateway calls the plan must remove per request.
+    pub min_removed: Option<f64>,
     /// Sets of functions no group may hold two of.
     pub keep_apart: Vec<Vec<String>>,
+}
+
+impl Default for Constraints {
+    /// The latency objective, the lab notes' hop cost, nothing bounded.
+    fn default() -> Self {
+        Constraints {
+            objective: Objective::default(),
+            hop_ms: DEFAULT_HOP_MS,
+            max_memory: None,
+            max_total_memory: None,
+            max_total_cpu: None,
+            min_gain_ms: None,
+            min_removed: None,
+            keep_apart: Vec::new(),
+        }
+    }
 }
 
 /// Which search runs.
@@ -57,11 +82,22 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     let mut m = Model {
         names: names.clone(),
         memory: graph.functions.iter().map(|f| f.memory_bytes).collect(),
+        cpu: graph.functions.iter().map(|f| f.cpu).collect(),
+        requests: graph
+            .functions
+            .iter()
+            .map(|f| [f.requests_memory_bytes, f.requests_cpu])
+            .collect(),
         calls: vec![Vec::new(); n],
         external: vec![0.0; n],
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
         max_memory: constraints.max_memory,
         max_total_memory: constraints.max_total_memory,
+        max_total_cpu: constraints.max_total_cpu,
+        objective: constraints.objective,
+        min_gain_ms: constraints.min_gain_ms,
+        min_removed: constraints.min_removed,
+        default_hop_ms: constraints.hop_ms,
         ..Model::default()
     };
     let measured = graph.traffic.is_some();
@@ -132,38 +168,73 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     }
     // A group's cap needs its possible members' limits; the application's,
     // every function's (each stays deployed).
-    for (flag, given, all) in [
-        ("--max-memory", constraints.max_memory.is_some(), false),
+    for (flag, given, all, resource) in [
+        (
+            "--max-memory",
+            constraints.max_memory.is_some(),
+            false,
+            Resource::Memory,
+        ),
         (
             "--max-total-memory",
             constraints.max_total_memory.is_some(),
             true,
+            Resource::Memory,
+        ),
+        (
+            "--max-total-cpu",
+            constraints.max_total_cpu.is_some(),
+            true,
+            Resource::Cpu,
         ),
     ] {
-        let missing: Vec<&str> = graph
-            .functions
-            .iter()
-            .filter(|f| given && (all || f.left_out.is_none()) && f.memory_bytes.is_none())
-            .map(|f| f.name.as_str())
+        let (key, example) = match resource {
+            Resource::Memory => ("memory", "like 128Mi"),
+            Resource::Cpu => ("cpu", "like 200m"),
+        };
+        let missing: Vec<&str> = (0..n)
+            .filter(|&i| given && (all || m.left_out[i].is_none()))
+            .filter(|&i| match resource {
+                Resource::Memory => m.memory[i].is_none(),
+                Resource::Cpu => m.cpu[i].is_none(),
+            })
+            .map(|i| names[i].as_str())
             .collect();
         if !missing.is_empty() {
             bail!(
-                "{flag} needs each function's memory limit, and {} set{} no `limits: memory:` in the stack file (or none fmerge reads, like 128Mi).\n\
+                "{flag} needs each function's {key} limit, and {} set{} no `limits: {key}:` in the stack file (or none fmerge reads, {example}).\n\
                  Fix: set their limits, or plan without {flag}.",
                 missing.join(", "),
                 if missing.len() == 1 { "s" } else { "" }
             );
         }
     }
-    if let Some(max) = constraints.max_total_memory
-        && m.base_memory() > max * (1.0 + 1e-12)
+    for (flag, cap, resource) in [
+        (
+            "--max-total-memory",
+            constraints.max_total_memory,
+            Resource::Memory,
+        ),
+        ("--max-total-cpu", constraints.max_total_cpu, Resource::Cpu),
+    ] {
+        if let Some(max) = cap
+            && m.base(resource) > max * (1.0 + 1e-12)
+        {
+            let base = resource.show(m.base(resource));
+            bail!(
+                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows.\n\
+                 Fix: raise {flag} above {base} (merging only adds copies).",
+                resource.show(max),
+            );
+        }
+    }
+    if constraints.objective == Objective::Memory
+        && constraints.min_gain_ms.is_none()
+        && constraints.min_removed.is_none()
     {
         bail!(
-            "the application reserves {:.0}Mi before any merge (every function's `limits: memory:`), more than --max-total-memory {:.0}Mi allows.\n\
-             Fix: raise --max-total-memory above {:.0}Mi (merging only adds copies).",
-            m.base_memory() / MIB,
-            max / MIB,
-            m.base_memory() / MIB
+            "--objective memory asks for the least memory that still gains something, and no gain was asked for (the least is no merge at all).\n\
+             Fix: give --min-gain-ms MS or --min-calls-removed N, or choose --objective latency or calls."
         );
     }
     m.finish()?;
@@ -178,8 +249,38 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     Ok(m)
 }
 
-/// Runs the search; says which one ran.
+/// Runs the search; says which one ran. Refuses when no plan found meets
+/// the minimums, with the most any plan gains.
 pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
+    let (plan, how) = search_with(model, method)?;
+    if !model.meets(&plan) {
+        let mut most = model.clone();
+        (most.min_gain_ms, most.min_removed) = (None, None);
+        most.objective = if model.min_gain_ms.is_some() {
+            Objective::Latency
+        } else {
+            Objective::Calls
+        };
+        let (best, _) = search_with(&most, method)?;
+        bail!(
+            "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request.\n\
+             Fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart.",
+            model
+                .min_gain_ms
+                .map(|m| format!(" {m} ms (--min-gain-ms)"))
+                .unwrap_or_default(),
+            model
+                .min_removed
+                .map(|m| format!(" {m} gateway calls (--min-calls-removed)"))
+                .unwrap_or_default(),
+            best.gain_ms,
+            best.removed
+        );
+    }
+    Ok((plan, how))
+}
+
+fn search_with(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
     match method {
         Method::Heuristic => Ok((search::heuristic(model), "heuristic")),
         Method::Exact => match search::exact(model, search::Limits::default()) {
@@ -245,20 +346,16 @@ pub fn hop_ms(given: Option<f64>, bench: &str) -> (f64, String) {
 pub const DEFAULT_HOP_MS: f64 = 8.8;
 
 /// The plan file's text.
-pub fn plan_toml(
-    model: &Model,
-    plan: &Plan,
-    stack: Option<&Path>,
-    hop_ms: f64,
-    how: &str,
-) -> String {
+pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) -> String {
     let mut out = format!(
-        "# Written by `fmerge plan` ({how} search): the merge groups that remove the most gateway hops.\n\
-         # Build one with `fmerge build -f STACK --config <caller>.toml` (the files beside this one).\n"
+        "# Written by `fmerge plan` ({how} search, objective {}): {}.\n\
+         # Build one with `fmerge build -f STACK --config <caller>.toml` (the files beside this one).\n",
+        model.objective.name(),
+        objective_says(model.objective),
     );
     let file = PlanFile {
         stack: stack.map(Path::to_path_buf),
-        hop_ms: Some(hop_ms),
+        hop_ms: Some(model.default_hop_ms),
         group: plan
             .merged()
             .into_iter()
@@ -274,6 +371,19 @@ pub fn plan_toml(
     };
     out.push_str(&toml::to_string(&file).expect("a plan serializes"));
     out
+}
+
+/// What a plan chosen for `objective` is, in words.
+pub fn objective_says(objective: Objective) -> &'static str {
+    match objective {
+        Objective::Latency => {
+            "the merge groups that remove the most expected latency (critical paths, weighted by requests)"
+        }
+        Objective::Calls => "the merge groups that remove the most gateway calls",
+        Objective::Memory => {
+            "the merge groups that reserve the least memory for the gain asked (--min-gain-ms, --min-calls-removed)"
+        }
+    }
 }
 
 /// One group as a group file (the format of `examples/*.toml`).
@@ -297,6 +407,15 @@ pub fn parse_memory(flag: &str, text: &str) -> Result<f64> {
         .filter(|b| *b > 0.0)
         .with_context(|| {
             format!("{flag} {text:?} is not a memory size; give one like 512Mi, 1Gi or 500M")
+        })
+}
+
+/// A cpu quantity from the command line, in cores.
+pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
+    fmerge_ship::stack_in::quantity("cpu", text)
+        .filter(|c| *c > 0.0)
+        .with_context(|| {
+            format!("{flag} {text:?} is not a cpu quantity; give one like 2, 1.5 or 500m")
         })
 }
 

@@ -12,7 +12,7 @@ mod oracle;
 mod support;
 
 use fmerge::graph::{Conflict, Graph};
-use fmerge::plan::model::bit;
+use fmerge::plan::model::{Objective, bit};
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, Method, PlanFile};
 use graphs::{Rng, edge, function, random_graph, random_traffic, social_network};
@@ -26,13 +26,22 @@ fn groups(graph: &Graph, constraints: &Constraints) -> (BTreeMap<String, Vec<Str
     (plan::named_groups(&model, &plan), plan.removed)
 }
 
+/// The hop-count objective: these tests are about which calls a group
+/// takes in; the latency objective has its own tests (`plan/tests.rs`).
+fn by_calls() -> Constraints {
+    Constraints {
+        objective: Objective::Calls,
+        ..Constraints::default()
+    }
+}
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
 #[test]
 fn without_constraints_the_whole_call_tree_is_one_group() {
-    let (groups, removed) = groups(&social_network(), &Constraints::default());
+    let (groups, removed) = groups(&social_network(), &by_calls());
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert_eq!(groups["compose-post"].len(), 8);
     assert_eq!(removed, 7.0);
@@ -45,7 +54,7 @@ fn memory_and_keep_apart_bound_every_group() {
     let constraints = Constraints {
         max_memory: Some(256.0 * 1048576.0),
         keep_apart: vec![names(&["compose-post", "unique-id"])],
-        ..Constraints::default()
+        ..by_calls()
     };
     let (groups, removed) = groups(&graph, &constraints);
     for (caller, members) in &groups {
@@ -62,7 +71,7 @@ fn memory_and_keep_apart_bound_every_group() {
     // compose-post + text-service's and write-home-timeline's subtrees can
     // not all fit; the best is 2 hops in compose-post's group (two 64Mi
     // callees) and the rest in groups of their own callers.
-    let unconstrained = self::groups(&graph, &Constraints::default()).1;
+    let unconstrained = self::groups(&graph, &by_calls()).1;
     assert!(
         removed < unconstrained && removed >= 4.0,
         "{removed} {groups:?}"
@@ -84,16 +93,16 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
         ],
         ..Graph::default()
     };
-    let (groups, removed) = groups(&graph, &Constraints::default());
+    let (groups, removed) = groups(&graph, &by_calls());
     assert_eq!(groups["front-a"], names(&["front-a", "shared", "leaf"]));
     assert_eq!(groups["front-b"], names(&["front-b", "shared", "leaf"]));
     assert_eq!(removed, 4.0);
     // `shared` stays deployed: the plan file lists it only as a callee.
-    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let model = plan::model(&graph, &by_calls()).unwrap();
     let (p, how) = plan::solve(&model, Method::Exact).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plan.toml");
-    std::fs::write(&path, plan::plan_toml(&model, &p, None, 1.0, how)).unwrap();
+    std::fs::write(&path, plan::plan_toml(&model, &p, None, how)).unwrap();
     let (file, read) = PlanFile::load(&path).unwrap();
     assert_eq!(read.len(), 2);
     assert_eq!(file.group[0].caller, "front-a");
@@ -109,7 +118,7 @@ fn a_conflict_keeps_a_callee_out_and_the_report_says_why() {
         reason: "shared state: crate x keeps mutable static `x::N`".into(),
     });
     graph.functions[3].left_out = Some("it sets its own #[global_allocator]".into());
-    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let model = plan::model(&graph, &by_calls()).unwrap();
     let (p, how) = plan::solve(&model, Method::Exact).unwrap();
     let groups = plan::named_groups(&model, &p);
     assert!(!groups["compose-post"].contains(&"store-post".to_string()));
@@ -118,7 +127,7 @@ fn a_conflict_keeps_a_callee_out_and_the_report_says_why() {
             .values()
             .all(|g| !g.contains(&"url-shorten".to_string()))
     );
-    let report = plan::report(&model, &p, how, 1.0, "test");
+    let report = plan::report(&model, &p, how, "test");
     assert!(
         report.contains("store-post stays remote from compose-post: cannot share a binary with compose-post: shared state"),
         "{report}"
@@ -152,7 +161,7 @@ fn traffic_weights_choose_the_busy_path() {
     assert!(graph.weigh(&traffic).is_empty());
     let constraints = Constraints {
         max_memory: Some(64.0 * 1048576.0),
-        ..Constraints::default()
+        ..by_calls()
     };
     let (groups, removed) = groups(&graph, &constraints);
     assert_eq!(groups["a"], names(&["a", "c"]));
@@ -174,7 +183,7 @@ fn the_exact_search_matches_the_oracle_and_is_never_beaten_by_the_heuristic() {
         let max_memory = (rng.below(2) == 0).then(|| (64 + 16 * rng.below(6)) as f64 * 1048576.0);
         let constraints = Constraints {
             max_memory,
-            ..Constraints::default()
+            ..by_calls()
         };
         let model = plan::model(&graph, &constraints).unwrap();
         let cands: Vec<usize> = (0..model.n())
@@ -239,6 +248,7 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
                 .filter(|pair| pair[0] != pair[1])
                 .into_iter()
                 .collect(),
+            ..by_calls()
         };
         let Ok(model) = plan::model(&graph, &constraints) else {
             continue; // a total cap below what the functions reserve alone
@@ -287,7 +297,7 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
 fn large_graphs_fall_back_to_the_heuristic_and_say_so() {
     let mut rng = Rng(42);
     let graph = random_graph(&mut rng, 100);
-    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let model = plan::model(&graph, &by_calls()).unwrap();
     let tight = Limits {
         candidates: 10,
         nodes: 1000,
@@ -351,6 +361,10 @@ fn bad_plan_input_gets_a_clear_error() {
         (vec!["--max-memory", "lots"], "is not a memory size"),
         (vec!["--hop-ms", "0"], "more than 0"),
         (vec!["--search", "fast"], "invalid value 'fast'"),
+        (vec!["--objective", "speed"], "invalid value 'speed'"),
+        (vec!["--objective", "memory"], "give --min-gain-ms MS"),
+        (vec!["--max-total-cpu", "lots"], "is not a cpu quantity"),
+        (vec!["--min-gain-ms=-1"], "give a number of 0 or more"),
     ] {
         cli_refuses(dir.path(), &plan_args(&graph, &args), &[expect]);
     }
@@ -428,7 +442,15 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
     std::fs::write(dir.path().join("stack.yml"), text).unwrap();
     let (ok, stdout, stderr) = fmerge_command(
         dir.path(),
-        &["plan", "-f", "stack.yml", "--max-memory", "160Mi"],
+        &[
+            "plan",
+            "-f",
+            "stack.yml",
+            "--max-memory",
+            "160Mi",
+            "--objective",
+            "calls",
+        ],
     );
     assert!(ok, "{stderr}");
     let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();

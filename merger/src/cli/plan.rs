@@ -1,7 +1,9 @@
-//! `fmerge plan`: the merge groups that remove the most gateway hops, written
-//! as plan.toml and one group file per merge.
+//! `fmerge plan`: the merge groups that serve the team's objective best
+//! (latency, gateway calls, or memory), written as plan.toml and one group
+//! file per merge.
 
 use super::graph::{Source, absolute, beside, graph_of};
+use crate::plan::model::Objective;
 use crate::plan::{self, Constraints, Method, PlanFile};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
@@ -26,6 +28,22 @@ pub struct PlanArgs {
     /// `limits: memory:`, the merged pods' sums, so every copy of a callee counts (e.g. 4Gi).
     #[arg(long, value_name = "QTY")]
     pub max_total_memory: Option<String>,
+    /// The cores the whole application may reserve: every deployment's
+    /// `limits: cpu:`, the merged pods' sums (e.g. 4, 2500m).
+    #[arg(long, value_name = "QTY")]
+    pub max_total_cpu: Option<String>,
+    /// What the plan is for: latency (the expected latency removed, on each
+    /// entry point's critical path, weighted by its requests), calls (the
+    /// gateway calls removed), or memory (the least memory copies reserve
+    /// for the gain --min-gain-ms / --min-calls-removed ask).
+    #[arg(long, value_name = "WHAT", default_value = "latency", value_parser = ["latency", "calls", "memory"])]
+    pub objective: String,
+    /// The least expected latency the plan must remove, ms per request.
+    #[arg(long, value_name = "MS")]
+    pub min_gain_ms: Option<f64>,
+    /// The fewest gateway calls the plan must remove per request.
+    #[arg(long, value_name = "N")]
+    pub min_calls_removed: Option<f64>,
     /// Functions no group may hold two of, comma-separated (repeatable).
     #[arg(long, value_name = "A,B")]
     pub keep_apart: Vec<String>,
@@ -40,8 +58,8 @@ pub struct PlanArgs {
     /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also list the Pareto front (hops removed against the memory copies
-    /// reserve) and draw it as front.svg.
+    /// Also list the Pareto front (expected latency removed against the
+    /// memory copies reserve) and draw it as front.svg.
     #[arg(long)]
     pub front: bool,
 }
@@ -70,12 +88,36 @@ pub fn run(args: PlanArgs) -> Result<()> {
     {
         bail!("--hop-ms {ms}: give the latency of one gateway hop in milliseconds, more than 0");
     }
+    for (flag, min) in [
+        ("--min-gain-ms", args.min_gain_ms),
+        ("--min-calls-removed", args.min_calls_removed),
+    ] {
+        if let Some(v) = min
+            && !(v.is_finite() && v >= 0.0)
+        {
+            bail!("{flag} {v}: give a number of 0 or more");
+        }
+    }
     if args.source.yaml.is_none() && args.graph.is_none() {
         bail!(
             "fmerge plan needs the application: -f stack.yml, or --graph calls.json from `fmerge graph`"
         );
     }
+    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms, BENCH_RESULTS);
     let constraints = Constraints {
+        objective: match args.objective.as_str() {
+            "calls" => Objective::Calls,
+            "memory" => Objective::Memory,
+            _ => Objective::Latency,
+        },
+        hop_ms,
+        max_total_cpu: args
+            .max_total_cpu
+            .as_deref()
+            .map(|c| plan::parse_cpu("--max-total-cpu", c))
+            .transpose()?,
+        min_gain_ms: args.min_gain_ms,
+        min_removed: args.min_calls_removed,
         max_memory: args
             .max_memory
             .as_deref()
@@ -105,7 +147,6 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let graph = graph_of(&args.source, args.graph.as_deref())?;
     let model = plan::model(&graph, &constraints)?;
     let (plan, how) = plan::solve(&model, method)?;
-    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms, BENCH_RESULTS);
     let out = args
         .out
         .map(|d| absolute(&d))
@@ -115,7 +156,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let plan_file = out.join("plan.toml");
     fmerge_cargo::artifact::write(
         &plan_file,
-        plan::plan_toml(&model, &plan, stack.as_deref(), hop_ms, how).as_bytes(),
+        plan::plan_toml(&model, &plan, stack.as_deref(), how).as_bytes(),
     )?;
     // Check what was written reads back as a plan.
     PlanFile::load(&plan_file)?;
@@ -130,9 +171,9 @@ pub fn run(args: PlanArgs) -> Result<()> {
         )?;
         written.push(path);
     }
-    print!("{}", plan::report(&model, &plan, how, hop_ms, &hop_source));
+    print!("{}", plan::report(&model, &plan, how, &hop_source));
     if args.front {
-        let points = plan::front::front(&model, method, hop_ms)?;
+        let points = plan::front::front(&model, method)?;
         print!("{}", plan::front::table(&model, &points, &plan));
         let picture = out.join("front.svg");
         fmerge_cargo::artifact::write(&picture, plan::front::svg(&points, &plan)?.as_bytes())?;
@@ -175,6 +216,7 @@ mod tests {
         assert!(args.graph.is_none() && args.max_memory.is_none() && args.hop_ms.is_none());
         assert!(args.keep_apart.is_empty() && args.source.yaml.is_none());
         assert_eq!(args.search, "auto");
+        assert_eq!(args.objective, "latency");
         assert_eq!(args.out, Some(PathBuf::from("out")));
     }
 }

@@ -1,9 +1,10 @@
-//! `fmerge plan --front`: the plans no other beats on both counts, gateway
-//! hops removed and memory reserved by copies, found by solving again under
-//! an ever tighter `--max-total-memory`; as a table and a picture.
+//! `fmerge plan --front`: the plans no other beats on both counts, expected
+//! latency removed and memory reserved by copies, found by solving for
+//! latency again under an ever tighter `--max-total-memory`; as a table and
+//! a picture.
 
-use super::model::{MIB, Model, Plan};
-use super::{Method, entries, solve};
+use super::model::{MIB, Model, Objective, Plan, Resource};
+use super::{Method, solve};
 use anyhow::{Result, bail};
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -13,18 +14,14 @@ use std::fmt::Write as _;
 pub struct Point {
     /// Memory its merged pods reserve beyond every function's own deployment.
     pub copies: f64,
-    /// Gateway hops removed per request of the application.
-    pub removed: f64,
-    /// The projected latency gain, traffic-weighted over the entry points, ms.
-    pub latency_ms: f64,
     pub plan: Plan,
 }
 
-/// The front under `model`'s other constraints, fewest copies first. Each
-/// plan is the search's best within the memory left by the previous one,
-/// less a byte; the dominated ones (as many hops for more memory) are
-/// dropped.
-pub fn front(model: &Model, method: Method, hop_ms: f64) -> Result<Vec<Point>> {
+/// The front under `model`'s caps and minimums, fewest copies first. Each
+/// plan is the latency search's best within the memory left by the
+/// previous one, less a byte; the dominated ones (as much latency removed
+/// for more memory) are dropped.
+pub fn front(model: &Model, method: Method) -> Result<Vec<Point>> {
     let missing: Vec<&str> = (0..model.n())
         .filter(|&i| model.memory[i].is_none())
         .map(|i| model.names[i].as_str())
@@ -37,59 +34,52 @@ pub fn front(model: &Model, method: Method, hop_ms: f64) -> Result<Vec<Point>> {
             if missing.len() == 1 { "s" } else { "" }
         );
     }
-    let base = model.base_memory();
+    let base = model.base(Resource::Memory);
     let mut tighter = model.clone();
+    tighter.objective = Objective::Latency;
     let mut points: Vec<Point> = Vec::new();
     loop {
-        let (plan, _) = solve(&tighter, method)?;
+        // A cap so tight that no plan meets the minimums ends the front.
+        let Ok((plan, _)) = solve(&tighter, method) else {
+            break;
+        };
         let copies = plan
             .merged()
             .iter()
-            .map(|&(r, set)| model.copies_memory(r, set))
+            .map(|&(r, set)| model.copies(Resource::Memory, r, set))
             .fold(0.0, |a, b| a + b);
-        points.push(Point {
-            copies,
-            removed: plan.removed,
-            latency_ms: weighted_gain(model, &plan, hop_ms),
-            plan,
-        });
+        points.push(Point { copies, plan });
         if copies <= 0.0 {
             break;
         }
         tighter.max_total_memory = Some(base + copies - 1.0);
     }
+    if points.is_empty() {
+        // Not even the plan with no cap meets the minimums: say why.
+        solve(&tighter, method)?;
+    }
     points.sort_by(|a, b| a.copies.total_cmp(&b.copies));
     let mut kept: Vec<Point> = Vec::new();
     for p in points {
-        if kept.last().is_none_or(|k| p.removed > k.removed + 1e-9) {
+        if kept
+            .last()
+            .is_none_or(|k| p.plan.gain_ms > k.plan.gain_ms + 1e-9)
+        {
             kept.push(p);
         }
     }
     Ok(kept)
 }
 
-/// The entry points' projected critical-path gain, weighted by their requests.
-fn weighted_gain(model: &Model, plan: &Plan, hop_ms: f64) -> f64 {
-    let all = entries(model, plan, hop_ms);
-    let requests: f64 = all.iter().map(|e| e.requests).sum();
-    if requests == 0.0 {
-        return 0.0;
-    }
-    all.iter()
-        .map(|e| e.requests * e.latency_gain_ms)
-        .sum::<f64>()
-        / requests
-}
-
 /// The front as text; `*` marks the plan written (`chosen`).
 pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
     let mut out = String::from(
-        "the Pareto front: gateway hops removed per request against the memory copies reserve (* the plan written)\n",
+        "the Pareto front: expected latency removed per request against the memory copies reserve (* the plan written)\n",
     );
     let _ = writeln!(
         out,
         "  {:>8} {:>14} {:>14}  groups",
-        "copies", "hops removed", "latency gain"
+        "copies", "latency gain", "hops removed"
     );
     for p in points {
         let groups: Vec<String> = p
@@ -100,15 +90,15 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "{} {:>6.0}Mi {:>14.2} {:>11.2} ms  {}",
+            "{} {:>6.0}Mi {:>11.2} ms {:>14.2}  {}",
             if p.plan.groups == chosen.groups {
                 "*"
             } else {
                 " "
             },
             p.copies / MIB,
-            p.removed,
-            p.latency_ms,
+            p.plan.gain_ms,
+            p.plan.removed,
             if groups.is_empty() {
                 "none".to_string()
             } else {
@@ -119,15 +109,15 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
     out
 }
 
-/// The front as an SVG picture: hops removed against copies' memory, the
-/// chosen plan marked.
+/// The front as an SVG picture: expected latency removed against copies'
+/// memory, the chosen plan marked.
 pub fn svg(points: &[Point], chosen: &Plan) -> Result<String> {
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, (720, 440)).into_drawing_area();
         root.fill(&WHITE)?;
         let x_max = points.iter().map(|p| p.copies / MIB).fold(1.0, f64::max) * 1.1;
-        let y_max = points.iter().map(|p| p.removed).fold(0.5, f64::max) * 1.2;
+        let y_max = points.iter().map(|p| p.plan.gain_ms).fold(0.5, f64::max) * 1.2;
         let mut chart = ChartBuilder::on(&root)
             .caption("fmerge plan --front", ("sans-serif", 20))
             .margin(16)
@@ -137,16 +127,19 @@ pub fn svg(points: &[Point], chosen: &Plan) -> Result<String> {
         chart
             .configure_mesh()
             .x_desc("memory reserved by copies (MiB)")
-            .y_desc("gateway hops removed per request")
+            .y_desc("expected latency removed per request (ms)")
             .draw()?;
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.copies / MIB, p.removed)).collect();
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.copies / MIB, p.plan.gain_ms))
+            .collect();
         chart.draw_series(LineSeries::new(xy.iter().copied(), &BLUE))?;
         chart.draw_series(
             xy.iter()
                 .map(|&(x, y)| Circle::new((x, y), 4, BLUE.filled())),
         )?;
         if let Some(p) = points.iter().find(|p| p.plan.groups == chosen.groups) {
-            let at = (p.copies / MIB, p.removed);
+            let at = (p.copies / MIB, p.plan.gain_ms);
             chart.draw_series(std::iter::once(Circle::new(at, 8, RED.stroke_width(2))))?;
             // Above the front (it only rises), on the side with room.
             let x = if at.0 > x_max / 2.0 {

@@ -2,6 +2,10 @@
 //! requests from outside, and what may share a binary; and the value of a
 //! set of groups, which both searches ([`super::search`]) maximize.
 //!
+//! What the searches maximize is the team's [`Objective`]: the expected
+//! latency removed (the default), gateway calls removed, or the least memory
+//! copies reserve while a minimum gain holds.
+//!
 //! A group is a root (its merged binary replaces the root's deployment) and
 //! members reached from it; an `invoke` made in that process of a member
 //! other than the root runs in-process, any other goes through the gateway
@@ -21,11 +25,61 @@ pub type Set = u128;
 /// Bytes in a MiB, for memory as people read it.
 pub const MIB: f64 = 1048576.0;
 
+/// What a plan is chosen for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// The most expected latency removed: each entry point's critical path,
+    /// every gateway call at its cost, weighted by the entry's requests.
+    #[default]
+    Latency,
+    /// The most gateway calls removed per request (the gateway's and the
+    /// callees' CPU, and throughput).
+    Calls,
+    /// The least memory reserved by copies, among the plans that meet
+    /// [`Model::min_gain_ms`] and [`Model::min_removed`].
+    Memory,
+}
+
+impl Objective {
+    /// The name `--objective` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Latency => "latency",
+            Objective::Calls => "calls",
+            Objective::Memory => "memory",
+        }
+    }
+}
+
+/// A resource the deployments reserve, as `fmerge build` adds it up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// Bytes of `limits.memory`.
+    Memory,
+    /// Cores of `limits.cpu`.
+    Cpu,
+}
+
+impl Resource {
+    /// An amount as people read it: `512Mi`, `1.50 cores`.
+    pub fn show(self, amount: f64) -> String {
+        match self {
+            Resource::Memory => format!("{:.0}Mi", amount / MIB),
+            Resource::Cpu => format!("{amount:.2} cores"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Model {
     pub names: Vec<String>,
     /// Bytes of `limits.memory`, when set.
     pub memory: Vec<Option<f64>>,
+    /// Cores of `limits.cpu`, when set.
+    pub cpu: Vec<Option<f64>>,
+    /// `requests.memory` (bytes) and `requests.cpu` (cores), when set: the
+    /// report gives what they add up to.
+    pub requests: Vec<[Option<f64>; 2]>,
     /// Callees and calls per invocation of the caller.
     pub calls: Vec<Vec<(usize, f64)>>,
     /// Requests from outside, per function.
@@ -40,6 +94,17 @@ pub struct Model {
     /// deployment ([`base_memory`](Self::base_memory)) plus every group's
     /// copies ([`copies_memory`](Self::copies_memory)).
     pub max_total_memory: Option<f64>,
+    /// Cores of `limits.cpu` the whole application may reserve, counted as
+    /// [`max_total_memory`](Self::max_total_memory) counts memory.
+    pub max_total_cpu: Option<f64>,
+    /// What the search maximizes.
+    pub objective: Objective,
+    /// The least expected latency a plan must remove, ms per request.
+    pub min_gain_ms: Option<f64>,
+    /// The fewest gateway calls a plan must remove per request.
+    pub min_removed: Option<f64>,
+    /// The cost of a gateway call where none is measured, ms.
+    pub default_hop_ms: f64,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
     /// Calls left out to make the graph acyclic, as `(from, to)`.
@@ -54,6 +119,9 @@ pub struct Plan {
     pub groups: Vec<Set>,
     /// Gateway hops removed per unit of outside traffic.
     pub removed: f64,
+    /// Expected latency removed per request of the application, ms
+    /// ([`Model::gain_ms`]).
+    pub gain_ms: f64,
 }
 
 impl Plan {
@@ -157,30 +225,56 @@ impl Model {
         }
     }
 
+    fn amounts(&self, resource: Resource) -> &[Option<f64>] {
+        match resource {
+            Resource::Memory => &self.memory,
+            Resource::Cpu => &self.cpu,
+        }
+    }
+
     /// What every function's own deployment reserves (each stays deployed).
-    pub fn base_memory(&self) -> f64 {
-        self.memory.iter().map(|m| m.unwrap_or(0.0)).sum()
+    pub fn base(&self, resource: Resource) -> f64 {
+        self.amounts(resource)
+            .iter()
+            .map(|m| m.unwrap_or(0.0))
+            .sum()
     }
 
     /// What the group `set` of `root` adds: its merged pod reserves its
     /// members' sum (as `fmerge build` writes it) in place of the root's.
-    pub fn copies_memory(&self, root: usize, set: Set) -> f64 {
+    pub fn copies(&self, resource: Resource, root: usize, set: Set) -> f64 {
+        let amounts = self.amounts(resource);
         members(set)
             .filter(|&i| i != root)
-            .map(|i| self.memory[i].unwrap_or(0.0))
+            .map(|i| amounts[i].unwrap_or(0.0))
             .sum()
     }
 
-    /// The memory `groups` leave for more copies under
-    /// [`max_total_memory`](Self::max_total_memory) (infinite without it).
-    pub fn memory_left(&self, groups: &[Set]) -> f64 {
-        let Some(max) = self.max_total_memory else {
+    /// What `groups` leave of `resource` for more copies under its total cap
+    /// ([`max_total_memory`](Self::max_total_memory),
+    /// [`max_total_cpu`](Self::max_total_cpu); infinite without it).
+    pub fn left(&self, resource: Resource, groups: &[Set]) -> f64 {
+        let cap = match resource {
+            Resource::Memory => self.max_total_memory,
+            Resource::Cpu => self.max_total_cpu,
+        };
+        let Some(max) = cap else {
             return f64::INFINITY;
         };
         let copies: f64 = (0..groups.len())
-            .map(|r| self.copies_memory(r, groups[r]))
+            .map(|r| self.copies(resource, r, groups[r]))
             .sum();
-        max * (1.0 + 1e-12) - self.base_memory() - copies
+        max * (1.0 + 1e-12) - self.base(resource) - copies
+    }
+
+    /// Whether `plan` removes what [`min_gain_ms`](Self::min_gain_ms) and
+    /// [`min_removed`](Self::min_removed) ask.
+    pub fn meets(&self, plan: &Plan) -> bool {
+        self.min_gain_ms
+            .is_none_or(|min| plan.gain_ms >= min - 1e-9)
+            && self
+                .min_removed
+                .is_none_or(|min| plan.removed >= min - 1e-9)
     }
 
     /// For one request at `root`'s deployment whose group is `set`: the
@@ -233,6 +327,52 @@ impl Model {
         (removed, arrivals)
     }
 
+    /// The expected latency `groups` remove, ms per request of the
+    /// application: each entry point's critical path before less after,
+    /// weighted by its requests; a gateway call at its measured cost, else
+    /// [`default_hop_ms`](Self::default_hop_ms).
+    pub fn gain_ms(&self, groups: &[Set]) -> f64 {
+        self.gain_bound(groups, 0, &self.critical_alone())
+    }
+
+    /// Each function's critical path with no group, ms (the latency before).
+    pub fn critical_alone(&self) -> Vec<f64> {
+        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
+        let mut memo = BTreeMap::new();
+        (0..self.n())
+            .map(|e| {
+                self.walk(e, e, &alone, &|u, v| self.hop_cost(u, v), 0, &mut memo)
+                    .0
+            })
+            .collect()
+    }
+
+    /// [`gain_ms`](Self::gain_ms) when the groups of the roots in `open` are
+    /// still to be chosen: below such a deployment every call is taken as
+    /// in-process, so no choice of theirs gains more.
+    pub fn gain_bound(&self, groups: &[Set], open: Set, before: &[f64]) -> f64 {
+        let mut memo = BTreeMap::new();
+        let (mut gain, mut requests) = (0.0, 0.0);
+        for e in self.entries() {
+            let (after, _) = self.walk(e, e, groups, &|u, v| self.hop_cost(u, v), open, &mut memo);
+            gain += self.external[e] * (before[e] - after);
+            requests += self.external[e];
+        }
+        if requests == 0.0 {
+            0.0
+        } else {
+            gain / requests
+        }
+    }
+
+    /// One gateway call `u → v`, ms.
+    pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
+        self.hop_ms
+            .get(&(u, v))
+            .copied()
+            .unwrap_or(self.default_hop_ms)
+    }
+
     /// How often each function runs per unit of outside traffic (merged or
     /// not, the same): a bound on the requests its deployment can get.
     pub fn invocations(&self) -> Vec<f64> {
@@ -247,20 +387,18 @@ impl Model {
         self.costs(entry, groups, &|_, _| 1.0)
     }
 
-    /// [`hops`](Self::hops) in ms: each gateway call costs its measured
-    /// [`hop_ms`](Self::hop_ms), else `default_ms`.
-    pub fn latency(&self, entry: usize, groups: &[Set], default_ms: f64) -> Hops {
-        self.costs(entry, groups, &|u, v| {
-            self.hop_ms.get(&(u, v)).copied().unwrap_or(default_ms)
-        })
+    /// [`hops`](Self::hops) in ms: each gateway call at
+    /// [`hop_cost`](Self::hop_cost).
+    pub fn latency(&self, entry: usize, groups: &[Set]) -> Hops {
+        self.costs(entry, groups, &|u, v| self.hop_cost(u, v))
     }
 
     fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
         let (critical_before, total_before) =
-            self.walk(entry, entry, &alone, cost, &mut BTreeMap::new());
+            self.walk(entry, entry, &alone, cost, 0, &mut BTreeMap::new());
         let (critical_after, total_after) =
-            self.walk(entry, entry, groups, cost, &mut BTreeMap::new());
+            self.walk(entry, entry, groups, cost, 0, &mut BTreeMap::new());
         Hops {
             critical_before,
             critical_after,
@@ -270,15 +408,21 @@ impl Model {
     }
 
     /// (critical-path cost, expected cost) below `u`, running in the
-    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`.
+    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`;
+    /// nothing below a deployment whose root is in `open` (its group not
+    /// chosen yet).
     fn walk(
         &self,
         u: usize,
         root: usize,
         groups: &[Set],
         cost: &dyn Fn(usize, usize) -> f64,
+        open: Set,
         memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
     ) -> (f64, f64) {
+        if open & bit(root) != 0 {
+            return (0.0, 0.0);
+        }
         if let Some(&known) = memo.get(&(u, root)) {
             return known;
         }
@@ -286,7 +430,7 @@ impl Model {
         for &(v, m) in &self.calls[u] {
             let inside = v != root && groups[root] & bit(v) != 0;
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
-            let (c, t) = self.walk(v, next, groups, cost, memo);
+            let (c, t) = self.walk(v, next, groups, cost, open, memo);
             if m > 0.0 {
                 critical = critical.max(hop + c);
             }
@@ -298,11 +442,17 @@ impl Model {
 
     /// Functions reachable from `root` (itself included).
     pub fn reach(&self, root: usize) -> Set {
+        self.reach_within(root, Set::MAX)
+    }
+
+    /// Functions of `within` reachable from `root` through functions of
+    /// `within` (`root` included).
+    pub fn reach_within(&self, root: usize, within: Set) -> Set {
         let mut seen = bit(root);
         let mut todo = vec![root];
         while let Some(u) = todo.pop() {
             for &(v, _) in &self.calls[u] {
-                if seen & bit(v) == 0 {
+                if seen & bit(v) == 0 && within & bit(v) != 0 {
                     seen |= bit(v);
                     todo.push(v);
                 }

@@ -1,7 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{Hops, MIB, Model, Plan, Set, bit, members};
+use super::model::{Hops, MIB, Model, Objective, Plan, Resource, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -21,7 +21,12 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
     if v == root {
         return "it is the group's own caller".to_string();
     }
-    "merging it here removes fewer hops in all (its own group, or another caller's, gets its requests)".to_string()
+    match model.objective {
+        Objective::Calls => "merging it here removes fewer hops in all (its own group, or another caller's, gets its requests)",
+        Objective::Latency => "merging it here shortens no critical path more (it runs beside a longer call, or another group gets its requests), or a total cap is reached",
+        Objective::Memory => "the gain asked for is reached without its copy, or a total cap is reached",
+    }
+    .to_string()
 }
 
 /// One entry point's figures under a plan.
@@ -40,7 +45,7 @@ pub struct Entry {
     pub latency_gain_max_ms: f64,
 }
 
-pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
+pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
     model
         .entries()
         .into_iter()
@@ -51,7 +56,7 @@ pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
                 total_before,
                 total_after,
             } = model.hops(e, &plan.groups);
-            let ms = model.latency(e, &plan.groups, hop_ms);
+            let ms = model.latency(e, &plan.groups);
             Entry {
                 function: model.names[e].clone(),
                 requests: model.external[e],
@@ -67,10 +72,16 @@ pub fn entries(model: &Model, plan: &Plan, hop_ms: f64) -> Vec<Entry> {
 }
 
 /// The report printed after planning.
-pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &str) -> String {
+pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String {
     let mut out = String::new();
+    let hop_ms = model.default_hop_ms;
     let (_, arrivals) = model.value(&plan.groups);
-    let _ = writeln!(out, "search: {how}");
+    let _ = writeln!(
+        out,
+        "search: {how}; objective: {} ({})",
+        model.objective.name(),
+        super::objective_says(model.objective)
+    );
     for (r, set) in plan.merged() {
         let (hops, _, _) = model.flow(r, set);
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
@@ -86,25 +97,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
                 .unwrap_or_default()
         );
     }
-    if model.memory.iter().all(Option::is_some) {
-        let mib = |b: f64| b / MIB;
-        let copies: f64 = plan
-            .merged()
-            .iter()
-            .map(|&(r, set)| model.copies_memory(r, set))
-            .sum();
-        let _ = writeln!(
-            out,
-            "memory reserved: {:.0}Mi by every function's own deployment + {:.0}Mi of copies in merged pods = {:.0}Mi{}",
-            mib(model.base_memory()),
-            mib(copies),
-            mib(model.base_memory() + copies),
-            model
-                .max_total_memory
-                .map(|m| format!(" (--max-total-memory {:.0}Mi)", mib(m)))
-                .unwrap_or_default()
-        );
-    }
+    out.push_str(&reserved(model, plan));
     // Why a callee a group could reach is not in it.
     for (r, &arrived) in arrivals.iter().enumerate() {
         if arrived == 0.0 || model.calls[r].is_empty() {
@@ -162,7 +155,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
         "{:<width$} {:>9} {:>14} {:>14} {:>20}",
         "entry point", "requests", "critical path", "in all", "latency gain"
     );
-    for e in entries(model, plan, hop_ms) {
+    for e in entries(model, plan) {
         let _ = writeln!(
             out,
             "{:<width$} {:>9} {:>14} {:>14} {:>17} ms",
@@ -175,9 +168,66 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_ms: f64, hop_source: &s
     }
     let _ = writeln!(
         out,
-        "in all: {} gateway hops removed per request of the application",
-        trim(plan.removed)
+        "in all: {} gateway hops removed per request of the application, and {:.2} ms of expected latency",
+        trim(plan.removed),
+        plan.gain_ms
     );
+    out
+}
+
+/// What the deployments reserve under `plan`: limits (what the total caps
+/// bound) and requests (what the scheduler sets aside), memory and cpu,
+/// each as every function's own deployment plus the copies in merged pods.
+/// A figure some function does not set is left out.
+fn reserved(model: &Model, plan: &Plan) -> String {
+    let mut out = String::new();
+    let rows = [
+        (
+            "memory limits",
+            model.memory.clone(),
+            model.max_total_memory.map(|m| ("--max-total-memory", m)),
+            Resource::Memory,
+        ),
+        (
+            "cpu limits",
+            model.cpu.clone(),
+            model.max_total_cpu.map(|c| ("--max-total-cpu", c)),
+            Resource::Cpu,
+        ),
+        (
+            "memory requests",
+            model.requests.iter().map(|r| r[0]).collect(),
+            None,
+            Resource::Memory,
+        ),
+        (
+            "cpu requests",
+            model.requests.iter().map(|r| r[1]).collect(),
+            None,
+            Resource::Cpu,
+        ),
+    ];
+    for (what, amounts, cap, resource) in rows {
+        if amounts.iter().any(Option::is_none) {
+            continue;
+        }
+        let amount = |i: usize| amounts[i].unwrap_or(0.0);
+        let base: f64 = (0..model.n()).map(amount).sum();
+        let copies: f64 = plan
+            .merged()
+            .iter()
+            .map(|&(r, set)| members(set).filter(|&i| i != r).map(amount).sum::<f64>())
+            .sum();
+        let _ = writeln!(
+            out,
+            "{what} reserved: {} by every function's own deployment + {} of copies in merged pods = {}{}",
+            resource.show(base),
+            resource.show(copies),
+            resource.show(base + copies),
+            cap.map(|(flag, max)| format!(" ({flag} {})", resource.show(max)))
+                .unwrap_or_default()
+        );
+    }
     out
 }
 

@@ -1,9 +1,10 @@
 //! The two searches over [`Model`]: exact (branch and bound over each root's
 //! possible groups, callers first) for applications of socialNetwork's size,
-//! and a greedy heuristic for large ones. Both maximize the hops removed per
-//! request; at equal hops, fewer merged members (smaller binaries) win.
+//! and a greedy heuristic for large ones. Both pursue the model's
+//! [`Objective`] under its caps and minimums; at an equal objective, fewer
+//! merged members (smaller binaries) win.
 
-use super::model::{Model, Plan, Set, bit, members};
+use super::model::{Model, Objective, Plan, Resource, Set, bit, members};
 
 /// How hard the exact search may try before it gives up (and says so).
 #[derive(Debug, Clone, Copy)]
@@ -80,8 +81,8 @@ pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
     set: Set,
-    /// Its members' memory beyond the root's ([`Model::copies_memory`]).
-    copies: f64,
+    /// Its members' memory and cpu beyond the root's ([`Model::copies`]).
+    copies: [f64; 2],
     hops: f64,
     out: Vec<(usize, f64)>,
     inside: Vec<(usize, f64)>,
@@ -110,7 +111,10 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                 let (hops, out, inside) = model.flow(r, set);
                 Candidate {
                     set,
-                    copies: model.copies_memory(r, set),
+                    copies: [
+                        model.copies(Resource::Memory, r, set),
+                        model.copies(Resource::Cpu, r, set),
+                    ],
                     hops,
                     out,
                     inside,
@@ -129,42 +133,72 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         model: &'a Model,
         options: &'a [Vec<Candidate>],
         runs: &'a [f64],
+        /// Each entry point's critical path with no group.
+        before: Vec<f64>,
+        /// The roots from `order[k]` on, as a set, per `k`.
+        open: Vec<Set>,
         choice: Vec<Set>,
+        /// (objective, merged members, groups) of the best plan so far.
         best: Option<(f64, u32, Vec<Set>)>,
         nodes: u64,
         limit: u64,
     }
+    /// What the roots decided so far did.
+    #[derive(Clone, Copy)]
+    struct Done {
+        removed: f64,
+        extra: u32,
+        /// Memory copies reserve.
+        copies: f64,
+        /// Memory and cpu left under the total caps.
+        left: [f64; 2],
+    }
     impl Search<'_> {
         /// `arrivals` and `inside`: runs of each function already sent over
         /// the gateway / already in-process, by the roots decided so far.
-        fn go(
-            &mut self,
-            k: usize,
-            arrivals: &[f64],
-            inside: &[f64],
-            removed: f64,
-            extra: u32,
-            memory_left: f64,
-        ) -> bool {
+        fn go(&mut self, k: usize, arrivals: &[f64], inside: &[f64], done: Done) -> bool {
             self.nodes += 1;
             if self.nodes > self.limit {
                 return false;
             }
-            if let Some((best, members, _)) = &self.best {
-                let open: f64 = self.model.order[k..]
+            let model = self.model;
+            let open = self.open[k];
+            // Upper bounds of what the plans below this node remove: the
+            // runs not yet accounted for, each in-process at best; the
+            // latency with every call below an open root in-process.
+            let removed_bound = done.removed
+                + model.order[k..]
                     .iter()
                     .map(|&j| (self.runs[j] - arrivals[j] - inside[j]).max(0.0))
-                    .sum();
-                let bound = removed + open;
-                if bound < best - EPS || (bound <= best + EPS && extra >= *members) {
-                    return true;
-                }
-            }
-            if k == self.model.n() {
-                self.best = Some((removed, extra, self.choice.clone()));
+                    .sum::<f64>();
+            let gain_bound = (model.objective == Objective::Latency || model.min_gain_ms.is_some())
+                .then(|| model.gain_bound(&self.choice, open, &self.before));
+            if model
+                .min_removed
+                .is_some_and(|min| removed_bound < min - EPS)
+                || model
+                    .min_gain_ms
+                    .zip(gain_bound)
+                    .is_some_and(|(min, bound)| bound < min - EPS)
+            {
                 return true;
             }
-            let r = self.model.order[k];
+            let bound = match model.objective {
+                Objective::Calls => removed_bound,
+                Objective::Latency => gain_bound.expect("computed for latency"),
+                Objective::Memory => -done.copies,
+            };
+            if let Some((best, members, _)) = &self.best
+                && (bound < best - EPS || (bound <= best + EPS && done.extra >= *members))
+            {
+                return true;
+            }
+            if k == model.n() {
+                // Every root decided: the bounds are the plan's own figures.
+                self.best = Some((bound, done.extra, self.choice.clone()));
+                return true;
+            }
+            let r = model.order[k];
             let a = arrivals[r];
             let options = &self.options[r];
             let alone = options
@@ -179,8 +213,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             };
             for i in tried {
                 let o = &options[i];
-                if o.copies > memory_left {
-                    continue; // past --max-total-memory
+                if o.copies[0] > done.left[0] || o.copies[1] > done.left[1] {
+                    continue; // past --max-total-memory or --max-total-cpu
                 }
                 let mut next = arrivals.to_vec();
                 for &(v, calls) in &o.out {
@@ -191,9 +225,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                     within[v] += a * calls;
                 }
                 self.choice[r] = o.set;
-                let grown = extra + o.set.count_ones() - 1;
-                let left = memory_left - o.copies;
-                if !self.go(k + 1, &next, &within, removed + a * o.hops, grown, left) {
+                let now = Done {
+                    removed: done.removed + a * o.hops,
+                    extra: done.extra + o.set.count_ones() - 1,
+                    copies: done.copies + o.copies[0],
+                    left: [done.left[0] - o.copies[0], done.left[1] - o.copies[1]],
+                };
+                if !self.go(k + 1, &next, &within, now) {
                     return false;
                 }
             }
@@ -201,70 +239,155 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             true
         }
     }
+    let alone: Vec<Set> = (0..n).map(bit).collect();
+    let mut open = vec![0; n + 1];
+    for k in (0..n).rev() {
+        open[k] = open[k + 1] | bit(model.order[k]);
+    }
     let mut search = Search {
         model,
         options: &options,
         runs: &runs,
-        choice: (0..n).map(bit).collect(),
+        before: model.critical_alone(),
+        open,
+        choice: alone.clone(),
         best: None,
         nodes: 0,
         limit: limits.nodes,
     };
-    let budget = model.memory_left(&(0..n).map(bit).collect::<Vec<_>>());
-    if !search.go(0, &model.external, &vec![0.0; n], 0.0, 0, budget) {
+    let start = Done {
+        removed: 0.0,
+        extra: 0,
+        copies: 0.0,
+        left: [
+            model.left(Resource::Memory, &alone),
+            model.left(Resource::Cpu, &alone),
+        ],
+    };
+    if !search.go(0, &model.external, &vec![0.0; n], start) {
         return None;
     }
-    let (_, _, groups) = search.best.expect("one plan at least");
+    // No plan meets the minimums: the plan of no groups, which
+    // [`super::solve`] refuses with the reason.
+    let groups = search.best.map_or(alone, |(_, _, groups)| groups);
     Some(finish(model, groups))
 }
 
 /// Greedy: callers first, each root grows its group by the member that
-/// removes the most hops for the requests it gets, while any does.
+/// adds the most to the objective (latency removed, then hops removed; for
+/// calls, hops), while any does; then [`trim`] drops what the objective
+/// does not need.
 pub fn heuristic(model: &Model) -> Plan {
     let n = model.n();
     let mut groups: Vec<Set> = (0..n).map(bit).collect();
     let mut arrivals = model.external.clone();
-    let mut memory_left = model.memory_left(&groups);
+    let mut left = [
+        model.left(Resource::Memory, &groups),
+        model.left(Resource::Cpu, &groups),
+    ];
+    let fits = |r: usize, set: Set, left: &[f64; 2]| {
+        model.copies(Resource::Memory, r, set) <= left[0]
+            && model.copies(Resource::Cpu, r, set) <= left[1]
+    };
     for &r in &model.order {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
+            // What a group of r is worth: the objective's figure first.
+            let worth = |set: Set, groups: &mut Vec<Set>| -> (f64, f64) {
+                let (hops, _, _) = model.flow(r, set);
+                if model.objective == Objective::Calls {
+                    return (hops, 0.0);
+                }
+                groups[r] = set;
+                let gain = model.gain_ms(groups);
+                groups[r] = bit(r);
+                (gain, hops)
+            };
+            let better = |a: (f64, f64), b: (f64, f64)| {
+                a.0 > b.0 + EPS || (a.0 > b.0 - EPS && a.1 > b.1 + EPS)
+            };
             let mut set = bit(r);
-            let (mut value, _, _) = model.flow(r, set);
+            let mut value = worth(set, &mut groups);
             loop {
-                let mut best: Option<(f64, Set)> = None;
+                let mut best: Option<((f64, f64), Set)> = None;
                 for u in members(set) {
                     for &(v, _) in &model.calls[u] {
                         let next = set | bit(v);
-                        if next == set
-                            || v == r
-                            || !model.feasible(next)
-                            || model.copies_memory(r, next) > memory_left
-                        {
+                        if next == set || v == r || !model.feasible(next) || !fits(r, next, &left) {
                             continue;
                         }
-                        let (hops, _, _) = model.flow(r, next);
-                        if hops > value + EPS && best.is_none_or(|(h, _)| hops > h + EPS) {
-                            best = Some((hops, next));
+                        let now = worth(next, &mut groups);
+                        if better(now, value) && best.is_none_or(|(b, _)| better(now, b)) {
+                            best = Some((now, next));
                         }
                     }
                 }
                 match best {
-                    Some((hops, next)) => {
-                        value = hops;
+                    Some((now, next)) => {
+                        value = now;
                         set = next;
                     }
                     None => break,
                 }
             }
             groups[r] = set;
-            memory_left -= model.copies_memory(r, set);
+            left[0] -= model.copies(Resource::Memory, r, set);
+            left[1] -= model.copies(Resource::Cpu, r, set);
         }
         let (_, out, _) = model.flow(r, groups[r]);
         for (v, calls) in out {
             arrivals[v] += a * calls;
         }
     }
+    let groups = trim(model, groups);
     finish(model, groups)
+}
+
+/// Drops members, one at a time, while the objective does not get worse
+/// and the minimums still hold: for latency, members off every critical
+/// path; for memory, the largest first. Each group stays connected from
+/// its root.
+fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
+    let score = |groups: &[Set]| -> (f64, f64) {
+        let (removed, _) = model.value(groups);
+        (removed, model.gain_ms(groups))
+    };
+    let meets = |groups: &[Set]| {
+        let (removed, gain) = score(groups);
+        model.min_removed.is_none_or(|m| removed >= m - EPS)
+            && model.min_gain_ms.is_none_or(|m| gain >= m - EPS)
+    };
+    if !meets(&groups) {
+        return groups; // solve() says which minimum no plan found reaches
+    }
+    loop {
+        let (removed, gain) = score(&groups);
+        let mut best: Option<(f64, Vec<Set>)> = None;
+        for r in 0..groups.len() {
+            for v in members(groups[r]).filter(|&v| v != r) {
+                let set = groups[r] & !bit(v);
+                if model.reach_within(r, set) != set {
+                    continue; // v carries another member's calls
+                }
+                let mut next = groups.clone();
+                next[r] = set;
+                let (now_removed, now_gain) = score(&next);
+                let kept = match model.objective {
+                    Objective::Calls => now_removed >= removed - EPS,
+                    Objective::Latency => now_gain >= gain - EPS,
+                    Objective::Memory => true,
+                };
+                let saved = model.memory[v].unwrap_or(0.0) + 1.0;
+                if kept && meets(&next) && best.as_ref().is_none_or(|(s, _)| saved > *s) {
+                    best = Some((saved, next));
+                }
+            }
+        }
+        match best {
+            Some((_, next)) => groups = next,
+            None => return groups,
+        }
+    }
 }
 
 /// Drops groups that remove nothing (no request arrives at their root) and
@@ -277,5 +400,10 @@ fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
         }
     }
     let (removed, _) = model.value(&groups);
-    Plan { groups, removed }
+    let gain_ms = model.gain_ms(&groups);
+    Plan {
+        groups,
+        removed,
+        gain_ms,
+    }
 }

@@ -1,7 +1,7 @@
 //! The planner's unit tests: entry points after the cycle cut, memory
 //! caps, the front, measured hop costs, the built-in hop figure.
 
-use super::model::bit;
+use super::model::{MIB, Objective, bit};
 use super::*;
 use crate::graph::{Edge, Function};
 
@@ -45,14 +45,15 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     // a calls b and c at once; a → b measured at 5 ms, a → c unmeasured.
     let mut g = graph(&[("a", "b"), ("a", "c")]);
     g.edges[0].hop_ms = Some(5.0);
-    let m = model(&g, &Constraints::default()).unwrap();
+    let m = model(&g, &hop(2.0)).unwrap();
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    let ms = m.latency(0, &alone, 2.0);
+    let ms = m.latency(0, &alone);
     assert_eq!((ms.critical_before, ms.total_before), (5.0, 7.0));
     let (plan, _) = solve(&m, Method::Exact).unwrap();
-    let e = &entries(&m, &plan, 2.0)[0];
+    let e = &entries(&m, &plan)[0];
     assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
-    let text = report(&m, &plan, "exact", 2.0, "test");
+    assert_eq!(plan.gain_ms, 5.0);
+    let text = report(&m, &plan, "exact", "test");
     assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
 }
 
@@ -61,6 +62,7 @@ fn every_copy_counts_against_the_total_memory() {
     // a calls b and c (b twice): room for one copy, so b, the busier.
     let mut g = fan_out_of_100mi();
     let total = |mi: f64| Constraints {
+        objective: Objective::Calls,
         max_total_memory: Some(mi * MIB),
         ..Constraints::default()
     };
@@ -68,9 +70,9 @@ fn every_copy_counts_against_the_total_memory() {
     for method in [Method::Exact, Method::Heuristic] {
         let (plan, _) = solve(&m, method).unwrap();
         assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
-        let text = report(&m, &plan, "test", 1.0, "test");
+        let text = report(&m, &plan, "test", "test");
         assert!(
-            text.contains("memory reserved: 300Mi by every function's own deployment + 100Mi of copies in merged pods = 400Mi (--max-total-memory 400Mi)"),
+            text.contains("memory limits reserved: 300Mi by every function's own deployment + 100Mi of copies in merged pods = 400Mi (--max-total-memory 400Mi)"),
             "{text}"
         );
     }
@@ -99,18 +101,21 @@ fn every_copy_counts_against_the_total_memory() {
 }
 
 #[test]
-fn the_front_trades_hops_for_copies_and_marks_the_plan() {
+fn the_front_trades_latency_for_copies_and_marks_the_plan() {
     let mut g = fan_out_of_100mi();
-    let m = model(&g, &Constraints::default()).unwrap();
-    let points = front::front(&m, Method::Exact, 1.0).unwrap();
-    let steps: Vec<(f64, f64)> = points.iter().map(|p| (p.copies / MIB, p.removed)).collect();
-    assert_eq!(steps, [(0.0, 0.0), (100.0, 2.0), (200.0, 3.0)]);
+    let m = model(&g, &hop(1.0)).unwrap();
+    let points = front::front(&m, Method::Exact).unwrap();
+    // b alone shortens no critical path (c's hop, made at the same time,
+    // still sets it): dominated, not listed.
+    let steps: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (p.copies / MIB, p.plan.gain_ms))
+        .collect();
+    assert_eq!(steps, [(0.0, 0.0), (200.0, 1.0)]);
     let (chosen, _) = solve(&m, Method::Exact).unwrap();
     let table = front::table(&m, &points, &chosen);
-    assert!(table.contains("*    200Mi           3.00"), "{table}");
-    // b alone: c's hop still sets the critical path (calls made at once).
     assert!(
-        table.contains("     100Mi           2.00        0.00 ms  a+1"),
+        table.contains("*    200Mi        1.00 ms           3.00  a+2"),
         "{table}"
     );
     let svg = front::svg(&points, &chosen).unwrap();
@@ -121,11 +126,134 @@ fn the_front_trades_hops_for_copies_and_marks_the_plan() {
     // Without every limit, no front.
     g.functions[1].memory_bytes = None;
     let m = model(&g, &Constraints::default()).unwrap();
-    let e = front::front(&m, Method::Exact, 1.0)
+    let e = front::front(&m, Method::Exact).unwrap_err().to_string();
+    assert!(
+        e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
+        "{e}"
+    );
+}
+
+/// a calls b three times and c at once, c calls d; 100Mi and 200m each;
+/// a → b measured at 0.5 ms, every other hop 1 ms (with [`hop`]). The
+/// critical path: a → c → d, 2 ms.
+fn two_paths() -> Graph {
+    let mut g = graph(&[("a", "b"), ("a", "c"), ("c", "d")]);
+    g.edges[0].sites = 3;
+    g.edges[0].hop_ms = Some(0.5);
+    for f in &mut g.functions {
+        f.memory_bytes = Some(100.0 * MIB);
+        f.cpu = Some(0.2);
+    }
+    g
+}
+
+fn hop(ms: f64) -> Constraints {
+    Constraints {
+        hop_ms: ms,
+        ..Constraints::default()
+    }
+}
+
+#[test]
+fn the_objective_chooses_between_latency_and_calls() {
+    let g = two_paths();
+    let room_for_two = |objective| Constraints {
+        objective,
+        max_total_memory: Some(600.0 * MIB),
+        ..hop(1.0)
+    };
+    for method in [Method::Exact, Method::Heuristic] {
+        // Latency: the longer path in-process shortens the critical path.
+        let m = model(&g, &room_for_two(Objective::Latency)).unwrap();
+        let (plan, _) = solve(&m, method).unwrap();
+        assert_eq!(named_groups(&m, &plan)["a"], ["a", "c", "d"], "{method:?}");
+        assert_eq!((plan.gain_ms, plan.removed), (1.5, 2.0), "{method:?}");
+        // Calls: b's three calls and c's one.
+        let m = model(&g, &room_for_two(Objective::Calls)).unwrap();
+        let (plan, _) = solve(&m, method).unwrap();
+        assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"], "{method:?}");
+        assert_eq!((plan.gain_ms, plan.removed), (1.0, 4.0), "{method:?}");
+    }
+    // No cap: every member is needed to take the whole critical path.
+    let m = model(&g, &hop(1.0)).unwrap();
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c", "d"]);
+    assert_eq!(plan.gain_ms, 2.0);
+}
+
+#[test]
+fn the_memory_objective_takes_the_least_copies_for_the_gain_asked() {
+    let g = two_paths();
+    let least = |min_gain_ms| Constraints {
+        objective: Objective::Memory,
+        min_gain_ms: Some(min_gain_ms),
+        ..hop(1.0)
+    };
+    for method in [Method::Exact, Method::Heuristic] {
+        for (gain, members) in [
+            (1.0, &["a", "c"][..]),
+            (1.5, &["a", "c", "d"]),
+            (2.0, &["a", "b", "c", "d"]),
+        ] {
+            let m = model(&g, &least(gain)).unwrap();
+            let (plan, _) = solve(&m, method).unwrap();
+            assert_eq!(named_groups(&m, &plan)["a"], members, "{method:?} {gain}");
+        }
+        // More than any plan gains: refused with the most there is.
+        let m = model(&g, &least(3.0)).unwrap();
+        let e = solve(&m, method).unwrap_err().to_string();
+        assert!(
+            e.contains("no plan under these constraints removes 3 ms (--min-gain-ms)")
+                && e.contains("the most one does is 2.00 ms"),
+            "{e}"
+        );
+    }
+    // Without a minimum the least memory is no merge: refused, with the fix.
+    let e = model(
+        &g,
+        &Constraints {
+            objective: Objective::Memory,
+            ..Constraints::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("Fix: give --min-gain-ms MS or --min-calls-removed N"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_copy_counts_against_the_total_cpu() {
+    let mut g = two_paths();
+    // 0.8 cores unmerged; room for one copy of 0.2.
+    let capped = Constraints {
+        max_total_cpu: Some(1.0),
+        objective: Objective::Calls,
+        ..hop(1.0)
+    };
+    let m = model(&g, &capped).unwrap();
+    for method in [Method::Exact, Method::Heuristic] {
+        let (plan, _) = solve(&m, method).unwrap();
+        assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
+        let text = report(&m, &plan, "test", "test");
+        assert!(
+            text.contains("cpu limits reserved: 0.80 cores by every function's own deployment + 0.20 cores of copies in merged pods = 1.00 cores (--max-total-cpu 1.00 cores)"),
+            "{text}"
+        );
+    }
+    let e = parse_cpu("--max-total-cpu", "many")
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
+        e.contains("--max-total-cpu \"many\" is not a cpu quantity"),
+        "{e}"
+    );
+    g.functions[3].cpu = None;
+    let e = model(&g, &capped).unwrap_err().to_string();
+    assert!(
+        e.contains("--max-total-cpu needs each function's cpu limit, and d sets no `limits: cpu:`"),
         "{e}"
     );
 }
