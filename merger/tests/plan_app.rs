@@ -9,7 +9,9 @@
 //! same seed ([`seed_social_network`]); ids are `MACHINE_ID << 40 | INCR`
 //! counters in Redis, and every request that stores a time carries its
 //! `timestamp`, so no field is time-based and nothing is left out of the
-//! comparison.
+//! comparison. The unmerged run's metrics scrape then feeds the planner
+//! (issue 23's "Done when": critical paths, measured hop costs, a plan
+//! under `--max-total-memory`).
 //!
 //! Run: `cargo test --release -p fmerge --test plan_app` (slow: it builds
 //! and merges the whole application).
@@ -113,6 +115,70 @@ fn run(system: &Deployment, redis: &Redis) -> (Replies, BTreeMap<String, String>
     (replies, masked(redis.dump()))
 }
 
+/// The planner on the real application with the unmerged run's own scrape:
+/// the calls' structure read from the code sets the critical paths; each
+/// gateway call the mix made is priced at what its caller measured; and
+/// the plan keeps what the application reserves under --max-total-memory.
+fn measured_plan(dir: &std::path::Path) {
+    let args = [
+        "plan",
+        "--graph",
+        "graph/calls.json",
+        "--metrics",
+        "scrape.txt",
+        "--max-total-memory",
+        "1856Mi",
+        "--out",
+        "measured",
+    ];
+    let (ok, stdout, stderr) = fmerge_command(dir, &args);
+    assert!(ok, "{stderr}");
+    let row = |entry: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(entry))
+            .unwrap_or_else(|| panic!("no row for {entry}:\n{stdout}"))
+            .to_string()
+    };
+    // compose-post: text-service → url-shorten, then write-home-timeline →
+    // social-graph-get-followers. follow: get-user-id, then the id form.
+    for (entry, hops) in [
+        ("compose-post", "4 → "),
+        ("social-graph-follow-with-username", "2 → "),
+    ] {
+        let row = row(entry);
+        assert!(row.contains(hops), "{entry}: {row}\n{stdout}");
+    }
+    for (from, to) in [
+        ("compose-post", "unique-id"),
+        ("text-service", "url-shorten"),
+        ("write-home-timeline", "social-graph-get-followers"),
+        ("social-graph-follow-with-username", "get-user-id"),
+    ] {
+        let measured = format!("  {from} → {to}: ");
+        let line = stdout.lines().find(|l| l.starts_with(&measured));
+        assert!(
+            line.is_some_and(|l| l
+                .ends_with("ms per call, measured (the runtime's fmerge_invoke_duration_seconds)")),
+            "{from} → {to} has no measured cost:\n{stdout}"
+        );
+    }
+    // 26 functions of 64Mi each reserve 1664Mi: room for three copies.
+    let reserved = stdout
+        .lines()
+        .find(|l| {
+            l.starts_with("memory limits reserved: 1664Mi by every function's own deployment + ")
+        })
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        reserved.ends_with("(--max-total-memory 1856Mi)"),
+        "{reserved}"
+    );
+    let (_, groups) = fmerge::plan::PlanFile::load(&dir.join("measured/plan.toml")).unwrap();
+    let copies: usize = groups.iter().map(|g| g.callees.len()).sum();
+    assert!((1..=3).contains(&copies), "{copies} copies: {stdout}");
+}
+
 /// The one random part of the state: register-user's salt (16 random bytes)
 /// and the password hash made with it. Checked for shape, then masked; that
 /// they still match the password shows in user-login's replies, compared.
@@ -143,7 +209,20 @@ fn masked(mut dump: BTreeMap<String, String>) -> BTreeMap<String, String> {
 fn the_planned_application_answers_like_the_unmerged_one() {
     let dir = tempfile::tempdir().unwrap();
     stack_in(dir.path());
-    let (ok, _, stderr) = fmerge_command(dir.path(), &["plan", "-f", "stack.yml", "--out", "plan"]);
+    // The graph once; the plan from it.
+    let graph = [
+        "graph",
+        "-f",
+        "stack.yml",
+        "--out",
+        "graph",
+        "--picture",
+        "none",
+    ];
+    let (ok, _, stderr) = fmerge_command(dir.path(), &graph);
+    assert!(ok, "{stderr}");
+    let plan = ["plan", "--graph", "graph/calls.json", "--out", "plan"];
+    let (ok, _, stderr) = fmerge_command(dir.path(), &plan);
     assert!(ok, "{stderr}");
     let (_, groups) = fmerge::plan::PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
     assert!(!groups.is_empty(), "the planner proposed no group");
@@ -174,8 +253,11 @@ fn the_planned_application_answers_like_the_unmerged_one() {
         let redis = Redis::start();
         seed_social_network(&mut redis.conn());
         let system = Deployment::unmerged(&redis, &[], &[]);
-        run(&system, &redis)
+        let replies = run(&system, &redis);
+        std::fs::write(dir.path().join("scrape.txt"), system.scrape()).unwrap();
+        replies
     };
+    measured_plan(dir.path());
     assert!(
         expected.iter().filter(|(_, s, _)| *s == 200).count() > expected.len() / 2,
         "the mix mostly succeeds unmerged: {expected:#?}"

@@ -13,6 +13,8 @@ pub struct Deployment {
     // Dropped in this order: the gateway first, then the functions.
     pub gateway: Gateway,
     pub functions: Vec<Function>,
+    /// Each process's metrics port (its own, as each pod has its own).
+    pub metrics: Vec<u16>,
 }
 
 impl Deployment {
@@ -52,14 +54,34 @@ impl Deployment {
         let mut common: Vec<(String, String)> = redis_env(&redis.url(), FUNCTIONS);
         common.push(("GATEWAY_URL".into(), gateway.url()));
         common.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let metrics: Vec<u16> = processes.iter().map(|_| free_port()).collect();
         let functions = processes
             .iter()
             .zip(&ports)
-            .map(|((name, binary), (_, port))| {
-                Function::start(binary, name, *port, common.iter().cloned())
+            .zip(&metrics)
+            .map(|(((name, binary), (_, port)), metrics)| {
+                let own = ("metrics_port".to_string(), metrics.to_string());
+                Function::start(binary, name, *port, [own].into_iter().chain(common.clone()))
             })
             .collect();
-        Deployment { gateway, functions }
+        Deployment {
+            gateway,
+            functions,
+            metrics,
+        }
+    }
+
+    /// Every process's `/metrics`, one after another: what a Prometheus
+    /// scrape of the application's pods holds.
+    pub fn scrape(&self) -> String {
+        self.metrics
+            .iter()
+            .map(|port| {
+                let (status, body) = crate::get(&format!("http://127.0.0.1:{port}/metrics"));
+                assert_eq!(status, 200, "GET /metrics on {port}: {body}");
+                body
+            })
+            .collect()
     }
 
     /// The gateway URL of function `name`.
