@@ -46,6 +46,30 @@ pub struct Model {
     pub cycles: Vec<(usize, usize)>,
     /// Measured cost of one gateway call, ms, per `(from, to)` where known.
     pub hop_ms: BTreeMap<(usize, usize), f64>,
+    /// Each function's calls in the order its code makes them
+    /// ([`Round`]s); after [`finish`](Self::finish), every callee of
+    /// `calls` is in them.
+    pub rounds: Vec<Vec<Round>>,
+    /// Calls whose order the code does not show, as `(from, to)`:
+    /// [`finish`](Self::finish) takes them one after another.
+    pub unplaced: Vec<(usize, usize)>,
+}
+
+/// Calls a function makes at once, by callee, one entry per call site; the
+/// next round starts when they have all ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Round {
+    pub calls: Vec<usize>,
+    /// Sites in a loop: made once per iteration, one after another.
+    pub looped: Vec<usize>,
+}
+
+impl Round {
+    /// Each site's callee, and whether it is looped.
+    fn sites(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        let once = self.calls.iter().map(|&v| (v, false));
+        once.chain(self.looped.iter().map(|&v| (v, true)))
+    }
 }
 
 /// A plan: the members of the group each function roots (itself alone: no group).
@@ -130,6 +154,28 @@ impl Model {
             self.calls[u].retain(|(w, _)| *w != v);
         }
         self.cycles = cut;
+        // Rounds name only the calls left; a callee none places is called
+        // one call after another (a looped round of its own: an upper bound).
+        self.rounds.resize(n, Vec::new());
+        self.unplaced.clear();
+        for u in 0..n {
+            let calls: Vec<usize> = self.calls[u].iter().map(|&(v, _)| v).collect();
+            let rounds = &mut self.rounds[u];
+            for r in rounds.iter_mut() {
+                r.calls.retain(|v| calls.contains(v));
+                r.looped.retain(|v| calls.contains(v));
+            }
+            rounds.retain(|r| r.sites().next().is_some());
+            for v in calls {
+                if !rounds.iter().any(|r| r.sites().any(|(w, _)| w == v)) {
+                    rounds.push(Round {
+                        calls: Vec::new(),
+                        looped: vec![v],
+                    });
+                    self.unplaced.push((u, v));
+                }
+            }
+        }
         post.reverse();
         self.order = post;
         Ok(())
@@ -241,8 +287,9 @@ impl Model {
     }
 
     /// Gateway hops per request at `entry` under `groups`: on the critical
-    /// path (the longest chain of calls, as calls made at once overlap) and
-    /// in all, before (no groups) and after.
+    /// path (each function's [`rounds`](Self::rounds) one after another, a
+    /// round as long as its longest call) and in all, before (no groups)
+    /// and after.
     pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
         self.costs(entry, groups, &|_, _| 1.0)
     }
@@ -270,7 +317,10 @@ impl Model {
     }
 
     /// (critical-path cost, expected cost) below `u`, running in the
-    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`.
+    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`
+    /// and an in-process one nothing. The critical path sums `u`'s rounds,
+    /// each the longest of its calls (a looped site counted once per
+    /// iteration: the calls per invocation spread over the callee's sites).
     fn walk(
         &self,
         u: usize,
@@ -282,15 +332,38 @@ impl Model {
         if let Some(&known) = memo.get(&(u, root)) {
             return known;
         }
-        let (mut critical, mut total) = (0.0f64, 0.0);
-        for &(v, m) in &self.calls[u] {
+        let below = |v: usize, memo: &mut BTreeMap<(usize, usize), (f64, f64)>| {
             let inside = v != root && groups[root] & bit(v) != 0;
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
             let (c, t) = self.walk(v, next, groups, cost, memo);
-            if m > 0.0 {
-                critical = critical.max(hop + c);
+            (hop + c, hop + t)
+        };
+        let mut total = 0.0;
+        for &(v, m) in &self.calls[u] {
+            total += m * below(v, memo).1;
+        }
+        let per_call = |v: usize| self.calls[u].iter().find(|c| c.0 == v).map_or(0.0, |c| c.1);
+        let mut critical = 0.0;
+        for round in &self.rounds[u] {
+            let mut longest = 0.0f64;
+            for (v, looped) in round.sites() {
+                let m = per_call(v);
+                if m <= 0.0 {
+                    continue;
+                }
+                let times = if looped {
+                    let sites = self.rounds[u]
+                        .iter()
+                        .flat_map(Round::sites)
+                        .filter(|s| s.0 == v)
+                        .count();
+                    m / sites as f64
+                } else {
+                    1.0
+                };
+                longest = longest.max(times * below(v, memo).0);
             }
-            total += m * (hop + t);
+            critical += longest;
         }
         memo.insert((u, root), (critical, total));
         (critical, total)
