@@ -267,3 +267,21 @@ fn a_call_cut_to_break_a_cycle_leaves_the_rounds_too() {
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     assert_eq!(m.hops(a, &alone).critical_before, 2.0);
 }
+
+#[test]
+fn a_graph_written_before_rounds_loads_with_every_call_one_after_another() {
+    let old = r#"{"stack": null, "traffic": null, "conflicts": [],
+        "functions": [
+            {"name": "a", "memory": null, "memory_bytes": null, "left_out": null, "external": null},
+            {"name": "b", "memory": null, "memory_bytes": null, "left_out": null, "external": null},
+            {"name": "c", "memory": null, "memory_bytes": null, "left_out": null, "external": null}],
+        "edges": [
+            {"from": "a", "to": "b", "sites": 1, "within": ["a::handle"], "calls": null},
+            {"from": "a", "to": "c", "sites": 1, "within": ["a::handle"], "calls": null}]}"#;
+    let g: Graph = serde_json::from_str(old).unwrap();
+    assert!(g.functions.iter().all(|f| f.rounds.is_empty()));
+    let m = model(&g, &Constraints::default()).unwrap();
+    assert_eq!(m.unplaced.len(), 2);
+    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+    assert_eq!(m.hops(0, &alone).critical_before, 2.0);
+}
