@@ -7,11 +7,15 @@
 //! [`fmerge_ir::calls`]), then each crate's bitcode is surveyed: an edge per
 //! callee named by a literal, an "unknown" edge for a name computed at run
 //! time, and the reasons `fmerge build` would refuse a function (in any
-//! group, or beside another one). Edges get weights from real traffic when a
-//! metrics scrape or a gateway access log is given ([`traffic`]).
+//! group, or beside another one). The order of each function's calls (what
+//! runs at once, what one after another) is read from its source
+//! ([`rounds`]). Edges get weights from real traffic when a metrics scrape
+//! or a gateway access log is given ([`traffic`]).
 
 pub mod access_log;
 pub mod render;
+pub mod rounds;
+mod tokens;
 pub mod traffic;
 mod weigh;
 
@@ -24,6 +28,7 @@ use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
 pub use fmerge_ship::stack_in::memory_bytes;
 use fmerge_ship::stack_in::{self, StackIn};
+pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -60,6 +65,11 @@ pub struct Function {
     pub left_out: Option<String>,
     /// Requests it gets from outside the application, when traffic is known.
     pub external: Option<f64>,
+    /// Its calls in rounds: a round's calls run at once, the next round
+    /// after they end ([`rounds`]). A callee of its edges missing here
+    /// ([`Graph::unplaced`]) is taken as called one call after another.
+    #[serde(default)]
+    pub rounds: Vec<Round>,
 }
 
 /// `from` invokes `to`.
@@ -98,6 +108,21 @@ impl Graph {
             .iter()
             .filter(|e| e.from == from)
             .filter_map(|e| Some((e.to.as_deref()?, e.sites)))
+            .collect()
+    }
+
+    /// Known callees of `from` whose calls its rounds do not place: their
+    /// order is not read from the code.
+    pub fn unplaced(&self, from: &str) -> Vec<&str> {
+        let rounds = self.function(from).map_or(&[][..], |f| &f.rounds[..]);
+        self.callees(from)
+            .into_iter()
+            .map(|(to, _)| to)
+            .filter(|to| {
+                !rounds
+                    .iter()
+                    .any(|r| r.calls.iter().chain(&r.looped).any(|c| c == to))
+            })
             .collect()
     }
 
@@ -173,11 +198,12 @@ pub fn read(
     };
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
-    let built = bitcode::build(&input, &Progress::new(quiet), |members| emit::Profile {
+    let progress = Progress::new(quiet);
+    let built = bitcode::build(&input, &progress, |members| emit::Profile {
         unoptimized: members
             .local
             .values()
-            .filter(|p| *p != resolve::RUNTIME && *p != "fmerge-contract")
+            .filter(|p| users(p))
             .cloned()
             .collect(),
     })?;
@@ -223,11 +249,7 @@ pub fn read(
             None => unit.krate.owners.iter().collect(),
         };
         for site in &survey.sites {
-            // OpenFaaS's `name.namespace` names the function `name`.
-            let to = site
-                .callee
-                .as_deref()
-                .map(|c| c.split_once('.').map_or(c, |(n, _)| n).to_string());
+            let to = site.callee.as_deref().map(|c| function_of(c).to_string());
             for caller in &callers {
                 let edge = edges
                     .entry(((*caller).clone(), to.clone()))
@@ -241,6 +263,22 @@ pub fn read(
                     edge.within.push(site.within.clone());
                 }
             }
+        }
+    }
+
+    let edges: Vec<Edge> = edges.into_values().collect();
+    let mut unread = BTreeSet::new();
+    for f in members.functions() {
+        let rounds = rounds_of(f, &members, &edges).unwrap_or_else(|e| {
+            progress.note(&format!(
+                "note: the order of {}'s calls is not read from its code ({e:#}): each is taken as made one after another",
+                f.name
+            ));
+            unread.insert(f.name.clone());
+            Vec::new()
+        });
+        if let Some(function) = functions.iter_mut().find(|g| g.name == f.name) {
+            function.rounds = rounds;
         }
     }
 
@@ -261,13 +299,59 @@ pub fn read(
         &surveys,
         &native::undefined_in_static_libs(&emitted.native),
     );
-    Ok(Graph {
+    let graph = Graph {
         stack: Some(stack_in.path.clone()),
         functions,
-        edges: edges.into_values().collect(),
+        edges,
         conflicts,
         traffic: None,
-    })
+    };
+    for f in &graph.functions {
+        let unplaced = graph.unplaced(&f.name);
+        if !unplaced.is_empty() && !unread.contains(&f.name) {
+            progress.note(&format!(
+                "note: {} calls {} where its code does not show when (a name not a literal, or code outside its crate): taken as one call after another",
+                f.name,
+                unplaced.join(", ")
+            ));
+        }
+    }
+    Ok(graph)
+}
+
+/// The function a callee name names: OpenFaaS's `name.namespace` names `name`.
+pub fn function_of(callee: &str) -> &str {
+    callee.split_once('.').map_or(callee, |(n, _)| n)
+}
+
+/// The user's own crates, less the runtime's.
+fn users(package: &str) -> bool {
+    package != resolve::RUNTIME && package != "fmerge-contract"
+}
+
+/// `f`'s rounds, read from its crate with the macros of the user's crates
+/// it links, placing only what the bitcode counts (`edges`).
+fn rounds_of(
+    f: &resolve::Function,
+    members: &resolve::Members,
+    edges: &[Edge],
+) -> Result<Vec<Round>> {
+    let Some(own) = members.local_dirs.get(&f.package_id) else {
+        bail!("its package has no folder of its own");
+    };
+    let mut deps: Vec<PathBuf> = f
+        .closure
+        .iter()
+        .filter(|id| **id != f.package_id && members.local.get(*id).is_some_and(|p| users(p)))
+        .filter_map(|id| members.local_dirs.get(id).cloned())
+        .collect();
+    deps.sort();
+    let sites: BTreeMap<&str, usize> = edges
+        .iter()
+        .filter(|e| e.from == f.name)
+        .filter_map(|e| Some((e.to.as_deref()?, e.sites)))
+        .collect();
+    Ok(rounds::reconcile(rounds::read(own, &deps)?, &sites))
 }
 
 /// Pairs of functions that one binary cannot hold: a crate of the user's

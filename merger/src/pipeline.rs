@@ -157,6 +157,7 @@ fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> 
         workspace_root: union.workspace_root.clone(),
         target_dir: union.target_dir.clone(),
         local: union.local.clone(),
+        local_dirs: union.local_dirs.clone(),
     })
 }
 

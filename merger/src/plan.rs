@@ -22,7 +22,7 @@ pub use file::{PlanFile, PlanGroup};
 
 use crate::graph::{self, Graph};
 use anyhow::{Context as _, Result, bail};
-use model::{Model, Objective, Plan, Resource, Set, members};
+use model::{Model, Objective, Plan, Resource, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -134,6 +134,22 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             m.external[i] = f.external.unwrap_or(0.0);
         }
     }
+    // The order of the calls, as the code makes them (`finish` adds what
+    // no round places).
+    let ids = |names: &[String]| names.iter().filter_map(|c| index(c)).collect();
+    m.rounds = graph
+        .functions
+        .iter()
+        .map(|f| {
+            f.rounds
+                .iter()
+                .map(|r| Round {
+                    calls: ids(&r.calls),
+                    looped: ids(&r.looped),
+                })
+                .collect()
+        })
+        .collect();
     for c in &graph.conflicts {
         if let (Some(a), Some(b)) = (index(&c.a), index(&c.b)) {
             m.apart.insert((a.min(b), a.max(b)), c.reason.clone());

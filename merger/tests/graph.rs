@@ -7,6 +7,8 @@
 mod support;
 
 use fmerge::graph::Graph;
+use fmerge::plan::model::{Set, bit};
+use fmerge::plan::{self, Constraints};
 use std::collections::BTreeSet;
 use std::path::Path;
 use support::*;
@@ -81,6 +83,45 @@ fn the_graph_is_the_call_structure_of_the_code() {
     }
     assert_eq!(graph.functions.len(), 26);
     assert!(graph.conflicts.is_empty(), "{:?}", graph.conflicts);
+    // The order of the calls, from the code: compose-post's two fan-outs;
+    // the -with-username forms' two lookups at once (in sn_store's macro,
+    // expanded in their crate), then the id form.
+    let rounds = |f: &str| -> Vec<Vec<String>> {
+        let f = graph.function(f).unwrap();
+        assert!(f.rounds.iter().all(|r| r.looped.is_empty()), "{f:?}");
+        f.rounds.iter().map(|r| r.calls.clone()).collect()
+    };
+    assert_eq!(
+        rounds("compose-post"),
+        [
+            vec![
+                "unique-id",
+                "text-service",
+                "compose-creator-with-user-id",
+                "media"
+            ],
+            vec!["store-post", "write-user-timeline", "write-home-timeline"],
+        ]
+    );
+    assert_eq!(
+        rounds("social-graph-follow-with-username"),
+        [
+            vec!["get-user-id", "get-user-id"],
+            vec!["social-graph-follow"]
+        ]
+    );
+    for f in &graph.functions {
+        assert!(graph.unplaced(&f.name).is_empty(), "{f:?}");
+    }
+    // The critical path before any merge, in gateway hops: text-service →
+    // url-shorten, then write-home-timeline → social-graph-get-followers.
+    let model = plan::model(&graph, &Constraints::default()).unwrap();
+    let alone: Vec<Set> = (0..model.n()).map(bit).collect();
+    let critical = |f: &str| model.hops(model.index(f).unwrap(), &alone).critical_before;
+    assert_eq!(critical("compose-post"), 4.0);
+    assert_eq!(critical("social-graph-follow-with-username"), 2.0);
+    assert_eq!(critical("social-graph-unfollow-with-username"), 2.0);
+    assert_eq!(critical("read-home-timeline"), 1.0);
     assert!(
         graph
             .functions

@@ -333,9 +333,9 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
         &[
             "per-hop latency: 8.8 ms, from --hop-ms",
             "compose-post",
-            "2 → 0",
+            "4 → 0",
             "7 → 0",
-            "17.60–61.60 ms",
+            "35.20–61.60 ms",
         ],
     );
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();

@@ -35,6 +35,8 @@ pub struct Members {
     /// Packages built from a path (the user's own crates), by id, with their
     /// names; registry and git crates are not in it.
     pub local: HashMap<PackageId, String>,
+    /// The folder of each of those packages (its Cargo.toml's), by id.
+    pub local_dirs: HashMap<PackageId, PathBuf>,
 }
 
 impl Members {
@@ -93,6 +95,12 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         .filter(|p| p.source.is_none())
         .map(|p| (p.id.clone(), p.name.to_string()))
         .collect();
+    let local_dirs = metadata
+        .packages
+        .iter()
+        .filter(|p| p.source.is_none())
+        .filter_map(|p| Some((p.id.clone(), p.manifest_path.parent()?.into())))
+        .collect();
     Ok(Members {
         caller,
         callees,
@@ -100,6 +108,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         workspace_root: metadata.workspace_root.clone().into(),
         target_dir: metadata.target_directory.clone().into(),
         local,
+        local_dirs,
     })
 }
 

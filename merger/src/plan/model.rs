@@ -111,6 +111,30 @@ pub struct Model {
     pub cycles: Vec<(usize, usize)>,
     /// Measured cost of one gateway call, ms, per `(from, to)` where known.
     pub hop_ms: BTreeMap<(usize, usize), f64>,
+    /// Each function's calls in the order its code makes them
+    /// ([`Round`]s); after [`finish`](Self::finish), every callee of
+    /// `calls` is in them.
+    pub rounds: Vec<Vec<Round>>,
+    /// Calls whose order the code does not show, as `(from, to)`:
+    /// [`finish`](Self::finish) takes them one after another.
+    pub unplaced: Vec<(usize, usize)>,
+}
+
+/// Calls a function makes at once, by callee, one entry per call site; the
+/// next round starts when they have all ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Round {
+    pub calls: Vec<usize>,
+    /// Sites in a loop: made once per iteration, one after another.
+    pub looped: Vec<usize>,
+}
+
+impl Round {
+    /// Each site's callee, and whether it is looped.
+    fn sites(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        let once = self.calls.iter().map(|&v| (v, false));
+        once.chain(self.looped.iter().map(|&v| (v, true)))
+    }
 }
 
 /// A plan: the members of the group each function roots (itself alone: no group).
@@ -198,6 +222,28 @@ impl Model {
             self.calls[u].retain(|(w, _)| *w != v);
         }
         self.cycles = cut;
+        // Rounds name only the calls left; a callee none places is called
+        // one call after another (a looped round of its own: an upper bound).
+        self.rounds.resize(n, Vec::new());
+        self.unplaced.clear();
+        for u in 0..n {
+            let calls: Vec<usize> = self.calls[u].iter().map(|&(v, _)| v).collect();
+            let rounds = &mut self.rounds[u];
+            for r in rounds.iter_mut() {
+                r.calls.retain(|v| calls.contains(v));
+                r.looped.retain(|v| calls.contains(v));
+            }
+            rounds.retain(|r| r.sites().next().is_some());
+            for v in calls {
+                if !rounds.iter().any(|r| r.sites().any(|(w, _)| w == v)) {
+                    rounds.push(Round {
+                        calls: Vec::new(),
+                        looped: vec![v],
+                    });
+                    self.unplaced.push((u, v));
+                }
+            }
+        }
         post.reverse();
         self.order = post;
         Ok(())
@@ -327,117 +373,11 @@ impl Model {
         (removed, arrivals)
     }
 
-    /// The expected latency `groups` remove, ms per request of the
-    /// application: each entry point's critical path before less after,
-    /// weighted by its requests; a gateway call at its measured cost, else
-    /// [`default_hop_ms`](Self::default_hop_ms).
-    pub fn gain_ms(&self, groups: &[Set]) -> f64 {
-        self.gain_bound(groups, 0, &self.critical_alone())
-    }
-
-    /// Each function's critical path with no group, ms (the latency before).
-    pub fn critical_alone(&self) -> Vec<f64> {
-        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
-        let mut memo = BTreeMap::new();
-        (0..self.n())
-            .map(|e| {
-                self.walk(e, e, &alone, &|u, v| self.hop_cost(u, v), 0, &mut memo)
-                    .0
-            })
-            .collect()
-    }
-
-    /// [`gain_ms`](Self::gain_ms) when the groups of the roots in `open` are
-    /// still to be chosen: below such a deployment every call is taken as
-    /// in-process, so no choice of theirs gains more.
-    pub fn gain_bound(&self, groups: &[Set], open: Set, before: &[f64]) -> f64 {
-        let mut memo = BTreeMap::new();
-        let (mut gain, mut requests) = (0.0, 0.0);
-        for e in self.entries() {
-            let (after, _) = self.walk(e, e, groups, &|u, v| self.hop_cost(u, v), open, &mut memo);
-            gain += self.external[e] * (before[e] - after);
-            requests += self.external[e];
-        }
-        if requests == 0.0 {
-            0.0
-        } else {
-            gain / requests
-        }
-    }
-
-    /// One gateway call `u → v`, ms.
-    pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
-        self.hop_ms
-            .get(&(u, v))
-            .copied()
-            .unwrap_or(self.default_hop_ms)
-    }
-
     /// How often each function runs per unit of outside traffic (merged or
     /// not, the same): a bound on the requests its deployment can get.
     pub fn invocations(&self) -> Vec<f64> {
         let singletons: Vec<Set> = (0..self.n()).map(bit).collect();
         self.value(&singletons).1
-    }
-
-    /// Gateway hops per request at `entry` under `groups`: on the critical
-    /// path (the longest chain of calls, as calls made at once overlap) and
-    /// in all, before (no groups) and after.
-    pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
-        self.costs(entry, groups, &|_, _| 1.0)
-    }
-
-    /// [`hops`](Self::hops) in ms: each gateway call at
-    /// [`hop_cost`](Self::hop_cost).
-    pub fn latency(&self, entry: usize, groups: &[Set]) -> Hops {
-        self.costs(entry, groups, &|u, v| self.hop_cost(u, v))
-    }
-
-    fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
-        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
-        let (critical_before, total_before) =
-            self.walk(entry, entry, &alone, cost, 0, &mut BTreeMap::new());
-        let (critical_after, total_after) =
-            self.walk(entry, entry, groups, cost, 0, &mut BTreeMap::new());
-        Hops {
-            critical_before,
-            critical_after,
-            total_before,
-            total_after,
-        }
-    }
-
-    /// (critical-path cost, expected cost) below `u`, running in the
-    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`;
-    /// nothing below a deployment whose root is in `open` (its group not
-    /// chosen yet).
-    fn walk(
-        &self,
-        u: usize,
-        root: usize,
-        groups: &[Set],
-        cost: &dyn Fn(usize, usize) -> f64,
-        open: Set,
-        memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
-    ) -> (f64, f64) {
-        if open & bit(root) != 0 {
-            return (0.0, 0.0);
-        }
-        if let Some(&known) = memo.get(&(u, root)) {
-            return known;
-        }
-        let (mut critical, mut total) = (0.0f64, 0.0);
-        for &(v, m) in &self.calls[u] {
-            let inside = v != root && groups[root] & bit(v) != 0;
-            let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
-            let (c, t) = self.walk(v, next, groups, cost, open, memo);
-            if m > 0.0 {
-                critical = critical.max(hop + c);
-            }
-            total += m * (hop + t);
-        }
-        memo.insert((u, root), (critical, total));
-        (critical, total)
     }
 
     /// Functions reachable from `root` (itself included).
@@ -482,11 +422,5 @@ impl Model {
 /// leave per callee, in-process runs per member).
 pub type Flow = (f64, Vec<(usize, f64)>, Vec<(usize, f64)>);
 
-/// Gateway hops per request at one entry point.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hops {
-    pub critical_before: f64,
-    pub critical_after: f64,
-    pub total_before: f64,
-    pub total_after: f64,
-}
+mod latency;
+pub use latency::Hops;

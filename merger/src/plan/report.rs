@@ -39,8 +39,9 @@ pub struct Entry {
     pub total_before: f64,
     pub total_after: f64,
     /// The critical path's cost removed, each gateway call at its measured
-    /// cost (else hop-ms): the gain when a function's calls overlap; made
-    /// one after another, up to `latency_gain_max_ms` (every call's cost).
+    /// cost (else hop-ms): the gain with the calls in the rounds the code
+    /// makes them; were every call made one after another, up to
+    /// `latency_gain_max_ms` (every call's cost).
     pub latency_gain_ms: f64,
     pub latency_gain_max_ms: f64,
 }
@@ -127,6 +128,13 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             model.names[u], model.names[v]
         );
     }
+    for &(u, v) in &model.unplaced {
+        let _ = writeln!(
+            out,
+            "note: the order of {}'s calls of {} is not read from its code: taken as one call after another on the critical path",
+            model.names[u], model.names[v]
+        );
+    }
     let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
     for (&(u, v), ms) in &model.hop_ms {
         let _ = writeln!(
@@ -139,8 +147,9 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     }
     let _ = writeln!(
         out,
-        "per entry point, gateway hops before → after: on the critical path (a function's calls taken as made at once) and in all; \
-         the latency gain lies between the critical path's cost removed and every call's cost removed (calls made one after another), \
+        "per entry point, gateway hops before → after: on the critical path (each function's calls in the rounds its code makes them: \
+         a round's calls at once, one round after another) and in all; \
+         the latency gain lies between the critical path's cost removed and every call's cost removed (were every call made one after another), \
          a call at its measured cost where there is one, else {hop_ms} ms"
     );
     let width = model

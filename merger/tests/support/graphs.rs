@@ -4,7 +4,7 @@
 //!
 //! A part of the tests that plan (`#[path = "support/graphs.rs"] mod graphs;`).
 
-use fmerge::graph::{Conflict, Edge, Function, Graph};
+use fmerge::graph::{Conflict, Edge, Function, Graph, Round};
 
 /// A function with a memory limit (`"64Mi"`).
 pub fn function(name: &str, memory: &str) -> Function {
@@ -26,7 +26,16 @@ pub fn edge(from: &str, to: &str) -> Edge {
     }
 }
 
-/// The eight socialNetwork functions of this repo and their calls.
+/// Calls made at once, one site each.
+pub fn round(calls: &[&str]) -> Round {
+    Round {
+        calls: calls.iter().map(|c| c.to_string()).collect(),
+        looped: Vec::new(),
+    }
+}
+
+/// The eight socialNetwork functions of this repo and their calls, in the
+/// rounds compose-post and text-service make them (two rounds; one).
 pub fn social_network() -> Graph {
     let mut functions: Vec<Function> = [
         "compose-post",
@@ -42,6 +51,11 @@ pub fn social_network() -> Graph {
     .map(|n| function(n, "64Mi"))
     .collect();
     functions[0] = function("compose-post", "128Mi");
+    functions[0].rounds = vec![
+        round(&["unique-id", "text-service"]),
+        round(&["store-post", "write-home-timeline"]),
+    ];
+    functions[2].rounds = vec![round(&["url-shorten", "user-mention"])];
     Graph {
         functions,
         edges: vec![

@@ -1,0 +1,441 @@
+//! The call structure of a function, read from its source: which `invoke`
+//! calls it makes at once and which one after another, as *rounds* (a
+//! round's calls overlap; a round starts when the one before has ended).
+//!
+//! The bitcode ([`fmerge_ir::calls`]) says which callees a function names
+//! and how often; this scan only orders them. It reads the function's own
+//! crate (`src/**/*.rs`) as token trees ([`super::tokens`]), with the
+//! `macro_rules!` of the user's other crates it links expanded in place (a
+//! macro such as `sn_store::by_usernames!` expands in the caller's crate,
+//! which is where the bitcode finds its calls), and walks each `fn` body in
+//! source order:
+//! - a site is `invoke(NAME, …)` with `NAME` a string literal, a `const`
+//!   of the crate, or a macro argument bound to a literal;
+//! - the branches of `join!`, `try_join!`, `select!` (macros) and of
+//!   `join`, `try_join`, `join3`…, `join_all`, `try_join_all`, `select*`
+//!   (functions) run at once: their k-th rounds share a round (exact when
+//!   each branch is one round, an upper bound otherwise);
+//! - the arms of `if`/`else` and `match` are alternatives: merged the same
+//!   way (an upper bound of whichever runs);
+//! - consecutive `spawn(…)`s run at once with each other; anything after
+//!   them is taken as starting once they have ended (an upper bound: a task
+//!   joined later may overlap more);
+//! - a site in the body of `for`, `while` or `loop` is *looped*: on the
+//!   critical path once per iteration;
+//! - a call of another `fn` of the crate that makes calls brings its
+//!   rounds in at that point;
+//! - anything else is awaited where it stands: its own round, in source
+//!   order (a future stored and joined later is over-counted, never under).
+//!
+//! A callee the bitcode names that the scan cannot place as often as the
+//! bitcode counts it is left out of the rounds ([`reconcile`]): the planner
+//! then takes each of its calls one after another, and says so.
+
+mod macros;
+
+use super::tokens::{Tree, arms, brace_after, item_end, parse, split_commas, test_only};
+use anyhow::{Context as _, Result};
+use macros::{Rule, bind, transcribe};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Calls a function makes at once; the round after starts when they have
+/// all ended.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Round {
+    /// Callees, one entry per call site made once.
+    pub calls: Vec<String>,
+    /// Callees, one entry per call site in a loop: made once per iteration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub looped: Vec<String>,
+}
+
+impl Round {
+    fn sites(&self) -> impl Iterator<Item = &String> {
+        self.calls.iter().chain(&self.looped)
+    }
+}
+
+/// Macros that run their branches at once.
+const JOIN_MACROS: &[&str] = &["join", "try_join", "select"];
+/// Functions that run their arguments at once.
+const JOIN_FNS: &[&str] = &[
+    "join",
+    "join3",
+    "join4",
+    "join5",
+    "try_join",
+    "try_join3",
+    "try_join4",
+    "try_join5",
+    "join_all",
+    "try_join_all",
+    "select",
+    "select_all",
+    "select_ok",
+    "try_select",
+];
+/// Nested macro expansions followed at most.
+const MAX_EXPANSIONS: usize = 32;
+
+/// The rounds of the function whose crate is at `own` (its package
+/// folder), with the macros of the user's crates at `deps`.
+pub fn read(own: &Path, deps: &[PathBuf]) -> Result<Vec<Round>> {
+    let load = |dir: &Path| -> Result<Vec<Vec<Tree>>> {
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files)?;
+        files.sort();
+        files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(f)
+                    .with_context(|| format!("cannot read {}", f.display()))?;
+                parse(&text).with_context(|| format!("cannot read {} as Rust", f.display()))
+            })
+            .collect()
+    };
+    let own = load(own)?;
+    let mut deps_trees = Vec::new();
+    for d in deps {
+        deps_trees.extend(load(d)?);
+    }
+    Ok(scan(&own, &deps_trees))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The rounds of a crate whose files are `own`, with the macros defined in
+/// `deps` (and in `own`).
+pub fn scan(own: &[Vec<Tree>], deps: &[Vec<Tree>]) -> Vec<Round> {
+    let mut s = Scan::default();
+    for file in own.iter().chain(deps) {
+        macros::collect(file, &mut s.macros);
+    }
+    for file in own {
+        s.items(file, 0);
+    }
+    let names: Vec<String> = s.fns.iter().map(|(n, _)| n.clone()).collect();
+    let all: Vec<Vec<Round>> = names.iter().map(|n| s.rounds_of(n)).collect();
+    // The roots: functions with calls that no other one brings in.
+    let mut out = Vec::new();
+    let mut done = HashSet::new();
+    for (name, rounds) in names.iter().zip(all) {
+        if !s.brought.contains(name) && done.insert(name) {
+            out.extend(rounds);
+        }
+    }
+    out
+}
+
+/// Keeps, of `rounds`, the sites of callees the bitcode counts (`sites`,
+/// per callee) and that the scan placed at least as often; a callee placed
+/// less often, or not at all, is left to be taken one call after another.
+pub fn reconcile(rounds: Vec<Round>, sites: &BTreeMap<&str, usize>) -> Vec<Round> {
+    let mut placed: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &rounds {
+        for c in r.sites() {
+            *placed.entry(c).or_default() += 1;
+        }
+    }
+    let keep = |c: &String| {
+        sites
+            .get(c.as_str())
+            .is_some_and(|n| placed.get(c.as_str()).copied().unwrap_or(0) >= *n)
+    };
+    rounds
+        .iter()
+        .map(|r| Round {
+            calls: r.calls.iter().filter(|c| keep(c)).cloned().collect(),
+            looped: r.looped.iter().filter(|c| keep(c)).cloned().collect(),
+        })
+        .filter(|r| r.sites().next().is_some())
+        .collect()
+}
+
+/// Rounds run at once (or as alternatives): the k-th rounds merged.
+fn together(branches: Vec<Vec<Round>>) -> Vec<Round> {
+    let mut out: Vec<Round> = Vec::new();
+    for branch in branches {
+        for (k, r) in branch.into_iter().enumerate() {
+            if k == out.len() {
+                out.push(Round::default());
+            }
+            out[k].calls.extend(r.calls);
+            out[k].looped.extend(r.looped);
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Scan {
+    macros: HashMap<String, Vec<Rule>>,
+    consts: HashMap<String, String>,
+    fns: Vec<(String, Vec<Tree>)>,
+    memo: HashMap<String, Vec<Round>>,
+    visiting: HashSet<String>,
+    /// Functions whose rounds another one brings in.
+    brought: HashSet<String>,
+    expansions: usize,
+}
+
+impl Scan {
+    /// Items of the crate: `fn`s (in `mod`, `impl` and `trait` bodies too),
+    /// string `const`s and `static`s, the expansions of known macros.
+    fn items(&mut self, trees: &[Tree], depth: usize) {
+        let mut i = 0;
+        while i < trees.len() {
+            let t = &trees[i];
+            if let Some(skip) = test_only(trees, i) {
+                i += skip;
+            } else if t.is_ident("fn")
+                && let Some(Tree::Ident(name)) = trees.get(i + 1)
+            {
+                let end = item_end(trees, i + 2);
+                if let Some(body) = trees.get(end).and_then(|t| t.group('{')) {
+                    self.fns.push((name.clone(), body.to_vec()));
+                }
+                i = end + 1;
+            } else if (t.is_ident("const") || t.is_ident("static"))
+                && let Some(Tree::Ident(name)) = trees.get(i + 1)
+            {
+                let end = item_end(trees, i + 2);
+                if let [Tree::Punct('='), Tree::Str(value)] = &trees[end.saturating_sub(2)..end] {
+                    self.consts.insert(name.clone(), value.clone());
+                }
+                i = end + 1;
+            } else if let Some(expanded) = self.expand_at(trees, i, depth) {
+                self.items(&expanded, depth + 1);
+                i += 3;
+            } else {
+                if let Some(inner) = t.group('{') {
+                    self.items(inner, depth);
+                }
+                i += 1;
+            }
+        }
+    }
+
+    /// The expansion of a known macro invoked at `trees[i]` (`name!(…)`).
+    fn expand_at(&mut self, trees: &[Tree], i: usize, depth: usize) -> Option<Vec<Tree>> {
+        let (Tree::Ident(name), Some(bang), Some(Tree::Group(_, input))) =
+            (&trees[i], trees.get(i + 1), trees.get(i + 2))
+        else {
+            return None;
+        };
+        if !bang.is_punct('!') || depth > MAX_EXPANSIONS || self.expansions > 10 * MAX_EXPANSIONS {
+            return None;
+        }
+        let rules = self.macros.get(name)?;
+        let (binds, body) = rules.iter().find_map(|(m, t)| Some((bind(m, input)?, t)))?;
+        self.expansions += 1;
+        Some(transcribe(body, &binds))
+    }
+
+    /// The rounds of the crate's `fn name` (of all of that name, in order).
+    fn rounds_of(&mut self, name: &str) -> Vec<Round> {
+        if let Some(known) = self.memo.get(name) {
+            return known.clone();
+        }
+        if !self.visiting.insert(name.to_string()) {
+            return Vec::new(); // recursion: its calls are counted once
+        }
+        let bodies: Vec<Vec<Tree>> = self
+            .fns
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, b)| b.clone())
+            .collect();
+        let mut out = Vec::new();
+        for body in bodies {
+            out.extend(self.seq(&body, 0));
+        }
+        self.visiting.remove(name);
+        self.memo.insert(name.to_string(), out.clone());
+        out
+    }
+
+    /// The rounds of code run in order.
+    fn seq(&mut self, trees: &[Tree], depth: usize) -> Vec<Round> {
+        let mut out: Vec<Round> = Vec::new();
+        // Where the run of `spawn`s going on began in `out`.
+        let mut spawned: Option<usize> = None;
+        let mut i = 0;
+        while i < trees.len() {
+            let (rounds, used, spawn) = self.step(trees, i, depth);
+            if !rounds.is_empty() {
+                match (spawn, spawned) {
+                    (true, Some(start)) => {
+                        let before = out.split_off(start);
+                        out.extend(together(vec![before, rounds]));
+                    }
+                    (true, None) => {
+                        spawned = Some(out.len());
+                        out.extend(rounds);
+                    }
+                    (false, _) => {
+                        spawned = None;
+                        out.extend(rounds);
+                    }
+                }
+            }
+            i += used;
+        }
+        out
+    }
+
+    /// The construct at `trees[i]`: its rounds, how many trees it spans,
+    /// whether it is a `spawn`.
+    fn step(&mut self, trees: &[Tree], i: usize, depth: usize) -> (Vec<Round>, usize, bool) {
+        let t = &trees[i];
+        let next = trees.get(i + 1);
+        if let Some(skip) = test_only(trees, i) {
+            return (Vec::new(), skip, false);
+        }
+        if t.is_ident("fn") || t.is_ident("macro_rules") {
+            return (Vec::new(), item_end(trees, i + 1) - i + 1, false); // not run here
+        }
+        if t.is_ident("for") || t.is_ident("while") || t.is_ident("loop") {
+            let Some(b) = brace_after(trees, i + 1) else {
+                return (Vec::new(), 1, false);
+            };
+            let mut rounds = self.seq(&trees[i + 1..b], depth);
+            for mut r in self.seq(trees[b].group('{').expect("a block"), depth) {
+                r.looped.append(&mut r.calls);
+                rounds.push(r);
+            }
+            return (rounds, b - i + 1, false);
+        }
+        if t.is_ident("if") {
+            return self.alternatives(trees, i, depth);
+        }
+        if t.is_ident("match")
+            && let Some(b) = brace_after(trees, i + 1)
+        {
+            let mut rounds = self.seq(&trees[i + 1..b], depth);
+            let arms = arms(trees[b].group('{').expect("a block"))
+                .into_iter()
+                .map(|arm| self.seq(arm, depth))
+                .collect();
+            rounds.extend(together(arms));
+            return (rounds, b - i + 1, false);
+        }
+        if let Tree::Ident(name) = t
+            && next.is_some_and(|n| n.is_punct('!'))
+            && let Some(Tree::Group(_, inner)) = trees.get(i + 2)
+        {
+            if JOIN_MACROS.contains(&name.as_str()) {
+                return (self.branches(inner, depth), 3, false);
+            }
+            if let Some(expanded) = self.expand_at(trees, i, depth) {
+                return (self.seq(&expanded, depth + 1), 3, false);
+            }
+            return (self.seq(inner, depth), 3, false);
+        }
+        if let Tree::Ident(name) = t
+            && let Some(args) = next.and_then(|n| n.group('('))
+        {
+            let rounds = if name == "invoke" {
+                self.site(args, depth)
+            } else if JOIN_FNS.contains(&name.as_str()) {
+                self.branches(args, depth)
+            } else if self.fns.iter().any(|(n, _)| n == name) {
+                let mut r = self.seq(args, depth);
+                let called = self.rounds_of(name);
+                if !called.is_empty() {
+                    self.brought.insert(name.clone());
+                }
+                r.extend(called);
+                r
+            } else {
+                self.seq(args, depth)
+            };
+            return (rounds, 2, name == "spawn");
+        }
+        if let Tree::Group(_, inner) = t {
+            return (self.seq(inner, depth), 1, false);
+        }
+        (Vec::new(), 1, false)
+    }
+
+    /// `invoke(NAME, payload)`: the payload first, then the call.
+    fn site(&mut self, args: &[Tree], depth: usize) -> Vec<Round> {
+        let parts = split_commas(args);
+        let mut rounds = Vec::new();
+        for p in parts.iter().skip(1) {
+            rounds.extend(self.seq(p, depth));
+        }
+        let callee = match parts.first() {
+            Some([Tree::Str(s)]) => Some(s),
+            Some([Tree::Ident(c)]) => self.consts.get(c),
+            _ => None,
+        };
+        // A name the scan cannot read: left to the bitcode's count (taken
+        // one after another), not guessed.
+        if let Some(callee) = callee {
+            rounds.push(Round {
+                calls: vec![super::function_of(callee).to_string()],
+                looped: Vec::new(),
+            });
+        }
+        rounds
+    }
+
+    fn branches(&mut self, inner: &[Tree], depth: usize) -> Vec<Round> {
+        let branches = split_commas(inner)
+            .into_iter()
+            .map(|b| self.seq(b, depth))
+            .collect();
+        together(branches)
+    }
+
+    /// `if C {A} else if D {B} else {E}`: the conditions in order, then the
+    /// branches as alternatives.
+    fn alternatives(
+        &mut self,
+        trees: &[Tree],
+        i: usize,
+        depth: usize,
+    ) -> (Vec<Round>, usize, bool) {
+        let (mut conditions, mut branches) = (Vec::new(), Vec::new());
+        let mut j = i;
+        loop {
+            let Some(b) = brace_after(trees, j + 1) else {
+                return (conditions, j - i + 1, false);
+            };
+            conditions.extend(self.seq(&trees[j + 1..b], depth));
+            branches.push(self.seq(trees[b].group('{').expect("a block"), depth));
+            j = b + 1;
+            if !trees.get(j).is_some_and(|t| t.is_ident("else")) {
+                break;
+            }
+            match trees.get(j + 1) {
+                Some(t) if t.is_ident("if") => j += 1,
+                Some(Tree::Group('{', body)) => {
+                    branches.push(self.seq(body, depth));
+                    j += 2;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        conditions.extend(together(branches));
+        (conditions, j - i, false)
+    }
+}
+
+#[cfg(test)]
+mod tests;

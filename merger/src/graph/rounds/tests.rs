@@ -1,0 +1,223 @@
+//! The source scan, one construct per test: what runs at once, what one
+//! after another, and what it leaves unplaced.
+
+use super::*;
+
+/// The rounds of one crate of one file, with the macros of `deps`.
+fn rounds_with(code: &str, deps: &[&str]) -> Vec<Vec<String>> {
+    let deps: Vec<Vec<Tree>> = deps.iter().map(|d| parse(d).unwrap()).collect();
+    scan(&[parse(code).unwrap()], &deps)
+        .into_iter()
+        .map(|r| {
+            let mut all = r.calls;
+            all.extend(r.looped.into_iter().map(|c| format!("{c} (looped)")));
+            all
+        })
+        .collect()
+}
+
+fn rounds(code: &str) -> Vec<Vec<String>> {
+    rounds_with(code, &[])
+}
+
+#[test]
+fn join_runs_its_calls_at_once() {
+    let code = r#"
+        async fn handle() {
+            let (a, b) = futures::join!(rt::invoke("a", x), rt::invoke("b", y));
+            rt::invoke("c", z).await?;
+        }"#;
+    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c"]]);
+}
+
+#[test]
+fn try_join_rounds_follow_each_other() {
+    // compose-post's shape: two fan-outs, one after the other.
+    let code = r#"
+        async fn handle(req: Request) -> Result<Value, Error> {
+            let (id, text) = tokio::try_join!(
+                rt::invoke("unique-id", id_req),
+                rt::invoke("text-service", text_req),
+            )?;
+            let text: Text = rt::callee_json("text-service", &text)?;
+            tokio::try_join!(
+                rt::invoke("store-post", store_req),
+                rt::invoke("write-home-timeline", home_req)
+            )?;
+            Ok(json!({ "post_id": id }))
+        }"#;
+    assert_eq!(
+        rounds(code),
+        [
+            vec!["unique-id", "text-service"],
+            vec!["store-post", "write-home-timeline"]
+        ]
+    );
+}
+
+#[test]
+fn join_all_runs_every_call_it_is_given_at_once() {
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            let posts = futures::future::try_join_all(
+                ids.iter().map(|id| invoke("read-post", to_vec(id).unwrap())),
+            ).await?;
+            invoke("store", vec![]).await?;
+        }"#;
+    assert_eq!(rounds(code), [vec!["read-post"], vec!["store"]]);
+}
+
+#[test]
+fn awaited_calls_follow_each_other_in_source_order() {
+    // social-graph-follow-with-username's shape, written out: the ids, then the id form.
+    let code = r#"
+        async fn handle(req: Req) -> Reply {
+            let user = invoke("get-user-id", a).await?;
+            let followee = invoke("get-user-id", b).await?;
+            Ok(invoke("social-graph-follow", to_vec(&by_id)?).await?.to_vec())
+        }"#;
+    assert_eq!(
+        rounds(code),
+        [
+            vec!["get-user-id"],
+            vec!["get-user-id"],
+            vec!["social-graph-follow"]
+        ]
+    );
+}
+
+#[test]
+fn a_call_awaited_in_a_loop_is_looped() {
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            for id in ids {
+                let (a, b) = tokio::join!(invoke("a", id), invoke("b", id));
+            }
+            while let Some(x) = next() { invoke("c", x).await; }
+            invoke("d", y).await;
+        }"#;
+    assert_eq!(
+        rounds(code),
+        [
+            vec!["a (looped)", "b (looped)"],
+            vec!["c (looped)"],
+            vec!["d"]
+        ]
+    );
+}
+
+#[test]
+fn a_site_whose_name_is_not_readable_is_not_placed() {
+    // A name held in a variable: the bitcode may still know it (a constant
+    // it propagated); the scan leaves it out, never guesses. A `const` of
+    // the crate it reads.
+    let code = r#"
+        const BACK: &str = "back";
+        async fn handle(name: &str) {
+            invoke(name, a).await?;
+            invoke(BACK, b).await?;
+        }"#;
+    assert_eq!(rounds(code), [vec!["back"]]);
+    let sites = BTreeMap::from([("back", 1), ("front", 1)]);
+    let kept = reconcile(scan(&[parse(code).unwrap()], &[]), &sites);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].calls, ["back"]);
+}
+
+#[test]
+fn a_callee_placed_less_often_than_the_bitcode_counts_is_left_out() {
+    // The bitcode counts two calls of a (one in code the scan cannot
+    // see), and knows nothing of z: a and z leave the rounds.
+    let code = r#"async fn h() { join!(invoke("a", x), invoke("b", y)); invoke("z", w).await; }"#;
+    let sites = BTreeMap::from([("a", 2), ("b", 1)]);
+    let kept = reconcile(scan(&[parse(code).unwrap()], &[]), &sites);
+    assert_eq!(
+        kept,
+        [Round {
+            calls: vec!["b".into()],
+            looped: Vec::new()
+        }]
+    );
+}
+
+#[test]
+fn a_macro_of_another_crate_is_read_where_it_expands() {
+    // sn_store::by_usernames!: the callee of the second round is the
+    // macro's argument.
+    let store = r#"
+        #[macro_export]
+        macro_rules! by_usernames {
+            ($by_id:literal $(, $field:ident: $type:ty)*) => {
+                async fn handle(body: Bytes) -> Reply {
+                    let (user, followee) = ::tokio::try_join!(
+                        invoke("get-user-id", to_vec(&json!({ "username": req.username }))?),
+                        invoke("get-user-id", to_vec(&json!({ "username": req.followee_username }))?)
+                    )?;
+                    $(by_id.insert(stringify!($field).into(), to_value(&req.$field)?);)*
+                    Ok(invoke($by_id, to_vec(&by_id)?).await?.to_vec())
+                }
+            };
+        }"#;
+    let code = r#"sn_store::by_usernames!("social-graph-follow", timestamp: Option<u64>);
+        fmerge_runtime::function!(handle);"#;
+    assert_eq!(
+        rounds_with(code, &[store]),
+        [
+            vec!["get-user-id", "get-user-id"],
+            vec!["social-graph-follow"]
+        ]
+    );
+}
+
+#[test]
+fn spawned_tasks_run_at_once_until_something_else_runs() {
+    let code = r#"
+        async fn handle() {
+            let a = tokio::spawn(async move { invoke("a", x).await });
+            let b = tokio::spawn(async move { invoke("b", y).await });
+            let (a, b) = (a.await?, b.await?);
+            invoke("c", z).await?;
+        }"#;
+    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c"]]);
+}
+
+#[test]
+fn branches_of_if_and_match_are_alternatives() {
+    let code = r#"
+        async fn handle(x: u8) {
+            if x == 0 { invoke("a", p).await?; } else if x == 1 { invoke("b", p).await?; } else { }
+            match x {
+                0 => invoke("c", p).await?,
+                1 => { invoke("d", p).await?; invoke("e", p).await?; }
+                _ => {}
+            }
+        }"#;
+    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c", "d"], vec!["e"]]);
+}
+
+#[test]
+fn a_helper_of_the_crate_brings_its_rounds_where_it_is_called() {
+    let code = r#"
+        async fn lookup(name: &str) -> u64 { invoke("get-user-id", name).await }
+        async fn handle() {
+            let (a, b) = try_join!(lookup("x"), lookup("y"))?;
+            invoke("follow", vec![]).await?;
+        }
+        #[cfg(test)]
+        mod tests { fn t() { invoke("test-only", vec![]); } }"#;
+    assert_eq!(
+        rounds(code),
+        [vec!["get-user-id", "get-user-id"], vec!["follow"]]
+    );
+}
+
+#[test]
+fn comments_strings_and_unbalanced_code() {
+    let code = r####"
+        // invoke("commented", x)
+        /* invoke("block", /* nested */ y) */
+        async fn handle() { let s = r#"invoke("raw", z)"#; let c = '('; invoke("real", s).await; }"####;
+    assert_eq!(rounds(code), [vec!["real"]]);
+    assert!(parse("fn f() { (").is_err());
+    assert!(parse("fn f() }").is_err());
+}

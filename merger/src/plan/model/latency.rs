@@ -1,0 +1,150 @@
+//! What a plan does to latency: each entry point's critical path (its
+//! functions' rounds one after another, a round as long as its longest
+//! call), the expected cost in all, and the gain the latency objective
+//! maximizes, with the bound the exact search prunes by.
+
+use super::{Model, Round, Set, bit};
+use std::collections::BTreeMap;
+
+impl Model {
+    /// The expected latency `groups` remove, ms per request of the
+    /// application: each entry point's critical path before less after,
+    /// weighted by its requests; a gateway call at its measured cost, else
+    /// [`default_hop_ms`](Self::default_hop_ms).
+    pub fn gain_ms(&self, groups: &[Set]) -> f64 {
+        self.gain_bound(groups, 0, &self.critical_alone())
+    }
+
+    /// Each function's critical path with no group, ms (the latency before).
+    pub fn critical_alone(&self) -> Vec<f64> {
+        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
+        let mut memo = BTreeMap::new();
+        (0..self.n())
+            .map(|e| {
+                self.walk(e, e, &alone, &|u, v| self.hop_cost(u, v), 0, &mut memo)
+                    .0
+            })
+            .collect()
+    }
+
+    /// [`gain_ms`](Self::gain_ms) when the groups of the roots in `open` are
+    /// still to be chosen: below such a deployment every call is taken as
+    /// in-process, so no choice of theirs gains more.
+    pub fn gain_bound(&self, groups: &[Set], open: Set, before: &[f64]) -> f64 {
+        let mut memo = BTreeMap::new();
+        let (mut gain, mut requests) = (0.0, 0.0);
+        for e in self.entries() {
+            let (after, _) = self.walk(e, e, groups, &|u, v| self.hop_cost(u, v), open, &mut memo);
+            gain += self.external[e] * (before[e] - after);
+            requests += self.external[e];
+        }
+        if requests == 0.0 {
+            0.0
+        } else {
+            gain / requests
+        }
+    }
+
+    /// One gateway call `u → v`, ms.
+    pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
+        self.hop_ms
+            .get(&(u, v))
+            .copied()
+            .unwrap_or(self.default_hop_ms)
+    }
+
+    /// Gateway hops per request at `entry` under `groups`: on the critical
+    /// path (each function's [`rounds`](Self::rounds) one after another, a
+    /// round as long as its longest call) and in all, before (no groups)
+    /// and after.
+    pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
+        self.costs(entry, groups, &|_, _| 1.0)
+    }
+
+    /// [`hops`](Self::hops) in ms: each gateway call at
+    /// [`hop_cost`](Self::hop_cost).
+    pub fn latency(&self, entry: usize, groups: &[Set]) -> Hops {
+        self.costs(entry, groups, &|u, v| self.hop_cost(u, v))
+    }
+
+    fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
+        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
+        let (critical_before, total_before) =
+            self.walk(entry, entry, &alone, cost, 0, &mut BTreeMap::new());
+        let (critical_after, total_after) =
+            self.walk(entry, entry, groups, cost, 0, &mut BTreeMap::new());
+        Hops {
+            critical_before,
+            critical_after,
+            total_before,
+            total_after,
+        }
+    }
+
+    /// (critical-path cost, expected cost) below `u`, running in the
+    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`
+    /// and an in-process one nothing; nothing below a deployment whose root
+    /// is in `open` (its group not chosen yet). The critical path sums `u`'s
+    /// rounds, each the longest of its calls (a looped site counted once per
+    /// iteration: the calls per invocation spread over the callee's sites).
+    fn walk(
+        &self,
+        u: usize,
+        root: usize,
+        groups: &[Set],
+        cost: &dyn Fn(usize, usize) -> f64,
+        open: Set,
+        memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
+    ) -> (f64, f64) {
+        if open & bit(root) != 0 {
+            return (0.0, 0.0);
+        }
+        if let Some(&known) = memo.get(&(u, root)) {
+            return known;
+        }
+        let below = |v: usize, memo: &mut BTreeMap<(usize, usize), (f64, f64)>| {
+            let inside = v != root && groups[root] & bit(v) != 0;
+            let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
+            let (c, t) = self.walk(v, next, groups, cost, open, memo);
+            (hop + c, hop + t)
+        };
+        let mut total = 0.0;
+        for &(v, m) in &self.calls[u] {
+            total += m * below(v, memo).1;
+        }
+        let per_call = |v: usize| self.calls[u].iter().find(|c| c.0 == v).map_or(0.0, |c| c.1);
+        let mut critical = 0.0;
+        for round in &self.rounds[u] {
+            let mut longest = 0.0f64;
+            for (v, looped) in round.sites() {
+                let m = per_call(v);
+                if m <= 0.0 {
+                    continue;
+                }
+                let times = if looped {
+                    let sites = self.rounds[u]
+                        .iter()
+                        .flat_map(Round::sites)
+                        .filter(|s| s.0 == v)
+                        .count();
+                    m / sites as f64
+                } else {
+                    1.0
+                };
+                longest = longest.max(times * below(v, memo).0);
+            }
+            critical += longest;
+        }
+        memo.insert((u, root), (critical, total));
+        (critical, total)
+    }
+}
+
+/// Gateway hops per request at one entry point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hops {
+    pub critical_before: f64,
+    pub critical_after: f64,
+    pub total_before: f64,
+    pub total_after: f64,
+}
