@@ -15,12 +15,10 @@ mod ilp;
 mod oracle;
 
 use fmerge::graph::Graph;
-use fmerge::plan::model::{Model, bit};
+use fmerge::plan::model::{MIB, Model, bit};
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints};
 use graphs::{Rng, edge, random_app, random_graph, random_traffic, social_network_app};
-
-const MIB: f64 = 1048576.0;
 
 /// What the random cases reached, so that a test can say they reach what
 /// they are for (each case agreed, or its test failed).
