@@ -4,6 +4,8 @@
 //!
 //! A part of the tests that plan (`#[path = "support/graphs.rs"] mod graphs;`).
 
+#![allow(dead_code)] // each test file plans only some of these
+
 use fmerge::graph::{Conflict, Edge, Function, Graph, Round};
 
 /// A function with a memory limit (`"64Mi"`).
@@ -135,9 +137,9 @@ pub fn random_traffic(rng: &mut Rng, mut graph: Graph) -> Graph {
     let n = graph.functions.len() as u64;
     for _ in 0..rng.below(2) {
         let (from, to) = (1 + rng.below(n - 1), rng.below(2));
-        graph
-            .edges
-            .push(edge(&format!("f{from}"), &format!("f{to}")));
+        let name = |i: u64| graph.functions[i as usize].name.clone();
+        let back = edge(&name(from), &name(to));
+        graph.edges.push(back);
     }
     graph.traffic = Some("test".into());
     for f in &mut graph.functions {
@@ -152,4 +154,100 @@ pub fn random_traffic(rng: &mut Rng, mut graph: Graph) -> Graph {
         e.calls = Some((1 + rng.below(20)) as f64);
     }
     graph
+}
+
+/// The 26 functions of `functions/stack.yml` (64Mi each) and their calls,
+/// as `docs/callgraph-socialnetwork.svg` draws them: five call trees, the
+/// largest compose-post's, two pairs of callers sharing a callee, and
+/// functions that call nobody.
+pub fn social_network_app() -> Graph {
+    let calls: [(&str, &[&str]); 9] = [
+        (
+            "compose-post",
+            &[
+                "unique-id",
+                "text-service",
+                "compose-creator-with-user-id",
+                "media",
+                "store-post",
+                "write-user-timeline",
+                "write-home-timeline",
+            ],
+        ),
+        ("text-service", &["url-shorten", "user-mention"]),
+        ("write-home-timeline", &["social-graph-get-followers"]),
+        ("read-home-timeline", &["read-posts"]),
+        ("read-user-timeline", &["read-posts"]),
+        ("register-user", &["social-graph-insert-user"]),
+        ("register-user-with-id", &["social-graph-insert-user"]),
+        (
+            "social-graph-follow-with-username",
+            &["get-user-id", "social-graph-follow"],
+        ),
+        (
+            "social-graph-unfollow-with-username",
+            &["get-user-id", "social-graph-unfollow"],
+        ),
+    ];
+    let alone = [
+        "read-post",
+        "user-login",
+        "compose-creator-with-username",
+        "social-graph-get-followees",
+    ];
+    let mut names: Vec<&str> = Vec::new();
+    for (from, to) in &calls {
+        for name in std::iter::once(from).chain(to.iter()) {
+            if !names.contains(name) {
+                names.push(name);
+            }
+        }
+    }
+    names.extend(alone);
+    let mut edges = Vec::new();
+    for (from, to) in &calls {
+        for to in to.iter() {
+            let mut e = edge(from, to);
+            // The -with-username forms look up both users.
+            if *to == "get-user-id" {
+                e.sites = 2;
+            }
+            edges.push(e);
+        }
+    }
+    Graph {
+        functions: names.iter().map(|n| function(n, "64Mi")).collect(),
+        edges,
+        ..Graph::default()
+    }
+}
+
+/// A random application shaped like socialNetwork: call trees of at most
+/// 11 functions (compose-post's size), each function called by an earlier
+/// one of its tree or by nobody (a new entry point), now and then also by
+/// a function of another tree (as get-user-id is); random memory.
+pub fn random_app(rng: &mut Rng, n: usize) -> Graph {
+    let name = |i: usize| format!("f{i}");
+    let functions = (0..n)
+        .map(|i| function(&name(i), &format!("{}Mi", 16 * (1 + rng.below(4)))))
+        .collect();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut tree = 0; // the first function of the current tree
+    for to in 1..n {
+        if to - tree == 11 || rng.below(4) == 0 {
+            tree = to;
+            continue;
+        }
+        let from = tree + rng.below((to - tree) as u64) as usize;
+        edges.push(edge(&name(from), &name(to)));
+        let other = rng.below(to as u64) as usize;
+        if rng.below(5) == 0 && other != from {
+            edges.push(edge(&name(other), &name(to)));
+        }
+    }
+    Graph {
+        functions,
+        edges,
+        ..Graph::default()
+    }
 }
