@@ -4,21 +4,24 @@
 //! graphs of 7 to 14 functions, socialNetwork's 26 functions and random
 //! applications of its shape and size; all with several entry points,
 //! measured traffic, calls back up the graph (cycles), keep-apart pairs and
-//! both memory caps.
+//! both memory caps. And the latency and memory objectives against the
+//! enumeration oracle (`support/oracle.rs`), on small graphs with random
+//! call rounds, loops and measured hop costs.
 
 #[path = "support/graphs.rs"]
 mod graphs;
 #[path = "support/ilp.rs"]
 mod ilp;
 #[path = "support/oracle.rs"]
-#[allow(dead_code)] // the small enumeration's entry point is plan.rs's
 mod oracle;
 
 use fmerge::graph::Graph;
 use fmerge::plan::model::{MIB, Model, Objective, bit};
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints};
-use graphs::{Rng, edge, random_app, random_graph, random_traffic, social_network_app};
+use graphs::{
+    Rng, edge, random_app, random_graph, random_rounds, random_traffic, social_network_app,
+};
 
 /// What the random cases reached, so that a test can say they reach what
 /// they are for (each case agreed, or its test failed).
@@ -205,5 +208,207 @@ fn the_exact_search_agrees_with_the_program_on_random_applications_of_26_functio
             && r.apart >= 15
             && r.entries == 40,
         "{reached:?}"
+    );
+}
+
+/// The latency objective: the exact search finds the most expected latency
+/// any valid plan removes (the enumeration's own critical paths), and both
+/// searches' plans are valued alike; the memory objective: the least
+/// copies' memory among the plans that remove half that.
+#[test]
+fn the_latency_and_memory_objectives_agree_with_the_enumeration() {
+    let mut rng = Rng(0x1a7e_4c11);
+    let (mut checked, mut gained, mut partial) = (0, 0, 0);
+    for round in 0..120 {
+        let n = 3 + round % 4;
+        let graph = random_graph(&mut rng, n);
+        let graph = traffic(&mut rng, graph);
+        let graph = random_rounds(&mut rng, graph);
+        let constraints = Constraints {
+            objective: Objective::Latency,
+            hop_ms: 1.0,
+            ..constraints(&mut rng, &graph)
+        };
+        let Ok(model) = plan::model(&graph, &constraints) else {
+            continue; // a total cap below what the functions reserve alone
+        };
+        let (best, _) = oracle::best_by(&model, &|g| Some(oracle::latency_gain(&model, g)));
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        assert!(
+            (exact.gain_ms - best).abs() < 1e-6,
+            "round {round}: exact {} ms, the enumeration {best} ms",
+            exact.gain_ms
+        );
+        for (how, p) in [("exact", &exact), ("heuristic", &search::heuristic(&model))] {
+            let v = oracle::latency_gain(&model, &p.groups);
+            assert!(
+                (v - p.gain_ms).abs() < 1e-6,
+                "round {round}: {how} {} vs {v}",
+                p.gain_ms
+            );
+            assert!(v <= best + 1e-6, "round {round}: {how}");
+            assert!(
+                oracle::within_total_memory(&model, &p.groups),
+                "round {round}: {how}"
+            );
+        }
+        checked += 1;
+        if best <= 0.0 {
+            continue;
+        }
+        gained += 1;
+        let mut least = model.clone();
+        (least.objective, least.min_gain_ms) = (Objective::Memory, Some(best / 2.0));
+        let copies = |groups: &[u128]| -> f64 {
+            let memory = |i: usize| model.memory[i].unwrap_or(0.0);
+            (0..n)
+                .flat_map(|r| (0..n).filter(move |&i| i != r && groups[r] & (1 << i) != 0))
+                .map(memory)
+                .sum()
+        };
+        let (fewest, _) = oracle::best_by(&least, &|g| {
+            (oracle::latency_gain(&model, g) >= best / 2.0 - 1e-9).then(|| -copies(g))
+        });
+        let (p, _) = plan::solve(&least, plan::Method::Exact).unwrap();
+        assert!(
+            (copies(&p.groups) + fewest).abs() < 1e-3,
+            "round {round}: memory objective {} MiB, the enumeration {} MiB",
+            copies(&p.groups) / MIB,
+            -fewest / MIB
+        );
+        assert!(p.gain_ms >= best / 2.0 - 1e-9, "round {round}");
+        partial += usize::from(-fewest < copies(&exact.groups) - 1.0);
+    }
+    // Most cases plan and gain; in some, half the gain costs less memory.
+    assert!(
+        checked >= 80 && gained >= 50 && partial >= 10,
+        "{checked} {gained} {partial}"
+    );
+}
+
+/// Every combination of every root's candidate groups.
+#[test]
+fn the_exact_search_matches_the_oracle_and_is_never_beaten_by_the_heuristic() {
+    let mut rng = Rng(0x5eed_f00d);
+    let (mut agree, mut runs) = (0, 0);
+    for round in 0..200 {
+        let n = if round < 30 {
+            3 + (round % 4)
+        } else {
+            8 + (round % 7)
+        };
+        let graph = random_graph(&mut rng, n);
+        let max_memory = (rng.below(2) == 0).then(|| (64 + 16 * rng.below(6)) as f64 * 1048576.0);
+        let constraints = Constraints {
+            max_memory,
+            objective: Objective::Calls,
+            ..Constraints::default()
+        };
+        let model = plan::model(&graph, &constraints).unwrap();
+        let cands: Vec<usize> = (0..model.n())
+            .map(|r| search::candidates(&model, r, usize::MAX).unwrap().len())
+            .collect();
+        eprintln!("round {round}: n {n} candidates {cands:?}");
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        let greedy = search::heuristic(&model);
+        // Both plans are feasible, and valued as the model values them.
+        for p in [&exact, &greedy] {
+            for &g in &p.groups {
+                assert!(model.feasible(g), "round {round}: infeasible group {g:b}");
+            }
+            assert!((model.value(&p.groups).0 - p.removed).abs() < 1e-6);
+        }
+        assert!(
+            exact.removed >= greedy.removed - 1e-6,
+            "round {round}: heuristic {} beat exact {}",
+            greedy.removed,
+            exact.removed
+        );
+        if n <= 6 {
+            let (best, _) = oracle::best(&model);
+            assert!(
+                (best - exact.removed).abs() < 1e-6,
+                "round {round}: the oracle {best}, exact {}",
+                exact.removed
+            );
+        }
+        if max_memory.is_none() && graph.conflicts.is_empty() {
+            // Nothing bounds a group: both take every reachable function.
+            assert!(
+                (exact.removed - greedy.removed).abs() < 1e-6,
+                "round {round}"
+            );
+        }
+        runs += 1;
+        agree += usize::from((exact.removed - greedy.removed).abs() < 1e-6);
+    }
+    eprintln!("heuristic equal to exact in {agree} of {runs} random graphs");
+}
+
+/// The exact search against the oracle (`support/oracle.rs`, none of the
+/// planner's code) on graphs with several entry points and measured
+/// traffic, calls back up the graph (cycles), keep-apart pairs and both
+/// memory caps.
+#[test]
+fn the_exact_search_agrees_with_an_independent_oracle() {
+    let mut rng = Rng(0x0_0ac1e5);
+    let (mut checked, mut merged, mut capped) = (0, 0, 0);
+    for round in 0..120 {
+        let n = 3 + round % 4;
+        let graph = random_graph(&mut rng, n);
+        let graph = random_traffic(&mut rng, graph);
+        let mib = 1048576.0;
+        let constraints = Constraints {
+            max_memory: (rng.below(2) == 0).then(|| (48 + 16 * rng.below(6)) as f64 * mib),
+            max_total_memory: (rng.below(2) == 0)
+                .then(|| (64 * n as u64 + 16 * rng.below(8)) as f64 * mib),
+            keep_apart: (rng.below(3) == 0)
+                .then(|| vec![format!("f{}", rng.below(n as u64)), format!("f{}", n - 1)])
+                .filter(|pair| pair[0] != pair[1])
+                .into_iter()
+                .collect(),
+            objective: Objective::Calls,
+            ..Constraints::default()
+        };
+        let Ok(model) = plan::model(&graph, &constraints) else {
+            continue; // a total cap below what the functions reserve alone
+        };
+        let (best, _) = oracle::best(&model);
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        let greedy = search::heuristic(&model);
+        assert!(
+            (exact.removed - best).abs() < 1e-6,
+            "round {round}: exact {} but the oracle finds {best}",
+            exact.removed
+        );
+        for (how, p) in [("exact", &exact), ("heuristic", &greedy)] {
+            // Valid by the oracle's rules, and valued alike.
+            for (r, &g) in p.groups.iter().enumerate() {
+                assert!(
+                    g == bit(r) || oracle::valid(&model, r, g),
+                    "round {round}: {how} group {g:b}"
+                );
+            }
+            assert!(
+                oracle::within_total_memory(&model, &p.groups),
+                "round {round}: {how}"
+            );
+            let v = oracle::value(&model, &p.groups);
+            assert!(
+                (v - p.removed).abs() < 1e-6,
+                "round {round}: {how} says {}, the oracle {v}",
+                p.removed
+            );
+            assert!(v <= best + 1e-6, "round {round}: {how}");
+        }
+        checked += 1;
+        merged += usize::from(!exact.merged().is_empty());
+        capped += usize::from(model.max_total_memory.is_some() && !model.cycles.is_empty());
+    }
+    // The random cases reach what they are for: most plan, most merge
+    // something, some under a total cap with a cycle cut.
+    assert!(
+        checked >= 80 && merged >= 50 && capped >= 5,
+        "{checked} {merged} {capped}"
     );
 }

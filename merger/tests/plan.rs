@@ -1,21 +1,20 @@
-//! `fmerge plan`: constraints, refusals, copied callees, and the exact
-//! search against the heuristic (and against brute force) on random graphs.
+//! `fmerge plan`: constraints, refusals, copied callees, the heuristic's
+//! fallback on large graphs, and the command (the oracles are in
+//! `oracle.rs`).
 //!
 //! Most tests plan hand-written graphs (the JSON `fmerge graph` writes), so
 //! they need no build; the refusal test reads a real fixture's code.
 
 #[path = "support/graphs.rs"]
 mod graphs;
-#[path = "support/oracle.rs"]
-mod oracle;
 #[allow(dead_code)] // support is shared by all tests; these use only some of it
 mod support;
 
 use fmerge::graph::{Conflict, Graph};
-use fmerge::plan::model::{Objective, bit};
+use fmerge::plan::model::Objective;
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, Method, PlanFile};
-use graphs::{Rng, edge, function, random_graph, random_traffic, social_network};
+use graphs::{Rng, edge, function, random_graph, social_network};
 use std::collections::BTreeMap;
 use support::*;
 
@@ -166,131 +165,6 @@ fn traffic_weights_choose_the_busy_path() {
     let (groups, removed) = groups(&graph, &constraints);
     assert_eq!(groups["a"], names(&["a", "c"]));
     assert!((removed - 90.0).abs() < 1e-6, "{removed}");
-}
-
-/// Every combination of every root's candidate groups.
-#[test]
-fn the_exact_search_matches_the_oracle_and_is_never_beaten_by_the_heuristic() {
-    let mut rng = Rng(0x5eed_f00d);
-    let (mut agree, mut runs) = (0, 0);
-    for round in 0..200 {
-        let n = if round < 30 {
-            3 + (round % 4)
-        } else {
-            8 + (round % 7)
-        };
-        let graph = random_graph(&mut rng, n);
-        let max_memory = (rng.below(2) == 0).then(|| (64 + 16 * rng.below(6)) as f64 * 1048576.0);
-        let constraints = Constraints {
-            max_memory,
-            ..by_calls()
-        };
-        let model = plan::model(&graph, &constraints).unwrap();
-        let cands: Vec<usize> = (0..model.n())
-            .map(|r| search::candidates(&model, r, usize::MAX).unwrap().len())
-            .collect();
-        eprintln!("round {round}: n {n} candidates {cands:?}");
-        let exact = search::exact(&model, Limits::default()).expect("small enough");
-        let greedy = search::heuristic(&model);
-        // Both plans are feasible, and valued as the model values them.
-        for p in [&exact, &greedy] {
-            for &g in &p.groups {
-                assert!(model.feasible(g), "round {round}: infeasible group {g:b}");
-            }
-            assert!((model.value(&p.groups).0 - p.removed).abs() < 1e-6);
-        }
-        assert!(
-            exact.removed >= greedy.removed - 1e-6,
-            "round {round}: heuristic {} beat exact {}",
-            greedy.removed,
-            exact.removed
-        );
-        if n <= 6 {
-            let (best, _) = oracle::best(&model);
-            assert!(
-                (best - exact.removed).abs() < 1e-6,
-                "round {round}: the oracle {best}, exact {}",
-                exact.removed
-            );
-        }
-        if max_memory.is_none() && graph.conflicts.is_empty() {
-            // Nothing bounds a group: both take every reachable function.
-            assert!(
-                (exact.removed - greedy.removed).abs() < 1e-6,
-                "round {round}"
-            );
-        }
-        runs += 1;
-        agree += usize::from((exact.removed - greedy.removed).abs() < 1e-6);
-    }
-    eprintln!("heuristic equal to exact in {agree} of {runs} random graphs");
-}
-
-/// The exact search against the oracle (`support/oracle.rs`, none of the
-/// planner's code) on graphs with several entry points and measured
-/// traffic, calls back up the graph (cycles), keep-apart pairs and both
-/// memory caps.
-#[test]
-fn the_exact_search_agrees_with_an_independent_oracle() {
-    let mut rng = Rng(0x0_0ac1e5);
-    let (mut checked, mut merged, mut capped) = (0, 0, 0);
-    for round in 0..120 {
-        let n = 3 + round % 4;
-        let graph = random_graph(&mut rng, n);
-        let graph = random_traffic(&mut rng, graph);
-        let mib = 1048576.0;
-        let constraints = Constraints {
-            max_memory: (rng.below(2) == 0).then(|| (48 + 16 * rng.below(6)) as f64 * mib),
-            max_total_memory: (rng.below(2) == 0)
-                .then(|| (64 * n as u64 + 16 * rng.below(8)) as f64 * mib),
-            keep_apart: (rng.below(3) == 0)
-                .then(|| vec![format!("f{}", rng.below(n as u64)), format!("f{}", n - 1)])
-                .filter(|pair| pair[0] != pair[1])
-                .into_iter()
-                .collect(),
-            ..by_calls()
-        };
-        let Ok(model) = plan::model(&graph, &constraints) else {
-            continue; // a total cap below what the functions reserve alone
-        };
-        let (best, _) = oracle::best(&model);
-        let exact = search::exact(&model, Limits::default()).expect("small enough");
-        let greedy = search::heuristic(&model);
-        assert!(
-            (exact.removed - best).abs() < 1e-6,
-            "round {round}: exact {} but the oracle finds {best}",
-            exact.removed
-        );
-        for (how, p) in [("exact", &exact), ("heuristic", &greedy)] {
-            // Valid by the oracle's rules, and valued alike.
-            for (r, &g) in p.groups.iter().enumerate() {
-                assert!(
-                    g == bit(r) || oracle::valid(&model, r, g),
-                    "round {round}: {how} group {g:b}"
-                );
-            }
-            assert!(
-                oracle::within_total_memory(&model, &p.groups),
-                "round {round}: {how}"
-            );
-            let v = oracle::value(&model, &p.groups);
-            assert!(
-                (v - p.removed).abs() < 1e-6,
-                "round {round}: {how} says {}, the oracle {v}",
-                p.removed
-            );
-            assert!(v <= best + 1e-6, "round {round}: {how}");
-        }
-        checked += 1;
-        merged += usize::from(!exact.merged().is_empty());
-        capped += usize::from(model.max_total_memory.is_some() && !model.cycles.is_empty());
-    }
-    // The random cases reach what they are for: most plan, most merge
-    // something, some under a total cap with a cycle cut.
-    assert!(
-        checked >= 80 && merged >= 50 && capped >= 5,
-        "{checked} {merged} {capped}"
-    );
 }
 
 #[test]

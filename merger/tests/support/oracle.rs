@@ -13,12 +13,21 @@ use fmerge::plan::model::Model;
 /// traffic, and one such plan (each function's group, itself alone when it
 /// roots none).
 pub fn best(model: &Model) -> (f64, Vec<u128>) {
+    best_by(model, &|groups| Some(value(model, groups)))
+}
+
+/// The most any valid plan scores by `score` (`None`: not a candidate), and
+/// one such plan; the plan of no groups scores 0.
+pub fn best_by(model: &Model, score: &dyn Fn(&[u128]) -> Option<f64>) -> (f64, Vec<u128>) {
     let n = model.n();
     assert!(n <= 8, "the oracle enumerates; keep models small");
     let options: Vec<Vec<u128>> = (0..n).map(|r| groups_of(model, r)).collect();
-    let mut best = (0.0, (0..n).map(|i| 1u128 << i).collect::<Vec<_>>());
+    let mut best = (
+        f64::NEG_INFINITY,
+        (0..n).map(|i| 1u128 << i).collect::<Vec<_>>(),
+    );
     let mut choice = best.1.clone();
-    enumerate(model, &options, 0, &mut choice, &mut best);
+    enumerate(model, &options, 0, &mut choice, &mut best, score);
     best
 }
 
@@ -28,19 +37,20 @@ fn enumerate(
     k: usize,
     choice: &mut Vec<u128>,
     best: &mut (f64, Vec<u128>),
+    score: &dyn Fn(&[u128]) -> Option<f64>,
 ) {
     if k == options.len() {
-        if within_total_memory(model, choice) {
-            let v = value(model, choice);
-            if v > best.0 + 1e-9 {
-                *best = (v, choice.clone());
-            }
+        if within_total_memory(model, choice)
+            && let Some(v) = score(choice)
+            && v > best.0 + 1e-9
+        {
+            *best = (v, choice.clone());
         }
         return;
     }
     for &g in &options[k] {
         choice[k] = g;
-        enumerate(model, options, k + 1, choice, best);
+        enumerate(model, options, k + 1, choice, best, score);
     }
     choice[k] = 1 << k;
 }
@@ -126,4 +136,65 @@ fn removed(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
             }
         })
         .sum()
+}
+
+/// Expected latency removed per request of the application, ms: each
+/// entry point's critical path (its functions' rounds one after another, a
+/// round as long as its longest call, a looped site once per iteration)
+/// with no group, less with `groups`, weighted by its outside requests.
+pub fn latency_gain(model: &Model, groups: &[u128]) -> f64 {
+    let alone: Vec<u128> = (0..model.n()).map(|i| 1 << i).collect();
+    let (mut gain, mut requests) = (0.0, 0.0);
+    for e in 0..model.n() {
+        let x = model.external[e];
+        if x > 0.0 {
+            gain += x * (critical(model, &alone, e, e) - critical(model, groups, e, e));
+            requests += x;
+        }
+    }
+    if requests > 0.0 { gain / requests } else { 0.0 }
+}
+
+/// The critical path of one run of `u` in deployment `d`'s process, ms.
+fn critical(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
+    let calls = |v: usize| {
+        model.calls[u]
+            .iter()
+            .filter(|c| c.0 == v)
+            .map(|c| c.1)
+            .sum::<f64>()
+    };
+    let sites = |v: usize| -> usize {
+        model.rounds[u]
+            .iter()
+            .map(|r| r.calls.iter().chain(&r.looped).filter(|&&w| w == v).count())
+            .sum()
+    };
+    let one = |v: usize| {
+        if v != d && groups[d] & (1 << v) != 0 {
+            critical(model, groups, v, d)
+        } else {
+            let hop = model
+                .hop_ms
+                .get(&(u, v))
+                .copied()
+                .unwrap_or(model.default_hop_ms);
+            hop + critical(model, groups, v, v)
+        }
+    };
+    let mut path = 0.0;
+    for round in &model.rounds[u] {
+        let once = round.calls.iter().map(|&v| (v, 1.0));
+        let looped = round
+            .looped
+            .iter()
+            .map(|&v| (v, calls(v) / sites(v) as f64));
+        let longest = once
+            .chain(looped)
+            .filter(|&(v, _)| calls(v) > 0.0)
+            .map(|(v, times)| times * one(v))
+            .fold(0.0, f64::max);
+        path += longest;
+    }
+    path
 }
