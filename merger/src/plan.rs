@@ -62,6 +62,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
         max_memory: constraints.max_memory,
         max_total_memory: constraints.max_total_memory,
+        allow_shared_static: graph.allow_shared_static.clone(),
         ..Model::default()
     };
     let measured = graph.traffic.is_some();
@@ -259,6 +260,7 @@ pub fn plan_toml(
     let file = PlanFile {
         stack: stack.map(Path::to_path_buf),
         hop_ms: Some(hop_ms),
+        allow_shared_static: model.allow_shared_static.clone(),
         group: plan
             .merged()
             .into_iter()
@@ -282,13 +284,19 @@ pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String 
         .filter(|&i| i != root)
         .map(|i| format!("  \"{}\",", model.names[i]))
         .collect();
-    format!(
+    let mut out = format!(
         "# Proposed by `fmerge plan`: {removed:.2} gateway hops removed per request of the application.\n\
          caller = \"{}\"\ncallees = [\n{}\n]\nname = \"{}-merged\"\n",
         model.names[root],
         callees.join("\n"),
         model.names[root]
-    )
+    );
+    if !model.allow_shared_static.is_empty() {
+        // What the plan was made with, so that the build refuses no less.
+        let allowed = toml::Value::from(model.allow_shared_static.clone());
+        out.push_str(&format!("allow-shared-static = {allowed}\n"));
+    }
+    out
 }
 
 /// A memory quantity from the command line.

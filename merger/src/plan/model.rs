@@ -34,6 +34,9 @@ pub struct Model {
     pub left_out: Vec<Option<String>>,
     /// Pairs no group may hold both of, with the reason.
     pub apart: BTreeMap<(usize, usize), String>,
+    /// What the conflicts let functions share (the graph's
+    /// `--allow-shared-static`): every group's file says it to `fmerge build`.
+    pub allow_shared_static: Vec<String>,
     /// Sum of member memory a group may have.
     pub max_memory: Option<f64>,
     /// Memory the whole application may reserve: every function's own

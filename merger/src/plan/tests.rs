@@ -161,3 +161,19 @@ fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() 
     assert_eq!(groups["a"], ["a", "b"]);
     assert_eq!(groups["c"], ["c", "d"]);
 }
+
+#[test]
+fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
+    let mut g = graph(&[("a", "b")]);
+    g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
+    let m = model(&g, &Constraints::default()).unwrap();
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let (root, set) = plan.merged()[0];
+    let group: crate::group::Group = toml::from_str(&group_toml(&m, root, set, 1.0)).unwrap();
+    assert_eq!(group.allow_shared_static, g.allow_shared_static);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.toml");
+    std::fs::write(&path, plan_toml(&m, &plan, None, 1.0, "exact")).unwrap();
+    let (_, groups) = PlanFile::load(&path).unwrap();
+    assert_eq!(groups[0].allow_shared_static, g.allow_shared_static);
+}
