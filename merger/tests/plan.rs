@@ -351,6 +351,11 @@ fn bad_plan_input_gets_a_clear_error() {
         (vec!["--max-memory", "lots"], "is not a memory size"),
         (vec!["--hop-ms", "0"], "more than 0"),
         (vec!["--search", "fast"], "invalid value 'fast'"),
+        // The graph's conflicts were read without it.
+        (
+            vec!["--allow-shared-static", "st-helper"],
+            "differs from what",
+        ),
     ] {
         cli_refuses(dir.path(), &plan_args(&graph, &args), &[expect]);
     }
