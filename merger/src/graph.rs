@@ -7,16 +7,18 @@
 //! [`fmerge_ir::calls`]), then each crate's bitcode is surveyed: an edge per
 //! callee named by a literal, an "unknown" edge for a name computed at run
 //! time, and the reasons `fmerge build` would refuse a function (in any
-//! group, or beside another one). The order of each function's calls (what
-//! runs at once, what one after another) is read from its source
-//! ([`rounds`]). Edges get weights from real traffic when a metrics scrape
-//! or a gateway access log is given ([`traffic`]).
+//! group, or beside another one: [`verdict`], the build's own rules on the
+//! build's own bitcode). The order of each function's calls (what runs at
+//! once, what one after another) is read from its source ([`rounds`]).
+//! Edges get weights from real traffic when a metrics scrape or a gateway
+//! access log is given ([`traffic`]).
 
 pub mod access_log;
 pub mod render;
 pub mod rounds;
 mod tokens;
 pub mod traffic;
+mod verdict;
 mod weigh;
 
 use crate::bitcode;
@@ -42,6 +44,11 @@ pub struct Graph {
     pub edges: Vec<Edge>,
     /// Pairs of functions `fmerge build` refuses to merge into one binary.
     pub conflicts: Vec<Conflict>,
+    /// The statics (or crates) the conflicts let functions share, as
+    /// `--allow-shared-static` gave them; the plan's groups carry them to
+    /// `fmerge build`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_shared_static: Vec<String>,
     /// Where the traffic figures come from (`prometheus FILE`, `nginx FILE`).
     pub traffic: Option<String>,
 }
@@ -142,12 +149,15 @@ impl Graph {
     }
 }
 
-/// Reads the call graph of every function in `stack`.
+/// Reads the call graph of every function in `stack`; the conflicts let
+/// functions share what `allow_shared_static` names, as `fmerge build
+/// --allow-shared-static` does.
 pub fn read(
     stack: &Path,
     target_dir: Option<&Path>,
     jobs: Option<usize>,
     quiet: bool,
+    allow_shared_static: &[String],
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
     let mut functions = Vec::new();
@@ -235,7 +245,19 @@ pub fn read(
             },
         })
         .collect();
-    let surveys = calls::survey(&units)?;
+    let mut surveys = calls::survey(&units, allow_shared_static)?;
+    let recheck = verdict::to_recheck(&units, &surveys);
+    if !recheck.is_empty() {
+        verdict::on_release(
+            &input,
+            &recheck,
+            &units,
+            &emitted.units,
+            &mut surveys,
+            allow_shared_static,
+            &progress,
+        )?;
+    }
 
     // Edges: a function's bin speaks for itself; a crate of the user's that
     // several functions link speaks for each of them.
@@ -294,7 +316,7 @@ pub fn read(
             }
         }
     }
-    let conflicts = conflicts(
+    let conflicts = verdict::conflicts(
         &units,
         &surveys,
         &native::undefined_in_static_libs(&emitted.native),
@@ -304,6 +326,7 @@ pub fn read(
         functions,
         edges,
         conflicts,
+        allow_shared_static: allow_shared_static.to_vec(),
         traffic: None,
     };
     for f in &graph.functions {
@@ -352,94 +375,4 @@ fn rounds_of(
         .filter_map(|e| Some((e.to.as_deref()?, e.sites)))
         .collect();
     Ok(rounds::reconcile(rounds::read(own, &deps)?, &sites))
-}
-
-/// Pairs of functions that one binary cannot hold: a crate of the user's
-/// with mutable statics that both link, or one exported symbol that each
-/// defines in a crate of its own and that fmerge cannot rename (the rule of
-/// `fmerge_ir::passes::symbols::prepare`).
-fn conflicts(
-    units: &[calls::Unit],
-    surveys: &[calls::Survey],
-    native_refs: &BTreeMap<String, String>,
-) -> Vec<Conflict> {
-    let mut out: BTreeMap<(String, String), String> = BTreeMap::new();
-    let mut add = |a: &str, b: &str, reason: String| {
-        let key = if a < b { (a, b) } else { (b, a) };
-        out.entry((key.0.to_string(), key.1.to_string()))
-            .or_insert(reason);
-    };
-    // Two functions that each set a #[global_allocator]: build keeps one
-    // allocator only when they are the same; the planner keeps them apart.
-    let allocators: Vec<(&calls::Unit, &String)> = units
-        .iter()
-        .zip(surveys)
-        .filter_map(|(u, s)| s.allocator.as_ref().map(|a| (u, a)))
-        .collect();
-    for (i, (a, who_a)) in allocators.iter().enumerate() {
-        for (b, who_b) in &allocators[i + 1..] {
-            for fa in a.krate.owners {
-                for fb in b.krate.owners.iter().filter(|fb| *fb != fa) {
-                    add(
-                        fa,
-                        fb,
-                        format!(
-                            "both set a #[global_allocator] ({who_a}; {who_b}): one binary has one heap, \
-                             and fmerge build refuses two different allocators"
-                        ),
-                    );
-                }
-            }
-        }
-    }
-    for (unit, survey) in units.iter().zip(surveys) {
-        if let Some(reason) = &survey.shared_static {
-            let owners: Vec<&String> = unit.krate.owners.iter().collect();
-            for (i, a) in owners.iter().enumerate() {
-                for b in &owners[i + 1..] {
-                    add(a, b, reason.clone());
-                }
-            }
-        }
-    }
-    let mut defined: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, survey) in surveys.iter().enumerate() {
-        for symbol in &survey.exported {
-            defined.entry(symbol).or_default().push(i);
-        }
-    }
-    for (symbol, at) in defined.iter().filter(|(_, at)| at.len() > 1) {
-        for (k, &i) in at.iter().enumerate() {
-            for &j in &at[k + 1..] {
-                let (ui, uj) = (&units[i].krate, &units[j].krate);
-                // Two functions' own bins: renamed in the second, unless C calls it.
-                let renamed = ui.function.is_some()
-                    && uj.function.is_some()
-                    && !native_refs.contains_key(*symbol);
-                if renamed {
-                    continue;
-                }
-                for a in ui.owners.difference(uj.owners) {
-                    for b in uj.owners.difference(ui.owners) {
-                        add(
-                            a,
-                            b,
-                            format!(
-                                "symbol clash: crates {} and {} both export `{symbol}`, which fmerge cannot rename{}",
-                                ui.name,
-                                uj.name,
-                                native_refs
-                                    .get(*symbol)
-                                    .map(|lib| format!(" ({lib} calls it by name)"))
-                                    .unwrap_or_default()
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-    }
-    out.into_iter()
-        .map(|((a, b), reason)| Conflict { a, b, reason })
-        .collect()
 }

@@ -8,7 +8,7 @@
 
 mod flags;
 
-pub use flags::{Cargo, Given, ImageFlags};
+pub use flags::{Cargo, Given, ImageFlags, Sharing};
 
 use crate::group::{self, Group};
 use anyhow::{Result, bail};
@@ -318,7 +318,8 @@ pub const OPTIONS: &[Opt] = &[
         "--allow-shared-static",
         Rule::Added,
         |o, cli, file| {
-            o.allow_shared_static = added(&file.allow_shared_static, &cli.allow_shared_static)
+            o.allow_shared_static =
+                added(&file.allow_shared_static, &cli.sharing.allow_shared_static)
         },
         |o| o.allow_shared_static.push("a::B".into()),
     )

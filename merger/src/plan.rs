@@ -98,6 +98,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         min_gain_ms: constraints.min_gain_ms,
         min_removed: constraints.min_removed,
         default_hop_ms: constraints.hop_ms,
+        allow_shared_static: graph.allow_shared_static.clone(),
         ..Model::default()
     };
     let measured = graph.traffic.is_some();
@@ -367,11 +368,12 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         "# Written by `fmerge plan` ({how} search, objective {}): {}.\n\
          # Build one with `fmerge build -f STACK --config <caller>.toml` (the files beside this one).\n",
         model.objective.name(),
-        objective_says(model.objective),
+        model.objective.says(),
     );
     let file = PlanFile {
         stack: stack.map(Path::to_path_buf),
         hop_ms: Some(model.default_hop_ms),
+        allow_shared_static: model.allow_shared_static.clone(),
         group: plan
             .merged()
             .into_iter()
@@ -389,32 +391,25 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
     out
 }
 
-/// What a plan chosen for `objective` is, in words.
-pub fn objective_says(objective: Objective) -> &'static str {
-    match objective {
-        Objective::Latency => {
-            "the merge groups that remove the most expected latency (critical paths, weighted by requests)"
-        }
-        Objective::Calls => "the merge groups that remove the most gateway calls",
-        Objective::Memory => {
-            "the merge groups that reserve the least memory for the gain asked (--min-gain-ms, --min-calls-removed)"
-        }
-    }
-}
-
 /// One group as a group file (the format of `examples/*.toml`).
 pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String {
     let callees: Vec<String> = members(set)
         .filter(|&i| i != root)
         .map(|i| format!("  \"{}\",", model.names[i]))
         .collect();
-    format!(
+    let mut out = format!(
         "# Proposed by `fmerge plan`: {removed:.2} gateway hops removed per request of the application.\n\
          caller = \"{}\"\ncallees = [\n{}\n]\nname = \"{}-merged\"\n",
         model.names[root],
         callees.join("\n"),
         model.names[root]
-    )
+    );
+    if !model.allow_shared_static.is_empty() {
+        // What the plan was made with, so that the build refuses no less.
+        let allowed = toml::Value::from(model.allow_shared_static.clone());
+        out.push_str(&format!("allow-shared-static = {allowed}\n"));
+    }
+    out
 }
 
 /// A memory quantity from the command line.

@@ -239,6 +239,11 @@ fn bad_plan_input_gets_a_clear_error() {
         (vec!["--objective", "memory"], "give --min-gain-ms MS"),
         (vec!["--max-total-cpu", "lots"], "is not a cpu quantity"),
         (vec!["--min-gain-ms=-1"], "give a number of 0 or more"),
+        // The graph's conflicts were read without it.
+        (
+            vec!["--allow-shared-static", "st-helper"],
+            "differs from what",
+        ),
     ] {
         cli_refuses(dir.path(), &plan_args(&graph, &args), &[expect]);
     }

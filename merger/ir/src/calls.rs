@@ -12,19 +12,24 @@
 //! compiles the user's own crates at opt-level 0, where every call is still a
 //! call (`fmerge_cargo::emit::Profile::unoptimized`).
 //!
-//! The refusals are the build's own passes, run on the same units: a
-//! function's entry ([`entry::find`]), whether it sets its own allocator
-//! ([`allocator::run`]) and the mutable statics of a crate several
-//! functions link ([`statics::run`]); symbol clashes need two crates, so each
-//! unit reports its exported symbols ([`exported`]) and the planner pairs them.
+//! The refusals are the build's own rules, run on the same units: a
+//! function's entry ([`entry::find`]), the mutable statics of a crate
+//! several functions link ([`statics::run`], with the build's
+//! `--allow-shared-static`), and the two rules that need two crates, which
+//! the planner applies to pairs of units: the allocator a crate sets
+//! ([`Allocator::of`], paired by [`Allocator::beside`]) and the exported
+//! symbols (those the `exports` pass checks, paired by
+//! [`exports::clash`](crate::passes::exports::clash)).
 
 use crate::ir;
-use crate::passes::{Crate, Facts, Found, allocator, entry, statics};
+use crate::passes::allocator::Allocator;
+use crate::passes::{Crate, Facts, Found, entry, statics};
+use crate::symbols;
 use anyhow::Result;
 use inkwell::llvm_sys::core::{
     LLVMGetCallSiteEnumAttribute, LLVMGetCalledValue, LLVMGetEnumAttributeKindForName,
 };
-use inkwell::module::{Linkage, Module};
+use inkwell::module::Module;
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -81,22 +86,6 @@ fn name_arg(call: ir::Value) -> Option<String> {
     ir::str_arg(call, u32::from(sret))
 }
 
-/// The unmangled symbols the module defines with external linkage: the ones
-/// the `exports` pass checks for clashes between two functions' crates.
-pub fn exported(module: &Module<'_>) -> Vec<String> {
-    let owned = ["_ZN", "_R", "fmerge.", "llvm."];
-    let functions = module.get_functions().map(|f| f.as_global_value());
-    let mut out: Vec<String> = functions
-        .chain(module.get_globals())
-        .filter(|g| !g.is_declaration() && matches!(g.get_linkage(), Linkage::External))
-        .map(|g| g.get_name().to_string_lossy().into_owned())
-        .filter(|n| !n.is_empty() && n != "main" && !owned.iter().any(|p| n.starts_with(p)))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// One unit to survey: its bitcode and the crate it is.
 pub struct Unit<'a> {
     pub bytes: &'a [u8],
@@ -109,9 +98,8 @@ pub struct Unit<'a> {
 pub struct Survey {
     pub sites: Vec<Site>,
     pub exported: Vec<String>,
-    /// The crate sets a `#[global_allocator]`: the planner keeps two such
-    /// functions apart (`fmerge build` refuses two different allocators).
-    pub allocator: Option<String>,
+    /// The `#[global_allocator]` the crate sets, if it sets one.
+    pub allocator: Option<Allocator>,
     /// For a function's bin: why it cannot be merged at all (no entry).
     pub entry: Option<String>,
     /// For one of the user's crates that several functions link: why those
@@ -119,15 +107,13 @@ pub struct Survey {
     pub shared_static: Option<String>,
 }
 
-/// Who sets a `#[global_allocator]` in this crate, as `allocator` names it.
-fn sets_allocator(module: &Module<'_>, krate: &Crate<'_>) -> Option<String> {
-    let mut found = Found::default();
-    allocator::run(module, krate, &Facts::default(), &mut found).ok()?;
-    found.allocator.map(|a| a.set_by.join(", "))
-}
-
-/// Surveys every unit, in parallel (each in an LLVM context of its own).
-pub fn survey(units: &[Unit<'_>]) -> Result<Vec<Survey>> {
+/// Surveys every unit, in parallel (each in an LLVM context of its own);
+/// `allow_shared_static` is the build's `--allow-shared-static`.
+pub fn survey(units: &[Unit<'_>], allow_shared_static: &[String]) -> Result<Vec<Survey>> {
+    let facts = Facts {
+        allow_shared_static: allow_shared_static.to_vec(),
+        ..Facts::default()
+    };
     units
         .par_iter()
         .map(|unit| {
@@ -135,9 +121,7 @@ pub fn survey(units: &[Unit<'_>]) -> Result<Vec<Survey>> {
             let module = crate::link::parse(&ctx, unit.bytes, unit.krate.name, unit.path)?;
             let krate = &unit.krate;
             let shared_static = (krate.local && krate.owners.len() > 1)
-                .then(|| {
-                    statics::run(&module, krate, &Facts::default(), &mut Found::default()).err()
-                })
+                .then(|| statics::run(&module, krate, &facts, &mut Found::default()).err())
                 .flatten()
                 .map(|e| format!("{e:#}"));
             let entry = krate
@@ -146,8 +130,11 @@ pub fn survey(units: &[Unit<'_>]) -> Result<Vec<Survey>> {
                 .map(|e| format!("{e:#}"));
             Ok(Survey {
                 sites: invoke_sites(&module),
-                exported: exported(&module),
-                allocator: sets_allocator(&module, krate),
+                exported: symbols::exported(&module)
+                    .iter()
+                    .map(|g| g.get_name().to_string_lossy().into_owned())
+                    .collect(),
+                allocator: Allocator::of(&module, krate),
                 entry,
                 shared_static,
             })

@@ -16,6 +16,17 @@ pub fn internalize(global: GlobalValue<'_>) {
     global.set_dll_storage_class(inkwell::DLLStorageClass::Default);
 }
 
+/// The unmangled symbols the module defines with external linkage: what
+/// two crates may clash on. The `exports` pass checks them as it links each
+/// crate, and `fmerge graph` pairs them across crates ([`crate::calls`]).
+pub fn exported<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
+    defined(module)
+        .into_iter()
+        .filter(|g| matches!(g.get_linkage(), Linkage::External))
+        .filter(|g| is_exported(&g.get_name().to_string_lossy()))
+        .collect()
+}
+
 /// Every function and global variable defined (not just declared) here.
 pub fn defined<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
     let functions = module.get_functions().map(|f| f.as_global_value());

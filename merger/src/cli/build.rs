@@ -277,6 +277,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
             let source = super::graph::Source {
                 yaml: Some(stack),
                 cargo: args.merge.cargo.clone(),
+                sharing: args.merge.sharing.clone(),
                 ..Default::default()
             };
             let out = super::graph::beside(&source, None, "plan");
@@ -300,6 +301,12 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         one.caller = Some(caller.clone());
         one.merge.callees = g.callees.clone();
         one.merge.name = g.name.clone();
+        // What the plan was made with, beside what this command line allows.
+        for allowed in &g.allow_shared_static {
+            if !one.merge.sharing.allow_shared_static.contains(allowed) {
+                one.merge.sharing.allow_shared_static.push(allowed.clone());
+            }
+        }
         one.yaml = stack_path.clone();
         let request = request(one)
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;

@@ -23,6 +23,10 @@ pub struct Source {
     pub access_log: Option<PathBuf>,
     #[command(flatten)]
     pub cargo: crate::options::Cargo,
+    /// The conflicts honour it as `fmerge build` does; the graph records it
+    /// and the plan's groups carry it.
+    #[command(flatten)]
+    pub sharing: crate::options::Sharing,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -50,12 +54,25 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
         .map(access_log::counts)
         .transpose()?;
     let mut graph = match (file, &source.yaml) {
-        (Some(file), _) => Graph::load(file)?,
+        (Some(file), _) => {
+            let graph = Graph::load(file)?;
+            let given = &source.sharing.allow_shared_static;
+            if !given.is_empty() && *given != graph.allow_shared_static {
+                bail!(
+                    "--allow-shared-static {given:?} differs from what {} was read with ({:?}), and its conflicts follow that; \
+                     fix: run `fmerge graph` again with --allow-shared-static, or drop it here",
+                    file.display(),
+                    graph.allow_shared_static
+                );
+            }
+            graph
+        }
         (None, Some(stack)) => graph::read(
             stack,
             source.cargo.target_dir.as_deref(),
             source.cargo.jobs,
             source.cargo.quiet,
+            &source.sharing.allow_shared_static,
         )?,
         (None, None) => bail!(
             "no application given: run `fmerge graph -f stack.yml` (or `fmerge plan --graph calls.json`)"

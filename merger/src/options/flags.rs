@@ -1,6 +1,6 @@
 //! The flags of the commands that build: the merge options of `fmerge
 //! build` ([`Given`], one row each in [`OPTIONS`](super::OPTIONS)), those
-//! `graph` and `plan` share ([`Cargo`]), and the image options with the
+//! `graph` and `plan` share ([`Cargo`], [`Sharing`]), and the image options with the
 //! group file's `[image]` table under them ([`ImageFlags::over`]).
 
 use crate::group::{self, ImageGroup};
@@ -37,11 +37,9 @@ pub struct Given {
     /// [default: what profile.release.lto says; cargo's default is off].
     #[arg(long, value_name = "MODE", value_parser = lto_mode())]
     pub lto: Option<ir::Lto>,
-    /// Let merged functions share a mutable static of a crate they all link
-    /// (`crate::path::NAME`, or a crate name for all of its statics), which
-    /// unmerged each had its own copy of. Repeatable.
-    #[arg(long, value_name = "STATIC")]
-    pub allow_shared_static: Vec<String>,
+    // --allow-shared-static, as `fmerge graph` and `fmerge plan` take it.
+    #[command(flatten)]
+    pub sharing: Sharing,
     /// Redo the merge even when nothing changed since the last one.
     #[arg(long)]
     pub force: bool,
@@ -62,6 +60,17 @@ pub struct Cargo {
     /// Print only the results.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// What merged functions may share, for the build's refusal and the
+/// planner's alike (`build`, `graph` and `plan`), defined once.
+#[derive(Args, Clone, Debug, Default)]
+pub struct Sharing {
+    /// Let merged functions share a mutable static of a crate they all link
+    /// (`crate::path::NAME`, or a crate name for all of its statics), which
+    /// unmerged each had its own copy of. Repeatable.
+    #[arg(long, value_name = "STATIC")]
+    pub allow_shared_static: Vec<String>,
 }
 
 /// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).

@@ -13,6 +13,9 @@ pub struct PlanFile {
     /// The stack file, relative to the plan file.
     pub stack: Option<PathBuf>,
     pub hop_ms: Option<f64>,
+    /// `--allow-shared-static`, as the graph was read with: every group's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_shared_static: Vec<String>,
     #[serde(default)]
     pub group: Vec<PlanGroup>,
 }
@@ -60,6 +63,7 @@ impl PlanFile {
                 caller: Some(g.caller.clone()),
                 callees: g.callees.clone(),
                 name: g.name.clone(),
+                allow_shared_static: plan.allow_shared_static.clone(),
                 ..Group::default()
             });
         }

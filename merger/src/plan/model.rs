@@ -49,6 +49,19 @@ impl Objective {
             Objective::Memory => "memory",
         }
     }
+
+    /// What a plan chosen for it is, in words.
+    pub fn says(self) -> &'static str {
+        match self {
+            Objective::Latency => {
+                "the merge groups that remove the most expected latency (critical paths, weighted by requests)"
+            }
+            Objective::Calls => "the merge groups that remove the most gateway calls",
+            Objective::Memory => {
+                "the merge groups that reserve the least memory for the gain asked (--min-gain-ms, --min-calls-removed)"
+            }
+        }
+    }
 }
 
 /// A resource the deployments reserve, as `fmerge build` adds it up.
@@ -88,6 +101,9 @@ pub struct Model {
     pub left_out: Vec<Option<String>>,
     /// Pairs no group may hold both of, with the reason.
     pub apart: BTreeMap<(usize, usize), String>,
+    /// What the conflicts let functions share (the graph's
+    /// `--allow-shared-static`): every group's file says it to `fmerge build`.
+    pub allow_shared_static: Vec<String>,
     /// Sum of member memory a group may have.
     pub max_memory: Option<f64>,
     /// Memory the whole application may reserve: every function's own

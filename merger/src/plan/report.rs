@@ -81,7 +81,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         out,
         "search: {how}; objective: {} ({})",
         model.objective.name(),
-        super::objective_says(model.objective)
+        model.objective.says()
     );
     for (r, set) in plan.merged() {
         let (hops, _, _) = model.flow(r, set);

@@ -414,3 +414,19 @@ fn a_graph_written_before_rounds_loads_with_every_call_one_after_another() {
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     assert_eq!(m.hops(0, &alone).critical_before, 2.0);
 }
+
+#[test]
+fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
+    let mut g = graph(&[("a", "b")]);
+    g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
+    let m = model(&g, &Constraints::default()).unwrap();
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let (root, set) = plan.merged()[0];
+    let group: crate::group::Group = toml::from_str(&group_toml(&m, root, set, 1.0)).unwrap();
+    assert_eq!(group.allow_shared_static, g.allow_shared_static);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.toml");
+    std::fs::write(&path, plan_toml(&m, &plan, None, "exact")).unwrap();
+    let (_, groups) = PlanFile::load(&path).unwrap();
+    assert_eq!(groups[0].allow_shared_static, g.allow_shared_static);
+}

@@ -44,40 +44,58 @@ pub struct Allocator {
 }
 
 pub fn run(module: &Module<'_>, krate: &Crate, _: &Facts, found: &mut Found) -> Result<()> {
-    let functions = allocator_functions(module);
-    if functions.is_empty() {
+    let Some(this) = Allocator::of(module, krate) else {
         return Ok(());
-    }
-    let code = functions
-        .iter()
-        .map(|f| normalized(module, *f))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let this = krate.describe();
+    };
     match &mut found.allocator {
-        None => {
-            found.allocator = Some(Allocator {
-                set_by: vec![this],
-                users: krate.owners.clone(),
-                code,
-            })
-        }
-        Some(first) if first.code == code => {
+        None => found.allocator = Some(this),
+        Some(first) => {
+            first.beside(&this)?;
             // The same allocator: the first crate's definitions serve all.
-            for f in functions {
+            for f in allocator_functions(module) {
                 ir::make_declaration(f.as_value_ref());
             }
-            first.set_by.push(this);
-            first.users.extend(krate.owners.iter().cloned());
+            first.set_by.extend(this.set_by);
+            first.users.extend(this.users);
         }
-        Some(first) => bail!(
-            "the merged functions set different #[global_allocator]s: {} and {this}.\n\
-             One binary has one heap, so one of them would silently allocate with the other's allocator.\n\
-             Fix: set the same allocator in both (or in neither), or merge these functions separately.",
-            first.set_by.join(", ")
-        ),
     }
     Ok(())
+}
+
+impl Allocator {
+    /// The allocator `krate` sets, if it sets one.
+    pub fn of(module: &Module<'_>, krate: &Crate) -> Option<Allocator> {
+        let functions = allocator_functions(module);
+        if functions.is_empty() {
+            return None;
+        }
+        let code = functions
+            .iter()
+            .map(|f| normalized(module, *f))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Some(Allocator {
+            set_by: vec![krate.describe()],
+            users: krate.owners.clone(),
+            code,
+        })
+    }
+
+    /// The rule for two allocators in one binary (`fmerge graph` pairs
+    /// functions by it too): the same one is kept once, two different ones
+    /// are refused.
+    pub fn beside(&self, other: &Allocator) -> Result<()> {
+        if self.code != other.code {
+            bail!(
+                "the merged functions set different #[global_allocator]s: {} and {}.\n\
+                 One binary has one heap, so one of them would silently allocate with the other's allocator.\n\
+                 Fix: set the same allocator in both (or in neither), or merge these functions separately.",
+                self.set_by.join(", "),
+                other.set_by.join(", ")
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The allocator functions this crate defines, by name.
@@ -96,12 +114,16 @@ fn allocator_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> 
 }
 
 /// A function's IR without what differs between two crates compiled from
-/// the same code: comments, attribute and metadata numbers, and the names of
-/// the crate's own constants (replaced by their contents).
+/// the same code: comments, attribute and metadata numbers, the names of
+/// the crate's own constants (replaced by their contents), and the value
+/// ranges the optimizer infers for arguments from the rest of the crate
+/// (`i64 range(i64 0, -1) 8` in one crate, `i64 8` in the other: facts
+/// about the same value, not another computation).
 fn normalized(module: &Module<'_>, f: FunctionValue<'_>) -> String {
     let text = f.print_to_string().to_string();
     let mut out = String::new();
     for line in text.lines().filter(|l| !l.trim_start().starts_with(';')) {
+        let line = &without_ranges(line);
         let mut chars = line.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
             match c {
@@ -133,6 +155,21 @@ fn normalized(module: &Module<'_>, f: FunctionValue<'_>) -> String {
     out
 }
 
+/// `line` without its `range(…)` attributes.
+fn without_ranges(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(" range(") {
+        let Some(close) = rest[at..].find(')') else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        rest = &rest[at + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A crate-local constant named `name`, as its contents.
 fn constant(module: &Module<'_>, name: &str) -> Option<String> {
     let global = module.get_global(name)?;
@@ -144,4 +181,17 @@ fn constant(module: &Module<'_>, name: &str) -> Option<String> {
         "@const({})",
         global.get_initializer()?.print_to_string()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn inferred_argument_ranges_are_not_code() {
+        assert_eq!(
+            super::without_ranges(
+                "%m = tail call i64 @llvm.umax.i64(i64 range(i64 1, -9223372036854775807) %align, i64 range(i64 0, -1) 8)"
+            ),
+            "%m = tail call i64 @llvm.umax.i64(i64 %align, i64 8)"
+        );
+    }
 }

@@ -221,9 +221,8 @@ pub struct Found {
     pub blocking: BTreeMap<String, (String, String)>,
     /// `(function, key)` of each `std::env` read now namespaced (`env`).
     pub isolated: BTreeSet<(String, String)>,
-    /// Unmangled symbols defined so far, with the crate and function that
-    /// define them (`exports`).
-    pub exported: HashMap<String, (String, Option<String>)>,
+    /// Unmangled symbols defined so far, with who defines them (`exports`).
+    pub exported: HashMap<String, exports::Definer>,
     /// The `#[global_allocator]` the merged binary uses, if a member sets
     /// one (`allocator`).
     pub allocator: Option<allocator::Allocator>,
