@@ -12,6 +12,7 @@
 
 mod file;
 pub mod front;
+mod hop;
 pub mod model;
 mod report;
 pub mod search;
@@ -19,6 +20,7 @@ pub mod search;
 pub use report::{Entry, entries, report, why_not};
 
 pub use file::{PlanFile, PlanGroup};
+pub use hop::{DEFAULT_HOP_MS, bench_edges, hop_ms};
 
 use crate::graph::{self, Graph};
 use anyhow::{Context as _, Result, bail};
@@ -32,6 +34,9 @@ pub struct Constraints {
     pub objective: Objective,
     /// The cost of a gateway call where none is measured, ms ([`hop_ms`]).
     pub hop_ms: f64,
+    /// Calls the bench measured one by one, `(caller, callee, ms, source)`
+    /// ([`bench_edges`]): their cost where the graph has none.
+    pub bench_hops: Vec<(String, String, f64, String)>,
     /// Bytes a merged pod may have (the sum of its members' limits).
     pub max_memory: Option<f64>,
     /// Bytes the whole application may reserve (every deployment, copies
@@ -53,6 +58,7 @@ impl Default for Constraints {
         Constraints {
             objective: Objective::default(),
             hop_ms: DEFAULT_HOP_MS,
+            bench_hops: Vec::new(),
             max_memory: None,
             max_total_memory: None,
             max_total_cpu: None,
@@ -128,6 +134,11 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         m.calls[from].push((to, per_call));
         if let Some(ms) = e.hop_ms {
             m.hop_ms.insert((from, to), ms);
+        }
+    }
+    for (from, to, ms, source) in &constraints.bench_hops {
+        if let (Some(from), Some(to)) = (index(from), index(to)) {
+            m.bench_hop_ms.insert((from, to), (*ms, source.clone()));
         }
     }
     if measured {
@@ -316,51 +327,6 @@ fn search_with(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
         }),
     }
 }
-
-/// The per-hop latency to project gains with, and where it comes from:
-/// `--hop-ms`, else the per-hop figure in `bench` (the text of a
-/// `bench/results.json`), else the lab notes' figure.
-pub fn hop_ms(given: Option<f64>, bench: &str) -> (f64, String) {
-    if let Some(ms) = given {
-        return (ms, "--hop-ms".to_string());
-    }
-    let read = || -> Option<(f64, String)> {
-        let doc: serde_json::Value = serde_json::from_str(bench).ok()?;
-        let modes = doc.get("load")?.get("modes")?;
-        for (mode, group) in [
-            ("pinned", "chain"),
-            ("pinned", "pair"),
-            ("shared", "chain"),
-            ("shared", "pair"),
-        ] {
-            if let Some(ms) = modes
-                .get(mode)
-                .and_then(|m| m.get(group))
-                .and_then(|g| g.get("hop_cost"))
-                .and_then(|h| h.get("latency_ms"))
-                .and_then(serde_json::Value::as_f64)
-            {
-                let when = doc.get("finished").and_then(|f| f.as_str()).unwrap_or("?");
-                return Some((
-                    ms,
-                    format!(
-                        "fmerge's own bench, built in (bench/results.json: {mode} testbed, {group}: (unmerged − merged p50) ÷ critical-path hops, measured {when} UTC); measure yours with --metrics or give --hop-ms"
-                    ),
-                ));
-            }
-        }
-        None
-    };
-    read().unwrap_or((
-        DEFAULT_HOP_MS,
-        "the default: 8.8 ms per invocation, measured on a cluster in the lab notes (this fmerge was built with no per-hop figure of its bench)"
-            .to_string(),
-    ))
-}
-
-/// The lab notes' latency of one invocation through the gateway on their
-/// cluster (`../shared/reference/merge-lab-notes-2024-05.md`).
-pub const DEFAULT_HOP_MS: f64 = 8.8;
 
 /// The plan file's text.
 pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) -> String {

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 /// default per-hop latency: a figure of fmerge's, not a path of the machine
 /// that built it.
 const BENCH_RESULTS: &str = include_str!("../../../bench/results.json");
+/// The groups those results are of (`bench/groups.txt`): a group of two is
+/// one call, whose figure is that call's cost.
+const BENCH_GROUPS: &str = include_str!("../../../bench/groups.txt");
 
 #[derive(Args, Debug, Clone)]
 pub struct PlanArgs {
@@ -111,6 +114,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
             _ => Objective::Latency,
         },
         hop_ms,
+        bench_hops: plan::bench_edges(args.hop_ms, BENCH_RESULTS, BENCH_GROUPS),
         max_total_cpu: args
             .max_total_cpu
             .as_deref()

@@ -127,6 +127,10 @@ pub struct Model {
     pub cycles: Vec<(usize, usize)>,
     /// Measured cost of one gateway call, ms, per `(from, to)` where known.
     pub hop_ms: BTreeMap<(usize, usize), f64>,
+    /// The bench's cost of a call it measured alone, ms, with where it
+    /// comes from: second to [`hop_ms`](Self::hop_ms), before
+    /// [`default_hop_ms`](Self::default_hop_ms).
+    pub bench_hop_ms: BTreeMap<(usize, usize), (f64, String)>,
     /// Each function's calls in the order its code makes them
     /// ([`Round`]s); after [`finish`](Self::finish), every callee of
     /// `calls` is in them.

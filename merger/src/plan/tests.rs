@@ -287,6 +287,44 @@ fn the_default_hop_is_the_bench_figure_built_in() {
 }
 
 #[test]
+fn a_call_the_bench_measured_alone_costs_its_own_figure() {
+    // The bench's pair is one call, a → b, at 0.3 ms; its chain's average,
+    // 0.5 ms, is every other call's.
+    let results = r#"{"finished": "D", "load": {"modes": {"pinned": {
+        "chain": {"hop_cost": {"latency_ms": 0.5}},
+        "pair": {"hop_cost": {"latency_ms": 0.3}}}}}}"#;
+    let groups = "# the groups\n[pair]\na\nb\n\n[chain]\na\nb\nc\n";
+    let edges = bench_edges(None, results, groups);
+    assert_eq!(edges.len(), 1);
+    assert_eq!(
+        (edges[0].0.as_str(), edges[0].1.as_str(), edges[0].2),
+        ("a", "b", 0.3)
+    );
+    assert!(
+        bench_edges(Some(1.0), results, groups).is_empty(),
+        "--hop-ms wins"
+    );
+    let mut g = graph(&[("a", "b"), ("a", "c")]);
+    in_rounds(&mut g, "a", &[&["b"], &["c"]]);
+    let constraints = Constraints {
+        hop_ms: hop_ms(None, results).0,
+        bench_hops: edges,
+        ..Constraints::default()
+    };
+    let m = model(&g, &constraints).unwrap();
+    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+    assert!((m.latency(0, &alone).critical_before - 0.8).abs() < 1e-9);
+    // A measured cost still comes first.
+    g.edges[0].hop_ms = Some(2.0);
+    let m = model(&g, &constraints).unwrap();
+    assert!((m.latency(0, &alone).critical_before - 2.5).abs() < 1e-9);
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let text = report(&m, &plan, "exact", "test");
+    assert!(text.contains("a → b: 2.00 ms per call, measured"), "{text}");
+    assert!(!text.contains("a → b: 0.30 ms"), "{text}");
+}
+
+#[test]
 fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() {
     // a and b call each other (8 gateway calls a request, in the case
     // that found it); c calls itself and d.

@@ -45,10 +45,12 @@ impl Model {
         }
     }
 
-    /// One gateway call `u → v`, ms.
+    /// One gateway call `u → v`, ms: measured, else the bench's figure for
+    /// it, else the default.
     pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
         self.hop_ms
             .get(&(u, v))
+            .or(self.bench_hop_ms.get(&(u, v)).map(|(ms, _)| ms))
             .copied()
             .unwrap_or(self.default_hop_ms)
     }
