@@ -9,11 +9,13 @@
 //! time, and the reasons `fmerge build` would refuse a function (in any
 //! group, or beside another one: [`verdict`], the build's own rules on the
 //! build's own bitcode). The order of each function's calls (what runs at
-//! once, what one after another) is read from its source ([`rounds`]).
-//! Edges get weights from real traffic when a metrics scrape or a gateway
-//! access log is given ([`traffic`]).
+//! once, what one after another) is read from its source ([`rounds`]), or,
+//! where it cannot be, from the runtime's call log ([`call_log`]). Edges get
+//! weights from real traffic when a metrics scrape or a gateway access log
+//! is given ([`traffic`]).
 
 pub mod access_log;
+pub mod call_log;
 pub mod render;
 pub mod rounds;
 mod tokens;
@@ -77,6 +79,9 @@ pub struct Function {
     /// ([`Graph::unplaced`]) is taken as called one call after another.
     #[serde(default)]
     pub rounds: Vec<Round>,
+    /// The requests of a call log its rounds come from ([`call_log`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced: Option<usize>,
 }
 
 /// `from` invokes `to`.
@@ -333,7 +338,7 @@ pub fn read(
         let unplaced = graph.unplaced(&f.name);
         if !unplaced.is_empty() && !unread.contains(&f.name) {
             progress.note(&format!(
-                "note: {} calls {} where its code does not show when (a name not a literal, or code outside its crate): taken as one call after another",
+                "note: {} calls {} where its code does not show when (a name not a literal, or code outside its crate): taken as one call after another, unless --call-log shows their order",
                 f.name,
                 unplaced.join(", ")
             ));

@@ -136,7 +136,10 @@ fn measured_plan(dir: &std::path::Path) {
     let row = |entry: &str| {
         stdout
             .lines()
-            .find(|l| l.split_whitespace().next() == Some(entry))
+            .find(|l| {
+                l.strip_prefix(entry)
+                    .is_some_and(|rest| rest.starts_with("  "))
+            })
             .unwrap_or_else(|| panic!("no row for {entry}:\n{stdout}"))
             .to_string()
     };

@@ -9,6 +9,8 @@
 //!   the method, path, query, headers and body, and the header `x-echo: 1`.
 //! - `/invoke?target=F&path=P`: `invoke_request(F, GET P)` (P with `?`
 //!   and `=` written `%3F`, `%3D`); replies with F's reply as it came.
+//! - `/fanout?target=F`: invokes F's `/sleep?ms=20` twice at once
+//!   (`try_join`), then once more; replies `done`.
 //!
 //! Its function name (the package's) is `fmerge-runtime`.
 
@@ -73,6 +75,17 @@ async fn handle(request: Request) -> Result<Response, Error> {
             let mut call = Request::new(Bytes::new());
             *call.uri_mut() = path.parse::<rt::Uri>().map_err(|e| e.to_string())?;
             rt::invoke_request(&target, call).await
+        }
+        "/fanout" => {
+            let target = query(&request, "target").ok_or("no target")?;
+            let sleep = || {
+                let mut call = Request::new(Bytes::new());
+                *call.uri_mut() = rt::Uri::from_static("/sleep?ms=20");
+                rt::invoke_request(&target, call)
+            };
+            futures_util::future::try_join(sleep(), sleep()).await?;
+            sleep().await?;
+            Ok(Response::new(Bytes::from_static(b"done")))
         }
         other => Err(Error::with_status(404, format!("no route {other}"))),
     }

@@ -28,6 +28,8 @@ pub(crate) const PROPAGATED: [&str; 3] = ["x-call-id", "traceparent", "tracestat
 pub(crate) struct Call {
     pub function: String,
     pub propagated: Vec<(HeaderName, HeaderValue)>,
+    /// This handler request's number in the call log (0: the log is off).
+    pub request: u64,
 }
 
 tokio::task_local! {
@@ -51,6 +53,7 @@ impl Call {
         Call {
             function: function.to_string(),
             propagated,
+            request: crate::call_log::next_request(),
         }
     }
 

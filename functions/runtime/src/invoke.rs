@@ -2,6 +2,7 @@
 //! otherwise over HTTP through the OpenFaaS gateway.
 
 use crate::call::{self, Call};
+use crate::call_log;
 use crate::metrics::{self, Transport};
 use crate::settings::DEFAULT_MAX_BODY_SIZE;
 use crate::{Bytes, Error, Request, Response, config, dispatch};
@@ -115,6 +116,16 @@ pub async fn invoke_request(function: &str, mut request: Request) -> Result<Resp
         None => (Transport::Gateway, over_http(function, request).await),
     };
     metrics::invoked(&caller, function, transport, started.elapsed());
+    if call_log::enabled() {
+        let request = current.as_ref().map_or(0, |c| c.request);
+        call_log::record(
+            request,
+            &caller,
+            function,
+            started,
+            std::time::Instant::now(),
+        );
+    }
     reply
 }
 

@@ -18,6 +18,7 @@
 
 mod backstop;
 mod call;
+mod call_log;
 mod config;
 mod deadline;
 mod dispatch;

@@ -157,10 +157,9 @@ pub(crate) fn finished(
 /// caller saw it. Callee names come from the code but may be computed, so
 /// they are bounded like callers.
 pub(crate) fn invoked(caller: &str, callee: &str, transport: Transport, elapsed: Duration) {
-    static CALLEES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let labels = InvokeLabels {
         caller: caller.to_string(),
-        callee: crate::call::bounded(&CALLEES, callee),
+        callee: callee_label(callee),
         transport: match transport {
             Transport::Gateway => "gateway",
             Transport::InProcess => "in-process",
@@ -170,6 +169,13 @@ pub(crate) fn invoked(caller: &str, callee: &str, transport: Transport, elapsed:
         .invokes
         .get_or_create(&labels)
         .observe(elapsed.as_secs_f64());
+}
+
+/// `callee` as a label: itself for the first [`crate::call::MAX_CALLERS`]
+/// names, [`crate::call::OTHER`] after.
+pub(crate) fn callee_label(callee: &str) -> String {
+    static CALLEES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    crate::call::bounded(&CALLEES, callee)
 }
 
 /// The method label: one of HTTP's standard methods, or `unknown` (as
@@ -199,8 +205,9 @@ pub(crate) fn encode() -> String {
     text
 }
 
-/// Serves `GET /metrics` on `addr` until the process exits. A port that is
-/// taken is logged and the function goes on serving without metrics.
+/// Serves `GET /metrics` (and `GET /calls`, the call log) on `addr` until
+/// the process exits. A port that is taken is logged and the function goes
+/// on serving without metrics.
 pub(crate) async fn serve(name: &'static str, addr: SocketAddr) {
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
@@ -221,7 +228,19 @@ pub(crate) async fn serve(name: &'static str, addr: SocketAddr) {
             let service = hyper::service::service_fn(
                 |req: hyper::Request<hyper::body::Incoming>| async move {
                     let mut r = hyper::Response::new(Full::new(Bytes::new()));
-                    if req.method() == Method::GET && req.uri().path() == "/metrics" {
+                    let get = req.method() == Method::GET;
+                    if get && req.uri().path() == "/calls" {
+                        // The call log (`FMERGE_CALL_LOG`), taken out.
+                        match crate::call_log::take() {
+                            Some(text) => *r.body_mut() = Full::new(Bytes::from(text)),
+                            None => {
+                                *r.status_mut() = StatusCode::NOT_FOUND;
+                                *r.body_mut() = Full::new(Bytes::from_static(
+                                    b"the call log is off: set FMERGE_CALL_LOG to a number of records to keep\n",
+                                ));
+                            }
+                        }
+                    } else if get && req.uri().path() == "/metrics" {
                         *r.body_mut() = Full::new(Bytes::from(encode()));
                         r.headers_mut().insert(
                             hyper::header::CONTENT_TYPE,

@@ -15,7 +15,7 @@ use crate::backstop::{self, Backstop};
 use crate::deadline::Deadline;
 use crate::request;
 use crate::settings::Settings;
-use crate::{Entry, call, config, dispatch, handoff, metrics};
+use crate::{Entry, call, call_log, config, dispatch, handoff, metrics};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::net::SocketAddr;
@@ -109,6 +109,9 @@ async fn run(server: &'static Server) {
         .unwrap_or_else(|e| fail(name, &format!("cannot handle SIGTERM: {e}")));
     let mut int = signal(SignalKind::interrupt())
         .unwrap_or_else(|e| fail(name, &format!("cannot handle SIGINT: {e}")));
+    if s.call_log > 0 {
+        call_log::enable(s.call_log);
+    }
     if s.metrics_port != 0 {
         tokio::spawn(metrics::serve(
             name,

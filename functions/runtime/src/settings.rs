@@ -43,6 +43,9 @@ pub struct Settings {
     pub metrics_port: u16,
     /// `FMERGE_ACCESS_LOG` (`1`/`true`): one log line per request.
     pub access_log: bool,
+    /// `FMERGE_CALL_LOG` (default 0 = off): how many `invoke` records to
+    /// keep for `GET :<metrics_port>/calls` (see `call_log`).
+    pub call_log: usize,
 }
 
 impl Settings {
@@ -131,7 +134,23 @@ impl Settings {
             )?,
             metrics_port: number("metrics_port", get("metrics_port"), 8081, "a port number")?,
             access_log,
+            call_log: number(
+                "FMERGE_CALL_LOG",
+                get("FMERGE_CALL_LOG"),
+                0,
+                "a number of records",
+            )?,
         };
+        if settings.call_log > crate::call_log::MAX_RECORDS {
+            return Err(format!(
+                "FMERGE_CALL_LOG={} keeps more than {} records; set it at most that and read GET /calls more often",
+                settings.call_log,
+                crate::call_log::MAX_RECORDS
+            ));
+        }
+        if settings.call_log > 0 && settings.metrics_port == 0 {
+            return Err("FMERGE_CALL_LOG is served on the metrics port (GET /calls), and metrics_port=0 turns it off; set metrics_port or unset FMERGE_CALL_LOG".into());
+        }
         if settings.max_connections == 0 {
             return Err("max_connections=0 would refuse every connection; leave it unset for the default 4096".into());
         }
@@ -286,6 +305,16 @@ mod tests {
         let e = one("listen_address", "localhost").unwrap_err();
         assert!(e.contains("listen_address"), "{e}");
         assert!(one("write_timeout", "0").is_err());
+        assert_eq!(none.call_log, 0);
+        assert_eq!(one("FMERGE_CALL_LOG", "500").unwrap().call_log, 500);
+        let e = one("FMERGE_CALL_LOG", "10000000").unwrap_err();
+        assert!(e.starts_with("FMERGE_CALL_LOG=10000000"), "{e}");
+        let both = Settings::from_lookup(|key| match key {
+            "FMERGE_CALL_LOG" => Some("10".into()),
+            "metrics_port" => Some("0".into()),
+            _ => None,
+        });
+        assert!(both.unwrap_err().contains("metrics_port=0"));
     }
 
     #[test]

@@ -336,3 +336,72 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     );
     drop(callee);
 }
+
+#[test]
+fn the_call_log_records_calls_at_once_then_one_after() {
+    let callee_port = free_port();
+    let gateway = Gateway::start(&[("callee", callee_port)]);
+    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", callee_port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1")
+        .env(CALLER_KEY.0, CALLER_KEY.1);
+    let callee = Server::start(cmd, callee_port);
+    let metrics = free_port();
+    let caller = probe(&[
+        ("GATEWAY_URL", &gateway.url()),
+        ("metrics_port", &metrics.to_string()),
+        ("FMERGE_CALL_LOG", "100"),
+    ]);
+    let r = request(
+        caller.server_port(),
+        "GET",
+        "/fanout?target=callee",
+        &[],
+        b"",
+    );
+    assert_eq!(r.unwrap().body, "done", "{}", caller.output());
+    let log = request(metrics, "GET", "/calls", &[], b"").unwrap();
+    assert_eq!(log.status, 200, "{log:?}");
+    let lines: Vec<Vec<&str>> = log
+        .body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' ').collect())
+        .collect();
+    assert_eq!(lines.len(), 3, "{}", log.body);
+    // One handler request made them all, as fmerge-runtime, of callee.
+    assert!(
+        lines.iter().all(|l| l.len() == 5 && l[0] == lines[0][0]),
+        "{}",
+        log.body
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l[1] == "fmerge-runtime" && l[2] == "callee")
+    );
+    let mut spans: Vec<(u64, u64)> = lines
+        .iter()
+        .map(|l| (l[3].parse().unwrap(), l[4].parse().unwrap()))
+        .collect();
+    spans.sort();
+    let [a, b, c] = spans[..] else { unreachable!() };
+    assert!(
+        b.0 < a.1 && a.0 < b.1,
+        "the joined two overlap: {}",
+        log.body
+    );
+    assert!(
+        c.0 >= a.1.max(b.1),
+        "the third starts after both: {}",
+        log.body
+    );
+    // Taken out: a second read has none.
+    let again = request(metrics, "GET", "/calls", &[], b"").unwrap();
+    assert_eq!(
+        again.body.lines().filter(|l| !l.starts_with('#')).count(),
+        0
+    );
+    drop(callee);
+}

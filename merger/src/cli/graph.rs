@@ -2,7 +2,7 @@
 //! code (and weighed by traffic), as JSON, DOT and a picture. Its source
 //! flags and `graph_of` are `fmerge plan`'s too.
 
-use crate::graph::{self, Graph, access_log, render, traffic};
+use crate::graph::{self, Graph, access_log, call_log, render, traffic};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,11 @@ pub struct Source {
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
+    /// The order of the calls the code does not show, from the runtime's
+    /// call log (`GET /calls` on the functions' metrics ports, with
+    /// FMERGE_CALL_LOG set, appended into one file).
+    #[arg(long, value_name = "FILE")]
+    pub call_log: Option<PathBuf>,
     #[command(flatten)]
     pub cargo: crate::options::Cargo,
     /// The conflicts honour it as `fmerge build` does; the graph records it
@@ -53,6 +58,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
         .as_deref()
         .map(access_log::counts)
         .transpose()?;
+    let log = source.call_log.as_deref().map(call_log::read).transpose()?;
     let mut graph = match (file, &source.yaml) {
         (Some(file), _) => {
             let graph = Graph::load(file)?;
@@ -78,6 +84,14 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             "no application given: run `fmerge graph -f stack.yml` (or `fmerge plan --graph calls.json`)"
         ),
     };
+    let note = |note: &str| {
+        if !source.cargo.quiet {
+            eprintln!("fmerge: note: {note}");
+        }
+    };
+    if let Some(log) = log {
+        graph.order_from(&log).iter().for_each(|n| note(n));
+    }
     let traffic = match (scrape, counts) {
         (Some(scrape), _) => Some(scrape),
         (None, Some(counts)) => {
@@ -96,11 +110,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
         (None, None) => None,
     };
     if let Some(traffic) = traffic {
-        for note in graph.weigh(&traffic) {
-            if !source.cargo.quiet {
-                eprintln!("fmerge: note: {note}");
-            }
-        }
+        graph.weigh(&traffic).iter().for_each(|n| note(n));
     }
     Ok(graph)
 }

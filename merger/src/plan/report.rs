@@ -131,7 +131,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     for &(u, v) in &model.unplaced {
         let _ = writeln!(
             out,
-            "note: the order of {}'s calls of {} is not read from its code: taken as one call after another on the critical path",
+            "note: the order of {}'s calls of {} is not read from its code or a call log: taken as one call after another on the critical path",
             model.names[u], model.names[v]
         );
     }
@@ -156,7 +156,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     }
     let _ = writeln!(
         out,
-        "per entry point, gateway hops before → after: on the critical path (each function's calls in the rounds its code makes them: \
+        "per entry point, gateway hops before → after: on the critical path (each function's calls in the rounds its code, or a call log, shows: \
          a round's calls at once, one round after another) and in all; \
          the latency gain lies between the critical path's cost removed and every call's cost removed (were every call made one after another), \
          a call at its measured cost where there is one, else {hop_ms} ms"

@@ -1,0 +1,128 @@
+//! Each `invoke`'s start and end as its caller saw it, kept for `fmerge
+//! graph --calls` to read which calls of one handler request ran at once
+//! and which one after another (the order the source scan cannot place).
+//!
+//! Off unless `FMERGE_CALL_LOG=<records>` is set. On, the records go to a
+//! ring of that many in memory (the oldest dropped first, so that no
+//! traffic can grow it) and `GET :<metrics_port>/calls` takes them out:
+//! no file, no syscall per call, and a read-only container needs no
+//! volume. Off, a call costs one load of an unset `OnceLock`.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// The most records `FMERGE_CALL_LOG` may keep: at most a few hundred
+/// bytes each, tens of MiB in all.
+pub(crate) const MAX_RECORDS: usize = 100_000;
+/// A callee name longer than this is recorded as [`crate::call::OTHER`].
+const MAX_NAME: usize = 255;
+/// The first line of `GET /calls`: the columns, for whoever reads it.
+pub(crate) const HEADER: &str = "# fmerge calls: request caller callee start_us end_us";
+
+struct Record {
+    request: u64,
+    caller: String,
+    callee: String,
+    start_us: u64,
+    end_us: u64,
+}
+
+struct Log {
+    capacity: usize,
+    records: Mutex<VecDeque<Record>>,
+    dropped: AtomicU64,
+    /// Where this process's microseconds count from.
+    origin: Instant,
+    /// Names this process's requests apart from another process's in one
+    /// file: its pid and the time it turned the log on.
+    process: String,
+    next_request: AtomicU64,
+}
+
+static LOG: OnceLock<Log> = OnceLock::new();
+
+/// Turns recording on with room for `capacity` records (`serve` does, from
+/// the setting).
+pub(crate) fn enable(capacity: usize) {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    LOG.get_or_init(|| Log {
+        capacity,
+        records: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
+        dropped: AtomicU64::new(0),
+        origin: Instant::now(),
+        process: format!("{:x}-{since_epoch:x}", std::process::id()),
+        next_request: AtomicU64::new(1),
+    });
+}
+
+pub(crate) fn enabled() -> bool {
+    LOG.get().is_some()
+}
+
+/// A new handler request's number, 0 when recording is off.
+pub(crate) fn next_request() -> u64 {
+    LOG.get()
+        .map_or(0, |log| log.next_request.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Records one call of `callee` made by request `request` of `caller`,
+/// from `start` to `end`. A call outside a handler request (a spawned
+/// task: `request` 0) cannot be grouped and is not recorded.
+pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, end: Instant) {
+    let Some(log) = LOG.get() else { return };
+    if request == 0 || log.capacity == 0 {
+        return;
+    }
+    // One word each, so that a record stays one line of five columns.
+    let word = |name: String| {
+        if name.is_empty() || name.len() > MAX_NAME || name.contains(char::is_whitespace) {
+            crate::call::OTHER.to_string()
+        } else {
+            name
+        }
+    };
+    let callee = word(crate::metrics::callee_label(callee));
+    let us = |t: Instant| t.saturating_duration_since(log.origin).as_micros() as u64;
+    let record = Record {
+        request,
+        caller: word(caller.to_string()),
+        callee,
+        start_us: us(start),
+        end_us: us(end),
+    };
+    let mut records = log.records.lock().unwrap_or_else(|e| e.into_inner());
+    if records.len() >= log.capacity {
+        records.pop_front();
+        log.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+    records.push_back(record);
+}
+
+/// The records kept so far, taken out (each is served once), one line
+/// each after [`HEADER`]; `None` when recording is off.
+pub(crate) fn take() -> Option<String> {
+    let log = LOG.get()?;
+    let records = std::mem::take(&mut *log.records.lock().unwrap_or_else(|e| e.into_inner()));
+    let dropped = log.dropped.swap(0, Ordering::Relaxed);
+    let mut text = format!("{HEADER}\n");
+    if dropped > 0 {
+        let _ = writeln!(
+            text,
+            "# {dropped} older records dropped: the ring (FMERGE_CALL_LOG={}) filled between two reads",
+            log.capacity
+        );
+    }
+    for r in records {
+        let _ = writeln!(
+            text,
+            "{}.{} {} {} {} {}",
+            log.process, r.request, r.caller, r.callee, r.start_us, r.end_us
+        );
+    }
+    Some(text)
+}
