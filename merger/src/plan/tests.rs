@@ -289,3 +289,50 @@ fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() 
     assert_eq!(groups["a"], ["a", "b"]);
     assert_eq!(groups["c"], ["c", "d"]);
 }
+
+#[test]
+fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
+    // a calls b twice (5 ms measured) and c once; 100Mi each.
+    let mut g = fan_out_of_100mi();
+    g.edges[0].hop_ms = Some(5.0);
+    let m = model(&g, &hop(2.0)).unwrap();
+    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
+    assert_eq!(file.plan(&m).unwrap(), plan);
+    // Groups chosen elsewhere are valued as given: a with c only.
+    let only_c = PlanFile {
+        group: vec![PlanGroup {
+            caller: "a".into(),
+            callees: vec!["c".into()],
+            name: None,
+        }],
+        ..PlanFile::default()
+    };
+    let given = only_c.plan(&m).unwrap();
+    assert_eq!(named_groups(&m, &given)["a"], ["a", "c"]);
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &given, "given")).unwrap();
+    let a = &doc["entries"][0];
+    assert_eq!(a["function"], "a");
+    // b's two calls stay at 5 ms: the critical path is unchanged; c's 2 ms go.
+    assert_eq!(
+        (
+            a["latency_gain_ms"].as_f64(),
+            a["latency_gain_max_ms"].as_f64()
+        ),
+        (Some(0.0), Some(2.0))
+    );
+    let limits = &doc["reserved"][0];
+    assert_eq!(limits["what"], "memory limits");
+    assert_eq!(
+        (limits["base"].as_f64(), limits["copies"].as_f64()),
+        (Some(300.0 * MIB), Some(100.0 * MIB))
+    );
+    // A name the graph lacks is refused with the group it is in.
+    let mut wrong = only_c;
+    wrong.group[0].callees = vec!["z".into()];
+    let e = wrong.plan(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("group of a names z, which is not in the call graph"),
+        "{e}"
+    );
+}
