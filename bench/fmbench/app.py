@@ -16,7 +16,7 @@ import json
 import subprocess
 import time
 
-from .config import APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
+from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
 from .apptier import RssSampler, scrape
 from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
 from .processes import Redis, free_port, http, pinned, wait_health, wait_port
@@ -108,7 +108,7 @@ class App:
         # healthcheck_interval: how long a stopped process keeps draining (the
         # next deployment waits for it).
         common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url, "MACHINE_ID": "1", "healthcheck_interval": "1s",
-                  "listen_address": "127.0.0.1"}
+                  "listen_address": "127.0.0.1", "FMERGE_CALLER_KEY": APP_CALLER_KEY}
         for route, (what, x) in self.routes.items():
             port = self.ports[route]
             if what == "merged":
