@@ -16,7 +16,8 @@ import json
 import subprocess
 import time
 
-from .config import APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
+from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
+from .apptier import RssSampler, scrape
 from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
 from .processes import Redis, free_port, http, pinned, wait_health, wait_port
 from .testbed import cpu_split, nginx_conf
@@ -77,6 +78,10 @@ class App:
         run = ctx.run_dir / "app" / kind
         run.mkdir(parents=True)
         self.logs = run / "logs"
+        # The function tier's processes ({name: pid}, for their RSS) and each
+        # runtime's metrics port (scraped around unmerged's runs: the traffic
+        # and hop costs `fmerge plan --metrics` projects with).
+        self.tier_pids, self.metrics = {}, {}
         procs = ctx.procs
         self.redis_port = self.port()
         rp = procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(self.redis_port), "--save", "",
@@ -103,28 +108,34 @@ class App:
         # healthcheck_interval: how long a stopped process keeps draining (the
         # next deployment waits for it).
         common = {"GATEWAY_URL": self.gateway, "REDIS_URL": redis_url, "MACHINE_ID": "1", "healthcheck_interval": "1s",
-                  "listen_address": "127.0.0.1"}
+                  "listen_address": "127.0.0.1", "FMERGE_CALLER_KEY": APP_CALLER_KEY}
         for route, (what, x) in self.routes.items():
             port = self.ports[route]
             if what == "merged":
+                self.metrics[x["name"]] = self.port()
                 env = {**common, **merged_env(x, {"REDIS_URL": redis_url, "MACHINE_ID": "1"}),
-                       "port": str(port), "metrics_port": str(self.port())}
+                       "port": str(port), "metrics_port": str(self.metrics[x["name"]])}
                 p = procs.start(x["name"], [x["binary"]], env, log_dir=self.logs, cpus=self.tier)
+                self.tier_pids[x["name"]] = p.pid
                 wait_health(x["name"], port, p, run)
             elif kind == "watchdog":
                 fn_port = self.port()
                 tmp = run / "of-watchdog-tmp" / x
                 tmp.mkdir(parents=True)
+                self.metrics[x] = self.port()
                 env = {**common, "mode": "http", "port": str(port), "upstream_url": f"http://127.0.0.1:{fn_port}",
-                       "fprocess": f"env port={fn_port} metrics_port={self.port()} {ctx.out / 'bin' / 'unmerged' / x}",
+                       "fprocess": f"env port={fn_port} metrics_port={self.metrics[x]} {ctx.out / 'bin' / 'unmerged' / x}",
                        "metrics_port": str(self.port()), "exec_timeout": "10s", "read_timeout": "10s",
                        "write_timeout": "10s", "healthcheck_interval": "1s", "TMPDIR": str(tmp)}
                 p = procs.start(f"of-watchdog {x}", [watchdog], env, log_dir=self.logs, cpus=self.tier)
+                self.tier_pids[f"of-watchdog {x}"] = p.pid
                 wait_health(f"of-watchdog {x}", port, p, run)
                 wait_health(f"{x} behind of-watchdog", fn_port, p, run)
             else:
-                env = {**common, "port": str(port), "metrics_port": str(self.port())}
+                self.metrics[x] = self.port()
+                env = {**common, "port": str(port), "metrics_port": str(self.metrics[x])}
                 p = procs.start(x, [ctx.out / "bin" / "unmerged" / x], env, log_dir=self.logs, cpus=self.tier)
+                self.tier_pids[x] = p.pid
                 wait_health(x, port, p, run)
         log(f"app {kind}: {len(self.routes)} routes, "
             f"{sum(1 for w, _ in self.routes.values() if w == 'merged')} merged binaries; redis :{self.redis_port}, "
@@ -183,12 +194,16 @@ class App:
         share of `rate`, all at once. Returns per-entry figures and the CPU
         each process spent per successful request."""
         rates = split(workload, rate)
-        window = CpuWindow(self.ctx)
+        scrapes = self.ctx.run_dir / "metrics" / tag
+        before = scrape(self.metrics, scrapes.with_suffix(".before.prom")) if self.kind == "unmerged" else None
+        window, rss = CpuWindow(self.ctx), RssSampler(self.tier_pids)
         running = {e: subprocess.Popen(pinned(oha_argv(oha, self.url(e), requests[e], duration, r, connections), self.outside),
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
                    for e, r in rates.items()}
         outs = {e: p.communicate(timeout=duration + 60) for e, p in running.items()}
-        out = {"workload": workload, "rate": rate, "entries": {}}
+        out = {"workload": workload, "rate": rate, "entries": {}, **rss.figures()}
+        if before:
+            out["metrics"] = [before, scrape(self.metrics, scrapes.with_suffix(".after.prom"))]
         (self.ctx.run_dir / "oha").mkdir(parents=True, exist_ok=True)
         ok = 0
         for e, (stdout, stderr) in outs.items():

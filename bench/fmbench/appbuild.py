@@ -170,7 +170,8 @@ def app_builds(ctx, args, fmerge):
     graph = json.loads(calls.read_text())
     log("application: fmerge plan (default constraints)")
     plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan")
-    builds = {"functions": names, "graph": graph, "plan_groups": plan_groups, "plan_report": report}
+    builds = {"functions": names, "graph": graph, "plan_groups": plan_groups, "plan_report": report,
+              "plan_files": {"planner": str(plan_file)}}
     if args.app_cold:
         timings["cold"], planner = cold_builds(ctx, fmerge, plan_file, plan_groups)
     else:
@@ -184,6 +185,7 @@ def app_builds(ctx, args, fmerge):
             ctx, fmerge, calls, work / "plan-bounded", ("--max-memory", APP_BOUNDED_MEMORY))
         _, messages = fmerge_json(ctx, "app-bounded", [fmerge, "build", "--plan", bounded_file, "--target-dir", target])
         builds["bounded"] = keep(ctx, "bounded", merged_groups(messages))
+        builds["plan_files"]["bounded"] = str(bounded_file)
     if "whole" in args.app_deployments:
         log("application: fmerge build --plan with one group per entry point, merged whole")
         text, _ = whole_plan(graph, APP_ENTRIES, stack.resolve())
@@ -192,6 +194,7 @@ def app_builds(ctx, args, fmerge):
         whole_file.write_text(text)
         timings["whole"], messages = fmerge_json(ctx, "app-whole", [fmerge, "build", "--plan", whole_file, "--target-dir", target])
         builds["whole"] = keep(ctx, "whole", merged_groups(messages))
+        builds["plan_files"]["whole"] = str(whole_file)
     return builds, timings
 
 

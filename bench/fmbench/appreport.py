@@ -1,10 +1,14 @@
 """The application benchmark's part of results.md: the deployments, the
 builds (one `fmerge build --plan` against the groups one by one), the gateway
 hops each deployment makes per request, the latency per entry point at every
-fixed rate, the highest sustained rates, function-tier CPU, and the verdicts
-against the targets."""
+fixed rate, the highest sustained rates, function-tier CPU, the verdicts
+against the targets, the planner's projected p50 gains beside the measured
+ones, and the memory each deployment uses and reserves."""
 
+from .apptier import RSS_EVERY
 from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
+
+MIB = 1024 * 1024
 
 TITLES = {
     "unmerged": "unmerged (every function its own process, behind the gateway)",
@@ -64,12 +68,20 @@ def render_app(L, R):
         ok = None if x is None else (x >= goal if better == "ge" else x <= goal)
         L.append(f"| {label} | {'≥' if better == 'ge' else '≤'} {goal:g} | {f(x, 2, '×')} | "
                  f"{'n/a' if ok is None else 'met' if ok else '**missed**'} |")
+    rows = [r for r in lo.get("projection", []) if r["deployment"] == "planner"]
+    if rows:
+        met = sum(r["within"] for r in rows)
+        L.append(f"| p50 gain `fmerge plan` projects for the planner's groups ÷ the gain measured, per entry point and rate "
+                 f"both sustained | within ±{100 * TARGETS['app_projection_tolerance']:.0f}% | {met} of {len(rows)} within | "
+                 f"{'met' if met == len(rows) else '**missed**'} |")
     L.append("")
     render_hops(L, A)
     for workload in APP_WORKLOADS:
         if any(workload in d for d in lo["deployments"].values()):
             render_workload(L, lo, workload)
     render_verdicts(L, lo)
+    render_projection(L, lo)
+    render_memory(L, lo)
     render_build(L, A)
 
 
@@ -197,3 +209,73 @@ def render_profile(L, lo, workload):
         f(sum(v for k, v in r["cpu_us_per_request"].items() if k not in names), 0) for r in runs.values()) + " |")
     L.append("| **all** | " + " | ".join(f(sum(r["cpu_us_per_request"].values()), 0) for r in runs.values()) + " |")
     L.append("")
+
+
+def render_projection(L, lo):
+    """The p50 gain `fmerge plan --evaluate` projects for each deployment's
+    groups, with the unmerged run's traffic and hop costs at that rate,
+    beside the gain measured."""
+    rows = lo.get("projection")
+    if not rows:
+        return
+    tol = 100 * TARGETS["app_projection_tolerance"]
+    L.append("### Projected against measured p50 gains")
+    L.append("")
+    L.append("The gain `fmerge plan` projects for exactly the groups deployed (`fmerge plan --graph calls.json --metrics "
+             "BEFORE --metrics AFTER --evaluate plan.toml`, the two scrapes of every unmerged function's `/metrics` taken "
+             "around unmerged's run at that rate: its requests, and each gateway call at the mean "
+             "`fmerge_invoke_duration_seconds` its caller saw), the critical path's cost removed (every call's cost "
+             "removed in brackets), beside the gain measured (unmerged p50 − this deployment's p50, same rate). "
+             f"Target: projected ÷ measured within ±{tol:.0f}%.")
+    L.append("")
+    L.append("| deployment | workload | total req/s | entry point | unmerged p50 | p50 | measured gain | projected gain "
+             "(every call) | projected ÷ measured | |")
+    L.append("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for r in rows:
+        L.append(f"| {r['deployment']} | {r['workload']} | {r['rate']} | {r['entry']} | {f(r['unmerged_p50_ms'], 2)} | "
+                 f"{f(r['p50_ms'], 2)} | {f(r['measured_gain_ms'], 2)} | {f(r['projected_gain_ms'], 2)} "
+                 f"({f(r['projected_gain_max_ms'], 2)}) | {f(r['ratio'], 2, '×')} | "
+                 f"{'within' if r['within'] else '**miss**'} |")
+    L.append("")
+
+
+def render_memory(L, lo):
+    """Per deployment: the function tier's RSS under load and what it
+    reserves, as the bench adds it up beside the planner's plan.json."""
+    m = lo.get("memory")
+    if not m or not m["deployments"]:
+        return
+    L.append("### Memory and cpu: used under load, reserved")
+    L.append("")
+    L.append(f"RSS: the sum over every process of the function tier the bench started (functions, merged binaries, "
+             f"of-watchdog and the function it forks; not nginx or Redis), sampled every {RSS_EVERY:g} s during the "
+             f"{m['workload']} run at {m['rate']} req/s (the highest rate every deployment sustained): the mean of the "
+             "samples and the peak. Every function keeps its own process (a callee stays deployed for other callers), "
+             "so a merged binary adds to the total. Reserved: `limits` and `requests` as `fmerge build` writes the merged "
+             "stack (every function's own entry, each group's callees added to its caller's), added up by the bench from "
+             "`calls.json` and the groups built / as `fmerge plan` reports them in plan.json. Provuse reports −54% RAM from "
+             "fusion.")
+    L.append("")
+    whats = ("memory limits", "memory requests", "cpu limits", "cpu requests")
+    L.append("| deployment | RSS mean / peak | RSS vs unmerged | " + " | ".join(f"{w} (bench / planner)" for w in whats) + " |")
+    L.append("| --- | ---: | ---: |" + " ---: |" * len(whats))
+    for d in APP_DEPLOYMENTS:
+        row = m["deployments"].get(d)
+        if not row:
+            continue
+        cells = []
+        for w in whats:
+            mine, planner = row["reserved"].get(w), (row.get("planner_reserved") or {}).get(w)
+            cells.append(f"{amount(w, mine)} / {amount(w, planner)}")
+        change = "" if d == "unmerged" else f(None if row["rss_change"] is None else 100 * row["rss_change"], 1, "%")
+        name = d + (f" (measured as {row['measured_as']})" if row.get("measured_as") else "")
+        L.append(f"| {name} | {f(row['rss_mib_mean'], 0)} / {f(row['rss_mib_peak'], 0)} MiB | {change} | "
+                 + " | ".join(cells) + " |")
+    L.append("")
+
+
+def amount(what, x):
+    """A reserved amount as stack files write it."""
+    if x is None:
+        return "n/a"
+    return f"{x / MIB:.0f}Mi" if what.startswith("memory") else f"{x:.2f} cores"

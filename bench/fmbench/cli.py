@@ -16,6 +16,7 @@ from pathlib import Path
 from . import __doc__ as DESCRIPTION
 from .app import app_load
 from .appbuild import app_builds, patched_watchdog
+from .appmodel import memory, projections
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, sizes
 from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
@@ -349,8 +350,10 @@ def only_app(ctx, args, R, oha, t0):
     run = ctx.run_dir
     if run.exists():
         shutil.rmtree(run)
-    R["app"] = {"builds": {k: v for k, v in builds.items() if k != "graph"}, "timings": timings,
-                "load": app_load(ctx, args, builds, oha, watchdog)}
+    load = app_load(ctx, args, builds, oha, watchdog)
+    load["projection"] = projections(ctx, fmerge, builds, load)
+    load["memory"] = memory(ctx, fmerge, builds, load)
+    R["app"] = {"builds": {k: v for k, v in builds.items() if k != "graph"}, "timings": timings, "load": load}
     finish(ctx, args, R, t0)
 
 

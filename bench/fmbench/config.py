@@ -115,6 +115,9 @@ TARGETS = {
     # highest sustained rate at least doubles, p50 at most halves at equal rates.
     "app_mixed_throughput_ratio": 2.0,
     "app_mixed_p50_ratio": 0.5,
+    # The p50 gain `fmerge plan` projects for the groups deployed, against
+    # the one measured (unmerged − merged p50 per entry point): within ±25%.
+    "app_projection_tolerance": 0.25,
 }
 
 # The application benchmark (--only app): the whole socialNetwork of
@@ -135,6 +138,11 @@ APP_DEPLOYMENTS = ["unmerged", "watchdog", "planner", "bounded", "whole"]
 APP_BOUNDED_MEMORY = "256Mi"
 # The data set (fmerge-testkit's seeder, through the gateway).
 APP_SEED = {"users": 500, "degree": 20, "posts": 2000}
+# The key every function of a deployment signs its calls with (the runtime's
+# FMERGE_CALLER_KEY; OpenFaaS's secret fmerge-caller-key): without it a
+# callee counts its callers' requests as `unverified`, outside traffic, and
+# `fmerge plan --metrics` sees no calls. A bench key, the same for all.
+APP_CALLER_KEY = "fmerge-bench-caller-key-0123456789abcdef"
 # Fixed total rates tried in order until one is not sustained (then bisected).
 APP_LADDER = [100, 150, 220, 330, 500, 750, 1100, 1600, 2400, 3600, 5400]
 

@@ -26,7 +26,7 @@ enum Command {
     /// The application's static call graph from the functions' code (JSON, DOT, a picture).
     Graph(cli::graph::GraphArgs),
     /// Propose the merge groups that remove the most gateway hops, and write them as group files.
-    Plan(cli::plan::PlanArgs),
+    Plan(Box<cli::plan::PlanArgs>),
 }
 
 /// jemalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         Command::Build(args) => cli::build::run(*args),
         Command::Template(args) => cli::template::run(args),
         Command::Graph(args) => cli::graph::run(args),
-        Command::Plan(args) => cli::plan::run(args),
+        Command::Plan(args) => cli::plan::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

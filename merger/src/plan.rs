@@ -8,7 +8,8 @@
 //!   `[[group]]` table per group with exactly the keys of a group file
 //!   (`caller`, `callees`, `name`), which [`PlanFile::load`] reads back;
 //! - `<caller>.toml` per group, a group file as in `examples/`
-//!   (`fmerge build -f STACK --config DIR/<caller>.toml`).
+//!   (`fmerge build -f STACK --config DIR/<caller>.toml`);
+//! - `plan.json`: the report's figures for programs ([`json`]).
 
 mod file;
 pub mod front;
@@ -17,7 +18,7 @@ pub mod model;
 mod report;
 pub mod search;
 
-pub use report::{Entry, entries, report, why_not};
+pub use report::{Entry, Reserved, entries, json, report, reservations, why_not};
 
 pub use file::{PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, bench_edges, hop_ms};

@@ -1,6 +1,6 @@
 //! `fmerge plan`: the merge groups that serve the team's objective best
 //! (latency, gateway calls, or memory), written as plan.toml and one group
-//! file per merge.
+//! file per merge, with their figures in plan.json.
 
 use super::graph::{Source, absolute, beside, graph_of};
 use crate::plan::model::Objective;
@@ -61,6 +61,11 @@ pub struct PlanArgs {
     /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Value the groups of this plan file instead of searching: the report
+    /// and plan.json give the figures of exactly those groups (e.g. under
+    /// traffic measured after they were chosen: --metrics).
+    #[arg(long, value_name = "PLAN", conflicts_with = "front")]
+    pub evaluate: Option<PathBuf>,
     /// Also list the Pareto front (expected latency removed against the
     /// memory copies reserve) and draw it as front.svg.
     #[arg(long)]
@@ -150,7 +155,10 @@ pub fn run(args: PlanArgs) -> Result<()> {
     };
     let graph = graph_of(&args.source, args.graph.as_deref())?;
     let model = plan::model(&graph, &constraints)?;
-    let (plan, how) = plan::solve(&model, method)?;
+    let (plan, how) = match &args.evaluate {
+        Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
+        None => plan::solve(&model, method)?,
+    };
     let out = args
         .out
         .map(|d| absolute(&d))
@@ -175,6 +183,9 @@ pub fn run(args: PlanArgs) -> Result<()> {
         )?;
         written.push(path);
     }
+    let figures = out.join("plan.json");
+    fmerge_cargo::artifact::write(&figures, plan::json(&model, &plan, how).as_bytes())?;
+    written.push(figures);
     print!("{}", plan::report(&model, &plan, how, &hop_source));
     if args.front {
         let points = plan::front::front(&model, method)?;

@@ -1,7 +1,8 @@
 //! The plan file `fmerge plan` writes and `fmerge build --plan` reads.
 
+use super::model::{Model, Plan, bit};
 use crate::group::Group;
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::artifact;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -68,5 +69,35 @@ impl PlanFile {
             });
         }
         Ok((plan, groups))
+    }
+}
+
+impl PlanFile {
+    /// This file's groups as a plan of `model`, valued as the searches value
+    /// theirs (`fmerge plan --evaluate`: the figures of groups already
+    /// chosen, under the model's traffic).
+    pub fn plan(&self, model: &Model) -> Result<Plan> {
+        let mut groups: Vec<_> = (0..model.n()).map(bit).collect();
+        for g in &self.group {
+            let index = |name: &str| {
+                model.index(name).with_context(|| {
+                    format!(
+                        "the plan's group of {} names {name}, which is not in the call graph: give the graph of the plan's own stack",
+                        g.caller
+                    )
+                })
+            };
+            let r = index(&g.caller)?;
+            for c in &g.callees {
+                groups[r] |= bit(index(c)?);
+            }
+        }
+        let (removed, _) = model.value(&groups);
+        let gain_ms = model.gain_ms(&groups);
+        Ok(Plan {
+            groups,
+            removed,
+            gain_ms,
+        })
     }
 }

@@ -193,12 +193,28 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out
 }
 
+/// What the deployments reserve of one resource under a plan: every
+/// function's own deployment plus the copies in merged pods (memory in
+/// bytes, cpu in cores).
+#[derive(Debug, Clone, Serialize)]
+pub struct Reserved {
+    /// `memory limits`, `cpu limits`, `memory requests`, `cpu requests`.
+    pub what: &'static str,
+    pub base: f64,
+    pub copies: f64,
+    pub total: f64,
+    /// The total cap asked for (`--max-total-memory`, `--max-total-cpu`).
+    pub cap: Option<f64>,
+    #[serde(skip)]
+    resource: Resource,
+    #[serde(skip)]
+    flag: Option<&'static str>,
+}
+
 /// What the deployments reserve under `plan`: limits (what the total caps
-/// bound) and requests (what the scheduler sets aside), memory and cpu,
-/// each as every function's own deployment plus the copies in merged pods.
+/// bound) and requests (what the scheduler sets aside), memory and cpu.
 /// A figure some function does not set is left out.
-fn reserved(model: &Model, plan: &Plan) -> String {
-    let mut out = String::new();
+pub fn reservations(model: &Model, plan: &Plan) -> Vec<Reserved> {
     let rows = [
         (
             "memory limits",
@@ -225,6 +241,7 @@ fn reserved(model: &Model, plan: &Plan) -> String {
             Resource::Cpu,
         ),
     ];
+    let mut out = Vec::new();
     for (what, amounts, cap, resource) in rows {
         if amounts.iter().any(Option::is_none) {
             continue;
@@ -236,17 +253,52 @@ fn reserved(model: &Model, plan: &Plan) -> String {
             .iter()
             .map(|&(r, set)| members(set).filter(|&i| i != r).map(amount).sum::<f64>())
             .sum();
+        out.push(Reserved {
+            what,
+            base,
+            copies,
+            total: base + copies,
+            cap: cap.map(|(_, max)| max),
+            resource,
+            flag: cap.map(|(flag, _)| flag),
+        });
+    }
+    out
+}
+
+fn reserved(model: &Model, plan: &Plan) -> String {
+    let mut out = String::new();
+    for r in reservations(model, plan) {
+        let show = |x: f64| r.resource.show(x);
         let _ = writeln!(
             out,
-            "{what} reserved: {} by every function's own deployment + {} of copies in merged pods = {}{}",
-            resource.show(base),
-            resource.show(copies),
-            resource.show(base + copies),
-            cap.map(|(flag, max)| format!(" ({flag} {})", resource.show(max)))
+            "{} reserved: {} by every function's own deployment + {} of copies in merged pods = {}{}",
+            r.what,
+            show(r.base),
+            show(r.copies),
+            show(r.total),
+            r.flag
+                .zip(r.cap)
+                .map(|(flag, max)| format!(" ({flag} {})", show(max)))
                 .unwrap_or_default()
         );
     }
     out
+}
+
+/// plan.json: the plan's figures for programs (the bench puts them beside
+/// what it measures): per entry point the hops and latency gain, and what
+/// the deployments reserve.
+pub fn json(model: &Model, plan: &Plan, how: &str) -> String {
+    let value = serde_json::json!({
+        "search": how,
+        "objective": model.objective.name(),
+        "removed": plan.removed,
+        "gain_ms": plan.gain_ms,
+        "entries": entries(model, plan),
+        "reserved": reservations(model, plan),
+    });
+    serde_json::to_string_pretty(&value).expect("plain numbers and strings") + "\n"
 }
 
 fn trim(n: f64) -> String {

@@ -344,116 +344,6 @@ fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() 
 }
 
 #[test]
-fn the_critical_path_adds_rounds_and_takes_the_longest_call_of_each() {
-    // a: b and c at once, then d; b calls e. In hops: max(1 + 1, 1) + 1.
-    let mut g = graph(&[("a", "b"), ("a", "c"), ("a", "d"), ("b", "e")]);
-    in_rounds(&mut g, "a", &[&["b", "c"], &["d"]]);
-    in_rounds(&mut g, "b", &[&["e"]]);
-    let m = model(&g, &Constraints::default()).unwrap();
-    assert!(m.unplaced.is_empty(), "{:?}", m.unplaced);
-    let (a, b, e) = (
-        m.index("a").unwrap(),
-        m.index("b").unwrap(),
-        m.index("e").unwrap(),
-    );
-    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    let h = m.hops(a, &alone);
-    assert_eq!((h.critical_before, h.total_before), (3.0, 4.0));
-    // b and e in a's process: their calls cost nothing; c still takes a hop.
-    let mut groups = alone.clone();
-    groups[a] = bit(a) | bit(b) | bit(e);
-    let h = m.hops(a, &groups);
-    assert_eq!((h.critical_after, h.total_after), (2.0, 2.0));
-    // Every call at once (one round): the longest chain only.
-    in_rounds(&mut g, "a", &[&["b", "c", "d"]]);
-    let m = model(&g, &Constraints::default()).unwrap();
-    assert_eq!(m.hops(a, &alone).critical_before, 2.0);
-}
-
-#[test]
-fn calls_the_code_does_not_order_are_taken_one_after_another_and_said_so() {
-    // a calls b at two sites the rounds do not place, and c placed.
-    let mut g = graph(&[("a", "b"), ("a", "c")]);
-    g.edges[0].sites = 2;
-    in_rounds(&mut g, "a", &[&["c"]]);
-    let m = model(&g, &Constraints::default()).unwrap();
-    let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
-    assert_eq!(m.unplaced, [(a, b)]);
-    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    assert_eq!(m.hops(a, &alone).critical_before, 3.0);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
-    let text = report(&m, &plan, "exact", "test");
-    assert!(
-        text.contains("note: the order of a's calls of b is not read from its code"),
-        "{text}"
-    );
-}
-
-#[test]
-fn a_looped_call_counts_once_per_iteration_from_the_traffic() {
-    // 10 requests at a, 30 calls of b from its one looped site: 3 a request,
-    // one after another; c once, in the round before.
-    let mut g = graph(&[("a", "b"), ("a", "c")]);
-    let f = g.functions.iter_mut().find(|f| f.name == "a").unwrap();
-    f.external = Some(10.0);
-    f.rounds = vec![
-        Round {
-            calls: vec!["c".into()],
-            looped: Vec::new(),
-        },
-        Round {
-            calls: Vec::new(),
-            looped: vec!["b".into()],
-        },
-    ];
-    g.edges[0].calls = Some(30.0);
-    g.edges[1].calls = Some(10.0);
-    g.traffic = Some("test".into());
-    let m = model(&g, &Constraints::default()).unwrap();
-    let a = m.index("a").unwrap();
-    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    let h = m.hops(a, &alone);
-    assert_eq!((h.critical_before, h.total_before), (4.0, 4.0));
-}
-
-#[test]
-fn a_call_cut_to_break_a_cycle_leaves_the_rounds_too() {
-    let mut g = graph(&[("a", "b"), ("b", "a"), ("b", "c")]);
-    in_rounds(&mut g, "a", &[&["b"]]);
-    in_rounds(&mut g, "b", &[&["a", "c"]]);
-    let m = model(&g, &Constraints::default()).unwrap();
-    let (a, b, c) = (
-        m.index("a").unwrap(),
-        m.index("b").unwrap(),
-        m.index("c").unwrap(),
-    );
-    assert_eq!(m.cycles, [(b, a)]);
-    assert_eq!(m.rounds[b].len(), 1);
-    assert_eq!(m.rounds[b][0].calls, [c]);
-    assert!(m.unplaced.is_empty());
-    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    assert_eq!(m.hops(a, &alone).critical_before, 2.0);
-}
-
-#[test]
-fn a_graph_written_before_rounds_loads_with_every_call_one_after_another() {
-    let old = r#"{"stack": null, "traffic": null, "conflicts": [],
-        "functions": [
-            {"name": "a", "memory": null, "memory_bytes": null, "left_out": null, "external": null},
-            {"name": "b", "memory": null, "memory_bytes": null, "left_out": null, "external": null},
-            {"name": "c", "memory": null, "memory_bytes": null, "left_out": null, "external": null}],
-        "edges": [
-            {"from": "a", "to": "b", "sites": 1, "within": ["a::handle"], "calls": null},
-            {"from": "a", "to": "c", "sites": 1, "within": ["a::handle"], "calls": null}]}"#;
-    let g: Graph = serde_json::from_str(old).unwrap();
-    assert!(g.functions.iter().all(|f| f.rounds.is_empty()));
-    let m = model(&g, &Constraints::default()).unwrap();
-    assert_eq!(m.unplaced.len(), 2);
-    let alone: Vec<Set> = (0..m.n()).map(bit).collect();
-    assert_eq!(m.hops(0, &alone).critical_before, 2.0);
-}
-
-#[test]
 fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     let mut g = graph(&[("a", "b")]);
     g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
@@ -468,3 +358,52 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     let (_, groups) = PlanFile::load(&path).unwrap();
     assert_eq!(groups[0].allow_shared_static, g.allow_shared_static);
 }
+
+#[test]
+fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
+    // a calls b twice (5 ms measured) and c once; 100Mi each.
+    let mut g = fan_out_of_100mi();
+    g.edges[0].hop_ms = Some(5.0);
+    let m = model(&g, &hop(2.0)).unwrap();
+    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
+    assert_eq!(file.plan(&m).unwrap(), plan);
+    // Groups chosen elsewhere are valued as given: a with c only.
+    let only_c = PlanFile {
+        group: vec![PlanGroup {
+            caller: "a".into(),
+            callees: vec!["c".into()],
+            name: None,
+        }],
+        ..PlanFile::default()
+    };
+    let given = only_c.plan(&m).unwrap();
+    assert_eq!(named_groups(&m, &given)["a"], ["a", "c"]);
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &given, "given")).unwrap();
+    let a = &doc["entries"][0];
+    assert_eq!(a["function"], "a");
+    // b's two calls stay at 5 ms: the critical path is unchanged; c's 2 ms go.
+    assert_eq!(
+        (
+            a["latency_gain_ms"].as_f64(),
+            a["latency_gain_max_ms"].as_f64()
+        ),
+        (Some(0.0), Some(2.0))
+    );
+    let limits = &doc["reserved"][0];
+    assert_eq!(limits["what"], "memory limits");
+    assert_eq!(
+        (limits["base"].as_f64(), limits["copies"].as_f64()),
+        (Some(300.0 * MIB), Some(100.0 * MIB))
+    );
+    // A name the graph lacks is refused with the group it is in.
+    let mut wrong = only_c;
+    wrong.group[0].callees = vec!["z".into()];
+    let e = wrong.plan(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("group of a names z, which is not in the call graph"),
+        "{e}"
+    );
+}
+
+mod rounds;
