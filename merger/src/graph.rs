@@ -7,7 +7,7 @@
 //! [`fmerge_ir::calls`]), then each crate's bitcode is surveyed: an edge per
 //! callee named by a literal, an "unknown" edge for a name computed at run
 //! time, and the reasons `fmerge build` would refuse a function (in any
-//! group, or beside another one: [`verdict`], the build's own rules on the
+//! group, or beside another one: `verdict.rs`, the build's own rules on the
 //! build's own bitcode). The order of each function's calls (what runs at
 //! once, what one after another) is read from its source ([`rounds`]), or,
 //! where it cannot be, from the runtime's call log ([`call_log`]). Edges get

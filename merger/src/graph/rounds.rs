@@ -4,7 +4,7 @@
 //!
 //! The bitcode ([`fmerge_ir::calls`]) says which callees a function names
 //! and how often; this scan only orders them. It reads the function's own
-//! crate (`src/**/*.rs`) as token trees ([`super::tokens`]), with the
+//! crate (`src/**/*.rs`) as token trees (`tokens.rs`), with the
 //! `macro_rules!` of the user's other crates it links expanded in place (a
 //! macro such as `sn_store::by_usernames!` expands in the caller's crate,
 //! which is where the bitcode finds its calls), and walks each `fn` body in

@@ -107,8 +107,8 @@ pub struct Model {
     /// Sum of member memory a group may have.
     pub max_memory: Option<f64>,
     /// Memory the whole application may reserve: every function's own
-    /// deployment ([`base_memory`](Self::base_memory)) plus every group's
-    /// copies ([`copies_memory`](Self::copies_memory)).
+    /// deployment ([`base`](Self::base)) plus every group's
+    /// copies ([`copies`](Self::copies)).
     pub max_total_memory: Option<f64>,
     /// Cores of `limits.cpu` the whole application may reserve, counted as
     /// [`max_total_memory`](Self::max_total_memory) counts memory.

@@ -275,7 +275,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
 
 /// Greedy: callers first, each root grows its group by the member that
 /// adds the most to the objective (latency removed, then hops removed; for
-/// calls, hops), while any does; then [`trim`] drops what the objective
+/// calls, hops), while any does; then `trim` drops what the objective
 /// does not need.
 pub fn heuristic(model: &Model) -> Plan {
     let n = model.n();
