@@ -44,6 +44,8 @@ pub fn build(
 ) -> Result<Bitcode> {
     let toolchain = Toolchain::detect()?;
     toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+    // Held until cargo is done with the generated workspace (see `hold`).
+    let mut held = None;
     let (manifest, target_dir) = match input.sources.first() {
         None => (
             input.manifest_path.map(Path::to_path_buf),
@@ -55,6 +57,7 @@ pub fn build(
                 None => workspace::target_dir_of(&caller.manifest)?,
             };
             let dir = workspace::dir_of(&target_dir, input.purpose, input.sources);
+            held = Some(hold(&dir, progress)?);
             let generated = workspace::generate(input.sources, &dir)?;
             for difference in &generated.lock_differences {
                 progress.note(&format!("note: {difference}"));
@@ -80,6 +83,7 @@ pub fn build(
         &toolchain,
     )?;
     let took = stage.done(&format!("{} units", emitted.units.len()));
+    drop(held);
     Ok(Bitcode {
         toolchain,
         members,
@@ -87,4 +91,29 @@ pub fn build(
         emitted,
         took,
     })
+}
+
+/// Locks the generated workspace at `dir` for this run: `generate` writes
+/// it afresh, so a second fmerge of the same functions into the same target
+/// dir (two terminals, parallel tests) would otherwise rewrite its sources
+/// while the first one's cargo compiles them.
+fn hold(dir: &Path, progress: &Progress) -> Result<std::fs::File> {
+    let path = dir.with_extension("lock");
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = std::fs::File::create(&path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create the lock file {}: {e}. Fix: make the target dir writable, or pass another with --target-dir.",
+            path.display()
+        )
+    })?;
+    if file.try_lock().is_err() {
+        progress.note(&format!(
+            "waiting for another fmerge building the same functions ({})",
+            dir.display()
+        ));
+        file.lock()?;
+    }
+    Ok(file)
 }
