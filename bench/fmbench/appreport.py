@@ -224,7 +224,8 @@ def render_projection(L, lo):
     L.append("The gain `fmerge plan` projects for exactly the groups deployed (`fmerge plan --graph calls.json --metrics "
              "BEFORE --metrics AFTER --evaluate plan.toml`, the two scrapes of every unmerged function's `/metrics` taken "
              "around unmerged's run at that rate: its requests, and each gateway call at the mean "
-             "`fmerge_invoke_duration_seconds` its caller saw), the critical path's cost removed (every call's cost "
+             "`fmerge_invoke_duration_seconds` its caller saw less the callee's mean `http_request_duration_seconds` "
+             "for that caller), the critical path's cost removed (every call's cost "
              "removed in brackets), beside the gain measured (unmerged p50 − this deployment's p50, same rate). "
              f"Target: projected ÷ measured within ±{tol:.0f}%.")
     L.append("")

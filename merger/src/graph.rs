@@ -96,8 +96,10 @@ pub struct Edge {
     pub within: Vec<String>,
     /// Calls seen in real traffic, when known.
     pub calls: Option<f64>,
-    /// What one call over the gateway cost its caller, in ms (the mean of
-    /// the runtime's `fmerge_invoke_duration_seconds`), when measured.
+    /// What one call over the gateway cost beyond the callee's own work, in
+    /// ms: the mean of the caller's `fmerge_invoke_duration_seconds` less the
+    /// mean of the callee's `http_request_duration_seconds` for that caller,
+    /// when both were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hop_ms: Option<f64>,
 }

@@ -161,8 +161,10 @@ fn measured_plan(dir: &std::path::Path) {
         let measured = format!("  {from} → {to}: ");
         let line = stdout.lines().find(|l| l.starts_with(&measured));
         assert!(
-            line.is_some_and(|l| l
-                .ends_with("ms per call, measured (the runtime's fmerge_invoke_duration_seconds)")),
+            line.is_some_and(|l| l.ends_with(&format!(
+                "ms per call, measured ({})",
+                fmerge::graph::traffic::HOP_MEASURED
+            ))),
             "{from} → {to} has no measured cost:\n{stdout}"
         );
     }

@@ -21,10 +21,17 @@ pub const METRIC: &str = "http_requests_total";
 /// (`caller`, `callee`, `transport`): its sum and count give a hop's mean
 /// cost.
 pub const HOP_METRIC: &str = "fmerge_invoke_duration_seconds";
+/// How a measured hop cost is made, for reports.
+pub const HOP_MEASURED: &str =
+    "the caller's fmerge_invoke_duration_seconds less the callee's http_request_duration_seconds";
 const HOP_SUM: &str = "fmerge_invoke_duration_seconds_sum";
 const HOP_COUNT: &str = "fmerge_invoke_duration_seconds_count";
+/// The callee's side of the same calls: the runtime's time serving each
+/// request (`function`, `caller`), which merging does not remove.
+const SERVE_SUM: &str = "http_request_duration_seconds_sum";
+const SERVE_COUNT: &str = "http_request_duration_seconds_count";
 /// The samples read; the rest of a scrape is only checked for its format.
-const READ: [&str; 3] = [METRIC, HOP_SUM, HOP_COUNT];
+const READ: [&str; 5] = [METRIC, HOP_SUM, HOP_COUNT, SERVE_SUM, SERVE_COUNT];
 
 /// Requests seen: per edge, and from outside per function.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,6 +46,9 @@ pub struct Traffic {
     /// Calls over the gateway, per (caller, callee): seconds in all and how
     /// many, as the callers saw them ([`HOP_METRIC`]).
     pub hops: BTreeMap<(String, String), (f64, f64)>,
+    /// Requests served, per (caller, callee): seconds in all and how many,
+    /// as the callee's runtime timed them (`http_request_duration_seconds`).
+    pub served: BTreeMap<(String, String), (f64, f64)>,
     /// The functions the figures cover (those with a sample of their own),
     /// when the source can tell; the others' figures are unknown, not zero.
     pub covered: Option<BTreeSet<String>>,
@@ -197,19 +207,34 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.as_str())
         };
+        let sum_or_count = |pair: &mut (f64, f64)| {
+            if metric.ends_with("_sum") {
+                pair.0 += count;
+            } else {
+                pair.1 += count;
+            }
+        };
+        if metric == SERVE_SUM || metric == SERVE_COUNT {
+            if let (Some(caller), Some(function)) = (label("caller"), label("function")) {
+                sum_or_count(
+                    traffic
+                        .served
+                        .entry((caller.to_string(), function.to_string()))
+                        .or_default(),
+                );
+            }
+            continue;
+        }
         if metric != METRIC {
             if let (Some(caller), Some(callee), Some("gateway")) =
                 (label("caller"), label("callee"), label("transport"))
             {
-                let hop = traffic
-                    .hops
-                    .entry((caller.to_string(), callee.to_string()))
-                    .or_default();
-                if metric == HOP_SUM {
-                    hop.0 += count;
-                } else {
-                    hop.1 += count;
-                }
+                sum_or_count(
+                    traffic
+                        .hops
+                        .entry((caller.to_string(), callee.to_string()))
+                        .or_default(),
+                );
             }
             continue;
         }
@@ -356,6 +381,21 @@ mod tests {
         let t = parse_prometheus(text, "m").unwrap();
         assert_eq!(t.hops[&("a".into(), "b".into())], (0.3, 100.0));
         assert_eq!(t.hops.len(), 1, "in-process calls are no hop: {:?}", t.hops);
+    }
+
+    #[test]
+    fn the_callees_serving_time_is_read_per_caller() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/traffic/runtime-scrape.txt"
+        );
+        let t = parse_prometheus(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+        let served = t.served[&("compose-post".into(), "unique-id".into())];
+        assert!(
+            (served.0 - 3.299856518).abs() < 1e-9 && served.1 == 1.0,
+            "{served:?}"
+        );
+        assert_eq!(t.served.len(), 2, "{:?}", t.served);
     }
 
     #[test]

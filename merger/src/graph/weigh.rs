@@ -1,7 +1,7 @@
 //! Traffic on the call graph: [`Graph::weigh`].
 
 use super::{Graph, traffic};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Graph {
     /// Puts traffic figures on the edges and entry points; figures for
@@ -25,12 +25,33 @@ impl Graph {
                 ));
             }
         }
+        fn mean_ms(
+            m: &BTreeMap<(String, String), (f64, f64)>,
+            key: &(String, String),
+        ) -> Option<f64> {
+            m.get(key)
+                .filter(|(_, count)| *count > 0.0)
+                .map(|(seconds, count)| seconds / count * 1000.0)
+        }
         for e in &mut self.edges {
-            e.hop_ms =
-                e.to.as_ref()
-                    .and_then(|to| traffic.hops.get(&(e.from.clone(), to.clone())))
-                    .filter(|(_, count)| *count > 0.0)
-                    .map(|(seconds, count)| seconds / count * 1000.0);
+            // What merging removes: the call as its caller saw it, less the
+            // callee's own serving time (its work, and its own calls, stay).
+            let key = e.to.as_ref().map(|to| (e.from.clone(), to.clone()));
+            let seen = key.as_ref().and_then(|k| mean_ms(&traffic.hops, k));
+            let served = key.as_ref().and_then(|k| mean_ms(&traffic.served, k));
+            e.hop_ms = match (seen, served) {
+                (Some(seen), Some(served)) => Some((seen - served).max(0.0)),
+                (Some(_), None) => {
+                    notes.push(format!(
+                        "{} → {}: the caller's side of its calls is in {} but not the callee's serving time, so their cost is not taken from it; scrape {1}'s /metrics too",
+                        e.from,
+                        e.to.as_deref().unwrap_or_default(),
+                        traffic.source
+                    ));
+                    None
+                }
+                _ => None,
+            };
             if let Some(to) = e.to.as_ref().filter(|to| covered(to)) {
                 e.calls = Some(
                     traffic
@@ -172,5 +193,35 @@ mod tests {
         assert_eq!(calls(&g, "a"), Some(2.0));
         assert_eq!(calls(&g, "b"), Some(6.0));
         assert_eq!(g.function("c").unwrap().external, Some(0.0), "not external");
+    }
+
+    #[test]
+    fn a_hop_costs_what_its_caller_saw_less_the_callees_own_serving() {
+        // a saw 3 ms per call of c over the gateway; c served a's calls in
+        // 1 ms each: merging removes 2. a → d: d's side is missing.
+        let mut g = graph();
+        let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
+             http_requests_total{function=\"d\",caller=\"a\"} 10\n\
+             http_request_duration_seconds_sum{function=\"c\",caller=\"a\"} 0.01\n\
+             http_request_duration_seconds_count{function=\"c\",caller=\"a\"} 10\n\
+             fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c\",transport=\"gateway\"} 0.03\n\
+             fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"gateway\"} 10\n\
+             fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"d\",transport=\"gateway\"} 0.05\n\
+             fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"d\",transport=\"gateway\"} 10\n";
+        let notes = g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
+        let hop = |to: &str| {
+            g.edges
+                .iter()
+                .find(|e| e.from == "a" && e.to.as_deref() == Some(to))
+                .and_then(|e| e.hop_ms)
+        };
+        assert!((hop("c").unwrap() - 2.0).abs() < 1e-9, "{:?}", hop("c"));
+        assert_eq!(hop("d"), None, "not the caller's view alone");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("a → d:") && n.contains("scrape d")),
+            "{notes:?}"
+        );
     }
 }

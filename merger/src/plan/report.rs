@@ -139,10 +139,10 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     for (&(u, v), ms) in &model.hop_ms {
         let _ = writeln!(
             out,
-            "  {} → {}: {ms:.2} ms per call, measured (the runtime's {})",
+            "  {} → {}: {ms:.2} ms per call, measured ({})",
             model.names[u],
             model.names[v],
-            crate::graph::traffic::HOP_METRIC
+            crate::graph::traffic::HOP_MEASURED
         );
     }
     for (&(u, v), (ms, source)) in &model.bench_hop_ms {
