@@ -137,6 +137,57 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
 }
 
+/// The build's verdict on one group without compiling it: the cargo build
+/// and the passes of [`build`] with the same options, up to the merged
+/// module (no codegen, no binary). Empty: the build merges the group. Else
+/// each pair of members is merged alone from the same cargo build, and the
+/// pairs refused are returned with the build's reason; if no pair alone is
+/// refused, the caller with each callee, with the group's reason.
+pub fn check(opts: &Options) -> Result<Vec<crate::graph::Conflict>> {
+    let rewrites = validate(opts)?;
+    let (shared, emitted) = Shared::start(opts, std::slice::from_ref(opts), !rewrites.is_empty())?;
+    let members = subset(&shared.members, opts)?;
+    let merging = Merging::new(opts, &shared, members, shared.progress.clone());
+    let Some(reason) = merging.check(&emitted, rewrites)? else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<&String> = std::iter::once(&opts.caller).chain(&opts.callees).collect();
+    let mut refused = Vec::new();
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i + 1..] {
+            let pair = Options {
+                caller: a.to_string(),
+                callees: vec![b.to_string()],
+                name: None,
+                rewrites: Vec::new(),
+                ..opts.clone()
+            };
+            let members = subset(&shared.members, &pair)?;
+            let merging = Merging::new(&pair, &shared, members, shared.progress.clone());
+            let own = own_units(&merging.members, &emitted);
+            if let Some(reason) = merging.check(&own, Vec::new())? {
+                refused.push(crate::graph::Conflict {
+                    a: a.to_string(),
+                    b: b.to_string(),
+                    reason,
+                });
+            }
+        }
+    }
+    if refused.is_empty() {
+        refused = opts
+            .callees
+            .iter()
+            .map(|b| crate::graph::Conflict {
+                a: opts.caller.clone(),
+                b: b.clone(),
+                reason: reason.clone(),
+            })
+            .collect();
+    }
+    Ok(refused)
+}
+
 /// One group's part of the union's members (no second `cargo metadata`).
 fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> {
     let find = |name: &str| {

@@ -108,8 +108,7 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     std::fs::create_dir_all(dir)?;
     let manifest = dir.join("Cargo.toml");
     std::fs::write(&manifest, root)?;
-    let lock = caller_root.join("Cargo.lock");
-    if lock.is_file() {
+    if let Some(lock) = lock_in(caller_root) {
         std::fs::copy(&lock, dir.join("Cargo.lock"))
             .with_context(|| format!("cannot copy {}", lock.display()))?;
     } else {
@@ -125,6 +124,16 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
         manifest,
         lock_differences,
     })
+}
+
+/// The `Cargo.lock` that a build workspace with `caller` first takes (its
+/// project's, at its workspace root), if it has one.
+pub fn lock_of(caller: &Source) -> Result<Option<PathBuf>> {
+    Ok(lock_in(&package_of(caller)?.1))
+}
+
+fn lock_in(root: &Path) -> Option<PathBuf> {
+    Some(root.join("Cargo.lock")).filter(|lock| lock.is_file())
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names

@@ -175,6 +175,35 @@ fn request(args: BuildArgs) -> Result<Request> {
     })
 }
 
+/// The options `fmerge build -f STACK` merges a plan's group with, by the
+/// same code as a build (`fmerge plan`'s dry run checks exactly those).
+pub(super) fn group_options(
+    stack: &std::path::Path,
+    caller: &str,
+    callees: &[String],
+    cargo: &crate::options::Cargo,
+    sharing: &crate::options::Sharing,
+) -> Result<crate::Options> {
+    let args = BuildArgs {
+        caller: Some(caller.to_string()),
+        plan: None,
+        all: false,
+        merge: Given {
+            callees: callees.to_vec(),
+            cargo: cargo.clone(),
+            sharing: sharing.clone(),
+            ..Given::default()
+        },
+        config: None,
+        manifest_path: Vec::new(),
+        yaml: Some(stack.to_path_buf()),
+        remove_callees: false,
+        message_format: "human".into(),
+        ship: ImageFlags::default(),
+    };
+    Ok(request(args)?.opts)
+}
+
 /// `fmerge build`: one group, or every group of a plan.
 pub fn run(args: BuildArgs) -> Result<()> {
     if args.plan.is_some() || args.all {
