@@ -5,8 +5,9 @@
 //! per group (`merging`): cache → [`ir::merge`] (per crate: passes, link;
 //! then the module passes) → [`ir::Merged::compile`] → native link.
 //!
-//! This file holds the groups: one cargo build for all, then each group's
-//! merge from the units it links.
+//! This file holds the groups: one cargo build for all (one per lock
+//! file), then each group's merge from the units it links; and [`check`],
+//! a group's verdict without codegen.
 
 mod merging;
 
@@ -67,12 +68,50 @@ pub fn build(opts: &Options) -> Result<Merged> {
     Ok(merged.remove(0))
 }
 
+/// Several groups, each built with its caller's `Cargo.lock` as a build
+/// of that group alone would be (and as `fmerge plan`'s dry run checked
+/// it): groups whose callers' projects take the same lock file share one
+/// cargo build ([`build_locked`]), in the order given.
+pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+    if groups.len() < 2 {
+        return build_locked(groups);
+    }
+    let mut locks: Vec<(Option<PathBuf>, Vec<usize>)> = Vec::new();
+    for (i, opts) in groups.iter().enumerate() {
+        let lock = match opts.sources.first() {
+            Some(caller) => workspace::lock_of(caller)?,
+            None => None, // one cargo workspace: one lock file
+        };
+        match locks
+            .iter_mut()
+            .find(|(l, _)| workspace::same_lock(l.as_deref(), lock.as_deref()))
+        {
+            Some((_, at)) => at.push(i),
+            None => locks.push((lock, vec![i])),
+        }
+    }
+    if locks.len() < 2 {
+        return build_locked(groups);
+    }
+    let mut merged: Vec<Option<Merged>> = vec![None; groups.len()];
+    for (_, at) in locks {
+        let some: Vec<Options> = at.iter().map(|&i| groups[i].clone()).collect();
+        for (i, m) in at.into_iter().zip(build_locked(&some)?) {
+            merged[i] = Some(m);
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|m| m.expect("every group built"))
+        .collect())
+}
+
 /// Several groups from ONE cargo build: the union of their members is
 /// resolved and built once, then each group is merged from the units its
 /// own members link (shared units are read, never changed), in parallel
 /// (at most `-j` at once, each with its own LLVM contexts). The shared
 /// options (workspace, target dir, `-j`, quiet) are the first group's.
-pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
     let Some(first) = groups.first() else {
         bail!("no groups to build: the plan has no [[group]]");
     };

@@ -147,6 +147,18 @@ fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
     // And `fmerge build` of that group says the same.
     let (ok, _, stderr) = fmerge(dir.path(), &["-f", "stack.yml", "lk-front", "lk-back"], &[]);
     assert!(!ok && stderr.contains(clash), "{stderr}");
+
+    // So does `fmerge build --plan`, with lk-back's group (lk-back's lock,
+    // which merges) first: each group is built with its caller's lock.
+    std::fs::write(
+        dir.path().join("both.toml"),
+        "stack = \"stack.yml\"\n\n\
+         [[group]]\ncaller = \"lk-back\"\ncallees = [\"lk-front\"]\nname = \"lk-back-merged\"\n\n\
+         [[group]]\ncaller = \"lk-front\"\ncallees = [\"lk-back\"]\nname = \"lk-front-merged\"\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "both.toml", "--force"], &[]);
+    assert!(!ok && stderr.contains(clash), "{stderr}");
 }
 
 #[test]

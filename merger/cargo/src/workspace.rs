@@ -132,6 +132,18 @@ pub fn lock_of(caller: &Source) -> Result<Option<PathBuf>> {
     Ok(lock_in(&package_of(caller)?.1))
 }
 
+/// Whether two builds take the same lock file: neither has one, or both
+/// the same path, or files with the same bytes.
+pub fn same_lock(a: Option<&Path>, b: Option<&Path>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a == b || matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+        }
+        _ => false,
+    }
+}
+
 fn lock_in(root: &Path) -> Option<PathBuf> {
     Some(root.join("Cargo.lock")).filter(|lock| lock.is_file())
 }

@@ -67,7 +67,7 @@ pub(super) fn solve(
                 continue; // one cargo workspace: one lock file
             };
             let lock = workspace::lock_of(first)?;
-            if same_lock(graph.lock.as_deref(), lock.as_deref()) {
+            if workspace::same_lock(graph.lock.as_deref(), lock.as_deref()) {
                 continue;
             }
             if !cargo.quiet {
@@ -94,18 +94,6 @@ pub(super) fn solve(
         if !refused {
             return Ok((model, plan, how, checked));
         }
-    }
-}
-
-/// Whether two builds take the same lock file: both none, or the same
-/// path, or the same bytes.
-fn same_lock(a: Option<&Path>, b: Option<&Path>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => {
-            a == b || matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
-        }
-        _ => false,
     }
 }
 
