@@ -71,7 +71,7 @@ pub fn build(opts: &Options) -> Result<Merged> {
 /// Several groups, each built with its caller's `Cargo.lock` as a build
 /// of that group alone would be (and as `fmerge plan`'s dry run checked
 /// it): groups whose callers' projects take the same lock file share one
-/// cargo build ([`build_locked`]), in the order given.
+/// cargo build (`build_locked`), in the order given.
 pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
     if groups.len() < 2 {
         return build_locked(groups);

@@ -75,8 +75,15 @@ pub(super) fn solve(
                     "fmerge: note: {caller}'s Cargo.lock is not the one the graph was built with: building its group as `fmerge build` would, to check the build merges it"
                 );
             }
-            let found = crate::pipeline::check(&opts)
-                .with_context(|| format!("the dry run of {caller}'s group"))?;
+            let found = crate::pipeline::check(&opts).with_context(|| {
+                format!(
+                    "the dry run of {caller}'s group ({}) could not build it as `fmerge build` would; \
+                     fix: make `fmerge build -f {} {caller} {}` build, or plan with --no-dry-run",
+                    callees.join(", "),
+                    stack.display(),
+                    callees.join(" ")
+                )
+            })?;
             for c in &found {
                 refused = true;
                 graph.conflicts.push(Conflict {
