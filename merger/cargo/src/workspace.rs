@@ -361,6 +361,22 @@ mod tests {
     }
 
     #[test]
+    fn one_lock_file_is_the_same_path_or_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let (a, copy, other) = (file("a", "x = 1"), file("b", "x = 1"), file("c", "x = 2"));
+        assert!(same_lock(None, None));
+        assert!(same_lock(Some(&a), Some(&a)));
+        assert!(same_lock(Some(&a), Some(&copy)));
+        assert!(!same_lock(Some(&a), Some(&other)));
+        assert!(!same_lock(Some(&a), None));
+    }
+
+    #[test]
     fn each_set_of_functions_has_its_own_build_workspace() {
         let t = Path::new("/t");
         let ab = dir_of(t, "build", &sources(&["a", "b"]));
