@@ -73,6 +73,12 @@ pub fn build(opts: &Options) -> Result<Merged> {
 /// it): groups whose callers' projects take the same lock file share one
 /// cargo build (`build_locked`), in the order given.
 pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+    let mut names = BTreeSet::new();
+    for label in groups.iter().map(Options::label) {
+        if !names.insert(label.clone()) {
+            bail!("two groups are both named {label}: give each group its own `name`");
+        }
+    }
     if groups.len() < 2 {
         return build_locked(groups);
     }
@@ -117,13 +123,9 @@ fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
     };
     let many = groups.len() > 1;
     let mut rewrites = Vec::new();
-    let mut names = BTreeSet::new();
     for opts in groups {
         let label = opts.label();
         rewrites.push(validate(opts).with_context(|| label.clone())?);
-        if !names.insert(label.clone()) {
-            bail!("two groups are both named {label}: give each group its own `name`");
-        }
         if many && !opts.rewrites.is_empty() {
             bail!(
                 "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build; fix: build this group on its own (`fmerge build --config`)"
