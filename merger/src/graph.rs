@@ -53,6 +53,10 @@ pub struct Graph {
     pub allow_shared_static: Vec<String>,
     /// Where the traffic figures come from (`prometheus FILE`, `nginx FILE`).
     pub traffic: Option<String>,
+    /// The `Cargo.lock` its build took (the first function's project's);
+    /// `fmerge plan` dry-runs the build on a group whose caller's differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -335,6 +339,7 @@ pub fn read(
         conflicts,
         allow_shared_static: allow_shared_static.to_vec(),
         traffic: None,
+        lock: workspace::lock_of(&sources[0])?,
     };
     for f in &graph.functions {
         let unplaced = graph.unplaced(&f.name);

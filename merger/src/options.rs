@@ -8,7 +8,7 @@
 
 mod flags;
 
-pub use flags::{Cargo, Given, ImageFlags, Sharing};
+pub use flags::{Cargo, DryRun, Given, ImageFlags, Sharing};
 
 use crate::group::{self, Group};
 use anyhow::{Result, bail};

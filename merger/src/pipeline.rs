@@ -5,8 +5,9 @@
 //! per group (`merging`): cache → [`ir::merge`] (per crate: passes, link;
 //! then the module passes) → [`ir::Merged::compile`] → native link.
 //!
-//! This file holds the groups: one cargo build for all, then each group's
-//! merge from the units it links.
+//! This file holds the groups: one cargo build for all (one per lock
+//! file), then each group's merge from the units it links; and [`check`],
+//! a group's verdict without codegen.
 
 mod merging;
 
@@ -67,24 +68,64 @@ pub fn build(opts: &Options) -> Result<Merged> {
     Ok(merged.remove(0))
 }
 
+/// Several groups, each built with its caller's `Cargo.lock` as a build
+/// of that group alone would be (and as `fmerge plan`'s dry run checked
+/// it): groups whose callers' projects take the same lock file share one
+/// cargo build (`build_locked`), in the order given.
+pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+    let mut names = BTreeSet::new();
+    for label in groups.iter().map(Options::label) {
+        if !names.insert(label.clone()) {
+            bail!("two groups are both named {label}: give each group its own `name`");
+        }
+    }
+    if groups.len() < 2 {
+        return build_locked(groups);
+    }
+    let mut locks: Vec<(Option<PathBuf>, Vec<usize>)> = Vec::new();
+    for (i, opts) in groups.iter().enumerate() {
+        let lock = match opts.sources.first() {
+            Some(caller) => workspace::lock_of(caller)?,
+            None => None, // one cargo workspace: one lock file
+        };
+        match locks
+            .iter_mut()
+            .find(|(l, _)| workspace::same_lock(l.as_deref(), lock.as_deref()))
+        {
+            Some((_, at)) => at.push(i),
+            None => locks.push((lock, vec![i])),
+        }
+    }
+    if locks.len() < 2 {
+        return build_locked(groups);
+    }
+    let mut merged: Vec<Option<Merged>> = vec![None; groups.len()];
+    for (_, at) in locks {
+        let some: Vec<Options> = at.iter().map(|&i| groups[i].clone()).collect();
+        for (i, m) in at.into_iter().zip(build_locked(&some)?) {
+            merged[i] = Some(m);
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|m| m.expect("every group built"))
+        .collect())
+}
+
 /// Several groups from ONE cargo build: the union of their members is
 /// resolved and built once, then each group is merged from the units its
 /// own members link (shared units are read, never changed), in parallel
 /// (at most `-j` at once, each with its own LLVM contexts). The shared
 /// options (workspace, target dir, `-j`, quiet) are the first group's.
-pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
     let Some(first) = groups.first() else {
         bail!("no groups to build: the plan has no [[group]]");
     };
     let many = groups.len() > 1;
     let mut rewrites = Vec::new();
-    let mut names = BTreeSet::new();
     for opts in groups {
         let label = opts.label();
         rewrites.push(validate(opts).with_context(|| label.clone())?);
-        if !names.insert(label.clone()) {
-            bail!("two groups are both named {label}: give each group its own `name`");
-        }
         if many && !opts.rewrites.is_empty() {
             bail!(
                 "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build; fix: build this group on its own (`fmerge build --config`)"
@@ -135,6 +176,57 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
         );
     }
     Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
+}
+
+/// The build's verdict on one group without compiling it: the cargo build
+/// and the passes of [`build`] with the same options, up to the merged
+/// module (no codegen, no binary). Empty: the build merges the group. Else
+/// each pair of members is merged alone from the same cargo build, and the
+/// pairs refused are returned with the build's reason; if no pair alone is
+/// refused, the caller with each callee, with the group's reason.
+pub fn check(opts: &Options) -> Result<Vec<crate::graph::Conflict>> {
+    let rewrites = validate(opts)?;
+    let (shared, emitted) = Shared::start(opts, std::slice::from_ref(opts), !rewrites.is_empty())?;
+    let members = subset(&shared.members, opts)?;
+    let merging = Merging::new(opts, &shared, members, shared.progress.clone());
+    let Some(reason) = merging.check(&emitted, rewrites)? else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<&String> = std::iter::once(&opts.caller).chain(&opts.callees).collect();
+    let mut refused = Vec::new();
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i + 1..] {
+            let pair = Options {
+                caller: a.to_string(),
+                callees: vec![b.to_string()],
+                name: None,
+                rewrites: Vec::new(),
+                ..opts.clone()
+            };
+            let members = subset(&shared.members, &pair)?;
+            let merging = Merging::new(&pair, &shared, members, shared.progress.clone());
+            let own = own_units(&merging.members, &emitted);
+            if let Some(reason) = merging.check(&own, Vec::new())? {
+                refused.push(crate::graph::Conflict {
+                    a: a.to_string(),
+                    b: b.to_string(),
+                    reason,
+                });
+            }
+        }
+    }
+    if refused.is_empty() {
+        refused = opts
+            .callees
+            .iter()
+            .map(|b| crate::graph::Conflict {
+                a: opts.caller.clone(),
+                b: b.clone(),
+                reason: reason.clone(),
+            })
+            .collect();
+    }
+    Ok(refused)
 }
 
 /// One group's part of the union's members (no second `cargo metadata`).

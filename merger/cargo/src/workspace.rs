@@ -108,8 +108,7 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     std::fs::create_dir_all(dir)?;
     let manifest = dir.join("Cargo.toml");
     std::fs::write(&manifest, root)?;
-    let lock = caller_root.join("Cargo.lock");
-    if lock.is_file() {
+    if let Some(lock) = lock_in(caller_root) {
         std::fs::copy(&lock, dir.join("Cargo.lock"))
             .with_context(|| format!("cannot copy {}", lock.display()))?;
     } else {
@@ -125,6 +124,28 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
         manifest,
         lock_differences,
     })
+}
+
+/// The `Cargo.lock` that a build workspace with `caller` first takes (its
+/// project's, at its workspace root), if it has one.
+pub fn lock_of(caller: &Source) -> Result<Option<PathBuf>> {
+    Ok(lock_in(&package_of(caller)?.1))
+}
+
+/// Whether two builds take the same lock file: neither has one, or both
+/// the same path, or files with the same bytes.
+pub fn same_lock(a: Option<&Path>, b: Option<&Path>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a == b || matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
+        }
+        _ => false,
+    }
+}
+
+fn lock_in(root: &Path) -> Option<PathBuf> {
+    Some(root.join("Cargo.lock")).filter(|lock| lock.is_file())
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names
@@ -337,6 +358,22 @@ mod tests {
                 manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
             })
             .collect()
+    }
+
+    #[test]
+    fn one_lock_file_is_the_same_path_or_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let (a, copy, other) = (file("a", "x = 1"), file("b", "x = 1"), file("c", "x = 2"));
+        assert!(same_lock(None, None));
+        assert!(same_lock(Some(&a), Some(&a)));
+        assert!(same_lock(Some(&a), Some(&copy)));
+        assert!(!same_lock(Some(&a), Some(&other)));
+        assert!(!same_lock(Some(&a), None));
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub struct BuildArgs {
     /// The function whose main the merged binary runs.
     caller: Option<String>,
     /// Build every group of a plan (`fmerge plan`'s plan.toml) with ONE cargo
-    /// build, merging the groups in parallel; with --image/--push, one
+    /// build (one per lock file when the callers' projects lock differently),
+    /// merging the groups in parallel; with --image/--push, one
     /// stack.merged.yml for the whole application.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["caller", "config", "all"])]
     plan: Option<PathBuf>,
@@ -175,6 +176,35 @@ fn request(args: BuildArgs) -> Result<Request> {
     })
 }
 
+/// The options `fmerge build -f STACK` merges a plan's group with, by the
+/// same code as a build (`fmerge plan`'s dry run checks exactly those).
+pub(super) fn group_options(
+    stack: &std::path::Path,
+    caller: &str,
+    callees: &[String],
+    cargo: &crate::options::Cargo,
+    sharing: &crate::options::Sharing,
+) -> Result<crate::Options> {
+    let args = BuildArgs {
+        caller: Some(caller.to_string()),
+        plan: None,
+        all: false,
+        merge: Given {
+            callees: callees.to_vec(),
+            cargo: cargo.clone(),
+            sharing: sharing.clone(),
+            ..Given::default()
+        },
+        config: None,
+        manifest_path: Vec::new(),
+        yaml: Some(stack.to_path_buf()),
+        remove_callees: false,
+        message_format: "human".into(),
+        ship: ImageFlags::default(),
+    };
+    Ok(request(args)?.opts)
+}
+
 /// `fmerge build`: one group, or every group of a plan.
 pub fn run(args: BuildArgs) -> Result<()> {
     if args.plan.is_some() || args.all {
@@ -183,7 +213,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
     build(vec![request(args)?], false)
 }
 
-/// Builds the groups with one cargo build and ships each as asked: the one
+/// Builds the groups (one cargo build per lock file) and ships each as asked: the one
 /// path of a single build (a plan of one group) and of a `plan`'s groups.
 /// Of a plan, each group's records carry its name and, when the groups share
 /// an input stack, one merged stack for the whole application is written

@@ -2,6 +2,8 @@
 //! (latency, gateway calls, or memory), written as plan.toml and one group
 //! file per merge, with their figures in plan.json.
 
+mod dry_run;
+
 use super::graph::{Source, absolute, beside, graph_of};
 use crate::plan::model::Objective;
 use crate::plan::{self, Constraints, Method, PlanFile};
@@ -70,6 +72,8 @@ pub struct PlanArgs {
     /// memory copies reserve) and draw it as front.svg.
     #[arg(long)]
     pub front: bool,
+    #[command(flatten)]
+    pub dry_run: crate::options::DryRun,
 }
 
 impl PlanArgs {
@@ -153,11 +157,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
         "heuristic" => Method::Heuristic,
         _ => Method::Auto,
     };
-    let graph = graph_of(&args.source, args.graph.as_deref())?;
-    let model = plan::model(&graph, &constraints)?;
-    let (plan, how) = match &args.evaluate {
-        Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
-        None => plan::solve(&model, method)?,
+    let mut graph = graph_of(&args.source, args.graph.as_deref())?;
+    let (model, plan, how, checked) = if args.evaluate.is_some() || args.dry_run.no_dry_run {
+        let model = plan::model(&graph, &constraints)?;
+        let (plan, how) = match &args.evaluate {
+            Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
+            None => plan::solve(&model, method)?,
+        };
+        (model, plan, how, Vec::new())
+    } else {
+        dry_run::solve(&mut graph, &constraints, method, &args.source.cargo)?
     };
     let out = args
         .out
@@ -184,9 +193,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
         written.push(path);
     }
     let figures = out.join("plan.json");
-    fmerge_cargo::artifact::write(&figures, plan::json(&model, &plan, how).as_bytes())?;
+    let mut json = plan::json(&model, &plan, how);
+    if !checked.is_empty() {
+        let mut value: serde_json::Value = serde_json::from_str(&json)?;
+        value["dry_run"] = dry_run::json(&checked);
+        json = serde_json::to_string_pretty(&value)? + "\n";
+    }
+    fmerge_cargo::artifact::write(&figures, json.as_bytes())?;
     written.push(figures);
     print!("{}", plan::report(&model, &plan, how, &hop_source));
+    print!("{}", dry_run::report(&checked, graph.lock.as_deref()));
     if args.front {
         let points = plan::front::front(&model, method)?;
         print!("{}", plan::front::table(&model, &points, &plan));

@@ -73,6 +73,17 @@ pub struct Sharing {
     pub allow_shared_static: Vec<String>,
 }
 
+/// `fmerge plan`'s check of its groups on the build's own input (see
+/// docs/planning.md, "The build's verdict"), defined once.
+#[derive(Args, Clone, Debug, Default)]
+pub struct DryRun {
+    /// Trust the graph's verdict on every group: do not dry-run `fmerge
+    /// build`'s passes on the groups whose caller's Cargo.lock is not the
+    /// one the graph was built with.
+    #[arg(long)]
+    pub no_dry_run: bool,
+}
+
 /// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).
 fn lto_mode() -> impl clap::builder::TypedValueParser<Value = ir::Lto> {
     use clap::builder::{PossibleValuesParser, TypedValueParser as _};

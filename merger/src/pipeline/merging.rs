@@ -81,6 +81,21 @@ impl<'a> Merging<'a> {
         Ok(self.finish(emitted, outcome, false))
     }
 
+    /// The IR stages alone, on the units this group links ([`super::check`]):
+    /// `Ok(Some(reason))` when the build's passes refuse the group; nothing
+    /// is compiled or written.
+    pub(crate) fn check(
+        mut self,
+        emitted: &emit::Emitted,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<Option<String>> {
+        let bitcode = emit::read_bitcode(&emitted.units)?;
+        Ok(self
+            .merge_ir(emitted, bitcode, rewrites)
+            .err()
+            .map(|e| format!("{e:#}")))
+    }
+
     fn cache_key(&self, emitted: &emit::Emitted, bitcode: &[Vec<u8>]) -> String {
         let labels: Vec<String> = emitted.units.iter().map(unit_label).collect();
         let inputs = cache_inputs(self.opts, self.lto, &self.toolchain, emitted);
