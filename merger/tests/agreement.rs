@@ -45,6 +45,13 @@ const CASES: &[Case] = &[
         refused: Some("symbol clash"),
     },
     Case {
+        what: "a symbol clash through an alias (LLVM merged two bodies)",
+        caller: "alias-front",
+        callee: "alias-back",
+        allowed: false,
+        refused: Some("symbol clash"),
+    },
+    Case {
         what: "two different allocators",
         caller: "alloc-caller",
         callee: "alloc-other",
@@ -84,7 +91,10 @@ const CASES: &[Case] = &[
 /// The fixtures and their functions.
 const FIXTURES: &[(&str, &[&str])] = &[
     ("shared", &["st-front", "st-back"]),
-    ("clash", &["caller-fn", "callee-fn"]),
+    (
+        "clash",
+        &["caller-fn", "callee-fn", "alias-front", "alias-back"],
+    ),
     (
         "allocator",
         &["alloc-caller", "alloc-callee", "alloc-other"],

@@ -31,6 +31,17 @@ fn list(first: Value, next: unsafe extern "C" fn(Value) -> Value) -> Vec<Value> 
     out
 }
 
+/// The module's aliases, which inkwell does not list (LLVM's function
+/// merging turns a function with another's body into an alias of it).
+pub fn aliases<'ctx>(module: &Module<'ctx>) -> Vec<inkwell::values::GlobalValue<'ctx>> {
+    // SAFETY: the module is alive; each alias it lists is a global value of it.
+    let first = unsafe { LLVMGetFirstGlobalAlias(module.as_mut_ptr()) };
+    list(first, LLVMGetNextGlobalAlias)
+        .into_iter()
+        .map(|a| unsafe { inkwell::values::GlobalValue::new(a) })
+        .collect()
+}
+
 /// The name of a value (empty for unnamed ones).
 pub fn name(v: Value) -> String {
     let mut len = 0;

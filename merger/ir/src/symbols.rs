@@ -27,12 +27,14 @@ pub fn exported<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
         .collect()
 }
 
-/// Every function and global variable defined (not just declared) here.
+/// Every function, global variable and alias defined (not just declared)
+/// here: an alias defines its name as much as a function does.
 pub fn defined<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
     let functions = module.get_functions().map(|f| f.as_global_value());
     let globals = module.get_globals();
     functions
         .chain(globals)
         .filter(|g| !g.is_declaration())
+        .chain(crate::ir::aliases(module))
         .collect()
 }
