@@ -32,6 +32,9 @@ pub struct Unit {
     /// Built at opt-level 0 (see [`Profile::unoptimized`]); fmerge optimizes
     /// it after its own passes.
     pub unoptimized: bool,
+    /// The library's rlib: the object rustc compiled from the same module as
+    /// the bitcode (`None` for a bin, whose object cargo does not keep).
+    pub rlib: Option<PathBuf>,
 }
 
 pub use crate::profile::{Profile, Release};
@@ -147,6 +150,7 @@ pub fn run(
                             bitcode,
                             function: Some(function.name.clone()),
                             unoptimized: low,
+                            rlib: None,
                         },
                     ));
                 } else if let Some(rlib) =
@@ -163,6 +167,7 @@ pub fn run(
                         bitcode,
                         function: None,
                         unoptimized: low,
+                        rlib: Some(rlib.clone().into_std_path_buf()),
                     });
                 }
             }

@@ -74,6 +74,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         main.as_global_value()
             .set_name(&format!("fmerge.main.{function}"));
         internalize(main.as_global_value());
+        found.touched = true;
     }
     let this = Definer::of(krate);
     for global in exported(module) {
@@ -86,6 +87,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         let mine = this.function.as_deref().expect("renamed: a function's bin");
         let new = format!("{name}.{mine}");
         global.set_name(&new);
+        found.touched = true;
         found.warnings.push(format!(
             "two functions export one symbol; {name} in {mine} is now {new}"
         ));
