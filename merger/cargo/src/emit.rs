@@ -17,9 +17,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The flags every merge build uses. Test harnesses that build the unmerged
-/// functions use the same, so the two builds share their units.
-pub const RUSTFLAGS: &str = "--emit=llvm-bc,link";
+/// The flags every merge build uses: each crate's bitcode, and its object
+/// (`obj`: a bin's object is otherwise deleted once linked; a library's is
+/// in its rlib too), which `--lto off` links for a crate no pass changed.
+/// Test harnesses that build the unmerged functions use the same, so the
+/// two builds share their units.
+pub const RUSTFLAGS: &str = "--emit=llvm-bc,obj,link";
 
 /// One compiled crate and its bitcode.
 #[derive(Debug, Clone)]
@@ -32,9 +35,9 @@ pub struct Unit {
     /// Built at opt-level 0 (see [`Profile::unoptimized`]); fmerge optimizes
     /// it after its own passes.
     pub unoptimized: bool,
-    /// The library's rlib: the object rustc compiled from the same module as
-    /// the bitcode (`None` for a bin, whose object cargo does not keep).
-    pub rlib: Option<PathBuf>,
+    /// What rustc compiled from the same module as the bitcode: a library's
+    /// rlib, a bin's object (`deps/<crate>-<hash>.o`).
+    pub compiled: PathBuf,
 }
 
 pub use crate::profile::{Profile, Release};
@@ -147,10 +150,10 @@ pub fn run(
                         Unit {
                             package_id: a.package_id,
                             crate_name,
-                            bitcode,
                             function: Some(function.name.clone()),
                             unoptimized: low,
-                            rlib: None,
+                            compiled: bitcode.with_extension("o"),
+                            bitcode,
                         },
                     ));
                 } else if let Some(rlib) =
@@ -167,7 +170,7 @@ pub fn run(
                         bitcode,
                         function: None,
                         unoptimized: low,
-                        rlib: Some(rlib.clone().into_std_path_buf()),
+                        compiled: rlib.clone().into_std_path_buf(),
                     });
                 }
             }

@@ -49,30 +49,41 @@ impl Cache {
     }
 }
 
-/// The objects of `rlib`, written to `dir`, with the definition of `symbol`
-/// made weak (as `objcopy --weaken-symbol` does), so that a strong one
-/// elsewhere wins the link while the rest of the object is linked as rustc
-/// compiled it. Fails unless exactly one object defines `symbol` globally.
-pub fn weakened(rlib: &Path, symbol: &str, dir: &Path) -> Result<Vec<PathBuf>> {
-    let bytes = std::fs::read(rlib).with_context(|| format!("cannot read {}", rlib.display()))?;
-    let archive = goblin::archive::Archive::parse(&bytes)
-        .with_context(|| format!("{} is not an archive", rlib.display()))?;
+/// The objects of `compiled` (an rlib, or one object), written to `dir`,
+/// with the definition of `symbol` made weak (as `objcopy --weaken-symbol`
+/// does), so that a strong one elsewhere wins the link while the rest is
+/// linked as rustc compiled it. Fails unless exactly one object defines
+/// `symbol` globally.
+pub fn weakened(compiled: &Path, symbol: &str, dir: &Path) -> Result<Vec<PathBuf>> {
+    let bytes =
+        std::fs::read(compiled).with_context(|| format!("cannot read {}", compiled.display()))?;
+    let name = compiled
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("object.o");
+    let members: Vec<(&str, &[u8])> = match goblin::archive::Archive::parse(&bytes) {
+        Ok(archive) => archive
+            .members()
+            .into_iter()
+            .filter(|m| m.ends_with(".o"))
+            .map(|m| Ok((m, archive.extract(m, &bytes)?)))
+            .collect::<Result<_, goblin::error::Error>>()
+            .with_context(|| format!("cannot read the members of {}", compiled.display()))?,
+        Err(_) => vec![(name, &bytes[..])],
+    };
     std::fs::create_dir_all(dir)?;
     let (mut objects, mut weakened) = (Vec::new(), 0);
-    for member in archive.members().into_iter().filter(|m| m.ends_with(".o")) {
-        let mut data = archive
-            .extract(member, &bytes)
-            .with_context(|| format!("cannot read {member} in {}", rlib.display()))?
-            .to_vec();
+    for (member, data) in members {
+        let mut data = data.to_vec();
         weakened += weaken(&mut data, symbol)
-            .with_context(|| format!("{member} in {} is not an ELF object", rlib.display()))?;
+            .with_context(|| format!("{member} in {} is not an ELF object", compiled.display()))?;
         objects.push(artifact::write(&dir.join(member), &data)?);
     }
     if weakened != 1 {
         bail!(
             "{} defines `{symbol}` {weakened} times, where fmerge expects its runtime's one table.\n\
              Fix: check that the functions depend on one fmerge-runtime; `--lto fat` merges without linking cargo's objects.",
-            rlib.display()
+            compiled.display()
         );
     }
     Ok(objects)

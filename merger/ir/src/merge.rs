@@ -29,8 +29,8 @@ pub struct Unit {
     pub local: bool,
     /// Built at opt-level 0 for the endpoint rewrite: optimized after the passes.
     pub unoptimized: bool,
-    /// Cargo kept the object rustc compiled from this bitcode (a library's
-    /// rlib; not a bin's), which the reuse path may link instead.
+    /// Cargo kept the code rustc compiled from this bitcode (a library's
+    /// rlib, a bin's object), which the reuse path may link instead.
     pub object: bool,
     pub bitcode: Vec<u8>,
     /// Where the bitcode was read from, for errors.

@@ -5,10 +5,11 @@
 //! Every pass still reads every crate ([`crate::merge`] links them all), but
 //! the merged module is not compiled. Instead each crate is one [`Piece`]:
 //! a crate no crate pass touched links cargo's object (the rlib), since its
-//! bitcode is the module rustc compiled that object from; a crate a pass
-//! changed, and a function's own bin (cargo keeps no object of a bin), is
-//! compiled from its module after the crate passes, on its own, so that its
-//! object's content decides its cache key. Of the module passes, two change
+//! bitcode is the module rustc compiled that object from (a library's rlib,
+//! a bin's object, which `--emit=obj` keeps); a crate a pass changed (a
+//! callee's bin, whose `main` goes) is compiled from its module after the
+//! crate passes, on its own, so that its object's content decides its
+//! cache key. Of the module passes, two change
 //! code ([`crate::passes::REDONE_BY_REUSE`]): `internalize` is left out (a
 //! crate must keep the symbols the other crates' objects call), and the
 //! table `routes` fills becomes an object of its own ([`table`]), whose
@@ -45,7 +46,7 @@ pub struct Compiled {
 /// Why a crate compiles from IR, for people; `None`: cargo's object serves.
 pub fn why_compiled(object: bool, unoptimized: bool, touched: bool) -> Option<&'static str> {
     match () {
-        _ if !object => Some("cargo keeps no object of a bin"),
+        _ if !object => Some("cargo kept no object of it"),
         _ if unoptimized => Some("cargo built it at opt-level 0 for --rewrite"),
         _ if touched => Some("a pass changed it"),
         _ => None,

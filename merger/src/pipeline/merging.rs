@@ -298,7 +298,7 @@ fn ir_units(
                 function: unit.function.clone(),
                 owners: resolve::owners(members.functions(), &unit.package_id),
                 unoptimized: unit.unoptimized,
-                object: unit.rlib.is_some(),
+                object: unit.compiled.is_file(),
                 bitcode,
                 path: unit.bitcode.clone(),
             }

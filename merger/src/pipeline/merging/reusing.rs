@@ -36,22 +36,27 @@ impl Merging<'_> {
         let ir::Merged { pieces, table, .. } = merged;
         let settings = self.object_settings();
         let (mut objects, mut rlibs, mut from_ir) = (Vec::new(), Vec::new(), Vec::new());
+        let reused = pieces.iter().filter(|p| p.compiled.is_none()).count();
         for piece in pieces {
             let unit = &emitted.units[piece.unit];
-            match (piece.compiled, &unit.rlib) {
-                (Some(c), _) => from_ir.push(FromIr {
+            let compiled = &unit.compiled;
+            match piece.compiled {
+                Some(c) => from_ir.push(FromIr {
                     what: unit.crate_name.clone(),
                     is_table: false,
                     why: c.why,
                     key: Cache::key(&settings, &c.bitcode),
                     bitcode: c.bitcode,
                 }),
-                (None, Some(rlib)) if piece.defines_routes => {
+                None if piece.defines_routes => {
                     let dir = self.work.join("reused");
-                    objects.extend(objects::weakened(rlib, ir::passes::routes::ROUTES, &dir)?);
+                    let routes = ir::passes::routes::ROUTES;
+                    objects.extend(objects::weakened(compiled, routes, &dir)?);
                 }
-                (None, Some(rlib)) => rlibs.push(rlib.clone()),
-                (None, None) => unreachable!("reused without an object"),
+                None if compiled.extension().is_some_and(|e| e == "rlib") => {
+                    rlibs.push(compiled.clone())
+                }
+                None => objects.push(compiled.clone()),
             }
         }
         let table = table.expect("the reuse path builds the table");
@@ -73,7 +78,7 @@ impl Merging<'_> {
             "{} object(s) from IR ({compiled} compiled, {} cached), {} crate(s) linked from cargo's objects",
             from_ir.len(),
             from_ir.len() - compiled,
-            rlibs.len() + usize::from(!objects.is_empty()),
+            reused,
         );
         objects.splice(0..0, from_ir.iter().map(|p| self.objects.path(&p.key)));
         self.timings.push(("codegen", stage.done(&summary)));
