@@ -11,6 +11,9 @@ use crate::artifact;
 use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
 
+/// How long an object no merge used stays in the cache.
+pub const UNUSED_DAYS: u64 = 7;
+
 /// The cache: `<target>/fmerge/objects/<key>.o`.
 pub struct Cache {
     dir: PathBuf,
@@ -34,9 +37,35 @@ impl Cache {
         self.dir.join(format!("{key}.o"))
     }
 
-    /// The object of `key`, if it was compiled before.
+    /// The object of `key`, if it was compiled before; marked as used now,
+    /// so that [`Cache::prune`] keeps it.
     pub fn get(&self, key: &str) -> Option<PathBuf> {
-        Some(self.path(key)).filter(|p| p.is_file())
+        let path = self.path(key);
+        let file = std::fs::File::options().write(true).open(&path).ok()?;
+        file.set_modified(std::time::SystemTime::now()).ok()?;
+        Some(path)
+    }
+
+    /// Removes the objects no merge used for [`UNUSED_DAYS`]: every edit
+    /// adds the edited crates' objects, so the cache would only grow.
+    pub fn prune(&self) -> Result<()> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Ok(());
+        };
+        let horizon = std::time::Duration::from_secs(UNUSED_DAYS * 24 * 3600);
+        for entry in entries {
+            let entry = entry?;
+            let unused = entry
+                .metadata()?
+                .modified()?
+                .elapsed()
+                .is_ok_and(|age| age > horizon);
+            if unused && entry.path().extension().is_some_and(|e| e == "o") {
+                // Another merge may remove it first.
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
     }
 
     /// Compiles the object of `key` with `compile` (given a temporary path)
@@ -115,4 +144,67 @@ fn weaken(data: &mut [u8], symbol: &str) -> Result<usize> {
         data[offset] = info;
     }
     Ok(at.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object of `source` (C), compiled by `cc` in `dir`.
+    fn object(dir: &Path, source: &str) -> PathBuf {
+        let c = dir.join("t.c");
+        std::fs::write(&c, source).unwrap();
+        let o = dir.join("t.o");
+        let ok = std::process::Command::new("cc")
+            .args(["-c", "-o"])
+            .arg(&o)
+            .arg(&c)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cc failed");
+        o
+    }
+
+    #[test]
+    fn the_table_is_made_weak_in_a_copy_and_only_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = object(dir.path(), "long tbl[2] = {0, 0};\nlong other = 1;\n");
+        let out = weakened(&o, "tbl", &dir.path().join("out")).unwrap();
+        let bytes = std::fs::read(&out[0]).unwrap();
+        let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+        let bind = |name: &str| {
+            let sym = elf
+                .syms
+                .iter()
+                .find(|s| elf.strtab.get_at(s.st_name) == Some(name));
+            sym.unwrap().st_bind()
+        };
+        assert_eq!(bind("tbl"), goblin::elf::sym::STB_WEAK);
+        assert_eq!(bind("other"), goblin::elf::sym::STB_GLOBAL);
+        let err = weakened(&o, "absent", &dir.path().join("out")).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("defines `absent` 0 times"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn objects_no_merge_used_for_a_week_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path());
+        for key in ["old", "new"] {
+            cache.put(key, |p| Ok(std::fs::write(p, key)?)).unwrap();
+        }
+        let week = std::time::Duration::from_secs((UNUSED_DAYS + 1) * 24 * 3600);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(cache.path("old"))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() - week)
+            .unwrap();
+        cache.prune().unwrap();
+        assert!(cache.get("old").is_none());
+        assert!(cache.get("new").is_some());
+    }
 }

@@ -68,6 +68,7 @@ impl Merging<'_> {
             bitcode: table,
         });
         let compiled = self.compile_missing(&from_ir)?;
+        self.objects.prune()?;
         let list: Vec<String> = from_ir
             .iter()
             .map(|p| format!("{} ({})", p.what, p.why))
