@@ -1,7 +1,7 @@
 //! Compiled objects for the reuse path: a cache of the objects fmerge
 //! compiles from IR, keyed by their content (the module's bitcode and the
-//! codegen settings), and the runtime's object taken out of its rlib with
-//! the dispatch table made weak.
+//! codegen settings), and the objects linked whole, taken out of their rlib
+//! (the runtime's with the dispatch table made weak).
 //!
 //! The cache is shared by every merge in a target dir: re-merging after an
 //! edit recompiles only the crates whose IR changed, and two groups that
@@ -79,11 +79,11 @@ impl Cache {
 }
 
 /// The objects of `compiled` (an rlib, or one object), written to `dir`,
-/// with the definition of `symbol` made weak (as `objcopy --weaken-symbol`
-/// does), so that a strong one elsewhere wins the link while the rest is
-/// linked as rustc compiled it. Fails unless exactly one object defines
-/// `symbol` globally.
-pub fn weakened(compiled: &Path, symbol: &str, dir: &Path) -> Result<Vec<PathBuf>> {
+/// to be linked whole. With `weak`, the definition of that symbol is made
+/// weak (as `objcopy --weaken-symbol` does), so that a strong one elsewhere
+/// wins the link while the rest is linked as rustc compiled it; it fails
+/// unless exactly one object defines it globally.
+pub fn extracted(compiled: &Path, dir: &Path, weak: Option<&str>) -> Result<Vec<PathBuf>> {
     let bytes =
         std::fs::read(compiled).with_context(|| format!("cannot read {}", compiled.display()))?;
     let name = compiled
@@ -104,11 +104,14 @@ pub fn weakened(compiled: &Path, symbol: &str, dir: &Path) -> Result<Vec<PathBuf
     let (mut objects, mut weakened) = (Vec::new(), 0);
     for (member, data) in members {
         let mut data = data.to_vec();
-        weakened += weaken(&mut data, symbol)
-            .with_context(|| format!("{member} in {} is not an ELF object", compiled.display()))?;
+        if let Some(symbol) = weak {
+            weakened += weaken(&mut data, symbol).with_context(|| {
+                format!("{member} in {} is not an ELF object", compiled.display())
+            })?;
+        }
         objects.push(artifact::write(&dir.join(member), &data)?);
     }
-    if weakened != 1 {
+    if let Some(symbol) = weak.filter(|_| weakened != 1) {
         bail!(
             "{} defines `{symbol}` {weakened} times, where fmerge expects its runtime's one table.\n\
              Fix: check that the functions depend on one fmerge-runtime; `--lto fat` merges without linking cargo's objects.",
@@ -170,7 +173,7 @@ mod tests {
     fn the_table_is_made_weak_in_a_copy_and_only_it() {
         let dir = tempfile::tempdir().unwrap();
         let o = object(dir.path(), "long tbl[2] = {0, 0};\nlong other = 1;\n");
-        let out = weakened(&o, "tbl", &dir.path().join("out")).unwrap();
+        let out = extracted(&o, &dir.path().join("out"), Some("tbl")).unwrap();
         let bytes = std::fs::read(&out[0]).unwrap();
         let elf = goblin::elf::Elf::parse(&bytes).unwrap();
         let bind = |name: &str| {
@@ -182,7 +185,7 @@ mod tests {
         };
         assert_eq!(bind("tbl"), goblin::elf::sym::STB_WEAK);
         assert_eq!(bind("other"), goblin::elf::sym::STB_GLOBAL);
-        let err = weakened(&o, "absent", &dir.path().join("out")).unwrap_err();
+        let err = extracted(&o, &dir.path().join("out"), Some("absent")).unwrap_err();
         assert!(
             format!("{err:#}").contains("defines `absent` 0 times"),
             "{err:#}"

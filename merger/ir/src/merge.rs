@@ -113,6 +113,7 @@ pub fn merge(
                 pieces.push(Piece {
                     unit: index,
                     defines_routes: reuse::defines_routes(&module),
+                    keeps_used: reuse::keeps_used(&module),
                     compiled: why.map(|why| Compiled {
                         why,
                         bitcode: module.write_bitcode_to_memory().as_slice().to_vec(),

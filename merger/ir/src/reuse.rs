@@ -33,6 +33,11 @@ pub struct Piece {
     pub compiled: Option<Compiled>,
     /// It defines the runtime's (empty) `fmerge.routes`.
     pub defines_routes: bool,
+    /// It lists `#[used]` items (`llvm.used`), which the merged module keeps
+    /// and rustc's own link keeps too (its `symbols.o` names them) even when
+    /// nothing calls the crate: its object is then linked whole, not as an
+    /// archive member the linker may leave out.
+    pub keeps_used: bool,
 }
 
 /// A crate compiled from IR.
@@ -58,6 +63,13 @@ pub(crate) fn defines_routes(module: &inkwell::module::Module<'_>) -> bool {
     module
         .get_global(ROUTES)
         .is_some_and(|g| !g.is_declaration())
+}
+
+/// Whether `module` lists `#[used]` items.
+pub(crate) fn keeps_used(module: &inkwell::module::Module<'_>) -> bool {
+    ["llvm.used", "llvm.compiler.used"]
+        .iter()
+        .any(|name| module.get_global(name).is_some())
 }
 
 /// The dispatch table alone, as bitcode: `fmerge.routes` (exported) naming

@@ -48,10 +48,10 @@ impl Merging<'_> {
                     key: Cache::key(&settings, &c.bitcode),
                     bitcode: c.bitcode,
                 }),
-                None if piece.defines_routes => {
+                None if piece.defines_routes || piece.keeps_used => {
                     let dir = self.work.join("reused");
-                    let routes = ir::passes::routes::ROUTES;
-                    objects.extend(objects::weakened(compiled, routes, &dir)?);
+                    let weak = piece.defines_routes.then_some(ir::passes::routes::ROUTES);
+                    objects.extend(objects::extracted(compiled, &dir, weak)?);
                 }
                 None if compiled.extension().is_some_and(|e| e == "rlib") => {
                     rlibs.push(compiled.clone())
