@@ -78,8 +78,8 @@ impl Cache {
     }
 }
 
-/// The objects of `compiled` (an rlib, or one object), written to `dir`,
-/// to be linked whole. With `weak`, the definition of that symbol is made
+/// The objects rustc compiled in `compiled` (an rlib, or one object),
+/// written to `dir`, to be linked whole. With `weak`, the definition of that symbol is made
 /// weak (as `objcopy --weaken-symbol` does), so that a strong one elsewhere
 /// wins the link while the rest is linked as rustc compiled it; it fails
 /// unless exactly one object defines it globally.
@@ -94,7 +94,9 @@ pub fn extracted(compiled: &Path, dir: &Path, weak: Option<&str>) -> Result<Vec<
         Ok(archive) => archive
             .members()
             .into_iter()
-            .filter(|m| m.ends_with(".o"))
+            // rustc's own code; a static native library bundled in the rlib
+            // is linked as the build script reports it, as without reuse.
+            .filter(|m| m.ends_with(".rcgu.o"))
             .map(|m| Ok((m, archive.extract(m, &bytes)?)))
             .collect::<Result<_, goblin::error::Error>>()
             .with_context(|| format!("cannot read the members of {}", compiled.display()))?,
