@@ -40,6 +40,19 @@ pub struct Unit {
     pub compiled: PathBuf,
 }
 
+impl Unit {
+    /// Whether [`Unit::compiled`] is there and from the same rustc run as
+    /// the bitcode: rustc writes the bitcode first, so an older file is left
+    /// from another build.
+    pub fn has_compiled(&self) -> bool {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (modified(&self.compiled), modified(&self.bitcode)) {
+            (Some(compiled), Some(bitcode)) => compiled >= bitcode,
+            _ => false,
+        }
+    }
+}
+
 pub use crate::profile::{Profile, Release};
 
 /// The native libraries the functions link, in link order, as cargo's

@@ -298,7 +298,7 @@ fn ir_units(
                 function: unit.function.clone(),
                 owners: resolve::owners(members.functions(), &unit.package_id),
                 unoptimized: unit.unoptimized,
-                object: unit.compiled.is_file(),
+                object: unit.has_compiled(),
                 bitcode,
                 path: unit.bitcode.clone(),
             }
