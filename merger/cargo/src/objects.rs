@@ -79,11 +79,11 @@ impl Cache {
 }
 
 /// The objects rustc compiled in `compiled` (an rlib, or one object),
-/// written to `dir`, to be linked whole. With `weak`, the definition of that symbol is made
-/// weak (as `objcopy --weaken-symbol` does), so that a strong one elsewhere
-/// wins the link while the rest is linked as rustc compiled it; it fails
-/// unless exactly one object defines it globally.
-pub fn extracted(compiled: &Path, dir: &Path, weak: Option<&str>) -> Result<Vec<PathBuf>> {
+/// written to `dir`, to be linked whole, with the definitions of `weak`
+/// made weak (as `objcopy --weaken-symbol` does), so that a strong one
+/// elsewhere wins the link while the rest is linked as rustc compiled it.
+/// Fails unless exactly one object defines each of `weak` globally.
+pub fn extracted(compiled: &Path, dir: &Path, weak: &[&str]) -> Result<Vec<PathBuf>> {
     let bytes =
         std::fs::read(compiled).with_context(|| format!("cannot read {}", compiled.display()))?;
     let name = compiled
@@ -103,19 +103,21 @@ pub fn extracted(compiled: &Path, dir: &Path, weak: Option<&str>) -> Result<Vec<
         Err(_) => vec![(name, &bytes[..])],
     };
     std::fs::create_dir_all(dir)?;
-    let (mut objects, mut weakened) = (Vec::new(), 0);
+    let mut objects = Vec::new();
+    let mut weakened = vec![0; weak.len()];
     for (member, data) in members {
         let mut data = data.to_vec();
-        if let Some(symbol) = weak {
-            weakened += weaken(&mut data, symbol).with_context(|| {
+        for (symbol, n) in weak.iter().zip(&mut weakened) {
+            *n += weaken(&mut data, symbol).with_context(|| {
                 format!("{member} in {} is not an ELF object", compiled.display())
             })?;
         }
         objects.push(artifact::write(&dir.join(member), &data)?);
     }
-    if let Some(symbol) = weak.filter(|_| weakened != 1) {
+    if let Some((symbol, n)) = weak.iter().zip(weakened).find(|(_, n)| *n != 1) {
         bail!(
-            "{} defines `{symbol}` {weakened} times, where fmerge expects its runtime's one table.\n\
+            "{} defines `{symbol}` {n} times where fmerge expects one definition to make weak \
+             (the runtime's `fmerge.routes`, a callee's `main`).\n\
              Fix: check that the functions depend on one fmerge-runtime; `--lto fat` merges without linking cargo's objects.",
             compiled.display()
         );
@@ -175,7 +177,7 @@ mod tests {
     fn the_table_is_made_weak_in_a_copy_and_only_it() {
         let dir = tempfile::tempdir().unwrap();
         let o = object(dir.path(), "long tbl[2] = {0, 0};\nlong other = 1;\n");
-        let out = extracted(&o, &dir.path().join("out"), Some("tbl")).unwrap();
+        let out = extracted(&o, &dir.path().join("out"), &["tbl"]).unwrap();
         let bytes = std::fs::read(&out[0]).unwrap();
         let elf = goblin::elf::Elf::parse(&bytes).unwrap();
         let bind = |name: &str| {
@@ -187,7 +189,7 @@ mod tests {
         };
         assert_eq!(bind("tbl"), goblin::elf::sym::STB_WEAK);
         assert_eq!(bind("other"), goblin::elf::sym::STB_GLOBAL);
-        let err = extracted(&o, &dir.path().join("out"), Some("absent")).unwrap_err();
+        let err = extracted(&o, &dir.path().join("out"), &["absent"]).unwrap_err();
         assert!(
             format!("{err:#}").contains("defines `absent` 0 times"),
             "{err:#}"

@@ -112,7 +112,7 @@ pub fn merge(
                 let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
                 pieces.push(Piece {
                     unit: index,
-                    defines_routes: reuse::defines_routes(&module),
+                    weaken: reuse::weaken(&module, found.dropped_main),
                     keeps_used: reuse::keeps_used(&module),
                     compiled: why.map(|why| Compiled {
                         why,

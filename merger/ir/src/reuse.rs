@@ -31,8 +31,11 @@ pub struct Piece {
     pub unit: usize,
     /// What compiles from IR; `None` when cargo's object is linked as it is.
     pub compiled: Option<Compiled>,
-    /// It defines the runtime's (empty) `fmerge.routes`.
-    pub defines_routes: bool,
+    /// The symbols to make weak in cargo's object, for what the merge
+    /// changes in other ways: the runtime's (empty) `fmerge.routes`, which
+    /// the table's object defines, and a callee's `main`, which the caller's
+    /// wins over ([`crate::passes::Found::dropped_main`]).
+    pub weaken: Vec<&'static str>,
     /// It lists `#[used]` items (`llvm.used`), which the merged module keeps
     /// and rustc's own link keeps too (its `symbols.o` names them) even when
     /// nothing calls the crate: its object is then linked whole, not as an
@@ -58,11 +61,18 @@ pub fn why_compiled(object: bool, unoptimized: bool, touched: bool) -> Option<&'
     }
 }
 
-/// Whether `module` defines the runtime's `fmerge.routes`.
-pub(crate) fn defines_routes(module: &inkwell::module::Module<'_>) -> bool {
-    module
+/// The symbols [`Piece::weaken`] lists for a crate.
+pub(crate) fn weaken(
+    module: &inkwell::module::Module<'_>,
+    dropped_main: bool,
+) -> Vec<&'static str> {
+    let routes = module
         .get_global(ROUTES)
-        .is_some_and(|g| !g.is_declaration())
+        .is_some_and(|g| !g.is_declaration());
+    let mut out = Vec::new();
+    out.extend(routes.then_some(ROUTES));
+    out.extend(dropped_main.then_some("main"));
+    out
 }
 
 /// Whether `module` lists `#[used]` items.

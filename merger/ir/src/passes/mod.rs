@@ -143,6 +143,7 @@ pub fn on_crate(
     found: &mut Found,
 ) -> Result<()> {
     found.touched = false;
+    found.dropped_main = false;
     for pass in PASSES {
         if let Run::Crate(run) = pass.run {
             run(module, krate, facts, found)?;
@@ -246,4 +247,8 @@ pub struct Found {
     /// the object cargo compiled. Every crate pass that changes a module sets
     /// it; the golden tests check that none forgets.
     pub touched: bool,
+    /// `exports` dropped this crate's `main` (a callee's bin; reset for each
+    /// crate by [`on_crate`]): unless `touched` too, the reuse path links
+    /// cargo's object with `main` made weak, which is the same change.
+    pub dropped_main: bool,
 }

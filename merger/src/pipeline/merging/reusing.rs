@@ -48,10 +48,9 @@ impl Merging<'_> {
                     key: Cache::key(&settings, &c.bitcode),
                     bitcode: c.bitcode,
                 }),
-                None if piece.defines_routes || piece.keeps_used => {
+                None if !piece.weaken.is_empty() || piece.keeps_used => {
                     let dir = self.work.join("reused");
-                    let weak = piece.defines_routes.then_some(ir::passes::routes::ROUTES);
-                    objects.extend(objects::extracted(compiled, &dir, weak)?);
+                    objects.extend(objects::extracted(compiled, &dir, &piece.weaken)?);
                 }
                 None if compiled.extension().is_some_and(|e| e == "rlib") => {
                     rlibs.push(compiled.clone())
