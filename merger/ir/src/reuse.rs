@@ -4,12 +4,12 @@
 //!
 //! Every pass still reads every crate ([`crate::merge`] links them all), but
 //! the merged module is not compiled. Instead each crate is one [`Piece`]:
-//! a crate no crate pass touched links cargo's object (the rlib), since its
-//! bitcode is the module rustc compiled that object from (a library's rlib,
-//! a bin's object, which `--emit=obj` keeps); a crate a pass changed (a
-//! callee's bin, whose `main` goes) is compiled from its module after the
-//! crate passes, on its own, so that its object's content decides its
-//! cache key. Of the module passes, two change
+//! a crate no crate pass touched links cargo's object, since its bitcode is
+//! the module rustc compiled that object from (a library's rlib, a bin's
+//! object, which `--emit=obj` keeps; a callee's `main`, which `exports`
+//! drops, is made weak there instead); a crate a pass changed is compiled
+//! from its module after the crate passes, on its own, so that its
+//! object's content decides its cache key. Of the module passes, two change
 //! code ([`crate::passes::REDONE_BY_REUSE`]): `internalize` is left out (a
 //! crate must keep the symbols the other crates' objects call), and the
 //! table `routes` fills becomes an object of its own ([`table`]), whose
