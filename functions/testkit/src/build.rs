@@ -53,7 +53,7 @@ pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 /// merger builds into the same target dir ([`build_dir`]), so with the same
 /// flags the functions compile once and both share them; with different
 /// flags each build would invalidate the other's.
-pub const FUNCTION_RUSTFLAGS: &str = "--emit=llvm-bc,link";
+pub const FUNCTION_RUSTFLAGS: &str = "--emit=llvm-bc,obj,link";
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {

@@ -22,10 +22,10 @@ struct Stored<T> {
 
 /// A digest of `inputs` (every option that decides the binary, one per
 /// line, in any order) and of each unit's bitcode, named by `units`.
-pub fn key(inputs: &[String], units: &[String], bitcode: &[Vec<u8>]) -> String {
+pub fn key<B: AsRef<[u8]> + Sync>(inputs: &[String], units: &[String], bitcode: &[B]) -> String {
     let digests: Vec<String> = bitcode
         .par_iter()
-        .map(|b| hex(&Sha256::digest(b)))
+        .map(|b| hex(&Sha256::digest(b.as_ref())))
         .collect();
     let mut lines: Vec<String> = inputs.to_vec();
     lines.extend(

@@ -17,9 +17,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The flags every merge build uses. Test harnesses that build the unmerged
-/// functions use the same, so the two builds share their units.
-pub const RUSTFLAGS: &str = "--emit=llvm-bc,link";
+/// The flags every merge build uses: each crate's bitcode, and its object
+/// (`obj`: a bin's object is otherwise deleted once linked; a library's is
+/// in its rlib too), which `--lto off` links for a crate no pass changed.
+/// Test harnesses that build the unmerged functions use the same, so the
+/// two builds share their units.
+pub const RUSTFLAGS: &str = "--emit=llvm-bc,obj,link";
 
 /// One compiled crate and its bitcode.
 #[derive(Debug, Clone)]
@@ -32,6 +35,22 @@ pub struct Unit {
     /// Built at opt-level 0 (see [`Profile::unoptimized`]); fmerge optimizes
     /// it after its own passes.
     pub unoptimized: bool,
+    /// What rustc compiled from the same module as the bitcode: a library's
+    /// rlib, a bin's object (`deps/<crate>-<hash>.o`).
+    pub compiled: PathBuf,
+}
+
+impl Unit {
+    /// Whether [`Unit::compiled`] is there and from the same rustc run as
+    /// the bitcode: rustc writes the bitcode first, so an older file is left
+    /// from another build.
+    pub fn has_compiled(&self) -> bool {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        match (modified(&self.compiled), modified(&self.bitcode)) {
+            (Some(compiled), Some(bitcode)) => compiled >= bitcode,
+            _ => false,
+        }
+    }
 }
 
 pub use crate::profile::{Profile, Release};
@@ -144,9 +163,10 @@ pub fn run(
                         Unit {
                             package_id: a.package_id,
                             crate_name,
-                            bitcode,
                             function: Some(function.name.clone()),
                             unoptimized: low,
+                            compiled: bitcode.with_extension("o"),
+                            bitcode,
                         },
                     ));
                 } else if let Some(rlib) =
@@ -163,6 +183,7 @@ pub fn run(
                         bitcode,
                         function: None,
                         unoptimized: low,
+                        compiled: rlib.clone().into_std_path_buf(),
                     });
                 }
             }

@@ -1,12 +1,13 @@
 //! fmerge-cargo drives cargo and the Rust toolchain for fmerge, with no LLVM
 //! in it: the toolchain, the functions' cargo build with per-crate bitcode and
-//! the native libraries they link, the final native link, the merge cache and
-//! atomic outputs.
+//! the native libraries they link, the final native link, the merge cache, the
+//! compiled-object cache and atomic outputs.
 
 pub mod artifact;
 pub mod cache;
 pub mod emit;
 pub mod native;
+pub mod objects;
 pub mod profile;
 pub mod resolve;
 pub mod toolchain;

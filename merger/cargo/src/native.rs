@@ -211,21 +211,29 @@ pub fn native_args(native: &NativeLibs) -> Vec<String> {
     args
 }
 
-/// Links `objects` and the native libraries into `out`, with the symbol
+/// Links `objects`, the archives `rlibs` (cargo's compiled crates, each
+/// member linked if something needs it, as rustc links a crate's
+/// dependencies) and the native libraries into `out`, with the symbol
 /// policy in `version_script` (fmerge's is `linker-scripts/merged.ver`, which
 /// the fmerge binary passes in).
 pub fn link(
     probe: &Probe,
     objects: &[PathBuf],
+    rlibs: &[PathBuf],
     native: &NativeLibs,
     version_script: &Path,
     out: &Path,
 ) -> Result<()> {
     let mut cmd = Command::new(&probe.linker);
     cmd.envs(probe.env.iter().map(|(k, v)| (k, v)));
-    cmd.args(&probe.before)
-        .args(objects)
-        .arg(&probe.shim)
+    cmd.args(&probe.before).args(objects);
+    if !rlibs.is_empty() {
+        // A group: the rlibs call each other in any order.
+        cmd.arg("-Wl,--start-group")
+            .args(rlibs)
+            .arg("-Wl,--end-group");
+    }
+    cmd.arg(&probe.shim)
         .args(native_args(native))
         .args(&probe.after);
     cmd.arg(format!("-Wl,--version-script={}", version_script.display()));

@@ -2,8 +2,9 @@
 //! into one module and compile it, with the LLVM that rustc itself ships
 //! (rustc's IR is only readable by an LLVM at least as new as its own).
 //!
-//! [`merge`] is its one entry (and [`Merged::compile`] the way to objects);
-//! the passes are in [`passes`], one file each.
+//! [`merge`] is its one entry (and [`Merged::compile`] the way to objects
+//! with `--lto fat`, [`reuse`] with `--lto off`); the passes are in
+//! [`passes`], one file each.
 //!
 //! This is the only crate of fmerge that links libLLVM, and `ir`'s small
 //! layer is the only place that calls LLVM's C API directly.
@@ -16,6 +17,7 @@ pub mod link;
 pub mod llvm;
 mod merge;
 pub mod passes;
+pub mod reuse;
 pub mod split;
 mod symbols;
 

@@ -2,10 +2,12 @@
 //! checked module, and [`Merged::compile`] turns that into objects.
 //!
 //! parse each crate → its crate passes → optimize it if cargo built it
-//! unoptimized → link them all → the module passes → verify.
+//! unoptimized → (with `reuse`: keep its bitcode if it compiles from IR,
+//! see [`reuse`]) → link them all → the module passes → verify.
 
 use crate::passes::config::Setting;
 use crate::passes::{self, Crate, Facts, Found, Run};
+use crate::reuse::{self, Compiled, Piece};
 use crate::{codegen, ir, link};
 use anyhow::Result;
 use inkwell::module::Module;
@@ -27,6 +29,9 @@ pub struct Unit {
     pub local: bool,
     /// Built at opt-level 0 for the endpoint rewrite: optimized after the passes.
     pub unoptimized: bool,
+    /// Cargo kept the code rustc compiled from this bitcode (a library's
+    /// rlib, a bin's object), which the reuse path may link instead.
+    pub object: bool,
     pub bitcode: Vec<u8>,
     /// Where the bitcode was read from, for errors.
     pub path: PathBuf,
@@ -60,6 +65,10 @@ pub struct Merged {
     /// member sets one: the native link then needs rustc's shim for a
     /// binary with a global allocator.
     pub allocator: Option<String>,
+    /// With `reuse`: how each crate gets into the binary, in the order merged.
+    pub pieces: Vec<Piece>,
+    /// With `reuse`: the dispatch table alone, as bitcode ([`reuse::table`]).
+    pub table: Option<Vec<u8>>,
 }
 
 /// The machine the merged binary is for.
@@ -70,20 +79,23 @@ pub struct Target<'a> {
 
 /// Runs every pass over `units` (in any order: the caller's own crate is
 /// linked first, so the merged module starts as the caller's) and links
-/// them into one module, reporting progress to `on`.
+/// them into one module, reporting progress to `on`. With `reuse`, also
+/// says for each crate whether cargo's object serves ([`reuse`]).
 pub fn merge(
     units: Vec<Unit>,
     facts: &Facts,
     target: &Target,
+    reuse: bool,
     on: &mut dyn FnMut(Event),
 ) -> Result<Merged> {
     let mut found = Found::default();
+    let mut pieces = Vec::new();
     let module = ir::detached(|ctx| -> Result<Module<'_>> {
         let machine = codegen::machine(target.triple, target.opt_level)?;
         let mut modules = Vec::with_capacity(units.len());
-        let mut units = units;
-        units.sort_by_key(|u| u.function.as_deref() != Some(facts.caller.as_str()));
-        for unit in units {
+        let mut units: Vec<_> = units.into_iter().enumerate().collect();
+        units.sort_by_key(|(_, u)| u.function.as_deref() != Some(facts.caller.as_str()));
+        for (index, unit) in units {
             let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
             let krate = Crate {
                 name: &unit.crate_name,
@@ -95,6 +107,18 @@ pub fn merge(
             passes::on_crate(&module, &krate, facts, &mut found)?;
             if unit.unoptimized {
                 codegen::optimize_unit(&module, &machine)?;
+            }
+            if reuse {
+                let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
+                pieces.push(Piece {
+                    unit: index,
+                    weaken: reuse::weaken(&module, found.dropped_main),
+                    keeps_used: reuse::keeps_used(&module),
+                    compiled: why.map(|why| Compiled {
+                        why,
+                        bitcode: module.write_bitcode_to_memory().as_slice().to_vec(),
+                    }),
+                });
             }
             modules.push((module, unit.crate_name, unit.bitcode.len()));
             on(Event::Unit);
@@ -113,7 +137,16 @@ pub fn merge(
         codegen::verify(&module)?;
         Ok(module)
     })?;
+    let table = match reuse {
+        true => Some(reuse::table(
+            &reuse::callees(&facts.callees, &found.blocking),
+            target,
+        )?),
+        false => None,
+    };
     Ok(Merged {
+        pieces,
+        table,
         module,
         warnings: found.warnings,
         settings: found.settings,

@@ -224,10 +224,29 @@ fn run<'ctx>(
             local: case.one("LOCAL") != Some("no"),
         };
         for pass in &passes {
-            if let Run::Crate(run) = pass.run
-                && let Err(e) = run(&module, &krate, &facts, found)
-            {
-                return (merged, Err(e));
+            if let Run::Crate(run) = pass.run {
+                let before = module.print_to_string().to_string();
+                (found.touched, found.dropped_main) = (false, false);
+                if let Err(e) = run(&module, &krate, &facts, found) {
+                    return (merged, Err(e));
+                }
+                // The reuse path links cargo's object for a crate no pass
+                // touched, with `main` made weak where `exports` dropped it.
+                let expected = match (found.dropped_main, &unit.function) {
+                    (true, Some(function)) => {
+                        let redo = parse(ctx, &unit.module, &before);
+                        passes::exports::drop_main(&redo, function);
+                        redo.print_to_string().to_string()
+                    }
+                    _ => before,
+                };
+                assert!(
+                    found.touched || module.print_to_string().to_string() == expected,
+                    "{}: pass {} changed crate {} without setting `found.touched`",
+                    case.name(),
+                    pass.name,
+                    unit.crate_name
+                );
             }
         }
         match &merged {
@@ -239,10 +258,20 @@ fn run<'ctx>(
     }
     let module = merged.expect("one unit at least");
     for pass in &passes {
-        if let Run::Module(run) = pass.run
-            && let Err(e) = run(&module, &facts, found)
-        {
-            return (Some(module), Err(e));
+        if let Run::Module(run) = pass.run {
+            let before = module.print_to_string().to_string();
+            if let Err(e) = run(&module, &facts, found) {
+                return (Some(module), Err(e));
+            }
+            // The reuse path does not compile the merged module: a module
+            // pass that changes code must be one it redoes its own way.
+            assert!(
+                passes::REDONE_BY_REUSE.contains(&pass.name)
+                    || module.print_to_string().to_string() == before,
+                "{}: module pass {} changed the module; the reuse path (reuse.rs) must redo it",
+                case.name(),
+                pass.name
+            );
         }
     }
     (Some(module), Ok(()))

@@ -1,12 +1,15 @@
-//! One group's merge after the shared cargo build: cache, IR, codegen,
+//! One group's merge after the shared cargo build: cache, IR, codegen
+//! (with `--lto off`, of what the merge changed only: `reusing.rs`),
 //! native link.
+
+mod reusing;
 
 use super::{Merged, Options, Remembered, Shared};
 use crate::progress::Progress;
 use anyhow::Result;
 use fmerge_cargo::emit::{self, Unit};
 use fmerge_cargo::toolchain::Toolchain;
-use fmerge_cargo::{artifact, cache, native, resolve};
+use fmerge_cargo::{artifact, cache, native, objects, resolve};
 use fmerge_ir::{self as ir, Setting};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,6 +27,9 @@ pub(crate) struct Merging<'a> {
     binary: PathBuf,
     ll: PathBuf,
     lto: ir::Lto,
+    /// What identifies fmerge and rustc, for the caches' keys ([`tools`]).
+    tools: Vec<String>,
+    objects: objects::Cache,
 }
 
 impl<'a> Merging<'a> {
@@ -52,6 +58,8 @@ impl<'a> Merging<'a> {
             members,
             lto,
             progress,
+            tools: tools(&shared.toolchain),
+            objects: objects::Cache::new(&target_dir),
         }
     }
 
@@ -67,7 +75,8 @@ impl<'a> Merging<'a> {
             return Ok(self.finish(emitted, kept, true));
         }
         let probe = self.probe();
-        let merged = self.merge_ir(emitted, bitcode, rewrites)?;
+        let reuse = self.lto == ir::Lto::Off;
+        let merged = self.merge_ir(emitted, bitcode, rewrites, reuse)?;
         let outcome = Remembered {
             settings: merged.settings.clone(),
             native_libs: emitted.native.libs.clone(),
@@ -75,8 +84,11 @@ impl<'a> Merging<'a> {
         };
         let own_allocator = merged.allocator.is_some();
         self.write_ll(&merged)?;
-        let objects = self.compile(merged)?;
-        self.link(probe, &objects, emitted, own_allocator)?;
+        let (objects, rlibs) = match reuse {
+            true => self.compile_reusing(merged, emitted)?,
+            false => (self.compile(merged)?, Vec::new()),
+        };
+        self.link(probe, &objects, &rlibs, emitted, own_allocator)?;
         cache::store(&self.work, &key, &self.binary, &outcome)?;
         Ok(self.finish(emitted, outcome, false))
     }
@@ -98,7 +110,7 @@ impl<'a> Merging<'a> {
 
     fn cache_key(&self, emitted: &emit::Emitted, bitcode: &[Vec<u8>]) -> String {
         let labels: Vec<String> = emitted.units.iter().map(unit_label).collect();
-        let inputs = cache_inputs(self.opts, self.lto, &self.toolchain, emitted);
+        let inputs = cache_inputs(self.opts, self.lto, &self.tools, emitted);
         cache::key(&inputs, &labels, bitcode)
     }
 
@@ -134,6 +146,7 @@ impl<'a> Merging<'a> {
         emitted: &emit::Emitted,
         bitcode: Vec<Vec<u8>>,
         rewrites: Vec<ir::Rewrite>,
+        reuse: bool,
     ) -> Result<ir::Merged> {
         let facts = ir::Facts {
             caller: self.opts.caller.clone(),
@@ -147,7 +160,7 @@ impl<'a> Merging<'a> {
         let target = self.target();
         let (progress, mut link_ir) = (&self.progress, None);
         let mut stage = Some(progress.stage("linking IR", Some(count as u64)));
-        let merged = ir::merge(units, &facts, &target, &mut |event| match event {
+        let merged = ir::merge(units, &facts, &target, reuse, &mut |event| match event {
             ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
             ir::Event::Linked => {
                 let linked = stage.take().expect("linked once");
@@ -195,11 +208,10 @@ impl<'a> Merging<'a> {
             ir::Lto::Off => format!("compiling (O{opt_level}; each crate as rustc optimized it)"),
         };
         let stage = self.progress.stage(&label, None);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let objects = merged.compile(&ir::Compile {
             target: &self.target(),
             lto: self.lto,
-            threads: self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1),
+            threads: self.threads(),
             dir: &self.work,
             stem: &self.name,
         })?;
@@ -215,11 +227,18 @@ impl<'a> Merging<'a> {
         Ok(objects.paths)
     }
 
+    /// At most this many threads compile; `-j` only caps them.
+    fn threads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1)
+    }
+
     /// The native link, into a temporary name first.
     fn link(
         &mut self,
         probe: std::thread::JoinHandle<Result<native::Probe>>,
         objects: &[PathBuf],
+        rlibs: &[PathBuf],
         emitted: &emit::Emitted,
         own_allocator: bool,
     ) -> Result<()> {
@@ -233,7 +252,7 @@ impl<'a> Merging<'a> {
             probe.shim = native::global_allocator_shim(&self.work, &self.toolchain)?;
         }
         let temp = artifact::temp_beside(&self.binary)?;
-        native::link(&probe, objects, &emitted.native, &script, &temp)?;
+        native::link(&probe, objects, rlibs, &emitted.native, &script, &temp)?;
         note_native_libs(&self.progress, &emitted.native.libs);
         artifact::commit(temp, &self.binary, 0o755)?;
         let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
@@ -294,6 +313,7 @@ fn ir_units(
                 function: unit.function.clone(),
                 owners: resolve::owners(members.functions(), &unit.package_id),
                 unoptimized: unit.unoptimized,
+                object: unit.has_compiled(),
                 bitcode,
                 path: unit.bitcode.clone(),
             }
@@ -324,20 +344,26 @@ fn note_settings(progress: &Progress, settings: &[Setting], caller: &str) {
     }
 }
 
-/// Everything that decides the merged binary, for the merge cache: the
-/// options that change it ([`Options::key_inputs`]), the tools' versions and
-/// the native libraries.
-fn cache_inputs(
-    opts: &Options,
-    lto: ir::Lto,
-    toolchain: &Toolchain,
-    emitted: &emit::Emitted,
-) -> Vec<String> {
-    let mut inputs = vec![
+/// What identifies the tools, for every cache key: fmerge's version and
+/// build, and rustc's release.
+fn tools(toolchain: &Toolchain) -> Vec<String> {
+    vec![
         format!("fmerge {}", env!("CARGO_PKG_VERSION")),
         cache::own_build(),
         format!("rustc {}", toolchain.release),
-    ];
+    ]
+}
+
+/// Everything that decides the merged binary, for the merge cache: the
+/// options that change it ([`Options::key_inputs`]), the tools and the
+/// native libraries.
+fn cache_inputs(
+    opts: &Options,
+    lto: ir::Lto,
+    tools: &[String],
+    emitted: &emit::Emitted,
+) -> Vec<String> {
+    let mut inputs = tools.to_vec();
     inputs.extend(opts.key_inputs(lto));
     inputs.extend(
         emitted

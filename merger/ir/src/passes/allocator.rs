@@ -54,6 +54,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, _: &Facts, found: &mut Found) -> 
             // The same allocator: the first crate's definitions serve all.
             for f in allocator_functions(module) {
                 ir::make_declaration(f.as_value_ref());
+                found.touched = true;
             }
             first.set_by.extend(this.set_by);
             first.users.extend(this.users);

@@ -111,7 +111,6 @@ struct Scope<'a> {
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
     let (crate_name, owners) = (krate.name, krate.owners);
     found.rewritten.resize(facts.rewrites.len(), 0);
-    let hits = &mut found.rewritten;
     for (i, rewrite) in facts.rewrites.iter().enumerate() {
         let targets = rewrite.targets(&facts.callees);
         if owners.is_disjoint(&targets) {
@@ -145,8 +144,10 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
                     others.join(", ")
                 );
             }
+            // Whether or not it changes: a literal up for rewriting is enough.
+            found.touched = true;
             if rewrite_global(module, global, &bytes, &scope)? {
-                hits[i] += 1;
+                found.rewritten[i] += 1;
             }
         }
     }

@@ -61,6 +61,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
                 let len = ir::operand(call, i + 1);
                 ir::set_operand(call, i, global);
                 ir::set_operand(call, i + 1, ir::const_int_like(len, new.len() as u64));
+                found.touched = true;
                 found.isolated.insert((function.to_string(), key));
             }
             (Some(function), None) => found.warnings.push(format!(

@@ -67,13 +67,24 @@ pub fn clash(
     }
 }
 
+/// Renames a callee's `main` and makes it internal, so that the caller's
+/// starts the merged binary; whether there was one. The reuse path makes it
+/// weak in the callee's object instead ([`Found::dropped_main`]).
+pub fn drop_main(module: &Module<'_>, function: &str) -> bool {
+    let Some(main) = module.get_function("main") else {
+        return false;
+    };
+    main.as_global_value()
+        .set_name(&format!("fmerge.main.{function}"));
+    internalize(main.as_global_value());
+    true
+}
+
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
     if let Some(function) = krate.function.filter(|f| *f != facts.caller)
-        && let Some(main) = module.get_function("main")
+        && drop_main(module, function)
     {
-        main.as_global_value()
-            .set_name(&format!("fmerge.main.{function}"));
-        internalize(main.as_global_value());
+        found.dropped_main = true;
     }
     let this = Definer::of(krate);
     for global in exported(module) {
@@ -86,6 +97,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         let mine = this.function.as_deref().expect("renamed: a function's bin");
         let new = format!("{name}.{mine}");
         global.set_name(&new);
+        found.touched = true;
         found.warnings.push(format!(
             "two functions export one symbol; {name} in {mine} is now {new}"
         ));

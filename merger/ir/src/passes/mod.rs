@@ -127,13 +127,23 @@ pub fn named(name: &str) -> Option<&'static Pass> {
     PASSES.iter().find(|p| p.name == name)
 }
 
-/// Runs every crate pass on one crate, in order.
+/// The module passes whose changes the reuse path (`--lto off`, see
+/// [`crate::reuse`]) makes its own way instead of compiling the merged module:
+/// `internalize` (skipped: each crate keeps its symbols, so that the objects
+/// cargo compiled still reach them) and `routes` (the table becomes an object
+/// of its own). Every other module pass only reads; the golden tests check it.
+pub const REDONE_BY_REUSE: &[&str] = &["internalize", "routes"];
+
+/// Runs every crate pass on one crate, in order; `found.touched` then says
+/// whether any of them changed it.
 pub fn on_crate(
     module: &Module<'_>,
     krate: &Crate,
     facts: &Facts,
     found: &mut Found,
 ) -> Result<()> {
+    found.touched = false;
+    found.dropped_main = false;
     for pass in PASSES {
         if let Run::Crate(run) = pass.run {
             run(module, krate, facts, found)?;
@@ -232,4 +242,13 @@ pub struct Found {
     pub routes: usize,
     /// The settings each function reads, sorted (`config`).
     pub settings: Vec<config::Setting>,
+    /// A crate pass changed the crate it runs on (reset for each crate by
+    /// [`on_crate`]): that crate is then compiled from its IR, not linked from
+    /// the object cargo compiled. Every crate pass that changes a module sets
+    /// it; the golden tests check that none forgets.
+    pub touched: bool,
+    /// `exports` dropped this crate's `main` (a callee's bin; reset for each
+    /// crate by [`on_crate`]): unless `touched` too, the reuse path links
+    /// cargo's object with `main` made weak, which is the same change.
+    pub dropped_main: bool,
 }

@@ -13,7 +13,7 @@ use crate::passes::{Facts, Found, entry};
 use anyhow::{Context as _, Result};
 use inkwell::AddressSpace;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{BasicValue, StructValue};
+use inkwell::values::{BasicValue, GlobalValue, PointerValue, StructValue};
 
 pub use fmerge_contract::{ENTRY_PREFIX, ROUTES};
 use fmerge_contract::{Field, ROUTE_LAYOUT, ROUTES_LAYOUT};
@@ -35,17 +35,43 @@ fn layout<'ctx>(ctx: &ContextRef<'ctx>, fields: &[Field]) -> StructType<'ctx> {
 /// Fills the dispatch table with the callees. Fails if a callee exports no
 /// entry, which means it does not declare its handler with `function!`.
 pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> {
-    let callees = &facts.callees;
-    let ctx = module.get_context();
     let old = module.get_global(ROUTES).context(
         "the merged module has no `fmerge.routes` table: the functions were built with an fmerge-runtime \
          that predates in-process dispatch; update the fmerge-runtime dependency",
     )?;
+    let mut entries = Vec::new();
+    for callee in &facts.callees {
+        let entry = entry::find(module, callee)?
+            .as_global_value()
+            .as_pointer_value();
+        entries.push((
+            callee.as_str(),
+            entry,
+            found.blocking.contains_key(callee.as_str()),
+        ));
+    }
+    let new = table(module, &entries);
+    old.as_pointer_value()
+        .replace_all_uses_with(new.as_pointer_value());
+    // SAFETY: every use was moved to `new` just above.
+    unsafe { old.delete() };
+    new.set_name(ROUTES);
+    found.routes = facts.callees.len();
+    Ok(())
+}
+
+/// Adds the table of `entries` (each callee, its entry, whether it runs on
+/// threads of its own) to `module`, as the internal constant
+/// `fmerge.routes.merged`.
+pub(crate) fn table<'ctx>(
+    module: &Module<'ctx>,
+    entries: &[(&str, PointerValue<'ctx>, bool)],
+) -> GlobalValue<'ctx> {
+    let ctx = module.get_context();
     let usize = ctx.i64_type();
     let route = layout(&ctx, &ROUTE_LAYOUT);
     let mut routes: Vec<StructValue> = Vec::new();
-    for callee in callees {
-        let entry = entry::find(module, callee)?;
+    for &(callee, entry, isolate) in entries {
         let name = ctx.const_string(callee.as_bytes(), false);
         let name_global =
             module.add_global(name.get_type(), None, &format!("fmerge.route.{callee}"));
@@ -53,11 +79,10 @@ pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> 
         name_global.set_constant(true);
         name_global.set_linkage(Linkage::Private);
         name_global.set_unnamed_addr(true);
-        let isolate = found.blocking.contains_key(callee.as_str());
         routes.push(route.const_named_struct(&[
             name_global.as_pointer_value().into(),
             usize.const_int(callee.len() as u64, false).into(),
-            entry.as_global_value().as_pointer_value().into(),
+            entry.into(),
             usize.const_int(isolate as u64, false).into(),
         ]));
     }
@@ -70,18 +95,12 @@ pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> 
     let header = layout(&ctx, &ROUTES_LAYOUT);
     let value = header.const_named_struct(&[
         table.as_pointer_value().into(),
-        usize.const_int(callees.len() as u64, false).into(),
+        usize.const_int(entries.len() as u64, false).into(),
     ]);
     let new = module.add_global(header, None, "fmerge.routes.merged");
     new.set_initializer(&value.as_basic_value_enum());
     new.set_constant(true);
     new.set_linkage(Linkage::Internal);
     new.set_alignment(8);
-    old.as_pointer_value()
-        .replace_all_uses_with(new.as_pointer_value());
-    // SAFETY: every use was moved to `new` just above.
-    unsafe { old.delete() };
-    new.set_name(ROUTES);
-    found.routes = callees.len();
-    Ok(())
+    new
 }

@@ -1,0 +1,156 @@
+//! The reuse path (`--lto off`): link the objects cargo already compiled,
+//! and compile from IR only what the merge changed, as rustc's own final
+//! link does with the crates' objects.
+//!
+//! Every pass still reads every crate ([`crate::merge`] links them all), but
+//! the merged module is not compiled. Instead each crate is one [`Piece`]:
+//! a crate no crate pass touched links cargo's object, since its bitcode is
+//! the module rustc compiled that object from (a library's rlib, a bin's
+//! object, which `--emit=obj` keeps; a callee's `main`, which `exports`
+//! drops, is made weak there instead); a crate a pass changed is compiled
+//! from its module after the crate passes, on its own, so that its
+//! object's content decides its cache key. Of the module passes, two change
+//! code ([`crate::passes::REDONE_BY_REUSE`]): `internalize` is left out (a
+//! crate must keep the symbols the other crates' objects call), and the
+//! table `routes` fills becomes an object of its own ([`table`]), whose
+//! strong `fmerge.routes` wins over the runtime's empty one (made weak in
+//! its object, or a declaration in its IR).
+
+use crate::passes::routes::{self, ROUTES};
+use crate::{Target, codegen, ir, link};
+use anyhow::{Result, anyhow};
+use inkwell::context::Context;
+use inkwell::module::Linkage;
+use inkwell::values::AsValueRef;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How one crate gets into the merged binary.
+pub struct Piece {
+    /// The unit's place in what [`crate::merge`] was given.
+    pub unit: usize,
+    /// What compiles from IR; `None` when cargo's object is linked as it is.
+    pub compiled: Option<Compiled>,
+    /// The symbols to make weak in cargo's object, for what the merge
+    /// changes in other ways: the runtime's (empty) `fmerge.routes`, which
+    /// the table's object defines, and a callee's `main`, which the caller's
+    /// wins over ([`crate::passes::Found::dropped_main`]).
+    pub weaken: Vec<&'static str>,
+    /// It lists `#[used]` items (`llvm.used`), which the merged module keeps
+    /// and rustc's own link keeps too (its `symbols.o` names them) even when
+    /// nothing calls the crate: its object is then linked whole, not as an
+    /// archive member the linker may leave out.
+    pub keeps_used: bool,
+}
+
+/// A crate compiled from IR.
+pub struct Compiled {
+    /// Why, for people ([`why_compiled`]).
+    pub why: &'static str,
+    /// Its module after the crate passes, as bitcode.
+    pub bitcode: Vec<u8>,
+}
+
+/// Why a crate compiles from IR, for people; `None`: cargo's object serves.
+pub fn why_compiled(object: bool, unoptimized: bool, touched: bool) -> Option<&'static str> {
+    match () {
+        _ if !object => Some("cargo kept no object of it"),
+        _ if unoptimized => Some("cargo built it at opt-level 0 for --rewrite"),
+        _ if touched => Some("a pass changed it"),
+        _ => None,
+    }
+}
+
+/// The symbols [`Piece::weaken`] lists for a crate.
+pub(crate) fn weaken(
+    module: &inkwell::module::Module<'_>,
+    dropped_main: bool,
+) -> Vec<&'static str> {
+    let routes = module
+        .get_global(ROUTES)
+        .is_some_and(|g| !g.is_declaration());
+    let mut out = Vec::new();
+    out.extend(routes.then_some(ROUTES));
+    out.extend(dropped_main.then_some("main"));
+    out
+}
+
+/// Whether `module` lists `#[used]` items.
+pub(crate) fn keeps_used(module: &inkwell::module::Module<'_>) -> bool {
+    ["llvm.used", "llvm.compiler.used"]
+        .iter()
+        .any(|name| module.get_global(name).is_some())
+}
+
+/// The dispatch table alone, as bitcode: `fmerge.routes` (exported) naming
+/// each callee's entry, which the callee's own object defines. `callees`:
+/// each with whether it runs on threads of its own.
+pub fn table(callees: &[(String, bool)], target: &Target) -> Result<Vec<u8>> {
+    let machine = codegen::machine(target.triple, target.opt_level)?;
+    let ctx = Context::create();
+    let module = ctx.create_module("fmerge.routes");
+    module.set_triple(&machine.get_triple());
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    let entry_type = ctx.void_type().fn_type(&[], false);
+    let entries: Vec<_> = callees
+        .iter()
+        .map(|(callee, isolate)| {
+            let symbol = fmerge_contract::entry_symbol(callee);
+            let entry = module.add_function(&symbol, entry_type, Some(Linkage::External));
+            let pointer = entry.as_global_value().as_pointer_value();
+            (callee.as_str(), pointer, *isolate)
+        })
+        .collect();
+    let table = routes::table(&module, &entries);
+    table.set_name(ROUTES);
+    table.set_linkage(Linkage::External);
+    codegen::verify(&module)?;
+    Ok(module.write_bitcode_to_memory().as_slice().to_vec())
+}
+
+/// The callees and whether each runs on threads of its own, for [`table`].
+pub(crate) fn callees(
+    callees: &[String],
+    blocking: &BTreeMap<String, (String, String)>,
+) -> Vec<(String, bool)> {
+    callees
+        .iter()
+        .map(|c| (c.clone(), blocking.contains_key(c)))
+        .collect()
+}
+
+/// Compiles a piece's bitcode, or [`table`]'s (`is_table`), to the object
+/// `object`, on the calling thread, in a context of its own: pieces compile
+/// in parallel. Code nothing reaches any more (a callee's `main`) is dropped
+/// first; in a piece, a definition of `fmerge.routes` (the runtime's empty
+/// one) becomes a declaration, so that the table's object defines it.
+pub fn compile(
+    bitcode: &[u8],
+    what: &str,
+    is_table: bool,
+    target: &Target,
+    object: &Path,
+) -> Result<()> {
+    let machine = codegen::machine(target.triple, target.opt_level)?;
+    let ctx = Context::create();
+    let module = link::parse(&ctx, bitcode, what, Path::new(what))?;
+    if let Some(old) = module
+        .get_global(ROUTES)
+        .filter(|g| !is_table && !g.is_declaration())
+    {
+        ir::drop_initializer(old.as_value_ref());
+    }
+    module
+        .run_passes(
+            "globaldce",
+            &machine,
+            inkwell::passes::PassBuilderOptions::create(),
+        )
+        .map_err(|e| {
+            anyhow!(
+                "LLVM's globaldce failed on {what}: {}",
+                e.to_string().trim()
+            )
+        })?;
+    codegen::emit_object(&module, &machine, object)
+}

@@ -1,0 +1,135 @@
+//! Codegen of the reuse path (`--lto off`, see `fmerge_ir::reuse`): the
+//! crates no pass changed link cargo's own objects; the others, and the
+//! dispatch table, compile from IR, each to an object of its own, kept in
+//! the object cache under its content, so a re-merge compiles only what
+//! changed since.
+
+use super::Merging;
+use anyhow::{Result, anyhow};
+use fmerge_cargo::emit;
+use fmerge_cargo::objects::{self, Cache};
+use fmerge_ir::{self as ir, reuse};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// One object compiled from IR (or found in the cache).
+struct FromIr {
+    what: String,
+    is_table: bool,
+    why: &'static str,
+    bitcode: Vec<u8>,
+    key: String,
+}
+
+impl Merging<'_> {
+    /// The objects (compiled from IR, and the runtime's with its table made
+    /// weak) and the rlibs the binary links.
+    pub(super) fn compile_reusing(
+        &mut self,
+        merged: ir::Merged,
+        emitted: &emit::Emitted,
+    ) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let stage = self
+            .progress
+            .stage("compiling what the merge changed", None);
+        // The merged module is no longer needed: only its pieces compile.
+        let ir::Merged { pieces, table, .. } = merged;
+        let settings = self.object_settings();
+        let (mut objects, mut rlibs, mut from_ir) = (Vec::new(), Vec::new(), Vec::new());
+        let reused = pieces.iter().filter(|p| p.compiled.is_none()).count();
+        for piece in pieces {
+            let unit = &emitted.units[piece.unit];
+            let compiled = &unit.compiled;
+            match piece.compiled {
+                Some(c) => from_ir.push(FromIr {
+                    what: unit.crate_name.clone(),
+                    is_table: false,
+                    why: c.why,
+                    key: Cache::key(&settings, &c.bitcode),
+                    bitcode: c.bitcode,
+                }),
+                None if !piece.weaken.is_empty() || piece.keeps_used => {
+                    let dir = self.work.join("reused");
+                    objects.extend(objects::extracted(compiled, &dir, &piece.weaken)?);
+                }
+                None if compiled.extension().is_some_and(|e| e == "rlib") => {
+                    rlibs.push(compiled.clone())
+                }
+                None => objects.push(compiled.clone()),
+            }
+        }
+        let table = table.expect("the reuse path builds the table");
+        from_ir.push(FromIr {
+            what: "the dispatch table".to_string(),
+            is_table: true,
+            why: "the merge fills it",
+            key: Cache::key(&settings, &table),
+            bitcode: table,
+        });
+        let compiled = self.compile_missing(&from_ir)?;
+        self.objects.prune()?;
+        let list: Vec<String> = from_ir
+            .iter()
+            .map(|p| format!("{} ({})", p.what, p.why))
+            .collect();
+        self.progress
+            .note(&format!("compiled from IR: {}", list.join(", ")));
+        let summary = format!(
+            "{} object(s) from IR ({compiled} compiled, {} cached), {} crate(s) linked from cargo's objects",
+            from_ir.len(),
+            from_ir.len() - compiled,
+            reused,
+        );
+        objects.splice(0..0, from_ir.iter().map(|p| self.objects.path(&p.key)));
+        let took = stage.done(&summary);
+        // Nothing is optimized: all of codegen is emitting objects (as
+        // `bench/run` reports it, beside the other path's "optimize").
+        self.timings.push(("codegen", took));
+        self.timings.push(("emit object", took));
+        Ok((objects, rlibs))
+    }
+
+    /// Compiles the pieces the cache lacks (all of them with `--force`),
+    /// largest first, on up to [`Merging::threads`] threads; returns how
+    /// many it compiled.
+    fn compile_missing(&self, pieces: &[FromIr]) -> Result<usize> {
+        let mut missing: Vec<&FromIr> = pieces
+            .iter()
+            .filter(|p| self.opts.force || self.objects.get(&p.key).is_none())
+            .collect();
+        missing.sort_by_key(|p| std::cmp::Reverse(p.bitcode.len()));
+        let count = missing.len();
+        let queue = Mutex::new(missing.into_iter());
+        let (target, cache) = (self.target(), &self.objects);
+        let next = || queue.lock().expect("no panic holding it").next();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..self.threads().min(count))
+                .map(|_| {
+                    scope.spawn(|| -> Result<()> {
+                        while let Some(p) = next() {
+                            cache.put(&p.key, |temp| {
+                                reuse::compile(&p.bitcode, &p.what, p.is_table, &target, temp)
+                            })?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .map_err(|_| anyhow!("LLVM crashed while compiling an object"))?
+            })
+        })?;
+        Ok(count)
+    }
+
+    /// What decides an object besides its IR: the tools and the codegen.
+    fn object_settings(&self) -> Vec<String> {
+        let mut settings = self.tools.clone();
+        settings.push(format!(
+            "codegen {} O{} (reuse path)",
+            self.toolchain.triple, self.opts.opt_level
+        ));
+        settings
+    }
+}

@@ -1,0 +1,124 @@
+//! The reuse path (`--lto off`, the default without `profile.release.lto`):
+//! a merge links the objects cargo compiled for every crate no pass changed
+//! and compiles from IR only the rest, each to an object kept under its
+//! content, so a re-merge after an edit compiles only the edited crate.
+//!
+//! Run: `cargo test --release -p fmerge --test reuse` (no services: the
+//! merged callee answers in-process, and `GATEWAY_URL` is a closed port).
+
+mod support;
+
+use std::path::Path;
+use std::sync::Mutex;
+use support::merge_in as merge;
+use support::{Function, fixture, free_port, post};
+
+/// Held by each test: the fixture's copies build the same units into one
+/// target dir, and one test edits them.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// `N` in `… — N <what>` of the stage line that holds `stage` in `stderr`.
+fn count(stderr: &str, stage: &str, what: &str) -> usize {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(stage) && l.contains(what))
+        .unwrap_or_else(|| panic!("no `{stage}` line with `{what}` in:\n{stderr}"));
+    let before = &line[..line
+        .find(what)
+        .unwrap_or_else(|| panic!("no `{what}` in {line}"))];
+    let number = before.trim_end().rsplit([' ', '(']).next().unwrap();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("no count before `{what}` in {line}"))
+}
+
+/// The merged `dyn-front` answers `body` with what `dyn-back` makes of it,
+/// twice, in-process (a gateway call would meet the closed port).
+fn ask(binary: &Path, body: &str) -> (u16, String) {
+    let closed = [("GATEWAY_URL", "http://127.0.0.1:9")];
+    let front = Function::start(binary, "dyn-front", free_port(), closed);
+    post(&format!("{}/", front.url()), body)
+}
+
+#[test]
+fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let ws = fixture("dynamic", &[]);
+    let (binary, stderr) = merge(
+        ws.path(),
+        &["dyn-front", "dyn-back"],
+        &["--name", "reused", "--force"],
+    );
+    let units = count(&stderr, "linking IR", "units");
+    let from_ir = count(
+        &stderr,
+        "compiling what the merge changed",
+        "object(s) from IR",
+    );
+    let reused = count(
+        &stderr,
+        "compiling what the merge changed",
+        "crate(s) linked",
+    );
+    // Both bins and every library are cargo's (the callee's with its `main`
+    // made weak); only the table compiles.
+    assert_eq!((from_ir, reused), (1, units), "{stderr}");
+    assert!(
+        stderr.contains("compiled from IR: the dispatch table (the merge fills it)"),
+        "{stderr}"
+    );
+    assert_eq!(ask(&binary, "dyn-back"), (200, "dyn-back".to_string()));
+}
+
+/// Replaces `from` with `to` in `package`'s main.rs in the fixture `ws`.
+fn edit(ws: &Path, package: &str, from: &str, to: &str) {
+    let main = ws.join(package).join("src/main.rs");
+    let source = std::fs::read_to_string(&main).unwrap();
+    assert!(source.contains(from), "{from} in {source}");
+    std::fs::write(&main, source.replace(from, to)).unwrap();
+}
+
+#[test]
+fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let ws = fixture("dynamic", &[]);
+    // A name of its own: merges of one name share a work dir.
+    let name = ["--name", "re-merged"];
+    let merged = || merge(ws.path(), &["dyn-front", "dyn-back"], &name);
+    // Literals no earlier run compiled, so the cache cannot hold them.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    // The callee reads a setting with std::env, which `env` rewrites: its
+    // bin compiles from IR.
+    let tagged = format!(
+        "Ok([std::env::var(\"DYN_TAG\").unwrap_or_default().as_bytes(), b\"{nanos}:\", &body].concat())"
+    );
+    edit(ws.path(), "dyn-back", "Ok(body.to_vec())", &tagged);
+    merged();
+
+    edit(
+        ws.path(),
+        "dyn-back",
+        &format!("{nanos}:"),
+        &format!("{nanos}b:"),
+    );
+    let (binary, stderr) = merged();
+    assert!(
+        stderr.contains("2 object(s) from IR (1 compiled, 1 cached)"),
+        "only the edited callee compiles; the table comes from the cache: {stderr}"
+    );
+    let back = format!("{nanos}b:{nanos}b:dyn-back");
+    assert_eq!(ask(&binary, "dyn-back"), (200, back.clone()));
+
+    // The caller's edit: cargo recompiles its bin, fmerge nothing.
+    let front = format!("Ok([b\"F{nanos}:\".as_slice(), &second].concat())");
+    edit(ws.path(), "dyn-front", "Ok(second.to_vec())", &front);
+    let (binary, stderr) = merged();
+    assert!(
+        stderr.contains("2 object(s) from IR (0 compiled, 2 cached)"),
+        "the callee and the table come from the cache: {stderr}"
+    );
+    assert_eq!(ask(&binary, "dyn-back"), (200, format!("F{nanos}:{back}")));
+}
