@@ -102,8 +102,9 @@ impl<'a> Merging<'a> {
         rewrites: Vec<ir::Rewrite>,
     ) -> Result<Option<String>> {
         let bitcode = emit::read_bitcode(&emitted.units)?;
+        let reuse = self.lto == ir::Lto::Off;
         Ok(self
-            .merge_ir(emitted, bitcode, rewrites)
+            .merge_ir(emitted, bitcode, rewrites, reuse)
             .err()
             .map(|e| format!("{e:#}")))
     }
