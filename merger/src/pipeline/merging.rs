@@ -1,6 +1,7 @@
 //! One group's merge after the shared cargo build: cache, IR, codegen,
 //! native link.
 
+use super::stages::{CARGO, CODEGEN, EMIT, LINK_IR, NATIVE_LINK, OPTIMIZE, PASSES, READ};
 use super::{Merged, Options, Remembered, Shared};
 use crate::progress::Progress;
 use anyhow::Result;
@@ -9,7 +10,8 @@ use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, resolve};
 use fmerge_ir::{self as ir, Setting};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// One merge under way: its options, where things go, and the timings so far.
 pub(crate) struct Merging<'a> {
@@ -24,13 +26,16 @@ pub(crate) struct Merging<'a> {
     binary: PathBuf,
     ll: PathBuf,
     lto: ir::Lto,
+    started: Instant,
+    /// The groups merging now, this one included: they share the codegen threads.
+    active: &'a AtomicUsize,
 }
 
 impl<'a> Merging<'a> {
     /// Decides where this group's files go.
     pub(crate) fn new(
         opts: &'a Options,
-        shared: &Shared,
+        shared: &'a Shared,
         members: resolve::Members,
         progress: Progress,
     ) -> Self {
@@ -43,7 +48,7 @@ impl<'a> Merging<'a> {
         let lto = lto(opts, &members, &progress);
         Merging {
             opts,
-            timings: vec![("cargo build", shared.built)],
+            timings: vec![(CARGO, shared.built)],
             toolchain: shared.toolchain.clone(),
             work: target_dir.join("fmerge").join("work").join(&name),
             binary: out_dir.join(&name),
@@ -52,17 +57,33 @@ impl<'a> Merging<'a> {
             members,
             lto,
             progress,
+            started: Instant::now(),
+            active: &shared.active,
         }
     }
 
     /// The stages after the cargo build, on the units this group links.
     pub(crate) fn merge(
+        self,
+        emitted: &emit::Emitted,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<Merged> {
+        let active = self.active;
+        active.fetch_add(1, Ordering::SeqCst);
+        let merged = self.merge_counted(emitted, rewrites);
+        active.fetch_sub(1, Ordering::SeqCst);
+        merged
+    }
+
+    fn merge_counted(
         mut self,
         emitted: &emit::Emitted,
         rewrites: Vec<ir::Rewrite>,
     ) -> Result<Merged> {
+        let read = Instant::now();
         let bitcode = emit::read_bitcode(&emitted.units)?;
         let key = self.cache_key(emitted, &bitcode);
+        self.timings.push((READ, read.elapsed()));
         if let Some(kept) = self.cached(&key) {
             return Ok(self.finish(emitted, kept, true));
         }
@@ -146,9 +167,9 @@ impl<'a> Merging<'a> {
             "{} symbols internalized, {} routes",
             merged.internalized, merged.routes
         );
-        self.timings.extend(link_ir.map(|t| ("link IR", t)));
+        self.timings.extend(link_ir.map(|t| (LINK_IR, t)));
         self.timings
-            .push(("passes", stage.expect("linked").done(&summary)));
+            .push((PASSES, stage.expect("linked").done(&summary)));
         note_settings(&self.progress, &merged.settings, &self.opts.caller);
         Ok(merged)
     }
@@ -170,7 +191,8 @@ impl<'a> Merging<'a> {
         Ok(())
     }
 
-    /// Optimizes and compiles the merged module; `-j` only caps the threads.
+    /// Optimizes and compiles the merged module; `-j` (or the cores) caps the
+    /// threads, shared with the groups compiling beside it.
     fn compile(&mut self, merged: ir::Merged) -> Result<Vec<PathBuf>> {
         let opt_level = self.opts.opt_level;
         let label = match self.lto {
@@ -184,7 +206,9 @@ impl<'a> Merging<'a> {
         let objects = merged.compile(&ir::Compile {
             target: &self.target(),
             lto: self.lto,
-            threads: self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1),
+            threads: (self.opts.jobs.map_or(cores, |j| j.min(cores))
+                / self.active.load(Ordering::SeqCst).max(1))
+            .max(1),
             dir: &self.work,
             stem: &self.name,
         })?;
@@ -194,9 +218,9 @@ impl<'a> Merging<'a> {
             objects.paths.len(),
             objects.emitted.as_secs_f64()
         );
-        self.timings.push(("codegen", stage.done(&summary)));
-        self.timings.push(("optimize", objects.optimized));
-        self.timings.push(("emit object", objects.emitted));
+        self.timings.push((CODEGEN, stage.done(&summary)));
+        self.timings.push((OPTIMIZE, objects.optimized));
+        self.timings.push((EMIT, objects.emitted));
         Ok(objects.paths)
     }
 
@@ -223,7 +247,7 @@ impl<'a> Merging<'a> {
         artifact::commit(temp, &self.binary, 0o755)?;
         let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
         let summary = format!("{:.1} MiB", size as f64 / 1048576.0);
-        self.timings.push(("native link", stage.done(&summary)));
+        self.timings.push((NATIVE_LINK, stage.done(&summary)));
         Ok(())
     }
 
@@ -237,6 +261,7 @@ impl<'a> Merging<'a> {
             unmerged,
             native_libs: outcome.native_libs,
             timings: self.timings,
+            took: self.started.elapsed(),
             units: emitted.units.len(),
             warnings: outcome.warnings,
             cached,
