@@ -10,6 +10,7 @@
 //! a group's verdict without codegen.
 
 mod merging;
+pub mod stages;
 
 use crate::bitcode;
 use crate::progress::Progress;
@@ -21,7 +22,9 @@ use fmerge_ir::{self as ir, Setting};
 use merging::Merging;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 pub use crate::options::Options;
 
@@ -39,7 +42,10 @@ pub struct Merged {
     pub unmerged: Vec<(String, PathBuf)>,
     /// The native libraries linked in (`KIND=NAME`): build scripts' and `#[link]`'s.
     pub native_libs: Vec<String>,
+    /// Each stage's time ([`stages`] names them).
     pub timings: Vec<(&'static str, Duration)>,
+    /// The whole merge after cargo (stages, cache, `--emit-ll`).
+    pub took: Duration,
     pub units: usize,
     /// Differences from the unmerged functions that fmerge could not remove
     /// and did not refuse; each says what changes.
@@ -62,17 +68,23 @@ pub(crate) struct Remembered {
     warnings: Vec<String>,
 }
 
+/// The groups of one build, and its wall-clock times so far.
+pub struct Built {
+    pub groups: Vec<Merged>,
+    pub wall: stages::Wall,
+}
+
 /// The merge, stage by stage: the one-group case of [`build_many`].
 pub fn build(opts: &Options) -> Result<Merged> {
-    let mut merged = build_many(std::slice::from_ref(opts))?;
-    Ok(merged.remove(0))
+    let mut built = build_many(std::slice::from_ref(opts))?;
+    Ok(built.groups.remove(0))
 }
 
 /// Several groups, each built with its caller's `Cargo.lock` as a build
 /// of that group alone would be (and as `fmerge plan`'s dry run checked
 /// it): groups whose callers' projects take the same lock file share one
 /// cargo build (`build_locked`), in the order given.
-pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
+pub fn build_many(groups: &[Options]) -> Result<Built> {
     let mut names = BTreeSet::new();
     for label in groups.iter().map(Options::label) {
         if !names.insert(label.clone()) {
@@ -100,24 +112,35 @@ pub fn build_many(groups: &[Options]) -> Result<Vec<Merged>> {
         return build_locked(groups);
     }
     let mut merged: Vec<Option<Merged>> = vec![None; groups.len()];
+    let mut wall = stages::Wall::default();
     for (_, at) in locks {
         let some: Vec<Options> = at.iter().map(|&i| groups[i].clone()).collect();
-        for (i, m) in at.into_iter().zip(build_locked(&some)?) {
+        let built = build_locked(&some)?;
+        // One cargo build after another: their times add up.
+        wall.cargo += built.wall.cargo;
+        wall.merging += built.wall.merging;
+        wall.total += built.wall.total;
+        for (i, m) in at.into_iter().zip(built.groups) {
             merged[i] = Some(m);
         }
     }
-    Ok(merged
-        .into_iter()
-        .map(|m| m.expect("every group built"))
-        .collect())
+    Ok(Built {
+        groups: merged
+            .into_iter()
+            .map(|m| m.expect("every group built"))
+            .collect(),
+        wall,
+    })
 }
 
 /// Several groups from ONE cargo build: the union of their members is
 /// resolved and built once, then each group is merged from the units its
-/// own members link (shared units are read, never changed), in parallel
-/// (at most `-j` at once, each with its own LLVM contexts). The shared
-/// options (workspace, target dir, `-j`, quiet) are the first group's.
-fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
+/// own members link (shared units are read, never changed), in parallel:
+/// at most `-j` (or the cores) at once, each with its own LLVM contexts,
+/// the largest first, sharing `-j` codegen threads. The shared options
+/// (workspace, target dir, `-j`, quiet) are the first group's.
+fn build_locked(groups: &[Options]) -> Result<Built> {
+    let started = Instant::now();
     let Some(first) = groups.first() else {
         bail!("no groups to build: the plan has no [[group]]");
     };
@@ -151,23 +174,34 @@ fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
         }
     };
     let work: Vec<_> = groups.iter().zip(rewrites).collect();
+    let merges_began = Instant::now();
+    let wall = |merging| stages::Wall {
+        cargo: shared.built,
+        merging,
+        images: Duration::ZERO,
+        total: started.elapsed(),
+    };
     if !many {
-        return work.into_iter().map(merge).collect();
+        let groups = work.into_iter().map(merge).collect::<Result<_>>()?;
+        let merging = merges_began.elapsed();
+        return Ok(Built {
+            groups,
+            wall: wall(merging),
+        });
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(first.jobs.unwrap_or(cores).clamp(1, groups.len()))
-        .build()
-        .context("cannot start the merge threads")?;
-    use rayon::prelude::*;
-    let results: Vec<Result<Merged>> = pool.install(|| work.into_par_iter().map(merge).collect());
-    let (merged, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
-    if !failed.is_empty() {
-        let errors: Vec<String> = failed
-            .into_iter()
-            .filter_map(|r| r.err())
-            .map(|e| format!("{e:#}"))
-            .collect();
+    let at_once = first.jobs.unwrap_or(cores).clamp(1, groups.len());
+    let results = largest_first(work, at_once, &emitted, &shared, merge);
+    let merging = merges_began.elapsed();
+    let mut merged = Vec::new();
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(m) => merged.push(m),
+            Err(e) => errors.push(format!("{e:#}")),
+        }
+    }
+    if !errors.is_empty() {
         bail!(
             "{} of {} groups failed:\n  {}",
             errors.len(),
@@ -175,7 +209,61 @@ fn build_locked(groups: &[Options]) -> Result<Vec<Merged>> {
             errors.join("\n  ")
         );
     }
-    Ok(merged.into_iter().map(|r| r.expect("ok")).collect())
+    Ok(Built {
+        groups: merged,
+        wall: wall(merging),
+    })
+}
+
+/// Merges the groups on `at_once` threads, the largest (most bitcode) first
+/// so that the longest merge never starts last; the results in the groups'
+/// order. Which group runs beside which changes no output.
+fn largest_first<'a>(
+    work: Vec<(&'a Options, Vec<ir::Rewrite>)>,
+    at_once: usize,
+    emitted: &emit::Emitted,
+    shared: &Shared,
+    merge: impl Fn((&'a Options, Vec<ir::Rewrite>)) -> Result<Merged> + Sync,
+) -> Vec<Result<Merged>> {
+    let bytes = |opts: &Options| -> u64 {
+        subset(&shared.members, opts).map_or(0, |members| {
+            own_units(&members, emitted)
+                .units
+                .iter()
+                .map(|u| std::fs::metadata(&u.bitcode).map_or(0, |m| m.len()))
+                .sum()
+        })
+    };
+    let mut order: Vec<(u64, usize)> = work
+        .iter()
+        .enumerate()
+        .map(|(i, (opts, _))| (bytes(opts), i))
+        .collect();
+    order.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
+    let slots: Vec<Mutex<Option<_>>> = work.into_iter().map(|w| Mutex::new(Some(w))).collect();
+    let results: Vec<Mutex<Option<Result<Merged>>>> =
+        slots.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            scope.spawn(|| {
+                while let Some(&(_, i)) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
+                    let item = slots[i].lock().expect("a group's slot").take();
+                    let result = merge(item.expect("each group taken once"));
+                    *results[i].lock().expect("a group's result") = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| bail!("a merge thread crashed"))
+        })
+        .collect()
 }
 
 /// The build's verdict on one group without compiling it: the cargo build
@@ -289,6 +377,8 @@ pub(crate) struct Shared {
     pub(crate) target_dir: PathBuf,
     /// How long the cargo build took.
     pub(crate) built: Duration,
+    /// The groups merging now.
+    pub(crate) active: AtomicUsize,
 }
 
 impl Shared {
@@ -339,6 +429,7 @@ impl Shared {
             members: built.members,
             target_dir: built.target_dir,
             built: built.took,
+            active: AtomicUsize::new(0),
         };
         Ok((shared, built.emitted))
     }

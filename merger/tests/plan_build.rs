@@ -51,7 +51,7 @@ fn a_plan_builds_every_group_with_one_cargo_build() {
     let wrapper = cargo_wrapper(dir.path(), &log);
     let registry = format!("127.0.0.1:5000/plan-build-{}", std::process::id());
     let engine = registry_engine_ok();
-    let mut args = vec!["--plan", "plan.toml", "--force"];
+    let mut args = vec!["--plan", "plan.toml", "--force", "--message-format", "json"];
     if engine {
         args.extend(["--image", "--registry", &registry]);
     }
@@ -60,12 +60,14 @@ fn a_plan_builds_every_group_with_one_cargo_build() {
     let runs = std::fs::read_to_string(&log).unwrap();
     let builds = runs.lines().filter(|l| *l == "build").count();
     assert_eq!(builds, 1, "cargo runs:\n{runs}\n{stderr}");
-    for name in ["text-service-merged", "write-home-timeline-merged"] {
+    let names = ["text-service-merged", "write-home-timeline-merged"];
+    for name in names {
         let binary = workspace_root().join("target/fmerge").join(name).join(name);
         assert!(binary.is_file(), "{} missing\n{stdout}", binary.display());
         assert!(stdout.contains(binary.to_str().unwrap()), "{stdout}");
         assert!(stderr.contains(&format!("[{name}]")), "{stderr}");
     }
+    where_the_time_went(&stdout, &stderr, &names, engine);
     if !engine {
         eprintln!("no Docker Engine: the stack.merged.yml part was skipped");
         return;
@@ -95,6 +97,91 @@ fn a_plan_builds_every_group_with_one_cargo_build() {
         "{merged}"
     );
     assert!(functions["compose-post"].is_mapping(), "{merged}");
+}
+
+/// The per-stage report: every group and stage, each group's stages adding up
+/// to its total, the sums over the groups, and cargo counted once.
+fn where_the_time_went(stdout: &str, stderr: &str, names: &[&str], images: bool) {
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let timings = records
+        .iter()
+        .find(|r| r["reason"] == "timings")
+        .unwrap_or_else(|| panic!("no timings record:\n{stdout}"));
+    let secs = |v: &serde_json::Value| v.as_f64().unwrap_or_else(|| panic!("{v} in {timings}"));
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+    let stages = [
+        "read bitcode",
+        "link IR",
+        "passes",
+        "codegen",
+        "native link",
+        "other",
+        "image",
+    ];
+    let groups = timings["groups"].as_array().unwrap();
+    let mut listed: Vec<&str> = groups.iter().map(|g| g["name"].as_str().unwrap()).collect();
+    listed.sort();
+    assert_eq!(listed, names, "{timings}");
+    let wall = &timings["wall"];
+    for g in groups {
+        let name = g["name"].as_str().unwrap();
+        let own: f64 = stages.iter().map(|s| secs(&g["stages"][s])).sum();
+        assert!(
+            close(own, secs(&g["total"])),
+            "{name}: stages add up to {own}: {g}"
+        );
+        assert!(
+            secs(&g["stages"]["link IR"]) > 0.0 && secs(&g["stages"]["codegen"]) > 0.0,
+            "{g}"
+        );
+        assert_eq!(secs(&g["stages"]["image"]) > 0.0, images, "{g}");
+        let parts = secs(&g["codegen"]["optimize"]) + secs(&g["codegen"]["emit object"]);
+        assert!(parts <= secs(&g["stages"]["codegen"]) + 1e-6, "{g}");
+        // Each group merged within the merges' wall time, after cargo's.
+        assert!(
+            secs(&g["merge"]) <= secs(&wall["merging"]) + 1e-6,
+            "{timings}"
+        );
+        let cargo = records
+            .iter()
+            .find(|r| r["reason"] == "stage" && r["name"] == name && r["stage"] == "cargo build");
+        assert!(
+            close(secs(&cargo.unwrap()["seconds"]), secs(&wall["cargo build"])),
+            "{stdout}"
+        );
+    }
+    for s in stages.iter().chain(&["total"]) {
+        let over: f64 = groups
+            .iter()
+            .map(|g| {
+                secs(if *s == "total" {
+                    &g["total"]
+                } else {
+                    &g["stages"][s]
+                })
+            })
+            .sum();
+        assert!(close(over, secs(&timings["sum"][s])), "{s}: {timings}");
+    }
+    let parts = ["cargo build", "merging", "image"].map(|p| secs(&wall[p]));
+    assert!(
+        parts.iter().sum::<f64>() <= secs(&wall["total"]) + 1e-6,
+        "{timings}"
+    );
+    let table = stderr
+        .lines()
+        .skip_while(|l| !l.contains("where the time went"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for row in names
+        .iter()
+        .chain(&["sum of 2 groups", "wall: cargo build"])
+    {
+        assert!(table.contains(row), "{row} missing:\n{table}");
+    }
 }
 
 fn registry_engine_ok() -> bool {

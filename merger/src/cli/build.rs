@@ -3,6 +3,7 @@
 
 use crate::group::Group;
 use crate::options::{Given, ImageFlags};
+use crate::pipeline::stages;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use fmerge_ship::image;
@@ -219,12 +220,16 @@ pub fn run(args: BuildArgs) -> Result<()> {
 /// an input stack, one merged stack for the whole application is written
 /// after them all.
 fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
+    let started = std::time::Instant::now();
     let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
-    let merged = crate::build_many(&opts)?;
+    let crate::pipeline::Built {
+        groups: mut merged,
+        mut wall,
+    } = crate::build_many(&opts)?;
     let (quiet, json) = (opts[0].quiet, requests[0].json);
     let mut specs = Vec::new();
     let mut whole = None;
-    for (request, merged) in requests.into_iter().zip(&merged) {
+    for (request, merged) in requests.into_iter().zip(&mut merged) {
         if json {
             print_json(merged);
         } else if let Some(ll) = merged.ll.as_ref().filter(|_| !plan) {
@@ -232,7 +237,14 @@ fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
             println!("{}", ll.display());
         }
         if let Some(ship) = request.ship {
+            let imaging = std::time::Instant::now();
             let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
+            let took = imaging.elapsed();
+            wall.images += took;
+            merged.timings.push((stages::IMAGE, took));
+            if json {
+                print_stage(merged, stages::IMAGE, took);
+            }
             let own = match stack {
                 Some((input, remove)) if plan => {
                     specs.push(spec);
@@ -249,6 +261,16 @@ fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
             print_image(name, &reference, own.as_deref(), json);
         }
         print_merged(merged, json);
+    }
+    wall.total = started.elapsed();
+    if plan {
+        let report = stages::Report::new(&merged, wall);
+        if json {
+            println!("{}", report.json());
+        }
+        if !quiet {
+            report.lines().iter().for_each(|l| eprintln!("fmerge: {l}"));
+        }
     }
     if let Some((input, remove)) = whole {
         let path = write_merged_stack(&input, &specs, remove)?;
@@ -365,10 +387,7 @@ fn print_image(name: Option<&str>, reference: &str, stack: Option<&std::path::Pa
 /// variable it is read from, each warning.
 fn print_json(merged: &crate::Merged) {
     for (stage, took) in &merged.timings {
-        println!(
-            "{}",
-            serde_json::json!({ "reason": "stage", "stage": stage, "seconds": took.as_secs_f64() })
-        );
+        print_stage(merged, stage, *took);
     }
     let caller = &merged.members[0];
     for s in &merged.settings {
@@ -389,6 +408,14 @@ fn print_json(merged: &crate::Merged) {
             serde_json::json!({ "reason": "warning", "message": w })
         );
     }
+}
+
+/// One stage's time, naming the group (`"reason": "stage"`).
+fn print_stage(merged: &crate::Merged, stage: &str, took: std::time::Duration) {
+    println!(
+        "{}",
+        serde_json::json!({ "reason": "stage", "name": merged.name, "stage": stage, "seconds": took.as_secs_f64() })
+    );
 }
 
 /// The merged binary as shipping sees it.

@@ -4,6 +4,7 @@
 
 mod reusing;
 
+use super::stages::{CARGO, CODEGEN, EMIT, LINK_IR, NATIVE_LINK, OPTIMIZE, PASSES, READ};
 use super::{Merged, Options, Remembered, Shared};
 use crate::progress::Progress;
 use anyhow::Result;
@@ -12,7 +13,8 @@ use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, objects, resolve};
 use fmerge_ir::{self as ir, Setting};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// One merge under way: its options, where things go, and the timings so far.
 pub(crate) struct Merging<'a> {
@@ -30,13 +32,16 @@ pub(crate) struct Merging<'a> {
     /// What identifies fmerge and rustc, for the caches' keys ([`tools`]).
     tools: Vec<String>,
     objects: objects::Cache,
+    started: Instant,
+    /// The groups merging now, this one included: they share the codegen threads.
+    active: &'a AtomicUsize,
 }
 
 impl<'a> Merging<'a> {
     /// Decides where this group's files go.
     pub(crate) fn new(
         opts: &'a Options,
-        shared: &Shared,
+        shared: &'a Shared,
         members: resolve::Members,
         progress: Progress,
     ) -> Self {
@@ -49,7 +54,7 @@ impl<'a> Merging<'a> {
         let lto = lto(opts, &members, &progress);
         Merging {
             opts,
-            timings: vec![("cargo build", shared.built)],
+            timings: vec![(CARGO, shared.built)],
             toolchain: shared.toolchain.clone(),
             work: target_dir.join("fmerge").join("work").join(&name),
             binary: out_dir.join(&name),
@@ -60,17 +65,33 @@ impl<'a> Merging<'a> {
             progress,
             tools: tools(&shared.toolchain),
             objects: objects::Cache::new(&target_dir),
+            started: Instant::now(),
+            active: &shared.active,
         }
     }
 
     /// The stages after the cargo build, on the units this group links.
     pub(crate) fn merge(
+        self,
+        emitted: &emit::Emitted,
+        rewrites: Vec<ir::Rewrite>,
+    ) -> Result<Merged> {
+        let active = self.active;
+        active.fetch_add(1, Ordering::SeqCst);
+        let merged = self.merge_counted(emitted, rewrites);
+        active.fetch_sub(1, Ordering::SeqCst);
+        merged
+    }
+
+    fn merge_counted(
         mut self,
         emitted: &emit::Emitted,
         rewrites: Vec<ir::Rewrite>,
     ) -> Result<Merged> {
+        let read = Instant::now();
         let bitcode = emit::read_bitcode(&emitted.units)?;
         let key = self.cache_key(emitted, &bitcode);
+        self.timings.push((READ, read.elapsed()));
         if let Some(kept) = self.cached(&key) {
             return Ok(self.finish(emitted, kept, true));
         }
@@ -175,9 +196,9 @@ impl<'a> Merging<'a> {
             "{} symbols internalized, {} routes",
             merged.internalized, merged.routes
         );
-        self.timings.extend(link_ir.map(|t| ("link IR", t)));
+        self.timings.extend(link_ir.map(|t| (LINK_IR, t)));
         self.timings
-            .push(("passes", stage.expect("linked").done(&summary)));
+            .push((PASSES, stage.expect("linked").done(&summary)));
         note_settings(&self.progress, &merged.settings, &self.opts.caller);
         Ok(merged)
     }
@@ -199,7 +220,8 @@ impl<'a> Merging<'a> {
         Ok(())
     }
 
-    /// Optimizes and compiles the merged module; `-j` only caps the threads.
+    /// Optimizes and compiles the merged module; `-j` (or the cores) caps the
+    /// threads, shared with the groups compiling beside it.
     fn compile(&mut self, merged: ir::Merged) -> Result<Vec<PathBuf>> {
         let opt_level = self.opts.opt_level;
         let label = match self.lto {
@@ -222,16 +244,18 @@ impl<'a> Merging<'a> {
             objects.paths.len(),
             objects.emitted.as_secs_f64()
         );
-        self.timings.push(("codegen", stage.done(&summary)));
-        self.timings.push(("optimize", objects.optimized));
-        self.timings.push(("emit object", objects.emitted));
+        self.timings.push((CODEGEN, stage.done(&summary)));
+        self.timings.push((OPTIMIZE, objects.optimized));
+        self.timings.push((EMIT, objects.emitted));
         Ok(objects.paths)
     }
 
-    /// At most this many threads compile; `-j` only caps them.
+    /// At most this many threads compile: `-j` (or the cores), shared with
+    /// the groups compiling beside this one.
     fn threads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.opts.jobs.map_or(cores, |j| j.min(cores)).max(1)
+        (self.opts.jobs.map_or(cores, |j| j.min(cores)) / self.active.load(Ordering::SeqCst).max(1))
+            .max(1)
     }
 
     /// The native link, into a temporary name first.
@@ -258,7 +282,7 @@ impl<'a> Merging<'a> {
         artifact::commit(temp, &self.binary, 0o755)?;
         let size = std::fs::metadata(&self.binary).map_or(0, |m| m.len());
         let summary = format!("{:.1} MiB", size as f64 / 1048576.0);
-        self.timings.push(("native link", stage.done(&summary)));
+        self.timings.push((NATIVE_LINK, stage.done(&summary)));
         Ok(())
     }
 
@@ -272,6 +296,7 @@ impl<'a> Merging<'a> {
             unmerged,
             native_libs: outcome.native_libs,
             timings: self.timings,
+            took: self.started.elapsed(),
             units: emitted.units.len(),
             warnings: outcome.warnings,
             cached,

@@ -2,13 +2,20 @@
 //!
 //! Why: which registry a push goes to, which credentials apply, and whether the push
 //! can work at all (Docker Hub's `library/` namespace is Docker's own) all follow from
-//! the reference. Parsing uses `oci-spec`'s implementation of docker's grammar, so
-//! `pair:v1` means `docker.io/library/pair:v1` exactly as with `docker push`.
+//! the reference. Parsing follows docker's grammar and normalization
+//! (distribution/reference), so `pair:v1` means `docker.io/library/pair:v1` exactly
+//! as with `docker push`. One regex-lite regex, not oci-spec, whose derive
+//! macros (16 more crates and a second syn) were a heavy part of fmerge's cold build.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use anyhow::{Result, anyhow, bail};
-use oci_spec::distribution::Reference;
+
+/// distribution/reference's `ReferenceRegexp`: name, then `:tag`, then `@digest`.
+const GRAMMAR: &str = r"^((?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))+)?(?::[0-9]+)?/)?[a-z0-9]+(?:(?:(?:[._]|__|[-]*)[a-z0-9]+)+)?(?:(?:/[a-z0-9]+(?:(?:(?:[._]|__|[-]*)[a-z0-9]+)+)?)+)?)(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$";
+/// Longest repository path docker accepts.
+const NAME_MAX: usize = 255;
 
 /// Docker Hub's registry host in references.
 pub const DOCKER_HUB: &str = "docker.io";
@@ -19,7 +26,10 @@ pub const DOCKER_HUB_AUTH_SERVER: &str = "https://index.docker.io/v1/";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageRef {
     original: String,
-    parsed: Reference,
+    registry: String,
+    repository: String,
+    tag: Option<String>,
+    digest: Option<String>,
 }
 
 /// True when the last path component of `reference` carries a `:tag`.
@@ -34,15 +44,50 @@ pub fn has_tag(reference: &str) -> bool {
 impl ImageRef {
     /// Parses `reference`; fails with the grammar and an example.
     pub fn parse(reference: &str) -> Result<Self> {
-        let parsed: Reference = reference.parse().map_err(|e| {
+        Self::read(reference).map_err(|why| {
             anyhow!(
-                "{reference:?} is not a valid image reference ({e}); fix: use [REGISTRY[:PORT]/]NAMESPACE/NAME[:TAG] in lowercase, \
+                "{reference:?} is not a valid image reference ({why}); fix: use [REGISTRY[:PORT]/]NAMESPACE/NAME[:TAG] in lowercase, \
 e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
             )
-        })?;
+        })
+    }
+
+    fn read(reference: &str) -> std::result::Result<Self, &'static str> {
+        static RE: OnceLock<regex_lite::Regex> = OnceLock::new();
+        let re = RE.get_or_init(|| {
+            regex_lite::RegexBuilder::new(GRAMMAR)
+                .size_limit(20 << 20)
+                .build()
+                .expect("docker's reference grammar")
+        });
+        let Some(found) = re.captures(reference) else {
+            return Err(if reference.is_empty() {
+                "repository name must have at least one component"
+            } else {
+                "invalid reference format"
+            });
+        };
+        let (registry, repository) = split_domain(&found[1]);
+        if repository.len() > NAME_MAX {
+            return Err("repository name must not be more than 255 characters");
+        }
+        let digest = found.get(3).map(|m| m.as_str().to_owned());
+        if let Some(digest) = &digest {
+            let (algorithm, hex) = digest.split_once(':').expect("the grammar has the colon");
+            match (algorithm, hex.len()) {
+                ("sha256", 64) | ("sha384", 96) | ("sha512", 128) => {}
+                ("sha256" | "sha384" | "sha512", _) => {
+                    return Err("invalid checksum digest length");
+                }
+                _ => return Err("unsupported digest algorithm"),
+            }
+        }
         Ok(Self {
             original: reference.to_owned(),
-            parsed,
+            registry,
+            repository,
+            tag: found.get(2).map(|m| m.as_str().to_owned()),
+            digest,
         })
     }
 
@@ -52,19 +97,19 @@ e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
     }
     /// The registry host (`docker.io` when none is given).
     pub fn registry(&self) -> &str {
-        self.parsed.registry()
+        &self.registry
     }
     /// The repository path inside the registry (`library/pair`, `alice/pair`).
     pub fn repository(&self) -> &str {
-        self.parsed.repository()
+        &self.repository
     }
     /// The tag (`latest` when none is given, as docker does).
     pub fn tag(&self) -> &str {
-        self.parsed.tag().unwrap_or("latest")
+        self.tag.as_deref().unwrap_or("latest")
     }
     /// The digest, if the reference has one.
     pub fn digest(&self) -> Option<&str> {
-        self.parsed.digest()
+        self.digest.as_deref()
     }
     /// True for Docker Hub.
     pub fn is_docker_hub(&self) -> bool {
@@ -105,6 +150,31 @@ fix: name your Docker Hub user or organisation, e.g. --tag docker.io/<user>/{nam
     }
 }
 
+/// docker's normalization (distribution/reference `splitDockerDomain`): a first
+/// component without `.` or `:` that is not `localhost` is a Docker Hub path, and
+/// a one-component Docker Hub path is in `library/`.
+fn split_domain(name: &str) -> (String, String) {
+    let (domain, rest) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            (first, rest)
+        }
+        _ => (DOCKER_HUB, name),
+    };
+    let domain = if domain == "index.docker.io" {
+        DOCKER_HUB
+    } else {
+        domain
+    };
+    let rest = if domain == DOCKER_HUB && !rest.contains('/') {
+        format!("library/{rest}")
+    } else {
+        rest.to_owned()
+    };
+    (domain.to_owned(), rest)
+}
+
 impl fmt::Display for ImageRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.repository_url(), self.tag())
@@ -141,5 +211,78 @@ mod tests {
         assert_eq!(r.to_string(), "127.0.0.1:5000/team/pair:v1");
         assert!(ImageRef::parse("Bad/Name").is_err());
         assert!(has_tag("127.0.0.1:5000/pair:v1") && !has_tag("127.0.0.1:5000/pair"));
+    }
+
+    #[test]
+    fn docker_grammar_and_normalization() {
+        let sha = |n| "f".repeat(n);
+        let digest = format!("sha256:{}", sha(64));
+        for (input, registry, repository, tag, digest) in [
+            ("busybox", "docker.io", "library/busybox", "latest", None),
+            (
+                "test.com:5000",
+                "docker.io",
+                "library/test.com",
+                "5000",
+                None,
+            ),
+            ("test:5000/repo:tag", "test:5000", "repo", "tag", None),
+            ("localhost/repo", "localhost", "repo", "latest", None),
+            (
+                "index.docker.io/alice/x",
+                "docker.io",
+                "alice/x",
+                "latest",
+                None,
+            ),
+            (
+                "lowercase:Uppercase",
+                "docker.io",
+                "library/lowercase",
+                "Uppercase",
+                None,
+            ),
+            (
+                "b.gcr.io/test.example.com/my-app:test.example.com",
+                "b.gcr.io",
+                "test.example.com/my-app",
+                "test.example.com",
+                None,
+            ),
+            (
+                "foo/foo_bar.com:8080",
+                "docker.io",
+                "foo/foo_bar.com",
+                "8080",
+                None,
+            ),
+            (
+                &format!("test:5000/repo:tag@{digest}"),
+                "test:5000",
+                "repo",
+                "tag",
+                Some(digest.as_str()),
+            ),
+        ] {
+            let r = ImageRef::parse(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(
+                (r.registry(), r.repository(), r.tag(), r.digest()),
+                (registry, repository, tag, digest),
+                "{input}"
+            );
+        }
+        for bad in [
+            String::new(),
+            ":justtag".into(),
+            "Uppercase:tag".into(),
+            "a/a/a:".into(),
+            format!("a:{}", "t".repeat(129)),
+            format!("repo@sha256:{}", sha(63)),
+            format!("repo@md5:{}", sha(32)),
+            format!("{}/x", "a".repeat(256)),
+            "ünicode/x".into(),
+        ] {
+            assert!(ImageRef::parse(&bad).is_err(), "{bad:?} parsed");
+        }
     }
 }

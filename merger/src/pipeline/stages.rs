@@ -1,0 +1,195 @@
+//! Where a build's time went: each group's stages (the `"stage"` records)
+//! and, for `build --plan`, their sums over the groups beside the wall time
+//! of what the groups share or do side by side: one cargo build, the merges,
+//! the images.
+
+use super::Merged;
+use std::time::Duration;
+
+pub const CARGO: &str = "cargo build";
+/// Reading every unit's bitcode and hashing it for the merge cache.
+pub const READ: &str = "read bitcode";
+pub const LINK_IR: &str = "link IR";
+pub const PASSES: &str = "passes";
+pub const CODEGEN: &str = "codegen";
+/// Parts of [`CODEGEN`]: its time holds theirs.
+pub const OPTIMIZE: &str = "optimize";
+pub const EMIT: &str = "emit object";
+pub const NATIVE_LINK: &str = "native link";
+pub const IMAGE: &str = "image";
+/// A group's merge time outside its named stages (cache, `--emit-ll`).
+pub const OTHER: &str = "other";
+
+/// A group's own stages, in the order they run; `other` makes them add up
+/// to the group's merge, and the image follows it.
+pub const OWN: [&str; 7] = [READ, LINK_IR, PASSES, CODEGEN, NATIVE_LINK, OTHER, IMAGE];
+const CODEGEN_PARTS: [&str; 2] = [OPTIMIZE, EMIT];
+
+/// The wall-clock times of a whole build.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wall {
+    /// The one cargo build every group shares.
+    pub cargo: Duration,
+    /// From the end of cargo to the end of the last group's merge.
+    pub merging: Duration,
+    /// The images, one group after another (zero without --image).
+    pub images: Duration,
+    pub total: Duration,
+}
+
+/// One group's row: its own stages in [`OWN`]'s order.
+pub struct Row<'a> {
+    pub name: &'a str,
+    pub stages: Vec<(&'static str, Duration)>,
+    /// [`CODEGEN`]'s parts, inside its time.
+    pub parts: Vec<(&'static str, Duration)>,
+    /// The group's merge, all but the image.
+    pub merge: Duration,
+    /// The merge and the image: the sum of `stages`.
+    pub total: Duration,
+}
+
+/// The report of a build of several groups.
+pub struct Report<'a> {
+    pub rows: Vec<Row<'a>>,
+    pub wall: Wall,
+}
+
+fn took(merged: &Merged, stage: &str) -> Duration {
+    merged
+        .timings
+        .iter()
+        .filter(|(s, _)| *s == stage)
+        .map(|(_, d)| *d)
+        .sum()
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+impl<'a> Report<'a> {
+    pub fn new(groups: &'a [Merged], wall: Wall) -> Self {
+        let rows = groups
+            .iter()
+            .map(|m| {
+                let named: Duration = OWN
+                    .iter()
+                    .take_while(|s| **s != OTHER)
+                    .map(|s| took(m, s))
+                    .sum();
+                let stages: Vec<_> = OWN
+                    .iter()
+                    .map(|&s| match s {
+                        OTHER => (s, m.took.saturating_sub(named)),
+                        _ => (s, took(m, s)),
+                    })
+                    .collect();
+                Row {
+                    name: &m.name,
+                    total: stages.iter().map(|(_, d)| *d).sum(),
+                    parts: CODEGEN_PARTS.iter().map(|&p| (p, took(m, p))).collect(),
+                    merge: named.max(m.took),
+                    stages,
+                }
+            })
+            .collect();
+        Report { rows, wall }
+    }
+
+    /// Each of [`OWN`] summed over the groups, then the groups' total.
+    pub fn sums(&self) -> Vec<(&'static str, Duration)> {
+        let sum = |f: &dyn Fn(&Row) -> Duration| self.rows.iter().map(f).sum();
+        let mut sums: Vec<(&'static str, Duration)> = OWN
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, sum(&|r: &Row| r.stages[i].1)))
+            .collect();
+        sums.push(("total", sum(&|r: &Row| r.total)));
+        sums
+    }
+
+    /// The table for stderr: a row per group, their sums, the wall clock.
+    pub fn lines(&self) -> Vec<String> {
+        let names = self.rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+        let sum_label = format!("sum of {} groups", self.rows.len());
+        let width = names.max(sum_label.len());
+        let head: Vec<&str> = OWN.iter().copied().chain(["total"]).collect();
+        let cells = |values: &mut dyn Iterator<Item = Duration>| -> String {
+            let cells: Vec<String> = values
+                .zip(&head)
+                .map(|(d, h)| format!("{:>w$.1}", secs(d), w = h.len().max(5)))
+                .collect();
+            cells.join("  ")
+        };
+        let titles: Vec<String> = head.iter().map(|h| format!("{h:>5}")).collect();
+        let mut lines = vec![
+            "where the time went, in seconds:".to_string(),
+            format!("  {:width$}  {}", "group", titles.join("  ")),
+        ];
+        for r in &self.rows {
+            let mut values = r.stages.iter().map(|s| s.1).chain([r.total]);
+            lines.push(format!("  {:width$}  {}", r.name, cells(&mut values)));
+        }
+        let sums = self.sums();
+        let mut values = sums.iter().map(|s| s.1);
+        lines.push(format!("  {sum_label:width$}  {}", cells(&mut values)));
+        let parts: Vec<String> = CODEGEN_PARTS
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let d: Duration = self.rows.iter().map(|r| r.parts[i].1).sum();
+                format!("{p} {:.1} s", secs(d))
+            })
+            .collect();
+        lines.push(format!("  ({CODEGEN} summed: {})", parts.join(", ")));
+        let w = &self.wall;
+        let merges: Duration = self.rows.iter().map(|r| r.merge).sum();
+        lines.push(format!(
+            "wall: {CARGO} {:.1} s once, then the {} merges {:.1} s side by side ({:.2} at once on average), images {:.1} s; total {:.1} s",
+            secs(w.cargo),
+            self.rows.len(),
+            secs(w.merging),
+            secs(merges) / secs(w.merging).max(1e-9),
+            secs(w.images),
+            secs(w.total)
+        ));
+        lines
+    }
+
+    /// The same as one `"reason": "timings"` record.
+    pub fn json(&self) -> serde_json::Value {
+        let seconds = |stages: &[(&str, Duration)]| -> serde_json::Value {
+            let map: serde_json::Map<String, serde_json::Value> = stages
+                .iter()
+                .map(|(s, d)| (s.to_string(), secs(*d).into()))
+                .collect();
+            map.into()
+        };
+        let groups: Vec<_> = self
+            .rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "stages": seconds(&r.stages),
+                    CODEGEN: seconds(&r.parts),
+                    "merge": secs(r.merge),
+                    "total": secs(r.total),
+                })
+            })
+            .collect();
+        let w = &self.wall;
+        serde_json::json!({
+            "reason": "timings",
+            "wall": {
+                CARGO: secs(w.cargo),
+                "merging": secs(w.merging),
+                IMAGE: secs(w.images),
+                "total": secs(w.total),
+            },
+            "sum": seconds(&self.sums()),
+            "groups": groups,
+        })
+    }
+}
