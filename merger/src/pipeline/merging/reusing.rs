@@ -84,8 +84,8 @@ impl Merging<'_> {
         let took = stage.done(&summary);
         // Nothing is optimized: all of codegen is emitting objects (as
         // `bench/run` reports it, beside the other path's "optimize").
-        self.timings.push(("codegen", took));
-        self.timings.push(("emit object", took));
+        self.timings.push((super::CODEGEN, took));
+        self.timings.push((super::EMIT, took));
         Ok((objects, rlibs))
     }
 
