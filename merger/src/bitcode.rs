@@ -57,7 +57,7 @@ pub fn build(
                 None => workspace::target_dir_of(&caller.manifest)?,
             };
             let dir = workspace::dir_of(&target_dir, input.purpose, input.sources);
-            held = Some(hold(&dir, progress)?);
+            held = Some(hold(&dir, "building the same functions", progress)?);
             let generated = workspace::generate(input.sources, &dir)?;
             for difference in &generated.lock_differences {
                 progress.note(&format!("note: {difference}"));
@@ -93,11 +93,12 @@ pub fn build(
     })
 }
 
-/// Locks the generated workspace at `dir` for this run: `generate` writes
-/// it afresh, so a second fmerge of the same functions into the same target
-/// dir (two terminals, parallel tests) would otherwise rewrite its sources
-/// while the first one's cargo compiles them.
-fn hold(dir: &Path, progress: &Progress) -> Result<std::fs::File> {
+/// Locks `dir` (a file beside it) until the returned file is dropped, so
+/// that two fmerge runs on the same functions in one target dir (two
+/// terminals, parallel tests) take turns instead of writing over each
+/// other's files mid-build: the generated workspace, which `generate`
+/// writes afresh while cargo compiles from it, and a merge's work dir.
+pub(crate) fn hold(dir: &Path, what: &str, progress: &Progress) -> Result<std::fs::File> {
     let path = dir.with_extension("lock");
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -110,7 +111,7 @@ fn hold(dir: &Path, progress: &Progress) -> Result<std::fs::File> {
     })?;
     if file.try_lock().is_err() {
         progress.note(&format!(
-            "waiting for another fmerge building the same functions ({})",
+            "waiting for another fmerge {what} ({})",
             dir.display()
         ));
         file.lock()?;

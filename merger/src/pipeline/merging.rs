@@ -76,6 +76,8 @@ impl<'a> Merging<'a> {
         emitted: &emit::Emitted,
         rewrites: Vec<ir::Rewrite>,
     ) -> Result<Merged> {
+        // The work dir (cache, probe, objects) is this group's name's alone.
+        let _held = crate::bitcode::hold(&self.work, "merging the same group", &self.progress)?;
         let active = self.active;
         active.fetch_add(1, Ordering::SeqCst);
         let merged = self.merge_counted(emitted, rewrites);
