@@ -302,7 +302,11 @@ pub fn read(
     let edges: Vec<Edge> = edges.into_values().collect();
     let mut unread = BTreeSet::new();
     for f in members.functions() {
-        let rounds = rounds_of(f, &members, &edges).unwrap_or_else(|e| {
+        let own = sources
+            .iter()
+            .find(|s| s.function == f.name)
+            .and_then(|s| s.manifest.parent());
+        let rounds = rounds_of(f, own, &members, &edges).unwrap_or_else(|e| {
             progress.note(&format!(
                 "note: the order of {}'s calls is not read from its code ({e:#}): each is taken as made one after another",
                 f.name
@@ -365,13 +369,17 @@ fn users(package: &str) -> bool {
 }
 
 /// `f`'s rounds, read from its crate with the macros of the user's crates
-/// it links, placing only what the bitcode counts (`edges`).
+/// it links, placing only what the bitcode counts (`edges`). `own` is the
+/// function's own folder: not its mirror in the generated workspace, which
+/// another fmerge run on the same functions may be writing afresh once
+/// cargo is done.
 fn rounds_of(
     f: &resolve::Function,
+    own: Option<&Path>,
     members: &resolve::Members,
     edges: &[Edge],
 ) -> Result<Vec<Round>> {
-    let Some(own) = members.local_dirs.get(&f.package_id) else {
+    let Some(own) = own else {
         bail!("its package has no folder of its own");
     };
     let mut deps: Vec<PathBuf> = f
