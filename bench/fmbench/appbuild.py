@@ -121,6 +121,7 @@ def cold_builds(ctx, fmerge, plan, plan_groups):
             shutil.rmtree(d)
     log("application: cold `fmerge build --plan` of the planner's groups (one cargo build)")
     together, messages = fmerge_json(ctx, "app-cold-plan", [fmerge, "build", "--plan", plan, "--target-dir", dirs["plan"]])
+    together["timings"] = next((m for m in messages if m.get("reason") == "timings"), None)
     groups = merged_groups(messages)
     if len(groups) != len(plan_groups):
         die(f"fmerge build --plan reported {len(groups)} merged groups, the plan has {len(plan_groups)}")

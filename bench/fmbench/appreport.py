@@ -170,8 +170,29 @@ def render_build(L, A):
         L.append("")
         L.append(f"One after another ÷ `--plan`, wall: {f(c['wall_ratio'], 2, '×')}. Per group: " + ", ".join(
             f"{g} {f(x['wall_s'])} s" for g, x in o["groups"].items()) + ".")
+        L.append("")
+        render_stages(L, p.get("timings"))
     else:
         L.append("Cold builds not measured in this run (`--no-app-cold`).")
+    L.append("")
+
+
+def render_stages(L, t):
+    """fmerge's own `timings` record of a `--plan` build: the wall clock,
+    then each stage summed over the groups, then each group."""
+    if not t:
+        return
+    w = t["wall"]
+    L.append("Where `--plan`'s time went (fmerge's own `timings` record): wall " + ", ".join(
+        f"{k} {f(v)} s" for k, v in w.items()) + ".")
+    L.append("")
+    stages = list(t["sum"])
+    L.append("| group | " + " | ".join(stages) + " | merge | total |")
+    L.append("| --- | " + " | ".join("---:" for _ in stages) + " | ---: | ---: |")
+    for g in t["groups"]:
+        L.append(f"| {g['name']} | " + " | ".join(f(g['stages'].get(s)) for s in stages)
+                 + f" | {f(g['merge'])} | {f(g['total'])} |")
+    L.append("| **sum** | " + " | ".join(f(t["sum"][s]) for s in stages) + " | | |")
     L.append("")
 
 

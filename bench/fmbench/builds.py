@@ -28,17 +28,21 @@ def parse_time_v(path):
     return secs, (int(rss.group(1)) / 1024.0 if rss else None), cpu
 
 
-def timed(ctx, tag, argv, env=None):
-    """Runs argv under /usr/bin/time -v; returns wall s, peak RSS MiB, stdout."""
+def timed(ctx, tag, argv, env=None, cwd=None, check=True):
+    """Runs argv (in `cwd`, else the measured source) under /usr/bin/time -v;
+    returns wall s, peak RSS MiB, stdout. A failure ends the run, or, with
+    check=False, returns (None, the log's tail)."""
     logs = ctx.out / "build-logs"
     logs.mkdir(parents=True, exist_ok=True)
     tv = logs / f"{tag}.time"
     log(f"  {tag}: {' '.join(str(a) for a in argv)}")
     load = loadavg()
     with open(logs / f"{tag}.log", "wb") as err:
-        p = subprocess.run(["/usr/bin/time", "-v", "-o", str(tv)] + [str(a) for a in argv], cwd=ctx.src,
+        p = subprocess.run(["/usr/bin/time", "-v", "-o", str(tv)] + [str(a) for a in argv], cwd=cwd or ctx.src,
                            env={**child_env(), **(env or {})}, stdout=subprocess.PIPE, stderr=err)
     if p.returncode != 0:
+        if not check:
+            return None, (logs / f"{tag}.log").read_text(errors="replace")[-1500:]
         die(f"{tag} failed; see {logs / (tag + '.log')}")
     wall, rss, cpu = parse_time_v(tv)
     text = (logs / f"{tag}.log").read_text(errors="replace")

@@ -24,6 +24,7 @@ from .load import ensure_oha, gateway_hop, group_under_load
 from .processes import loadavg
 from .report import machine, render_md
 from .testbed import System, cpu_split
+from .userloop import BASELINE, only_loop
 from .watchdog import compare_watchdog, find_watchdog
 
 
@@ -45,6 +46,10 @@ def parse_rates(items):
 
 def estimate(args):
     """A rough forecast of the run's length on 2 cores, from the last runs."""
+    if args.only == "loop":
+        # Per revision: the first command ~5 min, the chain's functions ~1.5,
+        # the steps ~2; the application's graph, --plan and one by one ~12.
+        return f"about {2 * 8.5 + (12 if args.app_cold else 0):.0f} min"
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
         per = len(APP_LADDER) * 0.7 + args.refine  # runs per deployment and workload, roughly
@@ -105,11 +110,17 @@ def parser(bench):
     ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only watchdog "
                                       "bench/results-watchdog)")
     ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
-    ap.add_argument("--only", choices=["watchdog", "app"],
+    ap.add_argument("--only", choices=["watchdog", "app", "loop"],
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
                          "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
                          "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
-                         "workloads, and the cold build of every group at once against one by one (about 45 min)")
+                         "workloads, and the cold build of every group at once against one by one (about 45 min). loop: only the "
+                         "loop a user lives in, for --baseline and for HEAD, each on a fresh clone: the README's first "
+                         "command, the merge step, the re-merge after a one-line edit, and the application's plan built "
+                         "cold (about 40 min)")
+    ap.add_argument("--baseline", default=BASELINE, metavar="REV",
+                    help=f"--only loop: the revision this source is measured against (default {BASELINE}, main as of "
+                         "2026-11-23)")
     ap.add_argument("--app-deployments", default=",".join(APP_DEPLOYMENTS),
                     help=f"--only app: which of {','.join(APP_DEPLOYMENTS)} to load (default all; unmerged is always first)")
     ap.add_argument("--app-workloads", default=",".join(APP_WORKLOADS),
@@ -129,7 +140,8 @@ def parse_args(argv, bench):
     modes, deployments. Errors exit with a message naming the flag."""
     args = parser(bench).parse_args(argv)
     if args.results is None:
-        args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app"}.get(args.only, "results"))
+        args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app",
+                                    "loop": "results-loop"}.get(args.only, "results"))
     if args.render_only:
         return args
     args.groups = [g for g in args.groups.split(",") if g]
@@ -149,6 +161,9 @@ def parse_args(argv, bench):
         args.skip_dispatch = True
     if args.only == "app":
         parse_app_args(args)
+    if args.only == "loop":
+        args.skip_load = args.skip_dispatch = True
+        args.app_cold = not args.no_app_cold
     return args
 
 
@@ -210,6 +225,9 @@ def main(root, argv=None):
     oha = ensure_oha(ctx) if not args.skip_load else None
     if args.watchdog and not args.skip_load:
         args.of_watchdog = str(find_watchdog(ctx.root, args.of_watchdog))  # built (or refused) before any build of ours
+    if args.only == "loop":
+        R["loop"] = only_loop(ctx, args)
+        return finish(ctx, args, R, t0)
     if args.src == "head":
         snapshot(ctx, args, rev)
     if args.only == "watchdog":

@@ -118,6 +118,17 @@ TARGETS = {
     # The p50 gain `fmerge plan` projects for the groups deployed, against
     # the one measured (unmerged − merged p50 per entry point): within ±25%.
     "app_projection_tolerance": 0.25,
+    # The loop a user lives in (--only loop), on this 2-core machine: the
+    # README's first command from a fresh clone; the merge step with a cold
+    # object cache; the re-merge after a one-line edit of a callee; and one
+    # cold `fmerge build --plan` against one group after another (the
+    # ratio 2026-11-23's main had).
+    "loop_first_command_s": 180.0,
+    "loop_pair_merge_step_s": 2.5,
+    "loop_chain_merge_step_s": 4.0,
+    "loop_pair_edit_remerge_s": 3.0,
+    "loop_chain_edit_remerge_s": 5.0,
+    "loop_plan_ratio": 1.16,
 }
 
 # The application benchmark (--only app): the whole socialNetwork of
