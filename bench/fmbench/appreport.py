@@ -186,13 +186,14 @@ def render_stages(L, t):
     L.append("Where `--plan`'s time went (fmerge's own `timings` record): wall " + ", ".join(
         f"{k} {f(v)} s" for k, v in w.items()) + ".")
     L.append("")
-    stages = list(t["sum"])
+    # Stages with time in them; the record's own total is the last column.
+    stages = [s for s, v in t["sum"].items() if s != "total" and v]
     L.append("| group | " + " | ".join(stages) + " | merge | total |")
     L.append("| --- | " + " | ".join("---:" for _ in stages) + " | ---: | ---: |")
     for g in t["groups"]:
         L.append(f"| {g['name']} | " + " | ".join(f(g['stages'].get(s)) for s in stages)
                  + f" | {f(g['merge'])} | {f(g['total'])} |")
-    L.append("| **sum** | " + " | ".join(f(t["sum"][s]) for s in stages) + " | | |")
+    L.append("| **sum** | " + " | ".join(f(t["sum"][s]) for s in stages) + f" | | {f(t['sum'].get('total'))} |")
     L.append("")
 
 

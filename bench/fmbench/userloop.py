@@ -6,6 +6,7 @@ re-merge after a one-line edit of a callee, and the application's default
 plan built cold with `fmerge build --plan` (per stage, and against one group
 after another)."""
 
+import os
 import re
 import shutil
 import statistics
@@ -63,14 +64,18 @@ def median_of(runs):
 
 
 def merge(ctx, d, fmerge, group, tag):
-    """`fmerge build` of `group` in clone `d`, the merge cache defeated."""
+    """`fmerge build` of `group` in clone `d`, the merge cache defeated,
+    after a `sync` (what the steps before wrote is on disk: see
+    bench/README.md, step 8)."""
+    os.sync()
     m, _ = timed(ctx, tag, [fmerge, "build", *GROUPS[group], "--force", "--message-format", "json"], cwd=d)
     return m
 
 
 def merge_step(ctx, d, fmerge, label, group):
     """The merge step (cargo fresh), its object cache emptied before each run."""
-    log(f"{label}: {group}'s merge step, cold object cache, {RUNS} runs")
+    log(f"{label}: {group}'s merge step, cold object cache, {RUNS} runs after an untimed one")
+    merge(ctx, d, fmerge, group, f"loop-{label}-{group}-merge-step-warm-up")
     runs = []
     for i in range(RUNS):
         shutil.rmtree(d / "target" / "fmerge" / "objects", ignore_errors=True)
