@@ -47,9 +47,10 @@ def parse_rates(items):
 def estimate(args):
     """A rough forecast of the run's length on 2 cores, from the last runs."""
     if args.only == "loop":
-        # Per revision: the first command ~5 min, the chain's functions ~1.5,
-        # the steps ~2; the application's graph, --plan and one by one ~12.
-        return f"about {2 * 8.5 + (12 if args.app_cold else 0):.0f} min"
+        # Per revision: the first command ~4.7 min, the chain's functions and
+        # the steps ~2; the application's graph, --plan and one by one, and
+        # the baseline's --plan ~9 (2026-11-25: 22 min in all).
+        return f"about {2 * 6.7 + (9 if args.app_cold else 0):.0f} min"
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
         per = len(APP_LADDER) * 0.7 + args.refine  # runs per deployment and workload, roughly

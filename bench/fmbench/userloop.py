@@ -177,8 +177,9 @@ def render_loop(L, R):
     b, h = lo["baseline"], lo["head"]
     L.append("### The loop a user lives in: fresh clone, merge step, re-merge after an edit")
     L.append("")
-    L.append(f"Each step on a fresh clone of the baseline (git `{b['rev']}`, main as of 2026-11-23, where issue 24's figures "
-             f"come from) and of this source (git `{h['rev']}`), one after the other on the same machine in this run. "
+    which = ", main as of 2026-11-23, where issue 24's figures come from" if b["rev"].startswith(BASELINE) else ""
+    L.append(f"Each step on a fresh clone of the baseline (git `{b['rev']}`{which}) and of this source (git `{h['rev']}`), "
+             "one after the other on the same machine in this run. "
              f"Merge steps and re-merges: median of {lo['runs']} runs of `fmerge build <group> --force` (cargo fresh; the "
              "object cache emptied before each merge step); a re-merge follows a one-line edit of a callee's handler "
              f"({lo['edited']['pair']} in the pair, {lo['edited']['chain']} in compose-post's group), cargo's rebuild of it "
