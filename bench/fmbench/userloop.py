@@ -40,14 +40,19 @@ def clone(ctx, rev, label):
     return d, full.stdout.strip()
 
 
+def in_clone(d):
+    """The environment of every run in clone `d`: its own target dir (the
+    default), whatever CARGO_TARGET_DIR the caller's shell sets."""
+    return {"CARGO_TARGET_DIR": str(d / "target")}
+
+
 def first_command(ctx, d, label):
     """The README's first command in a fresh clone, cold target dir, warm
     cargo registry (`cargo fetch` first, untimed)."""
-    env = {k: v for k, v in child_env().items() if k != "CARGO_TARGET_DIR"}
-    subprocess.run(["cargo", "fetch"], cwd=d, env=env, check=True, capture_output=True)
+    subprocess.run(["cargo", "fetch"], cwd=d, env={**child_env(), **in_clone(d)}, check=True, capture_output=True)
     log(f"{label}: the README's first command, cold")
     m, _ = timed(ctx, f"loop-{label}-first-command",
-                 ["cargo", "run", "--release", "-p", "fmerge", "--", "build", *FIRST], cwd=d)
+                 ["cargo", "run", "--release", "-p", "fmerge", "--", "build", *FIRST], env=in_clone(d), cwd=d)
     text = (ctx.out / "build-logs" / f"loop-{label}-first-command.log").read_text(errors="replace")
     # Cargo's first "Finished" line is fmerge's own build.
     own = re.search(r"Finished `release` profile.* in (?:(\d+)m )?([\d.]+)s", text)
@@ -56,11 +61,12 @@ def first_command(ctx, d, label):
 
 
 def median_of(runs):
-    """One figure per step: the median wall, the highest peak RSS, and the
-    runs themselves."""
+    """One figure per step: the median wall, the highest peak RSS, the
+    stages of the median run, and the runs themselves."""
+    median = sorted(runs, key=lambda r: r["wall_s"])[len(runs) // 2]
     return {"wall_s": statistics.median(r["wall_s"] for r in runs),
             "peak_rss_mib": max(r["peak_rss_mib"] or 0 for r in runs),
-            "stages_s": runs[len(runs) // 2]["fmerge_stages_s"], "runs": runs}
+            "stages_s": median["fmerge_stages_s"], "runs": runs}
 
 
 def merge(ctx, d, fmerge, group, tag):
@@ -68,7 +74,8 @@ def merge(ctx, d, fmerge, group, tag):
     after a `sync` (what the steps before wrote is on disk: see
     bench/README.md, step 8)."""
     os.sync()
-    m, _ = timed(ctx, tag, [fmerge, "build", *GROUPS[group], "--force", "--message-format", "json"], cwd=d)
+    m, _ = timed(ctx, tag, [fmerge, "build", *GROUPS[group], "--force", "--message-format", "json"], env=in_clone(d),
+                 cwd=d)
     return m
 
 
@@ -134,7 +141,8 @@ def app_plan(ctx, d, fmerge, baseline):
     shutil.rmtree(work, ignore_errors=True)
     log("application: fmerge graph and fmerge plan (untimed)")
     p = subprocess.run([str(fmerge), "graph", "-f", str(d / APP_STACK), "--out", str(work / "callgraph"),
-                        "--picture", "none"], cwd=d, env=child_env(), capture_output=True, text=True)
+                        "--picture", "none"], cwd=d, env={**child_env(), **in_clone(d)}, capture_output=True,
+                       text=True)
     if p.returncode != 0:
         die(f"fmerge graph failed: {p.stderr[-2000:]}")
     plan_file, groups, _ = plan(ctx, fmerge, work / "callgraph" / "calls.json", work / "plan")

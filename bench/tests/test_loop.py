@@ -10,7 +10,7 @@ from helpers import BENCH
 from fmbench import cli
 from fmbench.config import TARGETS
 from fmbench.report import render_md
-from fmbench.userloop import BASELINE, EDITED, edited
+from fmbench.userloop import BASELINE, EDITED, edited, in_clone, median_of
 
 
 def args(*argv):
@@ -44,6 +44,17 @@ class Edit(unittest.TestCase):
 
     def test_a_source_without_a_handler_line_is_none(self):
         self.assertIsNone(edited("fn main() {}\n", 1))
+
+
+class Steps(unittest.TestCase):
+    def test_a_step_is_its_median_run_and_its_highest_rss(self):
+        runs = [{"wall_s": w, "peak_rss_mib": r, "fmerge_stages_s": {"link IR": w}} for w, r in ((5.0, 10), (2.0, 30), (3.0, 20))]
+        m = median_of(runs)
+        self.assertEqual((m["wall_s"], m["peak_rss_mib"]), (3.0, 30))
+        self.assertEqual(m["stages_s"], {"link IR": 3.0})
+
+    def test_every_run_in_a_clone_uses_its_own_target_dir(self):
+        self.assertEqual(in_clone(BENCH / "out" / "c"), {"CARGO_TARGET_DIR": str(BENCH / "out" / "c" / "target")})
 
 
 def step(wall, rss=100.0):
