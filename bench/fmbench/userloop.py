@@ -28,6 +28,26 @@ EDITED = {"pair": "social-graph-get-followers", "chain": "url-shorten"}
 RUNS = 3
 
 
+def commit_of(root, rev):
+    """The full hash of the commit `rev` names in the repository at `root`,
+    or None if it names none."""
+    p = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
+                       capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def baseline_commit(root, rev, head):
+    """--baseline's commit, said before anything is built: one that exists
+    and is not HEAD itself."""
+    full = commit_of(root, rev)
+    if full is None:
+        die(f"--baseline {rev}: no such commit in {root} (a hash, tag or branch this clone has; "
+            f"`git fetch` it, or leave --baseline out for {BASELINE})")
+    if full == head:
+        die(f"--baseline {rev} is HEAD itself: name an older revision")
+    return full
+
+
 def clone(ctx, rev, label):
     """A fresh clone of the repository at `rev`: no target dir, its own."""
     d = ctx.out / "loop" / label
@@ -167,10 +187,9 @@ def app_plan(ctx, d, fmerge, baseline):
 def only_loop(ctx, args):
     """--only loop: the baseline first, then this source (HEAD), each on a
     fresh clone; then the application's plan."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ctx.root, capture_output=True, text=True, check=True).stdout.strip()
-    if head.startswith(args.baseline):
-        die("--baseline is HEAD itself: name an older revision")
-    base, base_dir, base_fmerge = one_rev(ctx, args.baseline, "baseline")
+    head = commit_of(ctx.root, "HEAD")
+    baseline = baseline_commit(ctx.root, args.baseline, head)
+    base, base_dir, base_fmerge = one_rev(ctx, baseline, "baseline")
     this, this_dir, this_fmerge = one_rev(ctx, head, "head")
     app = app_plan(ctx, this_dir, this_fmerge, (base_dir, base_fmerge) if not args.no_app_cold else None)
     return {"baseline": base, "head": this, "app": app, "edited": EDITED, "runs": RUNS}

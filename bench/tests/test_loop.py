@@ -10,7 +10,7 @@ from helpers import BENCH
 from fmbench import cli
 from fmbench.config import TARGETS
 from fmbench.report import render_md
-from fmbench.userloop import BASELINE, EDITED, edited, in_clone, median_of
+from fmbench.userloop import BASELINE, EDITED, baseline_commit, commit_of, edited, in_clone, median_of
 
 
 def args(*argv):
@@ -29,6 +29,23 @@ class Flags(unittest.TestCase):
         self.assertEqual(a.baseline, "abc123")
         self.assertFalse(a.app_cold)
         self.assertGreater(int(cli.estimate(args("--only", "loop")).split()[1]), int(cli.estimate(a).split()[1]))
+
+
+class Baseline(unittest.TestCase):
+    def refusal(self, rev):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(err), contextlib.redirect_stderr(err), self.assertRaises(SystemExit):
+            baseline_commit(BENCH.parent, rev, commit_of(BENCH.parent, "HEAD"))
+        return err.getvalue()
+
+    def test_a_revision_that_does_not_exist_is_refused_naming_the_flag(self):
+        msg = self.refusal("no-such-rev-0000")
+        self.assertIn("--baseline no-such-rev-0000: no such commit", msg)
+        self.assertIn("git fetch", msg)
+
+    def test_head_is_refused_by_any_name(self):
+        self.assertIn("is HEAD itself", self.refusal("HEAD"))
+        self.assertIn("is HEAD itself", self.refusal(commit_of(BENCH.parent, "HEAD")[:9]))
 
 
 class Edit(unittest.TestCase):
