@@ -42,8 +42,8 @@ pub fn build(
     progress: &Progress,
     profile: impl FnOnce(&resolve::Members) -> emit::Profile,
 ) -> Result<Bitcode> {
-    let toolchain = Toolchain::detect()?;
-    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+    // `rustc -vV` (through rustup, ~0.1 s) runs while cargo resolves.
+    let toolchain = std::thread::spawn(Toolchain::detect);
     // Held until cargo is done with the generated workspace (see `hold`).
     let mut held = None;
     let (manifest, target_dir) = match input.sources.first() {
@@ -65,7 +65,12 @@ pub fn build(
             (Some(generated.manifest), Some(target_dir))
         }
     };
-    let members = resolve::run(manifest.as_deref(), input.caller, input.callees)?;
+    let members = resolve::run(manifest.as_deref(), input.caller, input.callees);
+    let toolchain = toolchain
+        .join()
+        .map_err(|_| anyhow::anyhow!("`rustc -vV` crashed"))??;
+    toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
+    let members = members?;
     let target_dir = target_dir.unwrap_or_else(|| members.target_dir.clone());
     let profile = profile(&members);
     let stage = progress.stage(

@@ -191,7 +191,7 @@ fn build_locked(groups: &[Options]) -> Result<Built> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let at_once = first.jobs.unwrap_or(cores).clamp(1, groups.len());
-    let results = largest_first(work, at_once, &emitted, &shared, merge);
+    let results = groups_largest_first(work, at_once, &emitted, &shared, merge);
     let merging = merges_began.elapsed();
     let mut merged = Vec::new();
     let mut errors = Vec::new();
@@ -216,9 +216,9 @@ fn build_locked(groups: &[Options]) -> Result<Built> {
 }
 
 /// Merges the groups on `at_once` threads, the largest (most bitcode) first
-/// so that the longest merge never starts last; the results in the groups'
-/// order. Which group runs beside which changes no output.
-fn largest_first<'a>(
+/// ([`largest_first`]); the results in the groups' order. Which group runs
+/// beside which changes no output.
+fn groups_largest_first<'a>(
     work: Vec<(&'a Options, Vec<ir::Rewrite>)>,
     at_once: usize,
     emitted: &emit::Emitted,
@@ -234,35 +234,56 @@ fn largest_first<'a>(
                 .sum()
         })
     };
-    let mut order: Vec<(u64, usize)> = work
+    let sized = work.into_iter().map(|w| (bytes(w.0), w)).collect();
+    largest_first(sized, at_once, merge)
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| bail!("a merge thread crashed")))
+        .collect()
+}
+
+/// Runs `run` on every item on up to `threads` threads, the largest (by the
+/// size beside it) first so that the longest never starts last. The results
+/// come in the items' order; `None` for an item whose run panicked. Every
+/// item runs, whatever the others return.
+pub(crate) fn largest_first<T: Send, R: Send>(
+    items: Vec<(u64, T)>,
+    threads: usize,
+    run: impl Fn(T) -> R + Sync,
+) -> Vec<Option<R>> {
+    let mut order: Vec<(u64, usize)> = items
         .iter()
         .enumerate()
-        .map(|(i, (opts, _))| (bytes(opts), i))
+        .map(|(i, (size, _))| (*size, i))
         .collect();
     order.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
-    let slots: Vec<Mutex<Option<_>>> = work.into_iter().map(|w| Mutex::new(Some(w))).collect();
-    let results: Vec<Mutex<Option<Result<Merged>>>> =
-        slots.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<T>>> = items
+        .into_iter()
+        .map(|(_, item)| Mutex::new(Some(item)))
+        .collect();
+    let results: Vec<Mutex<Option<R>>> = slots.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..at_once {
-            scope.spawn(|| {
-                while let Some(&(_, i)) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
-                    let item = slots[i].lock().expect("a group's slot").take();
-                    let result = merge(item.expect("each group taken once"));
-                    *results[i].lock().expect("a group's result") = Some(result);
-                }
-            });
+        let workers: Vec<_> = (0..threads.clamp(1, order.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    while let Some(&(_, i)) = order.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        // No lock is held while `run` runs, so a panic poisons none.
+                        let item = slots[i].lock().expect("not poisoned").take();
+                        let result = run(item.expect("each item taken once"));
+                        *results[i].lock().expect("not poisoned") = Some(result);
+                    }
+                })
+            })
+            .collect();
+        // Joined here, a panicked worker leaves `None` for its item instead
+        // of panicking the scope.
+        for worker in workers {
+            let _ = worker.join();
         }
     });
     results
         .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| bail!("a merge thread crashed"))
-        })
+        .map(|r| r.into_inner().ok().flatten())
         .collect()
 }
 

@@ -49,7 +49,7 @@ fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
         &["dyn-front", "dyn-back"],
         &["--name", "reused", "--force"],
     );
-    let units = count(&stderr, "linking IR", "units");
+    let units = count(&stderr, "reading IR", "units");
     let from_ir = count(
         &stderr,
         "compiling what the merge changed",

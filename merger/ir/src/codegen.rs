@@ -16,11 +16,15 @@ use inkwell::targets::{
 };
 use std::path::Path;
 
-/// Checks the merged module, so that a bug in a rewrite shows up here with
-/// LLVM's explanation instead of as a crash in the optimizer.
-pub fn verify(module: &Module<'_>) -> Result<()> {
+/// Checks a module before it is optimized or compiled (`what` names it), so
+/// that a bug in a rewrite shows up here with LLVM's explanation instead of
+/// as a crash in the optimizer.
+pub fn verify(module: &Module<'_>, what: &str) -> Result<()> {
     module.verify().map_err(|e| {
-        anyhow!("the merged module is not valid LLVM IR (a bug in fmerge; please report it with --emit-ll output): {}", e.to_string().trim())
+        anyhow!(
+            "{what} is not valid LLVM IR (a bug in fmerge; please report it with --emit-ll output): {}",
+            e.to_string().trim()
+        )
     })
 }
 
@@ -156,7 +160,7 @@ pub fn emit_partitions(
             let object = dir.join(format!("{stem}.{p}.o"));
             compiling.push_back(scope.spawn(move || {
                 part.with(|module| {
-                    crate::split::verify(module, p)?;
+                    verify(module, &format!("partition {p} of the merged module"))?;
                     emit_object(module, &machine(triple, opt_level)?, &object)
                 })?;
                 Ok(object)

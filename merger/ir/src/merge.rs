@@ -3,7 +3,8 @@
 //!
 //! parse each crate → its crate passes → optimize it if cargo built it
 //! unoptimized → (with `reuse`: keep its bitcode if it compiles from IR,
-//! see [`reuse`]) → link them all → the module passes → verify.
+//! see [`reuse`]) → the conclusions; where a module is made: link them all
+//! → the module passes (→ verify, as it compiles).
 
 use crate::passes::config::Setting;
 use crate::passes::{self, Crate, Facts, Found, Run};
@@ -39,9 +40,10 @@ pub struct Unit {
 
 /// How the merge goes, as it goes.
 pub enum Event<'a> {
-    /// One more unit is parsed, rewritten and ready to link.
+    /// One more unit is parsed and through the crate passes.
     Unit,
-    /// Every unit is linked; the module passes start.
+    /// Every unit is done, and linked if the merge links them; the
+    /// conclusions and the module passes start.
     Linked,
     /// A difference the merge keeps (all of them are in [`Merged::warnings`] too).
     Warning(&'a str),
@@ -51,7 +53,8 @@ pub enum Event<'a> {
 
 /// The merged module, checked, with what the passes found.
 pub struct Merged {
-    module: ir::Detached,
+    /// The linked module; none on the reuse path without `link`.
+    module: Option<ir::Detached>,
     /// Differences from the unmerged functions that fmerge could not remove
     /// and did not refuse; each says what changes.
     pub warnings: Vec<String>,
@@ -77,17 +80,22 @@ pub struct Target<'a> {
     pub opt_level: u8,
 }
 
-/// Runs every pass over `units` (in any order: the caller's own crate is
-/// linked first, so the merged module starts as the caller's) and links
-/// them into one module, reporting progress to `on`. With `reuse`, also
-/// says for each crate whether cargo's object serves ([`reuse`]).
+/// Runs every pass over `units` (in any order: the caller's own crate goes
+/// first, so the merged module starts as the caller's) and links them into
+/// one module, reporting progress to `on`. With `reuse`, also says for each
+/// crate whether cargo's object serves ([`reuse`]), and links the crates
+/// only with `link` (for `--emit-ll`): no pass that reads needs the linked
+/// module, and the reuse path redoes the module passes its own way, so
+/// each crate's module is freed once its passes are done.
 pub fn merge(
     units: Vec<Unit>,
     facts: &Facts,
     target: &Target,
     reuse: bool,
+    link: bool,
     on: &mut dyn FnMut(Event),
 ) -> Result<Merged> {
+    let link = link || !reuse;
     let mut found = Found::default();
     let mut pieces = Vec::new();
     let module = ir::detached(|ctx| -> Result<Module<'_>> {
@@ -95,8 +103,8 @@ pub fn merge(
         let mut modules = Vec::with_capacity(units.len());
         let mut units: Vec<_> = units.into_iter().enumerate().collect();
         units.sort_by_key(|(_, u)| u.function.as_deref() != Some(facts.caller.as_str()));
-        for (index, unit) in units {
-            let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
+        // What each crate goes through, in order.
+        let mut each = |index: usize, unit: &Unit, module: &Module<'_>| -> Result<()> {
             let krate = Crate {
                 name: &unit.crate_name,
                 package: unit.package.as_deref().unwrap_or(&unit.crate_name),
@@ -104,44 +112,64 @@ pub fn merge(
                 owners: &unit.owners,
                 local: unit.local,
             };
-            passes::on_crate(&module, &krate, facts, &mut found)?;
+            passes::on_crate(module, &krate, facts, &mut found)?;
             if unit.unoptimized {
-                codegen::optimize_unit(&module, &machine)?;
+                codegen::optimize_unit(module, &machine)?;
             }
             if reuse {
                 let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
                 pieces.push(Piece {
                     unit: index,
-                    weaken: reuse::weaken(&module, found.dropped_main),
-                    keeps_used: reuse::keeps_used(&module),
+                    weaken: reuse::weaken(module, found.dropped_main),
+                    keeps_used: reuse::keeps_used(module),
                     compiled: why.map(|why| Compiled {
                         why,
                         bitcode: module.write_bitcode_to_memory().as_slice().to_vec(),
                     }),
                 });
             }
-            modules.push((module, unit.crate_name, unit.bitcode.len()));
             on(Event::Unit);
+            Ok(())
+        };
+        match link {
+            true => {
+                for (index, unit) in units {
+                    let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
+                    each(index, &unit, &module)?;
+                    modules.push((module, unit.crate_name, unit.bitcode.len()));
+                }
+            }
+            false => read_ahead(&units, each)?,
         }
-        let module = link::all(modules)?;
+        let module = match link {
+            true => link::all(modules)?,
+            false => ctx.create_module("fmerge.unlinked"),
+        };
         on(Event::Linked);
         // What each pass finds is told as soon as it is found.
         let mut told = (0, 0);
         tell(&found, &mut told, on);
-        for pass in passes::PASSES {
-            if let Run::Module(run) = pass.run {
-                run(&module, facts, &mut found)?;
-                tell(&found, &mut told, on);
+        passes::conclude(facts, &mut found)?;
+        tell(&found, &mut told, on);
+        if link {
+            for pass in passes::PASSES {
+                if let Run::Module(run) = pass.run {
+                    run(&module, facts, &mut found)?;
+                    tell(&found, &mut told, on);
+                }
             }
         }
-        codegen::verify(&module)?;
         Ok(module)
     })?;
+    let module = link.then_some(module);
     let table = match reuse {
-        true => Some(reuse::table(
-            &reuse::callees(&facts.callees, &found.blocking),
-            target,
-        )?),
+        true => {
+            found.routes = facts.callees.len();
+            Some(reuse::table(
+                &reuse::callees(&facts.callees, &found.blocking),
+                target,
+            )?)
+        }
         false => None,
     };
     Ok(Merged {
@@ -153,6 +181,33 @@ pub fn merge(
         internalized: found.internalized,
         routes: found.routes,
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
+    })
+}
+
+/// Runs `each` on every unit's module, in order, when nothing links them:
+/// each is parsed into a context of its own on another thread while the one
+/// before goes through `each`, and freed, context and all, right after.
+fn read_ahead(
+    units: &[(usize, Unit)],
+    mut each: impl FnMut(usize, &Unit, &Module<'_>) -> Result<()>,
+) -> Result<()> {
+    let (parsed, next) = std::sync::mpsc::sync_channel(2);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (_, unit) in units {
+                let module = ir::detached(|ctx| {
+                    link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)
+                });
+                // Sending fails once `each` stopped at an error: stop too.
+                if parsed.send(module).is_err() {
+                    return;
+                }
+            }
+        });
+        for ((index, unit), module) in units.iter().zip(next) {
+            module?.with(|module| each(*index, unit, module))?;
+        }
+        Ok(())
     })
 }
 
@@ -189,10 +244,17 @@ pub struct Objects {
 impl Merged {
     /// Writes the module as readable IR (`--emit-ll`) to `path`.
     pub fn write_ll(&self, path: &Path) -> Result<()> {
-        self.module.borrow(|module| {
+        self.linked()?.borrow(|module| {
             module
                 .print_to_file(path)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        })
+    }
+
+    /// The linked module, or the error of a caller that did not ask for one.
+    fn linked(&self) -> Result<&ir::Detached> {
+        self.module.as_ref().ok_or_else(|| {
+            anyhow::anyhow!("the crates were not linked into one module: merge with `link` for this (a bug in fmerge)")
         })
     }
 
@@ -201,23 +263,26 @@ impl Merged {
         let started = Instant::now();
         let Target { triple, opt_level } = *how.target;
         let machine = codegen::machine(triple, opt_level)?;
-        let (cut, optimized) = self.module.borrow(|module| -> Result<_> {
+        let (cut, optimized) = self.linked()?.borrow(|module| -> Result<_> {
+            // Checked where it is compiled: the reuse path checks each piece
+            // it compiles instead.
+            codegen::verify(module, "the merged module")?;
             codegen::optimize(module, &machine, opt_level, how.lto)?;
             let optimized = started.elapsed();
             let cut = codegen::cut(module, &machine, codegen::PARTITIONS)?;
             Ok((cut, optimized))
         })?;
+        let module = self.module.expect("linked, as checked above");
         let paths = match cut {
             // A cut module is read back per partition: the merged one and its
             // context go first.
             Some(cut) => {
-                drop(self.module);
+                drop(module);
                 codegen::emit_partitions(cut, triple, opt_level, how.threads, how.dir, how.stem)?
             }
             None => {
                 let object = how.dir.join(format!("{}.o", how.stem));
-                self.module
-                    .with(|module| codegen::emit_object(module, &machine, &object))?;
+                module.with(|module| codegen::emit_object(module, &machine, &object))?;
                 vec![object]
             }
         };

@@ -104,7 +104,7 @@ pub fn table(callees: &[(String, bool)], target: &Target) -> Result<Vec<u8>> {
     let table = routes::table(&module, &entries);
     table.set_name(ROUTES);
     table.set_linkage(Linkage::External);
-    codegen::verify(&module)?;
+    codegen::verify(&module, "the dispatch table")?;
     Ok(module.write_bitcode_to_memory().as_slice().to_vec())
 }
 
@@ -134,6 +134,7 @@ pub fn compile(
     let machine = codegen::machine(target.triple, target.opt_level)?;
     let ctx = Context::create();
     let module = link::parse(&ctx, bitcode, what, Path::new(what))?;
+    codegen::verify(&module, what)?;
     if let Some(old) = module
         .get_global(ROUTES)
         .filter(|g| !is_table && !g.is_declaration())

@@ -104,7 +104,7 @@ fn prepare(module: &Module<'_>) {
     }
 }
 
-/// Partition `p` of the cut module, in `ctx`; [`verify`] checks it.
+/// Partition `p` of the cut module, in `ctx`; [`crate::codegen::verify`] checks it.
 pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module<'ctx>> {
     let plan = &cut.plan;
     let buffer = MemoryBuffer::create_from_memory_range(&cut.bitcode, "fmerge.partition");
@@ -133,14 +133,4 @@ pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module
         }
     }
     Ok(module)
-}
-
-/// Checks a partition before it is compiled (on the thread compiling it).
-pub fn verify(module: &Module<'_>, p: usize) -> Result<()> {
-    module.verify().map_err(|e| {
-        anyhow!(
-            "partition {p} of the merged module is not valid IR (a bug in fmerge): {}",
-            e.to_string().trim()
-        )
-    })
 }

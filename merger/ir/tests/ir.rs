@@ -13,7 +13,8 @@
 //! - or several crates: `; UNIT: <crate> [<function>]` starts each (owned
 //!   by that function), and they are linked in that order;
 //! - `PASSES: a, b`: run these instead of the folder's pass (crate passes on
-//!   each unit, in order; then module passes on the linked module);
+//!   each unit, in order; then the conclusions; then module passes on the
+//!   linked module);
 //!
 //! and what must come out:
 //! - `ERROR: text`: the passes refuse, and the message holds each text;
@@ -196,8 +197,8 @@ fn parse<'ctx>(ctx: &'ctx Context, name: &str, text: &str) -> Module<'ctx> {
         .unwrap_or_else(|e| panic!("{name} does not parse: {e}"))
 }
 
-/// Runs the case's passes: crate passes on each unit, then module passes
-/// on the linked module.
+/// Runs the case's passes: crate passes on each unit, the conclusions, then
+/// module passes on the linked module.
 fn run<'ctx>(
     ctx: &'ctx Context,
     case: &Case,
@@ -257,6 +258,13 @@ fn run<'ctx>(
         }
     }
     let module = merged.expect("one unit at least");
+    for pass in &passes {
+        if let Run::Conclusion(run) = pass.run
+            && let Err(e) = run(&facts, found)
+        {
+            return (Some(module), Err(e));
+        }
+    }
     for pass in &passes {
         if let Run::Module(run) = pass.run {
             let before = module.print_to_string().to_string();

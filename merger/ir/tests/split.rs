@@ -73,7 +73,7 @@ fn each_definition_lands_in_exactly_one_partition() {
     for p in 0..2 {
         let ctx = Context::create();
         let part = split::partition(&ctx, &cut, p).unwrap();
-        split::verify(&part, p).unwrap();
+        fmerge_ir::codegen::verify(&part, &format!("partition {p}")).unwrap();
         let (functions, globals) = defined(&part);
         assert!(!functions.is_empty(), "partition {p} compiles something");
         all_functions.extend(functions);

@@ -162,9 +162,11 @@ impl<'a> Merging<'a> {
         std::thread::spawn(move || native::probe(&work, &toolchain))
     }
 
-    /// The IR stages: each crate through its passes and into the merged
-    /// module ("linking IR"), then the module passes ("rewriting the
-    /// module"), with what they find said as they find it.
+    /// The IR stages: each crate through its passes ("reading IR"), then the
+    /// conclusions ("checking the merge"); with a linked module (`--lto
+    /// fat|thin`, `--emit-ll`), each crate also goes into it ("linking IR")
+    /// and the module passes follow ("rewriting the module"). What the passes
+    /// find is said as they find it.
     fn merge_ir(
         &mut self,
         emitted: &emit::Emitted,
@@ -183,21 +185,36 @@ impl<'a> Merging<'a> {
         let count = units.len();
         let target = self.target();
         let (progress, mut link_ir) = (&self.progress, None);
-        let mut stage = Some(progress.stage("linking IR", Some(count as u64)));
-        let merged = ir::merge(units, &facts, &target, reuse, &mut |event| match event {
-            ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
-            ir::Event::Linked => {
-                let linked = stage.take().expect("linked once");
-                link_ir = Some(linked.done(&format!("{count} units")));
-                stage = Some(progress.stage("rewriting the module", None));
-            }
-            ir::Event::Warning(w) => progress.note(&format!("warning: {w}")),
-            ir::Event::Note(n) => progress.note(n),
-        })?;
-        let summary = format!(
-            "{} symbols internalized, {} routes",
-            merged.internalized, merged.routes
-        );
+        let link = self.opts.emit_ll || !reuse;
+        let (reading, passing) = match link {
+            true => ("linking IR", "rewriting the module"),
+            false => ("reading IR", "checking the merge"),
+        };
+        let mut stage = Some(progress.stage(reading, Some(count as u64)));
+        let merged = ir::merge(
+            units,
+            &facts,
+            &target,
+            reuse,
+            link,
+            &mut |event| match event {
+                ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
+                ir::Event::Linked => {
+                    let linked = stage.take().expect("linked once");
+                    link_ir = Some(linked.done(&format!("{count} units")));
+                    stage = Some(progress.stage(passing, None));
+                }
+                ir::Event::Warning(w) => progress.note(&format!("warning: {w}")),
+                ir::Event::Note(n) => progress.note(n),
+            },
+        )?;
+        let summary = match reuse {
+            true => format!("{} routes", merged.routes),
+            false => format!(
+                "{} symbols internalized, {} routes",
+                merged.internalized, merged.routes
+            ),
+        };
         self.timings.extend(link_ir.map(|t| (LINK_IR, t)));
         self.timings
             .push((PASSES, stage.expect("linked").done(&summary)));

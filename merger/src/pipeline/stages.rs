@@ -9,7 +9,10 @@ use std::time::Duration;
 pub const CARGO: &str = "cargo build";
 /// Reading every unit's bitcode and hashing it for the merge cache.
 pub const READ: &str = "read bitcode";
+/// Each crate's bitcode parsed and through the crate passes, and linked into
+/// one module where the merge makes one ("reading IR" or "linking IR").
 pub const LINK_IR: &str = "link IR";
+/// The conclusions, and the module passes on a linked module.
 pub const PASSES: &str = "passes";
 pub const CODEGEN: &str = "codegen";
 /// Parts of [`CODEGEN`]: its time holds theirs.

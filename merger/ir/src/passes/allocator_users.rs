@@ -7,9 +7,8 @@
 
 use crate::passes::{Facts, Found};
 use anyhow::Result;
-use inkwell::module::Module;
 
-pub fn run(_: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> {
+pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
     let Some(allocator) = &found.allocator else {
         return Ok(());
     };

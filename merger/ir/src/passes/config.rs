@@ -5,9 +5,12 @@
 //! People deploying the merged binary need to know those names, so this
 //! pass lists every `fmerge.config(function, key, default)` call site with
 //! its literal arguments, after the endpoint rewrite has changed defaults.
+//! It reads crate by crate, so no merge links the crates for it: an argument
+//! whose bytes live in another crate's static counts as not literal (rustc
+//! keeps a string literal, or a `const`, in the crate that uses it).
 
 use crate::ir;
-use crate::passes::{Facts, Found};
+use crate::passes::{Crate, Facts, Found};
 use anyhow::Result;
 use inkwell::module::Module;
 
@@ -39,18 +42,21 @@ impl Setting {
 
 pub use fmerge_contract::namespaced;
 
-/// Every setting read in `module` with literal arguments, and every
-/// `std::env` read that `env` isolated, sorted.
-pub fn run(module: &Module<'_>, _: &Facts, found: &mut Found) -> Result<()> {
-    let mut settings = read(module);
-    settings.extend(found.isolated.iter().map(|(function, key)| Setting {
-        function: function.clone(),
-        key: key.clone(),
-        default: String::new(),
-        from_env: true,
-    }));
-    settings.sort();
-    found.settings = settings;
+/// Adds every setting read in this crate with literal arguments, and every
+/// `std::env` read that `env` isolated so far; `found.settings` stays sorted
+/// and without duplicates, so after the last crate it lists them all.
+pub fn run(module: &Module<'_>, _: &Crate, _: &Facts, found: &mut Found) -> Result<()> {
+    found.settings.extend(read(module));
+    found
+        .settings
+        .extend(found.isolated.iter().map(|(function, key)| Setting {
+            function: function.clone(),
+            key: key.clone(),
+            default: String::new(),
+            from_env: true,
+        }));
+    found.settings.sort();
+    found.settings.dedup();
     Ok(())
 }
 

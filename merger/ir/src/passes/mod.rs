@@ -1,12 +1,17 @@
 //! The rewrites and checks of the IR, one file each; each file's doc comment
-//! says why the pass exists. Every pass is one `pub fn run` of one of two
+//! says why the pass exists. Every pass is one `pub fn run` of one of three
 //! shapes, registered in [`PASSES`], in the order they run:
 //!
 //! - a crate pass runs on each crate's module before linking, while fmerge
 //!   still knows which merged functions link that crate (a clash, a shared
 //!   static or a literal can be pinned on a crate, and only callee-owned
 //!   code is rewritten): `run(&Module, &Crate, &Facts, &mut Found)`;
-//! - a module pass runs on the linked module: `run(&Module, &Facts, &mut Found)`.
+//! - a conclusion runs once after every crate, on what the crate passes
+//!   found, and reads no module: `run(&Facts, &mut Found)`;
+//! - a module pass changes the linked module: `run(&Module, &Facts, &mut Found)`.
+//!   Only a merge that compiles that module links one; the reuse path
+//!   ([`crate::reuse`]) redoes each module pass its own way
+//!   ([`REDONE_BY_REUSE`]), so it never links the crates.
 //!
 //! What passes find goes into one [`Found`], added up across crates; its
 //! warnings are worded by the pass that finds them.
@@ -36,13 +41,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A pass that runs on one crate's module before linking.
 pub type CratePass = fn(&Module<'_>, &Crate, &Facts, &mut Found) -> Result<()>;
-/// A pass that runs on the linked module.
+/// A pass that runs once after every crate, on what they found.
+pub type Conclusion = fn(&Facts, &mut Found) -> Result<()>;
+/// A pass that changes the linked module.
 pub type ModulePass = fn(&Module<'_>, &Facts, &mut Found) -> Result<()>;
 
 /// How a pass runs.
 #[derive(Clone, Copy)]
 pub enum Run {
     Crate(CratePass),
+    Conclusion(Conclusion),
     Module(ModulePass),
 }
 
@@ -95,17 +103,22 @@ pub const PASSES: &[Pass] = &[
         name: "allocator",
         run: Run::Crate(allocator::run),
     },
+    // Last of the crate passes: after the rewrites changed defaults.
+    Pass {
+        name: "config",
+        run: Run::Crate(config::run),
+    },
     Pass {
         name: "uncalled",
-        run: Run::Module(uncalled::run),
+        run: Run::Conclusion(uncalled::run),
     },
     Pass {
         name: "unmatched_rewrites",
-        run: Run::Module(unmatched_rewrites::run),
+        run: Run::Conclusion(unmatched_rewrites::run),
     },
     Pass {
         name: "allocator_users",
-        run: Run::Module(allocator_users::run),
+        run: Run::Conclusion(allocator_users::run),
     },
     Pass {
         name: "internalize",
@@ -115,11 +128,6 @@ pub const PASSES: &[Pass] = &[
         name: "routes",
         run: Run::Module(routes::run),
     },
-    // Last: after the rewrites changed defaults.
-    Pass {
-        name: "config",
-        run: Run::Module(config::run),
-    },
 ];
 
 /// The registered pass of that name.
@@ -127,11 +135,12 @@ pub fn named(name: &str) -> Option<&'static Pass> {
     PASSES.iter().find(|p| p.name == name)
 }
 
-/// The module passes whose changes the reuse path (`--lto off`, see
-/// [`crate::reuse`]) makes its own way instead of compiling the merged module:
-/// `internalize` (skipped: each crate keeps its symbols, so that the objects
-/// cargo compiled still reach them) and `routes` (the table becomes an object
-/// of its own). Every other module pass only reads; the golden tests check it.
+/// The module passes, each of which the reuse path (`--lto off`, see
+/// [`crate::reuse`]) makes its own way instead of compiling the merged
+/// module: `internalize` (skipped: each crate keeps its symbols, so that the
+/// objects cargo compiled still reach them) and `routes` (the table becomes
+/// an object of its own). A pass that only reads is a crate pass or a
+/// conclusion, so the reuse path needs no linked module.
 pub const REDONE_BY_REUSE: &[&str] = &["internalize", "routes"];
 
 /// Runs every crate pass on one crate, in order; `found.touched` then says
@@ -147,6 +156,17 @@ pub fn on_crate(
     for pass in PASSES {
         if let Run::Crate(run) = pass.run {
             run(module, krate, facts, found)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs every conclusion, in order, once every crate went through
+/// [`on_crate`].
+pub fn conclude(facts: &Facts, found: &mut Found) -> Result<()> {
+    for pass in PASSES {
+        if let Run::Conclusion(run) = pass.run {
+            run(facts, found)?;
         }
     }
     Ok(())
@@ -214,7 +234,8 @@ impl Crate<'_> {
     }
 }
 
-/// What the passes found, over every crate so far and then the module.
+/// What the passes found, over every crate so far, then the conclusions
+/// and the module.
 #[derive(Default)]
 pub struct Found {
     /// Differences the merge keeps, each saying what changes (worded by
@@ -238,9 +259,9 @@ pub struct Found {
     pub allocator: Option<allocator::Allocator>,
     /// Symbols made internal (`internalize`).
     pub internalized: usize,
-    /// Routes in the dispatch table (`routes`).
+    /// Routes in the dispatch table (`routes`, or the reuse path's table).
     pub routes: usize,
-    /// The settings each function reads, sorted (`config`).
+    /// The settings each function reads, sorted, over every crate so far (`config`).
     pub settings: Vec<config::Setting>,
     /// A crate pass changed the crate it runs on (reset for each crate by
     /// [`on_crate`]): that crate is then compiled from its IR, not linked from
@@ -251,4 +272,25 @@ pub struct Found {
     /// crate by [`on_crate`]): unless `touched` too, the reuse path links
     /// cargo's object with `main` made weak, which is the same change.
     pub dropped_main: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reuse path links no module, so a module pass it does not redo
+    /// would silently not run there.
+    #[test]
+    fn every_module_pass_is_one_the_reuse_path_redoes() {
+        for pass in PASSES {
+            if let Run::Module(_) = pass.run {
+                assert!(
+                    REDONE_BY_REUSE.contains(&pass.name),
+                    "module pass {} reads or changes the linked module, which the reuse path does not make: \
+                     make it a crate pass or a conclusion, or redo it in reuse.rs",
+                    pass.name
+                );
+            }
+        }
+    }
 }

@@ -6,9 +6,8 @@
 
 use crate::passes::{Facts, Found};
 use anyhow::{Result, bail};
-use inkwell::module::Module;
 
-pub fn run(_: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> {
+pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
     for (i, rewrite) in facts.rewrites.iter().enumerate() {
         let n = found.rewritten.get(i).copied().unwrap_or(0);
         if n == 0 {

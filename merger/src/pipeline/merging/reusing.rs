@@ -10,7 +10,6 @@ use fmerge_cargo::emit;
 use fmerge_cargo::objects::{self, Cache};
 use fmerge_ir::{self as ir, reuse};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 /// One object compiled from IR (or found in the cache).
 struct FromIr {
@@ -91,35 +90,23 @@ impl Merging<'_> {
 
     /// Compiles the pieces the cache lacks (all of them with `--force`),
     /// largest first, on up to [`Merging::threads`] threads; returns how
-    /// many it compiled.
+    /// many it compiled, or the first piece's error.
     fn compile_missing(&self, pieces: &[FromIr]) -> Result<usize> {
-        let mut missing: Vec<&FromIr> = pieces
+        let missing: Vec<(u64, &FromIr)> = pieces
             .iter()
             .filter(|p| self.opts.force || self.objects.get(&p.key).is_none())
+            .map(|p| (p.bitcode.len() as u64, p))
             .collect();
-        missing.sort_by_key(|p| std::cmp::Reverse(p.bitcode.len()));
         let count = missing.len();
-        let queue = Mutex::new(missing.into_iter());
         let (target, cache) = (self.target(), &self.objects);
-        let next = || queue.lock().expect("no panic holding it").next();
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..self.threads().min(count))
-                .map(|_| {
-                    scope.spawn(|| -> Result<()> {
-                        while let Some(p) = next() {
-                            cache.put(&p.key, |temp| {
-                                reuse::compile(&p.bitcode, &p.what, p.is_table, &target, temp)
-                            })?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            workers.into_iter().try_for_each(|w| {
-                w.join()
-                    .map_err(|_| anyhow!("LLVM crashed while compiling an object"))?
+        let compiled = crate::pipeline::largest_first(missing, self.threads(), |p| {
+            cache.put(&p.key, |temp| {
+                reuse::compile(&p.bitcode, &p.what, p.is_table, &target, temp)
             })
-        })?;
+        });
+        for result in compiled {
+            result.ok_or_else(|| anyhow!("LLVM crashed while compiling an object"))??;
+        }
         Ok(count)
     }
 
