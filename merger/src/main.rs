@@ -29,10 +29,10 @@ enum Command {
     Plan(Box<cli::plan::PlanArgs>),
 }
 
-/// jemalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
+/// mimalloc for fmerge and, through the overridden `malloc`, for libLLVM: most
 /// of a merge is LLVM allocating, and glibc's allocator is the slower one there.
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {

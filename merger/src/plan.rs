@@ -2,7 +2,8 @@
 //! hops per request, from the call graph ([`crate::graph`]) and the user's
 //! constraints, and writes them as group files `fmerge build` takes.
 //!
-//! The model and its value are in [`model`](mod@model), the searches in [`search`].
+//! The model and its value are in [`model`](mod@model), the searches in
+//! [`search`] (both in the `fmerge-plan` crate).
 //! Output, in `--out DIR`:
 //! - `plan.toml`: `stack = "…"` (relative to the file), `hop-ms`, and one
 //!   `[[group]]` table per group with exactly the keys of a group file
@@ -14,9 +15,9 @@
 mod file;
 pub mod front;
 mod hop;
-pub mod model;
 mod report;
-pub mod search;
+
+pub use fmerge_plan::{model, search};
 
 pub use report::{Entry, Reserved, entries, json, report, reservations, why_not};
 

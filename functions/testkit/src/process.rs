@@ -34,7 +34,7 @@ pub fn need(program: &str, package: &str) -> std::path::PathBuf {
     })
 }
 
-/// Waits until `ready()` holds, or panics after [`STARTUP`]. `exited()` is
+/// Waits until `ready()` holds, or panics after `STARTUP`. `exited()` is
 /// checked on each round so that a process that died is reported at once.
 pub fn wait_for(
     what: &str,

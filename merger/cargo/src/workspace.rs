@@ -98,23 +98,26 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
          [workspace]\nresolver = \"3\"\nmembers = [{}]\n",
         members.join(", ")
     );
-    // The caller's release profile decides, as it would for its own build.
-    if let Some(profile) = read_table(&caller_root.join("Cargo.toml"))?.get("profile") {
-        let mut t = toml::Table::new();
-        t.insert("profile".into(), profile.clone());
-        root.push('\n');
-        root.push_str(&toml::to_string(&t)?);
-    }
     std::fs::create_dir_all(dir)?;
     let manifest = dir.join("Cargo.toml");
-    std::fs::write(&manifest, root)?;
+    std::fs::write(&manifest, &root)?;
     if let Some(lock) = lock_in(caller_root) {
         std::fs::copy(&lock, dir.join("Cargo.lock"))
             .with_context(|| format!("cannot copy {}", lock.display()))?;
     } else {
         let _ = std::fs::remove_file(dir.join("Cargo.lock"));
     }
-    check_one_runtime(&manifest, sources)?;
+    let built = check_one_runtime(&manifest, sources)?;
+    // The caller's release profile decides, as it would for its own build.
+    if let Some(toml::Value::Table(profile)) =
+        read_table(&caller_root.join("Cargo.toml"))?.get("profile")
+    {
+        let mut t = toml::Table::new();
+        t.insert("profile".into(), profiles_for(profile, &built).into());
+        root.push('\n');
+        root.push_str(&toml::to_string(&t)?);
+        std::fs::write(&manifest, root)?;
+    }
     let callees: Vec<(&str, &Path)> = packages[1..]
         .iter()
         .map(|(s, _, root)| (s.function.as_str(), root.as_path()))
@@ -214,8 +217,28 @@ fn read_table(path: &Path) -> Result<toml::Table> {
         .with_context(|| format!("{} is not valid TOML", path.display()))
 }
 
+/// The caller's `[profile]` tables without the per-package settings
+/// (`[profile.<name>.package.<spec>]`) for crates that are not among `built`:
+/// the caller's workspace may have crates this build has not (fmerge's own,
+/// in this repository), and cargo would warn of each such setting.
+fn profiles_for(profiles: &toml::Table, built: &BTreeSet<String>) -> toml::Table {
+    let mut out = profiles.clone();
+    for (_, profile) in out.iter_mut() {
+        if let Some(toml::Value::Table(packages)) =
+            profile.as_table_mut().and_then(|p| p.get_mut("package"))
+        {
+            packages.retain(|spec, _| {
+                let name = spec.split(['@', ':']).next().unwrap_or(spec);
+                spec == "*" || built.contains(name)
+            });
+        }
+    }
+    out
+}
+
 /// Two copies of the runtime in one binary would mean two dispatch tables.
-fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
+/// Returns the names of the crates the build takes.
+fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<BTreeSet<String>> {
     let metadata = MetadataCommand::new().manifest_path(manifest).exec().with_context(|| {
         format!(
             "cargo cannot resolve the merged build of {} ({}): the functions' dependencies do not fit together",
@@ -245,7 +268,11 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<()> {
             runtimes.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    Ok(())
+    Ok(metadata
+        .packages
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect())
 }
 
 /// Crates that a callee's own lock file (in its workspace root) pins to
@@ -358,6 +385,24 @@ mod tests {
                 manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
             })
             .collect()
+    }
+
+    #[test]
+    fn per_package_settings_for_crates_the_build_has_not_are_left_out() {
+        let profiles: toml::Table = "[release]\nopt-level = 3\n\
+             [release.package.fmerge]\nopt-level = 0\n\
+             [release.package.\"tokio@1.0.0\"]\nopt-level = 1\n\
+             [release.package.\"*\"]\ndebug = true\n\
+             [dev.package.serde]\nopt-level = 2\n"
+            .parse()
+            .unwrap();
+        let built = BTreeSet::from(["tokio".to_string(), "redis".to_string()]);
+        let out = profiles_for(&profiles, &built);
+        let specs =
+            |p: &str| -> Vec<&String> { out[p]["package"].as_table().unwrap().keys().collect() };
+        assert_eq!(specs("release"), ["*", "tokio@1.0.0"]);
+        assert!(specs("dev").is_empty());
+        assert_eq!(out["release"]["opt-level"].as_integer(), Some(3));
     }
 
     #[test]

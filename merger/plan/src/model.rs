@@ -1,6 +1,6 @@
 //! The planner's model of an application: functions, calls per invocation,
 //! requests from outside, and what may share a binary; and the value of a
-//! set of groups, which both searches ([`super::search`]) maximize.
+//! set of groups, which both searches ([`crate::search`]) maximize.
 //!
 //! What the searches maximize is the team's [`Objective`]: the expected
 //! latency removed (the default), gateway calls removed, or the least memory

@@ -4,7 +4,7 @@
 //! [`Objective`] under its caps and minimums; at an equal objective, fewer
 //! merged members (smaller binaries) win.
 
-use super::model::{Model, Objective, Plan, Resource, Set, bit, members};
+use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
 
 /// How hard the exact search may try before it gives up (and says so).
 #[derive(Debug, Clone, Copy)]
@@ -268,7 +268,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         return None;
     }
     // No plan meets the minimums: the plan of no groups, which
-    // [`super::solve`] refuses with the reason.
+    // `fmerge::plan::solve` refuses with the reason.
     let groups = search.best.map_or(alone, |(_, _, groups)| groups);
     Some(finish(model, groups))
 }
