@@ -66,7 +66,7 @@ def estimate(args):
         n = len(args.deployments)
         run = args.duration + 1.2  # oha start, Redis re-seed, the pause between runs
         rates = {g: len(args.rates[g]) if g in args.rates else 6 for g in args.groups}
-        per_mode = 3 + 2 * run + sum(n * (3 + args.closed_duration + 1.2 + (rates[g] + args.refine + 1 + 1) * run)
+        per_mode = 3 + 2 * run + sum(n * (3 + args.closed_duration + 1.2 + (rates[g] * args.repeat + args.refine + 1 + 1) * run)
                                      for g in args.groups)
         load = len(args.modes) * per_mode
     if not args.skip_load and args.watchdog:
@@ -89,6 +89,9 @@ def parser(bench):
                     help="leave out the hand-fused deployment (package fmerge-fused in bench/fused); without this flag its "
                          "absence is an error")
     ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="fixed-rate runs per deployment and rate, the deployments in turn; the run with the median p50 "
+                         "is reported, every p50 listed (default 1)")
     ap.add_argument("--closed-duration", type=int, default=5, help="seconds per closed-loop run (default 5)")
     ap.add_argument("--hop-rate", type=int, default=500,
                     help="fixed rate of the one-hop runs (social-graph-get-followers direct vs through the gateway; default 500)")
@@ -395,7 +398,7 @@ def load_phase(ctx, args, bins, fused, oha):
     if run.exists():
         shutil.rmtree(run)
     res = {"slo_p99_ms": SLO_P99_MS, "sustain_fraction": SUSTAIN_FRACTION, "nginx_workers": args.nginx_workers,
-           "duration_s": args.duration, "closed_duration_s": args.closed_duration,
+           "duration_s": args.duration, "repeat": args.repeat, "closed_duration_s": args.closed_duration,
            "connections_fixed_rate": args.connections, "connections_closed_loop": args.closed_connections,
            "deployments": args.deployments, "modes": {}}
     for mode in args.modes:

@@ -200,6 +200,16 @@ def fixed_run(sysm, oha, group, d, rate, args, tag):
     return quieter(once, f"{group} {d} @ {rate}/s")
 
 
+def median_run(runs):
+    """Of one deployment's runs at one rate, the one with the median p50 (a
+    run without one counts as the slowest), with every run's p50 in
+    `p50_runs_ms` when there are several."""
+    r = sorted(runs, key=lambda r: float("inf") if r["p50_ms"] is None else r["p50_ms"])[len(runs) // 2]
+    if len(runs) > 1:
+        r = dict(r, p50_runs_ms=[x["p50_ms"] for x in runs])
+    return r
+
+
 def describe(r):
     return (f"achieved {r['achieved_rps']:.0f}/s ok {100 * r['success_rate']:.1f}%, p50 {f1(r['p50_ms'], nd=2)} "
             f"p90 {f1(r['p90_ms'], nd=2)} p99 {f1(r['p99_ms'], nd=2)} max {f1(r['max_ms'])} ms"
@@ -274,9 +284,14 @@ def group_under_load(sysm, oha, group, args):
     runs = []
     for rate in rates:
         row = {"rate": rate}
+        tries = {d: [] for d in deps}
+        for k in range(args.repeat):
+            for d in deps:
+                tries[d].append(fixed_run(sysm, oha, group, d, rate, args, f"{group}-{d}-{rate}" + (f"-{k}" if k else "")))
+                log(f"{group} {d} @ {rate}/s{f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''}: "
+                    f"{describe(tries[d][-1])}")
         for d in deps:
-            row[d] = fixed_run(sysm, oha, group, d, rate, args, f"{group}-{d}-{rate}")
-            log(f"{group} {d} @ {rate}/s: {describe(row[d])}")
+            row[d] = median_run(tries[d])
         cpu = {d: row[d]["cpu_us_per_request"] for d in deps}
         if all(cpu.values()):
             row["cpu_us_per_request"] = {f"{d}_total": sum(cpu[d].values()) for d in deps}

@@ -87,7 +87,10 @@ def render_group(L, lo, mode, M, g):
             r = row[d]
             vs_u = f1(ratio(r["p50_ms"], row["unmerged"]["p50_ms"]), nd=2) if d != "unmerged" else ""
             vs_f = (f" {f1(row.get('fused_p50_ratio'), nd=2)} |" if d == "merged" else " |") if fused else ""
-            L.append(f"| {row['rate']} | {d} | {r['achieved_rps']:.0f} | {f1(r['p50_ms'], nd=2)} | {f1(r['p90_ms'], nd=2)} | "
+            p50 = f1(r["p50_ms"], nd=2)
+            if "p50_runs_ms" in r:
+                p50 += " (of " + ", ".join(f1(x, nd=2) for x in r["p50_runs_ms"]) + ")"
+            L.append(f"| {row['rate']} | {d} | {r['achieved_rps']:.0f} | {p50} | {f1(r['p90_ms'], nd=2)} | "
                      f"{f1(r['p99_ms'], nd=2)} | {f1(r['max_ms'])} | {'yes' if r['sustained'] else 'no'} | {r['cpu_others_pct']:.0f}% | "
                      f"{vs_u} |{vs_f}")
     both = [row for row in G["fixed_rate"] if all(row[d]["sustained"] for d in deps)]
@@ -234,7 +237,10 @@ def render_md(R):
         if "cpus" in M:  # older results have no mode
             L.append(mode_intro(mode, M))
             L.append("")
-        L.append(f"oha, latency-corrected, {lo['duration_s']} s per run, {lo['connections_fixed_rate']} connections; every "
+        repeat = lo.get("repeat", 1)
+        runs = (f"{repeat} runs per deployment and rate, the deployments in turn, the one with the median p50 shown; "
+                if repeat > 1 else "")
+        L.append(f"oha, latency-corrected, {lo['duration_s']} s per run, {runs}{lo['connections_fixed_rate']} connections; every "
                  "request enters through the (ingress) nginx; unmerged, every call between functions goes through the gateway too. "
                  f"Times in ms. \"sustained\": ≥ {100 * SUSTAIN_FRACTION:.0f}% of the offered rate achieved, ≥ 99.9% 200s and "
                  f"p99 ≤ {SLO_P99_MS:.0f} ms.")

@@ -9,7 +9,7 @@ import unittest
 from helpers import BENCH
 
 from fmbench.config import TARGETS, critical_hops, hops
-from fmbench.load import function_tier_cpu, hop_cost_from_group, ladder, median, nice, ratio, sustained
+from fmbench.load import function_tier_cpu, hop_cost_from_group, ladder, median, median_run, nice, ratio, sustained
 from fmbench.report import render_md, status, target_rows
 from fmbench.watchdog import BEHIND, WATCHDOG, watchdog_verdict
 
@@ -181,6 +181,33 @@ class Targets(unittest.TestCase):
         md = render_md(self.R)
         self.assertTrue(md.startswith(f"Measured {self.R['started']}"))
         self.assertIn("| target | goal | measured | |", md)
+
+    def test_repeated_runs_render_every_p50(self):
+        R2 = copy.deepcopy(self.R)
+        R2["load"]["repeat"] = 3
+        pair = next(m for m in R2["load"]["modes"].values() if "pair" in m)["pair"]
+        pair["fixed_rate"][0]["merged"]["p50_runs_ms"] = [1.25, 1.5, 1.75]
+        md = render_md(R2)
+        self.assertIn("3 runs per deployment and rate", md)
+        self.assertIn("(of 1.25, 1.50, 1.75)", md)
+
+
+class MedianRun(unittest.TestCase):
+    def test_one_run_is_itself(self):
+        r = {"p50_ms": 2.0}
+        self.assertIs(median_run([r]), r)
+        self.assertNotIn("p50_runs_ms", r)
+
+    def test_the_run_with_the_median_p50_is_kept_and_every_p50_listed(self):
+        runs = [{"p50_ms": 3.0, "tag": "a"}, {"p50_ms": 1.0, "tag": "b"}, {"p50_ms": 2.0, "tag": "c"}]
+        m = median_run(runs)
+        self.assertEqual(m["tag"], "c")
+        self.assertEqual(m["p50_runs_ms"], [3.0, 1.0, 2.0])
+
+    def test_a_run_without_a_p50_counts_as_the_slowest(self):
+        runs = [{"p50_ms": None, "tag": "a"}, {"p50_ms": 5.0, "tag": "b"}, {"p50_ms": 4.0, "tag": "c"}]
+        self.assertEqual(median_run(runs)["tag"], "b")
+
 
 
 if __name__ == "__main__":
