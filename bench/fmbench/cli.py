@@ -90,8 +90,8 @@ def parser(bench):
                          "absence is an error")
     ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="fixed-rate runs per deployment and rate, the deployments in turn; the run with the median p50 "
-                         "is reported, every p50 listed (default 1)")
+                    help="fixed-rate runs per deployment and rate, the deployments in turn, in an order that turns each "
+                         "round; the run with the median p50 is reported, every p50 listed (default 1)")
     ap.add_argument("--closed-duration", type=int, default=5, help="seconds per closed-loop run (default 5)")
     ap.add_argument("--hop-rate", type=int, default=500,
                     help="fixed rate of the one-hop runs (social-graph-get-followers direct vs through the gateway; default 500)")

@@ -286,7 +286,9 @@ def group_under_load(sysm, oha, group, args):
         row = {"rate": rate}
         tries = {d: [] for d in deps}
         for k in range(args.repeat):
-            for d in deps:
+            # The order turns each round: a run right after an overloaded
+            # one (unmerged, at high rates) starts on a machine still busy.
+            for d in deps[k % len(deps):] + deps[:k % len(deps)]:
                 tries[d].append(fixed_run(sysm, oha, group, d, rate, args, f"{group}-{d}-{rate}" + (f"-{k}" if k else "")))
                 log(f"{group} {d} @ {rate}/s{f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''}: "
                     f"{describe(tries[d][-1])}")
