@@ -148,6 +148,8 @@ def parse_args(argv, bench):
                                     "loop": "results-loop"}.get(args.only, "results"))
     if args.render_only:
         return args
+    if args.repeat < 1:
+        die(f"--repeat {args.repeat}: runs per deployment and rate, 1 or more")
     args.groups = [g for g in args.groups.split(",") if g]
     for g in args.groups:
         if g not in GROUPS:

@@ -57,6 +57,12 @@ class Flags(unittest.TestCase):
         with self.assertRaises(SystemExit):
             args("--groups", "pair,trio")
 
+    def test_repeat(self):
+        self.assertEqual(args().repeat, 1)
+        self.assertEqual(args("--repeat", "3").repeat, 3)
+        with self.assertRaises(SystemExit):
+            args("--repeat", "0")
+
     def test_rates(self):
         a = args("--rates", "pair=100,200", "--rates", "chain=50")
         self.assertEqual(a.rates, {"pair": [100, 200], "chain": [50]})
