@@ -183,7 +183,7 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
     Ok(Function {
         name: name.to_string(),
         package_id: package.id.clone(),
-        closure: closure(metadata, &package.id),
+        closure: closure(metadata, &package.id, &[DependencyKind::Normal]),
         bins,
     })
 }
@@ -193,8 +193,13 @@ fn is_function(p: &Package) -> bool {
         && p.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin))
 }
 
-/// The packages a function links: its normal dependencies, transitively.
-fn closure(metadata: &Metadata, root: &PackageId) -> HashSet<PackageId> {
+/// `root` and the packages it depends on through dependencies of `kinds`,
+/// transitively (a function links its `Normal` ones).
+pub fn closure(
+    metadata: &Metadata,
+    root: &PackageId,
+    kinds: &[DependencyKind],
+) -> HashSet<PackageId> {
     let Some(resolve) = &metadata.resolve else {
         return HashSet::from([root.clone()]);
     };
@@ -204,11 +209,8 @@ fn closure(metadata: &Metadata, root: &PackageId) -> HashSet<PackageId> {
     while let Some(id) = todo.pop() {
         let Some(node) = nodes.get(&id) else { continue };
         for dep in &node.deps {
-            let normal = dep
-                .dep_kinds
-                .iter()
-                .any(|k| k.kind == DependencyKind::Normal);
-            if normal && seen.insert(dep.pkg.clone()) {
+            let followed = dep.dep_kinds.iter().any(|k| kinds.contains(&k.kind));
+            if followed && seen.insert(dep.pkg.clone()) {
                 todo.push(dep.pkg.clone());
             }
         }

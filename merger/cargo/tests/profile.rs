@@ -4,8 +4,9 @@
 //! function links would change every function and merged binary; one that
 //! named a crate a bench/ binary links would change what the bench measures.
 
-use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, PackageId};
-use std::collections::{BTreeSet, HashMap};
+use cargo_metadata::{DependencyKind, Metadata, MetadataCommand};
+use fmerge_cargo::resolve::closure;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 fn workspace() -> (Metadata, toml::Table) {
@@ -35,31 +36,13 @@ fn overridden(manifest: &toml::Table) -> BTreeSet<String> {
 /// The names of the crates the workspace members whose manifest path
 /// contains `under` link (normal and build dependencies, not dev ones).
 fn linked_by(metadata: &Metadata, under: &str) -> BTreeSet<String> {
-    let resolve = metadata.resolve.as_ref().expect("a resolved graph");
-    let nodes: HashMap<&PackageId, _> = resolve.nodes.iter().map(|n| (&n.id, n)).collect();
-    let mut todo: Vec<&PackageId> = metadata
+    let kinds = [DependencyKind::Normal, DependencyKind::Build];
+    metadata
         .workspace_packages()
         .into_iter()
         .filter(|p| p.manifest_path.as_str().contains(under))
-        .map(|p| &p.id)
-        .collect();
-    let mut seen = BTreeSet::new();
-    while let Some(id) = todo.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        for dep in &nodes[id].deps {
-            if dep
-                .dep_kinds
-                .iter()
-                .any(|k| k.kind != DependencyKind::Development)
-            {
-                todo.push(&dep.pkg);
-            }
-        }
-    }
-    seen.into_iter()
-        .map(|id| metadata[id].name.to_string())
+        .flat_map(|p| closure(metadata, &p.id, &kinds))
+        .map(|id| metadata[&id].name.to_string())
         .collect()
 }
 
