@@ -11,9 +11,10 @@ use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Sha256;
 use std::sync::{Mutex, OnceLock};
+use tokio::task::futures::TaskLocalFuture;
 
 /// The header `invoke` sets on an outgoing call: the calling function.
-pub const CALLER_HEADER: &str = "x-fmerge-caller";
+pub const CALLER_HEADER: HeaderName = HeaderName::from_static("x-fmerge-caller");
 /// The caller label of a request that came with no `X-Fmerge-Caller`.
 pub const EXTERNAL: &str = "external";
 
@@ -21,12 +22,17 @@ pub const EXTERNAL: &str = "external";
 /// of `tracestate`).
 const MAX_TRACE_HEADER: usize = 512;
 
-/// The headers passed from a request to the calls it makes.
-pub(crate) const PROPAGATED: [&str; 3] = ["x-call-id", "traceparent", "tracestate"];
+/// The headers passed from a request to the calls it makes; the first is
+/// the call id.
+pub(crate) const PROPAGATED: [HeaderName; 3] = [
+    HeaderName::from_static("x-call-id"),
+    HeaderName::from_static("traceparent"),
+    HeaderName::from_static("tracestate"),
+];
 
 #[derive(Clone, Debug)]
 pub(crate) struct Call {
-    pub function: String,
+    pub function: &'static str,
     pub propagated: Vec<(HeaderName, HeaderValue)>,
     /// This handler request's number in the call log (0: the log is off).
     pub request: u64,
@@ -37,34 +43,57 @@ tokio::task_local! {
 }
 
 impl Call {
-    pub fn new(function: &str, headers: &HeaderMap) -> Call {
+    pub fn new(function: &'static str, headers: &HeaderMap) -> Call {
         let propagated = PROPAGATED
             .iter()
-            .filter_map(|name| {
-                let value = headers.get(*name)?;
+            .enumerate()
+            .filter_map(|(i, name)| {
+                let value = headers.get(name)?;
                 // A client's id is passed on only if it could be logged.
-                let valid = match *name {
-                    "x-call-id" => call_id(headers).is_some(),
+                let valid = match i {
+                    0 => call_id(headers).is_some(),
                     _ => value.len() <= MAX_TRACE_HEADER,
                 };
-                valid.then(|| (HeaderName::from_static(name), value.clone()))
+                valid.then(|| (name.clone(), value.clone()))
             })
             .collect();
         Call {
-            function: function.to_string(),
+            function,
             propagated,
             request: crate::call_log::next_request(),
         }
     }
 
-    /// Runs `fut` as this call.
-    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
-        CURRENT.scope(self, fut).await
+    /// `fut` run as this call. (A plain function, not `async`: an `async fn`
+    /// would hold `fut` twice in its state, and every caller copies it.)
+    pub fn scope<F: std::future::Future>(self, fut: F) -> TaskLocalFuture<Call, F> {
+        CURRENT.scope(self, fut)
     }
 
-    /// The call running on this task, if any.
-    pub fn current() -> Option<Call> {
-        CURRENT.try_with(Call::clone).ok()
+    /// Sets the running call's propagated headers on an outgoing call's
+    /// `headers`, where not set already; returns the running call's number
+    /// in the call log (0: no call runs here, or the log is off).
+    pub fn pass_on(headers: &mut HeaderMap) -> u64 {
+        CURRENT
+            .try_with(|c| {
+                for (name, value) in &c.propagated {
+                    if !headers.contains_key(name) {
+                        headers.insert(name.clone(), value.clone());
+                    }
+                }
+                c.request
+            })
+            .unwrap_or(0)
+    }
+
+    /// Who calls from this task: the running call's function, else the
+    /// process's primary function, else [`EXTERNAL`].
+    pub fn caller() -> &'static str {
+        CURRENT
+            .try_with(|c| c.function)
+            .ok()
+            .or_else(crate::config::primary)
+            .unwrap_or(EXTERNAL)
     }
 }
 
@@ -73,39 +102,41 @@ impl Call {
 /// `X-Fmerge-Caller`, and the planner reads this label as call-graph edges.
 /// No header: [`EXTERNAL`]; a header without a valid `X-Fmerge-Caller-Sig`
 /// (or no key here): [`UNVERIFIED`]; past [`MAX_CALLERS`] names: [`OTHER`].
-pub(crate) fn caller_of(headers: &HeaderMap) -> String {
-    let Some(name) = headers.get(CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
-        return EXTERNAL.to_string();
+pub(crate) fn caller_of(headers: &HeaderMap) -> &'static str {
+    let Some(name) = headers.get(&CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
+        return EXTERNAL;
     };
     let proven = headers
-        .get(CALLER_SIG_HEADER)
+        .get(&CALLER_SIG_HEADER)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|sig| verify(name, sig, unix_now()));
     if !proven {
-        return UNVERIFIED.to_string();
+        return UNVERIFIED;
     }
-    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
     bounded(&SEEN, name)
 }
 
 /// `name` as a label value: itself for the first [`MAX_CALLERS`] distinct
 /// names `seen` gets, [`OTHER`] after, so that no one can grow the metrics
-/// without bound.
-pub(crate) fn bounded(seen: &Mutex<Vec<String>>, name: &str) -> String {
+/// without bound. Each name is kept for the process's life (as its metrics
+/// are), so labels borrow it instead of allocating per request.
+pub(crate) fn bounded(seen: &Mutex<Vec<&'static str>>, name: &str) -> &'static str {
     let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-    if seen.iter().any(|s| s == name) {
-        return name.to_string();
+    if let Some(known) = seen.iter().find(|s| **s == name) {
+        return known;
     }
     if seen.len() >= MAX_CALLERS {
-        return OTHER.to_string();
+        return OTHER;
     }
-    seen.push(name.to_string());
-    name.to_string()
+    let kept: &'static str = Box::leak(name.into());
+    seen.push(kept);
+    kept
 }
 
 /// The header that proves `X-Fmerge-Caller`: `t=<unix seconds>,s=<hex
 /// HMAC-SHA256(key, "<caller>\n<t>")>`, set by `invoke` over HTTP.
-pub const CALLER_SIG_HEADER: &str = "x-fmerge-caller-sig";
+pub const CALLER_SIG_HEADER: HeaderName = HeaderName::from_static("x-fmerge-caller-sig");
 /// The caller label of a request whose `X-Fmerge-Caller` is not proven.
 pub const UNVERIFIED: &str = "unverified";
 use fmerge_contract::CALLER_KEY_VAR;
@@ -183,7 +214,7 @@ fn unix_now() -> u64 {
 /// The request's `X-Call-Id`, if it is one that may be logged and passed
 /// on: at most 128 of `A-Z a-z 0-9 . _ : / + = -`.
 pub(crate) fn call_id(headers: &HeaderMap) -> Option<&str> {
-    let id = headers.get("x-call-id")?.to_str().ok()?;
+    let id = headers.get(&PROPAGATED[0])?.to_str().ok()?;
     let valid = !id.is_empty()
         && id.len() <= 128
         && id

@@ -86,7 +86,7 @@ pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, e
             name
         }
     };
-    let callee = word(crate::metrics::callee_label(callee));
+    let callee = word(crate::metrics::callee_label(callee).to_string());
     let us = |t: Instant| t.saturating_duration_since(log.origin).as_micros() as u64;
     let record = Record {
         request,

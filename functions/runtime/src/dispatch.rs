@@ -4,10 +4,10 @@
 //! cannot fold its emptiness into `invoke`; the merger replaces it with a
 //! constant, after which the optimizer may fold lookups by constant name.
 
-use crate::call::{self, Call};
+use crate::call::Call;
 use crate::hooks::{Route, Routes};
 use crate::request::{self, Record, Slot};
-use crate::{Entry, Error, Request, Response, Settings, config, metrics, namespaced};
+use crate::{Entry, Error, Request, Response, Settings, metrics, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -39,19 +39,19 @@ fn name(route: &Route) -> &'static [u8] {
     unsafe { std::slice::from_raw_parts(route.name, route.len) }
 }
 
-/// The entry of a merged callee, if `function` names one merged into this
-/// binary: its bare name, or OpenFaaS's `<name>.<namespace>` form in this
-/// deployment's namespace. The same name in another namespace is another
-/// function, reached over HTTP.
-pub(crate) fn lookup(function: &str) -> Option<Entry> {
+/// The merged callee `function` names, if any: its bare name, or
+/// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
+/// same name in another namespace is another function, reached over HTTP).
+/// Gives the table's copy of the name, which lives for ever, and the entry.
+pub(crate) fn lookup(function: &str) -> Option<(&'static str, Entry)> {
     let routes = routes();
     if routes.is_empty() {
         return None;
     }
     let base = local_name(function)?;
-    routes
-        .iter()
-        .find_map(|r| (name(r) == base.as_bytes()).then_some(r.entry))
+    routes.iter().find_map(|r| {
+        (name(r) == base.as_bytes()).then(|| (std::str::from_utf8(name(r)).unwrap_or("?"), r.entry))
+    })
 }
 
 /// `function` without `.<namespace>`, if that namespace is this one.
@@ -107,52 +107,49 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, request: Request) 
 /// and replied with the same status, headers and body. Dropped before it
 /// ends (the caller gave up), the callee's work is cancelled and the call
 /// counted as the callee's server counts a client that went away.
-pub(crate) async fn call(
-    function: &str,
+///
+/// The guards are checked here and the callee's future is boxed, so that
+/// the future returned holds neither the request nor the callee's state:
+/// every caller's own state carries (and copies) it. `invoke_request` calls
+/// this when it is polled, so nothing happens earlier than it did.
+pub(crate) fn call(
+    name: &'static str,
     entry: Entry,
     request: Request,
-) -> Result<Response, Error> {
-    let base: &'static str = match merged_name(function) {
-        Some(name) => name,
-        None => {
-            return Err(Error::unreachable(
-                function,
-                "it is not merged into this binary",
-            ));
+) -> impl Future<Output = Response> + Send {
+    let method = request.method().clone();
+    // The caller is who runs here, never what a header says.
+    let record = Record::start(name, Call::caller(), method.clone(), None);
+    let guards = guards(name);
+    let admitted = match Slot::enter(&guards.in_flight, guards.max_inflight) {
+        None => Err(request::too_many(guards.max_inflight)),
+        Some(slot) => {
+            let gauge = metrics::started(name);
+            if request.body().len() > guards.max_body_size {
+                Err(request::too_large(guards.max_body_size))
+            } else {
+                let limit = request::exec_timeout(guards.exec_timeout, request.headers());
+                let context = Call::new(name, request.headers());
+                let run = Box::pin(context.scope(run_guarded(name, entry, request)));
+                Ok((slot, gauge, limit, run))
+            }
         }
     };
-    // The caller is who runs here, never what a header says.
-    let caller = Call::current()
-        .map(|c| c.function)
-        .or_else(|| config::primary().map(str::to_string))
-        .unwrap_or_else(|| call::EXTERNAL.to_string());
-    let method = request.method().clone();
-    let record = Record::start(base, caller, method.clone(), None);
-    let mut response = guarded(base, entry, request).await;
-    record.finish(response.status(), response.body().len());
-    // What HTTP does to a reply to HEAD: no body.
-    if method == http::Method::HEAD {
-        *response.body_mut() = crate::Bytes::new();
-    }
-    Ok(response)
-}
-
-/// The callee's guards, then its handler: on its own threads when isolated.
-async fn guarded(name: &'static str, entry: Entry, request: Request) -> Response {
-    let guards = guards(name);
-    let Some(_slot) = Slot::enter(&guards.in_flight, guards.max_inflight) else {
-        return request::too_many(guards.max_inflight);
-    };
-    let _gauge = metrics::started(name);
-    if request.body().len() > guards.max_body_size {
-        return request::too_large(guards.max_body_size);
-    }
-    let limit = request::exec_timeout(guards.exec_timeout, request.headers());
-    let context = Call::new(name, request.headers());
-    let run = context.scope(run_guarded(name, entry, request));
-    match isolated(name) {
-        Some(pool) => request::run_within(name, limit, pool.spawn(run)).await,
-        None => request::within(name, limit, run).await,
+    async move {
+        let mut response = match admitted {
+            Err(refusal) => refusal,
+            // On its own threads when the callee is isolated.
+            Ok((_slot, _gauge, limit, run)) => match isolated(name) {
+                Some(pool) => request::run_within(name, limit, pool.spawn(run)).await,
+                None => request::within(name, limit, run).await,
+            },
+        };
+        record.finish(response.status(), response.body().len());
+        // What HTTP does to a reply to HEAD: no body.
+        if method == http::Method::HEAD {
+            *response.body_mut() = crate::Bytes::new();
+        }
+        response
     }
 }
 
@@ -215,16 +212,6 @@ fn guards(name: &str) -> &'static Guards {
         // `serve` refused to start; a test calling in directly gets none.
         Err(_) => &NONE,
     }
-}
-
-/// The merged callee's name (the table's copy, which lives for ever) that
-/// `function` dispatches to (see [`lookup`]).
-fn merged_name(function: &str) -> Option<&'static str> {
-    let base = local_name(function)?;
-    routes()
-        .iter()
-        .map(|r| std::str::from_utf8(name(r)).unwrap_or("?"))
-        .find(|n| *n == base)
 }
 
 /// The worker threads of each isolated callee: merged, a callee that blocks

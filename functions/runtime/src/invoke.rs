@@ -5,7 +5,8 @@ use crate::call::{self, Call};
 use crate::call_log;
 use crate::metrics::{self, Transport};
 use crate::settings::DEFAULT_MAX_BODY_SIZE;
-use crate::{Bytes, Error, Request, Response, config, dispatch};
+use crate::{Bytes, Error, Request, Response, dispatch};
+use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
@@ -59,24 +60,30 @@ fn gateway() -> &'static Gateway {
 /// other is POSTed to `$GATEWAY_URL/function/<name>`. Either way a non-2xx
 /// reply is an [`Error::rpc`] that names the callee and its status (a 4xx
 /// stays that 4xx for this function's client).
-pub async fn invoke(function: &str, payload: impl Into<Bytes>) -> Result<Bytes, Error> {
+pub fn invoke(
+    function: &str,
+    payload: impl Into<Bytes>,
+) -> impl Future<Output = Result<Bytes, Error>> + Send + '_ {
     let mut request = Request::new(payload.into());
     *request.method_mut() = http::Method::POST;
     request.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
-    let response = invoke_request(function, request).await?;
-    let (parts, body) = response.into_parts();
-    if parts.status.is_success() {
-        Ok(body)
-    } else {
-        Err(Error::rpc(
-            function,
-            parts.status.as_u16(),
-            String::from_utf8_lossy(&body),
-        ))
-    }
+    // `map`, not an `async` block that awaits it: that would hold the call's
+    // future twice (see `invoke_request`).
+    invoke_request(function, request).map(move |reply| {
+        let (parts, body) = reply?.into_parts();
+        if parts.status.is_success() {
+            Ok(body)
+        } else {
+            Err(Error::rpc(
+                function,
+                parts.status.as_u16(),
+                String::from_utf8_lossy(&body),
+            ))
+        }
+    })
 }
 
 /// Calls `function` with a whole request and returns its whole response,
@@ -88,45 +95,48 @@ pub async fn invoke(function: &str, payload: impl Into<Bytes>) -> Result<Bytes, 
 /// A merged callee gets the same request in-process and its reply is the
 /// one it would have sent over HTTP. `Err` only when the callee could not be
 /// reached or did not answer within `$FMERGE_INVOKE_TIMEOUT_SECS`.
-pub async fn invoke_request(function: &str, mut request: Request) -> Result<Response, Error> {
-    let current = Call::current();
-    let headers = request.headers_mut();
-    let caller = current
-        .as_ref()
-        .map(|c| c.function.clone())
-        .or_else(|| config::primary().map(str::to_string))
-        .unwrap_or_else(|| call::EXTERNAL.to_string());
-    if let Ok(value) = http::HeaderValue::from_str(&caller) {
-        headers.insert(call::CALLER_HEADER, value);
-    }
-    // Over HTTP it is proven with the application's key (see `call::caller_of`);
-    // a signature the handler copied from elsewhere is never passed on.
-    headers.remove(call::CALLER_SIG_HEADER);
-    for (name, value) in current.iter().flat_map(|c| c.propagated.iter()) {
-        if !headers.contains_key(name) {
-            headers.insert(name.clone(), value.clone());
+///
+/// (Not an `async fn`, which would keep its arguments twice in its state:
+/// every caller's state carries that state, and copies it as it is built.
+/// Nothing runs before the future is polled.)
+#[allow(clippy::manual_async_fn)] // on purpose: see the line above
+pub fn invoke_request(
+    function: &str,
+    mut request: Request,
+) -> impl Future<Output = Result<Response, Error>> + Send + '_ {
+    async move {
+        let caller = Call::caller();
+        let headers = request.headers_mut();
+        // Checked as `from_str` checks, without copying the name.
+        if let Ok(value) =
+            http::HeaderValue::from_maybe_shared(Bytes::from_static(caller.as_bytes()))
+        {
+            headers.insert(call::CALLER_HEADER, value);
         }
+        // Over HTTP it is proven with the application's key (see `call::caller_of`);
+        // a signature the handler copied from elsewhere is never passed on.
+        headers.remove(&call::CALLER_SIG_HEADER);
+        let call_number = Call::pass_on(headers);
+        let started = std::time::Instant::now();
+        let (transport, reply) = match dispatch::lookup(function) {
+            Some((name, entry)) => (
+                Transport::InProcess,
+                Ok(dispatch::call(name, entry, request).await),
+            ),
+            // Boxed: the HTTP client's future is kilobytes, and every caller's
+            // state would otherwise carry (and copy) it, in-process calls too.
+            None => (
+                Transport::Gateway,
+                Box::pin(over_http(function, request)).await,
+            ),
+        };
+        let ended = std::time::Instant::now();
+        metrics::invoked(caller, function, transport, ended - started);
+        if call_log::enabled() {
+            call_log::record(call_number, caller, function, started, ended);
+        }
+        reply
     }
-    let started = std::time::Instant::now();
-    let (transport, reply) = match dispatch::lookup(function) {
-        Some(entry) => (
-            Transport::InProcess,
-            dispatch::call(function, entry, request).await,
-        ),
-        None => (Transport::Gateway, over_http(function, request).await),
-    };
-    metrics::invoked(&caller, function, transport, started.elapsed());
-    if call_log::enabled() {
-        let request = current.as_ref().map_or(0, |c| c.request);
-        call_log::record(
-            request,
-            &caller,
-            function,
-            started,
-            std::time::Instant::now(),
-        );
-    }
-    reply
 }
 
 /// Headers that belong to one HTTP connection, not to a function's reply:
@@ -153,7 +163,7 @@ async fn over_http(function: &str, request: Request) -> Result<Response, Error> 
     let (mut parts, body) = request.into_parts();
     if let Some(sig) = parts
         .headers
-        .get(call::CALLER_HEADER)
+        .get(&call::CALLER_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(call::signature)
     {

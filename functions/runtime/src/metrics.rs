@@ -30,10 +30,10 @@ const BUCKETS: [f64; 11] = [
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Labels {
-    function: String,
-    caller: String,
-    code: String,
-    method: String,
+    function: &'static str,
+    caller: &'static str,
+    code: u16,
+    method: &'static str,
 }
 
 /// From 100 µs: an in-process call takes microseconds, a gateway hop
@@ -52,14 +52,14 @@ pub(crate) enum Transport {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct InvokeLabels {
-    caller: String,
-    callee: String,
+    caller: &'static str,
+    callee: &'static str,
     transport: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FunctionLabel {
-    function: String,
+    function: &'static str,
 }
 
 struct Metrics {
@@ -121,60 +121,132 @@ impl Drop for InFlight {
     }
 }
 
-pub(crate) fn started(function: &str) -> InFlight {
-    let gauge = metrics()
-        .in_flight
-        .get_or_create(&FunctionLabel {
-            function: function.to_string(),
-        })
-        .clone();
+/// How many label sets of each kind a thread keeps at hand (see [`LOCAL`]);
+/// past them it looks up the family each time.
+const LOCAL_SETS: usize = 64;
+
+/// The metrics of label sets a thread has used, found by the identity of
+/// their names (static strings from a handful of places): a family lookup
+/// hashes every label under a lock, and it happens for every request and
+/// every in-process call. Clones of a metric share its value, and nothing
+/// removes metrics from a family, so these never go stale.
+#[derive(Default)]
+struct Local {
+    requests: Vec<(Labels, Counter, Histogram)>,
+    invokes: Vec<(InvokeLabels, Histogram)>,
+    in_flight: Vec<(&'static str, Gauge)>,
+}
+
+thread_local! {
+    static LOCAL: std::cell::RefCell<Local> = std::cell::RefCell::default();
+}
+
+/// `f` with this thread's [`Local`], or with a throwaway one while the
+/// thread is being torn down.
+fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
+    let mut f = Some(f);
+    LOCAL
+        .try_with(|local| (f.take().expect("once"))(&mut local.borrow_mut()))
+        .unwrap_or_else(|_| (f.take().expect("once"))(&mut Local::default()))
+}
+
+/// The same static string (address and length), not merely equal text.
+fn same(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b)
+}
+
+pub(crate) fn started(function: &'static str) -> InFlight {
+    let gauge = with_local(|local| {
+        if let Some((_, gauge)) = local.in_flight.iter().find(|(f, _)| same(f, function)) {
+            return gauge.clone();
+        }
+        let gauge = metrics()
+            .in_flight
+            .get_or_create(&FunctionLabel { function })
+            .clone();
+        if local.in_flight.len() < LOCAL_SETS {
+            local.in_flight.push((function, gauge.clone()));
+        }
+        gauge
+    });
     gauge.inc();
     InFlight(gauge)
 }
 
 /// Records one finished request of `function` on behalf of `caller`.
 pub(crate) fn finished(
-    function: &str,
-    caller: &str,
+    function: &'static str,
+    caller: &'static str,
     method: &Method,
     status: StatusCode,
     elapsed: Duration,
 ) {
     let labels = Labels {
-        function: function.to_string(),
-        caller: caller.to_string(),
-        code: status.as_u16().to_string(),
-        method: method_label(method).to_string(),
+        function,
+        caller,
+        code: status.as_u16(),
+        method: method_label(method),
     };
-    let m = metrics();
-    m.requests.get_or_create(&labels).inc();
-    m.durations
-        .get_or_create(&labels)
-        .observe(elapsed.as_secs_f64());
+    let seconds = elapsed.as_secs_f64();
+    with_local(|local| {
+        let found = local.requests.iter().find(|(l, ..)| {
+            l.code == labels.code
+                && same(l.function, function)
+                && same(l.caller, caller)
+                && same(l.method, labels.method)
+        });
+        if let Some((_, counter, histogram)) = found {
+            counter.inc();
+            histogram.observe(seconds);
+            return;
+        }
+        let m = metrics();
+        let counter = m.requests.get_or_create(&labels).clone();
+        let histogram = m.durations.get_or_create(&labels).clone();
+        counter.inc();
+        histogram.observe(seconds);
+        if local.requests.len() < LOCAL_SETS {
+            local.requests.push((labels, counter, histogram));
+        }
+    });
 }
 
 /// Records one `invoke` of `callee` by `caller`, answered or not, as the
 /// caller saw it. Callee names come from the code but may be computed, so
 /// they are bounded like callers.
-pub(crate) fn invoked(caller: &str, callee: &str, transport: Transport, elapsed: Duration) {
-    let labels = InvokeLabels {
-        caller: caller.to_string(),
-        callee: callee_label(callee),
-        transport: match transport {
-            Transport::Gateway => "gateway",
-            Transport::InProcess => "in-process",
-        },
+pub(crate) fn invoked(caller: &'static str, callee: &str, transport: Transport, elapsed: Duration) {
+    let transport = match transport {
+        Transport::Gateway => "gateway",
+        Transport::InProcess => "in-process",
     };
-    metrics()
-        .invokes
-        .get_or_create(&labels)
-        .observe(elapsed.as_secs_f64());
+    let seconds = elapsed.as_secs_f64();
+    with_local(|local| {
+        // By text: a computed callee name is not a static string.
+        let found = local.invokes.iter().find(|(l, _)| {
+            same(l.caller, caller) && same(l.transport, transport) && l.callee == callee
+        });
+        if let Some((_, histogram)) = found {
+            histogram.observe(seconds);
+            return;
+        }
+        let labels = InvokeLabels {
+            caller,
+            callee: callee_label(callee),
+            transport,
+        };
+        let histogram = metrics().invokes.get_or_create(&labels).clone();
+        histogram.observe(seconds);
+        // Only a callee counted under its own name can be found by it.
+        if labels.callee == callee && local.invokes.len() < LOCAL_SETS {
+            local.invokes.push((labels, histogram));
+        }
+    });
 }
 
 /// `callee` as a label: itself for the first [`crate::call::MAX_CALLERS`]
 /// names, [`crate::call::OTHER`] after.
-pub(crate) fn callee_label(callee: &str) -> String {
-    static CALLEES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+pub(crate) fn callee_label(callee: &str) -> &'static str {
+    static CALLEES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
     crate::call::bounded(&CALLEES, callee)
 }
 
@@ -260,5 +332,45 @@ pub(crate) async fn serve(name: &'static str, addr: SocketAddr) {
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal names from different places (a callee's name from the merged
+    /// table, the same name from its own crate) are one series, whichever
+    /// thread counts them and whether or not it had them at hand.
+    #[test]
+    fn equal_names_from_different_places_are_one_series() {
+        let literal: &'static str = "metrics-test-fn";
+        let copy: &'static str = Box::leak(literal.to_string().into_boxed_str());
+        assert!(!std::ptr::eq(literal, copy));
+        let ms = Duration::from_millis(1);
+        for function in [literal, copy, literal] {
+            finished(function, "external", &Method::POST, StatusCode::OK, ms);
+        }
+        std::thread::spawn(move || finished(copy, "external", &Method::POST, StatusCode::OK, ms))
+            .join()
+            .unwrap();
+        let text = encode();
+        let series: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("http_requests_total{") && l.contains(literal))
+            .collect();
+        assert_eq!(
+            series,
+            [
+                r#"http_requests_total{function="metrics-test-fn",caller="external",code="200",method="post"} 4"#
+            ]
+        );
+        for callee in [literal, copy] {
+            invoked("external", callee, Transport::InProcess, ms);
+        }
+        let count = format!(
+            r#"fmerge_invoke_duration_seconds_count{{caller="external",callee="{literal}",transport="in-process"}} 2"#
+        );
+        assert!(encode().lines().any(|l| l == count), "{}", encode());
     }
 }

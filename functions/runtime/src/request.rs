@@ -39,7 +39,7 @@ pub(crate) async fn handle(
     }
     let log = server.settings.access_log.then(|| {
         let id = call::call_id(req.headers()).map(str::to_string);
-        (req.uri().clone(), id)
+        Box::new((req.uri().clone(), id))
     });
     let record = Record::start(
         server.name,
@@ -61,20 +61,21 @@ pub(crate) async fn handle(
 /// dropped first (the client disconnected, or the caller gave up).
 pub(crate) struct Record {
     function: &'static str,
-    caller: String,
+    caller: &'static str,
     method: Method,
     started: Instant,
-    /// The URI and call id for the access log line, when it is on.
-    log: Option<(Uri, Option<String>)>,
+    /// The URI and call id for the access log line, when it is on (boxed:
+    /// a record lives in every call's state, the log is mostly off).
+    log: Option<Box<(Uri, Option<String>)>>,
     done: bool,
 }
 
 impl Record {
     pub(crate) fn start(
         function: &'static str,
-        caller: String,
+        caller: &'static str,
         method: Method,
-        log: Option<(Uri, Option<String>)>,
+        log: Option<Box<(Uri, Option<String>)>>,
     ) -> Record {
         Record {
             function,
@@ -93,8 +94,8 @@ impl Record {
 
     fn count(&self, status: StatusCode, bytes: usize) {
         let elapsed = self.started.elapsed();
-        metrics::finished(self.function, &self.caller, &self.method, status, elapsed);
-        if let Some((uri, call_id)) = &self.log {
+        metrics::finished(self.function, self.caller, &self.method, status, elapsed);
+        if let Some((uri, call_id)) = self.log.as_deref() {
             let call_id = call_id
                 .as_deref()
                 .map(|id| format!(" call_id={id}"))
@@ -259,12 +260,14 @@ impl Drop for Slot<'_> {
     }
 }
 
+const X_TIMEOUT: http::HeaderName = http::HeaderName::from_static("x-timeout");
+
 /// `exec_timeout`, lowered by a request's `X-Timeout` (as of-watchdog does).
 /// It can only lower it: zero, or anything that is not a duration, is
 /// ignored (of-watchdog lets `X-Timeout: 0` lift the limit).
 pub(crate) fn exec_timeout(configured: Duration, headers: &http::HeaderMap) -> Duration {
     headers
-        .get("x-timeout")
+        .get(&X_TIMEOUT)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| parse_duration(v).ok())
         .filter(|d| !d.is_zero() && (configured.is_zero() || *d < configured))
