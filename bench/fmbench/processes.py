@@ -4,6 +4,7 @@ to CPUs), waiting for them, stopping them, and the CPU time each spent
 seed the data the functions read."""
 
 import os
+import random
 import resource
 import signal
 import socket
@@ -115,10 +116,33 @@ def children_of(pid):
     return sorted(set(out))
 
 
+_GIVEN = set()  # ports free_port handed out in this run
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range, never the same twice.
+    A port the kernel picks (bind to 0) comes from that range, and an
+    outgoing connection (a function's Redis client, nginx's upstream) could
+    take it before the process meant to listen on it starts."""
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(10000, max(10001, low))
+        if port in _GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+    die(f"no free port between 10000 and {low} on 127.0.0.1")
 
 
 def port_in_use(port):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import helpers  # noqa: F401  (puts fmbench on the path)
 
-from fmbench.processes import Processes, children_of
+from fmbench.processes import Processes, children_of, free_port
 
 
 class Children(unittest.TestCase):
@@ -57,5 +57,15 @@ class OwnTicks(unittest.TestCase):
                 procs.stop_all()
 
 
+class FreePorts(unittest.TestCase):
+    def test_distinct_and_below_the_ephemeral_range(self):
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+        ports = [free_port() for _ in range(200)]
+        self.assertEqual(len(set(ports)), len(ports))
+        self.assertTrue(all(10000 <= p < low for p in ports), ports)
+
+
 if __name__ == "__main__":
     unittest.main()
+
