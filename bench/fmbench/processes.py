@@ -130,9 +130,8 @@ def free_port():
             low = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         pass
-    rng = random.Random()
     for _ in range(1000):
-        port = rng.randrange(10000, max(10001, low))
+        port = random.randrange(10000, max(10001, low))
         if port in _GIVEN:
             continue
         with socket.socket() as s:

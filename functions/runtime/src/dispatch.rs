@@ -39,6 +39,12 @@ fn name(route: &Route) -> &'static [u8] {
     unsafe { std::slice::from_raw_parts(route.name, route.len) }
 }
 
+/// [`name`] as text, for labels and the guards' table (`?` if it were not
+/// UTF-8).
+fn name_text(route: &Route) -> &'static str {
+    std::str::from_utf8(name(route)).unwrap_or("?")
+}
+
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
 /// same name in another namespace is another function, reached over HTTP).
@@ -49,9 +55,9 @@ pub(crate) fn lookup(function: &str) -> Option<(&'static str, Entry)> {
         return None;
     }
     let base = local_name(function)?;
-    routes.iter().find_map(|r| {
-        (name(r) == base.as_bytes()).then(|| (std::str::from_utf8(name(r)).unwrap_or("?"), r.entry))
-    })
+    routes
+        .iter()
+        .find_map(|r| (name(r) == base.as_bytes()).then(|| (name_text(r), r.entry)))
 }
 
 /// `function` without `.<namespace>`, if that namespace is this one.
@@ -169,7 +175,7 @@ fn guards_table() -> &'static Result<Vec<(&'static str, Guards)>, String> {
         routes()
             .iter()
             .map(|route| {
-                let name = std::str::from_utf8(self::name(route)).unwrap_or("?");
+                let name = name_text(route);
                 let settings =
                     Settings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
                         .map_err(|e| {

@@ -132,7 +132,7 @@ const LOCAL_SETS: usize = 64;
 /// removes metrics from a family, so these never go stale.
 #[derive(Default)]
 struct Local {
-    requests: Vec<(Labels, Counter, Histogram)>,
+    requests: Vec<(Labels, (Counter, Histogram))>,
     invokes: Vec<(InvokeLabels, Histogram)>,
     in_flight: Vec<(&'static str, Gauge)>,
 }
@@ -150,6 +150,25 @@ fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
         .unwrap_or_else(|_| (f.take().expect("once"))(&mut Local::default()))
 }
 
+/// The metric `sets` holds for the label set `is` picks, else the one
+/// `make` looks up in its family, kept while `sets` has room; `f` gets it.
+fn at_hand<L, M, R>(
+    sets: &mut Vec<(L, M)>,
+    is: impl Fn(&L) -> bool,
+    make: impl FnOnce() -> (L, M),
+    f: impl FnOnce(&M) -> R,
+) -> R {
+    if let Some((_, metric)) = sets.iter().find(|(labels, _)| is(labels)) {
+        return f(metric);
+    }
+    let (labels, metric) = make();
+    let r = f(&metric);
+    if sets.len() < LOCAL_SETS {
+        sets.push((labels, metric));
+    }
+    r
+}
+
 /// The same static string (address and length), not merely equal text.
 fn same(a: &'static str, b: &'static str) -> bool {
     std::ptr::eq(a, b)
@@ -157,17 +176,18 @@ fn same(a: &'static str, b: &'static str) -> bool {
 
 pub(crate) fn started(function: &'static str) -> InFlight {
     let gauge = with_local(|local| {
-        if let Some((_, gauge)) = local.in_flight.iter().find(|(f, _)| same(f, function)) {
-            return gauge.clone();
-        }
-        let gauge = metrics()
-            .in_flight
-            .get_or_create(&FunctionLabel { function })
-            .clone();
-        if local.in_flight.len() < LOCAL_SETS {
-            local.in_flight.push((function, gauge.clone()));
-        }
-        gauge
+        at_hand(
+            &mut local.in_flight,
+            |f| same(f, function),
+            || {
+                let family = &metrics().in_flight;
+                (
+                    function,
+                    family.get_or_create(&FunctionLabel { function }).clone(),
+                )
+            },
+            Gauge::clone,
+        )
     });
     gauge.inc();
     InFlight(gauge)
@@ -189,25 +209,25 @@ pub(crate) fn finished(
     };
     let seconds = elapsed.as_secs_f64();
     with_local(|local| {
-        let found = local.requests.iter().find(|(l, ..)| {
-            l.code == labels.code
-                && same(l.function, function)
-                && same(l.caller, caller)
-                && same(l.method, labels.method)
-        });
-        if let Some((_, counter, histogram)) = found {
-            counter.inc();
-            histogram.observe(seconds);
-            return;
-        }
-        let m = metrics();
-        let counter = m.requests.get_or_create(&labels).clone();
-        let histogram = m.durations.get_or_create(&labels).clone();
-        counter.inc();
-        histogram.observe(seconds);
-        if local.requests.len() < LOCAL_SETS {
-            local.requests.push((labels, counter, histogram));
-        }
+        at_hand(
+            &mut local.requests,
+            |l| {
+                l.code == labels.code
+                    && same(l.function, function)
+                    && same(l.caller, caller)
+                    && same(l.method, labels.method)
+            },
+            || {
+                let m = metrics();
+                let counter = m.requests.get_or_create(&labels).clone();
+                let histogram = m.durations.get_or_create(&labels).clone();
+                (labels.clone(), (counter, histogram))
+            },
+            |(counter, histogram)| {
+                counter.inc();
+                histogram.observe(seconds);
+            },
+        )
     });
 }
 
@@ -221,25 +241,23 @@ pub(crate) fn invoked(caller: &'static str, callee: &str, transport: Transport, 
     };
     let seconds = elapsed.as_secs_f64();
     with_local(|local| {
-        // By text: a computed callee name is not a static string.
-        let found = local.invokes.iter().find(|(l, _)| {
-            same(l.caller, caller) && same(l.transport, transport) && l.callee == callee
-        });
-        if let Some((_, histogram)) = found {
-            histogram.observe(seconds);
-            return;
-        }
-        let labels = InvokeLabels {
-            caller,
-            callee: callee_label(callee),
-            transport,
-        };
-        let histogram = metrics().invokes.get_or_create(&labels).clone();
-        histogram.observe(seconds);
-        // Only a callee counted under its own name can be found by it.
-        if labels.callee == callee && local.invokes.len() < LOCAL_SETS {
-            local.invokes.push((labels, histogram));
-        }
+        at_hand(
+            &mut local.invokes,
+            // By text: a computed callee name is not a static string. (A
+            // callee counted as `other` is kept too, and found by no name
+            // but `other`, whose label it is anyway.)
+            |l| same(l.caller, caller) && same(l.transport, transport) && l.callee == callee,
+            || {
+                let labels = InvokeLabels {
+                    caller,
+                    callee: callee_label(callee),
+                    transport,
+                };
+                let histogram = metrics().invokes.get_or_create(&labels).clone();
+                (labels, histogram)
+            },
+            |histogram| histogram.observe(seconds),
+        )
     });
 }
 
