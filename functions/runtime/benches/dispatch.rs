@@ -17,7 +17,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fmerge_runtime::hooks::{Route, Routes};
-use fmerge_runtime::{BoxResponse, Bytes, Error, Request, invoke};
+use fmerge_runtime::{BoxResponse, Bytes, Error, Input, Request, invoke};
 use std::hint::black_box;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Once;
@@ -38,8 +38,8 @@ async fn noop(body: Bytes) -> Result<Vec<u8>, Error> {
 }
 
 /// Its entry, exactly as `function!` writes one.
-fn noop_entry(request: Request) -> BoxResponse {
-    fmerge_runtime::run_handler("noop", noop, request)
+fn noop_entry(input: Input) -> BoxResponse {
+    fmerge_runtime::run_handler("noop", noop, input)
 }
 
 /// Names in the table. `noop` is first; `noop-7` is the last of eight, like
@@ -119,12 +119,17 @@ fn dispatch(c: &mut Criterion) {
         })
     });
     g.bench_function("direct_entry", |b| {
-        let entry: fn(Request) -> BoxResponse = black_box(noop_entry);
+        let entry: fn(Input) -> BoxResponse = black_box(noop_entry);
         b.iter_custom(|iters| {
             rt.block_on(async {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    black_box(entry(black_box(Request::new(Bytes::from_static(PAYLOAD)))).await);
+                    black_box(
+                        entry(black_box(Input::from(Request::new(Bytes::from_static(
+                            PAYLOAD,
+                        )))))
+                        .await,
+                    );
                 }
                 start.elapsed()
             })

@@ -64,6 +64,24 @@ impl Call {
         }
     }
 
+    /// The context of an in-process `invoke` of `function` from the running
+    /// call: what `new` reads from the headers `invoke` would have sent.
+    pub fn inherit(function: &'static str) -> Call {
+        Call {
+            function,
+            propagated: CURRENT
+                .try_with(|c| c.propagated.clone())
+                .unwrap_or_default(),
+            request: crate::call_log::next_request(),
+        }
+    }
+
+    /// The running call's number in the call log (0: no call runs here, or
+    /// the log is off).
+    pub fn number() -> u64 {
+        CURRENT.try_with(|c| c.request).unwrap_or(0)
+    }
+
     /// `fut` run as this call. (A plain function, not `async`: an `async fn`
     /// would hold `fut` twice in its state, and every caller copies it.)
     pub fn scope<F: std::future::Future>(self, fut: F) -> TaskLocalFuture<Call, F> {
@@ -71,19 +89,15 @@ impl Call {
     }
 
     /// Sets the running call's propagated headers on an outgoing call's
-    /// `headers`, where not set already; returns the running call's number
-    /// in the call log (0: no call runs here, or the log is off).
-    pub fn pass_on(headers: &mut HeaderMap) -> u64 {
-        CURRENT
-            .try_with(|c| {
-                for (name, value) in &c.propagated {
-                    if !headers.contains_key(name) {
-                        headers.insert(name.clone(), value.clone());
-                    }
+    /// `headers`, where not set already.
+    pub fn pass_on(headers: &mut HeaderMap) {
+        let _ = CURRENT.try_with(|c| {
+            for (name, value) in &c.propagated {
+                if !headers.contains_key(name) {
+                    headers.insert(name.clone(), value.clone());
                 }
-                c.request
-            })
-            .unwrap_or(0)
+            }
+        });
     }
 
     /// Who calls from this task: the running call's function, else the

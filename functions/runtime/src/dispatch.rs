@@ -7,7 +7,7 @@
 use crate::call::Call;
 use crate::hooks::{Route, Routes};
 use crate::request::{self, Record, Slot};
-use crate::{Entry, Error, Request, Response, Settings, metrics, namespaced};
+use crate::{Entry, Error, Input, Response, Settings, metrics, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -96,8 +96,8 @@ pub(crate) fn merged() -> Vec<String> {
 
 /// Runs an entry and turns a panic into a 500 reply instead of unwinding
 /// into the caller or killing the connection.
-pub(crate) async fn run_guarded(function: &str, entry: Entry, request: Request) -> Response {
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(request))) {
+pub(crate) async fn run_guarded(function: &str, entry: Entry, input: Input) -> Response {
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| entry(input))) {
         Ok(fut) => fut,
         Err(panic) => return Error::panicked(function, &*panic).into_response(function),
     };
@@ -121,9 +121,9 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, request: Request) 
 pub(crate) fn call(
     name: &'static str,
     entry: Entry,
-    request: Request,
+    input: Input,
 ) -> impl Future<Output = Response> + Send {
-    let method = request.method().clone();
+    let method = input.method();
     // The caller is who runs here, never what a header says.
     let record = Record::start(name, Call::caller(), method.clone(), None);
     let guards = guards(name);
@@ -131,12 +131,19 @@ pub(crate) fn call(
         None => Err(request::too_many(guards.max_inflight)),
         Some(slot) => {
             let gauge = metrics::started(name);
-            if request.body().len() > guards.max_body_size {
+            if input.body_len() > guards.max_body_size {
                 Err(request::too_large(guards.max_body_size))
             } else {
-                let limit = request::exec_timeout(guards.exec_timeout, request.headers());
-                let context = Call::new(name, request.headers());
-                let run = Box::pin(context.scope(run_guarded(name, entry, request)));
+                // An invoke's body comes with no headers: no `X-Timeout`,
+                // and the running call's ids, as its headers would carry them.
+                let (limit, context) = match input.headers() {
+                    Some(headers) => (
+                        request::exec_timeout(guards.exec_timeout, headers),
+                        Call::new(name, headers),
+                    ),
+                    None => (guards.exec_timeout, Call::inherit(name)),
+                };
+                let run = Box::pin(context.scope(run_guarded(name, entry, input)));
                 Ok((slot, gauge, limit, run))
             }
         }

@@ -4,9 +4,71 @@
 //! response out) so that the merger and `invoke` need not know which shape a
 //! callee was written in. [`Handler`] adapts each shape to it.
 
-use crate::{BoxResponse, Bytes, Error, Request, Response};
-use http::{HeaderValue, Method, StatusCode, header};
+use crate::{BoxResponse, Bytes, Error, Request, Response, invoke};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use std::future::Future;
+
+/// What an [`Entry`](crate::Entry) is called with: a whole request, or the
+/// body of an in-process [`invoke`](crate::invoke). A body-shaped handler
+/// takes that body as it is, and no request or reply headers are built for
+/// it (`invoke` reads only the reply's status and body); an HTTP-shaped
+/// handler gets the request `invoke` sends over HTTP.
+pub struct Input(Inner);
+
+// As large as the request it carries, for one call: boxing would allocate per call.
+#[allow(clippy::large_enum_variant)]
+enum Inner {
+    Request(Request),
+    Invoke { body: Bytes, caller: &'static str },
+}
+
+impl From<Request> for Input {
+    fn from(request: Request) -> Input {
+        Input(Inner::Request(request))
+    }
+}
+
+impl Input {
+    /// `body` as `invoke` from `caller` sends it.
+    pub(crate) fn invoke(body: Bytes, caller: &'static str) -> Input {
+        Input(Inner::Invoke { body, caller })
+    }
+
+    pub(crate) fn method(&self) -> Method {
+        match &self.0 {
+            Inner::Request(r) => r.method().clone(),
+            Inner::Invoke { .. } => Method::POST,
+        }
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match &self.0 {
+            Inner::Request(r) => r.body().len(),
+            Inner::Invoke { body, .. } => body.len(),
+        }
+    }
+
+    /// The request's headers; none for an invoke's body.
+    pub(crate) fn headers(&self) -> Option<&HeaderMap> {
+        match &self.0 {
+            Inner::Request(r) => Some(r.headers()),
+            Inner::Invoke { .. } => None,
+        }
+    }
+
+    /// The whole request: for an invoke's body, the request `invoke` sends
+    /// over HTTP (its propagated headers those of the call running here).
+    pub fn into_request(self) -> Request {
+        match self.0 {
+            Inner::Request(r) => r,
+            Inner::Invoke { body, caller } => {
+                let mut request = invoke::post(body);
+                invoke::mark(&mut request, caller);
+                request
+            }
+        }
+    }
+}
 
 /// A function's handler. Implemented for
 /// - `async fn(Bytes) -> Result<Vec<u8>, E>` ([`BodyShape`]): body in, body
@@ -19,7 +81,7 @@ use std::future::Future;
 /// Either way `Err(e)` (`E: Into<Error>`) is replied with `e.status()` and
 /// `{"error": "<message>"}`, and logged with the function's name.
 pub trait Handler<Shape>: Send + 'static {
-    fn call(self, function: &'static str, request: Request) -> BoxResponse;
+    fn call(self, function: &'static str, input: Input) -> BoxResponse;
 }
 
 /// Marker of body-in, body-out handlers.
@@ -36,26 +98,34 @@ where
     Fut: Future<Output = Result<Vec<u8>, E>> + Send + 'static,
     E: Into<Error>,
 {
-    fn call(self, function: &'static str, request: Request) -> BoxResponse {
-        // A body-shaped handler is a write path: a probe or a preflight must
-        // not run it.
-        if request.method() == Method::OPTIONS {
-            let mut r = Response::new(Bytes::new());
-            *r.status_mut() = StatusCode::NO_CONTENT;
-            r.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static(ALLOW));
-            return Box::pin(std::future::ready(r));
-        }
-        if request.method() == Method::HEAD {
-            return Box::pin(std::future::ready(json_response(
-                StatusCode::OK,
-                Bytes::new(),
-            )));
-        }
-        let reply = self(request.into_body());
+    fn call(self, function: &'static str, input: Input) -> BoxResponse {
+        let (body, http) = match input.0 {
+            Inner::Invoke { body, .. } => (body, false),
+            Inner::Request(request) => {
+                // A body-shaped handler is a write path: a probe or a
+                // preflight must not run it.
+                if request.method() == Method::OPTIONS {
+                    let mut r = Response::new(Bytes::new());
+                    *r.status_mut() = StatusCode::NO_CONTENT;
+                    r.headers_mut()
+                        .insert(header::ALLOW, HeaderValue::from_static(ALLOW));
+                    return Box::pin(std::future::ready(r));
+                }
+                if request.method() == Method::HEAD {
+                    return Box::pin(std::future::ready(json_response(
+                        StatusCode::OK,
+                        Bytes::new(),
+                    )));
+                }
+                (request.into_body(), true)
+            }
+        };
+        // The handler's future is made inside the box: made outside, its
+        // whole state would be copied in.
         Box::pin(async move {
-            match reply.await {
-                Ok(body) => json_response(StatusCode::OK, body.into()),
+            match self(body).await {
+                Ok(body) if http => json_response(StatusCode::OK, body.into()),
+                Ok(body) => Response::new(body.into()),
                 Err(e) => e.into().into_response(function),
             }
         })
@@ -68,10 +138,9 @@ where
     Fut: Future<Output = Result<Response, E>> + Send + 'static,
     E: Into<Error>,
 {
-    fn call(self, function: &'static str, request: Request) -> BoxResponse {
-        let reply = self(request);
+    fn call(self, function: &'static str, input: Input) -> BoxResponse {
         Box::pin(async move {
-            match reply.await {
+            match self(input.into_request()).await {
                 Ok(response) => response,
                 Err(e) => e.into().into_response(function),
             }
@@ -85,9 +154,9 @@ where
 pub fn run_handler<S, H: Handler<S>>(
     function: &'static str,
     handler: H,
-    request: Request,
+    input: Input,
 ) -> BoxResponse {
-    handler.call(function, request)
+    handler.call(function, input)
 }
 
 pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response {

@@ -5,7 +5,7 @@ use crate::call::{self, Call};
 use crate::call_log;
 use crate::metrics::{self, Transport};
 use crate::settings::DEFAULT_MAX_BODY_SIZE;
-use crate::{Bytes, Error, Request, Response, dispatch};
+use crate::{Bytes, Error, Input, Request, Response, dispatch};
 use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
@@ -64,15 +64,9 @@ pub fn invoke(
     function: &str,
     payload: impl Into<Bytes>,
 ) -> impl Future<Output = Result<Bytes, Error>> + Send + '_ {
-    let mut request = Request::new(payload.into());
-    *request.method_mut() = http::Method::POST;
-    request.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
     // `map`, not an `async` block that awaits it: that would hold the call's
     // future twice (see `invoke_request`).
-    invoke_request(function, request).map(move |reply| {
+    send(function, Outgoing::Body(payload.into())).map(move |reply| {
         let (parts, body) = reply?.into_parts();
         if parts.status.is_success() {
             Ok(body)
@@ -95,40 +89,89 @@ pub fn invoke(
 /// A merged callee gets the same request in-process and its reply is the
 /// one it would have sent over HTTP. `Err` only when the callee could not be
 /// reached or did not answer within `$FMERGE_INVOKE_TIMEOUT_SECS`.
+pub fn invoke_request(
+    function: &str,
+    request: Request,
+) -> impl Future<Output = Result<Response, Error>> + Send + '_ {
+    send(function, Outgoing::Request(request))
+}
+
+/// What `invoke` or `invoke_request` sends.
+// As large as the request it carries, for one call: boxing would allocate per call.
+#[allow(clippy::large_enum_variant)]
+enum Outgoing {
+    Body(Bytes),
+    Request(Request),
+}
+
+/// The request `invoke` sends: `body` POSTed as `application/json`.
+pub(crate) fn post(body: Bytes) -> Request {
+    let mut request = Request::new(body);
+    *request.method_mut() = http::Method::POST;
+    request.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    request
+}
+
+/// Marks an outgoing request as sent by `caller` on behalf of the running
+/// call: `X-Fmerge-Caller` and the call's propagated headers.
+pub(crate) fn mark(request: &mut Request, caller: &'static str) {
+    let headers = request.headers_mut();
+    // Checked as `from_str` checks, without copying the name.
+    if let Ok(value) = http::HeaderValue::from_maybe_shared(Bytes::from_static(caller.as_bytes())) {
+        headers.insert(call::CALLER_HEADER, value);
+    }
+    // Over HTTP it is proven with the application's key (see `call::caller_of`);
+    // a signature the handler copied from elsewhere is never passed on.
+    headers.remove(&call::CALLER_SIG_HEADER);
+    Call::pass_on(headers);
+}
+
+/// Sends `outgoing` to `function`, in-process or over HTTP, and counts it.
+/// A body for a merged callee goes as it is (see [`crate::Input`]): no
+/// headers are built for it.
 ///
 /// (Not an `async fn`, which would keep its arguments twice in its state:
 /// every caller's state carries that state, and copies it as it is built.
 /// Nothing runs before the future is polled.)
 #[allow(clippy::manual_async_fn)] // on purpose: see the line above
-pub fn invoke_request(
+fn send(
     function: &str,
-    mut request: Request,
+    outgoing: Outgoing,
 ) -> impl Future<Output = Result<Response, Error>> + Send + '_ {
     async move {
         let caller = Call::caller();
-        let headers = request.headers_mut();
-        // Checked as `from_str` checks, without copying the name.
-        if let Ok(value) =
-            http::HeaderValue::from_maybe_shared(Bytes::from_static(caller.as_bytes()))
-        {
-            headers.insert(call::CALLER_HEADER, value);
-        }
-        // Over HTTP it is proven with the application's key (see `call::caller_of`);
-        // a signature the handler copied from elsewhere is never passed on.
-        headers.remove(&call::CALLER_SIG_HEADER);
-        let call_number = Call::pass_on(headers);
+        let call_number = Call::number();
         let started = std::time::Instant::now();
         let (transport, reply) = match dispatch::lookup(function) {
-            Some((name, entry)) => (
-                Transport::InProcess,
-                Ok(dispatch::call(name, entry, request).await),
-            ),
+            Some((name, entry)) => {
+                let input = match outgoing {
+                    Outgoing::Body(body) => Input::invoke(body, caller),
+                    Outgoing::Request(mut request) => {
+                        mark(&mut request, caller);
+                        Input::from(request)
+                    }
+                };
+                (
+                    Transport::InProcess,
+                    Ok(dispatch::call(name, entry, input).await),
+                )
+            }
             // Boxed: the HTTP client's future is kilobytes, and every caller's
             // state would otherwise carry (and copy) it, in-process calls too.
-            None => (
-                Transport::Gateway,
-                Box::pin(over_http(function, request)).await,
-            ),
+            None => {
+                let mut request = match outgoing {
+                    Outgoing::Body(body) => post(body),
+                    Outgoing::Request(request) => request,
+                };
+                mark(&mut request, caller);
+                (
+                    Transport::Gateway,
+                    Box::pin(over_http(function, request)).await,
+                )
+            }
         };
         let ended = std::time::Instant::now();
         metrics::invoked(caller, function, transport, ended - started);

@@ -37,7 +37,7 @@ pub use config::{config_of, namespaced, variable_for};
 pub use error::Error;
 #[doc(hidden)]
 pub use fmerge_contract as __contract;
-pub use handler::{BodyShape, Handler, HttpShape, run_handler};
+pub use handler::{BodyShape, Handler, HttpShape, Input, run_handler};
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 pub use invoke::{invoke, invoke_request};
 pub use serve::serve;
@@ -62,9 +62,10 @@ pub type BoxReply = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + 
 pub type BoxResponse = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
 /// The signature of a function's exported entry (`fmerge.entry.<name>`): the
-/// whole request in, the whole response out (errors already turned into
-/// their reply), the same for an HTTP request and an in-process call.
-pub type Entry = fn(Request) -> BoxResponse;
+/// whole request in (or an in-process `invoke`'s body, see [`Input`]), the
+/// whole response out (errors already turned into their reply), the same
+/// for an HTTP request and an in-process call.
+pub type Entry = fn(Input) -> BoxResponse;
 
 /// Parses a JSON request body, or fails with a 400 that says what was wrong.
 pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
@@ -122,8 +123,8 @@ macro_rules! function {
     ($handler:path) => {
         #[doc(hidden)]
         #[unsafe(export_name = concat!($crate::__contract::entry_prefix!(), env!("CARGO_PKG_NAME")))]
-        pub fn __fmerge_entry(request: $crate::Request) -> $crate::BoxResponse {
-            $crate::run_handler(env!("CARGO_PKG_NAME"), $handler, request)
+        pub fn __fmerge_entry(input: $crate::Input) -> $crate::BoxResponse {
+            $crate::run_handler(env!("CARGO_PKG_NAME"), $handler, input)
         }
 
         fn main() {

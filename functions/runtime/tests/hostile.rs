@@ -9,7 +9,7 @@
 
 mod support;
 
-use fmerge_runtime::{BoxResponse, Bytes, Error, Request, Response, invoke};
+use fmerge_runtime::{BoxResponse, Bytes, Error, Input, Request, Response, invoke};
 use fmerge_testkit::dataplane::{self, method_flood, probe};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
@@ -141,8 +141,8 @@ async fn local(_: Request) -> Result<Response, Error> {
     Ok(Response::new(Bytes::from_static(b"the local echo")))
 }
 
-fn local_entry(request: Request) -> BoxResponse {
-    fmerge_runtime::run_handler("echo", local, request)
+fn local_entry(input: Input) -> BoxResponse {
+    fmerge_runtime::run_handler("echo", local, input)
 }
 
 #[test]

@@ -10,7 +10,7 @@
 mod support;
 
 use fmerge_runtime::{
-    BoxResponse, Bytes, Error, HeaderValue, Method, Request, Response, StatusCode, invoke,
+    BoxResponse, Bytes, Error, HeaderValue, Input, Method, Request, Response, StatusCode, invoke,
     invoke_request,
 };
 use fmerge_testkit::{Gateway, free_port};
@@ -51,8 +51,8 @@ async fn echo(request: Request) -> Result<Response, Error> {
     Ok(response)
 }
 
-fn echo_entry(request: Request) -> BoxResponse {
-    fmerge_runtime::run_handler("echo", echo, request)
+fn echo_entry(input: Input) -> BoxResponse {
+    fmerge_runtime::run_handler("echo", echo, input)
 }
 
 fn request(method: Method, uri: &str, body: &'static str) -> Request {

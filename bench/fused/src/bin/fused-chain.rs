@@ -4,13 +4,13 @@
 //! social-graph-get-followers called as plain async functions, in one
 //! process (see the crate docs).
 
-use fmerge_runtime::{BoxResponse, Request};
+use fmerge_runtime::{BoxResponse, Input};
 
 // The members' modules, generated from their main.rs by build.rs, and `direct`.
 include!(concat!(env!("OUT_DIR"), "/chain.rs"));
 
-fn entry(request: Request) -> BoxResponse {
-    fmerge_runtime::run_handler("compose-post", compose_post::fused_handle, request)
+fn entry(input: Input) -> BoxResponse {
+    fmerge_runtime::run_handler("compose-post", compose_post::fused_handle, input)
 }
 
 fn main() {
