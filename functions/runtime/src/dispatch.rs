@@ -45,27 +45,30 @@ fn name_text(route: &Route) -> &'static str {
     std::str::from_utf8(name(route)).unwrap_or("?")
 }
 
+/// The merged callees' names (as text) and entries, read once: a lookup
+/// per call compares names and nothing else.
+fn named() -> &'static [(&'static str, Entry)] {
+    static NAMED: OnceLock<Vec<(&'static str, Entry)>> = OnceLock::new();
+    NAMED.get_or_init(|| routes().iter().map(|r| (name_text(r), r.entry)).collect())
+}
+
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
 /// same name in another namespace is another function, reached over HTTP).
 /// Gives the table's copy of the name, which lives for ever, and the entry.
 pub(crate) fn lookup(function: &str) -> Option<(&'static str, Entry)> {
-    let routes = routes();
-    if routes.is_empty() {
+    let named = named();
+    if named.is_empty() {
         return None;
     }
-    let base = local_name(function)?;
-    routes
-        .iter()
-        .find_map(|r| (name(r) == base.as_bytes()).then(|| (name_text(r), r.entry)))
-}
-
-/// `function` without `.<namespace>`, if that namespace is this one.
-fn local_name(function: &str) -> Option<&str> {
-    match function.split_once('.') {
-        None => Some(function),
-        Some((name, namespace)) => (namespace == this_namespace()).then_some(name),
-    }
+    let find = |name: &str| named.iter().find(|(n, _)| *n == name).copied();
+    // A package name has no `.`: the bare name first, then the namespaced form.
+    find(function).or_else(|| {
+        let (name, namespace) = function.split_once('.')?;
+        (namespace == this_namespace())
+            .then(|| find(name))
+            .flatten()
+    })
 }
 
 /// This deployment's namespace: `$OPENFAAS_NAMESPACE` (what of-watchdog
@@ -110,14 +113,15 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, input: Input) -> R
 /// Calls a merged callee in-process, as the callee's own server would have
 /// run it: under its name (logs, metrics, the call context of its own
 /// invokes), counted per caller, within its own guards (see [`Guards`]),
-/// and replied with the same status, headers and body. Dropped before it
+/// and replied with the same status, headers and body (for an `invoke`'s
+/// body, the same status and body: all `invoke` reads). Dropped before it
 /// ends (the caller gave up), the callee's work is cancelled and the call
 /// counted as the callee's server counts a client that went away.
 ///
 /// The guards are checked here and the callee's future is boxed, so that
-/// the future returned holds neither the request nor the callee's state:
-/// every caller's own state carries (and copies) it. `invoke_request` calls
-/// this when it is polled, so nothing happens earlier than it did.
+/// the future returned holds neither the input nor the callee's state:
+/// every caller's own state carries (and copies) it. `invoke` calls this
+/// when it is polled, so nothing happens earlier than it did.
 pub(crate) fn call(
     name: &'static str,
     entry: Entry,
