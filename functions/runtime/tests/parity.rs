@@ -3,7 +3,8 @@
 //! (the table written directly, as `benches/dispatch.rs` does) and served by
 //! the real `serve` behind the nginx gateway, answers every `invoke_request`
 //! with the same status, headers and body, sees the same method, path,
-//! query, caller and call id, and `invoke` maps its errors the same way.
+//! query, caller and call id, and `invoke` maps its errors the same way
+//! (called from inside a handler too: the running request's ids go along).
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test parity`.
 
@@ -22,11 +23,20 @@ async fn echo(request: Request) -> Result<Response, Error> {
     if request.body().as_ref() == b"refuse" {
         return Err(Error::bad_request("refused on purpose"));
     }
-    let status = request
-        .uri()
-        .query()
-        .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("status=")))
-        .map_or(Ok(200), str::parse::<u16>)?;
+    let param = |name: &str| {
+        request
+            .uri()
+            .query()
+            .and_then(|q| q.split('&').find_map(|p| p.strip_prefix(name)))
+            .map(str::to_string)
+    };
+    // `/relay?to=<function>`: `invoke` it with this body, from this handler.
+    if request.uri().path() == "/relay" {
+        let to = param("to=").unwrap_or_default();
+        let reply = invoke(&to, request.body().clone()).await?;
+        return Ok(Response::new(reply));
+    }
+    let status = param("status=").map_or(Ok(200), |s| s.parse::<u16>())?;
     let header = |name: &str| {
         request
             .headers()
@@ -136,5 +146,27 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
             invoke("echo", "x").await.unwrap(),
             invoke("echo-http", "x").await.unwrap()
         );
+        // `invoke` from inside a handler (echo-http, reached over HTTP with
+        // a call id): the callee in-process gets the request the HTTP hop
+        // gives it, its caller and the running request's call id included.
+        let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), "relayed");
+        let merged = invoke_request("echo-http", relay("echo")).await.unwrap();
+        let http = invoke_request("echo-http", relay("echo-http"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (merged.status(), http.status()),
+            (StatusCode::OK, StatusCode::OK)
+        );
+        let (m, h): (Value, Value) = (
+            serde_json::from_slice(merged.body()).unwrap(),
+            serde_json::from_slice(http.body()).unwrap(),
+        );
+        assert_eq!(m, h);
+        assert_eq!(m["method"], "POST", "{m}");
+        assert_eq!(m["caller"], "echo-http", "{m}");
+        assert_eq!(m["call_id"], "parity-1", "{m}");
+        assert_eq!(m["content_type"], "application/json", "{m}");
+        assert_eq!(m["body"], "relayed", "{m}");
     });
 }
