@@ -65,7 +65,7 @@ pub fn invoke(
     payload: impl Into<Bytes>,
 ) -> impl Future<Output = Result<Bytes, Error>> + Send + '_ {
     // `map`, not an `async` block that awaits it: that would hold the call's
-    // future twice (see `invoke_request`).
+    // future twice (see `send`).
     send(function, Outgoing::Body(payload.into())).map(move |reply| {
         let (parts, body) = reply?.into_parts();
         if parts.status.is_success() {
