@@ -145,33 +145,24 @@ fn send(
         let caller = Call::caller();
         let call_number = Call::number();
         let started = std::time::Instant::now();
-        let (transport, reply) = match dispatch::lookup(function) {
-            Some((name, entry)) => {
-                let input = match outgoing {
-                    Outgoing::Body(body) => Input::invoke(body, caller),
-                    Outgoing::Request(mut request) => {
-                        mark(&mut request, caller);
-                        Input::from(request)
-                    }
-                };
-                (
-                    Transport::InProcess,
-                    Ok(dispatch::call(name, entry, input).await),
-                )
+        let input = match outgoing {
+            Outgoing::Body(body) => Input::invoke(body, caller),
+            Outgoing::Request(mut request) => {
+                mark(&mut request, caller);
+                Input::from(request)
             }
+        };
+        let (transport, reply) = match dispatch::lookup(function) {
+            Some((name, entry)) => (
+                Transport::InProcess,
+                Ok(dispatch::call(name, entry, input).await),
+            ),
             // Boxed: the HTTP client's future is kilobytes, and every caller's
             // state would otherwise carry (and copy) it, in-process calls too.
-            None => {
-                let mut request = match outgoing {
-                    Outgoing::Body(body) => post(body),
-                    Outgoing::Request(request) => request,
-                };
-                mark(&mut request, caller);
-                (
-                    Transport::Gateway,
-                    Box::pin(over_http(function, request)).await,
-                )
-            }
+            None => (
+                Transport::Gateway,
+                Box::pin(over_http(function, input.into_request())).await,
+            ),
         };
         let ended = std::time::Instant::now();
         metrics::invoked(caller, function, transport, ended - started);
