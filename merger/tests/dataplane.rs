@@ -155,7 +155,9 @@ const SLOW_LIMITS: [(&str, &str); 2] = [("exec_timeout", "2s"), ("max_inflight",
 
 /// Sends the failure cases through the gateway to bl-front, calling bl-slow:
 /// a request past bl-slow's exec_timeout, one refused 429 while another
-/// holds bl-slow's only slot, and one whose client goes away. Returns the
+/// holds bl-slow's only slot, one whose client goes away, and one whose
+/// `X-Timeout` ends bl-front before bl-slow's own limit would (bl-front's
+/// 504; bl-slow dropped with it, counted as a client gone). Returns the
 /// replies that came.
 fn failure_cases(
     gateway: &Gateway,
@@ -202,6 +204,23 @@ fn failure_cases(
     while closed(&counted()) < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
+    // bl-front given 1 s, bl-slow its own 2 s: merged, bl-slow runs under
+    // no timer of its own (its caller's comes first) and must still end
+    // with it. Last: bl-slow's thread stays blocked for 3 s.
+    let port = gateway.port();
+    let reply = request(
+        port,
+        "POST",
+        "/function/bl-front",
+        &[("X-Timeout", "1s")],
+        b"sleep:3000",
+    )
+    .expect("POST with X-Timeout");
+    replies.push((reply.status, reply.body));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while closed(&counted()) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     replies
 }
 
@@ -245,6 +264,11 @@ fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_client
     let after = counts(metrics);
 
     assert_eq!(merged_replies, unmerged_replies, "{}", merged.output());
+    let (status, body) = merged_replies.last().expect("the X-Timeout case");
+    assert!(
+        *status == 504 && body.contains("function bl-front did not finish"),
+        "{status} {body}"
+    );
     eprintln!("unmerged: {before:?}\nmerged:   {after:?}");
     assert_eq!(
         after,

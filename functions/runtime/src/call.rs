@@ -36,6 +36,8 @@ pub(crate) struct Call {
     pub propagated: Vec<(HeaderName, HeaderValue)>,
     /// This handler request's number in the call log (0: the log is off).
     pub request: u64,
+    /// When the nearest timer around this call drops it (`None`: no timer).
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 tokio::task_local! {
@@ -43,7 +45,11 @@ tokio::task_local! {
 }
 
 impl Call {
-    pub fn new(function: &'static str, headers: &HeaderMap) -> Call {
+    pub fn new(
+        function: &'static str,
+        headers: &HeaderMap,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Call {
         let propagated = PROPAGATED
             .iter()
             .enumerate()
@@ -61,19 +67,26 @@ impl Call {
             function,
             propagated,
             request: crate::call_log::next_request(),
+            deadline,
         }
     }
 
     /// The context of an in-process `invoke` of `function` from the running
     /// call: what `new` reads from the headers `invoke` would have sent.
-    pub fn inherit(function: &'static str) -> Call {
+    pub fn inherit(function: &'static str, deadline: Option<tokio::time::Instant>) -> Call {
         Call {
             function,
             propagated: CURRENT
                 .try_with(|c| c.propagated.clone())
                 .unwrap_or_default(),
             request: crate::call_log::next_request(),
+            deadline,
         }
+    }
+
+    /// The running call's deadline, if a call runs here and has one.
+    pub fn running_deadline() -> Option<tokio::time::Instant> {
+        CURRENT.try_with(|c| c.deadline).ok().flatten()
     }
 
     /// The running call's number in the call log (0: no call runs here, or

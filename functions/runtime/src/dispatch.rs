@@ -138,17 +138,20 @@ pub(crate) fn call(
             if input.body_len() > guards.max_body_size {
                 Err(request::too_large(guards.max_body_size))
             } else {
-                // An invoke's body comes with no headers: no `X-Timeout`,
-                // and the running call's ids, as its headers would carry them.
-                let (limit, context) = match input.headers() {
-                    Some(headers) => (
-                        request::exec_timeout(guards.exec_timeout, headers),
-                        Call::new(name, headers),
-                    ),
-                    None => (guards.exec_timeout, Call::inherit(name)),
+                // An invoke's body comes with no headers: no `X-Timeout`.
+                let limit = match input.headers() {
+                    Some(headers) => request::exec_timeout(guards.exec_timeout, headers),
+                    None => guards.exec_timeout,
+                };
+                let (timer, deadline) = timer(limit, Call::running_deadline());
+                // An invoke's body comes with the running call's ids, as
+                // its headers would carry them.
+                let context = match input.headers() {
+                    Some(headers) => Call::new(name, headers, deadline),
+                    None => Call::inherit(name, deadline),
                 };
                 let run = Box::pin(context.scope(run_guarded(name, entry, input)));
-                Ok((slot, gauge, limit, run))
+                Ok((slot, gauge, limit, timer, run))
             }
         }
     };
@@ -156,9 +159,9 @@ pub(crate) fn call(
         let mut response = match admitted {
             Err(refusal) => refusal,
             // On its own threads when the callee is isolated.
-            Ok((_slot, _gauge, limit, run)) => match isolated(name) {
-                Some(pool) => request::run_within(name, limit, pool.spawn(run)).await,
-                None => request::within(name, limit, run).await,
+            Ok((_slot, _gauge, limit, timer, run)) => match isolated(name) {
+                Some(pool) => request::run_within(name, limit, timer, pool.spawn(run)).await,
+                None => request::within(name, limit, timer, run).await,
             },
         };
         record.finish(response.status(), response.body().len());
@@ -168,6 +171,21 @@ pub(crate) fn call(
         }
         response
     }
+}
+
+/// The timer a callee with `limit` needs, given its caller's `deadline`,
+/// and the callee's deadline. Over HTTP a callee starts after its caller,
+/// so a caller whose deadline comes no later than the callee's would gives
+/// up first, and the callee is dropped with it (as its server counts a
+/// client that went away): then the callee needs no timer of its own (its
+/// 504 could never come first).
+fn timer(
+    limit: std::time::Duration,
+    caller: Option<tokio::time::Instant>,
+) -> (Option<tokio::time::Instant>, Option<tokio::time::Instant>) {
+    let own = request::deadline_after(limit);
+    let timer = own.filter(|own| caller.is_none_or(|caller| *own < caller));
+    (timer, timer.or(caller))
 }
 
 /// What a merged callee's own server would have enforced, read from its

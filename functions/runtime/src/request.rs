@@ -169,51 +169,58 @@ async fn guarded(
     };
     let request = Request::from_parts(parts, body);
     let limit = exec_timeout(s.exec_timeout, request.headers());
-    let context = Call::new(name, request.headers());
+    let deadline = deadline_after(limit);
+    let context = Call::new(name, request.headers(), deadline);
     // Boxed once here: the handler's future is large, and each await below
     // would otherwise copy it into its own state.
     let run = Box::pin(context.scope(dispatch::run_guarded(name, server.entry, request.into())));
     match watched {
-        None => (within(name, limit, run).await, Some(record)),
+        None => (within(name, limit, deadline, run).await, Some(record)),
         Some(watched) => {
             let running = watched.running(limit, record, admitted);
-            let response = within(name, limit, run).await;
+            let response = within(name, limit, deadline, run).await;
             (response, running.done())
         }
     }
 }
 
-/// Runs a handler's future for at most `limit` (zero: no limit); past it
-/// the reply is 504 and the future is dropped.
+/// When a call limited to `limit` (zero: no limit) and starting now ends.
+pub(crate) fn deadline_after(limit: Duration) -> Option<tokio::time::Instant> {
+    (!limit.is_zero()).then(|| tokio::time::Instant::now() + limit)
+}
+
+/// Runs a handler's future until `deadline` (`None`: no timer here), the
+/// end of its `limit`; past it the reply is 504 and the future is dropped.
 pub(crate) async fn within(
     function: &str,
     limit: Duration,
+    deadline: Option<tokio::time::Instant>,
     run: impl Future<Output = Response>,
 ) -> Response {
-    if limit.is_zero() {
+    let Some(deadline) = deadline else {
         return run.await;
-    }
-    match tokio::time::timeout(limit, run).await {
+    };
+    match tokio::time::timeout_at(deadline, run).await {
         Ok(response) => response,
         Err(_) => timed_out(function, limit),
     }
 }
 
-/// Awaits a handler's task (on an isolated callee's threads) for at most
-/// `limit` (zero: no limit). Past it the reply is 504 and the task is
+/// Awaits a handler's task (on an isolated callee's threads) as [`within`]
+/// runs a future. Past its deadline the reply is 504 and the task is
 /// abandoned; so it is when the caller of this future goes away (a client
 /// that disconnected, a caller that timed out), as of-watchdog abandons its
 /// upstream.
 pub(crate) async fn run_within(
     function: &str,
     limit: Duration,
+    deadline: Option<tokio::time::Instant>,
     task: JoinHandle<Response>,
 ) -> Response {
     let mut task = AbortOnDrop(task);
-    let joined = if limit.is_zero() {
-        Ok((&mut task.0).await)
-    } else {
-        tokio::time::timeout(limit, &mut task.0).await
+    let joined = match deadline {
+        None => Ok((&mut task.0).await),
+        Some(deadline) => tokio::time::timeout_at(deadline, &mut task.0).await,
     };
     match joined {
         Ok(Ok(response)) => response,
