@@ -128,15 +128,17 @@ pub(crate) fn call(
     input: Input,
 ) -> impl Future<Output = Response> + Send {
     let method = input.method();
+    let head = method == http::Method::HEAD;
     // The caller is who runs here, never what a header says.
-    let record = Record::start(name, Call::caller(), method.clone(), None);
+    let record = Record::start(name, Call::caller(), method, None);
     let guards = guards(name);
+    // A refusal is boxed: it is rare, and a reply is large.
     let admitted = match Slot::enter(&guards.in_flight, guards.max_inflight) {
-        None => Err(request::too_many(guards.max_inflight)),
+        None => Err(Box::new(request::too_many(guards.max_inflight))),
         Some(slot) => {
             let gauge = metrics::started(name);
             if input.body_len() > guards.max_body_size {
-                Err(request::too_large(guards.max_body_size))
+                Err(Box::new(request::too_large(guards.max_body_size)))
             } else {
                 // An invoke's body comes with no headers: no `X-Timeout`.
                 let limit = match input.headers() {
@@ -157,16 +159,21 @@ pub(crate) fn call(
     };
     async move {
         let mut response = match admitted {
-            Err(refusal) => refusal,
-            // On its own threads when the callee is isolated.
-            Ok((_slot, _gauge, limit, timer, run)) => match isolated(name) {
-                Some(pool) => request::run_within(name, limit, timer, pool.spawn(run)).await,
-                None => request::within(name, limit, timer, run).await,
+            Err(refusal) => *refusal,
+            // A timer, or a task on the callee's own threads when it is
+            // isolated, is boxed: most calls need neither, and the state of
+            // every call would carry its size.
+            Ok((_slot, _gauge, limit, timer, run)) => match (isolated(name), timer) {
+                (None, None) => run.await,
+                (None, Some(_)) => Box::pin(request::within(name, limit, timer, run)).await,
+                (Some(pool), _) => {
+                    Box::pin(request::run_within(name, limit, timer, pool.spawn(run))).await
+                }
             },
         };
         record.finish(response.status(), response.body().len());
         // What HTTP does to a reply to HEAD: no body.
-        if method == http::Method::HEAD {
+        if head {
             *response.body_mut() = crate::Bytes::new();
         }
         response

@@ -15,20 +15,24 @@ use std::future::Future;
 /// handler gets the request `invoke` sends over HTTP.
 pub struct Input(Inner);
 
-// As large as the request it carries, for one call: boxing would allocate per call.
-#[allow(clippy::large_enum_variant)]
+// The request boxed: an input sits in the state of every call until its
+// handler takes it, and a request is hundreds of bytes.
 enum Inner {
-    Request(Request),
+    Request(Box<Request>),
     Invoke { body: Bytes, caller: &'static str },
 }
 
 impl From<Request> for Input {
     fn from(request: Request) -> Input {
-        Input(Inner::Request(request))
+        Input::request(Box::new(request))
     }
 }
 
 impl Input {
+    pub(crate) fn request(request: Box<Request>) -> Input {
+        Input(Inner::Request(request))
+    }
+
     /// `body` as `invoke` from `caller` sends it.
     pub(crate) fn invoke(body: Bytes, caller: &'static str) -> Input {
         Input(Inner::Invoke { body, caller })
@@ -60,7 +64,7 @@ impl Input {
     /// over HTTP (its propagated headers those of the call running here).
     pub fn into_request(self) -> Request {
         match self.0 {
-            Inner::Request(r) => r,
+            Inner::Request(r) => *r,
             Inner::Invoke { body, caller } => {
                 let mut request = invoke::post(body);
                 invoke::mark(&mut request, caller);
@@ -117,7 +121,7 @@ where
                         Bytes::new(),
                     )));
                 }
-                (request.into_body(), true)
+                ((*request).into_body(), true)
             }
         };
         // The handler's future is made inside the box: made outside, its

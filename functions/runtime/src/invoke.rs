@@ -93,15 +93,14 @@ pub fn invoke_request(
     function: &str,
     request: Request,
 ) -> impl Future<Output = Result<Response, Error>> + Send + '_ {
-    send(function, Outgoing::Request(request))
+    send(function, Outgoing::Request(Box::new(request)))
 }
 
-/// What `invoke` or `invoke_request` sends.
-// As large as the request it carries, for one call: boxing would allocate per call.
-#[allow(clippy::large_enum_variant)]
+/// What `invoke` or `invoke_request` sends (the request boxed, as in
+/// [`Input`]: this sits in the caller's state while the call runs).
 enum Outgoing {
     Body(Bytes),
-    Request(Request),
+    Request(Box<Request>),
 }
 
 /// The request `invoke` sends: `body` POSTed as `application/json`.
@@ -149,7 +148,7 @@ fn send(
             Outgoing::Body(body) => Input::invoke(body, caller),
             Outgoing::Request(mut request) => {
                 mark(&mut request, caller);
-                Input::from(request)
+                Input::request(request)
             }
         };
         let (transport, reply) = match dispatch::lookup(function) {
