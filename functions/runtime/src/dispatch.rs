@@ -34,22 +34,35 @@ fn routes() -> &'static [Route] {
     }
 }
 
-fn name(route: &Route) -> &'static [u8] {
-    // SAFETY: the merger writes each name as `len` bytes of UTF-8 in a constant.
-    unsafe { std::slice::from_raw_parts(route.name, route.len) }
+/// A merged callee as the table describes it, its name read once as text
+/// (`?` if it were not UTF-8).
+#[derive(Clone, Copy)]
+struct Callee {
+    name: &'static str,
+    entry: Entry,
+    /// `fmerge build` found it blocks its thread (see [`pools`]).
+    isolate: bool,
 }
 
-/// [`name`] as text, for labels and the guards' table (`?` if it were not
-/// UTF-8).
-fn name_text(route: &Route) -> &'static str {
-    std::str::from_utf8(name(route)).unwrap_or("?")
-}
-
-/// The merged callees' names (as text) and entries, read once: a lookup
-/// per call compares names and nothing else.
-fn named() -> &'static [(&'static str, Entry)] {
-    static NAMED: OnceLock<Vec<(&'static str, Entry)>> = OnceLock::new();
-    NAMED.get_or_init(|| routes().iter().map(|r| (name_text(r), r.entry)).collect())
+/// The merged callees, read once: a lookup per call compares names and
+/// nothing else.
+fn callees() -> &'static [Callee] {
+    static CALLEES: OnceLock<Vec<Callee>> = OnceLock::new();
+    CALLEES.get_or_init(|| {
+        routes()
+            .iter()
+            .map(|route| {
+                // SAFETY: the merger writes each name as `len` bytes of
+                // UTF-8 in a constant.
+                let name = unsafe { std::slice::from_raw_parts(route.name, route.len) };
+                Callee {
+                    name: std::str::from_utf8(name).unwrap_or("?"),
+                    entry: route.entry,
+                    isolate: route.isolate != 0,
+                }
+            })
+            .collect()
+    })
 }
 
 /// The merged callee `function` names, if any: its bare name, or
@@ -57,11 +70,16 @@ fn named() -> &'static [(&'static str, Entry)] {
 /// same name in another namespace is another function, reached over HTTP).
 /// Gives the table's copy of the name, which lives for ever, and the entry.
 pub(crate) fn lookup(function: &str) -> Option<(&'static str, Entry)> {
-    let named = named();
-    if named.is_empty() {
+    let callees = callees();
+    if callees.is_empty() {
         return None;
     }
-    let find = |name: &str| named.iter().find(|(n, _)| *n == name).copied();
+    let find = |name: &str| {
+        callees
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| (c.name, c.entry))
+    };
     // A package name has no `.`: the bare name first, then the namespaced form.
     find(function).or_else(|| {
         let (name, namespace) = function.split_once('.')?;
@@ -90,11 +108,8 @@ fn this_namespace() -> &'static str {
 }
 
 /// The names of the functions merged into this binary.
-pub(crate) fn merged() -> Vec<String> {
-    routes()
-        .iter()
-        .map(|r| String::from_utf8_lossy(name(r)).into_owned())
-        .collect()
+pub(crate) fn merged() -> Vec<&'static str> {
+    callees().iter().map(|c| c.name).collect()
 }
 
 /// Runs an entry and turns a panic into a 500 reply instead of unwinding
@@ -208,10 +223,9 @@ pub(crate) struct Guards {
 fn guards_table() -> &'static Result<Vec<(&'static str, Guards)>, String> {
     static TABLE: OnceLock<Result<Vec<(&'static str, Guards)>, String>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        routes()
+        callees()
             .iter()
-            .map(|route| {
-                let name = name_text(route);
+            .map(|&Callee { name, .. }| {
                 let settings =
                     Settings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
                         .map_err(|e| {
@@ -264,31 +278,30 @@ fn guards(name: &str) -> &'static Guards {
 /// in the table), unless `FMERGE_ISOLATE` is set: then exactly the callees
 /// it lists (comma separated; empty or `none`: none).
 /// `FMERGE_ISOLATE_THREADS` sets the threads per isolated callee (default 2).
-fn pools() -> &'static [(String, tokio::runtime::Runtime)] {
-    static POOLS: OnceLock<Vec<(String, tokio::runtime::Runtime)>> = OnceLock::new();
+fn pools() -> &'static [(&'static str, tokio::runtime::Runtime)] {
+    static POOLS: OnceLock<Vec<(&'static str, tokio::runtime::Runtime)>> = OnceLock::new();
     POOLS.get_or_init(|| {
         let merged = merged();
-        let (names, why): (Vec<String>, &str) = match std::env::var("FMERGE_ISOLATE") {
+        let (names, why): (Vec<&'static str>, &str) = match std::env::var("FMERGE_ISOLATE") {
             Ok(list) => (
                 list.split(',')
                     .map(str::trim)
                     .filter(|name| !name.is_empty() && *name != "none")
-                    .filter(|name| {
-                        let known = merged.iter().any(|m| m == name);
-                        if !known {
+                    .filter_map(|name| {
+                        let known = merged.iter().find(|m| **m == name).copied();
+                        if known.is_none() {
                             eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
                         }
                         known
                     })
-                    .map(str::to_string)
                     .collect(),
                 "as FMERGE_ISOLATE says",
             ),
             Err(_) => (
-                routes()
+                callees()
                     .iter()
-                    .filter(|r| r.isolate != 0)
-                    .map(|r| String::from_utf8_lossy(name(r)).into_owned())
+                    .filter(|c| c.isolate)
+                    .map(|c| c.name)
                     .collect(),
                 "fmerge build found they block their thread; FMERGE_ISOLATE overrides",
             ),
@@ -327,7 +340,7 @@ fn pools() -> &'static [(String, tokio::runtime::Runtime)] {
 fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
     pools()
         .iter()
-        .find(|(name, _)| name == function)
+        .find(|(name, _)| *name == function)
         .map(|(_, pool)| pool.handle().clone())
 }
 
