@@ -155,15 +155,14 @@ pub(crate) fn call(
             if input.body_len() > guards.max_body_size {
                 Err(Box::new(request::too_large(guards.max_body_size)))
             } else {
-                // An invoke's body comes with no headers: no `X-Timeout`.
-                let limit = match input.headers() {
-                    Some(headers) => request::exec_timeout(guards.exec_timeout, headers),
-                    None => guards.exec_timeout,
-                };
+                // An invoke's body comes with no headers: no `X-Timeout`,
+                // and the running call's ids, as its headers would carry them.
+                let headers = input.headers();
+                let limit = headers.map_or(guards.exec_timeout, |headers| {
+                    request::exec_timeout(guards.exec_timeout, headers)
+                });
                 let (timer, deadline) = timer(limit, Call::running_deadline());
-                // An invoke's body comes with the running call's ids, as
-                // its headers would carry them.
-                let context = match input.headers() {
+                let context = match headers {
                     Some(headers) => Call::new(name, headers, deadline),
                     None => Call::inherit(name, deadline),
                 };
@@ -197,10 +196,10 @@ pub(crate) fn call(
 
 /// The timer a callee with `limit` needs, given its caller's `deadline`,
 /// and the callee's deadline. Over HTTP a callee starts after its caller,
-/// so a caller whose deadline comes no later than the callee's would gives
-/// up first, and the callee is dropped with it (as its server counts a
-/// client that went away): then the callee needs no timer of its own (its
-/// 504 could never come first).
+/// so when the caller's deadline comes no later than the callee's own, the
+/// caller gives up first and the callee is dropped with it (as its server
+/// counts a client that went away): then the callee needs no timer of its
+/// own (its 504 could never come first).
 fn timer(
     limit: std::time::Duration,
     caller: Option<tokio::time::Instant>,
