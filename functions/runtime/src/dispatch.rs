@@ -166,7 +166,7 @@ pub(crate) fn call(
                     Some(headers) => Call::new(name, headers, deadline),
                     None => Call::inherit(name, deadline),
                 };
-                let run = Box::pin(context.scope(run_guarded(name, entry, input)));
+                let run = crate::boxed(|| context.scope(run_guarded(name, entry, input)));
                 Ok((slot, gauge, limit, timer, run))
             }
         }

@@ -124,9 +124,7 @@ where
                 ((*request).into_body(), true)
             }
         };
-        // The handler's future is made inside the box: made outside, its
-        // whole state would be copied in.
-        Box::pin(async move {
+        crate::boxed(move || async move {
             match self(body).await {
                 Ok(body) if http => json_response(StatusCode::OK, body.into()),
                 Ok(body) => Response::new(body.into()),
@@ -143,7 +141,7 @@ where
     E: Into<Error>,
 {
     fn call(self, function: &'static str, input: Input) -> BoxResponse {
-        Box::pin(async move {
+        crate::boxed(move || async move {
             match self(input.into_request()).await {
                 Ok(response) => response,
                 Err(e) => e.into().into_response(function),

@@ -61,6 +61,15 @@ pub type BoxReply = std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + 
 /// An entry's future, boxed so that every function's entry has one ABI.
 pub type BoxResponse = std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>>;
 
+/// `Box::pin` of the future `make` builds, allocated first. `Box::pin(f)`
+/// builds `f` before allocating (it must drop `f` if the allocation fails),
+/// then copies its whole size into the box: the largest state it will ever
+/// be in, kilobytes for a handler. Built in its box, only what it starts
+/// with is written.
+pub(crate) fn boxed<F>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
+    Box::into_pin(Box::write(Box::new_uninit(), make()))
+}
+
 /// The signature of a function's exported entry (`fmerge.entry.<name>`): the
 /// whole request in (or an in-process `invoke`'s body, see [`Input`]), the
 /// whole response out (errors already turned into their reply), the same

@@ -173,7 +173,8 @@ async fn guarded(
     let context = Call::new(name, request.headers(), deadline);
     // Boxed once here: the handler's future is large, and each await below
     // would otherwise copy it into its own state.
-    let run = Box::pin(context.scope(dispatch::run_guarded(name, server.entry, request.into())));
+    let run =
+        crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
     match watched {
         None => (within(name, limit, deadline, run).await, Some(record)),
         Some(watched) => {
