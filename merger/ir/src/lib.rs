@@ -24,7 +24,7 @@ mod symbols;
 pub use codegen::Lto;
 pub use inkwell::context::Context;
 pub use inkwell::module::Module;
-pub use merge::{Compile, Event, Merged, Objects, Target, Unit, merge};
+pub use merge::{Compile, Event, Merged, Objects, Target, Unit, links, merge};
 pub use passes::Facts;
 pub use passes::config::Setting;
 pub use passes::endpoints::Rewrite;

@@ -53,7 +53,7 @@ pub enum Event<'a> {
 
 /// The merged module, checked, with what the passes found.
 pub struct Merged {
-    /// The linked module; none on the reuse path without `link`.
+    /// The linked module, when the merge [`links`].
     module: Option<ir::Detached>,
     /// Differences from the unmerged functions that fmerge could not remove
     /// and did not refuse; each says what changes.
@@ -80,88 +80,92 @@ pub struct Target<'a> {
     pub opt_level: u8,
 }
 
+/// Whether [`merge`] links the crates into one module: always without
+/// `reuse` (that module is what compiles), and with it only for `emit_ll`
+/// (no pass that reads needs the linked module).
+pub fn links(reuse: bool, emit_ll: bool) -> bool {
+    emit_ll || !reuse
+}
+
 /// Runs every pass over `units` (in any order: the caller's own crate goes
-/// first, so the merged module starts as the caller's) and links them into
-/// one module, reporting progress to `on`. With `reuse`, also says for each
-/// crate whether cargo's object serves ([`reuse`]), and links the crates
-/// only with `link` (for `--emit-ll`): no pass that reads needs the linked
-/// module, and the reuse path redoes the module passes its own way, so
-/// each crate's module is freed once its passes are done.
+/// first, so the merged module starts as the caller's) and, when it
+/// [`links`], links them into one module, reporting progress to `on`. With
+/// `reuse`, also says for each crate whether cargo's object serves
+/// ([`reuse`]); unlinked, each crate's module is freed once its passes are
+/// done, and the reuse path redoes the module passes its own way.
 pub fn merge(
     units: Vec<Unit>,
     facts: &Facts,
     target: &Target,
     reuse: bool,
-    link: bool,
+    emit_ll: bool,
     on: &mut dyn FnMut(Event),
 ) -> Result<Merged> {
-    let link = link || !reuse;
     let mut found = Found::default();
     let mut pieces = Vec::new();
-    let module = ir::detached(|ctx| -> Result<Module<'_>> {
-        let machine = codegen::machine(target.triple, target.opt_level)?;
-        let mut modules = Vec::with_capacity(units.len());
-        let mut units: Vec<_> = units.into_iter().enumerate().collect();
-        units.sort_by_key(|(_, u)| u.function.as_deref() != Some(facts.caller.as_str()));
-        // What each crate goes through, in order.
-        let mut each = |index: usize, unit: &Unit, module: &Module<'_>| -> Result<()> {
-            let krate = Crate {
-                name: &unit.crate_name,
-                package: unit.package.as_deref().unwrap_or(&unit.crate_name),
-                function: unit.function.as_deref(),
-                owners: &unit.owners,
-                local: unit.local,
-            };
-            passes::on_crate(module, &krate, facts, &mut found)?;
-            if unit.unoptimized {
-                codegen::optimize_unit(module, &machine)?;
-            }
-            if reuse {
-                let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
-                pieces.push(Piece {
-                    unit: index,
-                    weaken: reuse::weaken(module, found.dropped_main),
-                    keeps_used: reuse::keeps_used(module),
-                    compiled: why.map(|why| Compiled {
-                        why,
-                        bitcode: module.write_bitcode_to_memory().as_slice().to_vec(),
-                    }),
-                });
-            }
-            on(Event::Unit);
-            Ok(())
+    let machine = codegen::machine(target.triple, target.opt_level)?;
+    let mut units: Vec<_> = units.into_iter().enumerate().collect();
+    units.sort_by_key(|(_, u)| u.function.as_deref() != Some(facts.caller.as_str()));
+    // What each crate goes through, in order.
+    let mut each = |index: usize, unit: &Unit, module: &Module<'_>| -> Result<()> {
+        let krate = Crate {
+            name: &unit.crate_name,
+            package: unit.package.as_deref().unwrap_or(&unit.crate_name),
+            function: unit.function.as_deref(),
+            owners: &unit.owners,
+            local: unit.local,
         };
-        match link {
-            true => {
-                for (index, unit) in units {
-                    let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
-                    each(index, &unit, &module)?;
-                    modules.push((module, unit.crate_name, unit.bitcode.len()));
-                }
-            }
-            false => read_ahead(&units, each)?,
+        passes::on_crate(module, &krate, facts, &mut found)?;
+        if unit.unoptimized {
+            codegen::optimize_unit(module, &machine)?;
         }
-        let module = match link {
-            true => link::all(modules)?,
-            false => ctx.create_module("fmerge.unlinked"),
-        };
-        on(Event::Linked);
-        // What each pass finds is told as soon as it is found.
-        let mut told = (0, 0);
-        tell(&found, &mut told, on);
-        passes::conclude(facts, &mut found)?;
-        tell(&found, &mut told, on);
-        if link {
+        if reuse {
+            let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
+            pieces.push(Piece {
+                unit: index,
+                weaken: reuse::weaken(module, found.dropped_main),
+                keeps_used: reuse::keeps_used(module),
+                compiled: why.map(|why| Compiled {
+                    why,
+                    bitcode: module.write_bitcode_to_memory().as_slice().to_vec(),
+                }),
+            });
+        }
+        on(Event::Unit);
+        Ok(())
+    };
+    let module = match links(reuse, emit_ll) {
+        true => Some(ir::detached(|ctx| -> Result<Module<'_>> {
+            let mut modules = Vec::with_capacity(units.len());
+            for (index, unit) in units {
+                let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
+                each(index, &unit, &module)?;
+                modules.push((module, unit.crate_name, unit.bitcode.len()));
+            }
+            link::all(modules)
+        })?),
+        false => {
+            read_ahead(&units, each)?;
+            None
+        }
+    };
+    on(Event::Linked);
+    // What each pass finds is told as soon as it is found.
+    let mut told = (0, 0);
+    tell(&found, &mut told, on);
+    passes::conclude(facts, &mut found)?;
+    tell(&found, &mut told, on);
+    if let Some(module) = &module {
+        module.borrow(|module| -> Result<()> {
             for pass in passes::PASSES {
                 if let Run::Module(run) = pass.run {
-                    run(&module, facts, &mut found)?;
+                    run(module, facts, &mut found)?;
                     tell(&found, &mut told, on);
                 }
             }
-        }
-        Ok(module)
-    })?;
-    let module = link.then_some(module);
+            Ok(())
+        })?;
+    }
     let table = match reuse {
         true => {
             found.routes = facts.callees.len();
@@ -177,7 +181,7 @@ pub fn merge(
         table,
         module,
         warnings: found.warnings,
-        settings: found.settings,
+        settings: found.settings.into_iter().collect(),
         internalized: found.internalized,
         routes: found.routes,
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
@@ -254,7 +258,7 @@ impl Merged {
     /// The linked module, or the error of a caller that did not ask for one.
     fn linked(&self) -> Result<&ir::Detached> {
         self.module.as_ref().ok_or_else(|| {
-            anyhow::anyhow!("the crates were not linked into one module: merge with `link` for this (a bug in fmerge)")
+            anyhow::anyhow!("the crates were not linked into one module: merge with `emit_ll` or without `reuse` for this (a bug in fmerge)")
         })
     }
 

@@ -185,8 +185,7 @@ impl<'a> Merging<'a> {
         let count = units.len();
         let target = self.target();
         let (progress, mut link_ir) = (&self.progress, None);
-        let link = self.opts.emit_ll || !reuse;
-        let (reading, passing) = match link {
+        let (reading, passing) = match ir::links(reuse, self.opts.emit_ll) {
             true => ("linking IR", "rewriting the module"),
             false => ("reading IR", "checking the merge"),
         };
@@ -196,7 +195,7 @@ impl<'a> Merging<'a> {
             &facts,
             &target,
             reuse,
-            link,
+            self.opts.emit_ll,
             &mut |event| match event {
                 ir::Event::Unit => stage.iter().for_each(|s| s.inc()),
                 ir::Event::Linked => {

@@ -43,8 +43,8 @@ impl Setting {
 pub use fmerge_contract::namespaced;
 
 /// Adds every setting read in this crate with literal arguments, and every
-/// `std::env` read that `env` isolated so far; `found.settings` stays sorted
-/// and without duplicates, so after the last crate it lists them all.
+/// `std::env` read that `env` isolated so far, so after the last crate
+/// `found.settings` lists them all.
 pub fn run(module: &Module<'_>, _: &Crate, _: &Facts, found: &mut Found) -> Result<()> {
     found.settings.extend(read(module));
     found
@@ -55,35 +55,27 @@ pub fn run(module: &Module<'_>, _: &Crate, _: &Facts, found: &mut Found) -> Resu
             default: String::new(),
             from_env: true,
         }));
-    found.settings.sort();
-    found.settings.dedup();
     Ok(())
 }
 
-/// Every `config!` call with literal arguments, sorted, deduplicated.
+/// Every `config!` call with literal arguments.
 fn read(module: &Module<'_>) -> Vec<Setting> {
     let Some(reader) = module.get_function(CONFIG) else {
         return Vec::new();
     };
-    let mut settings: Vec<Setting> =
-        ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
-            .into_iter()
-            .filter(|(user, _)| {
-                ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG)
+    ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
+        .into_iter()
+        .filter(|(user, _)| ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG))
+        // Rust ABI: (sret String, function, function len, key, key len, default, default len).
+        .filter_map(|(call, _)| {
+            Some(Setting {
+                function: ir::str_arg(call, 1)?,
+                key: ir::str_arg(call, 3)?,
+                default: ir::str_arg(call, 5)?,
+                from_env: false,
             })
-            // Rust ABI: (sret String, function, function len, key, key len, default, default len).
-            .filter_map(|(call, _)| {
-                Some(Setting {
-                    function: ir::str_arg(call, 1)?,
-                    key: ir::str_arg(call, 3)?,
-                    default: ir::str_arg(call, 5)?,
-                    from_env: false,
-                })
-            })
-            .collect();
-    settings.sort();
-    settings.dedup();
-    settings
+        })
+        .collect()
 }
 
 use inkwell::values::AsValueRef;

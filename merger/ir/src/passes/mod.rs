@@ -261,8 +261,8 @@ pub struct Found {
     pub internalized: usize,
     /// Routes in the dispatch table (`routes`, or the reuse path's table).
     pub routes: usize,
-    /// The settings each function reads, sorted, over every crate so far (`config`).
-    pub settings: Vec<config::Setting>,
+    /// The settings each function reads, over every crate so far (`config`).
+    pub settings: BTreeSet<config::Setting>,
     /// A crate pass changed the crate it runs on (reset for each crate by
     /// [`on_crate`]): that crate is then compiled from its IR, not linked from
     /// the object cargo compiled. Every crate pass that changes a module sets
