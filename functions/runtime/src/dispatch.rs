@@ -36,8 +36,9 @@ fn routes() -> &'static [Route] {
 
 /// A merged callee as the table describes it, its name read once as text
 /// (`?` if it were not UTF-8).
-#[derive(Clone, Copy)]
-struct Callee {
+pub(crate) struct Callee {
+    /// Its place in [`callees`], and so in the guards' table.
+    index: usize,
     name: &'static str,
     entry: Entry,
     /// `fmerge build` found it blocks its thread (see [`pools`]).
@@ -51,11 +52,13 @@ fn callees() -> &'static [Callee] {
     CALLEES.get_or_init(|| {
         routes()
             .iter()
-            .map(|route| {
+            .enumerate()
+            .map(|(index, route)| {
                 // SAFETY: the merger writes each name as `len` bytes of
                 // UTF-8 in a constant.
                 let name = unsafe { std::slice::from_raw_parts(route.name, route.len) };
                 Callee {
+                    index,
                     name: std::str::from_utf8(name).unwrap_or("?"),
                     entry: route.entry,
                     isolate: route.isolate != 0,
@@ -68,18 +71,13 @@ fn callees() -> &'static [Callee] {
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
 /// same name in another namespace is another function, reached over HTTP).
-/// Gives the table's copy of the name, which lives for ever, and the entry.
-pub(crate) fn lookup(function: &str) -> Option<(&'static str, Entry)> {
+/// Gives the table's entry, whose name lives for ever.
+pub(crate) fn lookup(function: &str) -> Option<&'static Callee> {
     let callees = callees();
     if callees.is_empty() {
         return None;
     }
-    let find = |name: &str| {
-        callees
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| (c.name, c.entry))
-    };
+    let find = |name: &str| callees.iter().find(|c| c.name == name);
     // A package name has no `.`: the bare name first, then the namespaced form.
     find(function).or_else(|| {
         let (name, namespace) = function.split_once('.')?;
@@ -137,16 +135,13 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, input: Input) -> R
 /// the future returned holds neither the input nor the callee's state:
 /// every caller's own state carries (and copies) it. `invoke` calls this
 /// when it is polled, so nothing happens earlier than it did.
-pub(crate) fn call(
-    name: &'static str,
-    entry: Entry,
-    input: Input,
-) -> impl Future<Output = Response> + Send {
+pub(crate) fn call(callee: &'static Callee, input: Input) -> impl Future<Output = Response> + Send {
+    let (name, entry) = (callee.name, callee.entry);
     let method = input.method();
     let head = method == http::Method::HEAD;
     // The caller is who runs here, never what a header says.
     let record = Record::start(name, Call::caller(), method, None);
-    let guards = guards(name);
+    let guards = guards(callee);
     // A refusal is boxed: it is rare, and a reply is large.
     let admitted = match Slot::enter(&guards.in_flight, guards.max_inflight) {
         None => Err(Box::new(request::too_many(guards.max_inflight))),
@@ -219,8 +214,9 @@ pub(crate) struct Guards {
     in_flight: AtomicUsize,
 }
 
-fn guards_table() -> &'static Result<Vec<(&'static str, Guards)>, String> {
-    static TABLE: OnceLock<Result<Vec<(&'static str, Guards)>, String>> = OnceLock::new();
+/// The guards of each merged callee, in the order of [`callees`].
+fn guards_table() -> &'static Result<Vec<Guards>, String> {
+    static TABLE: OnceLock<Result<Vec<Guards>, String>> = OnceLock::new();
     TABLE.get_or_init(|| {
         callees()
             .iter()
@@ -233,15 +229,12 @@ fn guards_table() -> &'static Result<Vec<(&'static str, Guards)>, String> {
                                 namespaced(name, "")
                             )
                         })?;
-                Ok((
-                    name,
-                    Guards {
-                        exec_timeout: settings.exec_timeout,
-                        max_inflight: settings.max_inflight,
-                        max_body_size: settings.max_body_size,
-                        in_flight: AtomicUsize::new(0),
-                    },
-                ))
+                Ok(Guards {
+                    exec_timeout: settings.exec_timeout,
+                    max_inflight: settings.max_inflight,
+                    max_body_size: settings.max_body_size,
+                    in_flight: AtomicUsize::new(0),
+                })
             })
             .collect()
     })
@@ -252,7 +245,7 @@ pub(crate) fn check_guards() -> Result<(), String> {
     guards_table().as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
-fn guards(name: &str) -> &'static Guards {
+fn guards(callee: &Callee) -> &'static Guards {
     static NONE: Guards = Guards {
         exec_timeout: std::time::Duration::ZERO,
         max_inflight: 0,
@@ -260,10 +253,7 @@ fn guards(name: &str) -> &'static Guards {
         in_flight: AtomicUsize::new(0),
     };
     match guards_table() {
-        Ok(table) => table
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(&NONE, |(_, g)| g),
+        Ok(table) => &table[callee.index],
         // `serve` refused to start; a test calling in directly gets none.
         Err(_) => &NONE,
     }

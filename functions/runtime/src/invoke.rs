@@ -152,9 +152,9 @@ fn send(
             }
         };
         let (transport, reply) = match dispatch::lookup(function) {
-            Some((name, entry)) => (
+            Some(callee) => (
                 Transport::InProcess,
-                Ok(dispatch::call(name, entry, input).await),
+                Ok(dispatch::call(callee, input).await),
             ),
             // Boxed: the HTTP client's future is kilobytes, and every caller's
             // state would otherwise carry (and copy) it, in-process calls too.
