@@ -161,20 +161,9 @@ class App:
         keys = self.redis.cmd("KEYS", "*")
         return {k: self.redis.cmd("DUMP", k) for k in keys}
 
-    def settle(self, quiet=0.5, limit=30.0):
-        """Waits until the internal gateway has served nothing for `quiet` s
-        (after an overloaded run, queued calls keep writing for a while)."""
-        deadline = time.monotonic() + limit
-        last = self.gateway_requests()
-        while time.monotonic() < deadline:
-            time.sleep(quiet)
-            now = self.gateway_requests()
-            if now - last <= 1:  # only our own status request
-                return
-            last = now
-
     def restore(self, snap):
-        self.settle()
+        # Queued calls of an overloaded run would write after the restore.
+        self.ctx.procs.settle()
         self.redis.cmd("FLUSHALL")
         for k, v in snap.items():
             self.redis.cmd("RESTORE", k, 0, v, "REPLACE")

@@ -88,6 +88,10 @@ def parser(bench):
     ap.add_argument("--no-fused", action="store_true",
                     help="leave out the hand-fused deployment (package fmerge-fused in bench/fused); without this flag its "
                          "absence is an error")
+    ap.add_argument("--control", action="store_true",
+                    help="an A/A run: the merged deployment runs the hand-fused binary too, so that every merged ÷ fused "
+                         "figure measures the testbed's noise alone (what a difference between merged and fused must exceed "
+                         "to be told); its verdicts are n/a")
     ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="fixed-rate runs per deployment and rate, the deployments in turn, in an order that turns each "
@@ -159,6 +163,9 @@ def parse_args(argv, bench):
     args.modes = ["shared", "pinned"] if args.mode == "both" else [args.mode]
     args.deployments = [d for d in DEPLOYMENTS if not (d == "fused" and args.no_fused)]
     args.watchdog = not args.no_watchdog
+    if args.control and (args.no_fused or args.skip_load or args.only):
+        die("--control runs the hand-fused binary as merged too: it needs the load runs and the fused deployment "
+            "(drop --no-fused, --skip-load and --only)")
     if args.only == "watchdog":
         if args.no_watchdog:
             die("--only watchdog and --no-watchdog contradict each other")
@@ -227,7 +234,7 @@ def main(root, argv=None):
     rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ctx.root, capture_output=True, text=True).stdout.strip()
     R = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), "argv": argv,
          "src": args.src, "src_rev": rev,
-         "quick": args.quick, "loadavg_start": loadavg(), "targets": TARGETS}
+         "quick": args.quick, "control": args.control, "loadavg_start": loadavg(), "targets": TARGETS}
     oha = ensure_oha(ctx) if not args.skip_load else None
     if args.watchdog and not args.skip_load:
         args.of_watchdog = str(find_watchdog(ctx.root, args.of_watchdog))  # built (or refused) before any build of ours
@@ -312,6 +319,9 @@ def builds(ctx, args, R):
                     R["builds"][g]["cold_measured"] = r.get("cold_measured") or old.get("started")
         fused = fused_build(ctx, args) if "fused" in args.deployments and not args.skip_load else {}
     R["sizes"] = sizes(ctx, bins) if not args.reuse_bins else None
+    if args.control:
+        log("--control: the merged deployment runs the hand-fused binary")
+        bins = dict(fused)
     return bins, fused
 
 

@@ -10,7 +10,7 @@ import time
 
 from .config import (AUTHOR, GROUPS, HOP_FUNCTION, NOISY_OTHERS_PCT, OHA_VERSION, REQUESTS, SLO_P99_MS, SUSTAIN_FRACTION,
                      child_env, critical_hops, die, hops, log)
-from .processes import cpu_busy_ticks, loadavg, pinned, seed
+from .processes import cpu_busy_ticks, loadavg, pinned
 
 
 def ensure_oha(ctx):
@@ -190,8 +190,7 @@ def busy(run, names, ncpus):
 
 def fixed_run(sysm, oha, group, d, rate, args, tag):
     def once(attempt):
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, sysm.urls[(group, d)], json.dumps(REQUESTS[group]), args.duration, rate=rate,
                      connections=args.connections, tag=tag if attempt == 0 else f"{tag}-again")
         r["sustained"] = sustained(r)
@@ -265,8 +264,7 @@ def group_under_load(sysm, oha, group, args):
     # Closed loop: the most each deployment serves.
     cap = {}
     for d in deps:
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, sysm.urls[(group, d)], body, args.closed_duration, connections=args.closed_connections,
                      tag=f"{group}-{d}-closed")
         cap[d] = r
@@ -310,8 +308,7 @@ def group_under_load(sysm, oha, group, args):
     low = rates[0]
     direct = {"rate": low}
     for d in deps:
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, sysm.urls[(group, d + "-direct")], body, args.duration, rate=low,
                      connections=args.connections, tag=f"{group}-{d}-direct-{low}")
         r["sustained"] = sustained(r)
@@ -366,8 +363,7 @@ def gateway_hop(sysm, oha, args):
     out = {"rate": args.hop_rate, "function": HOP_FUNCTION}
     urls = {"direct": f"http://127.0.0.1:{sysm.ports[HOP_FUNCTION]}/", "gateway": f"{sysm.gateway}/function/{HOP_FUNCTION}"}
     for how, url in urls.items():
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, url, body, args.duration, rate=args.hop_rate, connections=args.connections, tag=f"hop-{how}")
         r["sustained"] = sustained(r)
         out[how] = r

@@ -90,6 +90,22 @@ class Processes:
                 out[name] = out.get(name, 0) + t
         return out
 
+    def settle(self, quiet=0.5, limit=30.0):
+        """Waits until the processes started here have been idle for `quiet`
+        s (together at most 2 clock ticks, a few % of a CPU): after an
+        overloaded run their queued requests keep them busy for a while, and
+        the next run, whichever deployment it measures, would start on a busy
+        machine. Returns the seconds waited (`limit` if they never went idle)."""
+        t0 = time.monotonic()
+        last = sum(self.own_ticks().values())
+        while time.monotonic() - t0 < limit:
+            time.sleep(quiet)
+            now = sum(self.own_ticks().values())
+            if now - last <= 2:
+                break
+            last = now
+        return time.monotonic() - t0
+
     def reaped_cpu(self):
         """CPU seconds of children reaped since the last call (oha, mostly)."""
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)

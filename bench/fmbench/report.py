@@ -220,6 +220,11 @@ def render_md(R):
                  f"the VM's own work), a measure of noise; a fixed-rate run with more than {NOISY_OTHERS_PCT:.0f}% is run once more "
                  "and the quieter of the two is kept.")
         L.append("")
+        if R.get("control"):
+            L.append("**A/A control run** (`--control`): the merged deployment ran the hand-fused binary, so every merged ÷ "
+                     "fused figure below is the testbed's noise alone (a difference between merged and fused must exceed it "
+                     "to be told), and no verdict on merging is drawn from the load runs.")
+            L.append("")
     t = target_rows(R)
     if t:
         L.append("| target | goal | measured | |")

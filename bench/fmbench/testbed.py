@@ -135,6 +135,14 @@ class System:
         log(f"{mode} mode up: redis :{self.redis_port}, " + ", ".join(f"{n} :{p}" for n, p in dict(self.nginx.values()).items())
             + f", {len(functions)} function{'s' if len(functions) > 1 else ''}{''.join(', ' + n for n in extra)}{pins}")
 
+    def fresh(self):
+        """Before a run: the system under test idle again (see
+        `Processes.settle`), and Redis seeded afresh."""
+        waited = self.ctx.procs.settle()
+        if waited >= 5:
+            log(f"  the testbed took {waited:.0f} s to go idle after the last run")
+        seed(self.redis)
+
     def oha(self, oha, url, body, duration, rate=None, connections=64, tag="run"):
         """oha from the outside world's CPUs, tagged with the mode."""
         return run_oha(self.ctx, oha, url, body, duration, rate=rate, connections=connections, tag=f"{self.mode}-{tag}", cpus=self.outside)

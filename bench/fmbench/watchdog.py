@@ -10,12 +10,11 @@ interface; the bench only ever connects to 127.0.0.1."""
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 from .config import AUTHOR, HOP_FUNCTION, WATCHDOG_METRICS_PORT, die, log
 from .load import describe, ratio, sustained
-from .processes import children_of, free_port, port_in_use, seed, wait_health
+from .processes import children_of, free_port, port_in_use, wait_health
 
 BUILD_SCRIPT = Path("shared") / "tools" / "of-watchdog" / "build.sh"
 # The process names the CPU table reports.
@@ -94,15 +93,13 @@ def compare_watchdog(sysm, oha, args):
         sysm.oha(oha, url, body, 2, rate=200, connections=16, tag=f"watchdog-{how}-warmup")
     out = {"function": HOP_FUNCTION, "rate": args.hop_rate, "watchdog_binary": str(binary), "fixed_rate": {}, "closed_loop": {}}
     for how, url in urls.items():
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, url, body, args.duration, rate=args.hop_rate, connections=args.connections, tag=f"watchdog-{how}")
         r["sustained"] = sustained(r)
         out["fixed_rate"][how] = r
         log(f"{HOP_FUNCTION} {'through of-watchdog' if how == 'watchdog' else 'served directly'} @ {args.hop_rate}/s: {describe(r)}")
     for how, url in urls.items():
-        seed(sysm.redis)
-        time.sleep(0.5)
+        sysm.fresh()
         r = sysm.oha(oha, url, body, args.closed_duration, connections=args.closed_connections, tag=f"watchdog-{how}-closed")
         out["closed_loop"][how] = r
         log(f"{HOP_FUNCTION} {'through of-watchdog' if how == 'watchdog' else 'served directly'}: closed loop "

@@ -46,6 +46,13 @@ class Flags(unittest.TestCase):
     def test_no_fused(self):
         self.assertEqual(args("--no-fused").deployments, ["unmerged", "merged"])
 
+    def test_control_needs_the_fused_load_runs(self):
+        self.assertTrue(args("--control").control)
+        self.assertFalse(args().control)
+        for bad in (["--no-fused"], ["--skip-load"], ["--only", "watchdog"]):
+            with self.assertRaises(SystemExit, msg=bad):
+                args("--control", *bad)
+
     def test_hop_rate(self):
         self.assertEqual(args("--hop-rate", "250").hop_rate, 250)
         with self.assertRaises(SystemExit):

@@ -57,6 +57,22 @@ class OwnTicks(unittest.TestCase):
                 procs.stop_all()
 
 
+class Settle(unittest.TestCase):
+    def test_waits_out_a_busy_process_not_an_idle_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            procs = Processes(Path(d))
+            try:
+                procs.start("idle", ["sleep", "60"])
+                # Busy for 1.5 s of wall time (its child's CPU is its own), then idle.
+                procs.start("busy", ["sh", "-c", "timeout 1.5 sh -c 'while :; do :; done'; sleep 60"])
+                waited = procs.settle(limit=20)
+                self.assertGreaterEqual(waited, 1.0)
+                self.assertLess(waited, 20, "never went idle")
+                self.assertLess(procs.settle(limit=20), 20, "idle processes are waited for")
+            finally:
+                procs.stop_all()
+
+
 class FreePorts(unittest.TestCase):
     def test_distinct_and_below_the_ephemeral_range(self):
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:

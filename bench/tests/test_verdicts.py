@@ -11,6 +11,7 @@ from helpers import BENCH
 from fmbench.config import TARGETS, critical_hops, hops
 from fmbench.load import function_tier_cpu, hop_cost_from_group, ladder, median, median_run, nice, ratio, sustained
 from fmbench.report import render_md, status, target_rows
+from fmbench.targets import CONTROL
 from fmbench.watchdog import BEHIND, WATCHDOG, watchdog_verdict
 
 
@@ -176,6 +177,17 @@ class Targets(unittest.TestCase):
         R2["load"]["modes"]["shared"]["watchdog"] = copy.deepcopy(W)
         R2["load"]["modes"]["shared"]["watchdog"]["cpu_ratio"] = 0.9
         self.assertEqual(self.verdict(R2, label), "**missed**")
+
+    def test_control_run_draws_no_verdict_on_merging(self):
+        R = copy.deepcopy(self.R)
+        R["control"] = True
+        label = "chain p50 merged ÷ hand-fused, same rate (pinned)"
+        self.assertEqual(self.verdict(R, label), CONTROL)
+        self.assertEqual(self.verdict(R, "chain max sustainable throughput merged ÷ unmerged (pinned)"), CONTROL)
+        # Builds are no load figures: judged as ever.
+        self.assertEqual(self.verdict(R, "cold fmerge build ÷ cargo build, chain"), self.verdict(self.R, "cold fmerge build ÷ cargo build, chain"))
+        self.assertIn("**A/A control run**", render_md(R))
+        self.assertNotIn("**A/A control run**", render_md(self.R))
 
     def test_committed_results_render(self):
         md = render_md(self.R)
