@@ -14,7 +14,6 @@ reads one user, chosen so that every page is full (10 posts)."""
 
 import json
 import subprocess
-import time
 
 from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
 from .apptier import RssSampler, scrape
@@ -261,8 +260,7 @@ def run_quietly(app, oha, workload, rate, snap, requests, args, tag):
     """A fixed-rate run from the seeded state; once more if others took the
     machine, keeping the quieter one."""
     def once(attempt):
-        app.restore(snap)
-        time.sleep(0.5)
+        app.restore(snap)  # which waits for the testbed to go idle first
         return app.mix(oha, workload, rate, requests, args.duration, args.connections, tag if attempt == 0 else f"{tag}-again")
 
     return quieter(once, f"{app.kind} {workload} @ {rate}/s")
