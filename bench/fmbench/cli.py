@@ -66,7 +66,7 @@ def estimate(args):
         n = len(args.deployments)
         run = args.duration + 1.2  # oha start, Redis re-seed, the pause between runs
         rates = {g: len(args.rates[g]) if g in args.rates else 6 for g in args.groups}
-        per_mode = 3 + 2 * run + sum(n * (3 + args.closed_duration + 1.2 + (rates[g] * args.repeat + args.refine + 1 + 1) * run)
+        per_mode = 3 + 2 * run + sum(n * (3 + (args.closed_duration + 1.2) * args.repeat + (rates[g] * args.repeat + args.refine + 1 + 1) * run)
                                      for g in args.groups)
         load = len(args.modes) * per_mode
     if not args.skip_load and args.watchdog:
@@ -94,8 +94,9 @@ def parser(bench):
                          "to be told); its verdicts are n/a")
     ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="fixed-rate runs per deployment and rate, the deployments in turn, in an order that turns each "
-                         "round; the run with the median p50 is reported, every p50 listed (default 1)")
+                    help="rounds of runs: of the closed loop, and of each fixed rate; the deployments in turn, in an order "
+                         "that turns each round; the run with the median throughput or p50 is reported, every figure kept, and "
+                         "merged ÷ fused judged on the rounds' pairs (default 1)")
     ap.add_argument("--closed-duration", type=int, default=5, help="seconds per closed-loop run (default 5)")
     ap.add_argument("--hop-rate", type=int, default=500,
                     help="fixed rate of the one-hop runs (social-graph-get-followers direct vs through the gateway; default 500)")

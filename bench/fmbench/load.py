@@ -5,6 +5,7 @@ phase of each testbed mode."""
 import json
 import math
 import os
+import statistics
 import subprocess
 import time
 
@@ -168,6 +169,28 @@ def median(xs):
     return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 
+def paired(pairs, confidence=0.90):
+    """The ratio a ÷ b from runs taken in pairs (a and b side by side, so
+    that the machine's drift cancels): the geometric mean of the pairs'
+    ratios, with its two-sided `confidence` interval (Student's t over the
+    logs; 90% two-sided is a one-sided 95% bound each way). None with fewer
+    than 2 pairs."""
+    logs = [math.log(a / b) for a, b in pairs if a and b]
+    n = len(logs)
+    if n < 2:
+        return None
+    mean, sd = statistics.fmean(logs), statistics.stdev(logs)
+    # Student's t quantile from the normal one (its expansion in 1/df to the
+    # third order: within 0.3% of the table from 3 degrees of freedom up,
+    # 1.2% narrow at 2); the stdlib has no t distribution.
+    z, df = statistics.NormalDist().inv_cdf(0.5 + confidence / 2), n - 1
+    t = (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+         + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    half = t * sd / math.sqrt(n)
+    return {"n": n, "ratio": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half),
+            "confidence": confidence}
+
+
 def function_tier_cpu(group, d, c, c_merged, mode):
     """CPU µs per request of what merging changes: the deployment's own
     processes plus the gateway hops between functions (the client, the
@@ -199,14 +222,22 @@ def fixed_run(sysm, oha, group, d, rate, args, tag):
     return quieter(once, f"{group} {d} @ {rate}/s")
 
 
-def median_run(runs):
-    """Of one deployment's runs at one rate, the one with the median p50 (a
-    run without one counts as the slowest), with every run's p50 in
-    `p50_runs_ms` when there are several."""
-    r = sorted(runs, key=lambda r: float("inf") if r["p50_ms"] is None else r["p50_ms"])[len(runs) // 2]
+def median_run(runs, key="p50_ms"):
+    """Of one deployment's runs at one rate, the one with the median `key` (a
+    run without one counts as the highest), with every run's `key`, in the
+    order run, under `<figure>_runs_<unit>` (p50_runs_ms, ok_runs_rps) when
+    there are several."""
+    r = sorted(runs, key=lambda r: float("inf") if r[key] is None else r[key])[len(runs) // 2]
     if len(runs) > 1:
-        r = dict(r, p50_runs_ms=[x["p50_ms"] for x in runs])
+        r = dict(r, **{key.replace("_", "_runs_", 1): [x[key] for x in runs]})
     return r
+
+
+def in_turn(deps, k):
+    """The deployments in the order of round k: it turns each round, since
+    a run right after an overloaded one (unmerged, at high rates) starts on a
+    machine still busy."""
+    return deps[k % len(deps):] + deps[:k % len(deps)]
 
 
 def describe(r):
@@ -261,15 +292,19 @@ def group_under_load(sysm, oha, group, args):
     # Warm every deployment: connections, pools, redis clients.
     for d in deps:
         sysm.oha(oha, sysm.urls[(group, d)], body, 2, rate=200, connections=16, tag=f"{group}-{d}-warmup")
-    # Closed loop: the most each deployment serves.
-    cap = {}
-    for d in deps:
-        sysm.fresh()
-        r = sysm.oha(oha, sysm.urls[(group, d)], body, args.closed_duration, connections=args.closed_connections,
-                     tag=f"{group}-{d}-closed")
-        cap[d] = r
-        log(f"{group} {d}: closed loop ({args.closed_connections} conns) {r['ok_rps']:.0f} req/s ok, "
-            f"p50 {f1(r['p50_ms'], nd=2)} ms, p99 {f1(r['p99_ms'], nd=2)} ms, others' CPU {r['cpu_others_pct']:.0f}%")
+    # Closed loop: the most each deployment serves, --repeat rounds in turn
+    # like the fixed rates, the run with the median throughput kept.
+    closed = {d: [] for d in deps}
+    for k in range(args.repeat):
+        for d in in_turn(deps, k):
+            sysm.fresh()
+            r = sysm.oha(oha, sysm.urls[(group, d)], body, args.closed_duration, connections=args.closed_connections,
+                         tag=f"{group}-{d}-closed" + (f"-{k}" if k else ""))
+            closed[d].append(r)
+            log(f"{group} {d}: closed loop ({args.closed_connections} conns){f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''} "
+                f"{r['ok_rps']:.0f} req/s ok, p50 {f1(r['p50_ms'], nd=2)} ms, p99 {f1(r['p99_ms'], nd=2)} ms, "
+                f"others' CPU {r['cpu_others_pct']:.0f}%")
+    cap = {d: median_run(closed[d], "ok_rps") for d in deps}
     if sysm.mode == "pinned":
         # Which side bounds the saturated throughput.
         outside = {"oha (client)", "redis", "nginx-ingress"}
@@ -284,9 +319,7 @@ def group_under_load(sysm, oha, group, args):
         row = {"rate": rate}
         tries = {d: [] for d in deps}
         for k in range(args.repeat):
-            # The order turns each round: a run right after an overloaded
-            # one (unmerged, at high rates) starts on a machine still busy.
-            for d in deps[k % len(deps):] + deps[:k % len(deps)]:
+            for d in in_turn(deps, k):
                 tries[d].append(fixed_run(sysm, oha, group, d, rate, args, f"{group}-{d}-{rate}" + (f"-{k}" if k else "")))
                 log(f"{group} {d} @ {rate}/s{f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''}: "
                     f"{describe(tries[d][-1])}")

@@ -243,7 +243,8 @@ def render_md(R):
             L.append(mode_intro(mode, M))
             L.append("")
         repeat = lo.get("repeat", 1)
-        runs = (f"{repeat} runs per deployment and rate, the deployments in turn (the order turning each round), the one with the median p50 shown; "
+        runs = (f"{repeat} rounds of runs per rate (and of the closed loop), the deployments in turn (the order turning each round), "
+                "the one with the median p50 (throughput) shown; "
                 if repeat > 1 else "")
         L.append(f"oha, latency-corrected, {lo['duration_s']} s per run, {runs}{lo['connections_fixed_rate']} connections; every "
                  "request enters through the (ingress) nginx; unmerged, every call between functions goes through the gateway too. "

@@ -4,14 +4,15 @@ target's met / missed."""
 
 import copy
 import json
+import math
 import unittest
 
 from helpers import BENCH
 
 from fmbench.config import TARGETS, critical_hops, hops
-from fmbench.load import function_tier_cpu, hop_cost_from_group, ladder, median, median_run, nice, ratio, sustained
+from fmbench.load import function_tier_cpu, hop_cost_from_group, in_turn, ladder, median, median_run, nice, paired, ratio, sustained
 from fmbench.report import render_md, status, target_rows
-from fmbench.targets import CONTROL
+from fmbench.targets import CONTROL, UNRESOLVED, against
 from fmbench.watchdog import BEHIND, WATCHDOG, watchdog_verdict
 
 
@@ -129,9 +130,54 @@ class Targets(unittest.TestCase):
         self.verdicts("pinned", "chain", "max_sustained_ratio", "chain max sustainable throughput merged ÷ unmerged (pinned)",
                       ((4.0, "met"), (3.99, "**missed**"), (None, "n/a")))
 
-    def test_fused_ratio(self):
-        self.verdicts("shared", "chain", "fused_max_sustained_ratio", "chain max sustainable throughput merged ÷ hand-fused (shared)",
-                      ((0.95, "met"), (0.94, "**missed**")))
+    def fused_verdict(self, label, set_runs):
+        """The verdict of `label` with the pinned chain's runs set by
+        set_runs(G, merged, fused), each given as a function of the round."""
+        R = copy.deepcopy(self.R)
+        set_runs(R["load"]["modes"]["pinned"]["chain"])
+        return self.verdict(R, label)
+
+    def test_fused_p50_judged_on_the_pairs_of_every_rate(self):
+        label = "chain p50 merged ÷ hand-fused, same rate (pinned)"
+
+        def rounds(merged):
+            def set_runs(G):
+                for row in G["fixed_rate"]:
+                    row["fused"]["p50_runs_ms"] = [2.0] * 4
+                    row["merged"]["p50_runs_ms"] = [2.0 * merged(k) for k in range(4)]
+            return set_runs
+
+        # Ratios 1.00 and 1.02 in turn: the interval is within 1.05.
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 1.0 + 0.02 * (k % 2))), "met")
+        # 1.08 and 1.10: wholly beyond it.
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 1.08 + 0.02 * (k % 2))), "**missed**")
+        # 0.90 and 1.20: a mean of 1.04, but the runs cannot tell.
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 0.9 + 0.3 * (k % 2))), status(UNRESOLVED))
+
+    def test_fused_p50_ignores_rates_either_did_not_sustain(self):
+        label = "chain p50 merged ÷ hand-fused, same rate (pinned)"
+
+        def set_runs(G):
+            for row in G["fixed_rate"]:
+                row["fused"]["p50_runs_ms"] = [2.0, 2.0]
+                row["merged"]["p50_runs_ms"] = [2.0, 2.02] if row["fused"]["sustained"] else [9.0, 9.0]
+                row["merged"]["sustained"] &= row["fused"]["sustained"]
+        self.assertEqual(self.fused_verdict(label, set_runs), "met")
+
+    def test_fused_throughput_judged_on_closed_loop_pairs(self):
+        label = "chain throughput merged ÷ hand-fused, saturated closed loop (pinned)"
+
+        def rounds(merged):
+            def set_runs(G):
+                G["closed_loop"]["fused"]["ok_runs_rps"] = [1000.0] * 5
+                G["closed_loop"]["merged"]["ok_runs_rps"] = [1000.0 * merged(k) for k in range(5)]
+            return set_runs
+
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 0.98 + 0.01 * (k % 2))), "met")
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 0.90 + 0.01 * (k % 2))), "**missed**")
+        self.assertEqual(self.fused_verdict(label, rounds(lambda k: 0.8 + 0.3 * (k % 2))), status(UNRESOLVED))
+        # One run each (results from before the closed loop was repeated): no interval, no verdict.
+        self.assertEqual(self.fused_verdict(label, lambda G: None), "n/a")
 
     def test_dispatch(self):
         R = copy.deepcopy(self.R)
@@ -219,6 +265,48 @@ class MedianRun(unittest.TestCase):
     def test_a_run_without_a_p50_counts_as_the_slowest(self):
         runs = [{"p50_ms": None, "tag": "a"}, {"p50_ms": 5.0, "tag": "b"}, {"p50_ms": 4.0, "tag": "c"}]
         self.assertEqual(median_run(runs)["tag"], "b")
+
+    def test_closed_loop_runs_keep_the_median_throughput(self):
+        runs = [{"ok_rps": 900.0, "tag": "a"}, {"ok_rps": 1100.0, "tag": "b"}, {"ok_rps": 1000.0, "tag": "c"}]
+        m = median_run(runs, "ok_rps")
+        self.assertEqual(m["tag"], "c")
+        self.assertEqual(m["ok_runs_rps"], [900.0, 1100.0, 1000.0])
+
+    def test_the_order_turns_each_round(self):
+        deps = ["unmerged", "merged", "fused"]
+        self.assertEqual([in_turn(deps, k)[0] for k in range(4)], ["unmerged", "merged", "fused", "unmerged"])
+        self.assertEqual(sorted(in_turn(deps, 2)), sorted(deps))
+
+
+class Paired(unittest.TestCase):
+    def test_identical_runs_read_one_with_no_width(self):
+        est = paired([(2.0, 2.0)] * 5)
+        self.assertEqual((est["n"], est["ratio"], est["low"], est["high"]), (5, 1.0, 1.0, 1.0))
+
+    def test_interval_is_students_t_on_the_logs(self):
+        # Ten pairs whose log-ratios are ±0.1 around log 1.03: mean log 1.03,
+        # standard deviation 0.1 * sqrt(10 / 9); t(0.95, 9 df) = 1.833 from the table.
+        pairs = [(1.03 * math.exp(0.1 if k % 2 else -0.1), 1.0) for k in range(10)]
+        est = paired(pairs)
+        half = 1.833 * 0.1 * math.sqrt(10 / 9) / math.sqrt(10)
+        self.assertAlmostEqual(est["ratio"], 1.03, places=9)
+        self.assertAlmostEqual(est["low"], 1.03 * math.exp(-half), places=3)
+        self.assertAlmostEqual(est["high"], 1.03 * math.exp(half), places=3)
+
+    def test_too_few_or_empty_pairs_give_none(self):
+        self.assertIsNone(paired([]))
+        self.assertIsNone(paired([(1.0, 2.0)]))
+        self.assertIsNone(paired([(1.0, 2.0), (None, 2.0)]))
+
+    def test_against_a_goal_on_either_side(self):
+        est = {"low": 0.97, "high": 1.04}
+        self.assertIs(against(est, 1.05, most=True), True)
+        self.assertIs(against(est, 0.95, most=False), True)
+        self.assertIs(against(est, 0.96, most=True), False)
+        self.assertIs(against(est, 1.06, most=False), False)
+        self.assertEqual(against(est, 1.0, most=True), UNRESOLVED)
+        self.assertEqual(against(est, 1.0, most=False), UNRESOLVED)
+        self.assertIsNone(against(None, 1.0, most=True))
 
 
 
