@@ -41,14 +41,16 @@ def fused_p50_pairs(G):
     for row in G["fixed_rate"]:
         m, f = row["merged"], row["fused"]
         if m["sustained"] and f["sustained"]:
-            pairs += zip(m["p50_runs_ms"], f["p50_runs_ms"]) if "p50_runs_ms" in m else [(m["p50_ms"], f["p50_ms"])]
+            both = "p50_runs_ms" in m and "p50_runs_ms" in f
+            pairs += zip(m["p50_runs_ms"], f["p50_runs_ms"]) if both else [(m["p50_ms"], f["p50_ms"])]
     return pairs
 
 
 def fused_closed_pairs(G):
     """(merged, fused) closed-loop throughputs, round by round."""
     m, f = G["closed_loop"]["merged"], G["closed_loop"]["fused"]
-    return list(zip(m["ok_runs_rps"], f["ok_runs_rps"])) if "ok_runs_rps" in m else [(m["ok_rps"], f["ok_rps"])]
+    both = "ok_runs_rps" in m and "ok_runs_rps" in f
+    return list(zip(m["ok_runs_rps"], f["ok_runs_rps"])) if both else [(m["ok_rps"], f["ok_rps"])]
 
 
 def load_modes(lo):

@@ -246,7 +246,7 @@ class Targets(unittest.TestCase):
         pair = next(m for m in R2["load"]["modes"].values() if "pair" in m)["pair"]
         pair["fixed_rate"][0]["merged"]["p50_runs_ms"] = [1.25, 1.5, 1.75]
         md = render_md(R2)
-        self.assertIn("3 runs per deployment and rate", md)
+        self.assertIn("3 rounds of runs per rate", md)
         self.assertIn("(of 1.25, 1.50, 1.75)", md)
 
 
