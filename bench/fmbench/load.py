@@ -355,9 +355,6 @@ def group_under_load(sysm, oha, group, args):
 
     g["p50_ratio_where_both_sustained"] = [row["p50_ratio"] for row in both("unmerged", "merged")]
     g["p50_ratio_worst"] = max(g["p50_ratio_where_both_sustained"], default=None)
-    if "fused" in deps:
-        g["fused_p50_ratio_where_both_sustained"] = [row["fused_p50_ratio"] for row in both("merged", "fused")]
-        g["fused_p50_ratio_worst"] = max(g["fused_p50_ratio_where_both_sustained"], default=None)
     cpu_rows = [row["cpu_us_per_request"] for row in both("unmerged", "merged") if "cpu_us_per_request" in row]
     if cpu_rows:
         g["cpu_total_ratio"] = median([c["unmerged_total"] / c["merged_total"] for c in cpu_rows])
