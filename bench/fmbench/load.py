@@ -222,15 +222,27 @@ def fixed_run(sysm, oha, group, d, rate, args, tag):
     return quieter(once, f"{group} {d} @ {rate}/s")
 
 
+def runs_key(key):
+    """Where median_run keeps every run's `key`: `<figure>_runs_<unit>`
+    (p50_runs_ms, ok_runs_rps)."""
+    return key.replace("_", "_runs_", 1)
+
+
 def median_run(runs, key="p50_ms"):
     """Of one deployment's runs at one rate, the one with the median `key` (a
     run without one counts as the highest), with every run's `key`, in the
-    order run, under `<figure>_runs_<unit>` (p50_runs_ms, ok_runs_rps) when
-    there are several."""
+    order run, under runs_key(key) when there are several."""
     r = sorted(runs, key=lambda r: float("inf") if r[key] is None else r[key])[len(runs) // 2]
     if len(runs) > 1:
-        r = dict(r, **{key.replace("_", "_runs_", 1): [x[key] for x in runs]})
+        r = dict(r, **{runs_key(key): [x[key] for x in runs]})
     return r
+
+
+def round_pairs(a, b, key):
+    """(a, b) figures `key` of two deployments' median runs, round by round
+    (one pair from results without each round's figures)."""
+    each = runs_key(key)
+    return list(zip(a[each], b[each])) if each in a and each in b else [(a[key], b[key])]
 
 
 def in_turn(deps, k):

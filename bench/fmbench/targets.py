@@ -2,7 +2,7 @@
 missed), and the readers of results.json they share with report.py."""
 
 from .config import SLO_P99_MS, TARGETS
-from .load import f1, paired
+from .load import f1, paired, round_pairs
 
 
 UNRESOLVED = "unresolved"
@@ -26,31 +26,17 @@ def against(est, goal, most):
     return True if high <= goal else False if low > goal else UNRESOLVED
 
 
-def estimate(est, unit=""):
-    if est is None:
-        return "n/a"
+def estimate(est, unit="", detail=""):
+    """A paired estimate as text, `detail` inside its parentheses."""
     return (f"{est['ratio']:.3f}{unit} ({100 * est['confidence']:.0f}% interval {est['low']:.3f}–{est['high']:.3f}{unit}, "
-            f"{est['n']} pairs")
+            f"{est['n']} pairs{detail})")
 
 
 def fused_p50_pairs(G):
     """(merged, fused) p50s run side by side, round by round, at the rates
-    where both deployments sustained the load (one pair per rate from
-    results without each round's figures)."""
-    pairs = []
-    for row in G["fixed_rate"]:
-        m, f = row["merged"], row["fused"]
-        if m["sustained"] and f["sustained"]:
-            both = "p50_runs_ms" in m and "p50_runs_ms" in f
-            pairs += zip(m["p50_runs_ms"], f["p50_runs_ms"]) if both else [(m["p50_ms"], f["p50_ms"])]
-    return pairs
-
-
-def fused_closed_pairs(G):
-    """(merged, fused) closed-loop throughputs, round by round."""
-    m, f = G["closed_loop"]["merged"], G["closed_loop"]["fused"]
-    both = "ok_runs_rps" in m and "ok_runs_rps" in f
-    return list(zip(m["ok_runs_rps"], f["ok_runs_rps"])) if both else [(m["ok_rps"], f["ok_rps"])]
+    where both deployments sustained the load."""
+    return [p for row in G["fixed_rate"] if row["merged"]["sustained"] and row["fused"]["sustained"]
+            for p in round_pairs(row["merged"], row["fused"], "p50_ms")]
 
 
 def load_modes(lo):
@@ -109,12 +95,13 @@ def target_rows(R):
             est = paired(fused_p50_pairs(G))
             both = [row for row in G["fixed_rate"] if row["merged"]["sustained"] and row["fused"]["sustained"]]
             rs = ", ".join(f"{row['fused_p50_ratio']:.2f}@{row['rate']}/s" for row in both)
-            over = f" over {len(both)} rates; each rate's median run: {rs})" if both else ")"
+            over = f" over {len(both)} rates; each rate's median run: {rs}" if both else ""
             t.append((f"{g} p50 merged ÷ hand-fused, same rate ({mode})", f"≤ {TARGETS['fused_p50_ratio']}",
-                      estimate(est) + (over if est else ""), judge(against(est, TARGETS["fused_p50_ratio"], most=True))))
-            c, est = G["closed_loop"], paired(fused_closed_pairs(G))
+                      estimate(est, detail=over) if est else "n/a", judge(against(est, TARGETS["fused_p50_ratio"], most=True))))
+            c = G["closed_loop"]
+            est = paired(round_pairs(c["merged"], c["fused"], "ok_rps"))
             t.append((f"{g} throughput merged ÷ hand-fused, saturated closed loop ({mode})", f"≥ {TARGETS['fused_throughput_ratio']}×",
-                      (estimate(est, "×") + ")" if est else f"{f1(G['fused_closed_loop_ratio'], '×', 2)} (one run each: an interval needs --repeat ≥ 2)")
+                      (estimate(est, "×") if est else f"{f1(G['fused_closed_loop_ratio'], '×', 2)} (one run each: an interval needs --repeat ≥ 2)")
                       + f"; {c['merged']['ok_rps']:.0f} vs {c['fused']['ok_rps']:.0f} req/s{' (median runs)' if est else ''}; highest rate sustained at p99 ≤ "
                       f"{SLO_P99_MS:.0f} ms {sus_rate(G, 'merged')} vs {sus_rate(G, 'fused')} req/s "
                       f"({f1(G['fused_max_sustained_ratio'], '×', 2)}, one search, no interval)",

@@ -131,8 +131,8 @@ class Targets(unittest.TestCase):
                       ((4.0, "met"), (3.99, "**missed**"), (None, "n/a")))
 
     def fused_verdict(self, label, set_runs):
-        """The verdict of `label` with the pinned chain's runs set by
-        set_runs(G, merged, fused), each given as a function of the round."""
+        """The verdict of `label` once set_runs(G) has set the pinned
+        chain's runs."""
         R = copy.deepcopy(self.R)
         set_runs(R["load"]["modes"]["pinned"]["chain"])
         return self.verdict(R, label)
