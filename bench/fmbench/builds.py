@@ -56,7 +56,7 @@ def timed(ctx, tag, argv, env=None, cwd=None, check=True):
             "waited_for_cargo_lock": lock_wait}, messages
 
 
-def fmerge_cargo(ctx, fmerge, group, target_dir, tag, force=False, jobs=None):
+def fmerge_cargo(ctx, fmerge, group, target_dir, tag, force=False, jobs=None, lto=None):
     funcs = GROUPS[group]
     out = ctx.out / "bin" / group
     # Our own name, so that our work dir (<target>/fmerge/work/<name>) is not
@@ -69,6 +69,8 @@ def fmerge_cargo(ctx, fmerge, group, target_dir, tag, force=False, jobs=None):
         argv += ["-j", str(jobs)]  # codegen partitions (and cargo's jobs)
     if target_dir is not None:
         argv += ["--target-dir", target_dir]
+    if lto is not None:
+        argv += ["--lto", lto]
     m, messages = timed(ctx, tag, argv)
     m["jobs"] = jobs
     done = [x for x in messages if x.get("reason") == "merged"]
@@ -145,6 +147,13 @@ def build_phase(ctx, args, fmerge):
                 shutil.rmtree(cargo_target, ignore_errors=True)
         steps, binary = merge_steps(ctx, fmerge, group, target, touched)
         r.update(steps)
+        if args.merged_lto != "off":
+            # The loop's steps above use fmerge's default; the merged
+            # deployment runs the binary a release image would ship.
+            log(f"{group}: release merge step, --lto {args.merged_lto} (the merged deployment's binary; merge cache defeated)")
+            r["release_merge"], binary = fmerge_cargo(ctx, fmerge, group, target, f"{group}-release-merge", force=True,
+                                                      lto=args.merged_lto)
+        r["merged_lto"] = args.merged_lto
         r["target_dir"] = str((target or ctx.root / "target").relative_to(ctx.root))
         res[group] = r
         build_bins = (target or ctx.root / "target") / "fmerge" / "build" / TRIPLE / "release"

@@ -85,6 +85,9 @@ def parser(bench):
     ap.add_argument("--mode", choices=["shared", "pinned", "both"], default="both",
                     help="testbed for the load runs: shared (one nginx, nothing pinned), pinned (outside world and function "
                          "tier on separate CPUs, two nginx), or both (default)")
+    ap.add_argument("--merged-lto", choices=["own", "off", "fat"], default="own",
+                    help="fmerge build --lto of the merged deployment's binary, built after the timed merge steps (which use "
+                         "fmerge's default, off): own (default), the release build, optimized across the group's own crates")
     ap.add_argument("--no-fused", action="store_true",
                     help="leave out the hand-fused deployment (package fmerge-fused in bench/fused); without this flag its "
                          "absence is an error")

@@ -213,7 +213,7 @@ def render_md(R):
     L.append("")
     if R.get("load"):
         L.append("Three deployments of the same functions: **unmerged** (every function its own process, calls between them "
-                 "through the nginx gateway), **merged** (fmerge's binary) and **fused** (the same group written by hand as one "
+                 "through the nginx gateway), **merged** (fmerge's binary" + merged_lto(R) + ") and **fused** (the same group written by hand as one "
                  "program, `bench/fused`: the limit of merging). Two testbeds: **shared** (everything shares the cores) and "
                  "**pinned** (the client, the ingress nginx and Redis on one half of the cores, the function tier on the other). "
                  "\"others' CPU\" is the share of the machine used by processes outside the bench during a run (other builds, "
@@ -281,6 +281,12 @@ def render_md(R):
     return "\n".join(L) + "\n"
 
 
+def merged_lto(R):
+    """How the merged deployment's binary was built, where the results say."""
+    modes = sorted({r["merged_lto"] for r in (R.get("builds") or {}).values() if r.get("merged_lto")})
+    return f", `fmerge build --lto {'/'.join(modes)}`" if modes else ""
+
+
 def render_builds(L, R, bu):
     L.append("### Build cost (`/usr/bin/time -v`: wall, peak RSS of the largest process)")
     L.append("")
@@ -292,11 +298,14 @@ def render_builds(L, R, bu):
     names = {"cold_fmerge": "cold `fmerge build` (empty target dir)", "cold_cargo": "cold `cargo build --release` (same functions)",
              "merge_step": "merge step alone (cargo fresh; merge cache defeated)",
              "noop_remerge": "re-merge, nothing changed (fmerge's merge cache hit)",
-             "warm_remerge": "warm re-merge (social-graph-get-followers touched, rebuilt by cargo; merge cache defeated)"}
+             "warm_remerge": "warm re-merge (social-graph-get-followers touched, rebuilt by cargo; merge cache defeated)",
+             "release_merge": "release merge step (the merged deployment's binary; cargo fresh; merge cache defeated)"}
     detail = ("optimize", "emit object", "codegen")  # codegen = optimize + emit objects
     for g, r in bu.items():
         for k, label in names.items():
             runs = by_jobs(r[k]) if k in ("merge_step", "warm_remerge") else ({"": r[k]} if k in r else {})
+            if k == "release_merge":
+                label = label.replace("release merge step", f"release merge step, `--lto {r.get('merged_lto')}`")
             for n, s in runs.items():
                 st = s["fmerge_stages_s"] or {}
                 rest = ", ".join(f"{a} {b:.1f}s" for a, b in st.items() if a not in detail)

@@ -235,6 +235,18 @@ class Targets(unittest.TestCase):
         self.assertIn("**A/A control run**", render_md(R))
         self.assertNotIn("**A/A control run**", render_md(self.R))
 
+    def test_the_merged_binary_s_lto_mode_and_its_build_are_reported(self):
+        R = copy.deepcopy(self.R)
+        self.assertNotIn("fmerge build --lto", render_md(R))  # results from before --merged-lto
+        chain = R["builds"]["chain"]
+        chain["merged_lto"] = "own"
+        chain["release_merge"] = copy.deepcopy(chain["noop_remerge"])
+        chain["release_merge"]["wall_s"] = 12.25
+        md = render_md(R)
+        self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", md)
+        row = next(line for line in md.splitlines() if "release merge step, `--lto own`" in line)
+        self.assertIn("| 12.2 s |", row)
+
     def test_committed_results_render(self):
         md = render_md(self.R)
         self.assertTrue(md.startswith(f"Measured {self.R['started']}"))

@@ -27,7 +27,7 @@ use serde::{Deserialize, Deserializer};
 use std::path::{Path, PathBuf};
 
 /// The LTO modes by the names `--lto` and `lto =` take.
-pub const LTO_MODES: [(&str, Lto); 2] = [("fat", Lto::Fat), ("off", Lto::Off)];
+pub const LTO_MODES: [(&str, Lto); 3] = [("fat", Lto::Fat), ("own", Lto::Own), ("off", Lto::Off)];
 
 /// The mode named `name`, or why there is none.
 pub fn parse_lto(name: &str) -> Result<Lto, String> {
@@ -37,7 +37,11 @@ pub fn parse_lto(name: &str) -> Result<Lto, String> {
         .map(|(_, lto)| *lto)
         .ok_or_else(|| {
             let modes: Vec<String> = LTO_MODES.iter().map(|(m, _)| format!("{m:?}")).collect();
-            format!("unknown LTO mode {name:?}; use {}", modes.join(" or "))
+            let (last, rest) = modes.split_last().expect("modes");
+            format!(
+                "unknown LTO mode {name:?}; use {} or {last}",
+                rest.join(", ")
+            )
         })
 }
 
@@ -145,10 +149,11 @@ mod tests {
     #[test]
     fn lto_modes_and_the_default_name_have_one_spelling() {
         assert_eq!(parse_lto("fat"), Ok(Lto::Fat));
+        assert_eq!(parse_lto("own"), Ok(Lto::Own));
         assert_eq!(parse_lto("off"), Ok(Lto::Off));
         assert_eq!(
             parse_lto("thin"),
-            Err("unknown LTO mode \"thin\"; use \"fat\" or \"off\"".to_string())
+            Err("unknown LTO mode \"thin\"; use \"fat\", \"own\" or \"off\"".to_string())
         );
         let group: Group = toml::from_str("lto = \"fat\"").unwrap();
         assert_eq!(group.lto, Some(Lto::Fat));

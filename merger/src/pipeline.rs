@@ -359,6 +359,7 @@ fn subset(union: &resolve::Members, opts: &Options) -> Result<resolve::Members> 
         target_dir: union.target_dir.clone(),
         local: union.local.clone(),
         local_dirs: union.local_dirs.clone(),
+        local_on_top: union.local_on_top.clone(),
     })
 }
 

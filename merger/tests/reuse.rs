@@ -2,6 +2,7 @@
 //! a merge links the objects cargo compiled for every crate no pass changed
 //! and compiles from IR only the rest, each to an object kept under its
 //! content, so a re-merge after an edit compiles only the edited crate.
+//! With `--lto own`, the group's own crates compile as one module instead.
 //!
 //! Run: `cargo test --release -p fmerge --test reuse` (no services: the
 //! merged callee answers in-process, and `GATEWAY_URL` is a closed port).
@@ -66,6 +67,42 @@ fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
     assert!(
         stderr.contains("compiled from IR: the dispatch table (the merge fills it)"),
         "{stderr}"
+    );
+    assert_eq!(ask(&binary, "dyn-back"), (200, "dyn-back".to_string()));
+}
+
+#[test]
+fn lto_own_compiles_the_group_s_own_crates_as_one_object() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let ws = fixture("dynamic", &[]);
+    let (binary, stderr) = merge(
+        ws.path(),
+        &["dyn-front", "dyn-back"],
+        &["--name", "own", "--force", "--lto", "own"],
+    );
+    let units = count(&stderr, "reading IR", "units");
+    let from_ir = count(
+        &stderr,
+        "compiling what the merge changed",
+        "object(s) from IR",
+    );
+    let reused = count(
+        &stderr,
+        "compiling what the merge changed",
+        "crate(s) linked",
+    );
+    // The two bins, the runtime and the contract crate are the fixture's
+    // path crates: one object with the table beside it; every registry
+    // crate is cargo's.
+    let own = ["dyn_front", "dyn_back", "fmerge_runtime", "fmerge_contract"];
+    assert_eq!((from_ir, reused), (2, units - own.len()), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("compiled from IR:"))
+        .unwrap_or_else(|| panic!("no `compiled from IR` line in {stderr}"));
+    assert!(
+        own.iter().all(|c| line.contains(c)) && line.contains("(as one module)"),
+        "{line}"
     );
     assert_eq!(ask(&binary, "dyn-back"), (200, "dyn-back".to_string()));
 }

@@ -286,14 +286,23 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
     let (gateway, _unmerged) = support::unmerged_behind_gateway(&["rn-front", "rn-back"]);
     let expected = post(&gateway.function_url("rn-front"), "abc");
     assert_eq!(expected, (200, "front=1003 back=2003".to_string()));
-    let port = free_port();
-    let merged = Function::start(&again, "rn-front", port, [("GATEWAY_URL", gateway.url())]);
-    assert_eq!(
-        post(&format!("{}/", merged.url()), "abc"),
-        expected,
-        "{}",
-        merged.output()
+    // `--lto own` links the renamed crates into one module: still their own.
+    let (own, _) = merge(
+        ws.path(),
+        &["rn-front", "rn-back"],
+        &["--lto", "own", "--name", "renamed-own"],
     );
+    for binary in [&again, &own] {
+        let port = free_port();
+        let merged = Function::start(binary, "rn-front", port, [("GATEWAY_URL", gateway.url())]);
+        assert_eq!(
+            post(&format!("{}/", merged.url()), "abc"),
+            expected,
+            "{}: {}",
+            binary.display(),
+            merged.output()
+        );
+    }
 }
 
 #[test]
@@ -312,8 +321,14 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
         ],
     );
 
-    // One: the merged binary allocates with it.
+    // One: the merged binary allocates with it (also when `--lto own`
+    // optimizes the functions' crates as one module).
     let (binary, stderr) = merge(ws.path(), &["alloc-caller", "alloc-callee"], &[]);
+    let (own, _) = merge(
+        ws.path(),
+        &["alloc-caller", "alloc-callee"],
+        &["--lto", "own", "--name", "allocator-own"],
+    );
     assert!(
         stderr.contains(
             "warning: alloc-caller (crate alloc_caller) sets its own #[global_allocator]: merged, alloc-callee allocate with it too"
@@ -328,19 +343,22 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
 
     // Merged: the callee runs in-process, and allocates through the counter.
     let gateway2 = Gateway::start(&[("alloc-caller", free_port()), ("alloc-callee", free_port())]);
-    let port = free_port();
-    let merged = Function::start(
-        &binary,
-        "alloc-caller",
-        port,
-        [("GATEWAY_URL", gateway2.url())],
-    );
-    assert_eq!(
-        post(&format!("{}/", merged.url()), "abc"),
-        expected,
-        "{}",
-        merged.output()
-    );
+    for binary in [&binary, &own] {
+        let port = free_port();
+        let merged = Function::start(
+            binary,
+            "alloc-caller",
+            port,
+            [("GATEWAY_URL", gateway2.url())],
+        );
+        assert_eq!(
+            post(&format!("{}/", merged.url()), "abc"),
+            expected,
+            "{}: {}",
+            binary.display(),
+            merged.output()
+        );
+    }
     assert_eq!(
         gateway2.requests_for("alloc-callee"),
         0,

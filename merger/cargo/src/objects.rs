@@ -28,8 +28,11 @@ impl Cache {
 
     /// The key of the object compiled from `bitcode` with `settings` (the
     /// codegen settings and what identifies fmerge and rustc, one per line).
-    pub fn key(settings: &[String], bitcode: &[u8]) -> String {
-        crate::cache::key(settings, &["object".to_string()], &[bitcode])
+    /// The key of the object compiled from `bitcode`: one module, or the
+    /// modules linked in this order into one.
+    pub fn key<B: AsRef<[u8]> + Sync>(settings: &[String], bitcode: &[B]) -> String {
+        let labels: Vec<String> = (0..bitcode.len()).map(|i| format!("object {i}")).collect();
+        crate::cache::key(settings, &labels, bitcode)
     }
 
     /// Where the object of `key` is (or goes).

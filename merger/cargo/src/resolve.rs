@@ -37,6 +37,9 @@ pub struct Members {
     pub local: HashMap<PackageId, String>,
     /// The folder of each of those packages (its Cargo.toml's), by id.
     pub local_dirs: HashMap<PackageId, PathBuf>,
+    /// The local packages that no registry or git package links (see
+    /// [`only_local_callers`]): only the user's own code calls into them.
+    pub local_on_top: HashSet<PackageId>,
 }
 
 impl Members {
@@ -89,12 +92,13 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         .map(|c| function(&metadata, c))
         .collect::<Result<Vec<_>>>()?;
     check_bin_names(std::iter::once(&caller).chain(&callees))?;
-    let local = metadata
+    let local: HashMap<PackageId, String> = metadata
         .packages
         .iter()
         .filter(|p| p.source.is_none())
         .map(|p| (p.id.clone(), p.name.to_string()))
         .collect();
+    let local_on_top = only_local_callers(links(&metadata), &local);
     let local_dirs = metadata
         .packages
         .iter()
@@ -109,6 +113,35 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         target_dir: metadata.target_directory.clone().into(),
         local,
         local_dirs,
+        local_on_top,
+    })
+}
+
+/// The packages of `local` that no package outside it links: a `[patch]`
+/// may make a registry crate's dependency a path package, and then the
+/// registry crate's code calls into it. `links`: each package and a
+/// package it links (a normal dependency).
+fn only_local_callers<'a>(
+    links: impl IntoIterator<Item = (&'a PackageId, &'a PackageId)>,
+    local: &HashMap<PackageId, String>,
+) -> HashSet<PackageId> {
+    let mut on_top: HashSet<PackageId> = local.keys().cloned().collect();
+    for (from, to) in links {
+        if !local.contains_key(from) {
+            on_top.remove(to);
+        }
+    }
+    on_top
+}
+
+/// Each package and a package it links (a normal dependency), from cargo's resolve.
+fn links(metadata: &Metadata) -> impl Iterator<Item = (&PackageId, &PackageId)> {
+    let nodes = metadata.resolve.iter().flat_map(|r| &r.nodes);
+    nodes.flat_map(|n| {
+        n.deps
+            .iter()
+            .filter(|d| d.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal))
+            .map(move |d| (&n.id, &d.pkg))
     })
 }
 
@@ -227,4 +260,31 @@ pub fn owners<'a>(
         .filter(|f| f.closure.contains(id))
         .map(|f| f.name.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_package_that_a_registry_crate_links_is_not_on_top() {
+        let id = |name: &str| PackageId {
+            repr: name.to_string(),
+        };
+        let local: HashMap<PackageId, String> = ["front", "runtime", "patched"]
+            .map(|name| (id(name), name.to_string()))
+            .into();
+        // `patched` is a registry crate's dependency made a path package by
+        // a `[patch]`: hyper's code calls it.
+        let links = [
+            ("front", "runtime"),
+            ("front", "serde"),
+            ("front", "patched"),
+            ("runtime", "hyper"),
+            ("hyper", "patched"),
+        ]
+        .map(|(from, to)| (id(from), id(to)));
+        let on_top = only_local_callers(links.iter().map(|(from, to)| (from, to)), &local);
+        assert_eq!(on_top, HashSet::from([id("front"), id("runtime")]));
+    }
 }

@@ -59,11 +59,24 @@ pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
 /// compiles the merged module as that (after dropping code nothing
 /// reaches), so the merged functions run the code their own binaries ran.
 /// `Fat` adds what `lto = "fat"` would: LLVM's `lto<O3>` across all the
-/// crates, on one thread, for cross-crate inlining.
+/// crates, on one thread, for cross-crate inlining. `Own` runs it across the
+/// group's own crates only (its functions, their path dependencies and
+/// fmerge's runtime: the code a request runs between the server and the
+/// libraries) and links everything else from cargo's objects, as `Off` does
+/// ([`crate::reuse`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lto {
     Off,
+    Own,
     Fat,
+}
+
+impl Lto {
+    /// Whether cargo's objects serve the crates the merge leaves alone
+    /// ([`crate::reuse`]); only `Fat` compiles the whole merged module.
+    pub fn reuses(self) -> bool {
+        self != Lto::Fat
+    }
 }
 
 /// Runs `lto<O{level}>` with `Lto::Fat` (at levels 1 to 3), otherwise only

@@ -33,6 +33,9 @@ pub struct Unit {
     /// Cargo kept the code rustc compiled from this bitcode (a library's
     /// rlib, a bin's object), which the reuse path may link instead.
     pub object: bool,
+    /// With `--lto own`: one of the group's own crates, compiled from IR
+    /// with the others, optimized across them ([`reuse::compile`]).
+    pub joint: bool,
     pub bitcode: Vec<u8>,
     /// Where the bitcode was read from, for errors.
     pub path: PathBuf,
@@ -120,9 +123,10 @@ pub fn merge(
             codegen::optimize_unit(module, &machine)?;
         }
         if reuse {
-            let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched);
+            let why = reuse::why_compiled(unit.object, unit.unoptimized, found.touched, unit.joint);
             pieces.push(Piece {
                 unit: index,
+                joint: unit.joint,
                 weaken: reuse::weaken(module, found.dropped_main),
                 keeps_used: reuse::keeps_used(module),
                 compiled: why.map(|why| Compiled {

@@ -1,4 +1,4 @@
-//! The reuse path (`--lto off`): link the objects cargo already compiled,
+//! The reuse path (`--lto off` and `own`): link the objects cargo already compiled,
 //! and compile from IR only what the merge changed, as rustc's own final
 //! link does with the crates' objects.
 //!
@@ -15,12 +15,17 @@
 //! table `routes` fills becomes an object of its own ([`table`]), whose
 //! strong `fmerge.routes` wins over the runtime's empty one (made weak in
 //! its object, or a declaration in its IR).
+//!
+//! With `--lto own`, the group's own crates ([`crate::Unit::joint`]) compile
+//! from IR whether a pass changed them or not, all into one object: their
+//! modules are linked and optimized together ([`compile`]).
 
 use crate::passes::routes::{self, ROUTES};
-use crate::{Target, codegen, ir, link};
+use crate::{Target, codegen, ir, link, symbols};
 use anyhow::{Result, anyhow};
 use inkwell::context::Context;
 use inkwell::module::Linkage;
+use inkwell::passes::PassBuilderOptions;
 use inkwell::values::AsValueRef;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,6 +46,8 @@ pub struct Piece {
     /// nothing calls the crate: its object is then linked whole, not as an
     /// archive member the linker may leave out.
     pub keeps_used: bool,
+    /// It compiles with the other joint pieces, as one module ([`crate::Unit::joint`]).
+    pub joint: bool,
 }
 
 /// A crate compiled from IR.
@@ -52,11 +59,17 @@ pub struct Compiled {
 }
 
 /// Why a crate compiles from IR, for people; `None`: cargo's object serves.
-pub fn why_compiled(object: bool, unoptimized: bool, touched: bool) -> Option<&'static str> {
+pub fn why_compiled(
+    object: bool,
+    unoptimized: bool,
+    touched: bool,
+    joint: bool,
+) -> Option<&'static str> {
     match () {
         _ if !object => Some("cargo kept no object of it"),
         _ if unoptimized => Some("cargo built it at opt-level 0 for --rewrite"),
         _ if touched => Some("a pass changed it"),
+        _ if joint => Some("--lto own optimizes it with the group's other own crates"),
         _ => None,
     }
 }
@@ -121,11 +134,15 @@ pub(crate) fn callees(
 
 /// Compiles a piece's bitcode, or [`table`]'s (`is_table`), to the object
 /// `object`, on the calling thread, in a context of its own: pieces compile
-/// in parallel. Code nothing reaches any more (a callee's `main`) is dropped
-/// first; in a piece, a definition of `fmerge.routes` (the runtime's empty
-/// one) becomes a declaration, so that the table's object defines it.
+/// in parallel. Joint pieces come together (`bitcode` holds one module
+/// each): they are linked into one module, their symbols made internal but
+/// for what other objects call ([`joint_internalize`]), and optimized with
+/// the pipeline of `--lto fat`, across each other. Otherwise code nothing
+/// reaches any more (a callee's `main`) is dropped. In a piece, a
+/// definition of `fmerge.routes` (the runtime's empty one) becomes a
+/// declaration first, so that the table's object defines it.
 pub fn compile(
-    bitcode: &[u8],
+    bitcode: &[Vec<u8>],
     what: &str,
     is_table: bool,
     target: &Target,
@@ -133,7 +150,16 @@ pub fn compile(
 ) -> Result<()> {
     let machine = codegen::machine(target.triple, target.opt_level)?;
     let ctx = Context::create();
-    let module = link::parse(&ctx, bitcode, what, Path::new(what))?;
+    let modules = bitcode
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let module = link::parse(&ctx, b, what, Path::new(what))?;
+            Ok((module, format!("{what} #{i}"), b.len()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let joint = modules.len() > 1;
+    let module = link::all(modules)?;
     codegen::verify(&module, what)?;
     if let Some(old) = module
         .get_global(ROUTES)
@@ -141,17 +167,31 @@ pub fn compile(
     {
         ir::drop_initializer(old.as_value_ref());
     }
-    module
-        .run_passes(
-            "globaldce",
-            &machine,
-            inkwell::passes::PassBuilderOptions::create(),
-        )
-        .map_err(|e| {
-            anyhow!(
-                "LLVM's globaldce failed on {what}: {}",
-                e.to_string().trim()
-            )
-        })?;
+    match joint {
+        true => {
+            joint_internalize(&module);
+            codegen::optimize(&module, &machine, target.opt_level, codegen::Lto::Fat)?;
+        }
+        false => module
+            .run_passes("globaldce", &machine, PassBuilderOptions::create())
+            .map_err(|e| {
+                anyhow!(
+                    "LLVM's globaldce failed on {what}: {}",
+                    e.to_string().trim()
+                )
+            })?,
+    }
     codegen::emit_object(&module, &machine, object)
+}
+
+/// Makes the joint crates' symbols internal, as the `internalize` pass does
+/// to the whole merged module, so that what is inlined everywhere and what
+/// nothing calls is dropped. Cargo's objects of the other crates cannot
+/// call them (only local crates that no other crate links are joint), so
+/// what stays external is what `internalize` keeps, and the callees'
+/// entries (`fmerge.entry.*`), which the table's object names.
+fn joint_internalize(module: &inkwell::module::Module<'_>) {
+    symbols::internalize_all(module, |name| {
+        symbols::stays_external(name) || name.starts_with("fmerge.")
+    });
 }

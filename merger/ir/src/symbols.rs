@@ -10,6 +10,35 @@ pub fn is_exported(name: &str) -> bool {
     !(name.is_empty() || owned.iter().any(|p| name.starts_with(p)))
 }
 
+/// Whether a symbol stays external when the crates that define it are
+/// optimized as one: `main`, the unmangled symbols that native code may
+/// call, and the allocator's `___rustc` symbols that the standard library
+/// and the shim call.
+pub fn stays_external(name: &str) -> bool {
+    name == "main" || name.starts_with("llvm.") || name.contains("___rustc") || is_exported(name)
+}
+
+/// Makes every symbol the module defines internal but those `keep` names
+/// (and the local ones and appending lists, which already are or cannot
+/// be); returns how many it changed.
+pub fn internalize_all(module: &Module<'_>, keep: impl Fn(&str) -> bool) -> usize {
+    let mut changed = 0;
+    for global in defined(module) {
+        let name = global.get_name().to_string_lossy();
+        let linkage = global.get_linkage();
+        if !keep(&name)
+            && !matches!(
+                linkage,
+                Linkage::Internal | Linkage::Private | Linkage::Appending
+            )
+        {
+            internalize(global);
+            changed += 1;
+        }
+    }
+    changed
+}
+
 pub fn internalize(global: GlobalValue<'_>) {
     global.set_visibility(GlobalVisibility::Default);
     global.set_linkage(Linkage::Internal);

@@ -32,8 +32,9 @@ pub struct Given {
     /// LLVM optimization level for the merged module [default: 3].
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt_level: Option<u8>,
-    /// Whole-program LTO over the merged module: `fat` (LLVM's `lto<O3>` across
-    /// all crates, on one thread) or `off` (each crate as rustc optimized it)
+    /// LTO over the merged module: `fat` (LLVM's `lto<O3>` across all crates,
+    /// on one thread), `own` (the same across the group's own crates, the
+    /// rest from cargo's objects) or `off` (each crate as rustc optimized it)
     /// [default: what profile.release.lto says; cargo's default is off].
     #[arg(long, value_name = "MODE", value_parser = lto_mode())]
     pub lto: Option<ir::Lto>,

@@ -98,7 +98,7 @@ impl<'a> Merging<'a> {
             return Ok(self.finish(emitted, kept, true));
         }
         let probe = self.probe();
-        let reuse = self.lto == ir::Lto::Off;
+        let reuse = self.lto.reuses();
         let merged = self.merge_ir(emitted, bitcode, rewrites, reuse)?;
         let outcome = Remembered {
             settings: merged.settings.clone(),
@@ -125,7 +125,7 @@ impl<'a> Merging<'a> {
         rewrites: Vec<ir::Rewrite>,
     ) -> Result<Option<String>> {
         let bitcode = emit::read_bitcode(&emitted.units)?;
-        let reuse = self.lto == ir::Lto::Off;
+        let reuse = self.lto.reuses();
         Ok(self
             .merge_ir(emitted, bitcode, rewrites, reuse)
             .err()
@@ -181,7 +181,7 @@ impl<'a> Merging<'a> {
             allow_shared_static: self.opts.allow_shared_static.clone(),
             native_refs: native::undefined_in_static_libs(&emitted.native),
         };
-        let units = ir_units(&self.members, emitted, bitcode);
+        let units = ir_units(&self.members, emitted, bitcode, self.lto);
         let count = units.len();
         let target = self.target();
         let (progress, mut link_ir) = (&self.progress, None);
@@ -246,7 +246,9 @@ impl<'a> Merging<'a> {
             ir::Lto::Fat => {
                 format!("optimizing (O{opt_level}, LTO over the merged module) and compiling")
             }
-            ir::Lto::Off => format!("compiling (O{opt_level}; each crate as rustc optimized it)"),
+            ir::Lto::Off | ir::Lto::Own => {
+                unreachable!("the reuse path compiles in compile_reusing")
+            }
         };
         let stage = self.progress.stage(&label, None);
         let objects = merged.compile(&ir::Compile {
@@ -343,6 +345,7 @@ fn ir_units(
     members: &resolve::Members,
     emitted: &emit::Emitted,
     bitcode: Vec<Vec<u8>>,
+    lto: ir::Lto,
 ) -> Vec<ir::Unit> {
     emitted
         .units
@@ -353,6 +356,7 @@ fn ir_units(
             ir::Unit {
                 crate_name: unit.crate_name.clone(),
                 local: package.as_deref().is_some_and(|p| p != resolve::RUNTIME),
+                joint: lto == ir::Lto::Own && members.local_on_top.contains(&unit.package_id),
                 package,
                 function: unit.function.clone(),
                 owners: resolve::owners(members.functions(), &unit.package_id),

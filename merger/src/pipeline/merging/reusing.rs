@@ -1,8 +1,8 @@
-//! Codegen of the reuse path (`--lto off`, see `fmerge_ir::reuse`): the
-//! crates no pass changed link cargo's own objects; the others, and the
-//! dispatch table, compile from IR, each to an object of its own, kept in
-//! the object cache under its content, so a re-merge compiles only what
-//! changed since.
+//! Codegen of the reuse path (`--lto off` and `own`, see `fmerge_ir::reuse`):
+//! the crates no pass changed link cargo's own objects; the others, and the
+//! dispatch table, compile from IR, each to an object of its own (the joint
+//! crates of `--lto own` to one together), kept in the object cache under
+//! its content, so a re-merge compiles only what changed since.
 
 use super::Merging;
 use anyhow::{Result, anyhow};
@@ -16,7 +16,8 @@ struct FromIr {
     what: String,
     is_table: bool,
     why: &'static str,
-    bitcode: Vec<u8>,
+    /// One module, or the joint crates' modules, linked when compiled.
+    bitcode: Vec<Vec<u8>>,
     key: String,
 }
 
@@ -36,16 +37,18 @@ impl Merging<'_> {
         let settings = self.object_settings();
         let (mut objects, mut rlibs, mut from_ir) = (Vec::new(), Vec::new(), Vec::new());
         let reused = pieces.iter().filter(|p| p.compiled.is_none()).count();
+        let mut joint: Vec<(String, Vec<u8>)> = Vec::new();
         for piece in pieces {
             let unit = &emitted.units[piece.unit];
             let compiled = &unit.compiled;
             match piece.compiled {
+                Some(c) if piece.joint => joint.push((unit.crate_name.clone(), c.bitcode)),
                 Some(c) => from_ir.push(FromIr {
                     what: unit.crate_name.clone(),
                     is_table: false,
                     why: c.why,
-                    key: Cache::key(&settings, &c.bitcode),
-                    bitcode: c.bitcode,
+                    key: Cache::key(&settings, &[&c.bitcode]),
+                    bitcode: vec![c.bitcode],
                 }),
                 None if !piece.weaken.is_empty() || piece.keeps_used => {
                     let dir = self.work.join("reused");
@@ -57,13 +60,23 @@ impl Merging<'_> {
                 None => objects.push(compiled.clone()),
             }
         }
+        if !joint.is_empty() {
+            let (crates, bitcode): (Vec<_>, Vec<_>) = joint.into_iter().unzip();
+            from_ir.push(FromIr {
+                what: format!("{} (as one module)", crates.join(", ")),
+                is_table: false,
+                why: "--lto own optimizes the group's own crates together",
+                key: Cache::key(&settings, &bitcode),
+                bitcode,
+            });
+        }
         let table = table.expect("the reuse path builds the table");
         from_ir.push(FromIr {
             what: "the dispatch table".to_string(),
             is_table: true,
             why: "the merge fills it",
-            key: Cache::key(&settings, &table),
-            bitcode: table,
+            key: Cache::key(&settings, &[&table]),
+            bitcode: vec![table],
         });
         let compiled = self.compile_missing(&from_ir)?;
         self.objects.prune()?;
@@ -95,7 +108,7 @@ impl Merging<'_> {
         let missing: Vec<(u64, &FromIr)> = pieces
             .iter()
             .filter(|p| self.opts.force || self.objects.get(&p.key).is_none())
-            .map(|p| (p.bitcode.len() as u64, p))
+            .map(|p| (p.bitcode.iter().map(|b| b.len() as u64).sum(), p))
             .collect();
         let count = missing.len();
         let (target, cache) = (self.target(), &self.objects);
@@ -114,8 +127,8 @@ impl Merging<'_> {
     fn object_settings(&self) -> Vec<String> {
         let mut settings = self.tools.clone();
         settings.push(format!(
-            "codegen {} O{} (reuse path)",
-            self.toolchain.triple, self.opts.opt_level
+            "codegen {} O{} (reuse path, {:?})",
+            self.toolchain.triple, self.opts.opt_level, self.lto
         ));
         settings
     }
