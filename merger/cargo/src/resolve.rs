@@ -37,7 +37,8 @@ pub struct Members {
     pub local: HashMap<PackageId, String>,
     /// The folder of each of those packages (its Cargo.toml's), by id.
     pub local_dirs: HashMap<PackageId, PathBuf>,
-    /// The local packages that no registry or git package links (see
+    /// The local packages that no registry or git package links, directly
+    /// or through another local package (see
     /// [`only_local_callers`]): only the user's own code calls into them.
     pub local_on_top: HashSet<PackageId>,
 }
@@ -117,19 +118,23 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
     })
 }
 
-/// The packages of `local` that no package outside it links: a `[patch]`
-/// may make a registry crate's dependency a path package, and then the
-/// registry crate's code calls into it. `links`: each package and a
-/// package it links (a normal dependency).
+/// The packages of `local` that only each other link: a `[patch]` may
+/// make a registry crate's dependency a path package, and then the registry
+/// crate's code calls into it, and into what that package links in turn.
+/// `links`: each package and a package it links (a normal dependency).
 fn only_local_callers<'a>(
     links: impl IntoIterator<Item = (&'a PackageId, &'a PackageId)>,
     local: &HashMap<PackageId, String>,
 ) -> HashSet<PackageId> {
+    let links: Vec<_> = links.into_iter().collect();
     let mut on_top: HashSet<PackageId> = local.keys().cloned().collect();
-    for (from, to) in links {
-        if !local.contains_key(from) {
-            on_top.remove(to);
-        }
+    // Until nothing changes: a package out of the set takes out what it links.
+    while let Some(to) = links
+        .iter()
+        .find(|(from, to)| !on_top.contains(*from) && on_top.contains(*to))
+        .map(|(_, to)| (*to).clone())
+    {
+        on_top.remove(&to);
     }
     on_top
 }
@@ -267,16 +272,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_path_package_that_a_registry_crate_links_is_not_on_top() {
+    fn path_packages_that_a_registry_crate_links_are_not_on_top() {
         let id = |name: &str| PackageId {
             repr: name.to_string(),
         };
-        let local: HashMap<PackageId, String> = ["front", "runtime", "patched"]
+        let local: HashMap<PackageId, String> = ["front", "runtime", "patched", "helper"]
             .map(|name| (id(name), name.to_string()))
             .into();
         // `patched` is a registry crate's dependency made a path package by
-        // a `[patch]`: hyper's code calls it.
+        // a `[patch]`: hyper's code calls it, and through it `helper`'s.
         let links = [
+            ("patched", "helper"),
             ("front", "runtime"),
             ("front", "serde"),
             ("front", "patched"),
