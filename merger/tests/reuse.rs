@@ -41,26 +41,26 @@ fn ask(binary: &Path, body: &str) -> (u16, String) {
     post(&format!("{}/", front.url()), body)
 }
 
+/// Merges the `dynamic` fixture in `ws` with `extra`; with stderr, the
+/// units read, the objects compiled from IR and the crates linked from
+/// cargo's objects.
+fn merge_counted(ws: &Path, extra: &[&str]) -> (std::path::PathBuf, String, [usize; 3]) {
+    let (binary, stderr) = merge(ws, &["dyn-front", "dyn-back"], extra);
+    let stage = "compiling what the merge changed";
+    let counts = [
+        count(&stderr, "reading IR", "units"),
+        count(&stderr, stage, "object(s) from IR"),
+        count(&stderr, stage, "crate(s) linked"),
+    ];
+    (binary, stderr, counts)
+}
+
 #[test]
 fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let ws = fixture("dynamic", &[]);
-    let (binary, stderr) = merge(
-        ws.path(),
-        &["dyn-front", "dyn-back"],
-        &["--name", "reused", "--force"],
-    );
-    let units = count(&stderr, "reading IR", "units");
-    let from_ir = count(
-        &stderr,
-        "compiling what the merge changed",
-        "object(s) from IR",
-    );
-    let reused = count(
-        &stderr,
-        "compiling what the merge changed",
-        "crate(s) linked",
-    );
+    let (binary, stderr, [units, from_ir, reused]) =
+        merge_counted(ws.path(), &["--name", "reused", "--force"]);
     // Both bins and every library are cargo's (the callee's with its `main`
     // made weak); only the table compiles.
     assert_eq!((from_ir, reused), (1, units), "{stderr}");
@@ -75,22 +75,8 @@ fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
 fn lto_own_compiles_the_group_s_own_crates_as_one_object() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let ws = fixture("dynamic", &[]);
-    let (binary, stderr) = merge(
-        ws.path(),
-        &["dyn-front", "dyn-back"],
-        &["--name", "own", "--force", "--lto", "own"],
-    );
-    let units = count(&stderr, "reading IR", "units");
-    let from_ir = count(
-        &stderr,
-        "compiling what the merge changed",
-        "object(s) from IR",
-    );
-    let reused = count(
-        &stderr,
-        "compiling what the merge changed",
-        "crate(s) linked",
-    );
+    let (binary, stderr, [units, from_ir, reused]) =
+        merge_counted(ws.path(), &["--name", "own", "--force", "--lto", "own"]);
     // The two bins, the runtime and the contract crate are the fixture's
     // path crates: one object with the table beside it; every registry
     // crate is cargo's.

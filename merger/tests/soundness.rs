@@ -262,6 +262,21 @@ fn an_exported_symbol_that_native_code_calls_is_never_renamed() {
     );
 }
 
+/// Each merged binary, serving `function` with `gateway` as its gateway,
+/// answers "abc" with `expected`.
+fn answer_alike(binaries: &[&Path], function: &str, gateway: &str, expected: &(u16, String)) {
+    for binary in binaries {
+        let merged = Function::start(binary, function, free_port(), [("GATEWAY_URL", gateway)]);
+        assert_eq!(
+            &post(&format!("{}/", merged.url()), "abc"),
+            expected,
+            "{}: {}",
+            binary.display(),
+            merged.output()
+        );
+    }
+}
+
 #[test]
 fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_identical_binary() {
     let ws = fixture("native", &[]);
@@ -292,17 +307,12 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
         &["rn-front", "rn-back"],
         &["--lto", "own", "--name", "renamed-own"],
     );
-    for binary in [&again, &own] {
-        let port = free_port();
-        let merged = Function::start(binary, "rn-front", port, [("GATEWAY_URL", gateway.url())]);
-        assert_eq!(
-            post(&format!("{}/", merged.url()), "abc"),
-            expected,
-            "{}: {}",
-            binary.display(),
-            merged.output()
-        );
-    }
+    answer_alike(
+        &[again.as_path(), own.as_path()],
+        "rn-front",
+        &gateway.url(),
+        &expected,
+    );
 }
 
 #[test]
@@ -343,22 +353,12 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
 
     // Merged: the callee runs in-process, and allocates through the counter.
     let gateway2 = Gateway::start(&[("alloc-caller", free_port()), ("alloc-callee", free_port())]);
-    for binary in [&binary, &own] {
-        let port = free_port();
-        let merged = Function::start(
-            binary,
-            "alloc-caller",
-            port,
-            [("GATEWAY_URL", gateway2.url())],
-        );
-        assert_eq!(
-            post(&format!("{}/", merged.url()), "abc"),
-            expected,
-            "{}: {}",
-            binary.display(),
-            merged.output()
-        );
-    }
+    answer_alike(
+        &[binary.as_path(), own.as_path()],
+        "alloc-caller",
+        &gateway2.url(),
+        &expected,
+    );
     assert_eq!(
         gateway2.requests_for("alloc-callee"),
         0,
