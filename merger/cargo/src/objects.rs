@@ -26,10 +26,9 @@ impl Cache {
         }
     }
 
-    /// The key of the object compiled from `bitcode` with `settings` (the
-    /// codegen settings and what identifies fmerge and rustc, one per line).
-    /// The key of the object compiled from `bitcode`: one module, or the
-    /// modules linked in this order into one.
+    /// The key of the object compiled from `bitcode` (one module, or the
+    /// modules linked in this order into one) with `settings` (the codegen
+    /// settings and what identifies fmerge and rustc, one per line).
     pub fn key<B: AsRef<[u8]> + Sync>(settings: &[String], bitcode: &[B]) -> String {
         let labels: Vec<String> = (0..bitcode.len()).map(|i| format!("object {i}")).collect();
         crate::cache::key(settings, &labels, bitcode)

@@ -58,6 +58,9 @@ pub struct Compiled {
     pub bitcode: Vec<u8>,
 }
 
+/// Why the joint crates compile from IR ([`crate::Unit::joint`]), for people.
+pub const JOINT: &str = "--lto own optimizes the group's own crates together";
+
 /// Why a crate compiles from IR, for people; `None`: cargo's object serves.
 pub fn why_compiled(
     object: bool,
@@ -69,7 +72,7 @@ pub fn why_compiled(
         _ if !object => Some("cargo kept no object of it"),
         _ if unoptimized => Some("cargo built it at opt-level 0 for --rewrite"),
         _ if touched => Some("a pass changed it"),
-        _ if joint => Some("--lto own optimizes it with the group's other own crates"),
+        _ if joint => Some(JOINT),
         _ => None,
     }
 }

@@ -65,7 +65,7 @@ impl Merging<'_> {
             from_ir.push(FromIr {
                 what: format!("{} (as one module)", crates.join(", ")),
                 is_table: false,
-                why: "--lto own optimizes the group's own crates together",
+                why: reuse::JOINT,
                 key: Cache::key(&settings, &bitcode),
                 bitcode,
             });
