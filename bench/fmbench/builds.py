@@ -153,7 +153,6 @@ def build_phase(ctx, args, fmerge):
             log(f"{group}: release merge step, --lto {args.merged_lto} (the merged deployment's binary; merge cache defeated)")
             r["release_merge"], binary = fmerge_cargo(ctx, fmerge, group, target, f"{group}-release-merge", force=True,
                                                       lto=args.merged_lto)
-        r["merged_lto"] = args.merged_lto
         r["target_dir"] = str((target or ctx.root / "target").relative_to(ctx.root))
         res[group] = r
         build_bins = (target or ctx.root / "target") / "fmerge" / "build" / TRIPLE / "release"
@@ -164,6 +163,8 @@ def build_phase(ctx, args, fmerge):
             shutil.copy2(build_bins / f, keep / f)
         merged_copy = ctx.out / "bin" / f"{group}-merged"
         shutil.copy2(binary, merged_copy)
+        # Beside the copy, so that --reuse-bins can say which build it runs.
+        merged_lto_file(ctx, group).write_text(args.merged_lto + "\n")
         bins[group] = merged_copy
         if not args.quick and not args.keep_builds:
             # The last group's dir (the chain's holds the pair's functions
@@ -175,6 +176,11 @@ def build_phase(ctx, args, fmerge):
             else:
                 shutil.rmtree(target, ignore_errors=True)
     return res, bins
+
+
+def merged_lto_file(ctx, group):
+    """Where the `fmerge build --lto` mode of the merged binary's copy is kept."""
+    return ctx.out / "bin" / f"{group}-merged.lto"
 
 
 def check_fused_source(ctx):

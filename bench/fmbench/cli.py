@@ -17,7 +17,7 @@ from . import __doc__ as DESCRIPTION
 from .app import app_load
 from .appbuild import app_builds, patched_watchdog
 from .appmodel import memory, projections
-from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, sizes
+from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, merged_lto_file, sizes
 from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
@@ -66,7 +66,7 @@ def estimate(args):
         n = len(args.deployments)
         run = args.duration + 1.2  # oha start, Redis re-seed, the pause between runs
         rates = {g: len(args.rates[g]) if g in args.rates else 6 for g in args.groups}
-        per_mode = 3 + 2 * run + sum(n * (3 + (args.closed_duration + 1.2) * args.repeat + (rates[g] * args.repeat + args.refine + 1 + 1) * run)
+        per_mode = 3 + 2 * run + sum(n * (3 + (args.closed_duration + 1.2) * args.closed_repeat + (rates[g] * args.repeat + args.refine + 1 + 1) * run)
                                      for g in args.groups)
         load = len(args.modes) * per_mode
     if not args.skip_load and args.watchdog:
@@ -97,10 +97,12 @@ def parser(bench):
                          "to be told); its verdicts are n/a")
     ap.add_argument("--duration", type=int, default=5, help="seconds per fixed-rate run (default 5)")
     ap.add_argument("--repeat", type=int, default=1,
-                    help="rounds of runs: of the closed loop, and of each fixed rate; the deployments in turn, in an order "
+                    help="rounds of runs: of each fixed rate, and of the closed loop unless --closed-repeat; the deployments in turn, in an order "
                          "that turns each round; the run with the median throughput or p50 is reported, every figure kept, and "
                          "merged ÷ fused judged on the rounds' pairs (default 1)")
     ap.add_argument("--closed-duration", type=int, default=5, help="seconds per closed-loop run (default 5)")
+    ap.add_argument("--closed-repeat", type=int,
+                    help="rounds of the closed loop alone, for more pairs of throughput than --repeat's (default: --repeat)")
     ap.add_argument("--hop-rate", type=int, default=500,
                     help="fixed rate of the one-hop runs (social-graph-get-followers direct vs through the gateway; default 500)")
     ap.add_argument("--connections", type=int, default=64, help="oha connections for fixed-rate runs (default 64)")
@@ -158,6 +160,10 @@ def parse_args(argv, bench):
         return args
     if args.repeat < 1:
         die(f"--repeat {args.repeat}: runs per deployment and rate, 1 or more")
+    if args.closed_repeat is None:
+        args.closed_repeat = args.repeat
+    elif args.closed_repeat < 1:
+        die(f"--closed-repeat {args.closed_repeat}: closed-loop runs per deployment, 1 or more")
     args.groups = [g for g in args.groups.split(",") if g]
     for g in args.groups:
         if g not in GROUPS:
@@ -306,8 +312,11 @@ def builds(ctx, args, R):
                 if not b.is_file():
                     die(f"--reuse-bins: {b} is missing; run once without it")
             ctx.settings[g] = json.loads((ctx.out / "bin" / f"{g}-settings.json").read_text())
+        # Copies from before the mode was kept beside them say nothing.
+        R["merged_lto"] = {g: merged_lto_file(ctx, g).read_text().strip() for g in args.groups if merged_lto_file(ctx, g).is_file()}
     else:
         R["builds"], bins = build_phase(ctx, args, fmerge)
+        R["merged_lto"] = {g: args.merged_lto for g in args.groups_for_build}
         prev = ctx.bench / "results.json"
         if args.quick and prev.is_file():
             # Keep the cold builds of the last full run, marked as such.
@@ -414,7 +423,8 @@ def load_phase(ctx, args, bins, fused, oha):
     if run.exists():
         shutil.rmtree(run)
     res = {"slo_p99_ms": SLO_P99_MS, "sustain_fraction": SUSTAIN_FRACTION, "nginx_workers": args.nginx_workers,
-           "duration_s": args.duration, "repeat": args.repeat, "closed_duration_s": args.closed_duration,
+           "duration_s": args.duration, "repeat": args.repeat, "closed_repeat": args.closed_repeat,
+           "closed_duration_s": args.closed_duration,
            "connections_fixed_rate": args.connections, "connections_closed_loop": args.closed_connections,
            "deployments": args.deployments, "modes": {}}
     for mode in args.modes:

@@ -304,16 +304,16 @@ def group_under_load(sysm, oha, group, args):
     # Warm every deployment: connections, pools, redis clients.
     for d in deps:
         sysm.oha(oha, sysm.urls[(group, d)], body, 2, rate=200, connections=16, tag=f"{group}-{d}-warmup")
-    # Closed loop: the most each deployment serves, --repeat rounds in turn
-    # like the fixed rates, the run with the median throughput kept.
+    # Closed loop: the most each deployment serves, --closed-repeat rounds in
+    # turn like the fixed rates, the run with the median throughput kept.
     closed = {d: [] for d in deps}
-    for k in range(args.repeat):
+    for k in range(args.closed_repeat):
         for d in in_turn(deps, k):
             sysm.fresh()
             r = sysm.oha(oha, sysm.urls[(group, d)], body, args.closed_duration, connections=args.closed_connections,
                          tag=f"{group}-{d}-closed" + (f"-{k}" if k else ""))
             closed[d].append(r)
-            log(f"{group} {d}: closed loop ({args.closed_connections} conns){f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''} "
+            log(f"{group} {d}: closed loop ({args.closed_connections} conns){f' ({k + 1} of {args.closed_repeat})' if args.closed_repeat > 1 else ''} "
                 f"{r['ok_rps']:.0f} req/s ok, p50 {f1(r['p50_ms'], nd=2)} ms, p99 {f1(r['p99_ms'], nd=2)} ms, "
                 f"others' CPU {r['cpu_others_pct']:.0f}%")
     cap = {d: median_run(closed[d], "ok_rps") for d in deps}

@@ -243,9 +243,11 @@ def render_md(R):
             L.append(mode_intro(mode, M))
             L.append("")
         repeat = lo.get("repeat", 1)
-        runs = (f"{repeat} rounds of runs per rate (and of the closed loop), the deployments in turn (the order turning each round), "
+        closed = lo.get("closed_repeat", repeat)
+        of_closed = "and of the closed loop" if closed == repeat else f"{closed} of the closed loop"
+        runs = (f"{repeat} rounds of runs per rate ({of_closed}), the deployments in turn (the order turning each round), "
                 "the one with the median p50 (throughput) shown; "
-                if repeat > 1 else "")
+                if max(repeat, closed) > 1 else "")
         L.append(f"oha, latency-corrected, {lo['duration_s']} s per run, {runs}{lo['connections_fixed_rate']} connections; every "
                  "request enters through the (ingress) nginx; unmerged, every call between functions goes through the gateway too. "
                  f"Times in ms. \"sustained\": ≥ {100 * SUSTAIN_FRACTION:.0f}% of the offered rate achieved, ≥ 99.9% 200s and "
@@ -281,9 +283,17 @@ def render_md(R):
     return "\n".join(L) + "\n"
 
 
+def lto_by_group(R):
+    """{group: `fmerge build --lto` mode of the merged binary}, where the
+    results say (results of 2026-11-27 kept it in their builds)."""
+    if "merged_lto" in R:
+        return R["merged_lto"]
+    return {g: r["merged_lto"] for g, r in (R.get("builds") or {}).items() if r.get("merged_lto")}
+
+
 def merged_lto(R):
     """How the merged deployment's binary was built, where the results say."""
-    modes = sorted({r["merged_lto"] for r in (R.get("builds") or {}).values() if r.get("merged_lto")})
+    modes = sorted(set(lto_by_group(R).values()))
     return f", `fmerge build --lto {'/'.join(modes)}`" if modes else ""
 
 
@@ -305,7 +315,7 @@ def render_builds(L, R, bu):
         for k, label in names.items():
             runs = by_jobs(r[k]) if k in ("merge_step", "warm_remerge") else ({"": r[k]} if k in r else {})
             if k == "release_merge":
-                label = label.replace("release merge step", f"release merge step, `--lto {r.get('merged_lto')}`")
+                label = label.replace("release merge step", f"release merge step, `--lto {lto_by_group(R).get(g)}`")
             for n, s in runs.items():
                 st = s["fmerge_stages_s"] or {}
                 rest = ", ".join(f"{a} {b:.1f}s" for a, b in st.items() if a not in detail)

@@ -53,6 +53,12 @@ class Flags(unittest.TestCase):
             with self.assertRaises(SystemExit, msg=bad):
                 args("--control", *bad)
 
+    def test_closed_repeat_defaults_to_repeat(self):
+        self.assertEqual(args("--repeat", "4").closed_repeat, 4)
+        self.assertEqual(args("--repeat", "4", "--closed-repeat", "40").closed_repeat, 40)
+        with self.assertRaises(SystemExit):
+            args("--closed-repeat", "0")
+
     def test_hop_rate(self):
         self.assertEqual(args("--hop-rate", "250").hop_rate, 250)
         with self.assertRaises(SystemExit):

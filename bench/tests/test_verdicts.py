@@ -239,13 +239,24 @@ class Targets(unittest.TestCase):
         R = copy.deepcopy(self.R)
         self.assertNotIn("fmerge build --lto", render_md(R))  # results from before --merged-lto
         chain = R["builds"]["chain"]
-        chain["merged_lto"] = "own"
+        R["merged_lto"] = {"chain": "own"}
         chain["release_merge"] = copy.deepcopy(chain["noop_remerge"])
         chain["release_merge"]["wall_s"] = 12.25
         md = render_md(R)
         self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", md)
         row = next(line for line in md.splitlines() if "release merge step, `--lto own`" in line)
         self.assertIn("| 12.2 s |", row)
+        # Results of 2026-11-27 kept the mode in their builds.
+        old = copy.deepcopy(self.R)
+        old["builds"]["chain"]["merged_lto"] = "own"
+        self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", render_md(old))
+
+    def test_reused_binaries_say_how_the_merged_one_was_built(self):
+        R = copy.deepcopy(self.R)
+        R["builds"], R["merged_lto"] = None, {"chain": "own"}  # --reuse-bins: no builds, the mode kept beside the copy
+        self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", render_md(R))
+        R["merged_lto"] = {}  # copies from before the mode was kept
+        self.assertIn("**merged** (fmerge's binary)", render_md(R))
 
     def test_committed_results_render(self):
         md = render_md(self.R)
@@ -260,6 +271,9 @@ class Targets(unittest.TestCase):
         md = render_md(R2)
         self.assertIn("3 rounds of runs per rate", md)
         self.assertIn("(of 1.25, 1.50, 1.75)", md)
+        self.assertIn("3 rounds of runs per rate (and of the closed loop)", md)
+        R2["load"]["closed_repeat"] = 40
+        self.assertIn("3 rounds of runs per rate (40 of the closed loop)", render_md(R2))
 
 
 class MedianRun(unittest.TestCase):
