@@ -237,7 +237,13 @@ class Targets(unittest.TestCase):
 
     def test_the_merged_binary_s_lto_mode_and_its_build_are_reported(self):
         R = copy.deepcopy(self.R)
-        self.assertNotIn("fmerge build --lto", render_md(R))  # results from before --merged-lto
+        # Results from before --merged-lto: no mode anywhere, no release build.
+        R.pop("merged_lto", None)
+        for b in R["builds"].values():
+            b.pop("merged_lto", None)
+            b.pop("release_merge", None)
+        before = copy.deepcopy(R)
+        self.assertNotIn("fmerge build --lto", render_md(R))
         chain = R["builds"]["chain"]
         R["merged_lto"] = {"chain": "own"}
         chain["release_merge"] = copy.deepcopy(chain["noop_remerge"])
@@ -247,7 +253,7 @@ class Targets(unittest.TestCase):
         row = next(line for line in md.splitlines() if "release merge step, `--lto own`" in line)
         self.assertIn("| 12.2 s |", row)
         # Results of 2026-11-27 kept the mode in their builds.
-        old = copy.deepcopy(self.R)
+        old = copy.deepcopy(before)
         old["builds"]["chain"]["merged_lto"] = "own"
         self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", render_md(old))
 
@@ -265,7 +271,7 @@ class Targets(unittest.TestCase):
 
     def test_repeated_runs_render_every_p50(self):
         R2 = copy.deepcopy(self.R)
-        R2["load"]["repeat"] = 3
+        R2["load"]["repeat"] = R2["load"]["closed_repeat"] = 3
         pair = next(m for m in R2["load"]["modes"].values() if "pair" in m)["pair"]
         pair["fixed_rate"][0]["merged"]["p50_runs_ms"] = [1.25, 1.5, 1.75]
         md = render_md(R2)
