@@ -313,7 +313,8 @@ def builds(ctx, args, R):
                     die(f"--reuse-bins: {b} is missing; run once without it")
             ctx.settings[g] = json.loads((ctx.out / "bin" / f"{g}-settings.json").read_text())
         # Copies from before the mode was kept beside them say nothing.
-        R["merged_lto"] = {g: merged_lto_file(ctx, g).read_text().strip() for g in args.groups if merged_lto_file(ctx, g).is_file()}
+        kept = {g: merged_lto_file(ctx, g) for g in args.groups}
+        R["merged_lto"] = {g: f.read_text().strip() for g, f in kept.items() if f.is_file()}
     else:
         R["builds"], bins = build_phase(ctx, args, fmerge)
         R["merged_lto"] = {g: args.merged_lto for g in args.groups_for_build}
