@@ -110,7 +110,7 @@ pub(crate) fn hold(dir: &Path, what: &str, progress: &Progress) -> Result<std::f
     }
     let file = std::fs::File::create(&path).map_err(|e| {
         anyhow::anyhow!(
-            "cannot create the lock file {}: {e}. Fix: make the target dir writable, or pass another with --target-dir.",
+            "cannot create the lock file {}: {e}\nfix: make the target dir writable, or pass another with --target-dir",
             path.display()
         )
     })?;

@@ -202,7 +202,7 @@ pub fn read(
     }
     if sources.len() < 2 {
         bail!(
-            "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}",
+            "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}\nfix: pass a stack file that lists two or more of them",
             stack.display(),
             sources.len()
         );

@@ -88,7 +88,7 @@ pub fn build_many(groups: &[Options]) -> Result<Built> {
     let mut names = BTreeSet::new();
     for label in groups.iter().map(Options::label) {
         if !names.insert(label.clone()) {
-            bail!("two groups are both named {label}: give each group its own `name`");
+            bail!("two groups are both named {label}\nfix: give each group its own `name`");
         }
     }
     if groups.len() < 2 {
@@ -142,7 +142,9 @@ pub fn build_many(groups: &[Options]) -> Result<Built> {
 fn build_locked(groups: &[Options]) -> Result<Built> {
     let started = Instant::now();
     let Some(first) = groups.first() else {
-        bail!("no groups to build: the plan has no [[group]]");
+        bail!(
+            "no groups to build: the plan has no [[group]]\nfix: add a [[group]] to it, or write a new one with `fmerge plan`"
+        );
     };
     let many = groups.len() > 1;
     let mut rewrites = Vec::new();
@@ -151,7 +153,7 @@ fn build_locked(groups: &[Options]) -> Result<Built> {
         rewrites.push(validate(opts).with_context(|| label.clone())?);
         if many && !opts.rewrites.is_empty() {
             bail!(
-                "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build; fix: build this group on its own (`fmerge build --config`)"
+                "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build\nfix: build this group on its own (`fmerge build --config`)"
             );
         }
     }

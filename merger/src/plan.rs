@@ -172,7 +172,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     for set in &constraints.keep_apart {
         if set.len() < 2 {
             bail!(
-                "--keep-apart {}: name two or more functions, separated by commas (--keep-apart A,B)",
+                "--keep-apart {:?} keeps nothing apart: it names fewer than two functions\nfix: name two or more functions, separated by commas (--keep-apart A,B)",
                 set.join(",")
             );
         }
@@ -180,7 +180,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         for name in set {
             let Some(i) = index(name) else {
                 bail!(
-                    "--keep-apart names {name}, which is not a function of the application; it has {}",
+                    "--keep-apart names {name}, which is not a function of the application (it has {})\nfix: check the spelling",
                     names.join(", ")
                 );
             };
@@ -232,8 +232,8 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             .collect();
         if !missing.is_empty() {
             bail!(
-                "{flag} needs each function's {key} limit, and {} set{} no `limits: {key}:` in the stack file (or none fmerge reads, {example}).\n\
-                 Fix: set their limits, or plan without {flag}.",
+                "{flag} needs each function's {key} limit, and {} set{} no `limits: {key}:` in the stack file (or none fmerge reads, {example})\n\
+                 fix: set their limits, or plan without {flag}",
                 missing.join(", "),
                 if missing.len() == 1 { "s" } else { "" }
             );
@@ -252,8 +252,8 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         {
             let base = resource.show(m.base(resource));
             bail!(
-                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows.\n\
-                 Fix: raise {flag} above {base} (merging only adds copies).",
+                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows\n\
+                 fix: raise {flag} above {base} (merging only adds copies)",
                 resource.show(max),
             );
         }
@@ -263,8 +263,8 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         && constraints.min_removed.is_none()
     {
         bail!(
-            "--objective memory asks for the least memory that still gains something, and no gain was asked for (the least is no merge at all).\n\
-             Fix: give --min-gain-ms MS or --min-calls-removed N, or choose --objective latency or calls."
+            "--objective memory asks for the least memory that still gains something, and no gain was asked for (the least is no merge at all)\n\
+             fix: give --min-gain-ms MS or --min-calls-removed N, or choose --objective latency or calls"
         );
     }
     m.finish()?;
@@ -293,8 +293,8 @@ pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
         };
         let (best, _) = search_with(&most, method)?;
         bail!(
-            "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request.\n\
-             Fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart.",
+            "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request\n\
+             fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart",
             model
                 .min_gain_ms
                 .map(|m| format!(" {m} ms (--min-gain-ms)"))
@@ -316,7 +316,7 @@ fn search_with(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
         Method::Exact => match search::exact(model, search::Limits::default()) {
             Some(plan) => Ok((plan, "exact")),
             None => bail!(
-                "the exact search is too large for this application ({} functions); use --search heuristic (or auto)",
+                "the exact search is too large for this application ({} functions)\nfix: use --search heuristic (or auto)",
                 model.n()
             ),
         },
@@ -385,7 +385,7 @@ pub fn parse_memory(flag: &str, text: &str) -> Result<f64> {
     graph::memory_bytes(text)
         .filter(|b| *b > 0.0)
         .with_context(|| {
-            format!("{flag} {text:?} is not a memory size; give one like 512Mi, 1Gi or 500M")
+            format!("{flag} {text:?} is not a memory size\nfix: give one like 512Mi, 1Gi or 500M")
         })
 }
 
@@ -394,7 +394,7 @@ pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
     fmerge_ship::stack_in::quantity("cpu", text)
         .filter(|c| *c > 0.0)
         .with_context(|| {
-            format!("{flag} {text:?} is not a cpu quantity; give one like 2, 1.5 or 500m")
+            format!("{flag} {text:?} is not a cpu quantity\nfix: give one like 2, 1.5 or 500m")
         })
 }
 

@@ -98,7 +98,7 @@ fn a_rewrite_that_matches_nothing_is_an_error() {
         ],
         &[
             "no string literal in the code of social-graph-get-followers contains `redis.example.internal:6379`",
-            "Check FROM",
+            "\nfix: check FROM",
         ],
     );
 }
@@ -116,7 +116,7 @@ fn a_rewrite_in_a_crate_the_caller_shares_is_refused() {
         &[
             "crate fmerge_runtime",
             "write-home-timeline link too",
-            "Fix:",
+            "\nfix: ",
         ],
     );
 }
@@ -238,7 +238,7 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
         "cargo's own error is shown:\n{stderr}"
     );
     assert!(
-        stderr.contains("cargo build failed") && stderr.contains("Fix them"),
+        stderr.contains("cargo build failed") && stderr.contains("\nfix: correct them"),
         "{stderr}"
     );
     assert_eq!(

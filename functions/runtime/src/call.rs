@@ -187,7 +187,7 @@ fn key() -> &'static Result<Option<Vec<u8>>, String> {
         let key = key.trim_ascii().to_vec();
         if key.len() < MIN_KEY_BYTES {
             return Err(format!(
-                "the caller key in {from} has {} bytes; use at least {MIN_KEY_BYTES} random bytes (e.g. `openssl rand -hex 32`), the same for every function of the application",
+                "the caller key in {from} has {} bytes\nfix: use at least {MIN_KEY_BYTES} random bytes (e.g. `openssl rand -hex 32`), the same for every function of the application",
                 key.len()
             ));
         }

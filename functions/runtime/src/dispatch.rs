@@ -225,7 +225,7 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
                     Settings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
                         .map_err(|e| {
                             format!(
-                                "merged function {name}: {e} (read from {}...)",
+                                "merged function {name} (settings read from {}...): {e}",
                                 namespaced(name, "")
                             )
                         })?;

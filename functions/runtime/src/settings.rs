@@ -61,7 +61,7 @@ impl Settings {
             match get(key) {
                 None => Ok(default),
                 Some(v) => parse_duration(&v).map_err(|why| {
-                    format!("{key}={v:?} is not a duration ({why}); write e.g. 10s, 500ms, 1m30s or a number of seconds")
+                    format!("{key}={v:?} is not a duration ({why})\nfix: write e.g. 10s, 500ms, 1m30s or a number of seconds")
                 }),
             }
         };
@@ -76,7 +76,7 @@ impl Settings {
                 Some(v) => v
                     .trim()
                     .parse()
-                    .map_err(|_| format!("{key}={v:?} is not {what}")),
+                    .map_err(|_| format!("{key}={v:?} is not {what}\nfix: give {what}, or unset {key} for its default")),
             }
         }
         refuse_unsupported(&get)?;
@@ -84,20 +84,20 @@ impl Settings {
             None => IpAddr::from([0, 0, 0, 0]),
             Some(v) => v.trim().parse().map_err(|_| {
                 format!(
-                    "listen_address={v:?} is not an IP address; write e.g. 0.0.0.0, 127.0.0.1 or ::"
+                    "listen_address={v:?} is not an IP address\nfix: write e.g. 0.0.0.0, 127.0.0.1 or ::"
                 )
             })?,
         };
         let write_timeout = duration("write_timeout", Duration::from_secs(30))?;
         if write_timeout.is_zero() {
-            return Err("write_timeout must be over 0s (as of-watchdog requires)".into());
+            return Err("write_timeout must be over 0s (as of-watchdog requires)\nfix: set it to e.g. 30s, or unset it for the default".into());
         }
         let access_log = match get("FMERGE_ACCESS_LOG").as_deref().map(str::trim) {
             None | Some("0" | "false") => false,
             Some("1" | "true") => true,
             Some(v) => {
                 return Err(format!(
-                    "FMERGE_ACCESS_LOG={v:?} is not 1, true, 0 or false"
+                    "FMERGE_ACCESS_LOG={v:?} is not 1, true, 0 or false\nfix: set FMERGE_ACCESS_LOG=1 to log each request, or unset it"
                 ));
             }
         };
@@ -143,16 +143,16 @@ impl Settings {
         };
         if settings.call_log > crate::call_log::MAX_RECORDS {
             return Err(format!(
-                "FMERGE_CALL_LOG={} keeps more than {} records; set it at most that and read GET /calls more often",
+                "FMERGE_CALL_LOG={} keeps more than {} records\nfix: set it at most that and read GET /calls more often",
                 settings.call_log,
                 crate::call_log::MAX_RECORDS
             ));
         }
         if settings.call_log > 0 && settings.metrics_port == 0 {
-            return Err("FMERGE_CALL_LOG is served on the metrics port (GET /calls), and metrics_port=0 turns it off; set metrics_port or unset FMERGE_CALL_LOG".into());
+            return Err("FMERGE_CALL_LOG is served on the metrics port (GET /calls), and metrics_port=0 turns it off\nfix: set metrics_port or unset FMERGE_CALL_LOG".into());
         }
         if settings.max_connections == 0 {
-            return Err("max_connections=0 would refuse every connection; leave it unset for the default 4096".into());
+            return Err("max_connections=0 would refuse every connection\nfix: leave it unset for the default 4096".into());
         }
         Ok(settings)
     }
@@ -172,21 +172,22 @@ fn refuse_unsupported(get: &impl Fn(&str) -> Option<String>) -> Result<(), Strin
         if on(key) {
             return Err(format!(
                 "{key}=true: JWT authentication (of-watchdog's jwt_auth) is not implemented by fmerge-runtime, \
-                 and the function would serve unauthenticated; put an authenticating gateway or proxy in front \
+                 and the function would serve unauthenticated\n\
+                 fix: put an authenticating gateway or proxy in front \
                  of it and unset {key}"
             ));
         }
     }
     if let Some(mode) = get("mode").filter(|m| m.trim() != "http") {
         return Err(format!(
-            "mode={mode:?}: fmerge-runtime serves of-watchdog's http mode only (the function is the server); \
-             unset mode or set mode=http"
+            "mode={mode:?}: fmerge-runtime serves of-watchdog's http mode only (the function is the server)\n\
+             fix: unset mode or set mode=http"
         ));
     }
     if let Some(path) = get("ready_path") {
         return Err(format!(
             "ready_path={path:?}: fmerge-runtime does not probe a readiness path of the function; \
-             /_/ready answers from the runtime itself (draining, max_inflight); unset ready_path"
+             /_/ready answers from the runtime itself (draining, max_inflight)\nfix: unset ready_path"
         ));
     }
     Ok(())

@@ -81,6 +81,7 @@ fn a_caller_key_too_short_or_an_unimplemented_of_watchdog_setting_stops_the_star
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{key}={value}: {stderr}");
         assert!(stderr.contains(says), "{key}={value}: {stderr}");
+        assert!(stderr.contains("\nfix: "), "{key}={value}: {stderr}");
         assert!(!stderr.contains("listening"), "{key}={value}: {stderr}");
     }
 }

@@ -219,6 +219,7 @@ fn an_invalid_setting_stops_the_start_naming_the_variable() {
             stderr.contains(&format!("{key}=\"{value}\"")),
             "{key}: {stderr}"
         );
+        assert!(stderr.contains("\nfix: "), "{key}: {stderr}");
     }
 }
 

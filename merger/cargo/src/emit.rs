@@ -118,7 +118,9 @@ pub fn run(
     if let Some(j) = jobs {
         cmd.arg("-j").arg(j.to_string());
     }
-    let mut child = cmd.spawn().context("cannot run cargo: is it on PATH?")?;
+    let mut child = cmd
+        .spawn()
+        .context("cannot run cargo\nfix: put cargo on PATH (rustup installs it in ~/.cargo/bin)")?;
     let stdout = child.stdout.take().expect("piped");
 
     let bins: HashMap<&PackageId, &crate::resolve::Function> =
@@ -202,8 +204,8 @@ pub fn run(
     let status = child.wait().context("cargo did not finish")?;
     if !status.success() || !success {
         bail!(
-            "cargo build failed, so there is nothing to merge; its errors are printed above.\n\
-             Fix them (`cargo build --release -p <function>` shows the same errors) and run fmerge again."
+            "cargo build failed, so there is nothing to merge (its errors are printed above)\n\
+             fix: correct them (`cargo build --release -p <function>` shows the same errors) and run fmerge again"
         );
     }
     let mut in_order = Vec::new();
@@ -235,8 +237,8 @@ pub fn run(
     for unit in &units {
         if !unit.bitcode.is_file() {
             bail!(
-                "rustc wrote no bitcode for crate {} (expected {}).\n\
-                 Something overrode RUSTFLAGS={RUSTFLAGS}: check .cargo/config.toml [build] rustflags.",
+                "rustc wrote no bitcode for crate {} (expected {}): something overrode RUSTFLAGS={RUSTFLAGS}\n\
+                 fix: drop the `[build] rustflags` of .cargo/config.toml (or the RUSTFLAGS setting) that replaces fmerge's",
                 unit.crate_name,
                 unit.bitcode.display()
             );
@@ -274,16 +276,16 @@ fn pick_bin(function: &str, bins: Vec<(&String, &PathBuf, &Unit)>) -> Result<(Pa
     match declaring[..] {
         [(_, exe, unit)] => Ok((exe.clone(), unit.clone())),
         [] if bins.is_empty() => bail!(
-            "cargo built no binary for function {function}; check that its package has a [[bin]] target"
+            "cargo built no binary for function {function}\nfix: give its package a binary target (src/main.rs or a [[bin]])"
         ),
         [] => bail!(
-            "function {function} has binaries {} and none of them declares its handler (`{entry}`).\n\
-             Fix: end the function's main.rs with `fmerge_runtime::function!(handler);`.",
+            "function {function} has binaries {} and none of them declares its handler (`{entry}`)\n\
+             fix: end the function's main.rs with `fmerge_runtime::function!(handler);`",
             names()
         ),
         _ => bail!(
-            "function {function} has several binaries that each declare its handler ({}): fmerge cannot tell which one is the function.\n\
-             Fix: keep `fmerge_runtime::function!(handler)` in one binary only.",
+            "function {function} has several binaries that each declare its handler ({}): fmerge cannot tell which one is the function\n\
+             fix: keep `fmerge_runtime::function!(handler)` in one binary only",
             declaring
                 .iter()
                 .map(|d| d.0.as_str())
@@ -304,8 +306,8 @@ fn check_user_rustflags(flags: &str) -> Result<()> {
     if let Some(flag) = joined.iter().find(|w| w.contains("panic=abort")) {
         bail!(
             "RUSTFLAGS sets `{flag}`: in a merged binary one callee's panic would abort the caller's process too, \
-             where unmerged it only fails that callee's call.\n\
-             Fix: drop -C panic=abort from RUSTFLAGS for fmerge (fmerge builds with panic = \"unwind\" and isolates each callee's panics)."
+             where unmerged it only fails that callee's call\n\
+             fix: drop -C panic=abort from RUSTFLAGS for fmerge (fmerge builds with panic = \"unwind\" and isolates each callee's panics)"
         );
     }
     if let Some(flag) = joined.iter().find(|w| {
@@ -313,7 +315,7 @@ fn check_user_rustflags(flags: &str) -> Result<()> {
             || w.contains("-Cembed-bitcode=no")
     }) {
         bail!(
-            "RUSTFLAGS sets `{flag}`, which stops rustc writing the per-crate bitcode fmerge merges.\nFix: drop it from RUSTFLAGS when running fmerge (fmerge does its own LTO)."
+            "RUSTFLAGS sets `{flag}`, which stops rustc writing the per-crate bitcode fmerge merges\nfix: drop it from RUSTFLAGS when running fmerge (fmerge does its own LTO)"
         );
     }
     Ok(())

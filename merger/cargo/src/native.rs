@@ -71,7 +71,7 @@ fn link_line(
         .context("cannot run rustc to learn its link arguments")?;
     if !out.status.success() {
         bail!(
-            "rustc could not link an empty program, so it cannot link the merged one either:\n{}\nFix the toolchain (is `cc` installed?) and retry.",
+            "rustc could not link an empty program, so it cannot link the merged one either:\n{}\nfix: install a C toolchain rustc can link with (`apt-get install gcc`, which gives `cc`) and run fmerge again",
             String::from_utf8_lossy(&out.stderr)
         );
     }
@@ -246,7 +246,7 @@ pub fn link(
             "the native link failed:\n{}\n\
              If a symbol is undefined, a function needs a native library that fmerge did not see: it links the libraries \
              build scripts report and the shared libraries the functions' own binaries load, not a static library named \
-             only by `#[link(kind = \"static\")]`; fix: have a build script print `cargo:rustc-link-lib=static=…`.",
+             only by `#[link(kind = \"static\")]`\nfix: have a build script print `cargo:rustc-link-lib=static=…`",
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }

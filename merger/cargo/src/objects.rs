@@ -119,8 +119,8 @@ pub fn extracted(compiled: &Path, dir: &Path, weak: &[&str]) -> Result<Vec<PathB
     if let Some((symbol, n)) = weak.iter().zip(weakened).find(|(_, n)| *n != 1) {
         bail!(
             "{} defines `{symbol}` {n} times where fmerge expects one definition to make weak \
-             (the runtime's `fmerge.routes`, a callee's `main`).\n\
-             Fix: check that the functions depend on one fmerge-runtime; `--lto fat` merges without linking cargo's objects.",
+             (the runtime's `fmerge.routes`, a callee's `main`)\n\
+             fix: check that the functions depend on one fmerge-runtime; `--lto fat` merges without linking cargo's objects",
             compiled.display()
         );
     }

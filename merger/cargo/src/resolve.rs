@@ -71,13 +71,13 @@ impl Members {
 pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Result<Members> {
     if callees.is_empty() {
         bail!(
-            "nothing to merge into {caller}: name at least one callee, as in `fmerge build {caller} <CALLEE>...`"
+            "nothing to merge into {caller}: no callee is named\nfix: name at least one callee, as in `fmerge build {caller} <CALLEE>...`"
         );
     }
     let mut seen = HashSet::new();
     for name in std::iter::once(caller).chain(callees.iter().map(String::as_str)) {
         if !seen.insert(name) {
-            bail!("function {name} is listed twice: list each function once");
+            bail!("function {name} is listed twice\nfix: list each function once");
         }
     }
     let mut cmd = MetadataCommand::new();
@@ -85,7 +85,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         cmd.manifest_path(path);
     }
     let metadata = cmd.exec().context(
-        "cannot read the cargo workspace: run fmerge inside a workspace of functions, or point at one with --manifest-path",
+        "cannot read the cargo workspace\nfix: run fmerge inside a workspace of functions, or point at one with --manifest-path",
     )?;
     let caller = function(&metadata, caller)?;
     let callees = callees
@@ -160,8 +160,8 @@ fn check_bin_names<'a>(functions: impl Iterator<Item = &'a Function>) -> Result<
             if let Some(other) = seen.insert(bin, &f.name) {
                 bail!(
                     "functions {other} and {} both have a binary target named `{bin}`: cargo writes both to the same file, \
-                     so the build could not tell them apart.\n\
-                     Fix: give one of them its own name, e.g. in {}'s Cargo.toml: [[bin]] name = \"{}\" path = \"src/main.rs\".",
+                     so the build could not tell them apart\n\
+                     fix: give one of them its own name, e.g. in {}'s Cargo.toml: [[bin]] name = \"{}\" path = \"src/main.rs\"",
                     f.name,
                     f.name,
                     f.name
@@ -181,9 +181,8 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
             .map(|p| p.name.to_string())
             .collect::<Vec<_>>();
         bail!(
-            "unknown function {name}: no package of that name in the workspace at {}.\n\
-             The functions there are: {}.\n\
-             Check the spelling, or point at the right workspace with --manifest-path.",
+            "unknown function {name}: no package of that name in the workspace at {} (its functions: {})\n\
+             fix: check the spelling, or point at the right workspace with --manifest-path",
             metadata.workspace_root,
             if known.is_empty() {
                 "(none)".to_string()
@@ -198,8 +197,8 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
         .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
     {
         bail!(
-            "{name} is not a function built on {RUNTIME}: it does not depend on it.\n\
-             Add `{RUNTIME}` to its [dependencies] and declare its handler with `fmerge_runtime::function!(handler)`."
+            "{name} is not a function built on {RUNTIME}: it does not depend on it\n\
+             fix: add `{RUNTIME}` to its [dependencies] and declare its handler with `fmerge_runtime::function!(handler)`"
         );
     }
     if !package
@@ -208,8 +207,8 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
         .any(|t| t.kind.contains(&TargetKind::Bin))
     {
         bail!(
-            "{name} depends on {RUNTIME} but has no binary target, so it is a library, not a function.\n\
-             A function is a bin crate whose main.rs ends with `fmerge_runtime::function!(handler)`."
+            "{name} depends on {RUNTIME} but has no binary target, so it is a library, not a function\n\
+             fix: give it a binary target (src/main.rs) that ends with `fmerge_runtime::function!(handler)`"
         );
     }
     let bins = package

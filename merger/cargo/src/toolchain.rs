@@ -20,7 +20,7 @@ impl Toolchain {
         let out = Command::new(&rustc)
             .arg("-vV")
             .output()
-            .with_context(|| format!("cannot run `{rustc} -vV`: is Rust installed?"))?;
+            .with_context(|| format!("cannot run `{rustc} -vV`\nfix: install Rust with rustup (https://rustup.rs), or point RUSTC at a rustc"))?;
         if !out.status.success() {
             bail!(
                 "`{rustc} -vV` failed: {}",
@@ -45,8 +45,8 @@ impl Toolchain {
     pub fn check_release(&self, built_with: &str) -> Result<()> {
         if self.release != built_with {
             bail!(
-                "fmerge was built with rustc {built_with} and reads IR with that rustc's LLVM, but the active rustc is {}.\n\
-                 Fix: rebuild fmerge with the active toolchain (`cargo build --release -p fmerge`), or switch back to {built_with}.",
+                "fmerge was built with rustc {built_with} and reads IR with that rustc's LLVM, but the active rustc is {}\n\
+                 fix: rebuild fmerge with the active toolchain (`cargo build --release -p fmerge`), or switch back to {built_with}",
                 self.release
             );
         }

@@ -69,8 +69,8 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
     for source in sources {
         if let Some(other) = seen.insert(source.function.clone(), source.manifest.clone()) {
             bail!(
-                "two functions are named {}: {} and {}. The name is what callers invoke, so it must be unique.\n\
-                 Fix: rename one (its stack.yml key, or its package name).",
+                "two functions are named {}: {} and {}. The name is what callers invoke, so it must be unique\n\
+                 fix: rename one (its stack.yml key, or its package name)",
                 source.function,
                 other.display(),
                 source.manifest.display()
@@ -156,7 +156,7 @@ fn lock_in(root: &Path) -> Option<PathBuf> {
 fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
     if !source.manifest.is_file() {
         bail!(
-            "function {}: no Cargo.toml at {}.\nFix: point at the function's cargo project (its `handler:` folder in stack.yml must hold its Cargo.toml).",
+            "function {}: no Cargo.toml at {}\nfix: point at the function's cargo project (its `handler:` folder in stack.yml must hold its Cargo.toml)",
             source.function,
             source.manifest.display()
         );
@@ -181,7 +181,7 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
         .or_else(|| (packages.len() == 1).then(|| &packages[0]));
     let Some(package) = found else {
         bail!(
-            "function {}: {} is a workspace without a package of that name (it has {}).\nFix: point at the function's own Cargo.toml.",
+            "function {}: {} is a workspace without a package of that name (it has {})\nfix: point at the function's own Cargo.toml",
             source.function,
             source.manifest.display(),
             packages
@@ -197,9 +197,9 @@ fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
         .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
     {
         bail!(
-            "function {} ({}) is not built on {RUNTIME}: it does not depend on it.\n\
-             Fix: add `{RUNTIME}` to its [dependencies] and end its main.rs with `fmerge_runtime::function!(handler)` \
-             (`fmerge template` installs a faas-cli template that does both).",
+            "function {} ({}) is not built on {RUNTIME}: it does not depend on it\n\
+             fix: add `{RUNTIME}` to its [dependencies] and end its main.rs with `fmerge_runtime::function!(handler)` \
+             (`fmerge template` installs a faas-cli template that does both)",
             source.function,
             source.manifest.display()
         );
@@ -241,7 +241,8 @@ fn profiles_for(profiles: &toml::Table, built: &BTreeSet<String>) -> toml::Table
 fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<BTreeSet<String>> {
     let metadata = MetadataCommand::new().manifest_path(manifest).exec().with_context(|| {
         format!(
-            "cargo cannot resolve the merged build of {} ({}): the functions' dependencies do not fit together",
+            "cargo cannot resolve the merged build of {} ({}): the functions' dependencies do not fit together\n\
+             fix: make the functions' Cargo.toml requirements agree on the crate cargo's error names, or merge them separately",
             sources.iter().map(|s| s.function.as_str()).collect::<Vec<_>>().join(", "),
             manifest.display()
         )
@@ -264,7 +265,7 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<BTreeSet<Str
     if runtimes.len() > 1 {
         bail!(
             "the functions are built on different copies of {RUNTIME}: {}.\n\
-             One merged binary has one runtime. Fix: make every function depend on the same {RUNTIME} (one version from one source).",
+             One merged binary has one runtime\nfix: make every function depend on the same {RUNTIME} (one version from one source)",
             runtimes.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
@@ -342,7 +343,7 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
             .exec()
             .with_context(|| {
                 format!(
-                    "cannot read the cargo project at {}: check --manifest-path",
+                    "cannot read the cargo project at {}\nfix: check --manifest-path (it names a Cargo.toml)",
                     manifest.display()
                 )
             })?;
@@ -362,11 +363,11 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
         .map(|f| match found.get(f).map(Vec::as_slice) {
             Some([manifest]) => Ok(Source { function: f.clone(), manifest: manifest.clone() }),
             Some(several) => bail!(
-                "function {f} is a package in several of the given projects ({}); fix: pass only one of them with --manifest-path",
+                "function {f} is a package in several of the given projects ({})\nfix: pass only one of them with --manifest-path",
                 several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
             None => bail!(
-                "unknown function {f}: no package of that name in {}.\nFix: check the spelling, or add its project with another --manifest-path.",
+                "unknown function {f}: no package of that name in {}\nfix: check the spelling, or add its project with another --manifest-path",
                 manifests.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
         })

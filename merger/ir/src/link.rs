@@ -17,8 +17,8 @@ pub fn parse<'ctx>(
     let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, crate_name);
     Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
         anyhow!(
-            "cannot parse the bitcode of {} ({}): {}\n\
-             It was written by a different rustc than the one fmerge was built with; rebuild fmerge with the active toolchain (`cargo install --path merger --force`).",
+            "cannot parse the bitcode of {} ({}): {}; it was written by a different rustc than the one fmerge was built with\n\
+             fix: rebuild fmerge with the active toolchain (`cargo install --path merger --force`)",
             crate_name,
             path.display(),
             e.to_string().trim()

@@ -18,9 +18,9 @@ pub fn llvm_link_name(lib_dir: &Path) -> Result<String, String> {
     match best {
         Some(name) => Ok(name["lib".len()..name.len() - ".so".len()].to_string()),
         None => Err(format!(
-            "no libLLVM-*.so in {}: fmerge reads rustc's IR with the LLVM that ships with rustc, and this toolchain has none.\n\
-             Fix: use a rustup toolchain (`rustup default stable`; its `rustc` component ships libLLVM), \
-             or point RUSTC at one that has it, then rebuild fmerge.",
+            "no libLLVM-*.so in {}: fmerge reads rustc's IR with the LLVM that ships with rustc, and this toolchain has none\n\
+             fix: use a rustup toolchain (`rustup default stable`; its `rustc` component ships libLLVM), \
+             or point RUSTC at one that has it, then rebuild fmerge",
             lib_dir.display()
         )),
     }

@@ -205,7 +205,7 @@ impl Model {
         let n = self.n();
         if n > Set::BITS as usize {
             bail!(
-                "the planner handles at most {} functions; this application has {n}",
+                "the planner handles at most {} functions, and this application has {n}\nfix: plan a part of the application at a time (a stack file with fewer functions)",
                 Set::BITS
             );
         }

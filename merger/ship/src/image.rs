@@ -160,7 +160,7 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     }
     let binary_bytes = std::fs::read(&spec.binary).with_context(|| {
         format!(
-            "cannot read the binary {}; fix: run `fmerge build` first, or pass the right path",
+            "cannot read the binary {}\nfix: run `fmerge build` first, or pass the right path",
             spec.binary.display()
         )
     })?;
@@ -172,7 +172,7 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     for (k, v) in &labels {
         if v.chars().any(char::is_control) {
             bail!(
-                "label {k} has a control character in its value {v:?}; fix: pass a single-line value"
+                "label {k} has a control character in its value {v:?}\nfix: pass a single-line value"
             );
         }
     }
@@ -192,7 +192,7 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     let parsed = ImageRef::parse(&reference)?;
     if parsed.digest().is_some() {
         bail!(
-            "cannot tag an image with a digest reference ({reference}); fix: give a tag like `repo/name:v1`"
+            "cannot tag an image with a digest reference ({reference})\nfix: give a tag like `repo/name:v1`"
         );
     }
 
@@ -235,7 +235,7 @@ fix: if the engine is unreachable see DOCKER_HOST; otherwise this is a bug in th
     }
     let inspect = docker.inspect_image(&reference).await.map_err(|e| {
         anyhow!(
-            "the build of {reference} finished but the engine does not list it: {}; fix: rerun the build",
+            "the build of {reference} finished but the engine does not list it: {}\nfix: rerun the build",
             engine::describe(&e)
         )
     })?;

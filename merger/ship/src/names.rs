@@ -20,7 +20,7 @@ pub fn validate_function_name(name: &str) -> Result<()> {
     };
     if let Some(why) = why {
         bail!(
-            "function name {name:?} is not a DNS label ({why}); OpenFaaS and Kubernetes name services after functions; \
+            "function name {name:?} is not a DNS label ({why}); OpenFaaS and Kubernetes name services after functions\n\
 fix: use at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit, e.g. {:?}",
             suggest(name)
         );

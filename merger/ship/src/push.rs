@@ -156,11 +156,11 @@ pub async fn push_async(docker: &Docker, reference: &str, options: &PushOptions)
 
     let inspect = docker.inspect_image(reference).await.map_err(|e| match &e {
         bollard::errors::Error::DockerResponseServerError { status_code: 404, .. } => anyhow!(
-            "image {reference} is not in the local Docker Engine, so there is nothing to push; \
+            "image {reference} is not in the local Docker Engine, so there is nothing to push\n\
 fix: build it first (`fmerge build … --image --tag {reference}`), or check the tag with `docker images`"
         ),
         _ => anyhow!(
-            "cannot inspect {reference} in the Docker Engine at {}: {}; fix: check the engine is running",
+            "cannot inspect {reference} in the Docker Engine at {}: {}\nfix: check the engine is running",
             engine::host(),
             engine::describe(&e)
         ),
@@ -207,7 +207,7 @@ fix: build it first (`fmerge build … --image --tag {reference}`), or check the
         let registry = image.registry();
         match failure {
             Failure::Auth(msg) => bail!(
-                "registry {registry} refused the push of {full}: {msg} (credentials: {}); nothing was retried. \
+                "registry {registry} refused the push of {full}: {msg} (credentials: {}); nothing was retried\n\
 fix: check the user and password or access token ({USER_ENV}/{PASSWORD_ENV}, or `docker login {}`), \
 and that this user may push to {}",
                 resolved.source,
@@ -220,7 +220,7 @@ and that this user may push to {}",
                 let unreachable = matches!(classify(&msg), Failure::Unreachable(_));
                 if unreachable {
                     bail!(
-                        "cannot reach registry {registry} to push {full}, after {attempt} attempts: {msg}; \
+                        "cannot reach registry {registry} to push {full}, after {attempt} attempts: {msg}\n\
 fix: check the address and that the registry is up (`curl -v {}://{registry}/v2/`); a plain-HTTP registry that is not on 127.0.0.0/8 \
 must be listed under insecure-registries in the engine's daemon.json. A re-run resumes: layers already uploaded are skipped",
                         if registry.starts_with("127.") || registry.starts_with("localhost") {
@@ -231,7 +231,7 @@ must be listed under insecure-registries in the engine's daemon.json. A re-run r
                     );
                 }
                 bail!(
-                    "the push of {full} to {registry} failed after {attempt} attempts: {msg}; \
+                    "the push of {full} to {registry} failed after {attempt} attempts: {msg}\n\
 fix: re-run the same command — it is safe and resumes, layers already uploaded are skipped; if it keeps failing, check the registry's logs and free space"
                 );
             }
@@ -315,7 +315,7 @@ async fn digest_from_engine(docker: &Docker, image: &ImageRef) -> Result<String>
         .find(|d| d.split('@').next().is_some_and(|r| r.ends_with(repo)))
         .and_then(|d| d.split('@').nth(1).map(str::to_owned))
         .ok_or_else(|| {
-            anyhow!("the push of {image} finished but the engine reported no digest; fix: re-run the push (it is safe)")
+            anyhow!("the push of {image} finished but the engine reported no digest\nfix: re-run the push (it is safe)")
         })
 }
 

@@ -42,13 +42,13 @@ impl StackIn {
             |text| serde_yaml_ng::from_str(text),
             || {
                 format!(
-                    "cannot read the stack file {}; check the -f path",
+                    "cannot read the stack file {}\nfix: check the -f path",
                     path.display()
                 )
             },
             || {
                 format!(
-                    "{} is not valid YAML; fix it (`faas-cli generate -f {}` shows the same error)",
+                    "{} is not valid YAML\nfix: correct it (`faas-cli generate -f {}` shows the same error)",
                     path.display(),
                     path.display()
                 )
@@ -60,13 +60,13 @@ impl StackIn {
             .and_then(Value::as_str);
         if provider != Some("openfaas") {
             bail!(
-                "{}: provider.name is {provider:?}, and faas-cli only deploys `openfaas`; fix: set `provider: {{name: openfaas}}`",
+                "{}: provider.name is {provider:?}, and faas-cli only deploys `openfaas`\nfix: set `provider: {{name: openfaas}}`",
                 path.display()
             );
         }
         if !doc.get("functions").is_some_and(Value::is_mapping) {
             bail!(
-                "{} has no `functions:` map; it is not a faas-cli stack file",
+                "{} has no `functions:` map, so it is not a faas-cli stack file\nfix: pass the stack.yml that lists your functions under `functions:`",
                 path.display()
             );
         }
@@ -94,22 +94,22 @@ impl StackIn {
     pub fn entry(&self, name: &str) -> Result<Entry> {
         let Some(f) = self.doc["functions"].get(name) else {
             bail!(
-                "{} has no function {name}; it has {}.\nFix: check the name (the key under `functions:`).",
+                "{} has no function {name}; it has {}\nfix: check the name (the key under `functions:`)",
                 self.path.display(),
                 self.names().join(", ")
             );
         };
         let handler = f.get("handler").and_then(Value::as_str).with_context(|| {
             format!(
-                "{}: function {name} has no `handler:` folder, so fmerge cannot find its code",
+                "{}: function {name} has no `handler:` folder, so fmerge cannot find its code\nfix: set its `handler:` to the folder that holds its Cargo.toml",
                 self.path.display()
             )
         })?;
         let handler = self.dir().join(handler);
         if !handler.join("Cargo.toml").is_file() {
             bail!(
-                "{}: function {name}'s handler {} holds no Cargo.toml.\n\
-                 Fix: fmerge merges Rust functions built on fmerge-runtime; create one with `fmerge template && faas-cli new --lang rust-fmerge {name}`.",
+                "{}: function {name}'s handler {} holds no Cargo.toml\n\
+                 fix: fmerge merges Rust functions built on fmerge-runtime; create one with `fmerge template && faas-cli new --lang rust-fmerge {name}`",
                 self.path.display(),
                 handler.display()
             );

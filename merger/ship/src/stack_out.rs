@@ -98,7 +98,7 @@ fn validate_label_key(key: &str) -> Result<()> {
     });
     if !name_ok || !prefix_ok {
         bail!(
-            "label key {key:?} is not valid for Kubernetes; fix: use [dns.prefix/]name with a name of at most 63 letters, digits, `-`, `_` or `.`, \
+            "label key {key:?} is not valid for Kubernetes\nfix: use [dns.prefix/]name with a name of at most 63 letters, digits, `-`, `_` or `.`, \
 starting and ending with a letter or digit"
         );
     }
@@ -116,7 +116,7 @@ fn validate_label_value(key: &str, value: &str) -> Result<()> {
             && value.ends_with(|c: char| c.is_ascii_alphanumeric()));
     if !ok {
         bail!(
-            "label {key} has the value {value:?}, which Kubernetes refuses; fix: use at most 63 letters, digits, `-`, `_` or `.`, \
+            "label {key} has the value {value:?}, which Kubernetes refuses\nfix: use at most 63 letters, digits, `-`, `_` or `.`, \
 or put free text in an annotation instead"
         );
     }
@@ -127,13 +127,13 @@ or put free text in an annotation instead"
 pub fn validate(spec: &StackSpec) -> Result<()> {
     if !(spec.gateway.starts_with("http://") || spec.gateway.starts_with("https://")) {
         bail!(
-            "gateway {:?} is not an http(s) URL; fix: give the OpenFaaS gateway, e.g. {DEFAULT_GATEWAY} or https://gateway.example.com",
+            "gateway {:?} is not an http(s) URL\nfix: give the OpenFaaS gateway, e.g. {DEFAULT_GATEWAY} or https://gateway.example.com",
             spec.gateway
         );
     }
     if spec.members.is_empty() {
         bail!(
-            "no function to deploy: the member list is empty; fix: list the merged functions, the caller first"
+            "no function to deploy: the member list is empty\nfix: list the merged functions, the caller first"
         );
     }
     for m in &spec.members {
@@ -143,13 +143,13 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
     for m in &spec.members {
         if !seen.insert(m) {
             bail!(
-                "function {m} is listed twice among the merged members; fix: list each function once"
+                "function {m} is listed twice among the merged members\nfix: list each function once"
             );
         }
     }
     if spec.image.trim().is_empty() {
         bail!(
-            "no image for function {}; fix: build the image first (fmerge build --image) or pass --tag",
+            "no image for function {}\nfix: build the image first (fmerge build --image) or pass --tag",
             spec.members[0]
         );
     }
@@ -158,7 +158,7 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
     for e in &spec.callee_environment {
         if !callees.contains(&&e.function) {
             bail!(
-                "environment for {} is given, but {} is not a merged callee ({}); fix: add it to the merge group or drop its settings",
+                "environment for {} is given, but {} is not a merged callee ({})\nfix: add it to the merge group or drop its settings",
                 e.function,
                 e.function,
                 if callees.is_empty() {

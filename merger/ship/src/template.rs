@@ -29,7 +29,7 @@ impl Runtime {
         match path.canonicalize() {
             Ok(p) if p.join("Cargo.toml").is_file() => Ok(Runtime::Path(p)),
             _ => bail!(
-                "fmerge-runtime is not at {}; fix: pass --runtime-path PATH or --runtime-git URL",
+                "fmerge-runtime is not at {}\nfix: pass --runtime-path PATH or --runtime-git URL",
                 path.display()
             ),
         }

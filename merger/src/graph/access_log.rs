@@ -37,7 +37,7 @@ pub fn parse(text: &str, source: &str) -> Result<BTreeMap<String, f64>> {
     }
     if counts.is_empty() {
         bail!(
-            "{source} holds no gateway request for a function (a request line like \"POST /function/<name> HTTP/1.1\"): is it the gateway's access log?"
+            "{source} holds no gateway request for a function (a request line like \"POST /function/<name> HTTP/1.1\")\nfix: pass the OpenFaaS gateway's access log, where each call of a function is a `/function/<name>` request"
         );
     }
     Ok(counts)

@@ -57,7 +57,7 @@ pub fn parse(text: &str, source: &str) -> Result<CallLog> {
         let Some((request, caller, span)) = record else {
             bail!(
                 "{source}:{}: not a call record: {line:?}; a line is `{COLUMNS}` (whole microseconds, the end not before the start), \
-                 as `GET /calls` on a function's metrics port serves them with FMERGE_CALL_LOG set; fix or delete the line",
+                 as `GET /calls` on a function's metrics port serves them with FMERGE_CALL_LOG set\nfix: correct or delete the line",
                 i + 1
             );
         };

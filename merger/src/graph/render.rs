@@ -80,7 +80,7 @@ fn figure(n: f64) -> String {
 /// Renders DOT text to `path` with `dot -T<format>` (`svg` or `png`).
 pub fn picture(dot_text: &str, format: &str, path: &Path) -> Result<()> {
     if !matches!(format, "svg" | "png") {
-        bail!("cannot render a {format} picture: use svg or png");
+        bail!("cannot render a {format} picture\nfix: use svg or png");
     }
     let temp = fmerge_cargo::artifact::temp_beside(path)?;
     let mut child = Command::new("dot")
@@ -91,7 +91,8 @@ pub fn picture(dot_text: &str, format: &str, path: &Path) -> Result<()> {
         .stderr(Stdio::piped())
         .spawn()
         .context(
-            "cannot run Graphviz's `dot` to draw the graph: install it (Debian: `apt-get install graphviz`), \
+            "cannot run Graphviz's `dot` to draw the graph\n\
+             fix: install Graphviz (Debian: `apt-get install graphviz`), \
              or write --format dot and render it elsewhere",
         )?;
     child

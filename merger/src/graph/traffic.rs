@@ -87,7 +87,7 @@ pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
             ))
         }
         _ => bail!(
-            "--metrics was given {} times: give one scrape (the requests counted so far) or two, taken one after the other (the requests in between)",
+            "--metrics was given {} times\nfix: give one scrape (the requests counted so far) or two, taken one after the other (the requests in between)",
             paths.len()
         ),
     }
@@ -125,10 +125,10 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             && (matches!(LineInfo::parse(line), LineInfo::Ignored) || !whole_sample(trimmed))
         {
             bail!(
-                "{source}, line {}: `{}` is not a sample of the Prometheus text format (`name{{label=\"value\"}} number`).\n\
-                 Fix: give the text a /metrics endpoint serves (e.g. `curl -s http://<function>:8080/metrics > {source}`).",
+                "{source}, line {}: `{}` is not a sample of the Prometheus text format (`name{{label=\"value\"}} number`)\n{}",
                 n + 1,
-                trimmed.chars().take(80).collect::<String>()
+                trimmed.chars().take(80).collect::<String>(),
+                scrape_fix(source)
             );
         }
         if let LineInfo::Sample {
@@ -142,8 +142,9 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             };
             if !number.is_finite() || number < 0.0 {
                 bail!(
-                    "{source}, line {}: {metric_name} is `{value}`; a counter is a finite number of 0 or more",
-                    n + 1
+                    "{source}, line {}: {metric_name} is `{value}`; a counter is a finite number of 0 or more\n{}",
+                    n + 1,
+                    scrape_fix(source)
                 );
             }
         }
@@ -159,14 +160,16 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
         let count = match sample.value {
             Value::Counter(v) | Value::Untyped(v) | Value::Gauge(v) => v,
             _ => bail!(
-                "{source}: {} is a histogram or summary; it must be a counter",
-                sample.metric
+                "{source}: {} is a histogram or summary; it must be a counter\n{}",
+                sample.metric,
+                scrape_fix(source)
             ),
         };
         if sample.metric == METRIC && sample.labels.get("function").is_none_or(str::is_empty) {
             bail!(
-                "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called",
-                sample.labels
+                "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called\n{}",
+                sample.labels,
+                scrape_fix(source)
             );
         }
         let mut labels: Vec<(String, String)> = sample
@@ -184,10 +187,19 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
     }
     if !series.keys().any(|(metric, _, _)| metric == METRIC) {
         bail!(
-            "{source} has no {METRIC} samples: it is not a scrape of fmerge-runtime's metrics (or no request was counted yet)"
+            "{source} has no {METRIC} samples: it is not a scrape of fmerge-runtime's metrics (or no request was counted yet)\n{}",
+            scrape_fix(source)
         );
     }
     Ok(series)
+}
+
+/// The fix for a `--metrics` file that is not a scrape of the runtime's
+/// metrics. 8081 is the runtime's default `metrics_port` (docs/operating.md).
+fn scrape_fix(source: &str) -> String {
+    format!(
+        "fix: give the text a function's /metrics serves, e.g. `curl -s http://<function>:8081/metrics > {source}`"
+    )
 }
 
 /// Requests by who made them: a function of the application (`caller`),

@@ -39,7 +39,8 @@ impl PlanFile {
             || format!("cannot read the plan {}", path.display()),
             || {
                 format!(
-                    "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
+                    "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)\n\
+                     fix: pass the plan.toml that `fmerge plan` wrote",
                     path.display()
                 )
             },
@@ -55,7 +56,7 @@ impl PlanFile {
         for g in &plan.group {
             if !roots.insert(g.caller.clone()) {
                 bail!(
-                    "{}: two groups have the caller {}; a function's deployment can be one group only",
+                    "{}: two groups have the caller {}, and a function's deployment can be one group only\nfix: put {1}'s callees in one group",
                     path.display(),
                     g.caller
                 );
@@ -82,7 +83,7 @@ impl PlanFile {
             let index = |name: &str| {
                 model.index(name).with_context(|| {
                     format!(
-                        "the plan's group of {} names {name}, which is not in the call graph: give the graph of the plan's own stack",
+                        "the plan's group of {} names {name}, which is not in the call graph\nfix: give the graph of the plan's own stack",
                         g.caller
                     )
                 })

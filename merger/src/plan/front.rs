@@ -28,8 +28,8 @@ pub fn front(model: &Model, method: Method) -> Result<Vec<Point>> {
         .collect();
     if !missing.is_empty() {
         bail!(
-            "--front weighs plans by the memory they reserve, and {} set{} no `limits: memory:` in the stack file.\n\
-             Fix: set their limits, or plan without --front.",
+            "--front weighs plans by the memory they reserve, and {} set{} no `limits: memory:` in the stack file\n\
+             fix: set their limits, or plan without --front",
             missing.join(", "),
             if missing.len() == 1 { "s" } else { "" }
         );

@@ -234,7 +234,7 @@ fn the_memory_objective_takes_the_least_copies_for_the_gain_asked() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("Fix: give --min-gain-ms MS or --min-calls-removed N"),
+        e.contains("\nfix: give --min-gain-ms MS or --min-calls-removed N"),
         "{e}"
     );
 }

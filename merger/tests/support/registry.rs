@@ -53,7 +53,7 @@ pub fn docker(config: Option<&Path>, args: &[&str]) -> Output {
     }
     cmd.args(args).stdin(Stdio::null());
     cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run `docker {args:?}`: {e}; fix: install the docker CLI (docker.io or docker-ce-cli)")
+        panic!("cannot run `docker {args:?}`: {e}\nfix: install the docker CLI (docker.io or docker-ce-cli)")
     })
 }
 

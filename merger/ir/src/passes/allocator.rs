@@ -89,8 +89,8 @@ impl Allocator {
         if self.code != other.code {
             bail!(
                 "the merged functions set different #[global_allocator]s: {} and {}.\n\
-                 One binary has one heap, so one of them would silently allocate with the other's allocator.\n\
-                 Fix: set the same allocator in both (or in neither), or merge these functions separately.",
+                 One binary has one heap, so one of them would silently allocate with the other's allocator\n\
+                 fix: set the same allocator in both (or in neither), or merge these functions separately",
                 self.set_by.join(", "),
                 other.set_by.join(", ")
             );

@@ -108,7 +108,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
     found.warnings.push(format!(
         "{callee} (crate {}) calls {named} (first in `{site}`), which block its thread: merged, it would hold up \
          {caller}'s requests, so it runs on threads of its own (one hop between thread pools per call; \
-         `FMERGE_ISOLATE` at run time overrides); fix: use the async equivalent (tokio::time::sleep, tokio::net, \
+         `FMERGE_ISOLATE` at run time overrides)\nfix: use the async equivalent (tokio::time::sleep, tokio::net, \
          tokio::fs) or tokio::task::spawn_blocking",
         krate.name,
         caller = facts.caller,

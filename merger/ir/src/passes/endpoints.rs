@@ -42,10 +42,10 @@ impl Rewrite {
     /// Parses `[CALLEE:]FROM=TO`. FROM often holds a `:` itself (`host:port`),
     /// so a prefix counts as CALLEE only when it names a merged function.
     pub fn parse(arg: &str, functions: &[String]) -> Result<Rewrite> {
-        let usage = "expected [CALLEE:]FROM=TO, e.g. --rewrite social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=10.0.0.7:6379";
+        let usage = "fix: write [CALLEE:]FROM=TO, e.g. --rewrite social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=10.0.0.7:6379";
         let (mut from, to) = match arg.split_once('=') {
             Some((from, to)) if !from.is_empty() && !to.is_empty() => (from, to),
-            _ => bail!("malformed --rewrite `{arg}`: {usage}"),
+            _ => bail!("malformed --rewrite `{arg}`\n{usage}"),
         };
         let mut callee = None;
         if let Some((prefix, rest)) = from.split_once(':')
@@ -55,10 +55,10 @@ impl Rewrite {
             from = rest;
         }
         if from.is_empty() {
-            bail!("malformed --rewrite `{arg}`: FROM is empty; {usage}");
+            bail!("malformed --rewrite `{arg}`: FROM is empty\n{usage}");
         }
         if from == to {
-            bail!("--rewrite `{arg}` replaces `{from}` with itself; drop it or fix TO");
+            bail!("--rewrite `{arg}` replaces `{from}` with itself\nfix: drop it, or correct TO");
         }
         Ok(Rewrite {
             callee,
@@ -136,9 +136,9 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             if !owners.is_subset(&targets) {
                 let others: Vec<_> = owners.difference(&targets).cloned().collect();
                 bail!(
-                    "--rewrite {}: `{}` is in a literal of crate {crate_name}, which {} link too, so rewriting it would change them as well.\n\
-                     Fix: make FROM specific to the callee's own literal, or move the address into the callee's own crate \
-                     (a `config!(\"REDIS_URL\", \"...\")` default there), or set it at deploy time through the callee's namespaced variable.",
+                    "--rewrite {}: `{}` is in a literal of crate {crate_name}, which {} link too, so rewriting it would change them as well\n\
+                     fix: make FROM specific to the callee's own literal, or move the address into the callee's own crate \
+                     (a `config!(\"REDIS_URL\", \"...\")` default there), or set it at deploy time through the callee's namespaced variable",
                     rewrite.from,
                     rewrite.from,
                     others.join(", ")
@@ -392,7 +392,7 @@ fn describe(user: Value) -> String {
 
 fn refusal(scope: &Scope, what: &str, fix: &str) -> String {
     format!(
-        "--rewrite {}: cannot rewrite the literal holding `{}` in function {} (crate {}): {what}.\nFix: {fix}.",
+        "--rewrite {}: cannot rewrite the literal holding `{}` in function {} (crate {}): {what}\nfix: {fix}",
         scope.rewrite.from, scope.rewrite.from, scope.functions, scope.crate_name
     )
 }

@@ -28,8 +28,8 @@ pub fn find<'ctx>(module: &Module<'ctx>, function: &str) -> Result<FunctionValue
     {
         Some(entry) => Ok(entry),
         None => bail!(
-            "{function} depends on fmerge-runtime but exports no `{symbol}`: it never declares its handler.\n\
-             End its main.rs with `fmerge_runtime::function!(handler);` instead of a hand-written main."
+            "{function} depends on fmerge-runtime but exports no `{symbol}`: it never declares its handler\n\
+             fix: end its main.rs with `fmerge_runtime::function!(handler);` instead of a hand-written main"
         ),
     }
 }

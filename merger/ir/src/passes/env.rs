@@ -66,11 +66,11 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             }
             (Some(function), None) => found.warnings.push(format!(
                 "{function} (crate {crate_name}) reads an environment variable whose name is computed at run time in `{site}`: \
-                 fmerge cannot namespace it, so merged it reads the caller's variable of that name; \
+                 fmerge cannot namespace it, so merged it reads the caller's variable of that name\n\
                  fix: use a literal name, or `fmerge_runtime::config!`"
             )),
             (None, Some((_, key))) if shared_by.len() > 1 => found.warnings.push(format!(
-                "crate {crate_name} reads the environment variable {key} in `{site}` and is linked by {}: merged, they all read the caller's {key}; \
+                "crate {crate_name} reads the environment variable {key} in `{site}` and is linked by {}: merged, they all read the caller's {key}\n\
                  fix: read it in each function's own crate (`fmerge_runtime::config!`) and pass it in",
                 shared_by.iter().cloned().collect::<Vec<_>>().join(", ")
             )),

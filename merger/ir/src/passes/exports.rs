@@ -47,8 +47,8 @@ pub fn clash(
         (Some(one), Some(other)) if native_refs.contains_key(name) => bail!(
             "symbol clash: functions {one} (crate {}) and {other} (crate {}) both export `{name}`, \
              and native code calls it by name ({} refers to it).\n\
-             fmerge cannot give each function its own `{name}`: the C code would call one function's version from both.\n\
-             Fix: give one of them another name with #[unsafe(export_name = \"...\")] (and in its C code), or merge these functions separately.",
+             fmerge cannot give each function its own `{name}`: the C code would call one function's version from both\n\
+             fix: give one of them another name with #[unsafe(export_name = \"...\")] (and in its C code), or merge these functions separately",
             first.crate_name,
             second.crate_name,
             native_refs[name]
@@ -58,9 +58,9 @@ pub fn clash(
         (Some(_), Some(_)) => Ok(()),
         _ => bail!(
             "symbol clash: crates {} and {} both define the exported symbol `{name}`.\n\
-             fmerge cannot rename it, because code outside these crates may call it by name.\n\
-             Fix: make the functions use one version of the crate that defines it (`cargo tree -i <crate>` shows who pulls in each), \
-             or give one definition another name with #[unsafe(export_name = \"...\")].",
+             fmerge cannot rename it, because code outside these crates may call it by name\n\
+             fix: make the functions use one version of the crate that defines it (`cargo tree -i <crate>` shows who pulls in each), \
+             or give one definition another name with #[unsafe(export_name = \"...\")]",
             first.crate_name,
             second.crate_name
         ),

@@ -35,7 +35,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
     for (function, url) in urls {
         found.warnings.push(format!(
             "crate {} (linked by {linked_by}) holds the gateway URL `{url}` of merged function {function}: a call made with it, \
-             with its own HTTP client, still leaves the process; fix: call `fmerge_runtime::invoke(\"{function}\", …)`",
+             with its own HTTP client, still leaves the process\nfix: call `fmerge_runtime::invoke(\"{function}\", …)`",
             krate.name
         ));
     }

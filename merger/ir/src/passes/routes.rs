@@ -37,7 +37,8 @@ fn layout<'ctx>(ctx: &ContextRef<'ctx>, fields: &[Field]) -> StructType<'ctx> {
 pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> {
     let old = module.get_global(ROUTES).context(
         "the merged module has no `fmerge.routes` table: the functions were built with an fmerge-runtime \
-         that predates in-process dispatch; update the fmerge-runtime dependency",
+         that predates in-process dispatch\n\
+         fix: update the functions' fmerge-runtime dependency",
     )?;
     let mut entries = Vec::new();
     for callee in &facts.callees {

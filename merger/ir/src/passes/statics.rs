@@ -58,9 +58,9 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, _: &mut Found) -> 
     bail!(
         "shared state: crate {package} keeps mutable static{} {} and is linked by {functions}. \
          Unmerged, each function has its own copy; merged into one binary they would share one, \
-         so one function would see the other's counters, caches or connections.\n\
-         Fix: keep the static in each function's own crate (declare it in the function's main.rs and pass it to {package}), \
-         or, if sharing it is what you want, pass `--allow-shared-static {}`.",
+         so one function would see the other's counters, caches or connections\n\
+         fix: keep the static in each function's own crate (declare it in the function's main.rs and pass it to {package}), \
+         or, if sharing it is what you want, pass `--allow-shared-static {}`",
         if found.len() > 1 { "s" } else { "" },
         found.join(", "),
         found[0]

@@ -13,9 +13,9 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
         if n == 0 {
             let targets: Vec<_> = rewrite.targets(&facts.callees).into_iter().collect();
             bail!(
-                "--rewrite {}: no string literal in the code of {} contains `{}`.\n\
-                 Check FROM: it is matched byte for byte (the endpoints each function reads are listed by `fmerge build … --emit-ll` in the .ll, \
-                 and by the config report of a merge without this rewrite).",
+                "--rewrite {}: no string literal in the code of {} contains `{}`\n\
+                 fix: check FROM, which is matched byte for byte (the endpoints each function reads are listed by `fmerge build … --emit-ll` in the .ll, \
+                 and by the config report of a merge without this rewrite)",
                 rewrite.from,
                 targets.join(", "),
                 rewrite.from

@@ -73,7 +73,7 @@ pub fn build(
     }
     if !Path::new(CA_BUNDLE).is_file() {
         bail!(
-            "{CA_BUNDLE} is missing, so the image could not call HTTPS services; fix: `apt-get install ca-certificates` (it writes that bundle)"
+            "{CA_BUNDLE} is missing, so the image could not call HTTPS services\nfix: `apt-get install ca-certificates` (it writes that bundle)"
         );
     }
     files.push((
@@ -139,7 +139,7 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
         let bytes = match source {
             Source::Host(host) => fs::read(host).with_context(|| {
                 format!(
-                    "cannot read {} for the image; fix: check that it exists and is readable",
+                    "cannot read {} for the image\nfix: check that it exists and is readable",
                     host.display()
                 )
             })?,
@@ -217,7 +217,7 @@ pub fn render_dockerfile(
     let entry = serde_json::to_string(&[entrypoint.to_string_lossy()])?;
     if !template.contains("{{ENTRYPOINT}}") {
         bail!(
-            "the Dockerfile template has no {{{{ENTRYPOINT}}}} placeholder, so the image would not run the binary; \
+            "the Dockerfile template has no {{{{ENTRYPOINT}}}} placeholder, so the image would not run the binary\n\
              fix: pass fmerge's docker/Dockerfile.scratch (or a template with that placeholder)"
         );
     }
@@ -238,17 +238,17 @@ pub fn validate_env(key: &str, value: &str) -> Result<()> {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !ok_start || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
         bail!(
-            "environment variable name {key:?} is not valid; fix: use letters, digits and `_`, not starting with a digit"
+            "environment variable name {key:?} is not valid\nfix: use letters, digits and `_`, not starting with a digit"
         );
     }
     if value.chars().any(|c| c.is_control()) {
         bail!(
-            "the value of environment variable {key} contains a control character (newline?); fix: put multi-line data in a file or an OpenFaaS secret"
+            "the value of environment variable {key} contains a control character (newline?)\nfix: put multi-line data in a file or an OpenFaaS secret"
         );
     }
     if looks_secret(key) {
         bail!(
-            "environment variable {key} looks like a secret, and image environment is readable by anyone who can pull the image; \
+            "environment variable {key} looks like a secret, and image environment is readable by anyone who can pull the image\n\
 fix: create an OpenFaaS secret (`faas-cli secret create`) and read it from /var/openfaas/secrets/<name>, or rename the variable if it is not secret"
         );
     }

@@ -57,13 +57,13 @@ pub struct Resolved {
 pub fn resolve(binary: &Path) -> Result<Resolved> {
     let bytes = fs::read(binary).with_context(|| {
         format!(
-            "cannot read the binary {}; fix: build it first or pass the right path",
+            "cannot read the binary {}\nfix: build it first or pass the right path",
             binary.display()
         )
     })?;
     let elf = Elf::parse(&bytes).with_context(|| {
         format!(
-            "{} is not an ELF executable; fix: pass the Linux binary that `fmerge build` wrote (target/fmerge/<NAME>/<NAME>)",
+            "{} is not an ELF executable\nfix: pass the Linux binary that `fmerge build` wrote (target/fmerge/<NAME>/<NAME>)",
             binary.display()
         )
     })?;
@@ -76,12 +76,12 @@ pub fn resolve(binary: &Path) -> Result<Resolved> {
             return Ok(out);
         }
         bail!(
-            "{} names shared libraries but no program interpreter; fix: link it as a normal dynamic executable or fully static",
+            "{} names shared libraries but no program interpreter\nfix: link it as a normal dynamic executable or fully static",
             binary.display()
         );
     };
     let interp_host = fs::canonicalize(&interp).with_context(|| {
-        format!("the program interpreter {interp} of {} is not on this machine; fix: build the image on the machine (or an identical one) that linked the binary", binary.display())
+        format!("the program interpreter {interp} of {} is not on this machine\nfix: build the image on the machine (or an identical one) that linked the binary", binary.display())
     })?;
     out.libs.push(SharedLib {
         name: interp.clone(),
@@ -110,7 +110,7 @@ pub fn resolve(binary: &Path) -> Result<Resolved> {
         }
         let (found_dir, host) = find_library(&name, &rpaths, &conf_dirs, machine).with_context(|| {
             format!(
-                "{} needs {name}, which is not installed on this machine; fix: install the Debian package that ships it (`apt-file search {name}`), or link that library statically",
+                "{} needs {name}, which is not installed on this machine\nfix: install the Debian package that ships it (`apt-file search {name}`), or link that library statically",
                 binary.display()
             )
         })?;
@@ -123,7 +123,7 @@ pub fn resolve(binary: &Path) -> Result<Resolved> {
         };
         let real = fs::canonicalize(&host).with_context(|| {
             format!(
-                "cannot follow {}; fix: repair the broken symlink",
+                "cannot follow {}\nfix: repair the broken symlink",
                 host.display()
             )
         })?;

@@ -46,7 +46,7 @@ impl ImageRef {
     pub fn parse(reference: &str) -> Result<Self> {
         Self::read(reference).map_err(|why| {
             anyhow!(
-                "{reference:?} is not a valid image reference ({why}); fix: use [REGISTRY[:PORT]/]NAMESPACE/NAME[:TAG] in lowercase, \
+                "{reference:?} is not a valid image reference ({why})\nfix: use [REGISTRY[:PORT]/]NAMESPACE/NAME[:TAG] in lowercase, \
 e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
             )
         })
@@ -132,7 +132,7 @@ e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
     pub fn check_pushable(&self) -> Result<()> {
         if self.digest().is_some() {
             bail!(
-                "cannot push by digest ({}); fix: push a tag, e.g. {}:v1",
+                "cannot push by digest ({})\nfix: push a tag, e.g. {}:v1",
                 self.original,
                 self.repository_url()
             );
@@ -140,7 +140,7 @@ e.g. docker.io/alice/pair:v1 or 127.0.0.1:5000/pair:v1"
         if self.is_docker_hub() && self.repository().starts_with("library/") {
             let name = self.repository().trim_start_matches("library/");
             bail!(
-                "{} would be pushed to Docker Hub's official `library/` namespace, which only Docker may push to; \
+                "{} would be pushed to Docker Hub's official `library/` namespace, which only Docker may push to\n\
 fix: name your Docker Hub user or organisation, e.g. --tag docker.io/<user>/{name}:{tag}, or another registry, e.g. --tag 127.0.0.1:5000/{name}:{tag}",
                 self.original,
                 tag = self.tag()

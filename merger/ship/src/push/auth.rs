@@ -45,7 +45,7 @@ impl Credentials {
             return Ok(None);
         };
         let password = std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty()).ok_or_else(|| {
-            anyhow!("{USER_ENV} is set but {PASSWORD_ENV} is not; fix: export {PASSWORD_ENV} too (in CI: from a secret), or unset {USER_ENV} to use ~/.docker/config.json")
+            anyhow!("{USER_ENV} is set but {PASSWORD_ENV} is not\nfix: export {PASSWORD_ENV} too (in CI: from a secret), or unset {USER_ENV} to use ~/.docker/config.json")
         })?;
         Ok(Some(Self::new(user, password)))
     }
@@ -79,7 +79,7 @@ impl FromStr for Auth {
             "docker" | "docker-config" => Auth::DockerConfig,
             "none" | "anonymous" => Auth::Anonymous,
             other => bail!(
-                "unknown registry auth source {other:?}; fix: use one of auto, env, docker, none"
+                "unknown registry auth source {other:?}\nfix: use one of auto, env, docker, none"
             ),
         })
     }
@@ -131,11 +131,11 @@ pub(crate) fn resolve(auth: &Auth, image: &ImageRef) -> Result<Resolved> {
         Auth::Explicit(c) => Ok(from_creds(c, format!("the given credentials of user {}", c.username))),
         Auth::Env => match Credentials::from_env()? {
             Some(c) => Ok(from_creds(&c, format!("{USER_ENV}={} and {PASSWORD_ENV}", c.username))),
-            None => bail!("--registry-auth env needs {USER_ENV} and {PASSWORD_ENV}; fix: export both (in CI: from secrets)"),
+            None => bail!("--registry-auth env needs {USER_ENV} and {PASSWORD_ENV}\nfix: export both (in CI: from secrets)"),
         },
         Auth::DockerConfig => from_docker_config(&server, image)?.ok_or_else(|| {
             anyhow!(
-                "docker's config has no credentials for {server}; fix: `docker login {}` (or set {USER_ENV}/{PASSWORD_ENV} and use --registry-auth env)",
+                "docker's config has no credentials for {server}\nfix: `docker login {}` (or set {USER_ENV}/{PASSWORD_ENV} and use --registry-auth env)",
                 login_arg(image)
             )
         }),
@@ -194,12 +194,12 @@ fn from_docker_config(server: &str, image: &ImageRef) -> Result<Option<Resolved>
         ) => Ok(None),
         // The helper's own output is left out: some helpers echo what they were given.
         Err(CredentialRetrievalError::HelperFailure { helper, .. }) => bail!(
-            "the docker credential helper `docker-credential-{helper}` failed for {server}; \
+            "the docker credential helper `docker-credential-{helper}` failed for {server}\n\
 fix: check it works (`echo {server} | docker-credential-{helper} get`), run `docker login {}`, or use --registry-auth env",
             login_arg(image)
         ),
         Err(e) => bail!(
-            "cannot read the credentials for {server} from {config}: {e}; fix: repair the file (or `docker login {}` again), or use --registry-auth env",
+            "cannot read the credentials for {server} from {config}: {e}\nfix: repair the file (or `docker login {}` again), or use --registry-auth env",
             login_arg(image)
         ),
     }

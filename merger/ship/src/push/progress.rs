@@ -36,7 +36,7 @@ impl std::str::FromStr for Progress {
             "plain" => Progress::Plain,
             "quiet" => Progress::Quiet,
             other => anyhow::bail!(
-                "unknown progress style {other:?}; fix: use one of auto, bars, plain, quiet"
+                "unknown progress style {other:?}\nfix: use one of auto, bars, plain, quiet"
             ),
         })
     }

@@ -150,6 +150,6 @@ fn a_malformed_line_is_an_error_naming_it_and_the_fix() {
             e.contains("<request> <caller> <callee> <start µs> <end µs>"),
             "{e}"
         );
-        assert!(e.contains("fix or delete the line"), "{e}");
+        assert!(e.contains("\nfix: correct or delete the line"), "{e}");
     }
 }

@@ -4,7 +4,7 @@
 ; CALLER: front-fn
 ; CALLEES: back-fn
 ; ERROR: the merged functions set different #[global_allocator]s: front-fn (crate front_fn) and back-fn (crate counted_fn)
-; ERROR: Fix: set the same allocator in both
+; ERROR: fix: set the same allocator in both
 ; UNIT: front_fn front-fn
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-unknown-linux-gnu"

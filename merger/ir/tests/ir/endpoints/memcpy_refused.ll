@@ -5,7 +5,7 @@
 ; CALLEES: callee-fn
 ; ERROR: in function callee-fn (crate callee_crate)
 ; ERROR: copies it as raw bytes (`llvm.memcpy.p0.p0.i64`)
-; ERROR: Fix:
+; ERROR: fix:
 
 @lit = private unnamed_addr constant [23 x i8] c"redis://store.int:6379/", align 1
 

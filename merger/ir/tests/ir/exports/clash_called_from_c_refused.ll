@@ -3,7 +3,7 @@
 ; NATIVE: sn_scale libnctwice.a
 ; ERROR: functions nc-front (crate nc_front) and nc-back (crate nc_back) both export `sn_scale`
 ; ERROR: libnctwice.a refers to it
-; ERROR: Fix:
+; ERROR: fix:
 ; UNIT: nc_front nc-front
 define i64 @sn_scale(i64 %x) {
   ret i64 %x

@@ -4,5 +4,5 @@
 ; OWNERS: callee-fn
 ; CALLEES: callee-fn
 ; ERROR: --rewrite store.intt:6379: no string literal in the code of callee-fn contains `store.intt:6379`
-; ERROR: Check FROM
+; ERROR: fix: check FROM
 @url = private unnamed_addr constant [23 x i8] c"redis://store.int:6379/", align 1
