@@ -264,8 +264,8 @@ fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<BTreeSet<Str
         .collect();
     if runtimes.len() > 1 {
         bail!(
-            "the functions are built on different copies of {RUNTIME}: {}.\n\
-             One merged binary has one runtime\nfix: make every function depend on the same {RUNTIME} (one version from one source)",
+            "the functions are built on different copies of {RUNTIME} ({}), and one merged binary has one runtime\n\
+             fix: make every function depend on the same {RUNTIME} (one version from one source)",
             runtimes.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
@@ -375,60 +375,4 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sources(names: &[&str]) -> Vec<Source> {
-        names
-            .iter()
-            .map(|n| Source {
-                function: n.to_string(),
-                manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn per_package_settings_for_crates_the_build_has_not_are_left_out() {
-        let profiles: toml::Table = "[release]\nopt-level = 3\n\
-             [release.package.fmerge]\nopt-level = 0\n\
-             [release.package.\"tokio@1.0.0\"]\nopt-level = 1\n\
-             [release.package.\"*\"]\ndebug = true\n\
-             [dev.package.serde]\nopt-level = 2\n"
-            .parse()
-            .unwrap();
-        let built = BTreeSet::from(["tokio".to_string(), "redis".to_string()]);
-        let out = profiles_for(&profiles, &built);
-        let specs =
-            |p: &str| -> Vec<&String> { out[p]["package"].as_table().unwrap().keys().collect() };
-        assert_eq!(specs("release"), ["*", "tokio@1.0.0"]);
-        assert!(specs("dev").is_empty());
-        assert_eq!(out["release"]["opt-level"].as_integer(), Some(3));
-    }
-
-    #[test]
-    fn one_lock_file_is_the_same_path_or_the_same_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = |name: &str, text: &str| {
-            let path = dir.path().join(name);
-            std::fs::write(&path, text).unwrap();
-            path
-        };
-        let (a, copy, other) = (file("a", "x = 1"), file("b", "x = 1"), file("c", "x = 2"));
-        assert!(same_lock(None, None));
-        assert!(same_lock(Some(&a), Some(&a)));
-        assert!(same_lock(Some(&a), Some(&copy)));
-        assert!(!same_lock(Some(&a), Some(&other)));
-        assert!(!same_lock(Some(&a), None));
-    }
-
-    #[test]
-    fn each_set_of_functions_has_its_own_build_workspace() {
-        let t = Path::new("/t");
-        let ab = dir_of(t, "build", &sources(&["a", "b"]));
-        assert_eq!(ab, dir_of(t, "build", &sources(&["a", "b"])));
-        assert_ne!(ab, dir_of(t, "build", &sources(&["a", "c"])));
-        assert_ne!(ab, dir_of(t, "graph", &sources(&["a", "b"])));
-        assert!(ab.starts_with("/t/fmerge/workspace"), "{}", ab.display());
-    }
-}
+mod tests;
