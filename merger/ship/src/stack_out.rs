@@ -123,14 +123,19 @@ or put free text in an annotation instead"
     Ok(())
 }
 
-/// Checks everything `faas-cli deploy` and Kubernetes would refuse, before writing.
-pub fn validate(spec: &StackSpec) -> Result<()> {
-    if !(spec.gateway.starts_with("http://") || spec.gateway.starts_with("https://")) {
+/// Refuses a gateway that is not an http(s) URL (`--gateway`).
+pub fn validate_gateway(gateway: &str) -> Result<()> {
+    if !(gateway.starts_with("http://") || gateway.starts_with("https://")) {
         bail!(
-            "gateway {:?} is not an http(s) URL\nfix: give the OpenFaaS gateway, e.g. {DEFAULT_GATEWAY} or https://gateway.example.com",
-            spec.gateway
+            "--gateway {gateway:?} is not an http(s) URL\nfix: give the OpenFaaS gateway, e.g. {DEFAULT_GATEWAY} or https://gateway.example.com"
         );
     }
+    Ok(())
+}
+
+/// Checks everything `faas-cli deploy` and Kubernetes would refuse, before writing.
+pub fn validate(spec: &StackSpec) -> Result<()> {
+    validate_gateway(&spec.gateway)?;
     if spec.members.is_empty() {
         bail!(
             "no function to deploy: the member list is empty\nfix: list the merged functions, the caller first"
