@@ -25,8 +25,8 @@ half of the cores, the function tier and a second, internal nginx on the
 other half, with taskset).
 
 Writes bench/results.json and bench/results.md; logs and scratch files go to
-bench/out/ (git-ignored). `bench/update-readme` pastes results.md into
-README.md between <!-- bench:start --> and <!-- bench:end -->.
+bench/out/ (git-ignored). `bench/update-summary` pastes results.md into
+docs/PERFORMANCE.md between <!-- bench:start --> and <!-- bench:end -->.
 
 The package behind bench/run: config (what is measured, the goals), processes
 (child processes, ports, Redis, CPU accounting), testbed (nginx and the

@@ -120,7 +120,7 @@ def parser(bench):
     ap.add_argument("--reuse-bins", action="store_true",
                     help="no builds at all: reuse the binaries of the last run in bench/out/bin (for debugging the bench)")
     ap.add_argument("--keep-builds", action="store_true", help="keep the cold target dirs under bench/out/build")
-    ap.add_argument("--update-readme", action="store_true", help="then paste the results into README.md (bench/update-readme)")
+    ap.add_argument("--update-summary", action="store_true", help="then paste a summary of the results into docs/PERFORMANCE.md (bench/update-summary)")
     ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only watchdog "
                                       "bench/results-watchdog)")
     ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
@@ -406,7 +406,7 @@ def only_app(ctx, args, R, oha, t0):
 
 
 def finish(ctx, args, R, t0):
-    """Writes RESULTS.json and RESULTS.md (and the README section)."""
+    """Writes RESULTS.json and RESULTS.md (and the summary in docs/PERFORMANCE.md)."""
     R["machine"] = machine(ctx)
     R["loadavg_end"] = loadavg()
     R["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -415,8 +415,8 @@ def finish(ctx, args, R, t0):
     res.with_suffix(".json").write_text(json.dumps(R, indent=2) + "\n")
     res.with_suffix(".md").write_text(render_md(R))
     log(f"done in {R['elapsed_s']} s: {res.with_suffix('.json')} and {res.with_suffix('.md')}")
-    if args.update_readme:
-        subprocess.run([str(ctx.bench / "update-readme"), str(res.with_suffix(".md"))], check=True)
+    if args.update_summary:
+        subprocess.run([str(ctx.bench / "update-summary"), str(res.with_suffix(".md"))], check=True)
 
 
 def load_phase(ctx, args, bins, fused, oha):
