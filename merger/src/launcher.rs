@@ -1,17 +1,7 @@
-//! `fmerge`, the launcher: finds the libLLVM of the rustc it runs with and
-//! runs `fmerge-llvm` (the command itself, main.rs) with it.
-//!
-//! Why a launcher: fmerge reads the IR rustc writes, so it links the libLLVM
-//! that ships with rustc (fmerge-ir's build script). That library lives in
-//! the toolchain's `<sysroot>/lib` and its file name carries the rustc
-//! version, so a toolchain update removes it; a binary that named it in its
-//! RUNPATH then died in the dynamic loader, before `main`, with exit 127.
-//! This binary links no LLVM: it asks `$RUSTC` (else `rustc`, which is
-//! rustup's choice for this folder) for its sysroot, and runs `fmerge-llvm`
-//! (beside it) with that `lib` first on `LD_LIBRARY_PATH`; if the library
-//! is not there, it says which rustc and LLVM fmerge was built with, which
-//! it found, and the command that rebuilds fmerge, and exits 1.
-//! `--version` is answered here, so it works even then.
+//! `fmerge`, the launcher: links no LLVM; runs `fmerge-llvm` (main.rs, the
+//! command itself) with the libLLVM of the rustc it runs with, or says why
+//! it cannot and how to rebuild fmerge (exit 1, not the dynamic loader's
+//! 127). Why and how: docs/ARCHITECTURE.md, "The launcher".
 
 mod version;
 

@@ -129,7 +129,7 @@ mod tests {
         std::fs::write(root.join("template.yml"), "mine\n").unwrap();
         let why = format!("{:#}", install_with(dir.path(), false).unwrap_err());
         assert!(
-            why.contains("already holds a rust-fmerge template\n")
+            why.contains("already holds a rust-fmerge template (fmerge leaves it as it is)\n")
                 && why.contains("fix: pass --overwrite"),
             "{why}"
         );
