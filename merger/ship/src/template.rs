@@ -7,9 +7,10 @@
 //!
 //! The template is self-contained: fmerge-runtime and the crates it depends
 //! on by path are vendored into its `vendor/` folder, as standalone crates
-//! ([`manifest`]). faas-cli's build context is the template folder with the
-//! function's folder copied to `function/`, so it holds the runtime, and the
-//! build needs no fmerge checkout and no network beyond crates.io.
+//! (`template/manifest.rs`). faas-cli's build context is the template folder
+//! with the function's folder copied to `function/`, so it holds the
+//! runtime, and the build needs no fmerge checkout and no network beyond
+//! crates.io.
 //! docs/shipping.md describes the layout.
 
 mod manifest;

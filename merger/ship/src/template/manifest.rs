@@ -7,16 +7,21 @@
 use anyhow::{Context as _, Result, bail};
 use toml::{Table, Value};
 
+/// These manifests are fmerge's own, embedded when it was built: an error
+/// here is in the checkout fmerge was built from.
+const REBUILD: &str =
+    "rebuild fmerge from a checkout whose workspace builds (`cargo build` at its root)";
+
 /// `member` (the Cargo.toml of the crate vendored as `name`) without
 /// workspace inheritance, given `workspace` (its workspace's Cargo.toml)
 /// and the folder names of all vendored crates.
 pub fn standalone(name: &str, member: &str, workspace: &str, vendored: &[&str]) -> Result<String> {
     let mut member: Table = member
         .parse()
-        .with_context(|| format!("the manifest of {name} is not valid TOML"))?;
+        .with_context(|| format!("the manifest of {name} is not valid TOML\nfix: {REBUILD}"))?;
     let workspace: Table = workspace
         .parse()
-        .context("the workspace manifest is not valid TOML")?;
+        .with_context(|| format!("the workspace manifest is not valid TOML\nfix: {REBUILD}"))?;
     let section = |key: &str| {
         workspace
             .get("workspace")
@@ -39,10 +44,9 @@ pub fn standalone(name: &str, member: &str, workspace: &str, vendored: &[&str]) 
     if let Some(Value::Table(package)) = member.get_mut("package") {
         for (key, value) in package.iter_mut() {
             if inherits(value) {
-                *value = package_settings
-                    .get(key)
-                    .cloned()
-                    .with_context(|| format!("{name}: the workspace sets no package.{key}"))?;
+                *value = package_settings.get(key).cloned().with_context(|| {
+                    format!("{name}: the workspace sets no package.{key}\nfix: {REBUILD}")
+                })?;
             }
         }
     }
@@ -92,15 +96,17 @@ fn dependency(
     vendored: &[&str],
 ) -> Result<Value> {
     let mut out = if inherits(value) {
-        let base = workspace
-            .get(dep)
-            .with_context(|| format!("{name}: the workspace has no dependency {dep}"))?;
+        let base = workspace.get(dep).with_context(|| {
+            format!("{name}: the workspace has no dependency {dep}\nfix: {REBUILD}")
+        })?;
         let mut base = match base {
             Value::String(version) => {
                 Table::from_iter([("version".into(), version.clone().into())])
             }
             Value::Table(t) => t.clone(),
-            _ => bail!("{name}: the workspace's dependency {dep} is neither a version nor a table"),
+            _ => bail!(
+                "{name}: the workspace's dependency {dep} is neither a version nor a table\nfix: {REBUILD}"
+            ),
         };
         let own = value.as_table().cloned().unwrap_or_default();
         if let Some(Value::Array(features)) = own.get("features") {
