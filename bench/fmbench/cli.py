@@ -381,7 +381,9 @@ def fmerge_tool(ctx, args):
         subprocess.run(["cargo", "build", "--release", "-p", "fmerge"], cwd=ctx.src, check=True,
                        env={**child_env(), "CARGO_TARGET_DIR": str(ctx.tool_target)})
         fmerge.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ctx.tool_target / "release" / "fmerge", fmerge)
+        # The launcher runs fmerge-llvm from its own folder.
+        for name in ("fmerge", "fmerge-llvm"):
+            shutil.copy2(ctx.tool_target / "release" / name, fmerge.parent / name)
     return fmerge
 
 

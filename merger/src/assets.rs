@@ -10,8 +10,7 @@
 //! application, reaches out to them. (The alternative, copies or symlinks
 //! inside each crate, would give every file two places to edit.)
 
-use fmerge_ship::template::File;
-use std::path::{Path, PathBuf};
+use fmerge_ship::template::{Crate, File};
 
 /// The symbol policy of a merged binary (`--version-script`).
 pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver");
@@ -40,11 +39,12 @@ pub const FAAS_TEMPLATE: &[File] = &[
     ),
 ];
 
-/// The fmerge-runtime of the checkout this binary was built from, which new
-/// functions depend on by default.
-pub fn runtime_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/runtime")
-}
+/// The crates `fmerge template` vendors into the template: fmerge-runtime
+/// and its path dependencies, every source file (build.rs lists them).
+pub const VENDORED: &[Crate] = include!(concat!(env!("OUT_DIR"), "/vendored.rs"));
+
+/// The workspace's Cargo.toml, whose settings the vendored crates inherit.
+pub const WORKSPACE_MANIFEST: &str = include_str!("../../Cargo.toml");
 
 #[cfg(test)]
 mod tests {
@@ -69,6 +69,8 @@ mod tests {
         assert!(super::VERSION_SCRIPT.contains("local: *;"));
         let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.0).collect();
         assert!(names.contains(&"template.yml") && names.contains(&"function/Cargo.toml"));
-        assert!(super::runtime_dir().join("Cargo.toml").is_file());
+        let vendored: Vec<&str> = super::VENDORED.iter().map(|c| c.dir).collect();
+        assert_eq!(vendored, ["fmerge-runtime", "fmerge-contract"]);
+        assert!(super::VENDORED[0].files.iter().any(|f| f.0 == "src/lib.rs"));
     }
 }

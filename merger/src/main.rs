@@ -5,10 +5,12 @@ use clap::{Parser, Subcommand};
 use fmerge::cli;
 use std::process::ExitCode;
 
+mod version;
+
 #[derive(Parser)]
 #[command(
     name = "fmerge",
-    version,
+    version = version::SHORT,
     about = "Merge Rust OpenFaaS functions at LLVM IR level into one binary, so their RPCs become in-process calls."
 )]
 struct Cli {

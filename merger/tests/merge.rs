@@ -160,10 +160,12 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     );
     let other = tempfile::tempdir().unwrap();
     let exe = other.path().join("fmerge");
-    let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_fmerge")).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_fmerge"), &exe).unwrap();
+    let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_fmerge-llvm")).unwrap();
     bytes.push(0);
-    std::fs::write(&exe, bytes).unwrap();
-    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let llvm = other.path().join("fmerge-llvm");
+    std::fs::write(&llvm, bytes).unwrap();
+    std::fs::set_permissions(&llvm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let target = target_dir();
     let run = std::process::Command::new(&exe)
         .current_dir(workspace_root())

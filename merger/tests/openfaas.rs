@@ -1,8 +1,8 @@
 //! Merging functions where OpenFaaS users keep them: each function its own
 //! cargo project made by `faas-cli new --lang rust-fmerge`, named in a
 //! stack file, merged with `fmerge build -f`, checked with the real faas-cli
-//! (`generate`, `build --shrinkwrap`) and run against real Redis and nginx
-//! beside the unmerged functions.
+//! (`generate`) and run against real Redis and nginx beside the unmerged
+//! functions. faas-cli's own build of a template function: tests/template.rs.
 //!
 //! faas-cli comes from `$FAAS_CLI` or PATH (`ci/test` builds it from
 //! ../shared/tools/faas-cli). Without it these tests say they were skipped,
@@ -160,33 +160,6 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
     );
     let _ = Command::new("docker").args(["rmi", "-f", &tag]).output();
 
-    // faas-cli's own build context for a function compiles with cargo.
-    faas(
-        &cli,
-        dir.path(),
-        &[
-            "build",
-            "--shrinkwrap",
-            "-f",
-            stack.to_str().unwrap(),
-            "--filter",
-            "of-back",
-        ],
-    );
-    let context = dir.path().join("build/of-back/function");
-    let cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(&context)
-        .args(["build", "--release", "--target", support::TARGET])
-        .env("CARGO_TARGET_DIR", support::build_dir())
-        .env("RUSTFLAGS", support::FUNCTION_RUSTFLAGS)
-        .output()
-        .unwrap();
-    assert!(
-        cargo.status.success(),
-        "the shrinkwrapped context does not build:\n{}",
-        String::from_utf8_lossy(&cargo.stderr)
-    );
-
     // The same two functions as separate cargo projects named by package.
     for f in ["of-front", "of-back"] {
         let manifest = dir.path().join(f).join("Cargo.toml");
@@ -340,13 +313,6 @@ fn bad_project_options_are_refused_with_the_fix() {
         &["a", "b", "--message-format", "yaml"],
         &["invalid value 'yaml'", "human", "json"],
     );
-    let (ok, _, stderr) =
-        support::fmerge_cli(d, &["template", "--runtime-path", "/nonexistent/runtime"]);
-    assert!(
-        !ok && stderr.contains("--runtime-path /nonexistent/runtime: no such folder"),
-        "{stderr}"
-    );
-    assert!(!d.join("template").exists(), "nothing installed");
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! `fmerge template`: installs the faas-cli template `rust-fmerge`.
+//! `fmerge template`: installs the faas-cli template `rust-fmerge`, with
+//! this fmerge's runtime vendored into it.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use fmerge_ship::template;
 use std::path::PathBuf;
@@ -10,36 +11,23 @@ pub struct TemplateArgs {
     /// The folder whose template/ gets it (where your stack.yml is).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
-    /// New functions depend on fmerge-runtime at this path
-    /// [default: the runtime of the fmerge checkout this binary was built from].
-    #[arg(long, value_name = "PATH", conflicts_with = "runtime_git")]
-    pub runtime_path: Option<PathBuf>,
-    /// New functions depend on fmerge-runtime from this git repository (what
-    /// `faas-cli build` needs: its Docker build sees only the function).
-    #[arg(long, value_name = "URL")]
-    pub runtime_git: Option<String>,
+    /// Replace an existing template/rust-fmerge (as `faas-cli template pull
+    /// --overwrite` does); without it, an existing one is kept and fmerge
+    /// stops. Functions made from the template are not touched.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// `fmerge template`: installs the faas-cli template.
 pub fn run(args: TemplateArgs) -> Result<()> {
-    use template::Runtime;
-    let runtime = match (args.runtime_path, args.runtime_git) {
-        (Some(path), _) => {
-            let path = path
-                .canonicalize()
-                .with_context(|| format!("--runtime-path {}: no such folder", path.display()))?;
-            anyhow::ensure!(
-                path.join("Cargo.toml").is_file(),
-                "--runtime-path {}: no Cargo.toml there",
-                path.display()
-            );
-            Runtime::Path(path)
-        }
-        (None, Some(url)) => Runtime::Git(url),
-        (None, None) => Runtime::at(&crate::assets::runtime_dir())
-            .context("this fmerge was built from a checkout whose runtime has moved")?,
-    };
-    let installed = template::install(&args.dir, crate::assets::FAAS_TEMPLATE, &runtime)?;
+    use crate::assets;
+    let installed = template::install(
+        &args.dir,
+        assets::FAAS_TEMPLATE,
+        assets::VENDORED,
+        assets::WORKSPACE_MANIFEST,
+        args.overwrite,
+    )?;
     eprintln!(
         "fmerge: installed the {} template; create a function with `faas-cli new --lang {} NAME`",
         template::LANG,

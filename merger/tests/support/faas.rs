@@ -83,6 +83,7 @@ rt::function!(handle);
 
 /// `fmerge template` and two `faas-cli new` in `dir`, the handlers written,
 /// settings and secrets added to the stack file. Returns the stack file.
+#[allow(dead_code)] // openfaas.rs's; template.rs makes its own function
 pub fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
     let (ok, stdout, stderr) = fmerge_cli(dir, &["template"]);
     assert!(ok, "{stderr}");
