@@ -55,18 +55,19 @@ impl PlanFile {
         for g in &plan.group {
             if !roots.insert(g.caller.clone()) {
                 bail!(
-                    "{}: two groups have the caller {}; a function's deployment can be one group only",
+                    "{}: two groups have the caller {}, and a function's deployment can be in one group only\nfix: merge the two groups into one, or drop one",
                     path.display(),
                     g.caller
                 );
             }
-            groups.push(Group {
+            let mut group = Group {
                 caller: Some(g.caller.clone()),
-                callees: g.callees.clone(),
-                name: g.name.clone(),
-                allow_shared_static: plan.allow_shared_static.clone(),
                 ..Group::default()
-            });
+            };
+            group.merge.callees = g.callees.clone();
+            group.merge.name = g.name.clone();
+            group.merge.sharing.allow_shared_static = plan.allow_shared_static.clone();
+            groups.push(group);
         }
         Ok((plan, groups))
     }
