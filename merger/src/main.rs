@@ -75,7 +75,10 @@ fn main() -> ExitCode {
         Command::Graph(args) => cli::graph::run(args),
         Command::Plan(args) => cli::plan::run(*args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "fmerge", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "fmerge", &mut script);
+            // A closed pipe (`| head`) is the reader's choice, not a failure.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
             Ok(())
         }
     };

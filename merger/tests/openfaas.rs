@@ -366,7 +366,7 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     refused(
         dir.path(),
         &["-f", s, "a", "nope"],
-        &["has no function nope", "a, b", "Fix: check the name"],
+        &["has no function nope", "a, b", "fix: check the name"],
     );
     refused(
         dir.path(),
@@ -390,7 +390,7 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
         &[
             "function b",
             "is not built on fmerge-runtime",
-            "Fix: add `fmerge-runtime`",
+            "fix: add `fmerge-runtime`",
         ],
     );
 
@@ -411,7 +411,7 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
             "different copies of fmerge-runtime",
             "0.1.0",
             "0.2.0",
-            "Fix: make every function depend on the same",
+            "fix: make every function depend on the same",
         ],
     );
 }

@@ -202,7 +202,7 @@ fn a_rewrite_of_an_address_copied_as_raw_bytes_is_refused_naming_function_crate_
             "ep_raw::handle",
             "copies it as raw bytes",
             "llvm.memcpy",
-            "Fix:",
+            "fix:",
         ],
     );
 }
@@ -220,7 +220,7 @@ fn mutable_statics_in_a_crate_two_functions_link_are_refused_unless_allowed() {
             "`st_helper::CALLS`",
             "`st_helper::CLIENT`",
             "st-back, st-front",
-            "Fix: keep the static in each function's own crate",
+            "fix: keep the static in each function's own crate",
             "--allow-shared-static",
         ],
     );
@@ -257,7 +257,7 @@ fn an_exported_symbol_that_native_code_calls_is_never_renamed() {
             "nc-back (crate nc_back)",
             "`sn_scale`",
             "libnctwice.a",
-            "Fix:",
+            "fix:",
         ],
     );
 }
@@ -327,7 +327,7 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
             "the merged functions set different #[global_allocator]s",
             "alloc-caller (crate alloc_caller)",
             "alloc-other (crate alloc_other)",
-            "Fix:",
+            "fix:",
         ],
     );
 

@@ -115,27 +115,22 @@ impl Rendered {
 }
 
 /// One message's cause and its fixes: its `fix: ` lines, or an older
-/// inline `; fix: ` or `Fix: ` after a sentence.
+/// inline `; fix: ` or `Fix: ` (after a sentence, or at a line's start).
 fn split(message: &str) -> (String, Vec<String>) {
     let mut cause = Vec::new();
     let mut fixes = Vec::new();
     for line in message.lines() {
         let trimmed = line.trim_start();
-        if let Some(fix) = trimmed
-            .strip_prefix("fix: ")
-            .or_else(|| trimmed.strip_prefix("Fix: "))
-        {
+        if let Some(fix) = trimmed.strip_prefix("fix: ") {
             fixes.push(fix.trim().to_string());
         } else if let Some((before, fix)) = line
             .split_once("; fix: ")
-            .or_else(|| line.split_once(". Fix: "))
+            .or_else(|| line.split_once("Fix: "))
         {
-            let before = if line.contains("; fix: ") {
-                before.to_string()
-            } else {
-                format!("{before}.")
-            };
-            cause.push(before);
+            let before = before.trim_end();
+            if !before.is_empty() {
+                cause.push(before.to_string());
+            }
             fixes.push(fix.trim().to_string());
         } else {
             cause.push(line.to_string());
@@ -164,6 +159,7 @@ mod tests {
             let r = Rendered::of(&anyhow::anyhow!("{old}"));
             assert_eq!(r.fixes, ["add --image"], "{old}");
             assert!(r.cause.starts_with("--tag applies to the image"), "{old}");
+            assert!(!r.cause.contains("ix:"), "{old}");
         }
         let record = serde_json::to_value(Rendered::of(&new).finished()).unwrap();
         assert_eq!(
