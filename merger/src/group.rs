@@ -71,7 +71,7 @@ impl BuildArgs {
             },
             || {
                 format!(
-                    "{} is not a valid merge group\nfix: see examples/ and docs/options.md for its keys",
+                    "{} is not a valid merge group\nfix: its keys are `fmerge build`'s flags without the dashes (`fmerge build --help`); see examples/",
                     path.display()
                 )
             },

@@ -5,7 +5,7 @@
 
 mod support;
 
-use fmerge::options::values::Progress;
+use fmerge::options::values::{Progress, RegistryAuth};
 use std::path::PathBuf;
 use std::process::Command;
 use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root};
@@ -370,7 +370,11 @@ fn a_merge_group_holds_the_image_options_too() {
         ],
     );
     assert!(!stderr.contains("building"), "{stderr}");
+    // With a valid source, the file loads with every image option.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("keychain", "env")).unwrap();
     let group = fmerge::group::Group::load(&file).unwrap();
+    assert_eq!(group.ship.registry_auth, Some(RegistryAuth::Env));
     let image = group.ship;
     assert_eq!(
         (image.registry.as_deref(), image.progress),

@@ -296,27 +296,31 @@ fn graph_json_output_of_the_selected_functions_ends_with_a_finished_record() {
     );
 }
 
-/// A fixture pair merged with `extra`: (exit code, stdout, stderr).
-fn merge_samebin(extra: &[&str]) -> (i32, String, String) {
-    let ws = support::fixture("samebin", &[]);
-    let out = ws.path().join("out");
+/// This repo's pair merged (at opt-level 0) under the name `name`, with
+/// `extra`: (exit code, stdout, stderr).
+fn merge_pair(name: &str, extra: &[&str]) -> (i32, String, String) {
+    let out = target_dir().join("fmerge-tests").join(name);
     let args = [
         &[
             "build",
-            "sb-front",
-            "sb-back",
+            "write-home-timeline",
+            "social-graph-get-followers",
+            "--opt-level",
+            "0",
+            "--name",
+            name,
             "--out",
             out.to_str().unwrap(),
         ][..],
         extra,
     ]
     .concat();
-    building(ws.path(), &args)
+    building(&workspace_root(), &args)
 }
 
 #[test]
 fn build_json_output_ends_with_a_finished_record_on_success() {
-    let (code, stdout, stderr) = merge_samebin(&["--message-format", "json"]);
+    let (code, stdout, stderr) = merge_pair("cli-json", &["--message-format", "json"]);
     assert_eq!(code, 0, "{stderr}");
     let records: Vec<serde_json::Value> = stdout
         .lines()
@@ -331,7 +335,7 @@ fn build_json_output_ends_with_a_finished_record_on_success() {
 
 #[test]
 fn quiet_prints_nothing_from_cargo() {
-    let (code, stdout, stderr) = merge_samebin(&["-q"]);
+    let (code, stdout, stderr) = merge_pair("cli-quiet", &["-q"]);
     assert_eq!(code, 0, "{stderr}");
     for cargo in ["Compiling", "Finished", "Fresh", "Blocking"] {
         assert!(!stderr.contains(cargo), "{cargo} in:\n{stderr}");

@@ -72,7 +72,7 @@ pub fn over<T: Serialize + DeserializeOwned>(cli: &T, given: &Given, file: &File
     layer(&mut merged, given, file, file.table, "")?;
     serde_json::from_value(Value::Object(merged)).with_context(|| {
         format!(
-            "{} is not a valid merge group\nfix: see examples/ and docs/options.md for its keys",
+            "{} is not a valid merge group\nfix: its keys are `fmerge build`'s flags without the dashes (`fmerge build --help`); see examples/",
             file.path.display()
         )
     })
@@ -157,7 +157,7 @@ fn check(file: &File, arg: &clap::Arg, name: &str, value: &mut Value) -> Result<
         // The flag's own parser, alone (without its relations to other flags).
         let alone = clap::Arg::new(arg.get_id().clone())
             .long(arg.get_long().unwrap_or(arg.get_id().as_str()).to_string())
-            .value_name(name.to_string())
+            .value_names(arg.get_value_names().unwrap_or_default().to_vec())
             .value_parser(arg.get_value_parser().clone())
             .action(clap::ArgAction::Set);
         let check = Command::new("fmerge")
