@@ -231,7 +231,7 @@ pub fn run(mut args: GraphArgs) -> Result<()> {
     args.source = args.source.with_default_stack(None);
     if args.source.yaml.is_none() {
         bail!(
-            "fmerge graph needs the application's stack file, and there is no ./stack.yml or ./stack.yaml here\nfix: give it with -f, e.g. fmerge graph -f functions/stack.yml"
+            "fmerge graph needs the application's stack file, and there is no ./stack.yml or ./stack.yaml here\nfix: give it with -f: fmerge graph -f stack.yml"
         );
     }
     let graph = graph_of(&args.source, None)?;
