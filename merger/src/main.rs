@@ -6,7 +6,7 @@
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use fmerge::cli;
-use fmerge::cli::message::{Message, Rendered};
+use fmerge::cli::message::{self, Message, Rendered};
 use fmerge::options::layer::Given;
 use fmerge::options::values::MessageFormat;
 use std::process::ExitCode;
@@ -57,7 +57,15 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        // --help and --version, on stdout.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprint!("{}", message::usage(&e));
+            return ExitCode::from(2);
+        }
+    };
     let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let given = matches
         .subcommand()

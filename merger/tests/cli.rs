@@ -41,6 +41,23 @@ fn usage_error_lists(args: &[&str], values: &str) {
         stderr.contains(&format!("[possible values: {values}]")),
         "{stderr}"
     );
+    // In fmerge's voice, as every error: the fix after the cause.
+    assert!(
+        stderr.ends_with("fix: give one of the possible values\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_value_fmerge_checks_is_a_usage_error_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = run(dir.path(), &["build", "a", "b", "-j", "0"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: invalid value '0' for '--jobs <JOBS>': -j 0 gives no job\n\
+         fix: give -j 1 or more, or leave -j out for one per core\n"
+    );
 }
 
 #[test]

@@ -114,6 +114,41 @@ impl Rendered {
     }
 }
 
+/// A usage error of clap's in fmerge's voice: clap's `error: …` (with the
+/// valid values it lists), then `fix: …` from its tip, or its pointer to
+/// `--help`.
+pub fn usage(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let mut out = String::new();
+    let mut fixes = Vec::new();
+    let mut help = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(tip) = trimmed
+            .strip_prefix("tip: ")
+            .or_else(|| trimmed.strip_prefix("fix: "))
+        {
+            fixes.push(tip.to_string());
+        } else if let Some(rest) = trimmed.strip_prefix("For more information, try ") {
+            help = Some(rest.trim_end_matches('.').replace('\'', "`"));
+        } else if !trimmed.is_empty() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if fixes.is_empty() {
+        let fix = match error.kind() {
+            clap::error::ErrorKind::InvalidValue => "give one of the possible values".to_string(),
+            _ => format!("see {}", help.unwrap_or_else(|| "`fmerge --help`".into())),
+        };
+        fixes.push(fix);
+    }
+    for fix in fixes {
+        out.push_str(&format!("fix: {fix}\n"));
+    }
+    out
+}
+
 /// One message's cause and its fixes: its `fix: ` lines, or an older
 /// inline `; fix: ` or `Fix: ` (after a sentence, or at a line's start).
 fn split(message: &str) -> (String, Vec<String>) {

@@ -170,7 +170,12 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         .out
         .map(|d| absolute(&d))
         .unwrap_or_else(|| beside(&args.source, args.graph.as_deref(), "plan"));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(&out).with_context(|| {
+        format!(
+            "cannot create {}\nfix: give a writable --out",
+            out.display()
+        )
+    })?;
     let stack = graph.stack.as_deref().map(|s| relative_to(s, &out));
     let plan_file = out.join("plan.toml");
     fmerge_cargo::artifact::write(

@@ -85,7 +85,9 @@ pub struct Cargo {
 /// `-j`'s check: one job or more.
 fn jobs(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
-        Ok(0) => Err("-j 0 gives no job; give 1 or more, or leave -j out for one per core".into()),
+        Ok(0) => Err(
+            "-j 0 gives no job\nfix: give -j 1 or more, or leave -j out for one per core".into(),
+        ),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("{e}; give a number of jobs, 1 or more")),
     }

@@ -116,7 +116,12 @@ fn layer(
             .command
             .get_arguments()
             .find(|a| a.get_id() == id.as_str())
-            .ok_or_else(|| anyhow!("{name}: no flag of this command reads it"))?;
+            .ok_or_else(|| {
+                anyhow!(
+                    "{name}: no flag of this command reads it\nfix: drop {name} from {}",
+                    file.path.display()
+                )
+            })?;
         let mut value = serde_json::to_value(value)?;
         check(file, arg, &name, &mut value)?;
         let is_list = known.is_array();
@@ -168,10 +173,13 @@ fn check(file: &File, arg: &clap::Arg, name: &str, value: &mut Value) -> Result<
                 arg.get_long().unwrap_or(arg.get_id().as_str())
             )]);
         if let Err(e) = check {
+            let (cause, fix) = clap_cause(&e);
+            let fix = fix.unwrap_or_else(|| {
+                format!("give {name} a valid value, as `fmerge build --help` lists")
+            });
             bail!(
-                "{}: {name} = {item}: {}\nfix: give {name} a valid value, as `fmerge build --help` lists",
-                file.path.display(),
-                clap_cause(&e)
+                "{}: {name} = {item}: {cause}\nfix: {fix}",
+                file.path.display()
             );
         }
         if is_path && Path::new(&text).is_relative() {
@@ -181,17 +189,21 @@ fn check(file: &File, arg: &clap::Arg, name: &str, value: &mut Value) -> Result<
     Ok(())
 }
 
-/// A clap error's first line, without its `error: ` and the usage after it.
-pub fn clap_cause(e: &clap::Error) -> String {
+/// A clap error's cause on one line, without its `error: ` and the usage
+/// after it, and its `fix: ` line if it has one.
+fn clap_cause(e: &clap::Error) -> (String, Option<String>) {
     let text = e.render().to_string();
-    let mut lines: Vec<&str> = text
-        .lines()
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if let Some(first) = lines.first_mut() {
-        *first = first.trim_start_matches("error: ");
+    let mut cause = Vec::new();
+    let mut fix = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        match line.strip_prefix("fix: ") {
+            Some(f) => fix = Some(f.to_string()),
+            None if !line.is_empty() => cause.push(line.trim_start_matches("error: ")),
+            None => {}
+        }
     }
-    lines.join(" ")
+    (cause.join(" "), fix)
 }

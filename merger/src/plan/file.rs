@@ -36,10 +36,15 @@ impl PlanFile {
         let mut plan: PlanFile = artifact::read_parsed(
             path,
             |text| toml::from_str(text),
-            || format!("cannot read the plan {}", path.display()),
             || {
                 format!(
-                    "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
+                    "cannot read the plan {}\nfix: check the --plan path",
+                    path.display()
+                )
+            },
+            || {
+                format!(
+                    "{} is not a plan file\nfix: give a plan written by `fmerge plan` (`stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
                     path.display()
                 )
             },
@@ -83,7 +88,7 @@ impl PlanFile {
             let index = |name: &str| {
                 model.index(name).with_context(|| {
                     format!(
-                        "the plan's group of {} names {name}, which is not in the call graph: give the graph of the plan's own stack",
+                        "the plan's group of {} names {name}, which is not in the call graph\nfix: give the graph of the plan's own stack",
                         g.caller
                     )
                 })
