@@ -15,7 +15,8 @@ use std::process::ExitCode;
 const EXAMPLES: &str = "Examples:
   fmerge build write-home-timeline social-graph-get-followers
   fmerge graph -f functions/stack.yml
-  fmerge plan -f functions/stack.yml && fmerge build --plan functions/plan/plan.toml
+  fmerge plan -f functions/stack.yml --max-memory 512Mi
+  fmerge build -f functions/stack.yml --all --filter 'compose-*'
   fmerge completions bash > ~/.local/share/bash-completion/completions/fmerge
 
 Exit status: 0 on success, 1 when the command fails, 2 on a usage error
