@@ -29,10 +29,10 @@ pub struct Merge {
     /// Functions the caller invokes, to run in-process.
     #[arg(value_name = "CALLEES")]
     pub callees: Vec<String>,
-    /// The merged binary's name [default: `<CALLER>-merged`].
+    /// The merged binary's name (default: `<CALLER>-merged`).
     #[arg(long, help_heading = heading::MERGE)]
     pub name: Option<String>,
-    /// Where the binary goes [default: `<target>/fmerge/<NAME>/`].
+    /// Where the binary goes (default: `<target>/fmerge/<NAME>/`).
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::OUTPUT)]
     pub out: Option<PathBuf>,
     // --target-dir, -j and -q, as `fmerge graph` and `fmerge plan` take them.
@@ -130,7 +130,7 @@ pub struct ImageFlags {
     #[arg(long, help_heading = heading::IMAGE)]
     pub push: bool,
     /// The image reference, e.g. docker.io/you/pair:v1 or 127.0.0.1:5000/pair:v1
-    /// [default: `<REGISTRY>/<NAME>:<content hash>`].
+    /// (default: `<REGISTRY>/<NAME>:<content hash>`).
     #[arg(long, value_name = "REF", help_heading = heading::IMAGE)]
     pub tag: Option<String>,
     /// Registry and namespace for the default tag, e.g. docker.io/you.

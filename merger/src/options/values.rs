@@ -2,7 +2,7 @@
 //! clap's `ValueEnum`: clap lists the values in `--help`, refuses any other
 //! as a usage error (exit 2) naming the valid ones, and a group file takes
 //! the same spellings (serde goes through `ValueEnum` too, see
-//! [`value_enum!`]). Each maps onto the library's own type by an
+//! `value_enum!`). Each maps onto the library's own type by an
 //! exhaustive `match`, so a new library value cannot be forgotten here.
 
 use clap::ValueEnum;
