@@ -84,6 +84,7 @@ pub fn build(
         &members,
         &emit::build_dir(&target_dir),
         input.jobs,
+        progress.quiet(),
         &profile,
         &toolchain,
     )?;

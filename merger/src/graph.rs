@@ -160,7 +160,8 @@ impl Graph {
     }
 }
 
-/// Reads the call graph of every function in `stack`; the conflicts let
+/// Reads the call graph of the functions in `stack` that `select` selects
+/// (all, without --filter or --regex); the conflicts let
 /// functions share what `allow_shared_static` names, as `fmerge build
 /// --allow-shared-static` does.
 pub fn read(
@@ -169,11 +170,12 @@ pub fn read(
     jobs: Option<usize>,
     quiet: bool,
     allow_shared_static: &[String],
+    select: &crate::options::stack::Select,
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
     let mut functions = Vec::new();
     let mut sources = Vec::new();
-    for name in stack_in.names() {
+    for name in select.apply(stack_in.names())? {
         let mut function = Function {
             name: name.clone(),
             ..Function::default()

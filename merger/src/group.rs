@@ -1,5 +1,6 @@
-//! Merge groups in a file: the same options as the command line, in TOML, so
-//! that a merge can be kept in the repo and run by CI (`examples/*.toml`).
+//! Merge groups in a file: `fmerge build`'s own options in TOML, each key
+//! its flag's name ([`crate::options::layer`]), so that a merge can be kept
+//! in the repo and run by CI (`examples/*.toml`).
 //!
 //! ```toml
 //! caller = "write-home-timeline"
@@ -7,156 +8,129 @@
 //! name = "write-home-timeline-merged"     # optional
 //! manifest-path = "../Cargo.toml"         # relative to this file
 //! opt-level = 3
-//! lto = "off"                             # optional: "fat" or "off"
+//! lto = "off"                             # optional: "fat", "own" or "off"
 //! rewrite = ["social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=10.0.0.7:6379"]
 //!
 //! [image]
 //! tag = "docker.io/you/write-home-timeline:latest"
 //! push = true
 //! ```
-
 //!
-//! It also holds the two rules the file and the command line share, each
-//! defined once: the LTO modes by name ([`LTO_MODES`]) and the default merge
-//! name ([`default_name`]).
+//! It also holds the default merge name ([`default_name`]), which the file
+//! and the command line share.
 
+use crate::cli::build::BuildArgs;
+use crate::options::layer::{self, File, Given};
 use anyhow::Result;
+use clap::Args as _;
 use fmerge_cargo::artifact;
-use fmerge_ir::codegen::Lto;
-use serde::{Deserialize, Deserializer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The LTO modes by the names `--lto` and `lto =` take.
-pub const LTO_MODES: [(&str, Lto); 3] = [("fat", Lto::Fat), ("own", Lto::Own), ("off", Lto::Off)];
+/// A group file: `fmerge build`'s options as the file sets them, the
+/// rest at their defaults.
+pub type Group = BuildArgs;
 
-/// The mode named `name`, or why there is none.
-pub fn parse_lto(name: &str) -> Result<Lto, String> {
-    LTO_MODES
-        .iter()
-        .find(|(mode, _)| *mode == name)
-        .map(|(_, lto)| *lto)
-        .ok_or_else(|| {
-            let modes: Vec<String> = LTO_MODES.iter().map(|(m, _)| format!("{m:?}")).collect();
-            let (last, rest) = modes.split_last().expect("modes");
-            format!(
-                "unknown LTO mode {name:?}; use {} or {last}",
-                rest.join(", ")
-            )
-        })
-}
+/// The keys of `fmerge build` a group file may not hold: what to do with
+/// the group, not what the group is.
+pub const CLI_ONLY: [&str; 10] = [
+    "plan",
+    "all",
+    "config",
+    "yaml",
+    "filter",
+    "regex",
+    "remove-callees",
+    "message-format",
+    "force",
+    "image.source-revision",
+];
 
 /// The name of a merge that is not given one: `<caller>-merged`.
 pub fn default_name(caller: &str) -> String {
     format!("{caller}-merged")
 }
 
-fn lto_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Lto>, D::Error> {
-    let name = String::deserialize(d)?;
-    parse_lto(&name).map(Some).map_err(serde::de::Error::custom)
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Group {
-    pub caller: Option<String>,
-    #[serde(default)]
-    pub callees: Vec<String>,
-    pub name: Option<String>,
-    pub manifest_path: Option<PathBuf>,
-    pub target_dir: Option<PathBuf>,
-    pub out: Option<PathBuf>,
-    #[serde(default)]
-    pub rewrite: Vec<String>,
-    pub emit_ll: Option<bool>,
-    pub opt_level: Option<u8>,
-    /// `fat` or `off` (`--lto`; see [`LTO_MODES`]).
-    #[serde(default, deserialize_with = "lto_mode")]
-    pub lto: Option<Lto>,
-    pub jobs: Option<usize>,
-    /// Statics (or crates) the merged functions may share; see `--allow-shared-static`.
-    #[serde(default)]
-    pub allow_shared_static: Vec<String>,
-    /// Print only the results (`--quiet`).
-    pub quiet: Option<bool>,
-    pub image: Option<ImageGroup>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ImageGroup {
-    pub tag: Option<String>,
-    #[serde(default)]
-    pub build: bool,
-    #[serde(default)]
-    pub push: bool,
-    /// Registry and namespace for the default tag (`--registry`).
-    pub registry: Option<String>,
-    /// `auto`, `env`, `docker` or `none` (`--registry-auth`).
-    pub registry_auth: Option<String>,
-    /// `auto`, `bars`, `plain` or `quiet` (`--progress`).
-    pub progress: Option<String>,
-    /// The OpenFaaS gateway written into stack.yml (`--gateway`).
-    pub gateway: Option<String>,
-}
-
-impl Group {
-    /// Reads a group file; relative paths in it are relative to the file.
+impl BuildArgs {
+    /// Reads a group file, every option it does not set at its default;
+    /// relative paths in it are relative to the file.
     pub fn load(path: &Path) -> Result<Group> {
-        let mut group: Group = artifact::read_parsed(
+        Group::default().under(&Given::default(), path)
+    }
+
+    /// These options (with `given` the command line's flags) over the group
+    /// file at `path`: a flag given wins, a list adds to the file's.
+    pub fn under(&self, given: &Given, path: &Path) -> Result<Group> {
+        let table: toml::Table = artifact::read_parsed(
             path,
             |text| toml::from_str(text),
             || {
                 format!(
-                    "cannot read the merge group {}: check the --config path",
+                    "cannot read the merge group {}\nfix: check the --config path",
                     path.display()
                 )
             },
             || {
                 format!(
-                    "{} is not a valid merge group (see examples/ and the README for its keys)",
+                    "{} is not a valid merge group\nfix: its keys are `fmerge build`'s flags without the dashes (`fmerge build --help`); see examples/",
                     path.display()
                 )
             },
         )?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        for p in [
-            &mut group.manifest_path,
-            &mut group.target_dir,
-            &mut group.out,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if p.is_relative() {
-                *p = base.join(&p);
-            }
-        }
-        if let Some(level) = group.opt_level {
-            anyhow::ensure!(
-                level <= 3,
-                "{}: opt-level = {level}; use 0, 1, 2 or 3",
-                path.display()
-            );
-        }
-        Ok(group)
+        let command = BuildArgs::augment_args(clap::Command::new("build"));
+        layer::over(
+            self,
+            given,
+            &File {
+                command: &command,
+                cli_only: &CLI_ONLY,
+                path,
+                table: &table,
+            },
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::values::Lto;
+
+    fn load(text: &str) -> Result<Group> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("group.toml");
+        std::fs::write(&path, text).unwrap();
+        Group::load(&path).map_err(|e| anyhow::anyhow!("{e:#}"))
+    }
 
     #[test]
-    fn lto_modes_and_the_default_name_have_one_spelling() {
-        assert_eq!(parse_lto("fat"), Ok(Lto::Fat));
-        assert_eq!(parse_lto("own"), Ok(Lto::Own));
-        assert_eq!(parse_lto("off"), Ok(Lto::Off));
-        assert_eq!(
-            parse_lto("thin"),
-            Err("unknown LTO mode \"thin\"; use \"fat\", \"own\" or \"off\"".to_string())
+    fn a_group_file_takes_the_flags_names_and_checks() {
+        let group = load(
+            "caller = \"a\"\ncallees = [\"b\"]\nlto = \"fat\"\nopt-level = 1\nout = \"bin\"\n\
+             manifest-path = \"x/Cargo.toml\"\nquiet = true\n[image]\nbuild = true\nprogress = \"plain\"\n",
+        )
+        .unwrap();
+        assert_eq!(group.merge.lto, Some(Lto::Fat));
+        assert_eq!(group.merge.opt_level, 1);
+        assert!(
+            group.merge.out.unwrap().is_absolute(),
+            "relative to the file"
         );
-        let group: Group = toml::from_str("lto = \"fat\"").unwrap();
-        assert_eq!(group.lto, Some(Lto::Fat));
+        assert_eq!(group.manifest_path.len(), 1);
+        assert!(group.merge.cargo.quiet && group.ship.image);
+        // Unset: the flags' defaults.
+        assert_eq!(load("caller = \"a\"").unwrap().merge.opt_level, 3);
+        // Checked by the flags' own parsers.
+        let bad = load("opt-level = 4").unwrap_err().to_string();
+        assert!(
+            bad.contains("opt-level = 4") && bad.contains("0..=3"),
+            "{bad}"
+        );
+        let bad = load("lto = \"thin\"").unwrap_err().to_string();
+        assert!(bad.contains("[possible values: fat, own, off]"), "{bad}");
+        for cli_only in ["force = true", "message-format = \"json\""] {
+            let bad = load(cli_only).unwrap_err().to_string();
+            assert!(bad.contains("unknown field"), "{bad}");
+        }
         assert_eq!(default_name("compose-post"), "compose-post-merged");
     }
 }

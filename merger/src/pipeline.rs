@@ -151,7 +151,7 @@ fn build_locked(groups: &[Options]) -> Result<Built> {
     for opts in groups {
         let label = opts.label();
         rewrites.push(validate(opts).with_context(|| label.clone())?);
-        if many && !opts.rewrites.is_empty() {
+        if many && !opts.rewrite.is_empty() {
             bail!(
                 "{label}: --rewrite builds the callees' crates unoptimized, which would change the other groups' shared build\nfix: build this group on its own (`fmerge build --config`)"
             );
@@ -192,7 +192,7 @@ fn build_locked(groups: &[Options]) -> Result<Built> {
         });
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let at_once = first.jobs.unwrap_or(cores).clamp(1, groups.len());
+    let at_once = first.cargo.jobs.unwrap_or(cores).clamp(1, groups.len());
     let results = groups_largest_first(work, at_once, &emitted, &shared, merge);
     let merging = merges_began.elapsed();
     let mut merged = Vec::new();
@@ -307,13 +307,13 @@ pub fn check(opts: &Options) -> Result<Vec<crate::graph::Conflict>> {
     let mut refused = Vec::new();
     for (i, a) in names.iter().enumerate() {
         for b in &names[i + 1..] {
-            let pair = Options {
+            let mut pair = Options {
                 caller: a.to_string(),
-                callees: vec![b.to_string()],
-                name: None,
-                rewrites: Vec::new(),
                 ..opts.clone()
             };
+            pair.callees = vec![b.to_string()];
+            pair.name = None;
+            pair.rewrite = Vec::new();
             let members = subset(&shared.members, &pair)?;
             let merging = Merging::new(&pair, &shared, members, shared.progress.clone());
             let own = own_units(&merging.members, &emitted);
@@ -410,7 +410,7 @@ impl Shared {
     /// every crate; with rewrites, the callees' own crates are built
     /// unoptimized (see fmerge_ir's `endpoints`).
     fn start(first: &Options, groups: &[Options], rewrites: bool) -> Result<(Self, emit::Emitted)> {
-        let progress = Progress::new(first.quiet);
+        let progress = Progress::new(first.cargo.quiet);
         let (caller, callees) = if let [one] = groups {
             (one.caller.clone(), one.callees.clone())
         } else {
@@ -436,8 +436,8 @@ impl Shared {
             callees: &callees,
             sources: &sources,
             manifest_path: first.manifest_path.as_deref(),
-            target_dir: first.target_dir.as_deref(),
-            jobs: first.jobs,
+            target_dir: first.cargo.target_dir.as_deref(),
+            jobs: first.cargo.jobs,
             purpose: "build",
         };
         let built = bitcode::build(&input, &progress, |members| emit::Profile {

@@ -29,6 +29,11 @@ impl Progress {
         }
     }
 
+    /// Whether nothing but the results is printed (-q): cargo's lines neither.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// The same, with every line naming `group`; bars stay off, since
     /// several groups' bars would overwrite each other.
     pub fn for_group(&self, group: &str) -> Self {

@@ -5,6 +5,7 @@
 
 mod support;
 
+use fmerge::options::values::{Progress, RegistryAuth};
 use std::path::PathBuf;
 use std::process::Command;
 use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root};
@@ -164,7 +165,7 @@ fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
     std::fs::write(&file, "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nlto = \"yes\"\n").unwrap();
     fails_with(
         &["--config", file.to_str().unwrap()],
-        &["lto = \"yes\"", "use \"fat\", \"own\" or \"off\""],
+        &["lto = \"yes\"", "[possible values: fat, own, off]"],
     );
 }
 
@@ -281,12 +282,15 @@ fn every_example_merge_group_loads_and_names_real_functions() {
         let group = fmerge::group::Group::load(&path)
             .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         let caller = group.caller.clone().expect("a caller");
-        let plan =
-            fmerge_cargo::resolve::run(group.manifest_path.as_deref(), &caller, &group.callees)
-                .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
-        assert_eq!(plan.callees.len(), group.callees.len());
+        let plan = fmerge_cargo::resolve::run(
+            group.manifest_path.first().map(|p| p.as_path()),
+            &caller,
+            &group.merge.callees,
+        )
+        .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        assert_eq!(plan.callees.len(), group.merge.callees.len());
         let members: Vec<String> = plan.functions().map(|f| f.name.clone()).collect();
-        for rewrite in &group.rewrite {
+        for rewrite in &group.merge.rewrite {
             fmerge_ir::passes::endpoints::Rewrite::parse(rewrite, &members)
                 .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         }
@@ -304,8 +308,8 @@ fn bad_image_options_are_refused_before_the_long_build() {
     ];
     let (ok, _, stderr) = fmerge(&[&base[..], &["--registry-auth", "keychain"]].concat());
     assert!(
-        !ok && stderr.contains("unknown registry auth source")
-            && stderr.contains("auto, env, docker, none"),
+        !ok && stderr.contains("invalid value 'keychain'")
+            && stderr.contains("[possible values: auto, env, docker, none]"),
         "{stderr}"
     );
     assert!(
@@ -360,17 +364,24 @@ fn a_merge_group_holds_the_image_options_too() {
     // Read, and checked before the build: the group's registry-auth is wrong.
     let stderr = fails_with(
         &["--config", file.to_str().unwrap()],
-        &["unknown registry auth source", "keychain"],
+        &[
+            "image.registry-auth = \"keychain\"",
+            "[possible values: auto, env, docker, none]",
+        ],
     );
     assert!(!stderr.contains("building"), "{stderr}");
+    // With a valid source, the file loads with every image option.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("keychain", "env")).unwrap();
     let group = fmerge::group::Group::load(&file).unwrap();
-    let image = group.image.unwrap();
+    assert_eq!(group.ship.registry_auth, Some(RegistryAuth::Env));
+    let image = group.ship;
     assert_eq!(
-        (image.registry.as_deref(), image.progress.as_deref()),
-        (Some("127.0.0.1:5000/team"), Some("plain"))
+        (image.registry.as_deref(), image.progress),
+        (Some("127.0.0.1:5000/team"), Some(Progress::Plain))
     );
     assert_eq!(
-        (group.quiet, image.gateway.as_deref()),
-        (Some(true), Some("http://127.0.0.1:8080"))
+        (group.merge.cargo.quiet, image.gateway.as_deref()),
+        (true, Some("http://127.0.0.1:8080"))
     );
 }

@@ -19,8 +19,12 @@ fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported()
         &["zl-front", "zl-back", "--message-format", "json"],
     );
     assert!(ok, "the merge links:\n{stderr}");
-    let report: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().expect("the merged line")).unwrap();
+    // The merged record, before the `finished` one that ends every JSON output.
+    let report: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|r| r["reason"] == "merged")
+        .expect("the merged line");
     assert_eq!(report["reason"], "merged", "{stdout}");
     // Both #[link(name = "z")] name one library: linked once, by the file
     // the unmerged binaries load.

@@ -110,7 +110,7 @@ fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
     let (_, groups) = PlanFile::load(&dir.path().join("trusting/plan.toml")).unwrap();
     assert_eq!(groups.len(), 1, "{stdout}");
     assert_eq!(groups[0].caller.as_deref(), Some("lk-front"));
-    assert_eq!(groups[0].callees, ["lk-back"]);
+    assert_eq!(groups[0].merge.callees, ["lk-back"]);
     assert!(!stdout.contains("dry run"), "{stdout}");
 
     // The dry run builds it as `fmerge build` would, and the build refuses.
@@ -178,7 +178,7 @@ fn a_group_the_build_merges_is_checked_and_kept() {
     );
     let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
     assert_eq!(groups.len(), 1, "{stdout}");
-    assert_eq!(groups[0].callees, ["lk-back"]);
+    assert_eq!(groups[0].merge.callees, ["lk-back"]);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan/plan.json")).unwrap())
             .unwrap();

@@ -105,7 +105,7 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     let (file, read) = PlanFile::load(&path).unwrap();
     assert_eq!(read.len(), 2);
     assert_eq!(file.group[0].caller, "front-a");
-    assert_eq!(read[1].callees, names(&["shared", "leaf"]));
+    assert_eq!(read[1].merge.callees, names(&["shared", "leaf"]));
 }
 
 #[test]
@@ -214,9 +214,9 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
     );
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
     assert_eq!(group.caller.as_deref(), Some("compose-post"));
-    assert_eq!(group.callees.len(), 7);
+    assert_eq!(group.merge.callees.len(), 7);
     let (_, groups) = PlanFile::load(&out.join("plan.toml")).unwrap();
-    assert_eq!(groups[0].callees, group.callees);
+    assert_eq!(groups[0].merge.callees, group.merge.callees);
 }
 
 #[test]

@@ -180,7 +180,7 @@ fn measured_plan(dir: &std::path::Path) {
         "{reserved}"
     );
     let (_, groups) = fmerge::plan::PlanFile::load(&dir.join("measured/plan.toml")).unwrap();
-    let copies: usize = groups.iter().map(|g| g.callees.len()).sum();
+    let copies: usize = groups.iter().map(|g| g.merge.callees.len()).sum();
     assert!((1..=3).contains(&copies), "{copies} copies: {stdout}");
 }
 
@@ -239,6 +239,7 @@ fn the_planned_application_answers_like_the_unmerged_one() {
     for g in &groups {
         let caller = g.caller.clone().unwrap();
         let name = g
+            .merge
             .name
             .clone()
             .unwrap_or_else(|| fmerge::group::default_name(&caller));
@@ -278,7 +279,7 @@ fn the_planned_application_answers_like_the_unmerged_one() {
     assert_eq!(state, expected_state, "same Redis state");
     // The merged callers' callees were called in-process, not over the gateway.
     for g in &groups {
-        for callee in &g.callees {
+        for callee in &g.merge.callees {
             let also_elsewhere = groups
                 .iter()
                 .any(|o| o.caller.as_deref() == Some(callee.as_str()));

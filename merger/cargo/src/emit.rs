@@ -83,6 +83,7 @@ pub fn run(
     plan: &Members,
     target_dir: &Path,
     jobs: Option<usize>,
+    quiet: bool,
     profile: &Profile,
     toolchain: &Toolchain,
 ) -> Result<Emitted> {
@@ -118,7 +119,12 @@ pub fn run(
     if let Some(j) = jobs {
         cmd.arg("-j").arg(j.to_string());
     }
-    let mut child = cmd
+    if quiet {
+        // Nor `Compiling`/`Finished`: fmerge's -q prints only the results
+        // (cargo's errors still show).
+        cmd.arg("--quiet");
+    }
+        let mut child = cmd
         .spawn()
         .context("cannot run cargo\nfix: put cargo on PATH (rustup installs it in ~/.cargo/bin)")?;
     let stdout = child.stdout.take().expect("piped");

@@ -2,29 +2,43 @@
 //! code (and weighed by traffic), as JSON, DOT and a picture. Its source
 //! flags and `graph_of` are `fmerge plan`'s too.
 
+use super::message::Message;
 use crate::graph::{self, Graph, access_log, call_log, render, traffic};
+use crate::options::heading;
+use crate::options::stack::{Select, default_stack};
+use crate::options::values::{MessageFormat, Picture};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
+/// `fmerge graph --help`'s examples.
+const EXAMPLES: &str = "Examples:
+  fmerge graph -f functions/stack.yml
+  fmerge graph --filter 'compose-*' --picture png
+  fmerge graph -f stack.yml --metrics before.txt --metrics after.txt";
+
 /// Where the call graph comes from, and its traffic.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Source {
-    /// The faas-cli stack file of the application.
-    #[arg(short = 'f', long = "yaml", value_name = "STACK")]
+    /// The faas-cli stack file of the application [default: ./stack.yml, then ./stack.yaml].
+    #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = clap::ValueHint::FilePath,
+          help_heading = heading::INPUT)]
     pub yaml: Option<PathBuf>,
+    #[command(flatten)]
+    pub select: Select,
     /// Edge weights from a Prometheus text scrape of the runtime's
     /// `http_requests_total{function,caller}` counters; given twice (an
     /// earlier scrape, then a later one), the requests in between.
-    #[arg(long, value_name = "FILE", conflicts_with = "access_log")]
+    #[arg(long, value_name = "FILE", conflicts_with = "access_log", value_hint = clap::ValueHint::FilePath,
+          help_heading = TRAFFIC)]
     pub metrics: Vec<PathBuf>,
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub access_log: Option<PathBuf>,
     /// The order of the calls the code does not show, from the runtime's
     /// call log (`GET /calls` on the functions' metrics ports, with
     /// FMERGE_CALL_LOG set, appended into one file).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub call_log: Option<PathBuf>,
     #[command(flatten)]
     pub cargo: crate::options::Cargo,
@@ -34,17 +48,44 @@ pub struct Source {
     pub sharing: crate::options::Sharing,
 }
 
+/// The heading of the traffic flags.
+const TRAFFIC: &str = "Traffic";
+
+impl Source {
+    /// The stack file: -f, else ./stack.yml or ./stack.yaml (not with a
+    /// graph file, which names its own).
+    pub(crate) fn with_default_stack(mut self, graph: Option<&Path>) -> Source {
+        if self.yaml.is_none() && graph.is_none() {
+            self.yaml = default_stack();
+        }
+        self
+    }
+}
+
 #[derive(Args, Debug, Clone)]
+#[command(after_help = EXAMPLES)]
 pub struct GraphArgs {
     #[command(flatten)]
     pub source: Source,
     /// Where calls.json, calls.dot and the picture go [default: callgraph/ beside the stack file,
     /// or target/fmerge/callgraph when a workspace glob would take that folder for a crate].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, help_heading = heading::OUTPUT)]
     pub out: Option<PathBuf>,
-    /// The picture's format: svg, png, or none (drawn by Graphviz's `dot`).
-    #[arg(long, value_name = "FMT", default_value = "svg", value_parser = ["svg", "png", "none"])]
-    pub picture: String,
+    /// The picture's format (drawn by Graphviz's `dot`).
+    #[arg(long, value_name = "FMT", default_value = "svg", help_heading = heading::OUTPUT)]
+    pub picture: Picture,
+    /// What stdout gets: the paths written, or one JSON record a line, the
+    /// last `"reason": "finished"`.
+    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
+    pub message_format: MessageFormat,
+}
+
+/// Prints a file written: its path, or its `written` record.
+pub(crate) fn print_written(path: &Path, format: MessageFormat) {
+    match format {
+        MessageFormat::Json => Message::Written { path }.print(),
+        MessageFormat::Human => println!("{}", path.display()),
+    }
 }
 
 /// Reads the graph (from the code, or a calls.json) and weighs it.
@@ -65,7 +106,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             let given = &source.sharing.allow_shared_static;
             if !given.is_empty() && *given != graph.allow_shared_static {
                 bail!(
-                    "--allow-shared-static {given:?} differs from what {} was read with ({:?}), and its conflicts follow that; \
+                    "--allow-shared-static {given:?} differs from what {} was read with ({:?}), and its conflicts follow that\n\
                      fix: run `fmerge graph` again with --allow-shared-static, or drop it here",
                     file.display(),
                     graph.allow_shared_static
@@ -79,9 +120,10 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             source.cargo.jobs,
             source.cargo.quiet,
             &source.sharing.allow_shared_static,
+            &source.select,
         )?,
         (None, None) => bail!(
-            "no application given: run `fmerge graph -f stack.yml` (or `fmerge plan --graph calls.json`)"
+            "no application given, and no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml (or `fmerge plan --graph calls.json`)"
         ),
     };
     let note = |note: &str| {
@@ -185,9 +227,12 @@ fn member_glob(pattern: &str, path: &Path) -> bool {
 }
 
 /// `fmerge graph`: calls.json, calls.dot and a picture.
-pub fn run(args: GraphArgs) -> Result<()> {
+pub fn run(mut args: GraphArgs) -> Result<()> {
+    args.source = args.source.with_default_stack(None);
     if args.source.yaml.is_none() {
-        bail!("fmerge graph needs the application's stack file: fmerge graph -f stack.yml");
+        bail!(
+            "fmerge graph needs the application's stack file, and there is no ./stack.yml or ./stack.yaml here\nfix: give it with -f: fmerge graph -f stack.yml"
+        );
     }
     let graph = graph_of(&args.source, None)?;
     let out = args
@@ -198,12 +243,12 @@ pub fn run(args: GraphArgs) -> Result<()> {
         fmerge_cargo::artifact::write(&out.join("calls.json"), render::json(&graph).as_bytes())?;
     let dot_text = render::dot(&graph);
     let dot = fmerge_cargo::artifact::write(&out.join("calls.dot"), dot_text.as_bytes())?;
-    println!("{}", json.display());
-    println!("{}", dot.display());
-    if args.picture != "none" {
-        let picture = out.join(format!("calls.{}", args.picture));
-        render::picture(&dot_text, &args.picture, &picture)?;
-        println!("{}", picture.display());
+    print_written(&json, args.message_format);
+    print_written(&dot, args.message_format);
+    if let Some(format) = args.picture.format() {
+        let picture = out.join(format!("calls.{format}"));
+        render::picture(&dot_text, format, &picture)?;
+        print_written(&picture, args.message_format);
     }
     Ok(())
 }

@@ -3,5 +3,6 @@
 
 pub mod build;
 pub mod graph;
+pub mod message;
 pub mod plan;
 pub mod template;

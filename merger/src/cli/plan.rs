@@ -4,8 +4,9 @@
 
 mod dry_run;
 
-use super::graph::{Source, absolute, beside, graph_of};
-use crate::plan::model::Objective;
+use super::graph::{Source, absolute, beside, graph_of, print_written};
+use crate::options::heading;
+use crate::options::values::{MessageFormat, Objective, Search};
 use crate::plan::{self, Constraints, Method, PlanFile};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
@@ -19,86 +20,90 @@ const BENCH_RESULTS: &str = include_str!("../../../bench/results.json");
 /// one call, whose figure is that call's cost.
 const BENCH_GROUPS: &str = include_str!("../../../bench/groups.txt");
 
+/// `fmerge plan --help`'s examples.
+const EXAMPLES: &str = "Examples:
+  fmerge plan -f functions/stack.yml
+  fmerge plan --max-memory 512Mi --keep-apart compose-post,user-service
+  fmerge plan --graph callgraph/calls.json --objective calls --front";
+
 #[derive(Args, Debug, Clone)]
+#[command(after_help = EXAMPLES)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub source: Source,
     /// A graph written by `fmerge graph` (calls.json) instead of reading the stack's code again.
-    #[arg(long, value_name = "FILE", conflicts_with = "yaml")]
+    #[arg(long, value_name = "FILE", conflicts_with = "yaml", value_hint = clap::ValueHint::FilePath,
+          help_heading = heading::INPUT)]
     pub graph: Option<PathBuf>,
     /// The memory a merged pod may have: the sum of its members' `limits: memory:` (e.g. 512Mi).
-    #[arg(long, value_name = "QTY")]
+    #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_memory: Option<String>,
     /// The memory the whole application may reserve: every deployment's
     /// `limits: memory:`, the merged pods' sums, so every copy of a callee counts (e.g. 4Gi).
-    #[arg(long, value_name = "QTY")]
+    #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_total_memory: Option<String>,
     /// The cores the whole application may reserve: every deployment's
     /// `limits: cpu:`, the merged pods' sums (e.g. 4, 2500m).
-    #[arg(long, value_name = "QTY")]
+    #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_total_cpu: Option<String>,
     /// What the plan is for: latency (the expected latency removed, on each
     /// entry point's critical path, weighted by its requests), calls (the
     /// gateway calls removed), or memory (the least memory copies reserve
     /// for the gain --min-gain-ms / --min-calls-removed ask).
-    #[arg(long, value_name = "WHAT", default_value = "latency", value_parser = ["latency", "calls", "memory"])]
-    pub objective: String,
+    #[arg(long, value_name = "WHAT", default_value = "latency", help_heading = heading::PLAN)]
+    pub objective: Objective,
     /// The least expected latency the plan must remove, ms per request.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", help_heading = heading::PLAN)]
     pub min_gain_ms: Option<f64>,
     /// The fewest gateway calls the plan must remove per request.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = heading::PLAN)]
     pub min_calls_removed: Option<f64>,
     /// Functions no group may hold two of, comma-separated (repeatable).
-    #[arg(long, value_name = "A,B")]
+    #[arg(long, value_name = "A,B", help_heading = heading::PLAN)]
     pub keep_apart: Vec<String>,
     /// The latency of one gateway hop, for the projected gain
     /// [default: bench/results.json's per-hop figure, else 8.8 ms].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", help_heading = heading::PLAN)]
     pub hop_ms: Option<f64>,
-    /// exact, heuristic, or auto (exact unless it passes its limits).
-    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = ["auto", "exact", "heuristic"])]
-    pub search: String,
+    /// Which search makes the plan.
+    #[arg(long, value_name = "HOW", default_value = "auto", help_heading = heading::PLAN)]
+    pub search: Search,
     /// Where plan.toml and the group files go [default: plan/ beside the stack file,
     /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, help_heading = heading::OUTPUT)]
     pub out: Option<PathBuf>,
     /// Value the groups of this plan file instead of searching: the report
     /// and plan.json give the figures of exactly those groups (e.g. under
     /// traffic measured after they were chosen: --metrics).
-    #[arg(long, value_name = "PLAN", conflicts_with = "front")]
+    #[arg(long, value_name = "PLAN", conflicts_with = "front", value_hint = clap::ValueHint::FilePath,
+          help_heading = heading::PLAN)]
     pub evaluate: Option<PathBuf>,
     /// Also list the Pareto front (expected latency removed against the
     /// memory copies reserve) and draw it as front.svg.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub front: bool,
     #[command(flatten)]
     pub dry_run: crate::options::DryRun,
+    /// What stdout gets: the report and the paths written, or one JSON
+    /// record a line (the report then goes to stderr), the last `"reason": "finished"`.
+    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
+    pub message_format: MessageFormat,
 }
 
-impl PlanArgs {
-    /// `fmerge plan` of `source` into `out`, every other flag at its default
-    /// (as clap gives it: the defaults are the flags' own).
-    pub fn defaults(source: Source, out: PathBuf) -> PlanArgs {
-        use clap::{Command, FromArgMatches as _};
-        let matches = Self::augment_args(Command::new("plan"))
-            .try_get_matches_from(["plan"])
-            .expect("no flags are valid flags");
-        let args = Self::from_arg_matches(&matches).expect("the defaults are PlanArgs");
-        PlanArgs {
-            source,
-            out: Some(out),
-            ..args
-        }
+impl Default for PlanArgs {
+    fn default() -> Self {
+        crate::options::layer::defaults()
     }
 }
 
 /// `fmerge plan`: plan.toml and one group file per merge.
-pub fn run(args: PlanArgs) -> Result<()> {
+pub fn run(mut args: PlanArgs) -> Result<()> {
     if let Some(ms) = args.hop_ms
         && !(ms.is_finite() && ms > 0.0)
     {
-        bail!("--hop-ms {ms}: give the latency of one gateway hop in milliseconds, more than 0");
+        bail!(
+            "--hop-ms {ms} is no latency\nfix: give the latency of one gateway hop in milliseconds, more than 0"
+        );
     }
     for (flag, min) in [
         ("--min-gain-ms", args.min_gain_ms),
@@ -107,21 +112,18 @@ pub fn run(args: PlanArgs) -> Result<()> {
         if let Some(v) = min
             && !(v.is_finite() && v >= 0.0)
         {
-            bail!("{flag} {v}: give a number of 0 or more");
+            bail!("{flag} {v} is below 0\nfix: give a number of 0 or more");
         }
     }
+    args.source = args.source.with_default_stack(args.graph.as_deref());
     if args.source.yaml.is_none() && args.graph.is_none() {
         bail!(
-            "fmerge plan needs the application: -f stack.yml, or --graph calls.json from `fmerge graph`"
+            "fmerge plan needs the application, and there is no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml, or --graph calls.json from `fmerge graph`"
         );
     }
     let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms, BENCH_RESULTS);
     let constraints = Constraints {
-        objective: match args.objective.as_str() {
-            "calls" => Objective::Calls,
-            "memory" => Objective::Memory,
-            _ => Objective::Latency,
-        },
+        objective: args.objective.into(),
         hop_ms,
         bench_hops: plan::bench_edges(args.hop_ms, BENCH_RESULTS, BENCH_GROUPS),
         max_total_cpu: args
@@ -152,11 +154,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
             })
             .collect(),
     };
-    let method = match args.search.as_str() {
-        "exact" => Method::Exact,
-        "heuristic" => Method::Heuristic,
-        _ => Method::Auto,
-    };
+    let method: Method = args.search.into();
     let mut graph = graph_of(&args.source, args.graph.as_deref())?;
     let (model, plan, how, checked) = if args.evaluate.is_some() || args.dry_run.no_dry_run {
         let model = plan::model(&graph, &constraints)?;
@@ -172,7 +170,12 @@ pub fn run(args: PlanArgs) -> Result<()> {
         .out
         .map(|d| absolute(&d))
         .unwrap_or_else(|| beside(&args.source, args.graph.as_deref(), "plan"));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    std::fs::create_dir_all(&out).with_context(|| {
+        format!(
+            "cannot create {}\nfix: give a writable --out",
+            out.display()
+        )
+    })?;
     let stack = graph.stack.as_deref().map(|s| relative_to(s, &out));
     let plan_file = out.join("plan.toml");
     fmerge_cargo::artifact::write(
@@ -201,17 +204,26 @@ pub fn run(args: PlanArgs) -> Result<()> {
     }
     fmerge_cargo::artifact::write(&figures, json.as_bytes())?;
     written.push(figures);
-    print!("{}", plan::report(&model, &plan, how, &hop_source));
-    print!("{}", dry_run::report(&checked, graph.lock.as_deref()));
+    let json = args.message_format == MessageFormat::Json;
+    // The report is for people: on stdout, unless stdout is for records.
+    let say = |text: String| {
+        if json {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    };
+    say(plan::report(&model, &plan, how, &hop_source));
+    say(dry_run::report(&checked, graph.lock.as_deref()));
     if args.front {
         let points = plan::front::front(&model, method)?;
-        print!("{}", plan::front::table(&model, &points, &plan));
+        say(plan::front::table(&model, &points, &plan));
         let picture = out.join("front.svg");
         fmerge_cargo::artifact::write(&picture, plan::front::svg(&points, &plan)?.as_bytes())?;
         written.push(picture);
     }
     for path in written {
-        println!("{}", path.display());
+        print_written(&path, args.message_format);
     }
     Ok(())
 }
@@ -243,11 +255,11 @@ mod tests {
 
     #[test]
     fn defaults_are_the_flags_own() {
-        let args = PlanArgs::defaults(Source::default(), PathBuf::from("out"));
+        let args = PlanArgs::default();
         assert!(args.graph.is_none() && args.max_memory.is_none() && args.hop_ms.is_none());
         assert!(args.keep_apart.is_empty() && args.source.yaml.is_none());
-        assert_eq!(args.search, "auto");
-        assert_eq!(args.objective, "latency");
-        assert_eq!(args.out, Some(PathBuf::from("out")));
+        assert_eq!(args.search, Search::Auto);
+        assert_eq!(args.objective, Objective::Latency);
+        assert_eq!(args.message_format, MessageFormat::Human);
     }
 }

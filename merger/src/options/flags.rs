@@ -1,146 +1,151 @@
-//! The flags of the commands that build: the merge options of `fmerge
-//! build` ([`Given`], one row each in [`OPTIONS`](super::OPTIONS)), those
-//! `graph` and `plan` share ([`Cargo`], [`Sharing`]), and the image options with the
-//! group file's `[image]` table under them ([`ImageFlags::over`]).
+//! The flags of the commands that build, each defined once as a field of a
+//! struct deriving clap's `Args` (its flag, help, check and default) and
+//! serde (its key in a group file, the flag without its dashes): the merge
+//! options of `fmerge build` ([`Merge`]), those `graph` and `plan` share
+//! ([`Cargo`], [`Sharing`], [`DryRun`]) and the image options ([`ImageFlags`],
+//! a group file's `[image]` table).
 
-use crate::group::{self, ImageGroup};
-use clap::Args;
-use fmerge_ir as ir;
+use super::values::{Lto, Progress, RegistryAuth};
+use clap::{Args, ValueHint};
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The merge options of `fmerge build`'s command line (beside where the
-/// functions are, the group file and the image options).
-#[derive(Args, Clone, Debug, Default)]
-pub struct Given {
+/// `--help`'s headings, one per concern.
+pub mod heading {
+    pub const MERGE: &str = "Merge options";
+    pub const CARGO: &str = "Build options";
+    pub const IMAGE: &str = "Image options";
+    pub const INPUT: &str = "Where the functions are";
+    pub const OUTPUT: &str = "Output";
+    pub const PLAN: &str = "Plan constraints";
+}
+
+/// The merge options of `fmerge build` (beside where the functions are,
+/// the group file and the image options): the binary follows them, so each
+/// is in the merge cache's key unless [`super::NOT_IN_KEY`] names it.
+#[derive(Args, Serialize, Deserialize, Clone, Debug)]
+#[serde(rename_all = "kebab-case")]
+pub struct Merge {
     /// Functions the caller invokes, to run in-process.
+    #[arg(value_name = "CALLEES")]
     pub callees: Vec<String>,
     /// The merged binary's name (default: `<CALLER>-merged`).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::MERGE)]
     pub name: Option<String>,
     /// Where the binary goes (default: `<target>/fmerge/<NAME>/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::OUTPUT)]
     pub out: Option<PathBuf>,
     // --target-dir, -j and -q, as `fmerge graph` and `fmerge plan` take them.
     #[command(flatten)]
+    #[serde(flatten)]
     pub cargo: Cargo,
     /// Replace FROM with TO in the string literals of callee code (one callee's with CALLEE:).
-    #[arg(long, value_name = "[CALLEE:]FROM=TO")]
+    #[arg(long, value_name = "[CALLEE:]FROM=TO", help_heading = heading::MERGE)]
     pub rewrite: Vec<String>,
     /// Also write the merged module as readable LLVM IR (`<NAME>.ll`).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub emit_ll: bool,
-    /// LLVM optimization level for the merged module [default: 3].
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
-    pub opt_level: Option<u8>,
-    /// LTO over the merged module: `fat` (LLVM's `lto<O3>` across all crates,
-    /// on one thread), `own` (the same across the group's own crates, the
-    /// rest from cargo's objects) or `off` (each crate as rustc optimized it)
-    /// [default: what profile.release.lto says; cargo's default is off].
-    #[arg(long, value_name = "MODE", value_parser = lto_mode())]
-    pub lto: Option<ir::Lto>,
+    /// LLVM optimization level for the merged module.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3), help_heading = heading::MERGE)]
+    pub opt_level: u8,
+    /// LTO over the merged module [default: what profile.release.lto says;
+    /// cargo's default is off].
+    #[arg(long, value_name = "MODE", help_heading = heading::MERGE)]
+    pub lto: Option<Lto>,
     // --allow-shared-static, as `fmerge graph` and `fmerge plan` take it.
     #[command(flatten)]
+    #[serde(flatten)]
     pub sharing: Sharing,
+    /// Merge a listed callee that no member calls (no call site names it).
+    #[arg(long, help_heading = heading::MERGE)]
+    pub allow_uncalled: bool,
     /// Redo the merge even when nothing changed since the last one.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::CARGO)]
     pub force: bool,
 }
 
 /// The flags of every command that builds the functions (`build`, `graph`
 /// and `plan`), defined once.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct Cargo {
     /// The cargo target dir [default: the workspace's; with -f or several
     /// --manifest-path, the first function's].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::CARGO)]
     pub target_dir: Option<PathBuf>,
     /// Parallel jobs for cargo, and for a merge at most this many objects
     /// compiled at once [default: one per core].
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = jobs, help_heading = heading::CARGO)]
     pub jobs: Option<usize>,
-    /// Print only the results.
-    #[arg(short, long)]
+    /// Print only the results: no progress, and none of cargo's lines.
+    #[arg(short, long, help_heading = heading::CARGO)]
     pub quiet: bool,
+}
+
+/// `-j`'s check: one job or more.
+fn jobs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(
+            "-j 0 gives no job\nfix: give -j 1 or more, or leave -j out for one per core".into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}; give a number of jobs, 1 or more")),
+    }
 }
 
 /// What merged functions may share, for the build's refusal and the
 /// planner's alike (`build`, `graph` and `plan`), defined once.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct Sharing {
     /// Let merged functions share a mutable static of a crate they all link
     /// (`crate::path::NAME`, or a crate name for all of its statics), which
     /// unmerged each had its own copy of. Repeatable.
-    #[arg(long, value_name = "STATIC")]
+    #[arg(long, value_name = "STATIC", help_heading = heading::MERGE)]
     pub allow_shared_static: Vec<String>,
 }
 
 /// `fmerge plan`'s check of its groups on the build's own input (see
 /// docs/planning.md, "The build's verdict"), defined once.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct DryRun {
     /// Trust the graph's verdict on every group: do not dry-run `fmerge
     /// build`'s passes on the groups whose caller's Cargo.lock is not the
     /// one the graph was built with.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::PLAN)]
     pub no_dry_run: bool,
 }
 
-/// `--lto`'s values, by [`group::LTO_MODES`] (listed in `--help` and in the error).
-fn lto_mode() -> impl clap::builder::TypedValueParser<Value = ir::Lto> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
-    PossibleValuesParser::new(group::LTO_MODES.map(|(name, _)| name))
-        .map(|name: String| group::parse_lto(&name).expect("one of LTO_MODES"))
-}
-
-/// The image options of `fmerge build`'s command line (in a group file,
-/// the `[image]` table: `build` for `--image`, and no `source-revision`).
-#[derive(Args, Clone, Debug, Default)]
+/// The image options of `fmerge build`'s command line; in a group file,
+/// the `[image]` table (`build` for `--image`).
+#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "kebab-case")]
 pub struct ImageFlags {
     /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
-    #[arg(long)]
+    #[arg(long = "image", id = "build", help_heading = heading::IMAGE)]
+    #[serde(rename = "build")]
     pub image: bool,
     /// Build the image, then push it (implies --image).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::IMAGE)]
     pub push: bool,
     /// The image reference, e.g. docker.io/you/pair:v1 or 127.0.0.1:5000/pair:v1
     /// (default: `<REGISTRY>/<NAME>:<content hash>`).
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", help_heading = heading::IMAGE)]
     pub tag: Option<String>,
     /// Registry and namespace for the default tag, e.g. docker.io/you.
-    #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY")]
+    #[arg(long, value_name = "PREFIX", env = "FMERGE_REGISTRY", help_heading = heading::IMAGE)]
     pub registry: Option<String>,
-    /// How push progress is shown: auto (bars on a terminal, lines otherwise), bars, plain, quiet
-    /// [default: auto].
-    #[arg(long, value_name = "MODE")]
-    pub progress: Option<String>,
+    /// How push progress is shown [default: auto].
+    #[arg(long, value_name = "MODE", help_heading = heading::IMAGE)]
+    pub progress: Option<Progress>,
     /// The source revision recorded in the image labels [default: `git rev-parse HEAD`].
-    #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION")]
+    #[arg(long, value_name = "REV", env = "FMERGE_SOURCE_REVISION", help_heading = heading::IMAGE)]
     pub source_revision: Option<String>,
-    /// Where push credentials come from: auto (FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD,
-    /// else ~/.docker/config.json), env, docker, none.
-    #[arg(long, value_name = "SOURCE")]
-    pub registry_auth: Option<String>,
-    /// The OpenFaaS gateway written into stack.yml.
-    #[arg(long, value_name = "URL")]
+    /// Where push credentials come from [default: auto].
+    #[arg(long, value_name = "SOURCE", help_heading = heading::IMAGE)]
+    pub registry_auth: Option<RegistryAuth>,
+    /// The OpenFaaS gateway written into stack.yml, as faas-cli reads it.
+    #[arg(short, long, value_name = "URL", env = "OPENFAAS_URL", help_heading = heading::IMAGE)]
     pub gateway: Option<String>,
-}
-
-impl ImageFlags {
-    /// These flags over a group file's `[image]` table: a switch is on if
-    /// either sets it (`--push` implies `--image`), a value is the command
-    /// line's, else the file's.
-    pub fn over(&self, file: &ImageGroup) -> ImageFlags {
-        let or = |cli: &Option<String>, file: &Option<String>| cli.clone().or(file.clone());
-        let push = self.push || file.push;
-        ImageFlags {
-            image: self.image || file.build || push,
-            push,
-            tag: or(&self.tag, &file.tag),
-            registry: or(&self.registry, &file.registry),
-            progress: or(&self.progress, &file.progress),
-            source_revision: self.source_revision.clone(),
-            registry_auth: or(&self.registry_auth, &file.registry_auth),
-            gateway: or(&self.gateway, &file.gateway),
-        }
-    }
 }

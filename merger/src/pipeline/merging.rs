@@ -178,7 +178,7 @@ impl<'a> Merging<'a> {
             caller: self.opts.caller.clone(),
             callees: self.members.callee_names(),
             rewrites,
-            allow_shared_static: self.opts.allow_shared_static.clone(),
+            allow_shared_static: self.opts.sharing.allow_shared_static.clone(),
             native_refs: native::undefined_in_static_libs(&emitted.native),
         };
         let units = ir_units(&self.members, emitted, bitcode, self.lto);
@@ -274,8 +274,9 @@ impl<'a> Merging<'a> {
     /// the groups compiling beside this one.
     fn threads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (self.opts.jobs.map_or(cores, |j| j.min(cores)) / self.active.load(Ordering::SeqCst).max(1))
-            .max(1)
+        (self.opts.cargo.jobs.map_or(cores, |j| j.min(cores))
+            / self.active.load(Ordering::SeqCst).max(1))
+        .max(1)
     }
 
     /// The native link, into a temporary name first.
@@ -329,7 +330,7 @@ impl<'a> Merging<'a> {
 /// The LTO mode: the option, or what the release profile asks for.
 fn lto(opts: &Options, members: &resolve::Members, progress: &Progress) -> ir::Lto {
     let release = emit::Release::read(&members.manifest_path);
-    let lto = opts.lto.unwrap_or(if release.lto {
+    let lto = opts.lto().unwrap_or(if release.lto {
         ir::Lto::Fat
     } else {
         ir::Lto::Off

@@ -36,11 +36,15 @@ impl PlanFile {
         let mut plan: PlanFile = artifact::read_parsed(
             path,
             |text| toml::from_str(text),
-            || format!("cannot read the plan {}", path.display()),
             || {
                 format!(
-                    "{} is not a plan file (written by `fmerge plan`: `stack`, `hop-ms` and [[group]] tables with caller, callees, name)\n\
-                     fix: pass the plan.toml that `fmerge plan` wrote",
+                    "cannot read the plan {}\nfix: check the --plan path",
+                    path.display()
+                )
+            },
+            || {
+                format!(
+                    "{} is not a plan file\nfix: give a plan written by `fmerge plan` (`stack`, `hop-ms` and [[group]] tables with caller, callees, name)",
                     path.display()
                 )
             },
@@ -56,18 +60,19 @@ impl PlanFile {
         for g in &plan.group {
             if !roots.insert(g.caller.clone()) {
                 bail!(
-                    "{}: two groups have the caller {}, and a function's deployment can be one group only\nfix: put {1}'s callees in one group",
+                    "{}: two groups have the caller {}, and a function's deployment can be in one group only\nfix: merge the two groups into one, or drop one",
                     path.display(),
                     g.caller
                 );
             }
-            groups.push(Group {
+            let mut group = Group {
                 caller: Some(g.caller.clone()),
-                callees: g.callees.clone(),
-                name: g.name.clone(),
-                allow_shared_static: plan.allow_shared_static.clone(),
                 ..Group::default()
-            });
+            };
+            group.merge.callees = g.callees.clone();
+            group.merge.name = g.name.clone();
+            group.merge.sharing.allow_shared_static = plan.allow_shared_static.clone();
+            groups.push(group);
         }
         Ok((plan, groups))
     }

@@ -350,13 +350,21 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     let m = model(&g, &Constraints::default()).unwrap();
     let (plan, _) = solve(&m, Method::Exact).unwrap();
     let (root, set) = plan.merged()[0];
-    let group: crate::group::Group = toml::from_str(&group_toml(&m, root, set, 1.0)).unwrap();
-    assert_eq!(group.allow_shared_static, g.allow_shared_static);
     let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.toml");
+    std::fs::write(&file, group_toml(&m, root, set, 1.0)).unwrap();
+    let group = crate::group::Group::load(&file).unwrap();
+    assert_eq!(
+        group.merge.sharing.allow_shared_static,
+        g.allow_shared_static
+    );
     let path = dir.path().join("plan.toml");
     std::fs::write(&path, plan_toml(&m, &plan, None, "exact")).unwrap();
     let (_, groups) = PlanFile::load(&path).unwrap();
-    assert_eq!(groups[0].allow_shared_static, g.allow_shared_static);
+    assert_eq!(
+        groups[0].merge.sharing.allow_shared_static,
+        g.allow_shared_static
+    );
 }
 
 #[test]

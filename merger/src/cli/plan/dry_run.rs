@@ -77,7 +77,7 @@ pub(super) fn solve(
             }
             let found = crate::pipeline::check(&opts).with_context(|| {
                 format!(
-                    "the dry run of {caller}'s group ({}) could not build it as `fmerge build` would; \
+                    "the dry run of {caller}'s group ({}) could not build it as `fmerge build` would\n\
                      fix: make `fmerge build -f {} {caller} {}` build, or plan with --no-dry-run",
                     callees.join(", "),
                     stack.display(),

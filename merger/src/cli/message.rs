@@ -1,0 +1,206 @@
+//! What `--message-format json` prints, every record type in one place (as
+//! cargo's machine_message.rs): one JSON object a line on stdout, each
+//! named by its `reason`, the last always [`Message::Finished`], also when
+//! the command fails. And the error's two parts, cause and fix, that the
+//! human rendering and the `finished` record share ([`Rendered`]).
+
+use serde::Serialize;
+use std::path::Path;
+
+/// One record of `--message-format json`.
+#[derive(Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Message<'a> {
+    /// One stage of a merge and its time.
+    Stage {
+        name: &'a str,
+        stage: &'a str,
+        seconds: f64,
+    },
+    /// A setting of a merged function, with the variable it is read from.
+    Setting {
+        function: &'a str,
+        key: &'a str,
+        variable: String,
+        default: Option<&'a str>,
+    },
+    /// A difference from the unmerged functions that fmerge kept.
+    Warning { message: &'a str },
+    /// An image built (and pushed), and the stack file written for it.
+    Image {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+        reference: &'a str,
+        stack: Option<&'a Path>,
+    },
+    /// A merged binary.
+    Merged {
+        name: &'a str,
+        binary: &'a Path,
+        ll: Option<&'a Path>,
+        members: &'a [String],
+        native_libs: &'a [String],
+        units: usize,
+        cached: bool,
+    },
+    /// The merged stack of a whole plan.
+    Stack { stack: &'a Path },
+    /// A file `fmerge graph` or `fmerge plan` wrote.
+    Written { path: &'a Path },
+    /// The last record: whether the command succeeded, and if not why.
+    Finished {
+        success: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fix: Option<String>,
+    },
+}
+
+impl Message<'_> {
+    /// Prints the record as one line on stdout.
+    pub fn print(&self) {
+        println!(
+            "{}",
+            serde_json::to_string(self).expect("records serialize")
+        );
+    }
+}
+
+/// An error as fmerge shows it: the causes, outermost first, joined as
+/// anyhow's `{:#}` joins them, and the fixes apart.
+pub struct Rendered {
+    pub cause: String,
+    pub fixes: Vec<String>,
+}
+
+impl Rendered {
+    /// Reads an error's chain. A fix is a line `fix: …` of any cause; an
+    /// older `…; fix: …` or `… Fix: …` is read the same way.
+    pub fn of(error: &anyhow::Error) -> Rendered {
+        let mut causes = Vec::new();
+        let mut fixes = Vec::new();
+        for cause in error.chain() {
+            let (text, fix) = split(&cause.to_string());
+            causes.push(text);
+            fixes.extend(fix);
+        }
+        Rendered {
+            cause: causes
+                .into_iter()
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+                .join(": "),
+            fixes,
+        }
+    }
+
+    /// `error: <cause>` then one `fix: <fix>` a line, as stderr shows it.
+    pub fn human(&self) -> String {
+        let mut out = format!("error: {}\n", self.cause);
+        for fix in &self.fixes {
+            out.push_str(&format!("fix: {fix}\n"));
+        }
+        out
+    }
+
+    /// The `finished` record of a failed command.
+    pub fn finished(&self) -> Message<'static> {
+        Message::Finished {
+            success: false,
+            error: Some(self.cause.clone()),
+            fix: (!self.fixes.is_empty()).then(|| self.fixes.join("\n")),
+        }
+    }
+}
+
+/// A usage error of clap's in fmerge's voice: clap's `error: …` (with the
+/// valid values it lists), then `fix: …` from its tip, or its pointer to
+/// `--help`.
+pub fn usage(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    let mut out = String::new();
+    let mut fixes = Vec::new();
+    let mut help = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(tip) = trimmed
+            .strip_prefix("tip: ")
+            .or_else(|| trimmed.strip_prefix("fix: "))
+        {
+            fixes.push(tip.to_string());
+        } else if let Some(rest) = trimmed.strip_prefix("For more information, try ") {
+            help = Some(rest.trim_end_matches('.').replace('\'', "`"));
+        } else if !trimmed.is_empty() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if fixes.is_empty() {
+        let fix = match error.kind() {
+            clap::error::ErrorKind::InvalidValue => "give one of the possible values".to_string(),
+            _ => format!("see {}", help.unwrap_or_else(|| "`fmerge --help`".into())),
+        };
+        fixes.push(fix);
+    }
+    for fix in fixes {
+        out.push_str(&format!("fix: {fix}\n"));
+    }
+    out
+}
+
+/// One message's cause and its fixes: its `fix: ` lines, or an older
+/// inline `; fix: ` or `Fix: ` (after a sentence, or at a line's start).
+fn split(message: &str) -> (String, Vec<String>) {
+    let mut cause = Vec::new();
+    let mut fixes = Vec::new();
+    for line in message.lines() {
+        let trimmed = line.trim_start();
+        if let Some(fix) = trimmed.strip_prefix("fix: ") {
+            fixes.push(fix.trim().to_string());
+        } else if let Some((before, fix)) = line
+            .split_once("; fix: ")
+            .or_else(|| line.split_once("Fix: "))
+        {
+            let before = before.trim_end();
+            if !before.is_empty() {
+                cause.push(before.to_string());
+            }
+            fixes.push(fix.trim().to_string());
+        } else {
+            cause.push(line.to_string());
+        }
+    }
+    (cause.join("\n").trim_end().to_string(), fixes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fix_is_printed_after_the_cause_in_every_spelling() {
+        let new =
+            anyhow::anyhow!("-j 0 gives no job\nfix: give -j 1 or more").context("the group of a");
+        assert_eq!(
+            Rendered::of(&new).human(),
+            "error: the group of a: -j 0 gives no job\nfix: give -j 1 or more\n"
+        );
+        for old in [
+            "--tag applies to the image; fix: add --image",
+            "--tag applies to the image. Fix: add --image",
+            "--tag applies to the image\nFix: add --image",
+        ] {
+            let r = Rendered::of(&anyhow::anyhow!("{old}"));
+            assert_eq!(r.fixes, ["add --image"], "{old}");
+            assert!(r.cause.starts_with("--tag applies to the image"), "{old}");
+            assert!(!r.cause.contains("ix:"), "{old}");
+        }
+        let record = serde_json::to_value(Rendered::of(&new).finished()).unwrap();
+        assert_eq!(
+            record,
+            serde_json::json!({"reason": "finished", "success": false,
+                "error": "the group of a: -j 0 gives no job", "fix": "give -j 1 or more"})
+        );
+    }
+}

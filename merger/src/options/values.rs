@@ -1,0 +1,192 @@
+//! The options that take one of a few named values, each an enum deriving
+//! clap's `ValueEnum`: clap lists the values in `--help`, refuses any other
+//! as a usage error (exit 2) naming the valid ones, and a group file takes
+//! the same spellings (serde goes through `ValueEnum` too, see
+//! `value_enum!`). Each maps onto the library's own type by an
+//! exhaustive `match`, so a new library value cannot be forgotten here.
+
+use clap::ValueEnum;
+use fmerge_ir as ir;
+use fmerge_ship::push;
+
+/// The valid values of `T`, comma-separated, as clap lists them.
+pub fn names<T: ValueEnum>() -> String {
+    T::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value())
+        .map(|v| v.get_name().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `value` by its `ValueEnum` name, or clap's words for a bad one.
+pub fn parse<T: ValueEnum>(value: &str) -> Result<T, String> {
+    T::from_str(value, false).map_err(|_| {
+        format!(
+            "invalid value '{value}' [possible values: {}]",
+            names::<T>()
+        )
+    })
+}
+
+/// Defines a value enum once: the enum with clap's `ValueEnum`, serde by
+/// the same names, and (with `=> Type`) its mapping onto the library's type.
+macro_rules! value_enum {
+    ($(#[$m:meta])* $name:ident => $target:ty {
+        $($(#[$vm:meta])* $variant:ident => $to:expr),+ $(,)?
+    }) => {
+        value_enum! { $(#[$m])* $name { $($(#[$vm])* $variant),+ } }
+
+        impl From<$name> for $target {
+            fn from(value: $name) -> $target {
+                match value {
+                    $($name::$variant => $to),+
+                }
+            }
+        }
+    };
+    ($(#[$m:meta])* $name:ident {
+        $($(#[$vm:meta])* $variant:ident),+ $(,)?
+    }) => {
+        $(#[$m])*
+        #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vm])* $variant),+
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let value = clap::ValueEnum::to_possible_value(self).expect("no value is skipped");
+                s.serialize_str(value.get_name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <String as serde::Deserialize>::deserialize(d)?;
+                parse(&text).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+value_enum! {
+    /// `--lto`: whole-program LTO over the merged module (see [`ir::Lto`]).
+    Lto => ir::Lto {
+        /// LLVM's `lto<O3>` across all crates, on one thread.
+        Fat => ir::Lto::Fat,
+        /// The same across the group's own crates, the rest from cargo's objects.
+        Own => ir::Lto::Own,
+        /// Each crate as rustc optimized it.
+        Off => ir::Lto::Off,
+    }
+}
+
+value_enum! {
+    /// `--progress`: how push progress is shown.
+    Progress => push::Progress {
+        /// Bars on a terminal, lines otherwise.
+        Auto => push::Progress::Auto,
+        /// Always bars.
+        Bars => push::Progress::Bars,
+        /// Always plain lines.
+        Plain => push::Progress::Plain,
+        /// Nothing but errors.
+        Quiet => push::Progress::Quiet,
+    }
+}
+
+value_enum! {
+    /// `--registry-auth`: where push credentials come from.
+    RegistryAuth => push::Auth {
+        /// FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD, else ~/.docker/config.json, else none.
+        Auto => push::Auth::Auto,
+        /// Only FMERGE_REGISTRY_USER/FMERGE_REGISTRY_PASSWORD.
+        Env => push::Auth::Env,
+        /// Only docker's config (~/.docker/config.json or $DOCKER_CONFIG).
+        #[value(alias = "docker-config")]
+        Docker => push::Auth::DockerConfig,
+        /// No credentials (a registry that allows anonymous pushes).
+        #[value(alias = "anonymous")]
+        None => push::Auth::Anonymous,
+    }
+}
+
+value_enum! {
+    /// `--objective`: what a plan is for.
+    Objective => fmerge_plan::model::Objective {
+        /// The expected latency removed, on each entry point's critical path.
+        Latency => fmerge_plan::model::Objective::Latency,
+        /// The gateway calls removed.
+        Calls => fmerge_plan::model::Objective::Calls,
+        /// The least memory copies reserve for the gain asked.
+        Memory => fmerge_plan::model::Objective::Memory,
+    }
+}
+
+value_enum! {
+    /// `--search`: which search makes the plan.
+    Search => crate::plan::Method {
+        /// Exact unless it passes its limits.
+        Auto => crate::plan::Method::Auto,
+        /// The exact search.
+        Exact => crate::plan::Method::Exact,
+        /// The heuristic.
+        Heuristic => crate::plan::Method::Heuristic,
+    }
+}
+
+value_enum! {
+    /// `--message-format`: what stdout gets.
+    MessageFormat {
+        /// The paths written, one a line.
+        Human,
+        /// One JSON object a line (cargo's convention), the last `"reason": "finished"`.
+        Json,
+    }
+}
+
+value_enum! {
+    /// `fmerge graph --picture`: the picture's format (drawn by Graphviz's `dot`).
+    Picture {
+        Svg,
+        Png,
+        None,
+    }
+}
+
+impl Picture {
+    /// The format's name for `dot -T` and the file's extension; `None`: no picture.
+    pub fn format(self) -> Option<&'static str> {
+        match self {
+            Picture::Svg => Some("svg"),
+            Picture::Png => Some("png"),
+            Picture::None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_takes_the_command_lines_spellings() {
+        #[derive(serde::Deserialize)]
+        struct One {
+            v: RegistryAuth,
+        }
+        let read = |text: &str| toml::from_str::<One>(text).map(|o| o.v);
+        assert_eq!(read("v = \"docker\"").unwrap(), RegistryAuth::Docker);
+        assert_eq!(read("v = \"docker-config\"").unwrap(), RegistryAuth::Docker);
+        let bad = read("v = \"vault\"").unwrap_err().to_string();
+        assert!(
+            bad.contains("invalid value 'vault' [possible values: auto, env, docker, none]"),
+            "{bad}"
+        );
+        assert_eq!(
+            serde_json::to_value(Lto::Own).unwrap(),
+            serde_json::json!("own")
+        );
+    }
+}
