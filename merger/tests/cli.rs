@@ -207,6 +207,20 @@ fn the_stack_file_in_the_current_directory_is_the_default() {
 }
 
 #[test]
+fn with_both_stack_files_here_the_default_is_stack_yaml_as_in_faas_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let yml = stack_of(dir.path(), &["in-yaml"]);
+    std::fs::rename(&yml, dir.path().join("stack.yaml")).unwrap();
+    stack_of(dir.path(), &["in-yml"]);
+    let (code, _, stderr) = run(dir.path(), &["build", "a", "b"], &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("stack.yaml") && stderr.contains("in-yaml") && !stderr.contains("in-yml"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_gateway_is_read_from_openfaas_url() {
     let dir = tempfile::tempdir().unwrap();
     let (code, _, stderr) = run(

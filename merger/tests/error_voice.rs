@@ -176,10 +176,6 @@ fn each_refusal_that_needs_no_build_says_its_cause_then_one_fix() {
     }
 }
 
-/// Files another branch rewrites (the command line and its options); they
-/// convert their own messages there, and the lead drops this list on merging.
-const LEFT_TO_THE_OPTIONS_BRANCH: &[&str] = &["merger/src/cli/build.rs"];
-
 /// Each `.rs` file under `dir`, skipping build output.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -213,9 +209,6 @@ fn no_source_file_writes_a_fix_in_an_older_form() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        if LEFT_TO_THE_OPTIONS_BRANCH.contains(&rel.as_str()) {
-            continue;
-        }
         let text = std::fs::read_to_string(file).unwrap();
         for (n, line) in text.lines().enumerate() {
             if line.trim_start().starts_with("//") {

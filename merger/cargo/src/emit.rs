@@ -124,7 +124,7 @@ pub fn run(
         // (cargo's errors still show).
         cmd.arg("--quiet");
     }
-        let mut child = cmd
+    let mut child = cmd
         .spawn()
         .context("cannot run cargo\nfix: put cargo on PATH (rustup installs it in ~/.cargo/bin)")?;
     let stdout = child.stdout.take().expect("piped");

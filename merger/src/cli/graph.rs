@@ -20,7 +20,7 @@ const EXAMPLES: &str = "Examples:
 /// Where the call graph comes from, and its traffic.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Source {
-    /// The faas-cli stack file of the application [default: ./stack.yml, then ./stack.yaml].
+    /// The faas-cli stack file of the application [default: ./stack.yaml, then ./stack.yml].
     #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = clap::ValueHint::FilePath,
           help_heading = heading::INPUT)]
     pub yaml: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! Which stack file, and which of its functions, as faas-cli reads them:
-//! `-f` defaults to `./stack.yml`, then `./stack.yaml` ([`default_stack`]),
+//! `-f` defaults to `./stack.yaml`, then `./stack.yml` ([`default_stack`]),
 //! and `--filter` (a wildcard) or `--regex` selects functions by name
 //! ([`Select`]).
 
@@ -9,9 +9,11 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// The stack file in the current directory, when there is one.
+/// The stack file in the current directory, when there is one: faas-cli's
+/// order (`stack.yaml` first, as its `checkAndSetDefaultYaml` does), so that
+/// where both exist fmerge and faas-cli read the same file.
 pub fn default_stack() -> Option<PathBuf> {
-    ["stack.yml", "stack.yaml"]
+    ["stack.yaml", "stack.yml"]
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())

@@ -56,7 +56,7 @@ pub struct BuildArgs {
     pub manifest_path: Vec<PathBuf>,
     /// A faas-cli stack file: functions are found by their entries (`handler:`
     /// folder), and a merged stack is written beside it (with --image or --push)
-    /// [default: ./stack.yml, then ./stack.yaml, when neither --manifest-path,
+    /// [default: ./stack.yaml, then ./stack.yml, when neither --manifest-path,
     /// --config nor --plan says where the functions are].
     #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = clap::ValueHint::FilePath,
           help_heading = heading::INPUT)]
