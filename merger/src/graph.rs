@@ -18,7 +18,7 @@ pub mod access_log;
 pub mod call_log;
 pub mod render;
 pub mod rounds;
-mod tokens;
+pub(crate) mod tokens;
 pub mod traffic;
 mod verdict;
 mod weigh;
@@ -30,8 +30,8 @@ use fmerge_cargo::emit;
 use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-pub use fmerge_ship::stack_in::memory_bytes;
-use fmerge_ship::stack_in::{self, StackIn};
+use fmerge_ship::quantity;
+use fmerge_ship::stack_in::StackIn;
 pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -171,6 +171,10 @@ pub fn read(
     allow_shared_static: &[String],
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
+    // A limit that is not a quantity stops here, before the build.
+    for name in stack_in.names() {
+        stack_in.check_quantities(&name)?;
+    }
     let mut functions = Vec::new();
     let mut sources = Vec::new();
     for name in stack_in.names() {
@@ -181,11 +185,12 @@ pub fn read(
         match stack_in.entry(&name) {
             Ok(entry) => {
                 function.memory = entry.limits.get("memory").cloned();
-                function.memory_bytes = function.memory.as_deref().and_then(memory_bytes);
+                // Each parses: `check_quantities` refused the stack otherwise.
                 let quantity = |map: &BTreeMap<String, String>, resource: &str| {
                     map.get(resource)
-                        .and_then(|q| stack_in::quantity(resource, q))
+                        .and_then(|q| quantity::parse(q.trim()).ok())
                 };
+                function.memory_bytes = quantity(&entry.limits, "memory");
                 function.cpu = quantity(&entry.limits, "cpu");
                 function.requests_memory_bytes = quantity(&entry.requests, "memory");
                 function.requests_cpu = quantity(&entry.requests, "cpu");
@@ -364,7 +369,7 @@ pub fn function_of(callee: &str) -> &str {
 }
 
 /// The user's own crates, less the runtime's.
-fn users(package: &str) -> bool {
+pub(crate) fn users(package: &str) -> bool {
     package != resolve::RUNTIME && package != "fmerge-contract"
 }
 

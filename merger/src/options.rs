@@ -42,6 +42,8 @@ pub struct Options {
     pub allow_shared_static: Vec<String>,
     /// Redo the merge even if nothing changed since the last one.
     pub force: bool,
+    /// Merge a callee no member's code calls (`--allow-uncalled`).
+    pub allow_uncalled: bool,
     /// Functions from separate cargo projects (a stack.yml's handlers, or
     /// several `--manifest-path`s), the caller first: built in a workspace
     /// fmerge writes (see fmerge_cargo::workspace).
@@ -65,6 +67,7 @@ impl Options {
             quiet: false,
             allow_shared_static: Vec::new(),
             force: false,
+            allow_uncalled: false,
             sources: Vec::new(),
         }
     }
@@ -330,6 +333,13 @@ pub const OPTIONS: &[Opt] = &[
         |o, cli, _| o.force = cli.force,
         |o| o.force = true,
     ),
+    // Not in the key: it lets a build go ahead, and changes nothing it builds.
+    Opt::new(
+        "--allow-uncalled",
+        Rule::CliOnly,
+        |o, cli, _| o.allow_uncalled = cli.allow_uncalled,
+        |o| o.allow_uncalled = true,
+    ),
 ];
 
 #[cfg(test)]
@@ -338,7 +348,14 @@ mod tests {
 
     /// The options that do not change the merged binary, each for a reason
     /// (see its row). Anything else must change the cache key.
-    const NOT_IN_KEY: [&str; 5] = ["--target-dir", "--emit-ll", "--jobs", "--quiet", "--force"];
+    const NOT_IN_KEY: [&str; 6] = [
+        "--target-dir",
+        "--emit-ll",
+        "--jobs",
+        "--quiet",
+        "--force",
+        "--allow-uncalled",
+    ];
 
     #[test]
     fn every_option_that_changes_the_binary_changes_the_cache_key() {

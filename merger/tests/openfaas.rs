@@ -366,7 +366,11 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     refused(
         dir.path(),
         &["-f", s, "a", "nope"],
-        &["has no function nope", "a, b", "Fix: check the name"],
+        &[
+            "unknown function nope",
+            "the functions a, b",
+            "fix: check the spelling",
+        ],
     );
     refused(
         dir.path(),

@@ -170,6 +170,14 @@ fn request(args: BuildArgs) -> Result<Request> {
         }
         None
     };
+    crate::preflight::check(
+        &opts,
+        ship.as_ref().map(|s| crate::preflight::Image {
+            tag: s.tag.as_deref(),
+            registry: s.registry.as_deref(),
+            push: s.push.then_some(&s.auth),
+        }),
+    )?;
     Ok(Request {
         opts,
         ship,
@@ -194,6 +202,8 @@ pub(super) fn group_options(
             callees: callees.to_vec(),
             cargo: cargo.clone(),
             sharing: sharing.clone(),
+            // The planner's groups are the graph's calls, read from the bitcode.
+            allow_uncalled: true,
             ..Given::default()
         },
         config: None,
@@ -353,6 +363,9 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         one.caller = Some(caller.clone());
         one.merge.callees = g.callees.clone();
         one.merge.name = g.name.clone();
+        // A plan's groups are the planner's, made of the graph's calls (read
+        // from the bitcode, which sees more than the source check does).
+        one.merge.allow_uncalled = true;
         // What the plan was made with, beside what this command line allows.
         for allowed in &g.allow_shared_static {
             if !one.merge.sharing.allow_shared_static.contains(allowed) {

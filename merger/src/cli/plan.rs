@@ -152,6 +152,17 @@ pub fn run(args: PlanArgs) -> Result<()> {
             })
             .collect(),
     };
+    // The constraints and the files, before the graph's build.
+    if let Some(stack) = &args.source.yaml {
+        let stack = fmerge_ship::stack_in::StackIn::load(stack)?;
+        for set in &constraints.keep_apart {
+            let place = stack.path.display().to_string();
+            crate::preflight::keep_apart(set, &stack.names(), &place)?;
+        }
+    }
+    if let Some(file) = &args.evaluate {
+        PlanFile::load(file)?;
+    }
     let method = match args.search.as_str() {
         "exact" => Method::Exact,
         "heuristic" => Method::Heuristic,

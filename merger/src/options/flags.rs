@@ -44,6 +44,10 @@ pub struct Given {
     /// Redo the merge even when nothing changed since the last one.
     #[arg(long)]
     pub force: bool,
+    /// Merge a callee that no member's code calls (no call site names it,
+    /// and none computes a callee's name) instead of refusing it.
+    #[arg(long)]
+    pub allow_uncalled: bool,
 }
 
 /// The flags of every command that builds the functions (`build`, `graph`

@@ -46,10 +46,10 @@ pub async fn connect() -> Result<Docker> {
         }
     );
     let docker = Docker::connect_with_defaults()
-        .map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}; {fix}"))?;
+        .map_err(|e| anyhow!("cannot reach the Docker Engine at {host}: {e}\n{fix}"))?;
     let docker = docker.negotiate_version().await.map_err(|e| {
         anyhow!(
-            "cannot reach the Docker Engine at {host}: {}; {fix}",
+            "cannot reach the Docker Engine at {host}: {}\n{fix}",
             describe(&e)
         )
     })?;
