@@ -108,7 +108,7 @@ pub fn keep_apart(set: &[String], names: &[String], place: &str) -> Result<()> {
     }
     for name in set {
         if !names.contains(name) {
-            bail!("{}", resolve::unknown_function(name, names, place));
+            bail!("{}", resolve::unknown_function(name, names, place, ""));
         }
     }
     Ok(())

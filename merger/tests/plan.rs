@@ -226,7 +226,7 @@ fn bad_plan_input_gets_a_clear_error() {
     for (args, expect) in [
         (
             vec!["--keep-apart", "compose-post,nope"],
-            "unknown function nope in --keep-apart's application",
+            "unknown function nope in the graph, which has the functions compose-post",
         ),
         (
             vec!["--keep-apart", "compose-post"],

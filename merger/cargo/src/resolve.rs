@@ -6,6 +6,9 @@ use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, Package
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// How to name another workspace, for [`unknown_function`].
+pub const WORKSPACE: &str = ", or point at another workspace with --manifest-path (or -f)";
+
 /// The runtime crate every function depends on.
 pub const RUNTIME: &str = "fmerge-runtime";
 
@@ -182,7 +185,7 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
             .collect();
         bail!(
             "{}",
-            unknown_function(name, &known, metadata.workspace_root.as_str())
+            unknown_function(name, &known, metadata.workspace_root.as_str(), WORKSPACE)
         );
     };
     if !package
@@ -230,16 +233,17 @@ pub fn is_function(p: &Package) -> bool {
         })
 }
 
-/// The refusal of an unknown function: the one meant when a known name is
-/// near, else the functions there are.
-pub fn unknown_function(name: &str, known: &[String], place: &str) -> String {
+/// The refusal of an unknown function of `place`: the one meant when a
+/// known name is near, else the functions there are and `elsewhere`, how
+/// to name another place (or nothing).
+pub fn unknown_function(name: &str, known: &[String], place: &str, elsewhere: &str) -> String {
     match crate::suggest::closest(name, known.iter().map(String::as_str)) {
         Some(meant) => format!(
             "unknown function {name} in {place}; did you mean `{meant}`?\nfix: write `{meant}`"
         ),
         None => format!(
             "unknown function {name} in {place}, which has {}\n\
-             fix: check the spelling, or point at another workspace with --manifest-path (or -f)",
+             fix: check the spelling{elsewhere}",
             if known.is_empty() {
                 "no functions".to_string()
             } else {
@@ -302,25 +306,18 @@ pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>>
     let dir = |p: &Package| p.manifest_path.parent().map(PathBuf::from);
     let mut out = Vec::new();
     for name in names {
-        let members = metadata.workspace_packages();
-        let Some(package) = members.iter().find(|p| p.name.as_str() == name) else {
-            let known: Vec<String> = members
-                .iter()
-                .filter(|p| is_function(p))
-                .map(|p| p.name.to_string())
-                .collect();
-            bail!(
-                "{}",
-                unknown_function(name, &known, metadata.workspace_root.as_str())
-            );
-        };
-        let mut deps: Vec<(String, PathBuf)> =
-            closure(&metadata, &package.id, &[DependencyKind::Normal])
-                .iter()
-                .filter(|id| **id != package.id)
-                .filter_map(|id| local.get(id))
-                .filter_map(|p| Some((p.name.to_string(), dir(p)?)))
-                .collect();
+        // Refused as `run` refuses it: unknown, or not a function.
+        let function = function(&metadata, name)?;
+        let package = local
+            .get(&function.package_id)
+            .context("a function is a path package")?;
+        let mut deps: Vec<(String, PathBuf)> = function
+            .closure
+            .iter()
+            .filter(|id| **id != package.id)
+            .filter_map(|id| local.get(id))
+            .filter_map(|p| Some((p.name.to_string(), dir(p)?)))
+            .collect();
         deps.sort();
         out.push(Code {
             name: name.clone(),

@@ -98,7 +98,8 @@ impl StackIn {
                 fmerge_cargo::resolve::unknown_function(
                     name,
                     &self.names(),
-                    &self.path.display().to_string()
+                    &self.path.display().to_string(),
+                    ", or give another stack file with -f"
                 )
             );
         };
