@@ -5,9 +5,10 @@
 //!
 //! A member's calls are the `invoke` sites [`rounds`] places in its crate
 //! (with the macros of the user's crates it links expanded), and the sites
-//! with a literal name in those crates' own functions. A site whose name is
-//! computed (neither a literal nor a `const`) could call anything: then no
-//! callee is refused. A `$name` inside a `macro_rules!` is the macro's
+//! (`invoke` or `invoke_request`) with a literal name in those crates' own
+//! functions. A site whose name is computed (neither a literal nor a
+//! `const`), or an `invoke` imported under another name, could call
+//! anything: then no callee is refused. A `$name` inside a `macro_rules!` is the macro's
 //! argument, read where the macro is used.
 
 use crate::graph::tokens::{Tree, parse, split_commas, test_only};
@@ -163,7 +164,7 @@ fn collect_consts(trees: &[Tree], out: &mut HashMap<String, String>) {
     }
 }
 
-/// The `invoke(NAME, …)` sites of `trees`: a literal (or `const`) outside a
+/// The `invoke(NAME, …)` and `invoke_request(NAME, …)` sites of `trees`: a literal (or `const`) outside a
 /// macro definition is a name; a `$` argument of a macro is not read here;
 /// anything else is computed.
 fn sites(trees: &[Tree], consts: &HashMap<String, String>, in_macro: bool, calls: &mut Calls) {
@@ -181,9 +182,12 @@ fn sites(trees: &[Tree], consts: &HashMap<String, String>, in_macro: bool, calls
             i += 4;
             continue;
         }
-        if t.is_ident("invoke")
-            && let Some(args) = trees.get(i + 1).and_then(|n| n.group('('))
-        {
+        let call = t.is_ident("invoke") || t.is_ident("invoke_request");
+        // `use …::invoke as call`: its sites go by a name not read here.
+        if call && trees.get(i + 1).is_some_and(|n| n.is_ident("as")) {
+            calls.computed = true;
+        }
+        if call && let Some(args) = trees.get(i + 1).and_then(|n| n.group('(')) {
             match split_commas(args).first() {
                 Some([Tree::Str(name)]) if !in_macro => {
                     calls.named.insert(function_of(name).to_string());
@@ -229,6 +233,9 @@ mod tests {
         assert!(!c.computed);
         let c = calls_of("async fn h(name: &str) { invoke(name, x).await; }");
         assert!(c.computed && c.named.is_empty());
+        let c = calls_of(r#"async fn h() { rt::invoke_request("r", q).await; }"#);
+        assert_eq!(c.named, BTreeSet::from(["r".into()]));
+        assert!(calls_of("use fmerge_runtime::invoke as call;").computed);
         let c = calls_of(r#"#[cfg(test)] mod tests { fn t() { invoke(n, x); } }"#);
         assert!(!c.computed);
     }
