@@ -30,8 +30,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-use fmerge_ship::quantity;
-use fmerge_ship::stack_in::StackIn;
+use fmerge_ship::stack_in::{self, StackIn};
 pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -171,10 +170,8 @@ pub fn read(
     allow_shared_static: &[String],
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
-    // A limit that is not a quantity stops here, before the build.
-    for name in stack_in.names() {
-        stack_in.check_quantities(&name)?;
-    }
+    // A limit that is not a quantity stops the graph before its build.
+    stack_in.check_every_quantity()?;
     let mut functions = Vec::new();
     let mut sources = Vec::new();
     for name in stack_in.names() {
@@ -185,10 +182,8 @@ pub fn read(
         match stack_in.entry(&name) {
             Ok(entry) => {
                 function.memory = entry.limits.get("memory").cloned();
-                // Each parses: `check_quantities` refused the stack otherwise.
                 let quantity = |map: &BTreeMap<String, String>, resource: &str| {
-                    map.get(resource)
-                        .and_then(|q| quantity::parse(q.trim()).ok())
+                    map.get(resource).and_then(|q| stack_in::quantity(q))
                 };
                 function.memory_bytes = quantity(&entry.limits, "memory");
                 function.cpu = quantity(&entry.limits, "cpu");

@@ -171,6 +171,13 @@ impl StackIn {
         Ok(())
     }
 
+    /// [`Self::check_quantities`] of every function.
+    pub fn check_every_quantity(&self) -> Result<()> {
+        self.names()
+            .iter()
+            .try_for_each(|n| self.check_quantities(n))
+    }
+
     /// The stack with `merged` (the caller's new entry) in place of the
     /// caller's, and without the callees when `remove_callees`.
     pub fn merged(&self, spec: &StackSpec, remove_callees: bool) -> Result<String> {
@@ -287,7 +294,7 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
 
 /// A memory or cpu quantity of stack.yml's: bytes or cores, `None` if it
 /// is not one ([`StackIn::entry`] refuses those first).
-fn quantity(text: &str) -> Option<f64> {
+pub fn quantity(text: &str) -> Option<f64> {
     crate::quantity::parse(text.trim()).ok()
 }
 
