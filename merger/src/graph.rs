@@ -16,6 +16,7 @@
 
 pub mod access_log;
 pub mod call_log;
+mod functions;
 pub mod render;
 pub mod rounds;
 pub(crate) mod tokens;
@@ -30,7 +31,8 @@ use fmerge_cargo::emit;
 use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-use fmerge_ship::stack_in::{self, StackIn};
+use fmerge_ship::stack_in::StackIn;
+pub use functions::functions_of;
 pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,36 +172,7 @@ pub fn read(
     allow_shared_static: &[String],
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
-    // A limit that is not a quantity stops the graph before its build.
-    stack_in.check_every_quantity()?;
-    let mut functions = Vec::new();
-    let mut sources = Vec::new();
-    for name in stack_in.names() {
-        let mut function = Function {
-            name: name.clone(),
-            ..Function::default()
-        };
-        match stack_in.entry(&name) {
-            Ok(entry) => {
-                function.memory = entry.limits.get("memory").cloned();
-                let quantity = |map: &BTreeMap<String, String>, resource: &str| {
-                    map.get(resource).and_then(|q| stack_in::quantity(q))
-                };
-                function.memory_bytes = quantity(&entry.limits, "memory");
-                function.cpu = quantity(&entry.limits, "cpu");
-                function.requests_memory_bytes = quantity(&entry.requests, "memory");
-                function.requests_cpu = quantity(&entry.requests, "cpu");
-                sources.push(workspace::Source {
-                    function: name.clone(),
-                    manifest: entry.handler.join("Cargo.toml"),
-                });
-            }
-            // Not a function fmerge can build (another language, say): a node
-            // that stays as it is.
-            Err(e) => function.left_out = Some(format!("{e:#}")),
-        }
-        functions.push(function);
-    }
+    let (mut functions, sources) = functions_of(&stack_in)?;
     if sources.len() < 2 {
         bail!(
             "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}",

@@ -242,8 +242,8 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         {
             let base = resource.show(m.base(resource));
             bail!(
-                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows.\n\
-                 Fix: raise {flag} above {base} (merging only adds copies).",
+                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows\n\
+                 fix: raise {flag} above {base} (merging only adds copies)",
                 resource.show(max),
             );
         }

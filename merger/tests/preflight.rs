@@ -222,6 +222,24 @@ fn a_plan_cap_that_is_not_a_quantity_is_refused_before_the_graph_build() {
     );
 }
 
+#[test]
+fn a_plan_cap_the_stack_cannot_meet_is_refused_before_the_graph_build() {
+    refused_before_building(
+        &[
+            "plan",
+            "-f",
+            "functions/stack.yml",
+            "--max-total-memory",
+            "100Mi",
+        ],
+        &[],
+        &[
+            "the application reserves 1664Mi before any merge",
+            "fix: raise --max-total-memory",
+        ],
+    );
+}
+
 /// functions/stack.yml in `dir`, its handlers pointing at the repo's
 /// functions, with write-home-timeline's memory limit `memory`.
 fn stack_with_limit(dir: &Path, memory: &str) -> String {

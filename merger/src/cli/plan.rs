@@ -152,13 +152,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
             })
             .collect(),
     };
-    // The constraints and the files, before the graph's build.
+    // The constraints (the model's own checks, on the stack's functions and
+    // limits without calls) and the files, before the graph's build.
     if let Some(stack) = &args.source.yaml {
         let stack = fmerge_ship::stack_in::StackIn::load(stack)?;
-        for set in &constraints.keep_apart {
-            let place = stack.path.display().to_string();
-            crate::preflight::keep_apart(set, &stack.names(), &place)?;
-        }
+        let unbuilt = crate::graph::Graph {
+            stack: Some(stack.path.clone()),
+            functions: crate::graph::functions_of(&stack)?.0,
+            ..Default::default()
+        };
+        plan::model(&unbuilt, &constraints)?;
     }
     if let Some(file) = &args.evaluate {
         PlanFile::load(file)?;
