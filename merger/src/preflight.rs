@@ -35,33 +35,43 @@ pub fn check(opts: &Options, image: Option<Image>) -> Result<()> {
     // Allowed, the callees need not be called: nothing to read (the names
     // are checked by the build's own resolve, before cargo builds).
     if !opts.callees.is_empty() && !opts.allow_uncalled {
-        let code = code_of(opts, &members)?;
+        let Some(code) = code_of(opts, &members)? else {
+            return image_ready(opts, image);
+        };
         let calls = code.iter().map(calls::read).collect::<Result<Vec<_>>>()?;
         calls::check(&opts.caller, &opts.callees, &calls, opts.allow_uncalled)?;
     }
-    if let Some(image) = image {
-        fmerge_ship::ready::check(&opts.label(), image.tag, image.registry, image.push)?;
+    image_ready(opts, image)
+}
+
+fn image_ready(opts: &Options, image: Option<Image>) -> Result<()> {
+    match image {
+        Some(image) => {
+            fmerge_ship::ready::check(&opts.label(), image.tag, image.registry, image.push)
+        }
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Where each member's code is: from the workspace, or from each separate
-/// project (a stack's handlers, several `--manifest-path`s).
-fn code_of(opts: &Options, members: &[String]) -> Result<Vec<Code>> {
+/// project (a stack's handlers, several `--manifest-path`s). Of a separate
+/// project that is not a function's, `None`: the workspace fmerge generates
+/// for them refuses it, naming its handler, before cargo builds.
+fn code_of(opts: &Options, members: &[String]) -> Result<Option<Vec<Code>>> {
     if opts.sources.is_empty() {
-        return resolve::code(opts.manifest_path.as_deref(), members);
+        return resolve::code(opts.manifest_path.as_deref(), members).map(Some);
     }
     let mut code = Vec::new();
     for name in members {
         let Some(source) = opts.sources.iter().find(|s| &s.function == name) else {
-            bail!("{name} has no project of its own: name it in -f's stack or a --manifest-path");
+            return Ok(None);
         };
-        code.extend(resolve::code(
-            Some(&source.manifest),
-            std::slice::from_ref(name),
-        )?);
+        match resolve::code(Some(&source.manifest), std::slice::from_ref(name)) {
+            Ok(one) => code.extend(one),
+            Err(_) => return Ok(None),
+        }
     }
-    Ok(code)
+    Ok(Some(code))
 }
 
 /// `--rewrite CALLEE:FROM=TO` names a callee of the group. A FROM may hold
