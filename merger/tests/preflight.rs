@@ -264,6 +264,7 @@ fn a_stack_limit_that_is_not_a_quantity_names_the_function_and_field() {
     let args = build(&["-f", &stack, PAIR[0], PAIR[1]]);
     refused_before_building(&strs(&args), &[], &needles);
     refused_before_building(&["plan", "-f", &stack], &[], &needles);
+    refused_before_building(&["graph", "-f", &stack], &[], &needles);
 }
 
 #[test]
