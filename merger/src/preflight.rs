@@ -34,23 +34,17 @@ pub fn check(opts: &Options, image: Option<Image>) -> Result<()> {
     }
     // Allowed, the callees need not be called: nothing to read (the names
     // are checked by the build's own resolve, before cargo builds).
-    if !opts.callees.is_empty() && !opts.allow_uncalled {
-        let Some(code) = code_of(opts, &members)? else {
-            return image_ready(opts, image);
-        };
+    if !opts.callees.is_empty()
+        && !opts.allow_uncalled
+        && let Some(code) = code_of(opts, &members)?
+    {
         let calls = code.iter().map(calls::read).collect::<Result<Vec<_>>>()?;
         calls::check(&opts.caller, &opts.callees, &calls, opts.allow_uncalled)?;
     }
-    image_ready(opts, image)
-}
-
-fn image_ready(opts: &Options, image: Option<Image>) -> Result<()> {
-    match image {
-        Some(image) => {
-            fmerge_ship::ready::check(&opts.label(), image.tag, image.registry, image.push)
-        }
-        None => Ok(()),
+    if let Some(image) = image {
+        fmerge_ship::ready::check(&opts.label(), image.tag, image.registry, image.push)?;
     }
+    Ok(())
 }
 
 /// Where each member's code is: from the workspace, or from each separate
