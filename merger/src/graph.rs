@@ -16,9 +16,10 @@
 
 pub mod access_log;
 pub mod call_log;
+mod functions;
 pub mod render;
 pub mod rounds;
-mod tokens;
+pub(crate) mod tokens;
 pub mod traffic;
 mod verdict;
 mod weigh;
@@ -30,8 +31,8 @@ use fmerge_cargo::emit;
 use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
-pub use fmerge_ship::stack_in::memory_bytes;
-use fmerge_ship::stack_in::{self, StackIn};
+use fmerge_ship::stack_in::StackIn;
+pub use functions::functions_of;
 pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -173,35 +174,8 @@ pub fn read(
     select: &crate::options::stack::Select,
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
-    let mut functions = Vec::new();
-    let mut sources = Vec::new();
-    for name in select.apply(stack_in.names())? {
-        let mut function = Function {
-            name: name.clone(),
-            ..Function::default()
-        };
-        match stack_in.entry(&name) {
-            Ok(entry) => {
-                function.memory = entry.limits.get("memory").cloned();
-                function.memory_bytes = function.memory.as_deref().and_then(memory_bytes);
-                let quantity = |map: &BTreeMap<String, String>, resource: &str| {
-                    map.get(resource)
-                        .and_then(|q| stack_in::quantity(resource, q))
-                };
-                function.cpu = quantity(&entry.limits, "cpu");
-                function.requests_memory_bytes = quantity(&entry.requests, "memory");
-                function.requests_cpu = quantity(&entry.requests, "cpu");
-                sources.push(workspace::Source {
-                    function: name.clone(),
-                    manifest: entry.handler.join("Cargo.toml"),
-                });
-            }
-            // Not a function fmerge can build (another language, say): a node
-            // that stays as it is.
-            Err(e) => function.left_out = Some(format!("{e:#}")),
-        }
-        functions.push(function);
-    }
+    let names = select.apply(stack_in.names())?;
+    let (mut functions, sources) = functions_of(&stack_in, names)?;
     if sources.len() < 2 {
         bail!(
             "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}\nfix: pass a stack file that lists two or more of them",
@@ -366,7 +340,7 @@ pub fn function_of(callee: &str) -> &str {
 }
 
 /// The user's own crates, less the runtime's.
-fn users(package: &str) -> bool {
+pub(crate) fn users(package: &str) -> bool {
     package != resolve::RUNTIME && package != "fmerge-contract"
 }
 

@@ -21,6 +21,7 @@ pub mod group;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
+pub mod preflight;
 pub mod progress;
 
 pub use pipeline::{Merged, Options, build, build_many};

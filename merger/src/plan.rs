@@ -24,8 +24,8 @@ pub use report::{Entry, Reserved, entries, json, report, reservations, why_not};
 pub use file::{PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, bench_edges, hop_ms};
 
-use crate::graph::{self, Graph};
-use anyhow::{Context as _, Result, bail};
+use crate::graph::Graph;
+use anyhow::{Result, bail};
 use model::{Model, Objective, Plan, Resource, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -170,22 +170,12 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         }
     }
     for set in &constraints.keep_apart {
-        if set.len() < 2 {
-            bail!(
-                "--keep-apart {:?} keeps nothing apart: it names fewer than two functions\nfix: name two or more functions, separated by commas (--keep-apart A,B)",
-                set.join(",")
-            );
-        }
-        let mut ids = Vec::new();
-        for name in set {
-            let Some(i) = index(name) else {
-                bail!(
-                    "--keep-apart names {name}, which is not a function of the application (it has {})\nfix: check the spelling",
-                    names.join(", ")
-                );
-            };
-            ids.push(i);
-        }
+        let place = graph
+            .stack
+            .as_ref()
+            .map_or("the graph".to_string(), |s| s.display().to_string());
+        crate::preflight::keep_apart(set, &names, &place)?;
+        let ids: Vec<usize> = set.iter().filter_map(|name| index(name)).collect();
         for (k, &a) in ids.iter().enumerate() {
             for &b in &ids[k + 1..] {
                 if a != b {
@@ -380,22 +370,14 @@ pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String 
     out
 }
 
-/// A memory quantity from the command line.
+/// A memory quantity from the command line, in bytes.
 pub fn parse_memory(flag: &str, text: &str) -> Result<f64> {
-    graph::memory_bytes(text)
-        .filter(|b| *b > 0.0)
-        .with_context(|| {
-            format!("{flag} {text:?} is not a memory size\nfix: give one like 512Mi, 1Gi or 500M")
-        })
+    fmerge_ship::quantity::positive(flag, text)
 }
 
 /// A cpu quantity from the command line, in cores.
 pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
-    fmerge_ship::stack_in::quantity("cpu", text)
-        .filter(|c| *c > 0.0)
-        .with_context(|| {
-            format!("{flag} {text:?} is not a cpu quantity\nfix: give one like 2, 1.5 or 500m")
-        })
+    fmerge_ship::quantity::positive(flag, text)
 }
 
 /// Groups by caller name, for tests and tools.

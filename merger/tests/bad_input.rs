@@ -26,8 +26,8 @@ fn an_unknown_function_is_named_with_the_known_ones() {
         &["write-home-timeline", "social-graph-get-follower"],
         &[
             "unknown function social-graph-get-follower",
-            "social-graph-get-followers",
-            "--manifest-path",
+            "did you mean `social-graph-get-followers`?",
+            "\nfix: write `social-graph-get-followers`",
         ],
     );
 }
@@ -250,11 +250,12 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
 }
 
 #[test]
-fn a_callee_the_caller_never_calls_is_a_warning() {
+fn an_uncalled_callee_allowed_with_allow_uncalled_is_a_warning() {
     let out = workspace_root().join("target/fmerge-tests/uncalled");
     let (ok, stdout, stderr) = fmerge(&[
         "write-home-timeline",
         "unique-id",
+        "--allow-uncalled",
         "--opt-level",
         "0",
         "--name",

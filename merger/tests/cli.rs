@@ -200,7 +200,7 @@ fn the_stack_file_in_the_current_directory_is_the_default() {
         let (code, _, stderr) = run(dir.path(), &["build", "a", "b"], &[]);
         assert_eq!(code, 1, "{stderr}");
         assert!(
-            stderr.contains("has no function a") && stderr.contains("solo"),
+            stderr.contains("unknown function a") && stderr.contains("solo"),
             "build with ./{name}:\n{stderr}"
         );
     }

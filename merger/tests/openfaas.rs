@@ -332,7 +332,11 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     refused(
         dir.path(),
         &["-f", s, "a", "nope"],
-        &["has no function nope", "a, b", "\nfix: check the name"],
+        &[
+            "unknown function nope",
+            "the functions a, b",
+            "\nfix: check the spelling",
+        ],
     );
     refused(
         dir.path(),
@@ -372,7 +376,8 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     .unwrap();
     refused(
         dir.path(),
-        &["-f", s, "a", "b"],
+        // (a's stub never calls b: allowed, to reach the runtime check.)
+        &["-f", s, "a", "b", "--allow-uncalled"],
         &[
             "different copies of fmerge-runtime",
             "0.1.0",

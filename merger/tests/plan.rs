@@ -226,18 +226,24 @@ fn bad_plan_input_gets_a_clear_error() {
     for (args, expect) in [
         (
             vec!["--keep-apart", "compose-post,nope"],
-            "nope, which is not a function",
+            "unknown function nope in the graph, which has the functions compose-post",
         ),
         (
             vec!["--keep-apart", "compose-post"],
-            "name two or more functions",
+            "fix: name two or more",
         ),
-        (vec!["--max-memory", "lots"], "is not a memory size"),
+        (
+            vec!["--max-memory", "512K"],
+            "\"512K\" is not a Kubernetes quantity",
+        ),
         (vec!["--hop-ms", "0"], "more than 0"),
         (vec!["--search", "fast"], "invalid value 'fast'"),
         (vec!["--objective", "speed"], "invalid value 'speed'"),
         (vec!["--objective", "memory"], "give --min-gain-ms MS"),
-        (vec!["--max-total-cpu", "lots"], "is not a cpu quantity"),
+        (
+            vec!["--max-total-cpu", "lots"],
+            "--max-total-cpu: \"lots\" is not",
+        ),
         (vec!["--min-gain-ms=-1"], "give a number of 0 or more"),
         // The graph's conflicts were read without it.
         (

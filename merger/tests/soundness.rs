@@ -192,6 +192,8 @@ fn a_rewrite_of_an_address_copied_as_raw_bytes_is_refused_naming_function_crate_
         ws.path(),
         &["front", "ep-raw"],
         &[
+            // front never calls ep-raw: a group made for the rewrite's refusal.
+            "--allow-uncalled",
             "--name",
             "raw",
             "--rewrite",
@@ -322,7 +324,8 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
     refused(
         ws.path(),
         &["alloc-caller", "alloc-other"],
-        &["--name", "two-allocators"],
+        // alloc-caller never calls alloc-other: a group made for the refusal.
+        &["--name", "two-allocators", "--allow-uncalled"],
         &[
             "the merged functions set different #[global_allocator]s",
             "alloc-caller (crate alloc_caller)",

@@ -10,5 +10,6 @@ pub mod native;
 pub mod objects;
 pub mod profile;
 pub mod resolve;
+pub mod suggest;
 pub mod toolchain;
 pub mod workspace;

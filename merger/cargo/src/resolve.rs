@@ -6,6 +6,9 @@ use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, Package
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// How to name another workspace, for [`unknown_function`].
+pub const WORKSPACE: &str = ", or point at another workspace with --manifest-path (or -f)";
+
 /// The runtime crate every function depends on.
 pub const RUNTIME: &str = "fmerge-runtime";
 
@@ -175,20 +178,14 @@ fn check_bin_names<'a>(functions: impl Iterator<Item = &'a Function>) -> Result<
 fn function(metadata: &Metadata, name: &str) -> Result<Function> {
     let members: Vec<&Package> = metadata.workspace_packages();
     let Some(package) = members.iter().find(|p| p.name.as_str() == name) else {
-        let known = members
+        let known: Vec<String> = members
             .iter()
             .filter(|p| is_function(p))
             .map(|p| p.name.to_string())
-            .collect::<Vec<_>>();
+            .collect();
         bail!(
-            "unknown function {name}: no package of that name in the workspace at {} (its functions: {})\n\
-             fix: check the spelling, or point at the right workspace with --manifest-path",
-            metadata.workspace_root,
-            if known.is_empty() {
-                "(none)".to_string()
-            } else {
-                known.join(", ")
-            }
+            "{}",
+            unknown_function(name, &known, metadata.workspace_root.as_str(), WORKSPACE)
         );
     };
     if !package
@@ -225,9 +222,35 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
     })
 }
 
-fn is_function(p: &Package) -> bool {
+/// A function: a package on the runtime with a binary whose source
+/// declares its handler with the runtime's `function!` (so a benchmark's
+/// binaries on the runtime, such as bench/fused's, are not offered as one).
+pub fn is_function(p: &Package) -> bool {
     p.dependencies.iter().any(|d| d.name == RUNTIME)
-        && p.targets.iter().any(|t| t.kind.contains(&TargetKind::Bin))
+        && p.targets.iter().any(|t| {
+            t.kind.contains(&TargetKind::Bin)
+                && std::fs::read_to_string(&t.src_path).is_ok_and(|s| s.contains("function!("))
+        })
+}
+
+/// The refusal of an unknown function of `place`: the one meant when a
+/// known name is near, else the functions there are and `elsewhere`, how
+/// to name another place (or nothing).
+pub fn unknown_function(name: &str, known: &[String], place: &str, elsewhere: &str) -> String {
+    match crate::suggest::closest(name, known.iter().map(String::as_str)) {
+        Some(meant) => format!(
+            "unknown function {name} in {place}; did you mean `{meant}`?\nfix: write `{meant}`"
+        ),
+        None => format!(
+            "unknown function {name} in {place}, which has {}\n\
+             fix: check the spelling{elsewhere}",
+            if known.is_empty() {
+                "no functions".to_string()
+            } else {
+                format!("the functions {}", known.join(", "))
+            }
+        ),
+    }
 }
 
 /// `root` and the packages it depends on through dependencies of `kinds`,
@@ -253,6 +276,56 @@ pub fn closure(
         }
     }
     seen
+}
+
+/// Where a function's code is: its package folder, and those of the path
+/// packages (the user's own crates) it links, by name.
+pub struct Code {
+    pub name: String,
+    pub own: PathBuf,
+    pub deps: Vec<(String, PathBuf)>,
+}
+
+/// The code of each of `names`, from one `cargo metadata` of the workspace
+/// at `manifest_path` (nothing is built); an unknown name is refused as
+/// [`run`] refuses it.
+pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>> {
+    let mut cmd = MetadataCommand::new();
+    if let Some(path) = manifest_path {
+        cmd.manifest_path(path);
+    }
+    let metadata = cmd.exec().context(
+        "cannot read the cargo workspace: run fmerge inside a workspace of functions, or point at one with --manifest-path",
+    )?;
+    let local: HashMap<&PackageId, &Package> = metadata
+        .packages
+        .iter()
+        .filter(|p| p.source.is_none())
+        .map(|p| (&p.id, p))
+        .collect();
+    let dir = |p: &Package| p.manifest_path.parent().map(PathBuf::from);
+    let mut out = Vec::new();
+    for name in names {
+        // Refused as `run` refuses it: unknown, or not a function.
+        let function = function(&metadata, name)?;
+        let package = local
+            .get(&function.package_id)
+            .context("a function is a path package")?;
+        let mut deps: Vec<(String, PathBuf)> = function
+            .closure
+            .iter()
+            .filter(|id| **id != package.id)
+            .filter_map(|id| local.get(id))
+            .filter_map(|p| Some((p.name.to_string(), dir(p)?)))
+            .collect();
+        deps.sort();
+        out.push(Code {
+            name: name.clone(),
+            own: dir(package).context("a package folder")?,
+            deps,
+        });
+    }
+    Ok(out)
 }
 
 /// Which of `functions` link the package `id`.

@@ -5,6 +5,8 @@
 pub mod image;
 pub mod names;
 pub mod push;
+pub mod quantity;
+pub mod ready;
 pub mod ship;
 pub mod stack_in;
 pub mod stack_out;

@@ -94,9 +94,13 @@ impl StackIn {
     pub fn entry(&self, name: &str) -> Result<Entry> {
         let Some(f) = self.doc["functions"].get(name) else {
             bail!(
-                "{} has no function {name}; it has {}\nfix: check the name (the key under `functions:`)",
-                self.path.display(),
-                self.names().join(", ")
+                "{}",
+                fmerge_cargo::resolve::unknown_function(
+                    name,
+                    &self.names(),
+                    &self.path.display().to_string(),
+                    ", or give another stack file with -f"
+                )
             );
         };
         let handler = f.get("handler").and_then(Value::as_str).with_context(|| {
@@ -139,10 +143,39 @@ impl StackIn {
         entry.secrets = strings(f.get("secrets"));
         entry.labels = map(f.get("labels"));
         entry.annotations = map(f.get("annotations"));
+        self.check_quantities(name)?;
         entry.limits = map(f.get("limits"));
         entry.requests = map(f.get("requests"));
         entry.constraints = strings(f.get("constraints"));
         Ok(entry)
+    }
+
+    /// Every `limits`/`requests` memory and cpu of function `name` parses as
+    /// a Kubernetes quantity: one that does not is an error naming the
+    /// function and the field, never a limit silently taken as unset.
+    pub fn check_quantities(&self, name: &str) -> Result<()> {
+        let f = &self.doc["functions"][name];
+        for field in ["limits", "requests"] {
+            let values = map(f.get(field));
+            for resource in ["memory", "cpu"] {
+                if let Some(text) = values.get(resource) {
+                    crate::quantity::parse(text.trim()).with_context(|| {
+                        format!(
+                            "{}: function {name}, {field}.{resource}",
+                            self.path.display()
+                        )
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_quantities`] of every function.
+    pub fn check_every_quantity(&self) -> Result<()> {
+        self.names()
+            .iter()
+            .try_for_each(|n| self.check_quantities(n))
     }
 
     /// The stack with `merged` (the caller's new entry) in place of the
@@ -238,12 +271,12 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
             }
             let summed = values
                 .iter()
-                .map(|v| v.and_then(|v| quantity(resource, v)))
+                .map(|v| v.and_then(|v| quantity(v)))
                 .collect::<Option<Vec<f64>>>()
                 .map(|q| q.iter().sum::<f64>());
             match summed {
                 Some(total) => {
-                    out.insert(resource.into(), format_quantity(resource, total));
+                    out.insert(resource.into(), crate::quantity::format(resource, total));
                 }
                 None => notes.push(format!(
                     "{field}.{resource}: not every member sets a value fmerge can add up; the merged function keeps the caller's ({})",
@@ -259,48 +292,10 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
     notes
 }
 
-/// A Kubernetes quantity: memory in bytes (`128Mi`, `1G`, `500000`), cpu in
-/// cores (`500m`, `0.5`, `2`). The one parser of quantities (`fmerge plan`'s
-/// `--max-memory` and the graph's limits read memory with it).
-pub fn quantity(resource: &str, text: &str) -> Option<f64> {
-    let text = text.trim();
-    let units: &[(&str, f64)] = if resource == "cpu" {
-        &[("m", 1e-3)]
-    } else {
-        &[
-            ("Ki", 1024.0),
-            ("Mi", 1048576.0),
-            ("Gi", 1073741824.0),
-            ("K", 1e3),
-            ("M", 1e6),
-            ("G", 1e9),
-        ]
-    };
-    let (number, factor) = units
-        .iter()
-        .find_map(|(suffix, f)| text.strip_suffix(suffix).map(|n| (n, *f)))
-        .unwrap_or((text, 1.0));
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v * factor)
-}
-
-/// A memory quantity in bytes (`128Mi`, `1G`, `500000`).
-pub fn memory_bytes(text: &str) -> Option<f64> {
-    quantity("memory", text)
-}
-
-fn format_quantity(resource: &str, value: f64) -> String {
-    if resource == "cpu" {
-        format!("{}m", (value * 1000.0).round() as u64)
-    } else if value % 1048576.0 == 0.0 {
-        format!("{}Mi", (value / 1048576.0) as u64)
-    } else {
-        format!("{}", value.round() as u64)
-    }
+/// A memory or cpu quantity of stack.yml's: bytes or cores, `None` if it
+/// is not one ([`StackIn::entry`] refuses those first).
+pub fn quantity(text: &str) -> Option<f64> {
+    crate::quantity::parse(text.trim()).ok()
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -351,7 +346,6 @@ mod tests {
             [("REDIS_URL".to_string(), "redis://a".to_string())]
         );
         assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
-        assert_eq!(quantity("cpu", "500m"), Some(0.5));
         let notes = merge_into(
             &mut StackSpec::new(vec!["a".into(), "b".into()], "i:1"),
             &[e("a", "lots", "s"), e("b", "1Gi", "s")],

@@ -188,6 +188,9 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         one.caller = Some(caller.clone());
         one.merge.callees = g.merge.callees.clone();
         one.merge.name = g.merge.name.clone();
+        // A plan's groups are the planner's, made of the graph's calls (read
+        // from the bitcode, which sees more than the source check does).
+        one.merge.allow_uncalled = true;
         // What the plan was made with, beside what this command line allows.
         for allowed in &g.merge.sharing.allow_shared_static {
             if !one.merge.sharing.allow_shared_static.contains(allowed) {

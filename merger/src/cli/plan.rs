@@ -154,6 +154,24 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             })
             .collect(),
     };
+    // The constraints (the model's own checks, on the stack's functions and
+    // limits without calls) and the files, before the graph's build.
+    if let Some(stack) = &args.source.yaml {
+        let stack = fmerge_ship::stack_in::StackIn::load(stack)?;
+        let unbuilt = crate::graph::Graph {
+            stack: Some(stack.path.clone()),
+            functions: crate::graph::functions_of(
+                &stack,
+                args.source.select.apply(stack.names())?,
+            )?
+            .0,
+            ..Default::default()
+        };
+        plan::model(&unbuilt, &constraints)?;
+    }
+    if let Some(file) = &args.evaluate {
+        PlanFile::load(file)?;
+    }
     let method: Method = args.search.into();
     let mut graph = graph_of(&args.source, args.graph.as_deref())?;
     let (model, plan, how, checked) = if args.evaluate.is_some() || args.dry_run.no_dry_run {

@@ -56,7 +56,8 @@ pub struct Merge {
     #[command(flatten)]
     #[serde(flatten)]
     pub sharing: Sharing,
-    /// Merge a listed callee that no member calls (no call site names it).
+    /// Merge a callee that no member's code calls (no call site names it,
+    /// and none computes a callee's name) instead of refusing it.
     #[arg(long, help_heading = heading::MERGE)]
     pub allow_uncalled: bool,
     /// Redo the merge even when nothing changed since the last one.

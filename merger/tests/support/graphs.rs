@@ -13,7 +13,7 @@ pub fn function(name: &str, memory: &str) -> Function {
     Function {
         name: name.into(),
         memory: Some(memory.into()),
-        memory_bytes: fmerge::graph::memory_bytes(memory),
+        memory_bytes: fmerge_ship::quantity::parse(memory).ok(),
         ..Function::default()
     }
 }

@@ -131,7 +131,7 @@ pub(crate) fn resolve(auth: &Auth, image: &ImageRef) -> Result<Resolved> {
         Auth::Explicit(c) => Ok(from_creds(c, format!("the given credentials of user {}", c.username))),
         Auth::Env => match Credentials::from_env()? {
             Some(c) => Ok(from_creds(&c, format!("{USER_ENV}={} and {PASSWORD_ENV}", c.username))),
-            None => bail!("--registry-auth env needs {USER_ENV} and {PASSWORD_ENV}\nfix: export both (in CI: from secrets)"),
+            None => bail!("--registry-auth env needs {USER_ENV} and {PASSWORD_ENV}, and they are not set\nfix: export both (in CI: from secrets), or choose another --registry-auth"),
         },
         Auth::DockerConfig => from_docker_config(&server, image)?.ok_or_else(|| {
             anyhow!(

@@ -160,10 +160,7 @@ pub(super) fn request(args: BuildArgs, given: &Given) -> Result<Request> {
             shipping.progress.unwrap_or(Progress::Auto).into()
         };
         if let Some(gateway) = &shipping.gateway {
-            anyhow::ensure!(
-                gateway.starts_with("http://") || gateway.starts_with("https://"),
-                "--gateway {gateway:?} is not an http(s) URL\nfix: give the gateway's URL, e.g. http://127.0.0.1:8080 (-g, or OPENFAAS_URL)"
-            );
+            stack_out::validate_gateway(gateway)?;
         }
         stack_out::validate_function_name(&opts.label())
             .context("the merge name (--name) is also the image's name")?;
@@ -203,6 +200,14 @@ pub(super) fn request(args: BuildArgs, given: &Given) -> Result<Request> {
         }
         None
     };
+    crate::preflight::check(
+        &opts,
+        ship.as_ref().map(|s| crate::preflight::Image {
+            tag: s.tag.as_deref(),
+            registry: s.registry.as_deref(),
+            push: s.push.then_some(&s.auth),
+        }),
+    )?;
     Ok(Request {
         opts,
         ship,
@@ -227,5 +232,7 @@ pub(in crate::cli) fn group_options(
     args.merge.callees = callees.to_vec();
     args.merge.cargo = cargo.clone();
     args.merge.sharing = sharing.clone();
+    // The planner's groups are the graph's calls, read from the bitcode.
+    args.merge.allow_uncalled = true;
     Ok(request(args, &Given::default())?.opts)
 }

@@ -1,0 +1,49 @@
+//! The stack's functions as the graph's nodes, before anything is built:
+//! each with its limits and requests (every one a Kubernetes quantity, or
+//! the stack is refused), and the source of each Rust function on the
+//! runtime; the rest are nodes left out, with the reason.
+
+use super::Function;
+use anyhow::Result;
+use fmerge_cargo::workspace;
+use fmerge_ship::stack_in::{self, StackIn};
+use std::collections::BTreeMap;
+
+/// The stack's functions `names` with their limits, each Rust one's source
+/// (none built): what the graph starts from, and what `fmerge plan` checks
+/// its constraints on before the build.
+pub fn functions_of(
+    stack_in: &StackIn,
+    names: Vec<String>,
+) -> Result<(Vec<Function>, Vec<workspace::Source>)> {
+    // A limit that is not a quantity stops the graph before its build.
+    stack_in.check_every_quantity()?;
+    let (mut functions, mut sources) = (Vec::new(), Vec::new());
+    for name in names {
+        let mut function = Function {
+            name: name.clone(),
+            ..Function::default()
+        };
+        match stack_in.entry(&name) {
+            Ok(entry) => {
+                function.memory = entry.limits.get("memory").cloned();
+                let quantity = |map: &BTreeMap<String, String>, resource: &str| {
+                    map.get(resource).and_then(|q| stack_in::quantity(q))
+                };
+                function.memory_bytes = quantity(&entry.limits, "memory");
+                function.cpu = quantity(&entry.limits, "cpu");
+                function.requests_memory_bytes = quantity(&entry.requests, "memory");
+                function.requests_cpu = quantity(&entry.requests, "cpu");
+                sources.push(workspace::Source {
+                    function: name.clone(),
+                    manifest: entry.handler.join("Cargo.toml"),
+                });
+            }
+            // Not a function fmerge can build (another language, say): a node
+            // that stays as it is.
+            Err(e) => function.left_out = Some(format!("{e:#}")),
+        }
+        functions.push(function);
+    }
+    Ok((functions, sources))
+}
