@@ -1,5 +1,5 @@
 //! What a plan does to latency: each entry point's critical path (its
-//! functions' rounds one after another, a round as long as its longest
+//! functions' rounds one after another, a round as long as its expected longest
 //! call), the expected cost in all, and the gain the latency objective
 //! maximizes, with the bound the exact search prunes by.
 
@@ -57,7 +57,7 @@ impl Model {
 
     /// Gateway hops per request at `entry` under `groups`: on the critical
     /// path (each function's [`rounds`](Self::rounds) one after another, a
-    /// round as long as its longest call) and in all, before (no groups)
+    /// round as long as its expected longest call) and in all, before (no groups)
     /// and after.
     pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
         self.costs(entry, groups, &|_, _| 1.0)
