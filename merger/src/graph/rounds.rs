@@ -9,7 +9,7 @@
 //! macro such as `sn_store::by_usernames!` expands in the caller's crate,
 //! which is where the bitcode finds its calls), and walks each `fn` body in
 //! source order:
-//! - a site is `invoke(NAME, …)` with `NAME` a string literal, a `const`
+//! - a site is `invoke(NAME, …)` (or `invoke_request`) with `NAME` a string literal, a `const`
 //!   of the crate, or a macro argument bound to a literal;
 //! - the branches of `join!`, `try_join!`, `select!` (macros) and of
 //!   `join`, `try_join`, `join3`…, `join_all`, `try_join_all`, `select*`
@@ -358,7 +358,7 @@ impl Scan {
         if let Tree::Ident(name) = t
             && let Some(args) = next.and_then(|n| n.group('('))
         {
-            let rounds = if name == "invoke" {
+            let rounds = if name == "invoke" || name == "invoke_request" {
                 self.site(args, depth)
             } else if JOIN_FNS.contains(&name.as_str()) {
                 self.joining += 1;
