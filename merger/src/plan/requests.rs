@@ -54,7 +54,6 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
 /// callees call back, too) with as many requests as the measured entry
 /// points have on average, or one each when none is measured.
 pub(super) fn entry_points(graph: &Graph, m: &mut Model) {
-    let n = m.n();
     m.measured = graph.traffic.is_some();
     let measured: Vec<Option<f64>> = graph
         .functions
@@ -73,9 +72,9 @@ pub(super) fn entry_points(graph: &Graph, m: &mut Model) {
         known.iter().sum::<f64>() / known.len() as f64
     };
     m.assumed.clear();
-    for i in 0..n {
+    for (i, &seen) in measured.iter().enumerate() {
         let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
-        m.external[i] = match measured[i] {
+        m.external[i] = match seen {
             Some(x) => x,
             None if called => 0.0,
             None => {
