@@ -132,6 +132,10 @@ fn the_front_trades_latency_for_copies_and_marks_the_plan() {
         table.contains("*    200Mi        1.00 ms           3.00  a+2"),
         "{table}"
     );
+    assert!(
+        table.contains("      0Mi        0.00 ms") && !table.contains("-0"),
+        "{table}"
+    );
     let svg = front::svg(&points, &chosen).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("the plan written"),
