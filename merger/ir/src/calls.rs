@@ -8,7 +8,7 @@
 //! name as a pointer and a length, and a call whose two are a string constant
 //! and a constant length names its callee, as does a helper's call that
 //! passes its own `&str` parameter on, for each call of the helper with a
-//! literal there; any other call (a name built at run time, `invoke` taken
+//! literal there (`helpers.rs`); any other call (a name built at run time, `invoke` taken
 //! as a function pointer) names an unknown callee, never a guess. In optimized code `invoke` is inlined into the caller's
 //! state machine and the name is only a store into it, so the planner's build
 //! compiles the user's own crates at opt-level 0, where every call is still a
@@ -23,14 +23,15 @@
 //! symbols (those the `exports` pass checks, paired by
 //! [`exports::clash`](crate::passes::exports::clash)).
 
+mod helpers;
+
 use crate::ir;
 use crate::passes::allocator::Allocator;
 use crate::passes::{Crate, Facts, Found, entry, statics};
 use crate::symbols;
 use anyhow::Result;
 use inkwell::llvm_sys::core::{
-    LLVMCountParams, LLVMGetBasicBlockParent, LLVMGetCallSiteEnumAttribute, LLVMGetCalledValue,
-    LLVMGetEnumAttributeKindForName, LLVMGetInstructionParent, LLVMGetParam,
+    LLVMGetCallSiteEnumAttribute, LLVMGetCalledValue, LLVMGetEnumAttributeKindForName,
 };
 use inkwell::module::Module;
 use rayon::prelude::*;
@@ -54,6 +55,7 @@ pub struct Site {
 
 /// Every call of `invoke` in `module`, in module order.
 pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
+    let functions = helpers::Functions::of(module);
     let mut out = Vec::new();
     for f in module.get_functions() {
         let name = f.get_name().to_string_lossy();
@@ -68,7 +70,7 @@ pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
             // SAFETY: `user` is a live instruction or constant of `module`.
             let called = ir::is_call(user) && unsafe { LLVMGetCalledValue(user) } == value;
             if called && index == ir::operand_count(user) - 1 {
-                out.extend(names_at(user, name_index(user), 0));
+                out.extend(helpers::names_at(&functions, user, name_index(user), 0));
             } else {
                 // `invoke` passed around as a value: its callee is unknown.
                 out.push(Site {
@@ -79,60 +81,6 @@ pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
         }
     }
     out
-}
-
-/// How many helpers deep a name passed as a parameter is followed.
-const HELPERS: usize = 4;
-
-/// The sites a call passing a `&str` at argument `i` (its pointer, then
-/// its length) stands for: one naming the literal it passes; or, when the
-/// two are the enclosing function's own parameters (a helper that takes
-/// the callee's name), one per call of that helper, named by what each
-/// passes there. Unknown otherwise, or when the helper is used other than
-/// by direct calls.
-fn names_at(call: ir::Value, i: u32, depth: usize) -> Vec<Site> {
-    let within = ir::demangle(&ir::enclosing_function(call));
-    if let Some(callee) = ir::str_arg(call, i) {
-        return vec![Site {
-            callee: Some(callee),
-            within,
-        }];
-    }
-    let unknown = || {
-        vec![Site {
-            callee: None,
-            within: within.clone(),
-        }]
-    };
-    if depth >= HELPERS || i + 1 >= ir::arg_count(call) {
-        return unknown();
-    }
-    // SAFETY: `call` is a live call instruction; its block's parent is the
-    // function it sits in, whose parameters are read by index.
-    let (helper, param) = unsafe {
-        let helper = LLVMGetBasicBlockParent(LLVMGetInstructionParent(call));
-        let count = LLVMCountParams(helper);
-        let (ptr, len) = (ir::operand(call, i), ir::operand(call, i + 1));
-        let param = (0..count.saturating_sub(1))
-            .find(|&q| LLVMGetParam(helper, q) == ptr && LLVMGetParam(helper, q + 1) == len);
-        (helper, param)
-    };
-    let Some(param) = param else {
-        return unknown();
-    };
-    let uses = ir::uses(helper);
-    // SAFETY: each user is a live value of the module.
-    let direct = |&(user, index): &(ir::Value, u32)| {
-        ir::is_call(user)
-            && unsafe { LLVMGetCalledValue(user) } == helper
-            && index == ir::operand_count(user) - 1
-    };
-    if uses.is_empty() || !uses.iter().all(direct) {
-        return unknown();
-    }
-    uses.into_iter()
-        .flat_map(|(user, _)| names_at(user, param, depth + 1))
-        .collect()
 }
 
 /// The argument at which a call of `invoke` passes its callee's name: the
