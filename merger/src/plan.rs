@@ -1,6 +1,9 @@
-//! `fmerge plan`: proposes the merge groups that remove the most gateway
-//! hops per request, from the call graph ([`crate::graph`]) and the user's
-//! constraints, and writes them as group files `fmerge build` takes.
+//! `fmerge plan`: proposes the merge groups that serve the team's objective
+//! best (the most expected latency removed, by default; or gateway calls
+//! removed, or the least memory for a gain), from the call graph
+//! ([`crate::graph`]) and the user's constraints, and writes them as group
+//! files `fmerge build` takes. Every figure is per request of the
+//! application (`docs/planning.md`, "One unit").
 //!
 //! The model and its value are in [`model`](mod@model), the searches in
 //! [`search`] (both in the `fmerge-plan` crate).
