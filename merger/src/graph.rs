@@ -95,7 +95,8 @@ pub struct Edge {
     pub from: String,
     /// The callee's name; `None` when the name is not a literal (unknown).
     pub to: Option<String>,
-    /// How many `invoke` calls in `from`'s code name it.
+    /// How many `invoke` calls in `from`'s code name it: 0 for calls only
+    /// the traffic shows (through a name computed at run time).
     pub sites: usize,
     /// The Rust functions the calls sit in.
     pub within: Vec<String>,

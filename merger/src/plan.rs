@@ -1,6 +1,9 @@
-//! `fmerge plan`: proposes the merge groups that remove the most gateway
-//! hops per request, from the call graph ([`crate::graph`]) and the user's
-//! constraints, and writes them as group files `fmerge build` takes.
+//! `fmerge plan`: proposes the merge groups that serve the team's objective
+//! best (the most expected latency removed, by default; or gateway calls
+//! removed, or the least memory for a gain), from the call graph
+//! ([`crate::graph`]) and the user's constraints, and writes them as group
+//! files `fmerge build` takes. Every figure is per request of the
+//! application (`docs/planning.md`, "One unit").
 //!
 //! The model and its value are in [`model`](mod@model), the searches in
 //! [`search`] (both in the `fmerge-plan` crate).
@@ -16,6 +19,7 @@ mod file;
 pub mod front;
 mod hop;
 mod report;
+mod requests;
 
 pub use fmerge_plan::{model, search};
 
@@ -109,43 +113,10 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         allow_shared_static: graph.allow_shared_static.clone(),
         ..Model::default()
     };
-    let measured = graph.traffic.is_some();
-    // Calls per invocation: observed calls over the caller's own requests.
-    let mut runs = vec![0.0; n];
-    if measured {
-        for (i, f) in graph.functions.iter().enumerate() {
-            runs[i] += f.external.unwrap_or(0.0);
-        }
-        for e in &graph.edges {
-            if let Some(to) = e.to.as_deref().and_then(index) {
-                runs[to] += e.calls.unwrap_or(0.0);
-            }
-        }
-    }
-    for e in &graph.edges {
-        let (Some(from), Some(to)) = (index(&e.from), e.to.as_deref().and_then(index)) else {
-            continue; // unknown callees and functions outside the stack stay remote
-        };
-        // From the traffic when it has both figures; from the code (a call
-        // per site) when the caller's or the callee's are unknown.
-        let per_call = match e.calls {
-            Some(calls) if measured && runs[from] > 0.0 => calls / runs[from],
-            Some(calls) if measured && calls == 0.0 => 0.0,
-            _ => e.sites as f64,
-        };
-        m.calls[from].push((to, per_call));
-        if let Some(ms) = e.hop_ms {
-            m.hop_ms.insert((from, to), ms);
-        }
-    }
+    requests::calls(graph, &mut m);
     for (from, to, ms, source) in &constraints.bench_hops {
         if let (Some(from), Some(to)) = (index(from), index(to)) {
             m.bench_hop_ms.insert((from, to), (*ms, source.clone()));
-        }
-    }
-    if measured {
-        for (i, f) in graph.functions.iter().enumerate() {
-            m.external[i] = f.external.unwrap_or(0.0);
         }
     }
     // The order of the calls, as the code makes them (`finish` adds what
@@ -258,14 +229,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         );
     }
     m.finish()?;
-    if !measured {
-        // After the cut: a function that calls itself, or that only its own
-        // callees call back, is still an entry point.
-        for i in 0..n {
-            let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
-            m.external[i] = if called { 0.0 } else { 1.0 };
-        }
-    }
+    requests::entry_points(graph, &mut m);
     Ok(m)
 }
 

@@ -2,12 +2,14 @@
 //! the functions it invokes, and whether `fmerge build` would refuse to merge
 //! it with others.
 //!
-//! The call graph is read from the calls to `fmerge_runtime::invoke` and the
-//! name each passes, exactly: `invoke(function: &str, payload)` takes the
+//! The call graph is read from the calls to `fmerge_runtime::invoke` (and
+//! `invoke_request`, the same with a whole request) and the name each
+//! passes, exactly: `invoke(function: &str, payload)` takes the
 //! name as a pointer and a length, and a call whose two are a string constant
-//! and a constant length names its callee; any other call (a name built at
-//! run time, `invoke` taken as a function pointer) names an unknown callee,
-//! never a guess. In optimized code `invoke` is inlined into the caller's
+//! and a constant length names its callee, as does a helper's call that
+//! passes its own `&str` parameter on, for each call of the helper with a
+//! literal there (`helpers.rs`); any other call (a name built at run time, `invoke` taken
+//! as a function pointer) names an unknown callee, never a guess. In optimized code `invoke` is inlined into the caller's
 //! state machine and the name is only a store into it, so the planner's build
 //! compiles the user's own crates at opt-level 0, where every call is still a
 //! call (`fmerge_cargo::emit::Profile::unoptimized`).
@@ -20,6 +22,8 @@
 //! ([`Allocator::of`], paired by [`Allocator::beside`]) and the exported
 //! symbols (those the `exports` pass checks, paired by
 //! [`exports::clash`](crate::passes::exports::clash)).
+
+mod helpers;
 
 use crate::ir;
 use crate::passes::allocator::Allocator;
@@ -36,6 +40,9 @@ use std::path::Path;
 /// The runtime's `invoke`, as a demangled symbol without its hash. Its
 /// instances are `…::invoke::<P>` under v0 mangling.
 pub const INVOKE: &str = "fmerge_runtime::invoke::invoke";
+/// The runtime's other call, of a whole request (`invoke_request`): the
+/// callee's name is its first parameter too.
+pub const INVOKE_REQUEST: &str = "fmerge_runtime::invoke::invoke_request";
 
 /// One call of `invoke`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -48,11 +55,13 @@ pub struct Site {
 
 /// Every call of `invoke` in `module`, in module order.
 pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
+    let functions = helpers::Functions::of(module);
     let mut out = Vec::new();
     for f in module.get_functions() {
         let name = f.get_name().to_string_lossy();
         let path = ir::demangle(&name);
-        if path != INVOKE && !path.starts_with(&format!("{INVOKE}::<")) {
+        let runtime_call = |call: &str| path == call || path.starts_with(&format!("{call}::<"));
+        if !runtime_call(INVOKE) && !runtime_call(INVOKE_REQUEST) {
             continue;
         }
         let value = inkwell::values::AsValueRef::as_value_ref(&f);
@@ -60,20 +69,23 @@ pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
             let within = ir::demangle(&ir::enclosing_function(user));
             // SAFETY: `user` is a live instruction or constant of `module`.
             let called = ir::is_call(user) && unsafe { LLVMGetCalledValue(user) } == value;
-            let callee = if called && index == ir::operand_count(user) - 1 {
-                name_arg(user)
+            if called && index == ir::operand_count(user) - 1 {
+                out.extend(helpers::names_at(&functions, user, name_index(user), 0));
             } else {
-                None // `invoke` passed around as a value: its callee is unknown
-            };
-            out.push(Site { callee, within });
+                // `invoke` passed around as a value: its callee is unknown.
+                out.push(Site {
+                    callee: None,
+                    within,
+                });
+            }
         }
     }
     out
 }
 
-/// The `&str` a call of `invoke` passes as its first parameter (after the
-/// returned future's `sret` slot, when it has one), if it is a literal.
-fn name_arg(call: ir::Value) -> Option<String> {
+/// The argument at which a call of `invoke` passes its callee's name: the
+/// first (after the returned future's `sret` slot, when it has one).
+fn name_index(call: ir::Value) -> u32 {
     let sret = {
         let kind = b"sret";
         // SAFETY: a plain lookup by name; `call` is a live call instruction,
@@ -83,7 +95,7 @@ fn name_arg(call: ir::Value) -> Option<String> {
             !LLVMGetCallSiteEnumAttribute(call, 1, id).is_null()
         }
     };
-    ir::str_arg(call, u32::from(sret))
+    u32::from(sret)
 }
 
 /// One unit to survey: its bitcode and the crate it is.

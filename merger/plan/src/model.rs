@@ -15,7 +15,6 @@
 //! deployment are counted in topological order, so a group's value depends
 //! on the traffic its callers' groups still send over the gateway.
 
-use anyhow::{Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Sets of functions as bits: a model holds at most `Set::BITS` (128)
@@ -76,9 +75,18 @@ pub enum Resource {
 impl Resource {
     /// An amount as people read it: `512Mi`, `1.50 cores`.
     pub fn show(self, amount: f64) -> String {
+        // An empty sum of floats is -0, and a rounding error may be a hair
+        // below 0: neither is shown with a sign.
+        let unsigned = |x: f64, digits: i32| {
+            if (x * 10f64.powi(digits)).round() == 0.0 {
+                0.0
+            } else {
+                x
+            }
+        };
         match self {
-            Resource::Memory => format!("{:.0}Mi", amount / MIB),
-            Resource::Cpu => format!("{amount:.2} cores"),
+            Resource::Memory => format!("{:.0}Mi", unsigned(amount / MIB, 0)),
+            Resource::Cpu => format!("{:.2} cores", unsigned(amount, 2)),
         }
     }
 }
@@ -95,8 +103,17 @@ pub struct Model {
     pub requests: Vec<[Option<f64>; 2]>,
     /// Callees and calls per invocation of the caller.
     pub calls: Vec<Vec<(usize, f64)>>,
-    /// Requests from outside, per function.
+    /// Requests from outside, per function, as its share of the
+    /// application's requests (they add up to 1): every figure of the model
+    /// is per request of the application.
     pub external: Vec<f64>,
+    /// Whether the requests and calls come from measured traffic (else
+    /// from the code: one request at each function no other calls, each
+    /// call site made once per invocation).
+    pub measured: bool,
+    /// Entry points the traffic has no figures for, planned from the code
+    /// with the measured entry points' mean.
+    pub assumed: Vec<usize>,
     /// Why no group may hold the function.
     pub left_out: Vec<Option<String>>,
     /// Pairs no group may hold both of, with the reason.
@@ -125,6 +142,9 @@ pub struct Model {
     pub order: Vec<usize>,
     /// Calls left out to make the graph acyclic, as `(from, to)`.
     pub cycles: Vec<(usize, usize)>,
+    /// Calls seen in traffic, in all, per `(from, to)` where measured: a
+    /// cycle is cut at its lightest call.
+    pub seen: BTreeMap<(usize, usize), f64>,
     /// Measured cost of one gateway call, ms, per `(from, to)` where known.
     pub hop_ms: BTreeMap<(usize, usize), f64>,
     /// The bench's cost of a call it measured alone, ms, with where it
@@ -161,7 +181,7 @@ impl Round {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub groups: Vec<Set>,
-    /// Gateway hops removed per unit of outside traffic.
+    /// Gateway hops removed per request of the application.
     pub removed: f64,
     /// Expected latency removed per request of the application, ms
     /// ([`Model::gain_ms`]).
@@ -197,76 +217,6 @@ impl Model {
 
     pub fn index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)
-    }
-
-    /// Orders the functions callers first; calls that close a cycle are
-    /// dropped from the model (and listed), since a merged cycle has no root.
-    pub fn finish(&mut self) -> Result<()> {
-        let n = self.n();
-        if n > Set::BITS as usize {
-            bail!(
-                "the planner handles at most {} functions, and this application has {n}\nfix: plan a part of the application at a time (a stack file with fewer functions)",
-                Set::BITS
-            );
-        }
-        // Depth-first from each function in name order; an edge to a function
-        // on the current path closes a cycle.
-        let mut state = vec![0u8; n]; // 0 new, 1 on path, 2 done
-        let mut post = Vec::with_capacity(n);
-        let mut cut = Vec::new();
-        for start in 0..n {
-            if state[start] != 0 {
-                continue;
-            }
-            let mut stack = vec![(start, 0usize)];
-            state[start] = 1;
-            while let Some((u, k)) = stack.pop() {
-                if k < self.calls[u].len() {
-                    stack.push((u, k + 1));
-                    let v = self.calls[u][k].0;
-                    match state[v] {
-                        0 => {
-                            state[v] = 1;
-                            stack.push((v, 0));
-                        }
-                        1 => cut.push((u, v)),
-                        _ => {}
-                    }
-                } else {
-                    state[u] = 2;
-                    post.push(u);
-                }
-            }
-        }
-        for &(u, v) in &cut {
-            self.calls[u].retain(|(w, _)| *w != v);
-        }
-        self.cycles = cut;
-        // Rounds name only the calls left; a callee none places is called
-        // one call after another (a looped round of its own: an upper bound).
-        self.rounds.resize(n, Vec::new());
-        self.unplaced.clear();
-        for u in 0..n {
-            let calls: Vec<usize> = self.calls[u].iter().map(|&(v, _)| v).collect();
-            let rounds = &mut self.rounds[u];
-            for r in rounds.iter_mut() {
-                r.calls.retain(|v| calls.contains(v));
-                r.looped.retain(|v| calls.contains(v));
-            }
-            rounds.retain(|r| r.sites().next().is_some());
-            for v in calls {
-                if !rounds.iter().any(|r| r.sites().any(|(w, _)| w == v)) {
-                    rounds.push(Round {
-                        calls: Vec::new(),
-                        looped: vec![v],
-                    });
-                    self.unplaced.push((u, v));
-                }
-            }
-        }
-        post.reverse();
-        self.order = post;
-        Ok(())
     }
 
     /// Whether a group may hold `set`: no left-out member, no two apart,
@@ -375,8 +325,9 @@ impl Model {
         (removed, out.into_iter().collect(), inside)
     }
 
-    /// The hops `groups` remove per unit of outside traffic, with the
-    /// requests that arrive at each deployment.
+    /// The hops `groups` remove per request of the application, with the
+    /// requests that arrive at each deployment (per request of the
+    /// application too).
     pub fn value(&self, groups: &[Set]) -> (f64, Vec<f64>) {
         let mut arrivals = self.external.clone();
         let mut removed = 0.0;
@@ -393,7 +344,7 @@ impl Model {
         (removed, arrivals)
     }
 
-    /// How often each function runs per unit of outside traffic (merged or
+    /// How often each function runs per request of the application (merged or
     /// not, the same): a bound on the requests its deployment can get.
     pub fn invocations(&self) -> Vec<f64> {
         let singletons: Vec<Set> = (0..self.n()).map(bit).collect();
@@ -443,4 +394,5 @@ impl Model {
 pub type Flow = (f64, Vec<(usize, f64)>, Vec<(usize, f64)>);
 
 mod latency;
+mod order;
 pub use latency::Hops;

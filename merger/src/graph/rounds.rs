@@ -9,7 +9,7 @@
 //! macro such as `sn_store::by_usernames!` expands in the caller's crate,
 //! which is where the bitcode finds its calls), and walks each `fn` body in
 //! source order:
-//! - a site is `invoke(NAME, …)` with `NAME` a string literal, a `const`
+//! - a site is `invoke(NAME, …)` (or `invoke_request`) with `NAME` a string literal, a `const`
 //!   of the crate, or a macro argument bound to a literal;
 //! - the branches of `join!`, `try_join!`, `select!` (macros) and of
 //!   `join`, `try_join`, `join3`…, `join_all`, `try_join_all`, `select*`
@@ -20,7 +20,9 @@
 //! - consecutive `spawn(…)`s run at once with each other; anything after
 //!   them is taken as starting once they have ended (an upper bound: a task
 //!   joined later may overlap more);
-//! - a site in the body of `for`, `while` or `loop` is *looped*: on the
+//! - a site in the body of `for`, `while` or `loop`, in a `while`
+//!   condition, or in a closure given to a function other than a join
+//!   (a stream's `then`, an iterator's `for_each`) is *looped*: on the
 //!   critical path once per iteration;
 //! - a call of another `fn` of the crate that makes calls brings its
 //!   rounds in at that point;
@@ -32,8 +34,10 @@
 //! then takes each of its calls one after another, and says so.
 
 mod macros;
+mod parts;
+use parts::looped;
 
-use super::tokens::{Tree, arms, brace_after, item_end, parse, split_commas, test_only};
+use super::tokens::{Tree, arms, brace_after, item_end, parse, test_only};
 use anyhow::{Context as _, Result};
 use macros::{Rule, bind, transcribe};
 use serde::{Deserialize, Serialize};
@@ -189,6 +193,8 @@ struct Scan {
     visiting: HashSet<String>,
     /// Functions whose rounds another one brings in.
     brought: HashSet<String>,
+    /// How many join functions' arguments the scan is in.
+    joining: usize,
     expansions: usize,
 }
 
@@ -312,11 +318,15 @@ impl Scan {
             let Some(b) = brace_after(trees, i + 1) else {
                 return (Vec::new(), 1, false);
             };
+            // A `while` condition runs before each iteration; a `for`'s
+            // iterator once.
             let mut rounds = self.seq(&trees[i + 1..b], depth);
-            for mut r in self.seq(trees[b].group('{').expect("a block"), depth) {
-                r.looped.append(&mut r.calls);
-                rounds.push(r);
+            if t.is_ident("while") {
+                rounds = looped(rounds);
             }
+            rounds.extend(looped(
+                self.seq(trees[b].group('{').expect("a block"), depth),
+            ));
             return (rounds, b - i + 1, false);
         }
         if t.is_ident("if") {
@@ -348,10 +358,18 @@ impl Scan {
         if let Tree::Ident(name) = t
             && let Some(args) = next.and_then(|n| n.group('('))
         {
-            let rounds = if name == "invoke" {
+            let rounds = if name == "invoke" || name == "invoke_request" {
                 self.site(args, depth)
             } else if JOIN_FNS.contains(&name.as_str()) {
-                self.branches(args, depth)
+                self.joining += 1;
+                let rounds = self.branches(args, depth);
+                self.joining -= 1;
+                rounds
+            } else if args.iter().any(|a| a.is_punct('|')) && self.joining == 0 {
+                // A closure given to a method (a stream's `then`, an
+                // iterator's `for_each`) may run once per item, one after
+                // another; given to a join function, at once.
+                looped(self.seq(args, depth))
             } else if self.fns.iter().any(|(n, _)| n == name) {
                 let mut r = self.seq(args, depth);
                 let called = self.rounds_of(name);
@@ -369,71 +387,6 @@ impl Scan {
             return (self.seq(inner, depth), 1, false);
         }
         (Vec::new(), 1, false)
-    }
-
-    /// `invoke(NAME, payload)`: the payload first, then the call.
-    fn site(&mut self, args: &[Tree], depth: usize) -> Vec<Round> {
-        let parts = split_commas(args);
-        let mut rounds = Vec::new();
-        for p in parts.iter().skip(1) {
-            rounds.extend(self.seq(p, depth));
-        }
-        let callee = match parts.first() {
-            Some([Tree::Str(s)]) => Some(s),
-            Some([Tree::Ident(c)]) => self.consts.get(c),
-            _ => None,
-        };
-        // A name the scan cannot read: left to the bitcode's count (taken
-        // one after another), not guessed.
-        if let Some(callee) = callee {
-            rounds.push(Round {
-                calls: vec![super::function_of(callee).to_string()],
-                looped: Vec::new(),
-            });
-        }
-        rounds
-    }
-
-    fn branches(&mut self, inner: &[Tree], depth: usize) -> Vec<Round> {
-        let branches = split_commas(inner)
-            .into_iter()
-            .map(|b| self.seq(b, depth))
-            .collect();
-        together(branches)
-    }
-
-    /// `if C {A} else if D {B} else {E}`: the conditions in order, then the
-    /// branches as alternatives.
-    fn alternatives(
-        &mut self,
-        trees: &[Tree],
-        i: usize,
-        depth: usize,
-    ) -> (Vec<Round>, usize, bool) {
-        let (mut conditions, mut branches) = (Vec::new(), Vec::new());
-        let mut j = i;
-        loop {
-            let Some(b) = brace_after(trees, j + 1) else {
-                return (conditions, j - i + 1, false);
-            };
-            conditions.extend(self.seq(&trees[j + 1..b], depth));
-            branches.push(self.seq(trees[b].group('{').expect("a block"), depth));
-            j = b + 1;
-            if !trees.get(j).is_some_and(|t| t.is_ident("else")) {
-                break;
-            }
-            match trees.get(j + 1) {
-                Some(t) if t.is_ident("if") => j += 1,
-                Some(Tree::Group('{', body)) => {
-                    branches.push(self.seq(body, depth));
-                    j += 2;
-                    break;
-                }
-                _ => break,
-            }
-        }
-        conditions.extend(together(branches));
-        (conditions, j - i, false)
     }
 }
 

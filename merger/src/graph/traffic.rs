@@ -43,8 +43,10 @@ pub struct Traffic {
     /// not external; [`Graph::weigh`](super::Graph::weigh) spreads them
     /// over the function's callers.
     pub unnamed: BTreeMap<String, f64>,
-    /// Calls over the gateway, per (caller, callee): seconds in all and how
-    /// many, as the callers saw them ([`HOP_METRIC`]).
+    /// Calls over the gateway, per (caller, callee function): seconds in
+    /// all and how many, as the callers saw them ([`HOP_METRIC`]; its
+    /// `callee` label is the name given to `invoke`, `name.namespace`
+    /// counted under `name`).
     pub hops: BTreeMap<(String, String), (f64, f64)>,
     /// Requests served, per (caller, callee): seconds in all and how many,
     /// as the callee's runtime timed them (`http_request_duration_seconds`).
@@ -241,10 +243,13 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
             if let (Some(caller), Some(callee), Some("gateway")) =
                 (label("caller"), label("callee"), label("transport"))
             {
+                // The callee as `invoke` was given it: `name.namespace`
+                // names `name`, as the graph's edges do.
+                let callee = super::function_of(callee).to_string();
                 sum_or_count(
                     traffic
                         .hops
-                        .entry((caller.to_string(), callee.to_string()))
+                        .entry((caller.to_string(), callee))
                         .or_default(),
                 );
             }

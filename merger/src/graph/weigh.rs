@@ -1,6 +1,6 @@
 //! Traffic on the call graph: [`Graph::weigh`].
 
-use super::{Graph, traffic};
+use super::{Edge, Graph, traffic};
 use std::collections::{BTreeMap, BTreeSet};
 
 impl Graph {
@@ -23,6 +23,25 @@ impl Graph {
                     "{} has no figures in {} (not scraped, or no request counted yet): its requests and the calls into it are unknown, and the plan takes them from the code; scrape every function's /metrics",
                     f.name, traffic.source
                 ));
+            }
+        }
+        // Calls the code does not name (a name computed at run time, or a
+        // call the bitcode reader does not see) are edges all the same: the
+        // traffic names both ends.
+        for ((from, to), n) in &traffic.calls {
+            let known = self
+                .edges
+                .iter()
+                .any(|e| &e.from == from && e.to.as_ref() == Some(to));
+            if !known && names.contains(from) && names.contains(to) {
+                notes.push(format!(
+                    "traffic shows {n} calls {from} → {to}, which no `invoke` with a literal name makes (a name computed at run time): planned from the traffic, one call after another"
+                ));
+                self.edges.push(Edge {
+                    from: from.clone(),
+                    to: Some(to.clone()),
+                    ..Edge::default()
+                });
             }
         }
         fn mean_ms(
@@ -90,17 +109,6 @@ impl Graph {
                 *e.calls.get_or_insert(0.0) += n * share;
             }
         }
-        for ((from, to), n) in &traffic.calls {
-            let known = self
-                .edges
-                .iter()
-                .any(|e| &e.from == from && e.to.as_ref() == Some(to));
-            if !known && names.contains(from) && names.contains(to) {
-                notes.push(format!(
-                    "traffic shows {n} calls {from} → {to}, which no `invoke` with a literal name makes; they count as unknown calls"
-                ));
-            }
-        }
         for name in traffic
             .external
             .keys()
@@ -123,7 +131,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::{Edge, Function};
+    use crate::graph::Function;
 
     fn graph() -> Graph {
         let function = |name: &str| Function {
@@ -193,6 +201,25 @@ mod tests {
         assert_eq!(calls(&g, "a"), Some(2.0));
         assert_eq!(calls(&g, "b"), Some(6.0));
         assert_eq!(g.function("c").unwrap().external, Some(0.0), "not external");
+    }
+
+    #[test]
+    fn a_namespaced_callee_keeps_its_measured_hop_cost() {
+        // a invokes "c.openfaas-fn": the histogram's callee label says so,
+        // the edge and c's own figures name c.
+        let mut g = graph();
+        let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
+             http_request_duration_seconds_sum{function=\"c\",caller=\"a\"} 0.01\n\
+             http_request_duration_seconds_count{function=\"c\",caller=\"a\"} 10\n\
+             fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c.openfaas-fn\",transport=\"gateway\"} 0.03\n\
+             fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c.openfaas-fn\",transport=\"gateway\"} 10\n";
+        g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
+        let hop = g
+            .edges
+            .iter()
+            .find(|e| e.from == "a" && e.to.as_deref() == Some("c"))
+            .and_then(|e| e.hop_ms);
+        assert!(hop.is_some_and(|ms| (ms - 2.0).abs() < 1e-9), "{hop:?}");
     }
 
     #[test]

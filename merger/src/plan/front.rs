@@ -90,13 +90,13 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "{} {:>6.0}Mi {:>11.2} ms {:>14.2}  {}",
+            "{} {:>8} {:>11.2} ms {:>14.2}  {}",
             if p.plan.groups == chosen.groups {
                 "*"
             } else {
                 " "
             },
-            p.copies / MIB,
+            Resource::Memory.show(p.copies),
             p.plan.gain_ms,
             p.plan.removed,
             if groups.is_empty() {

@@ -33,7 +33,8 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
     pub function: String,
-    pub requests: f64,
+    /// Its share of the application's requests (the shares add up to 1).
+    pub share: f64,
     pub critical_before: f64,
     pub critical_after: f64,
     pub total_before: f64,
@@ -60,7 +61,7 @@ pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
             let ms = model.latency(e, &plan.groups);
             Entry {
                 function: model.names[e].clone(),
-                requests: model.external[e],
+                share: model.external[e],
                 critical_before,
                 critical_after,
                 total_before,
@@ -135,6 +136,19 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             model.names[u], model.names[v]
         );
     }
+    for &i in &model.assumed {
+        let _ = writeln!(
+            out,
+            "note: the traffic has no figures for {}, which no function calls: planned as an entry point with the measured entry points' mean of requests",
+            model.names[i]
+        );
+    }
+    if !model.measured {
+        let _ = writeln!(
+            out,
+            "note: no traffic given (--metrics or --access-log): each function no other calls is taken to get an equal share of the requests, every call site to be made once per invocation (a looped one once), every branch to be taken"
+        );
+    }
     let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
     for (&(u, v), ms) in &model.hop_ms {
         let _ = writeln!(
@@ -171,14 +185,14 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     let _ = writeln!(
         out,
         "{:<width$} {:>9} {:>14} {:>14} {:>20}",
-        "entry point", "requests", "critical path", "in all", "latency gain"
+        "entry point", "share", "critical path", "in all", "latency gain"
     );
     for e in entries(model, plan) {
         let _ = writeln!(
             out,
             "{:<width$} {:>9} {:>14} {:>14} {:>17} ms",
             e.function,
-            trim(e.requests),
+            trim(e.share),
             format!("{} → {}", trim(e.critical_before), trim(e.critical_after)),
             format!("{} → {}", trim(e.total_before), trim(e.total_after)),
             format!("{:.2}–{:.2}", e.latency_gain_ms, e.latency_gain_max_ms)

@@ -124,6 +124,10 @@ fn the_front_trades_latency_for_copies_and_marks_the_plan() {
         table.contains("*    200Mi        1.00 ms           3.00  a+2"),
         "{table}"
     );
+    assert!(
+        table.contains("      0Mi        0.00 ms") && !table.contains("-0"),
+        "{table}"
+    );
     let svg = front::svg(&points, &chosen).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("the plan written"),
@@ -310,25 +314,6 @@ fn a_call_the_bench_measured_alone_costs_its_own_figure() {
 }
 
 #[test]
-fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() {
-    // a and b call each other (8 gateway calls a request, in the case
-    // that found it); c calls itself and d.
-    let g = graph(&[("a", "b"), ("b", "a"), ("c", "c"), ("c", "d")]);
-    let m = model(&g, &Constraints::default()).unwrap();
-    let entries: Vec<&str> = m
-        .entries()
-        .into_iter()
-        .map(|i| m.names[i].as_str())
-        .collect();
-    assert_eq!(entries, ["a", "c"]);
-    assert_eq!(m.cycles.len(), 2, "{:?}", m.cycles);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
-    let groups = named_groups(&m, &plan);
-    assert_eq!(groups["a"], ["a", "b"]);
-    assert_eq!(groups["c"], ["c", "d"]);
-}
-
-#[test]
 fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     let mut g = graph(&[("a", "b")]);
     g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
@@ -400,3 +385,4 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
 }
 
 mod rounds;
+mod traffic;

@@ -140,7 +140,8 @@ fn removed(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
 
 /// Expected latency removed per request of the application, ms: each
 /// entry point's critical path (its functions' rounds one after another, a
-/// round as long as its longest call, a looped site once per iteration)
+/// round as long as its longest call made, at most, a site made on a share
+/// of the runs, a looped site once per iteration)
 /// with no group, less with `groups`, weighted by its outside requests.
 pub fn latency_gain(model: &Model, groups: &[u128]) -> f64 {
     let alone: Vec<u128> = (0..model.n()).map(|i| 1 << i).collect();
@@ -182,19 +183,45 @@ fn critical(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
             hop + critical(model, groups, v, v)
         }
     };
+    // A callee's calls per run over its sites: a chance each while they
+    // are fewer than the sites; past that, each site once and the looped
+    // ones the rest, one after another.
+    let site = |v: usize, looped: bool| -> (f64, f64) {
+        let (m, n) = (calls(v), sites(v) as f64);
+        let loops = model.rounds[u]
+            .iter()
+            .map(|r| r.looped.iter().filter(|&&w| w == v).count())
+            .sum::<usize>() as f64;
+        if m <= n {
+            (m / n, 1.0)
+        } else if looped {
+            (1.0, (m - (n - loops)) / loops)
+        } else {
+            (1.0, 1.0)
+        }
+    };
     let mut path = 0.0;
     for round in &model.rounds[u] {
-        let once = round.calls.iter().map(|&v| (v, 1.0));
-        let looped = round
-            .looped
+        // The longest first; each adds its length for the chance, left of
+        // one, that it is made and no longer one is.
+        let mut made: Vec<(f64, f64)> = round
+            .calls
             .iter()
-            .map(|&v| (v, calls(v) / sites(v) as f64));
-        let longest = once
-            .chain(looped)
+            .map(|&v| (v, false))
+            .chain(round.looped.iter().map(|&v| (v, true)))
             .filter(|&(v, _)| calls(v) > 0.0)
-            .map(|(v, times)| times * one(v))
-            .fold(0.0, f64::max);
-        path += longest;
+            .map(|(v, looped)| {
+                let (chance, times) = site(v, looped);
+                (chance, times * one(v))
+            })
+            .collect();
+        made.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+        let mut left = 1.0f64;
+        for (chance, length) in made {
+            let take = chance.min(left);
+            path += take * length;
+            left -= take;
+        }
     }
     path
 }

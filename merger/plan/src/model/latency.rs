@@ -1,5 +1,5 @@
 //! What a plan does to latency: each entry point's critical path (its
-//! functions' rounds one after another, a round as long as its longest
+//! functions' rounds one after another, a round as long as its expected longest
 //! call), the expected cost in all, and the gain the latency objective
 //! maximizes, with the bound the exact search prunes by.
 
@@ -57,7 +57,7 @@ impl Model {
 
     /// Gateway hops per request at `entry` under `groups`: on the critical
     /// path (each function's [`rounds`](Self::rounds) one after another, a
-    /// round as long as its longest call) and in all, before (no groups)
+    /// round as long as its expected longest call) and in all, before (no groups)
     /// and after.
     pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
         self.costs(entry, groups, &|_, _| 1.0)
@@ -87,8 +87,9 @@ impl Model {
     /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`
     /// and an in-process one nothing; nothing below a deployment whose root
     /// is in `open` (its group not chosen yet). The critical path sums `u`'s
-    /// rounds, each the longest of its calls (a looped site counted once per
-    /// iteration: the calls per invocation spread over the callee's sites).
+    /// rounds, each its expected longest call ([`expected_longest`]: a site
+    /// made on a share of the invocations, a looped site once per
+    /// iteration, from the calls per invocation, [`share`](Self::share)).
     fn walk(
         &self,
         u: usize,
@@ -114,31 +115,70 @@ impl Model {
         for &(v, m) in &self.calls[u] {
             total += m * below(v, memo).1;
         }
-        let per_call = |v: usize| self.calls[u].iter().find(|c| c.0 == v).map_or(0.0, |c| c.1);
         let mut critical = 0.0;
         for round in &self.rounds[u] {
-            let mut longest = 0.0f64;
+            let mut sites: Vec<(f64, f64)> = Vec::new();
             for (v, looped) in round.sites() {
-                let m = per_call(v);
-                if m <= 0.0 {
-                    continue;
+                let (chance, times) = self.share(u, v, looped);
+                if chance > 0.0 {
+                    sites.push((chance, times * below(v, memo).0));
                 }
-                let times = if looped {
-                    let sites = self.rounds[u]
-                        .iter()
-                        .flat_map(Round::sites)
-                        .filter(|s| s.0 == v)
-                        .count();
-                    m / sites as f64
-                } else {
-                    1.0
-                };
-                longest = longest.max(times * below(v, memo).0);
             }
-            critical += longest;
+            critical += expected_longest(sites);
         }
         memo.insert((u, root), (critical, total));
         (critical, total)
+    }
+}
+
+/// The expected length of a round whose sites are made with these chances,
+/// each as long as given when made: the most any way of making them
+/// together (consistent with each one's chance) can take, so exact for
+/// calls always made at once and for branches of which one is taken. Sorted
+/// longest first, each site adds its length times the chance that it is
+/// made and no longer one is (at most what is left of 1).
+fn expected_longest(mut sites: Vec<(f64, f64)>) -> f64 {
+    sites.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (mut taken, mut expected) = (0.0f64, 0.0);
+    for (chance, length) in sites {
+        let next = (taken + chance).min(1.0);
+        expected += (next - taken) * length;
+        taken = next;
+    }
+    expected
+}
+
+impl Model {
+    /// One site of `v` in `u`'s rounds, from `u`'s calls of `v` per
+    /// invocation: the chance it is made, and how many times one after
+    /// another when it is. The calls are shared among `v`'s sites: up to
+    /// one each, evenly; past one each, sites made once take one and
+    /// looped sites the rest (iterations); without a looped site, the
+    /// surplus is repeats made at once (`join_all` over a list), one long.
+    fn share(&self, u: usize, v: usize, looped: bool) -> (f64, f64) {
+        let m: f64 = self.calls[u].iter().filter(|c| c.0 == v).map(|c| c.1).sum();
+        let (mut once, mut loops) = (0usize, 0usize);
+        for (w, l) in self.rounds[u].iter().flat_map(Round::sites) {
+            if w == v {
+                if l {
+                    loops += 1;
+                } else {
+                    once += 1;
+                }
+            }
+        }
+        let sites = (once + loops) as f64;
+        if m <= 0.0 || sites == 0.0 {
+            return (0.0, 0.0);
+        }
+        if m <= sites {
+            return (m / sites, 1.0);
+        }
+        if looped {
+            (1.0, (m - once as f64) / loops as f64)
+        } else {
+            (1.0, 1.0)
+        }
     }
 }
 

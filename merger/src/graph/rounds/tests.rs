@@ -107,6 +107,20 @@ fn a_call_awaited_in_a_loop_is_looped() {
 }
 
 #[test]
+fn calls_repeated_in_a_closure_or_a_while_condition_are_looped() {
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            let all: Vec<_> = stream::iter(ids).then(|id| async move { invoke("a", id).await }).collect().await;
+            while let Some(x) = invoke("b", y).await.ok() { }
+            let posts = try_join_all(ids.iter().map(|id| invoke("c", id))).await;
+        }"#;
+    assert_eq!(
+        rounds(code),
+        [vec!["a (looped)"], vec!["b (looped)"], vec!["c"]]
+    );
+}
+
+#[test]
 fn a_site_whose_name_is_not_readable_is_not_placed() {
     // A name held in a variable: the bitcode may still know it (a constant
     // it propagated); the scan leaves it out, never guesses. A `const` of

@@ -1,14 +1,15 @@
-//! Tests of `traffic`: reading Prometheus scrapes into call-graph traffic and hop costs.
+//! The scrape reader's tests: edges, outside and unnamed callers, pods
+//! and two scrapes, hop costs and serving times.
 
 use super::*;
 
 #[test]
 fn scrape_counts_edges_and_outside_requests() {
     let text = "# HELP http_requests_total Requests.\n# TYPE http_requests_total counter\n\
-            http_requests_total{function=\"b\",caller=\"a\"} 30\n\
-            http_requests_total{function=\"a\",caller=\"\"} 10\n\
-            http_requests_total{function=\"b\",caller=\"a\"} 2\n\
-            other_metric 5\n";
+        http_requests_total{function=\"b\",caller=\"a\"} 30\n\
+        http_requests_total{function=\"a\",caller=\"\"} 10\n\
+        http_requests_total{function=\"b\",caller=\"a\"} 2\n\
+        other_metric 5\n";
     let t = parse_prometheus(text, "m").unwrap();
     assert_eq!(t.calls[&("a".into(), "b".into())], 32.0);
     assert_eq!(t.external["a"], 10.0);
@@ -55,12 +56,12 @@ fn pods_add_up_and_two_scrapes_give_the_requests_between_them() {
     // Two pods of b (the same series twice), then, later, pod 1 went on
     // and pod 2 restarted (its counter went down).
     let before = "http_requests_total{function=\"b\",caller=\"a\"} 30\n\
-            http_requests_total{function=\"b\",caller=\"a\"} 20\n\
-            http_requests_total{function=\"a\",caller=\"\"} 7\n";
+        http_requests_total{function=\"b\",caller=\"a\"} 20\n\
+        http_requests_total{function=\"a\",caller=\"\"} 7\n";
     let after = "http_requests_total{function=\"b\",caller=\"a\"} 45\n\
-            http_requests_total{function=\"b\",caller=\"a\"} 4\n\
-            http_requests_total{function=\"a\",caller=\"\"} 10\n\
-            http_requests_total{function=\"c\",caller=\"a\"} 2\n";
+        http_requests_total{function=\"b\",caller=\"a\"} 4\n\
+        http_requests_total{function=\"a\",caller=\"\"} 10\n\
+        http_requests_total{function=\"c\",caller=\"a\"} 2\n";
     assert_eq!(
         parse_prometheus(before, "m").unwrap().calls[&("a".into(), "b".into())],
         50.0
@@ -88,12 +89,12 @@ fn pods_add_up_and_two_scrapes_give_the_requests_between_them() {
 #[test]
 fn hop_costs_are_the_gateway_calls_sum_over_count() {
     let text = "# TYPE fmerge_invoke_duration_seconds histogram\n\
-            fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"b\",transport=\"gateway\"} 0.3\n\
-            fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"b\",transport=\"gateway\"} 100\n\
-            fmerge_invoke_duration_seconds_bucket{caller=\"a\",callee=\"b\",transport=\"gateway\",le=\"+Inf\"} 100\n\
-            fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c\",transport=\"in-process\"} 0.01\n\
-            fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"in-process\"} 100\n\
-            http_requests_total{function=\"b\",caller=\"a\"} 100\n";
+        fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"b\",transport=\"gateway\"} 0.3\n\
+        fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"b\",transport=\"gateway\"} 100\n\
+        fmerge_invoke_duration_seconds_bucket{caller=\"a\",callee=\"b\",transport=\"gateway\",le=\"+Inf\"} 100\n\
+        fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c\",transport=\"in-process\"} 0.01\n\
+        fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"in-process\"} 100\n\
+        http_requests_total{function=\"b\",caller=\"a\"} 100\n";
     let t = parse_prometheus(text, "m").unwrap();
     assert_eq!(t.hops[&("a".into(), "b".into())], (0.3, 100.0));
     assert_eq!(t.hops.len(), 1, "in-process calls are no hop: {:?}", t.hops);
@@ -118,9 +119,9 @@ fn the_callees_serving_time_is_read_per_caller() {
 fn unnamed_callers_are_inside_and_unproven_ones_outside() {
     let t = parse_prometheus(
         "http_requests_total{function=\"b\",caller=\"other\"} 5\n\
-             http_requests_total{function=\"b\",caller=\"unverified\"} 2\n\
-             http_requests_total{function=\"b\",caller=\"external\"} 1\n\
-             http_requests_total{function=\"b\"} 1\n",
+         http_requests_total{function=\"b\",caller=\"unverified\"} 2\n\
+         http_requests_total{function=\"b\",caller=\"external\"} 1\n\
+         http_requests_total{function=\"b\"} 1\n",
         "m",
     )
     .unwrap();
