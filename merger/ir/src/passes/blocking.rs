@@ -87,9 +87,12 @@ fn first_wait(
     root: Id,
     judged: &mut [Option<(Judged, String)>],
 ) -> Option<(Vec<String>, &'static str)> {
-    let mut parent: BTreeMap<Id, Id> = BTreeMap::new();
-    let mut todo = VecDeque::from([root]);
-    parent.insert(root, root);
+    // A state is a function, and whether it is reached through the async
+    // runtime's I/O with nothing of the user's between ([`names::Io`]).
+    type State = (Id, bool);
+    let mut parent: BTreeMap<State, State> = BTreeMap::new();
+    let mut todo = VecDeque::from([(root, false)]);
+    parent.insert((root, false), (root, false));
     let mut judge = |id: Id| -> (Judged, String) {
         judged[id as usize]
             .get_or_insert_with(|| {
@@ -102,40 +105,43 @@ fn first_wait(
             })
             .clone()
     };
-    let chain =
-        |parent: &BTreeMap<Id, Id>, mut at: Id, judge: &mut dyn FnMut(Id) -> (Judged, String)| {
-            let mut out = vec![judge(at).1];
-            while parent[&at] != at {
-                at = parent[&at];
-                out.push(judge(at).1);
-            }
-            out.reverse();
-            out
-        };
-    while let Some(at) = todo.pop_front() {
-        let (verdict, _) = judge(at);
+    let chain = |parent: &BTreeMap<State, State>,
+                 mut at: State,
+                 judge: &mut dyn FnMut(Id) -> (Judged, String)| {
+        let mut out = vec![judge(at.0).1];
+        while parent[&at] != at {
+            at = parent[&at];
+            out.push(judge(at.0).1);
+        }
+        out.reverse();
+        out
+    };
+    while let Some((at, io)) = todo.pop_front() {
+        let (verdict, path) = judge(at);
         if let Some(spin) = graph.spins.get(&at) {
-            return Some((chain(&parent, at, &mut judge), spin.describe()));
+            return Some((chain(&parent, (at, io), &mut judge), spin.describe()));
         }
         match verdict {
             Judged::HandsOff => continue,
+            // The async runtime's descriptors are non-blocking.
+            Judged::Waits(Wait::OnDescriptor) if io => continue,
             Judged::Waits(wait) => {
-                let from = judge(parent[&at]).1;
-                let quick = wait == Wait::OnDescriptor && names::non_blocking_io(&from);
-                if !quick {
-                    let what = match wait {
-                        Wait::Always => "it waits",
-                        Wait::OnDescriptor => "it waits on a descriptor or a file",
-                    };
-                    return Some((chain(&parent, at, &mut judge), what));
-                }
-                continue;
+                let what = match wait {
+                    Wait::Always => "it waits",
+                    Wait::OnDescriptor => "it waits on a descriptor or a file",
+                };
+                return Some((chain(&parent, (at, io), &mut judge), what));
             }
             Judged::Plain => {}
         }
+        let io = match names::io(&path) {
+            names::Io::Runtime => true,
+            names::Io::Wrapper => io,
+            names::Io::Other => false,
+        };
         let refs = &graph.refs[at as usize];
         for &(to, how) in refs {
-            if parent.contains_key(&to) {
+            if parent.contains_key(&(to, io)) {
                 continue;
             }
             let handed = match how {
@@ -149,8 +155,8 @@ fn first_wait(
                 Ref::Call => false,
             };
             if !handed {
-                parent.insert(to, at);
-                todo.push_back(to);
+                parent.insert((to, io), (at, io));
+                todo.push_back((to, io));
             }
         }
     }

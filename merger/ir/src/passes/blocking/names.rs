@@ -9,7 +9,8 @@ pub enum Judged {
     /// It waits: a sleep, a wait on another thread, a process, a file, or
     /// a socket.
     Waits(Wait),
-    /// It hands its work to another thread, or runs it once: not followed.
+    /// It hands its work to another thread, runs it once, or is known not
+    /// to wait: not followed.
     HandsOff,
     /// Followed, if the bitcode has its code.
     Plain,
@@ -22,7 +23,8 @@ pub enum Wait {
     Always,
     /// I/O on a descriptor, which waits only when the descriptor blocks: the
     /// async runtime's own I/O layer ([`NON_BLOCKING_IO`]) makes every
-    /// descriptor it uses non-blocking, so its calls of these return at once.
+    /// descriptor it uses non-blocking, so its calls of these return at once
+    /// ([`Io`]).
     OnDescriptor,
 }
 
@@ -32,11 +34,31 @@ pub enum Wait {
 /// between requests.
 pub const NON_BLOCKING_IO: &[&str] = &["mio::", "tokio::"];
 
-/// Whether the function at `path` is the async runtime's own I/O
-/// ([`NON_BLOCKING_IO`]), as a path or as an impl (`<&mio::… as Read>`).
-pub fn non_blocking_io(path: &str) -> bool {
+/// Crates that wrap a socket for whoever made it (blocking or not).
+const SOCKET_WRAPPERS: &[&str] = &["socket2::"];
+
+/// Where a function stands for descriptor I/O below it.
+pub enum Io {
+    /// The async runtime's own I/O ([`NON_BLOCKING_IO`]): a descriptor wait
+    /// below it, through [`Io::Wrapper`]s only, is on a non-blocking one.
+    Runtime,
+    /// A socket wrapper: as its caller.
+    Wrapper,
+    /// Anything else (the user's code, a task the runtime polls).
+    Other,
+}
+
+/// Where the function at `path` stands, as a path or as an impl
+/// (`<&mio::… as Read>`).
+pub fn io(path: &str) -> Io {
     let path = path.trim_start_matches(['<', '&']);
-    NON_BLOCKING_IO.iter().any(|p| path.starts_with(p))
+    if NON_BLOCKING_IO.iter().any(|p| path.starts_with(p)) {
+        Io::Runtime
+    } else if SOCKET_WRAPPERS.iter().any(|p| path.starts_with(p)) {
+        Io::Wrapper
+    } else {
+        Io::Other
+    }
 }
 
 /// C library functions that wait whatever the descriptor.
@@ -212,8 +234,9 @@ const NET_WAITS: &[&str] = &[
     "incoming",
 ];
 
-/// Where work is handed to another thread, or run once: the walk stops
-/// there, and at a reference passed to one of them.
+/// Where work is handed to another thread or run once, and what is known
+/// not to wait: the walk stops there, and at a reference passed to one of
+/// them.
 const HANDS_OFF: &[&str] = &[
     // Once: the first caller runs the initialisation, later ones return at once.
     "std::sync::once::Once::call_once",
@@ -240,6 +263,11 @@ const HANDS_OFF: &[&str] = &[
     "std::sys::pal::unix::thread::Thread::new",
     // Closing a descriptor does not wait.
     "<std::os::fd::owned::OwnedFd as core::ops::drop::Drop>::drop",
+    // Known not to wait: getrandom reads the kernel's random device only on
+    // kernels without the getrandom call (before Linux 3.17), and a read of
+    // it never waits once the pool is seeded, which the kernel does at boot.
+    "getrandom::backends::linux_android_with_fallback::use_file_fallback",
+    "getrandom::backends::use_file::",
 ];
 
 /// A tokio task's `poll`, reached through the task's vtable: it runs where

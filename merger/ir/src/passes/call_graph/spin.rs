@@ -2,17 +2,17 @@
 //! it waits, found from the function's control flow.
 //!
 //! A loop is a cycle of basic blocks (a strongly connected component of the
-//! control-flow graph). In an async function's `poll` no cycle holds an
-//! `.await`: a suspension returns from `poll`, and the state machine resumes
-//! at the next call. A loop is counted as busy when it waits for something
-//! outside it, as a busy wait does: it never exits (no edge leaves it) and
-//! does something (a store, a call; an empty one is a path the optimizer
-//! proved is never taken), or it
-//! reads the clock (`Instant::now`, `clock_gettime`: it runs until a time
-//! passes). A loop that computes over data ends when its data does, and is
-//! not counted; nor is one that polls through an opaque call of its own, nor
-//! one that spins on `std::hint::spin_loop` alone: lock-free code inlined
-//! from libraries retries so, a bounded number of times.
+//! control-flow graph). A loop is counted as busy when it waits for
+//! something outside it, as a busy wait does, with no suspension point in
+//! it: it never exits (no edge leaves it, so no `.await` returns from it)
+//! and does something (a store, a call; an empty one is a path the
+//! optimizer proved is never taken), or it reads the clock and calls
+//! nothing but pure helpers (it runs until a time passes; an `.await` in a
+//! loop is a call of a `poll`, so such a loop is not counted). A loop that
+//! computes over data ends when its data does, and is not counted; nor is
+//! one that polls through an opaque call of its own, nor one that spins on
+//! `std::hint::spin_loop` alone: lock-free code inlined from libraries
+//! retries so, a bounded number of times.
 
 use crate::ir;
 use inkwell::llvm_sys::core::*;
@@ -71,7 +71,10 @@ pub fn find(f: ir::Value) -> Option<Spin> {
                 .iter()
                 .any(|&i| acts(blocks[i]))
                 .then_some(Spin::Forever),
-            true => members.iter().find_map(|&i| waits(blocks[i])),
+            true => {
+                let members: Vec<ir::Value> = members.iter().map(|&i| blocks[i]).collect();
+                on_clock(&members).then_some(Spin::Clock)
+            }
         };
         best = best.or(spin);
     }
@@ -99,33 +102,49 @@ fn acts(block: ir::Value) -> bool {
     false
 }
 
-/// Whether a block's calls read the clock.
-fn waits(block: ir::Value) -> Option<Spin> {
-    // SAFETY: walks the instructions of a live block.
-    unsafe {
-        let mut i = LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block));
-        while !i.is_null() {
-            if ir::is_call(i)
-                && let Some(name) = ir::callee_name(i)
-            {
-                let path = crate::passes::blocking::inherent(&ir::demangle(&name));
-                if name == "clock_gettime"
-                    || [
-                        "Instant::now",
-                        "SystemTime::now",
-                        "Timespec::now",
-                        "Instant::elapsed",
-                    ]
-                    .iter()
-                    .any(|clock| path.ends_with(clock))
-                {
-                    return Some(Spin::Clock);
+/// What a loop's calls say: it reads the clock, and calls nothing else
+/// but pure helpers (`core`'s, the clock's, LLVM's intrinsics). A loop
+/// that calls anything more may suspend in it (an `.await` whose future is
+/// ready at once turns back into the loop) or wait in the callee, which the
+/// walk judges on its own.
+fn on_clock(blocks: &[ir::Value]) -> bool {
+    let mut clock = false;
+    for &block in blocks {
+        // SAFETY: walks the instructions of a live block.
+        unsafe {
+            let mut i = LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block));
+            while !i.is_null() {
+                if ir::is_call(i) {
+                    let Some(name) = ir::callee_name(i) else {
+                        return false; // through a pointer: anything
+                    };
+                    let path = crate::passes::blocking::inherent(&ir::demangle(&name));
+                    if name == "clock_gettime" || CLOCK.iter().any(|c| path.ends_with(c)) {
+                        clock = true;
+                    } else if !(name.starts_with("llvm.") || pure(&path)) {
+                        return false;
+                    }
                 }
+                i = LLVMGetNextInstruction(i);
             }
-            i = LLVMGetNextInstruction(i);
         }
     }
-    None
+    clock
+}
+
+/// Reading the clock.
+const CLOCK: &[&str] = &[
+    "Instant::now",
+    "SystemTime::now",
+    "Timespec::now",
+    "Instant::elapsed",
+];
+
+/// A helper that neither waits nor suspends: `core`'s (but a future's
+/// `poll`) and the time arithmetic of std.
+fn pure(path: &str) -> bool {
+    let path = path.trim_start_matches(['<', '&']);
+    (path.starts_with("core::") && !path.contains("poll")) || path.starts_with("std::time::")
 }
 
 fn blocks(f: ir::Value) -> Vec<ir::Value> {
