@@ -134,6 +134,7 @@ fn first_wait(
             }
             Judged::Plain => {}
         }
+        let here = (at, io);
         let io = match names::io(&path) {
             names::Io::Runtime => true,
             names::Io::Wrapper => io,
@@ -155,7 +156,7 @@ fn first_wait(
                 Ref::Call => false,
             };
             if !handed {
-                parent.insert((to, io), (at, io));
+                parent.insert((to, io), here);
                 todo.push_back((to, io));
             }
         }

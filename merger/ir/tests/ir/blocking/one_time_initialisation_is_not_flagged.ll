@@ -1,7 +1,8 @@
 ; PASSES: call_graph, blocking
 ; The handler reads a file and sleeps only in the initialisation of a
 ; OnceLock (inlined: the closure's vtable passed to std's Once::call) and of
-; a LazyLock (its force, not inlined): not on the request path.
+; a LazyLock (its force, not inlined; its initialiser kept in the mutable
+; static, which the handler reads): not on the request path.
 ; CALLER: front
 ; CALLEES: once
 ; CRATE: once
@@ -13,7 +14,15 @@ declare void @"_ZN3std6thread9functions5sleep17h000000000000000eE"(i64, i32)
 
 @init_vtable = private constant <{ ptr, [16 x i8], ptr }> <{ ptr null, [16 x i8] zeroinitializer, ptr @"_ZN4once6handle28_$u7b$$u7b$closure$u7d$$u7d$28_$u7b$$u7b$closure$u7d$$u7d$17h000000000000000fE" }>
 
+@"_ZN4once8HOSTNAME17h0000000000000002E" = internal global { ptr } { ptr @"_ZN4once8HOSTNAME28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E" }
+
+define void @"_ZN4once8HOSTNAME28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E"() {
+  call void @"_ZN3std6thread9functions5sleep17h000000000000000eE"(i64 1, i32 0)
+  ret void
+}
+
 define void @fmerge.entry.once() {
+  %f = load ptr, ptr @"_ZN4once8HOSTNAME17h0000000000000002E"
   call void @"_ZN4once6handle28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000010E"()
   ret void
 }
