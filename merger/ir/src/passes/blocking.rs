@@ -20,21 +20,30 @@
 //! It does not count, since none of them waits on a request's path: one-time
 //! initialisation (the closures of `Once`, `OnceLock`, `LazyLock`,
 //! `once_cell` and `lazy_static`, not followed, nor any reference passed to
-//! them); work handed to another thread (`tokio::task::spawn_blocking`,
-//! `block_in_place`, `std::thread::spawn`); closing a descriptor (`OwnedFd`'s
-//! drop, whose debug check is `fcntl`); and the async runtime's own I/O
-//! (mio and tokio make every descriptor non-blocking, and `epoll_wait` is in
-//! the reactor, not on the request path: [`names::NON_BLOCKING_IO`]).
+//! them, nor a function pointer kept in a mutable static); work handed to
+//! another thread (`tokio::task::spawn_blocking`, a task whose vtable the
+//! function hands to tokio's blocking pool, `block_in_place`,
+//! `std::thread::spawn`); closing a descriptor (`OwnedFd`'s drop, whose debug
+//! check is `fcntl`); the async runtime's own I/O (mio and tokio make every
+//! descriptor non-blocking, so a descriptor call below them, through socket2
+//! at most, returns at once; `epoll_wait` is in the reactor, not on the
+//! request path: [`names::Io`]); and getrandom's fallback to the kernel's
+//! random device, which never waits once the kernel seeded it at boot.
 //!
-//! The `routes` pass marks a callee found blocking to run on threads of its
-//! own, and the warning names the chain of calls from the handler to what
-//! waits. Limits: a call through a function pointer the code receives at run
-//! time (not a constant it refers to) is not followed; the graph
+//! The work is linear: each callee's walk visits a function at most twice
+//! (reached through the runtime's I/O or not), and each function's name is
+//! demangled and judged once for all callees. The `routes` pass marks a
+//! callee found blocking to run on threads of its own, and the warning names
+//! the chain of calls from the handler to what waits.
+//!
+//! Limits: a call through a function pointer the code receives at run time
+//! (not a constant it refers to) is not followed; the graph
 //! over-approximates (a function taking another's address is taken to call
 //! it), so a wait on a path that never runs may still be reported; code
 //! outside the bitcode (C libraries, std's private functions) is judged by
-//! its entry's name; a loop that polls through an opaque call is not a busy
-//! loop to it. The runtime's `FMERGE_ISOLATE` overrides either way.
+//! its entry's name; a loop that polls through an opaque call, or spins on
+//! `std::hint::spin_loop` alone, is not a busy loop to it. The runtime's
+//! `FMERGE_ISOLATE` overrides either way.
 
 mod names;
 
@@ -44,9 +53,9 @@ use crate::passes::{Facts, Found};
 use anyhow::Result;
 use fmerge_contract::ENTRY_PREFIX;
 use names::{Judged, Wait};
+use std::collections::{BTreeMap, VecDeque};
 
 pub use names::inherent;
-use std::collections::{BTreeMap, VecDeque};
 
 /// Frames of a chain kept on each side of an elision.
 const CHAIN_ENDS: usize = 3;
