@@ -15,7 +15,7 @@
 //!   (`thread::sleep`, `park`, `JoinHandle::join`, `Condvar::wait`, channel
 //!   receives, `process::Command::output`, `std::fs`, `std::net`'s socket
 //!   calls), judged by name since std's code is not in the bitcode;
-//! - a busy loop in the callee's own code ([`call_graph::Spin`]).
+//! - a busy loop in the callee's own code ([`Spin`](crate::passes::call_graph::Spin)).
 //!
 //! It does not count, since none of them waits on a request's path: one-time
 //! initialisation (the closures of `Once`, `OnceLock`, `LazyLock`,
@@ -45,7 +45,7 @@
 //! `std::hint::spin_loop` alone, is not a busy loop to it. The runtime's
 //! `FMERGE_ISOLATE` overrides either way.
 
-mod names;
+pub mod names;
 
 use crate::ir;
 use crate::passes::call_graph::{CallGraph, Id, Ref};
@@ -54,8 +54,6 @@ use anyhow::Result;
 use fmerge_contract::ENTRY_PREFIX;
 use names::{Judged, Wait};
 use std::collections::{BTreeMap, VecDeque};
-
-pub use names::inherent;
 
 /// Frames of a chain kept on each side of an elision.
 const CHAIN_ENDS: usize = 3;

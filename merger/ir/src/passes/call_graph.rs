@@ -13,7 +13,7 @@
 //! of references, not of instructions. For the callee's own crates it also
 //! records the functions with a busy loop ([`spin`]).
 
-mod spin;
+pub mod spin;
 
 use crate::ir;
 use crate::passes::{Crate, Facts, Found};

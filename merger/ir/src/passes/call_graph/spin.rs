@@ -118,7 +118,7 @@ fn on_clock(blocks: &[ir::Value]) -> bool {
                     let Some(name) = ir::callee_name(i) else {
                         return false; // through a pointer: anything
                     };
-                    let path = crate::passes::blocking::inherent(&ir::demangle(&name));
+                    let path = crate::passes::blocking::names::inherent(&ir::demangle(&name));
                     if name == "clock_gettime" || CLOCK.iter().any(|c| path.ends_with(c)) {
                         clock = true;
                     } else if !(name.starts_with("llvm.") || pure(&path)) {
