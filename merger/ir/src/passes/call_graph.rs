@@ -21,6 +21,7 @@ use anyhow::Result;
 use inkwell::llvm_sys::core::*;
 use inkwell::module::Module;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 pub use spin::Spin;
 
@@ -41,7 +42,7 @@ pub enum Ref {
 /// What every function of the crates seen so far refers to, by symbol.
 #[derive(Default)]
 pub struct CallGraph {
-    ids: HashMap<String, Id>,
+    ids: Map<String, Id>,
     /// Each function's symbol.
     pub names: Vec<String>,
     /// Each function's references.
@@ -49,7 +50,7 @@ pub struct CallGraph {
     /// Some crate defines it (otherwise only its name says what it does).
     pub defined: Vec<bool>,
     /// The functions of a callee's own crates that hold a busy loop.
-    pub spins: HashMap<Id, Spin>,
+    pub spins: Map<Id, Spin>,
     /// Each merged function's own crate (its bin's).
     pub own_crate: HashMap<String, String>,
 }
@@ -88,16 +89,22 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             .own_crate
             .insert(function.to_string(), krate.name.to_string());
     }
+    // Each function of the module, by its value: named once.
+    let mut ids: Map<ir::Value, Id> = Map::default();
+    let functions: Vec<_> = module.get_functions().collect();
+    for f in &functions {
+        let value = inkwell::values::AsValueRef::as_value_ref(f);
+        ids.insert(value, graph.id(&ir::name(value)));
+    }
     // The functions each global's value reaches, through constants.
-    let mut holders: HashMap<ir::Value, Vec<(ir::Value, Use)>> = HashMap::new();
+    let mut holders: Map<ir::Value, Vec<(ir::Value, Use)>> = Map::default();
     let own = krate.local && krate.callee_owner(facts).is_some();
-    for f in module.get_functions() {
-        let value = inkwell::values::AsValueRef::as_value_ref(&f);
-        let name = ir::name(value);
-        if name.starts_with("llvm.") {
+    for f in &functions {
+        let value = inkwell::values::AsValueRef::as_value_ref(f);
+        let to = ids[&value];
+        if graph.names[to as usize].starts_with("llvm.") {
             continue;
         }
-        let to = graph.id(&name);
         if f.count_basic_blocks() > 0 {
             graph.defined[to as usize] = true;
             if own && let Some(spin) = spin::find(value) {
@@ -105,10 +112,10 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             }
         }
         for (from, how) in referrers(value, &mut holders) {
-            let from = graph.id(&ir::name(from));
+            let from = ids[&from];
             let how = match how {
                 Use::Call => Ref::Call,
-                Use::Arg(callee) => Ref::Arg(graph.id(&ir::name(callee))),
+                Use::Arg(callee) => Ref::Arg(ids[&callee]),
                 Use::Taken => Ref::Taken,
             };
             let refs = &mut graph.refs[from as usize];
@@ -134,7 +141,7 @@ enum Use {
 /// through a load if at all (a `LazyLock`'s initialiser, called once).
 fn referrers(
     value: ir::Value,
-    holders: &mut HashMap<ir::Value, Vec<(ir::Value, Use)>>,
+    holders: &mut Map<ir::Value, Vec<(ir::Value, Use)>>,
 ) -> Vec<(ir::Value, Use)> {
     let mut out = Vec::new();
     for user in users(value) {
@@ -168,19 +175,47 @@ fn referrers(
     out
 }
 
-/// The users of a value, each once.
+/// The users of a value (a user of it in two operands twice: the graph
+/// keeps each reference once).
 fn users(value: ir::Value) -> Vec<ir::Value> {
-    let (mut out, mut seen) = (Vec::new(), std::collections::HashSet::new());
+    let mut out = Vec::new();
     // SAFETY: walks the use list of a live value.
     unsafe {
         let mut u = LLVMGetFirstUse(value);
         while !u.is_null() {
-            let user = LLVMGetUser(u);
-            if seen.insert(user) {
-                out.push(user);
-            }
+            out.push(LLVMGetUser(u));
             u = LLVMGetNextUse(u);
         }
     }
     out
+}
+
+/// A hash map with a multiplicative hash: std's SipHash resists crafted
+/// keys, which symbols and LLVM's pointers are not, at several times the cost.
+pub type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// The hash of [`Map`] (rustc's FxHash).
+#[derive(Default)]
+pub struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }

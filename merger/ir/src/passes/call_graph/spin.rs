@@ -108,25 +108,38 @@ fn acts(block: ir::Value) -> bool {
 /// ready at once turns back into the loop) or wait in the callee, which the
 /// walk judges on its own.
 fn on_clock(blocks: &[ir::Value]) -> bool {
-    let mut clock = false;
+    let mut called: Vec<Option<String>> = Vec::new();
     for &block in blocks {
         // SAFETY: walks the instructions of a live block.
         unsafe {
             let mut i = LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block));
             while !i.is_null() {
                 if ir::is_call(i) {
-                    let Some(name) = ir::callee_name(i) else {
-                        return false; // through a pointer: anything
-                    };
-                    let path = crate::passes::blocking::names::inherent(&ir::demangle(&name));
-                    if name == "clock_gettime" || CLOCK.iter().any(|c| path.ends_with(c)) {
-                        clock = true;
-                    } else if !(name.starts_with("llvm.") || pure(&path)) {
-                        return false;
-                    }
+                    called.push(ir::callee_name(i));
                 }
                 i = LLVMGetNextInstruction(i);
             }
+        }
+    }
+    // Most loops read no clock: known before demangling anything.
+    let clocked = |n: &str| {
+        ["now", "elapsed", "clock_gettime"]
+            .iter()
+            .any(|c| n.contains(c))
+    };
+    if !called.iter().flatten().any(|n| clocked(n)) {
+        return false;
+    }
+    let mut clock = false;
+    for name in called {
+        let Some(name) = name else {
+            return false; // through a pointer: anything
+        };
+        let path = crate::passes::blocking::names::inherent(&ir::demangle(&name));
+        if name == "clock_gettime" || CLOCK.iter().any(|c| path.ends_with(c)) {
+            clock = true;
+        } else if !(name.starts_with("llvm.") || pure(&path)) {
+            return false;
         }
     }
     clock
