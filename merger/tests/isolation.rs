@@ -1,16 +1,161 @@
 //! A callee that blocks its thread (`std::thread::sleep`, blocking file I/O)
 //! would stall the merged caller's handler threads: `fmerge build` finds it
 //! and runs it on threads of its own, and `FMERGE_ISOLATE` overrides what it
-//! found. The `blocking` fixture, merged, on 127.0.0.1.
+//! found. What it finds is what each fixture callee's code does: the
+//! callees that only look as if they might block are not flagged, those
+//! that block are, with the chain of calls from the handler. The `blocking`
+//! fixture, merged, on 127.0.0.1.
 //!
 //! Run: `cargo test --release -p fmerge --test isolation`
 
 mod support;
 
 use std::path::Path;
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use support::merge_in as merge;
 use support::{Function, assert_says, fixture, free_port, post};
+
+/// Callees that do not block their thread, though each does something the
+/// name list this check once was took for blocking.
+const CALM: &[&str] = &[
+    "bl-async-redis",
+    "bl-reqwest",
+    "bl-once",
+    "bl-fd",
+    "bl-offload",
+];
+/// Callees that block their thread.
+const BLOCKING: &[&str] = &[
+    "bl-sleep",
+    "bl-sync-redis",
+    "bl-sync-http",
+    "bl-fs-read",
+    "bl-busy",
+];
+
+/// fmerge's stderr for bl-front merged with `callees` (a group above), one
+/// merge per group for all the tests, in one fixture workspace (one cargo
+/// build of the group's crates).
+fn merged_with(callees: &'static [&'static str]) -> &'static str {
+    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static CALM_OUT: OnceLock<String> = OnceLock::new();
+    static BLOCKING_OUT: OnceLock<String> = OnceLock::new();
+    let out = if callees == CALM {
+        &CALM_OUT
+    } else {
+        &BLOCKING_OUT
+    };
+    out.get_or_init(|| {
+        let ws = WS.get_or_init(|| fixture("blocking", &[]));
+        let functions: Vec<&str> = std::iter::once("bl-front")
+            .chain(callees.iter().copied())
+            .collect();
+        let dir = ws.path().join(callees[0]);
+        let args = ["--out", dir.to_str().unwrap()];
+        support::merged(ws.path(), &[functions.as_slice(), &args].concat()).1
+    })
+}
+
+/// The warning that `callee` blocks its thread and so runs isolated, if
+/// fmerge gave one.
+fn blocking_warning<'a>(stderr: &'a str, callee: &str) -> Option<&'a str> {
+    stderr.lines().find(|l| {
+        l.contains(&format!("warning: {callee} (crate "))
+            && l.contains("runs on threads of its own")
+    })
+}
+
+/// `callee` of [`CALM`] is merged and not found blocking.
+fn calm(callee: &str) {
+    let stderr = merged_with(CALM);
+    assert!(
+        stderr.contains(&format!("{callee} ")),
+        "{callee} was merged:\n{stderr}"
+    );
+    assert_eq!(blocking_warning(stderr, callee), None, "{stderr}");
+}
+
+/// `callee` of [`BLOCKING`] is found blocking, by a chain holding each of `chain`.
+fn blocks(callee: &str, chain: &[&str]) {
+    let stderr = merged_with(BLOCKING);
+    let warning = blocking_warning(stderr, callee)
+        .unwrap_or_else(|| panic!("no warning that {callee} blocks its thread:\n{stderr}"));
+    assert_says(warning, chain);
+}
+
+#[test]
+fn async_redis_connections_opened_and_dropped_per_request_do_not_block() {
+    calm("bl-async-redis");
+}
+
+#[test]
+fn a_reqwest_client_whose_tls_set_up_probes_certificate_files_once_does_not_block() {
+    calm("bl-reqwest");
+}
+
+#[test]
+fn one_time_initialisation_in_oncelock_and_lazylock_does_not_block() {
+    calm("bl-once");
+}
+
+#[test]
+fn closing_descriptors_does_not_block() {
+    calm("bl-fd");
+}
+
+#[test]
+fn work_handed_to_spawn_blocking_and_tokio_fs_does_not_block() {
+    calm("bl-offload");
+}
+
+#[test]
+fn thread_sleep_blocks() {
+    blocks(
+        "bl-sleep",
+        &["bl-sleep's handler → `std::thread::functions::sleep` (it waits)"],
+    );
+}
+
+#[test]
+fn a_synchronous_redis_connection_blocks() {
+    blocks(
+        "bl-sync-redis",
+        &[
+            "bl-sync-redis's handler → `redis::client::Client::get_connection`",
+            "`connect` (it waits on a descriptor or a file)",
+        ],
+    );
+}
+
+#[test]
+fn synchronous_http_over_std_net_blocks() {
+    blocks(
+        "bl-sync-http",
+        &[
+            "bl-sync-http's handler → `ureq::",
+            "`<std::net::tcp::TcpStream>::connect",
+        ],
+    );
+}
+
+#[test]
+fn a_std_fs_read_per_request_blocks() {
+    blocks(
+        "bl-fs-read",
+        &[
+            "bl-fs-read's handler → `std::fs::read_to_string::inner` (it waits on a descriptor or a file)",
+        ],
+    );
+}
+
+#[test]
+fn a_busy_loop_on_the_clock_blocks() {
+    blocks(
+        "bl-busy",
+        &["bl-busy's handler (a busy loop that waits on the clock)"],
+    );
+}
 
 /// Sends `n` calls to bl-front that bl-slow holds until `latch/go` exists,
 /// and waits until `started` of them are blocked in bl-slow.
@@ -67,9 +212,7 @@ fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_i
     assert_says(
         &stderr,
         &[
-            "bl-slow (crate bl_slow) calls",
-            "`std::thread::functions::sleep`",
-            "`std::fs::write`",
+            "bl-slow (crate bl_slow) blocks its thread: bl-slow's handler → `std::fs::write::inner`",
             "runs on threads of its own",
             "FMERGE_ISOLATE",
         ],

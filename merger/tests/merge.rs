@@ -253,6 +253,23 @@ fn the_whole_compose_post_chain_merged_matches_unmerged() {
     }
 }
 
+/// No socialNetwork function blocks its thread, and the `blocking` pass
+/// finds none: each of the 26 is a callee here or, unique-id, in the
+/// compose-post chain above. Only the merge: cargo built them all already.
+#[test]
+fn no_socialnetwork_function_is_found_blocking_its_thread() {
+    let others = support::FUNCTIONS.iter().filter(|f| **f != "unique-id");
+    let functions: Vec<&str> = std::iter::once("unique-id")
+        .chain(others.copied())
+        .collect();
+    let (_, stderr) = merge("all", &functions, &[]);
+    assert!(
+        stderr.contains("— 25 routes"),
+        "every other function merged:\n{stderr}"
+    );
+    assert!(!stderr.contains("blocks its thread"), "{stderr}");
+}
+
 #[test]
 fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic() {
     let functions = ["text-service", "url-shorten", "user-mention"];

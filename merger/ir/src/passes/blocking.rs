@@ -1,120 +1,197 @@
-//! Callees that block their thread.
+//! Callees that block their thread, found by what their code does.
 //!
 //! Unmerged, a function that calls `std::thread::sleep` or synchronous I/O
 //! holds up only its own process. Merged, it would hold up the threads that
-//! serve the caller's own requests (measured: a callee blocking 200 ms under
-//! 50 concurrent requests made the caller's cheap requests wait up to 5 s).
-//! In the code only callees link (a callee's own crates), this pass finds
-//! calls to functions known to block a thread; the `routes` pass then marks
-//! that callee to run on threads of its own, and the warning names the
-//! callee, the blocking function, the Rust item that calls it and the fix.
-//! It looks at direct calls only: blocking code reached through a crate the
-//! caller also links, or through a function pointer, is not seen (the
-//! runtime's `FMERGE_ISOLATE` covers those).
+//! serve the caller's own requests (see docs/PERFORMANCE.md). This
+//! conclusion walks the call graph the `call_graph` pass gathered, breadth
+//! first, from each callee's handler entry (`fmerge.entry.<callee>`: its
+//! request path, through the runtime's generic code into the handler's
+//! future and everything it calls or takes the address of, in every crate),
+//! and finds what really waits ([`names::judge`]):
+//!
+//! - at the bottom, a primitive that waits: the C library's sleeps, waits,
+//!   `poll`/`select`/`epoll_wait`, and its reads, writes, connects and
+//!   accepts on descriptors and files; std's functions that wrap them
+//!   (`thread::sleep`, `park`, `JoinHandle::join`, `Condvar::wait`, channel
+//!   receives, `process::Command::output`, `std::fs`, `std::net`'s socket
+//!   calls), judged by name since std's code is not in the bitcode;
+//! - a busy loop in the callee's own code ([`Spin`](crate::passes::call_graph::Spin)).
+//!
+//! It does not count, since none of them waits on a request's path: one-time
+//! initialisation (the closures of `Once`, `OnceLock`, `LazyLock`,
+//! `once_cell` and `lazy_static`, not followed, nor any reference passed to
+//! them, nor a function pointer kept in a mutable static); work handed to
+//! another thread (`tokio::task::spawn_blocking`, a task whose vtable the
+//! function hands to tokio's blocking pool, `block_in_place`,
+//! `std::thread::spawn`); closing a descriptor (`OwnedFd`'s drop, whose debug
+//! check is `fcntl`); the async runtime's own I/O (mio and tokio make every
+//! descriptor non-blocking, so a descriptor call below them, through socket2
+//! at most, returns at once; `epoll_wait` is in the reactor, not on the
+//! request path: [`names::Io`]); and getrandom's fallback to the kernel's
+//! random device, which never waits once the kernel seeded it at boot.
+//!
+//! The work is linear: each callee's walk visits a function at most twice
+//! (reached through the runtime's I/O or not), and each function's name is
+//! demangled and judged once for all callees. The `routes` pass marks a
+//! callee found blocking to run on threads of its own, and the warning names
+//! the chain of calls from the handler to what waits.
+//!
+//! Limits: a call through a function pointer the code receives at run time
+//! (not a constant it refers to) is not followed; the graph
+//! over-approximates (a function taking another's address is taken to call
+//! it), so a wait on a path that never runs may still be reported; code
+//! outside the bitcode (C libraries, std's private functions) is judged by
+//! its entry's name; a loop that polls through an opaque call, or spins on
+//! `std::hint::spin_loop` alone, is not a busy loop to it. The runtime's
+//! `FMERGE_ISOLATE` overrides either way.
+
+pub mod names;
 
 use crate::ir;
-use crate::passes::{Crate, Facts, Found};
+use crate::passes::call_graph::{CallGraph, Id, Ref};
+use crate::passes::{Facts, Found};
 use anyhow::Result;
-use inkwell::module::Module;
+use fmerge_contract::ENTRY_PREFIX;
+use names::{Judged, Wait};
+use std::collections::{BTreeMap, VecDeque};
 
-/// Demangled paths (generics removed) of functions that block the calling
-/// thread, by prefix. std's small functions are inlined across crates, so
-/// its internal paths are listed too (`std::thread::sleep` is called as
-/// `std::thread::functions::sleep`, `Path::exists` as `std::sys::fs::metadata`).
-const BLOCKING: &[&str] = &[
-    "std::thread::sleep",
-    "std::thread::park",
-    "std::thread::functions::sleep",
-    "std::thread::functions::park",
-    "std::sys::fs::",
-    "std::sys::net::",
-    "std::sys::process::",
-    "std::sys::stdio::",
-    "std::thread::JoinHandle::join",
-    "std::net::",
-    "<std::net::",
-    "std::fs::",
-    "<std::fs::",
-    "std::io::stdio::Stdin",
-    "<std::io::stdio::Stdin",
-    "std::process::Command::output",
-    "std::process::Command::status",
-    "std::process::Child::wait",
-    "std::sync::mpsc::Receiver",
-    "<std::sync::mpsc::Receiver",
-    "std::sync::Condvar::wait",
-    "std::sync::Barrier::wait",
-    "reqwest::blocking::",
-    "<reqwest::blocking::",
-    "ureq::",
-    "<ureq::",
-    "postgres::",
-    "<postgres::",
-    "redis::Connection",
-    "<redis::Connection",
-    "redis::Client::get_connection",
-];
+/// Frames of a chain kept on each side of an elision.
+const CHAIN_ENDS: usize = 3;
 
-/// The blocking function `path` names, if it is one.
-pub fn blocking(path: &str) -> Option<&'static str> {
-    BLOCKING
-        .iter()
-        .copied()
-        .find(|prefix| path.starts_with(prefix))
+/// Records each callee whose handler reaches a wait (into `found.blocking`,
+/// with one warning each).
+pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
+    let mut judged: Vec<Option<(Judged, String)>> = vec![None; found.calls.names.len()];
+    for callee in &facts.callees {
+        let entry = fmerge_contract::entry_symbol(callee);
+        let Some(root) = found.calls.get(&entry) else {
+            continue;
+        };
+        let Some((chain, what)) = first_wait(&found.calls, root, &mut judged) else {
+            continue;
+        };
+        let own = found.calls.own_crate.get(callee).cloned();
+        let target = chain.last().cloned().unwrap_or_default();
+        let chain = shorten(callee, chain);
+        let krate = own.map(|c| format!(" (crate {c})")).unwrap_or_default();
+        found.warnings.push(format!(
+            "{callee}{krate} blocks its thread: {chain} ({what}); merged, it would hold up {caller}'s \
+             requests, so it runs on threads of its own (one hop between thread pools per call; \
+             `FMERGE_ISOLATE` at run time overrides)\n\
+             fix: use the async equivalent (tokio::time::sleep, tokio::net, tokio::fs, an async client) \
+             or move the call into tokio::task::spawn_blocking",
+            caller = facts.caller,
+        ));
+        found.blocking.insert(callee.clone(), (target, chain));
+    }
+    Ok(())
 }
 
-/// Records, for a crate a single callee links, the blocking functions it
-/// calls (into `found.blocking`, with one warning).
-pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
-    let Some(callee) = krate.callee_owner(facts) else {
-        return Ok(());
+/// The shortest chain of functions (demangled) from `root` to one that
+/// waits, and what waits; `judged` caches each function's judgement.
+fn first_wait(
+    graph: &CallGraph,
+    root: Id,
+    judged: &mut [Option<(Judged, String)>],
+) -> Option<(Vec<String>, &'static str)> {
+    // A state is a function, and whether it is reached through the async
+    // runtime's I/O with nothing of the user's between ([`names::Io`]).
+    type State = (Id, bool);
+    let mut parent: BTreeMap<State, State> = BTreeMap::new();
+    let mut todo = VecDeque::from([(root, false)]);
+    parent.insert((root, false), (root, false));
+    let mut judge = |id: Id| -> (Judged, String) {
+        judged[id as usize]
+            .get_or_insert_with(|| {
+                let symbol = &graph.names[id as usize];
+                let path = ir::demangle(symbol);
+                (
+                    names::judge(symbol, &path, graph.defined[id as usize]),
+                    path,
+                )
+            })
+            .clone()
     };
-    if found.blocking.contains_key(callee) {
-        return Ok(());
-    }
-    let mut calls = Vec::new();
-    for f in module.get_functions() {
-        let name = f.get_name().to_string_lossy().into_owned();
-        let path = ir::demangle(&name);
-        // `std::fs::write::inner`: the non-generic half of `std::fs::write`.
-        let path = path.split("::<").next().unwrap_or_default();
-        let path = path.strip_suffix("::inner").unwrap_or(path);
-        if blocking(path).is_none() {
-            continue;
+    let chain = |parent: &BTreeMap<State, State>,
+                 mut at: State,
+                 judge: &mut dyn FnMut(Id) -> (Judged, String)| {
+        let mut out = vec![judge(at.0).1];
+        while parent[&at] != at {
+            at = parent[&at];
+            out.push(judge(at.0).1);
         }
-        let value =
-            inkwell::values::AsValueRef::as_value_ref(&f.as_global_value().as_pointer_value());
-        for (user, _) in ir::uses(value) {
-            if ir::is_call(user) && ir::callee_name(user).as_deref() == Some(name.as_str()) {
-                let site = ir::demangle(&ir::enclosing_function(user));
-                // std's generic code instantiated in this crate: its caller is what counts.
-                if blocking(site.split("::<").next().unwrap_or_default()).is_none() {
-                    calls.push((site, path.to_string()));
+        out.reverse();
+        out
+    };
+    while let Some((at, io)) = todo.pop_front() {
+        let (verdict, path) = judge(at);
+        if let Some(spin) = graph.spins.get(&at) {
+            return Some((chain(&parent, (at, io), &mut judge), spin.describe()));
+        }
+        match verdict {
+            Judged::HandsOff => continue,
+            // The async runtime's descriptors are non-blocking.
+            Judged::Waits(Wait::OnDescriptor) if io => continue,
+            Judged::Waits(wait) => {
+                let what = match wait {
+                    Wait::Always => "it waits",
+                    Wait::OnDescriptor => "it waits on a descriptor or a file",
+                };
+                return Some((chain(&parent, (at, io), &mut judge), what));
+            }
+            Judged::Plain => {}
+        }
+        let here = (at, io);
+        let io = match names::io(&path) {
+            names::Io::Runtime => true,
+            names::Io::Wrapper => io,
+            names::Io::Other => false,
+        };
+        let refs = &graph.refs[at as usize];
+        for &(to, how) in refs {
+            if parent.contains_key(&(to, io)) {
+                continue;
+            }
+            let handed = match how {
+                Ref::Arg(callee) => judge(callee).0 == Judged::HandsOff,
+                Ref::Taken => {
+                    judge(to).1.starts_with(names::TASK_POLL)
+                        && refs
+                            .iter()
+                            .any(|&(r, _)| judge(r).1.starts_with(names::BLOCKING_POOL))
                 }
+                Ref::Call => false,
+            };
+            if !handed {
+                parent.insert((to, io), here);
+                todo.push_back((to, io));
             }
         }
     }
-    calls.sort();
-    let Some((site, _)) = calls.first().cloned() else {
-        return Ok(());
+    None
+}
+
+/// The chain as people read it: from the callee's handler (the entry and
+/// the runtime's glue that polls the handler's future, into which rustc
+/// inlines the handler's body, read as "<callee>'s handler"), each frame
+/// once, the middle elided when long.
+fn shorten(callee: &str, chain: Vec<String>) -> String {
+    let glue = |f: &String| {
+        f.starts_with(ENTRY_PREFIX) || f.contains(" as fmerge_runtime::handler::Handler<")
     };
-    let targets: std::collections::BTreeSet<String> = calls.into_iter().map(|(_, t)| t).collect();
-    let targets: Vec<String> = targets.into_iter().collect();
-    let named = targets
-        .iter()
-        .map(|t| format!("`{t}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    found.warnings.push(format!(
-        "{callee} (crate {}) calls {named} (first in `{site}`), which block its thread: merged, it would hold up \
-         {caller}'s requests, so it runs on threads of its own (one hop between thread pools per call; \
-         `FMERGE_ISOLATE` at run time overrides)\nfix: use the async equivalent (tokio::time::sleep, tokio::net, \
-         tokio::fs) or tokio::task::spawn_blocking",
-        krate.name,
-        caller = facts.caller,
-    ));
-    found
-        .blocking
-        .insert(callee.to_string(), (targets.join(", "), site));
-    Ok(())
+    let start = chain.iter().rposition(glue).map_or(0, |i| i + 1);
+    let mut frames: Vec<String> = vec![format!("{callee}'s handler")];
+    for f in &chain[start..] {
+        let f = format!("`{f}`");
+        if frames.last() != Some(&f) {
+            frames.push(f);
+        }
+    }
+    if frames.len() > 2 * CHAIN_ENDS + 1 {
+        let tail = frames.split_off(frames.len() - CHAIN_ENDS);
+        frames.truncate(CHAIN_ENDS);
+        frames.push("…".into());
+        frames.extend(tail);
+    }
+    frames.join(" → ")
 }

@@ -22,6 +22,7 @@
 pub mod allocator;
 pub mod allocator_users;
 pub mod blocking;
+pub mod call_graph;
 pub mod config;
 pub mod endpoints;
 pub mod entry;
@@ -93,10 +94,10 @@ pub const PASSES: &[Pass] = &[
         name: "gateway_urls",
         run: Run::Crate(gateway_urls::run),
     },
-    // Before `routes`, which marks what it finds.
+    // For `blocking`.
     Pass {
-        name: "blocking",
-        run: Run::Crate(blocking::run),
+        name: "call_graph",
+        run: Run::Crate(call_graph::run),
     },
     // Before linking: two allocators would be two definitions of one symbol.
     Pass {
@@ -107,6 +108,11 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "config",
         run: Run::Crate(config::run),
+    },
+    // Before `routes`, which marks what it finds.
+    Pass {
+        name: "blocking",
+        run: Run::Conclusion(blocking::run),
     },
     Pass {
         name: "uncalled",
@@ -247,8 +253,10 @@ pub struct Found {
     pub mentioned: BTreeSet<String>,
     /// For each `--rewrite`, how many literals it changed (`endpoints`).
     pub rewritten: Vec<usize>,
-    /// Callees whose own code calls functions that block their thread, with
-    /// those functions and the first Rust item that calls one (`blocking`).
+    /// What each function of the crates callees link refers to (`call_graph`).
+    pub calls: call_graph::CallGraph,
+    /// Callees whose handler reaches a function that blocks its thread, with
+    /// that function and the chain of calls to it (`blocking`).
     pub blocking: BTreeMap<String, (String, String)>,
     /// `(function, key)` of each `std::env` read now namespaced (`env`).
     pub isolated: BTreeSet<(String, String)>,

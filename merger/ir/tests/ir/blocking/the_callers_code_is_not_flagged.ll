@@ -1,3 +1,4 @@
+; PASSES: call_graph, blocking
 ; The caller's own crate blocks: that was so before the merge too.
 ; CALLER: front
 ; CALLEES: back
@@ -5,9 +6,9 @@
 ; FUNCTION: front
 ; OWNERS: front
 
-declare void @_ZN3std6thread5sleep17h0123456789abcdefE(i64, i32)
+declare void @"_ZN3std6thread5sleep17h0000000000000009E"(i64, i32)
 
-define void @_ZN5front6handle17h0123456789abcdefE() {
-  call void @_ZN3std6thread5sleep17h0123456789abcdefE(i64 1, i32 0)
+define void @fmerge.entry.front() {
+  call void @"_ZN3std6thread5sleep17h0000000000000009E"(i64 1, i32 0)
   ret void
 }

@@ -1,10 +1,10 @@
-; Of two callees, the one whose crate calls std::thread::sleep is marked to
+; Of two callees, the one whose handler calls std::thread::sleep is marked to
 ; run on threads of its own (the route's last field), the other is not.
 ; CALLER: front
 ; CALLEES: quick, slow
-; PASSES: blocking, routes
+; PASSES: call_graph, blocking, routes
 ; BLOCKING: slow std::thread::sleep
-; WARNING: slow (crate slow) calls `std::thread::sleep` (first in `slow::handle`)
+; WARNING: slow (crate slow) blocks its thread: slow's handler → `slow::handle` → `std::thread::sleep` (it waits)
 ; UNIT: front front
 @fmerge.routes = global { ptr, i64 } zeroinitializer, align 8
 define ptr @lookup() {
