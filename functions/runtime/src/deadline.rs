@@ -32,6 +32,9 @@ const IDLE: u64 = 0;
 /// (so that a late body gets a 408), and a handler running is no read.
 const SERVING: u64 = u64::MAX;
 
+/// A timer made when first needed, then reset.
+type Timer = Option<Pin<Box<Sleep>>>;
+
 fn origin() -> Instant {
     static ORIGIN: OnceLock<Instant> = OnceLock::new();
     *ORIGIN.get_or_init(Instant::now)
@@ -98,10 +101,10 @@ pub(crate) struct Deadline<T> {
     limit: Duration,
     /// Armed when a write would block, disarmed when the reply is flushed;
     /// made at the first push-back, then reset for each later one.
-    timer: Option<Pin<Box<Sleep>>>,
+    timer: Timer,
     armed: bool,
     /// The read deadline, on the connections that have one.
-    read: Option<(std::sync::Arc<ReadClock>, Option<Pin<Box<Sleep>>>)>,
+    read: Option<(std::sync::Arc<ReadClock>, Timer)>,
 }
 
 impl<T> Deadline<T> {

@@ -27,7 +27,7 @@ impl FirstLine {
     pub(crate) fn method_and_target(
         &self,
         log: bool,
-    ) -> (http::Method, Option<Box<(http::Uri, Option<String>)>>) {
+    ) -> (http::Method, Option<crate::request::LogLine>) {
         let mut words = self.read.split(|&b| b == b' ');
         let method = words
             .next()

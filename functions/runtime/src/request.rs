@@ -81,6 +81,10 @@ async fn serve_one(
     hyper::Response::from_parts(parts, Full::new(body))
 }
 
+/// The URI and call id for the access log line, when it is on (boxed: a
+/// record lives in every call's state, the log is mostly off).
+pub(crate) type LogLine = Box<(Uri, Option<String>)>;
+
 /// Counts (and with the access log, logs) one request of `function` when
 /// it ends: with its reply's status, or [`CLIENT_CLOSED`] when it is
 /// dropped first (the client disconnected, or the caller gave up).
@@ -89,9 +93,7 @@ pub(crate) struct Record {
     caller: &'static str,
     method: Method,
     started: Instant,
-    /// The URI and call id for the access log line, when it is on (boxed:
-    /// a record lives in every call's state, the log is mostly off).
-    log: Option<Box<(Uri, Option<String>)>>,
+    log: Option<LogLine>,
     done: bool,
 }
 
@@ -100,7 +102,7 @@ impl Record {
         function: &'static str,
         caller: &'static str,
         method: Method,
-        log: Option<Box<(Uri, Option<String>)>>,
+        log: Option<LogLine>,
     ) -> Record {
         Record {
             function,
