@@ -14,27 +14,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::probe_on;
-
-/// `GET path` on a new connection; the reply's status, or why none came
-/// within `within`.
-fn answered_within(port: u16, path: &str, within: Duration) -> Result<u16, String> {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
-    c.set_read_timeout(Some(within)).unwrap();
-    c.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut reply = Vec::new();
-    c.read_to_end(&mut reply)
-        .map_err(|e| format!("no answer within {within:?}: {e}"))?;
-    dataplane::parse(&reply, false).map(|r| r.status)
-}
-
-/// A connection that sent `sent` and nothing more.
-fn stalled(port: u16, sent: &str) -> TcpStream {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.write_all(sent.as_bytes()).unwrap();
-    c
-}
+use support::{answered_within, probe_on, stalled};
 
 #[test]
 fn probes_answer_while_stalled_clients_hold_every_slot_and_request_lines_queue() {
