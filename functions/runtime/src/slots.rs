@@ -55,6 +55,10 @@ pub(crate) async fn wait_for_slot(
     }
 }
 
+/// How long a refused connection is kept for its 503 to be written and
+/// read: it holds no slot, so it must not stay for long.
+const REFUSAL_TIME: Duration = Duration::from_secs(1);
+
 /// Answers 503 with `Retry-After` to a function request that found no
 /// connection slot, and closes its connection.
 pub(crate) async fn refuse(server: &Server, mut stream: TcpStream) {
@@ -71,7 +75,7 @@ pub(crate) async fn refuse(server: &Server, mut stream: TcpStream) {
         hyper::header::HeaderValue::from_static("1"),
     );
     let reply = crate::backstop::wire(&r);
-    let _ = tokio::time::timeout(server.settings.write_timeout, async {
+    let _ = tokio::time::timeout(REFUSAL_TIME, async {
         stream.write_all(&reply).await?;
         stream.shutdown().await?;
         // Read what the client still sends, so that closing does not reset

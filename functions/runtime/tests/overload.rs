@@ -166,3 +166,39 @@ fn the_metrics_port_closes_a_client_that_stalls_and_caps_its_connections() {
     assert_eq!(r, Ok(200));
     drop(flood);
 }
+
+#[test]
+fn each_request_of_a_keep_alive_connection_gets_its_own_read_timeout() {
+    let s = probe_on(free_port(), &[("read_timeout", "1s")]);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // Five requests 600 ms apart (3 s in all, over read_timeout), each
+    // sent whole, and the last one's body 400 ms after its headers.
+    for i in 0..5 {
+        std::thread::sleep(Duration::from_millis(600));
+        let body = format!("request {i}");
+        let head = format!(
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        c.write_all(head.as_bytes()).unwrap();
+        if i == 4 {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        c.write_all(body.as_bytes()).unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !reply.ends_with(b"}") {
+            let n = c.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "request {i}: closed; {}",
+                String::from_utf8_lossy(&reply)
+            );
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "request {i}: {reply}");
+        assert!(reply.contains(&body), "request {i}: {reply}");
+    }
+}
