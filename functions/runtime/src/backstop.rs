@@ -11,6 +11,7 @@
 //! of-watchdog's `exec_timeout` counts from the request's arrival too.
 
 use crate::Response;
+use crate::deadline::ReadClock;
 use crate::request::{Admitted, Record, timed_out};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
@@ -32,6 +33,8 @@ pub(crate) struct Backstop {
 pub(crate) struct Watched {
     function: &'static str,
     socket: TcpStream,
+    /// Its read deadline (kept here: one allocation per connection).
+    pub(crate) clock: ReadClock,
     state: Mutex<State>,
 }
 
@@ -66,6 +69,7 @@ impl Backstop {
         &self,
         function: &'static str,
         socket: TcpStream,
+        clock: ReadClock,
         waiting: Option<(Duration, Record)>,
     ) -> Arc<Watched> {
         let state = match waiting {
@@ -79,6 +83,7 @@ impl Backstop {
         let watched = Arc::new(Watched {
             function,
             socket,
+            clock,
             state: Mutex::new(state),
         });
         lock(&self.connections).push(Arc::downgrade(&watched));

@@ -7,6 +7,7 @@
 //! `ReadTimeout`, counted from the connection's accept for its first
 //! request and from the first byte of each later one.
 
+use crate::backstop::Watched;
 use std::io;
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -104,7 +105,7 @@ pub(crate) struct Deadline<T> {
     timer: Timer,
     armed: bool,
     /// The read deadline, on the connections that have one.
-    read: Option<(std::sync::Arc<ReadClock>, Timer)>,
+    read: Option<(std::sync::Arc<Watched>, Timer)>,
 }
 
 impl<T> Deadline<T> {
@@ -118,18 +119,19 @@ impl<T> Deadline<T> {
         }
     }
 
-    /// Enforces `clock`'s read deadline too.
-    pub(crate) fn reading(mut self, clock: std::sync::Arc<ReadClock>) -> Self {
-        self.read = Some((clock, None));
+    /// Enforces the read deadline of `watched`'s clock too.
+    pub(crate) fn reading(mut self, watched: std::sync::Arc<Watched>) -> Self {
+        self.read = Some((watched, None));
         self
     }
 
     /// A read found nothing to read: pending until the read deadline, if
     /// one runs, then an error (hyper closes the connection).
     fn read_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some((clock, timer)) = &mut self.read else {
+        let Some((watched, timer)) = &mut self.read else {
             return Poll::Pending;
         };
+        let clock = &watched.clock;
         let Some(deadline) = clock.running() else {
             return Poll::Pending;
         };
@@ -189,10 +191,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadline<T> {
         match Pin::new(&mut self.io).poll_read(cx, buf) {
             Poll::Pending => self.read_pending(cx),
             Poll::Ready(Ok(())) => {
-                if let Some((clock, _)) = &self.read
+                if let Some((watched, _)) = &self.read
                     && buf.filled().len() > before
                 {
-                    clock.arrived();
+                    watched.clock.arrived();
                 }
                 Poll::Ready(Ok(()))
             }

@@ -6,7 +6,6 @@
 
 use crate::backstop::Watched;
 use crate::call::{self, Call};
-use crate::deadline::ReadClock;
 use crate::serve::Server;
 use crate::settings::parse_duration;
 use crate::{Bytes, Error, Request, Response, dispatch, metrics};
@@ -29,7 +28,6 @@ pub(crate) const CLIENT_CLOSED: u16 = 499;
 pub(crate) struct Conn<'a> {
     /// The connection as the front's backstop sees it.
     pub watched: &'a Watched,
-    pub clock: &'a ReadClock,
     /// On its first request only: when the front handed it over, where
     /// that request's `exec_timeout` starts (as of-watchdog's starts when
     /// the request arrives, not when a handler thread is free).
@@ -46,9 +44,9 @@ pub(crate) async fn handle(
     let Some(conn) = conn else {
         return Ok(serve_one(server, req, None, None).await);
     };
-    let read_deadline = conn.clock.headers_read();
+    let read_deadline = conn.watched.clock.headers_read();
     let reply = serve_one(server, req, Some(&conn), read_deadline).await;
-    conn.clock.replied();
+    conn.watched.clock.replied();
     Ok(reply)
 }
 

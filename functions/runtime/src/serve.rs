@@ -299,8 +299,8 @@ async fn connection(
         let record = Record::start(server.name, crate::call::UNVERIFIED, method, log);
         (s.exec_timeout, record)
     });
-    let watched = server.backstop.watch(server.name, socket, waiting);
-    let clock = Arc::new(ReadClock::new(accepted, s.read_timeout));
+    let clock = ReadClock::new(accepted, s.read_timeout);
+    let watched = server.backstop.watch(server.name, socket, clock, waiting);
     // hyper's header timer also runs while a keep-alive connection waits
     // for its next request: it is the idle timeout too (Go's IdleTimeout
     // defaults to ReadTimeout).
@@ -317,17 +317,15 @@ async fn connection(
                 handoff::Replay::new(line.read, stream),
                 server.settings.write_timeout,
             )
-            .reading(clock.clone()),
+            .reading(watched.clone()),
         );
         let first = Cell::new(Some(handed));
         let service = hyper::service::service_fn(move |req| {
             let watched = watched.clone();
-            let clock = clock.clone();
             let handed = first.take();
             async move {
                 let conn = Conn {
                     watched: &watched,
-                    clock: &clock,
                     handed,
                 };
                 request::handle(server, req, Some(conn)).await
