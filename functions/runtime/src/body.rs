@@ -22,7 +22,7 @@ const BUDGET_UNIT: usize = 1024;
 /// How long a body may wait for budget to free, each time it needs more,
 /// before it gets [`over_budget`]. Bodies only ever wait on each other, so
 /// some must give up: those that waited longest free their share first.
-pub(crate) const BUDGET_WAIT: Duration = Duration::from_secs(1);
+const BUDGET_WAIT: Duration = Duration::from_secs(1);
 
 /// Takes enough of the body budget into `held` for `total` bytes of a body
 /// (bytes that arrived, never a declared length), waiting up to
