@@ -5,8 +5,13 @@
 //! thread checks every [`TICK`] the requests running: one past its limit it
 //! answers itself (a 504 written to the socket, which is then shut for
 //! writing), one whose client has gone it counts as such (499); either way
-//! the handler is abandoned, as of-watchdog abandons its upstream.
+//! the handler is abandoned, as of-watchdog abandons its upstream. A
+//! connection handed over whose first request no handler thread has taken
+//! up by `exec_timeout` (every thread blocked) is answered 504 the same way:
+//! of-watchdog's `exec_timeout` counts from the request's arrival too.
 
+use crate::Response;
+use crate::deadline::ReadClock;
 use crate::request::{Admitted, Record, timed_out};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
@@ -28,6 +33,8 @@ pub(crate) struct Backstop {
 pub(crate) struct Watched {
     function: &'static str,
     socket: TcpStream,
+    /// Its read deadline (kept here: one allocation per connection).
+    pub(crate) clock: ReadClock,
     state: Mutex<State>,
 }
 
@@ -35,6 +42,12 @@ pub(crate) struct Watched {
 // once per request.
 #[allow(clippy::large_enum_variant)]
 enum State {
+    /// Handed over, its first request not yet taken up by a handler thread.
+    Waiting {
+        deadline: Instant,
+        limit: Duration,
+        record: Record,
+    },
     Idle,
     Running {
         /// None: no limit.
@@ -49,11 +62,29 @@ enum State {
 }
 
 impl Backstop {
-    pub(crate) fn watch(&self, function: &'static str, socket: TcpStream) -> Arc<Watched> {
+    /// Watches a connection handed over now; `waiting`: its first
+    /// request's `exec_timeout` and record, for the front to answer it if
+    /// no handler thread takes it up in time.
+    pub(crate) fn watch(
+        &self,
+        function: &'static str,
+        socket: TcpStream,
+        clock: ReadClock,
+        waiting: Option<(Duration, Record)>,
+    ) -> Arc<Watched> {
+        let state = match waiting {
+            Some((limit, record)) => State::Waiting {
+                deadline: Instant::now() + limit,
+                limit,
+                record,
+            },
+            None => State::Idle,
+        };
         let watched = Arc::new(Watched {
             function,
             socket,
-            state: Mutex::new(State::Idle),
+            clock,
+            state: Mutex::new(state),
         });
         lock(&self.connections).push(Arc::downgrade(&watched));
         watched
@@ -83,12 +114,30 @@ impl Backstop {
 }
 
 impl Watched {
-    /// Marks a request running until `limit` (zero: no limit), counted by
-    /// `record` however it ends and in flight until answered.
-    /// [`Running::done`] gives the record back unless the front has
-    /// answered meanwhile.
+    /// A handler thread takes up the connection: false if the front has
+    /// answered its first request already.
+    pub(crate) fn take_up(&self) -> bool {
+        let mut state = lock(&self.state);
+        match std::mem::replace(&mut *state, State::Idle) {
+            State::Waiting { record, .. } => {
+                record.forget();
+                true
+            }
+            State::Closed => {
+                *state = State::Closed;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Marks a request running until `deadline` (`None`: no limit; `limit`
+    /// for its reply), counted by `record` however it ends and in flight
+    /// until answered. [`Running::done`] gives the record back unless the
+    /// front has answered meanwhile.
     pub(crate) fn running(
         &self,
+        deadline: Option<Instant>,
         limit: Duration,
         record: Record,
         admitted: Admitted,
@@ -101,7 +150,7 @@ impl Watched {
             };
         }
         *state = State::Running {
-            deadline: (!limit.is_zero()).then(|| Instant::now() + limit),
+            deadline,
             limit,
             record,
             admitted,
@@ -125,6 +174,18 @@ impl Watched {
 
     fn check(&self, now: Instant) {
         let mut state = lock(&self.state);
+        if let State::Waiting { deadline, .. } = *state {
+            if deadline > now {
+                return;
+            }
+            let State::Waiting { limit, record, .. } =
+                std::mem::replace(&mut *state, State::Closed)
+            else {
+                unreachable!("matched above")
+            };
+            self.answer_504(limit, record);
+            return;
+        }
         let State::Running { deadline, .. } = *state else {
             return;
         };
@@ -147,29 +208,44 @@ impl Watched {
             let _ = self.socket.shutdown(Shutdown::Both);
             return;
         }
+        self.answer_504(limit, record);
+        drop(admitted);
+    }
+
+    fn answer_504(&self, limit: Duration, record: Record) {
         let response = timed_out(self.function, limit);
-        let body = response.body();
-        let mut head = format!(
-            "HTTP/1.1 504 Gateway Timeout\r\ncontent-length: {}\r\nconnection: close\r\n",
-            body.len()
-        );
-        for (name, value) in response.headers() {
-            if let Ok(value) = value.to_str() {
-                head.push_str(&format!("{name}: {value}\r\n"));
-            }
-        }
-        head.push_str("\r\n");
         // The socket is non-blocking: a reply that does not fit its send
         // buffer (a client that reads nothing) is cut, as the write
         // deadline would cut it.
         let mut socket = &self.socket;
-        let _ = socket
-            .write_all(head.as_bytes())
-            .and_then(|()| socket.write_all(body));
+        let _ = socket.write_all(&wire(&response));
         let _ = self.socket.shutdown(Shutdown::Write);
-        record.finish(response.status(), body.len());
-        drop(admitted);
+        record.finish(response.status(), response.body().len());
     }
+}
+
+/// `response` as HTTP/1.1 bytes, for a reply the front writes itself on a
+/// connection it then closes.
+pub(crate) fn wire(response: &Response) -> Vec<u8> {
+    let body = response.body();
+    let status = response.status();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    );
+    for (name, value) in response.headers() {
+        if let Ok(value) = value.to_str()
+            && name != http::header::CONNECTION
+        {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
 }
 
 /// A request marked running; see [`Watched::running`].
@@ -198,6 +274,10 @@ impl Running<'_> {
                 None
             }
             State::Idle => None,
+            waiting @ State::Waiting { .. } => {
+                *state = waiting;
+                None
+            }
         }
     }
 }

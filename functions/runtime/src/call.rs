@@ -216,6 +216,15 @@ pub(crate) fn signature(caller: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(&format!("t={t},s={s}")).ok()
 }
 
+/// Whether `headers` name `name` in `X-Fmerge-Caller` and prove it with
+/// `X-Fmerge-Caller-Sig` (as [`caller_of`] checks a caller): a request
+/// only a holder of the application's key could send.
+pub(crate) fn signed(headers: &HeaderMap, name: &str) -> bool {
+    let header = |h: &HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
+    header(&CALLER_HEADER) == Some(name)
+        && header(&CALLER_SIG_HEADER).is_some_and(|sig| verify(name, sig, unix_now()))
+}
+
 fn verify(caller: &str, sig: &str, now: u64) -> bool {
     let Some(Some(key)) = key().as_ref().ok() else {
         return false;

@@ -4,9 +4,10 @@
 //!
 //! Off unless `FMERGE_CALL_LOG=<records>` is set. On, the records go to a
 //! ring of that many in memory (the oldest dropped first, so that no
-//! traffic can grow it) and `GET :<metrics_port>/calls` takes them out:
-//! no file, no syscall per call, and a read-only container needs no
-//! volume. Off, a call costs one load of an unset `OnceLock`.
+//! traffic can grow it), `GET :<metrics_port>/calls` reads them and a
+//! `POST` signed with the application's key takes them out (see
+//! `metrics_port`): no file, no syscall per call, and a read-only
+//! container needs no volume. Off, a call costs one load of an unset `OnceLock`.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -22,6 +23,7 @@ const MAX_NAME: usize = 255;
 /// The first line of `GET /calls`: the columns, for whoever reads it.
 pub(crate) const HEADER: &str = "# fmerge calls: request caller callee start_us end_us";
 
+#[derive(Clone)]
 struct Record {
     request: u64,
     caller: String,
@@ -103,12 +105,18 @@ pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, e
     records.push_back(record);
 }
 
-/// The records kept so far, taken out (each is served once), one line
-/// each after [`HEADER`]; `None` when recording is off.
-pub(crate) fn take() -> Option<String> {
+/// The records kept so far, one line each after [`HEADER`], taken out with
+/// `take` (each is then served once); `None` when recording is off.
+pub(crate) fn read(take: bool) -> Option<String> {
     let log = LOG.get()?;
-    let records = std::mem::take(&mut *log.records.lock().unwrap_or_else(|e| e.into_inner()));
-    let dropped = log.dropped.swap(0, Ordering::Relaxed);
+    let mut kept = log.records.lock().unwrap_or_else(|e| e.into_inner());
+    let (records, dropped) = if take {
+        let dropped = log.dropped.swap(0, Ordering::Relaxed);
+        (std::mem::take(&mut *kept), dropped)
+    } else {
+        (kept.clone(), log.dropped.load(Ordering::Relaxed))
+    };
+    drop(kept);
     let mut text = format!("{HEADER}\n");
     if dropped > 0 {
         let _ = writeln!(

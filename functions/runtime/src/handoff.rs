@@ -21,6 +21,26 @@ pub(crate) struct FirstLine {
     pub probe: bool,
 }
 
+impl FirstLine {
+    /// The line's method, and with `log` its target (for the access log),
+    /// for the record of a request whose headers are not read yet.
+    pub(crate) fn method_and_target(
+        &self,
+        log: bool,
+    ) -> (http::Method, Option<crate::request::LogLine>) {
+        let mut words = self.read.split(|&b| b == b' ');
+        let method = words
+            .next()
+            .and_then(|m| http::Method::from_bytes(m).ok())
+            .unwrap_or_default();
+        let target = log
+            .then(|| words.next().and_then(|t| http::Uri::try_from(t).ok()))
+            .flatten()
+            .map(|uri| Box::new((uri, None)));
+        (method, target)
+    }
+}
+
 /// Reads up to the end of the first request line; `None` if the client
 /// closed first.
 pub(crate) async fn first_line(stream: &mut TcpStream) -> io::Result<Option<FirstLine>> {

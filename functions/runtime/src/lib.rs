@@ -17,6 +17,7 @@
 //! ("The merge contract"); the names live in [`hooks`].
 
 mod backstop;
+mod body;
 mod call;
 mod call_log;
 mod config;
@@ -28,9 +29,11 @@ mod handoff;
 pub mod hooks;
 mod invoke;
 mod metrics;
+mod metrics_port;
 mod request;
 mod serve;
 mod settings;
+mod slots;
 
 pub use bytes::Bytes;
 pub use config::{config_of, namespaced, variable_for};

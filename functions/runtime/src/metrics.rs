@@ -1,4 +1,5 @@
-//! Prometheus metrics per function, served on their own port.
+//! Prometheus metrics per function, served on their own port (see
+//! `metrics_port`).
 //!
 //! The names are of-watchdog's (`http_requests_total`,
 //! `http_request_duration_seconds`, `http_requests_in_flight`) with a
@@ -8,18 +9,13 @@
 //! `fmerge_invoke_duration_seconds` is the caller's side: what each
 //! `invoke` cost, over the gateway or in-process.
 
-use crate::Bytes;
-use http_body_util::Full;
 use hyper::{Method, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -293,64 +289,6 @@ pub(crate) fn encode() -> String {
         text = format!("# cannot encode metrics: {e}\n");
     }
     text
-}
-
-/// Serves `GET /metrics` (and `GET /calls`, the call log) on `addr` until
-/// the process exits. A port that is taken is logged and the function goes
-/// on serving without metrics.
-pub(crate) async fn serve(name: &'static str, addr: SocketAddr) {
-    let listener = match tokio::net::TcpListener::bind(addr).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!(
-                "{name}: metrics are off: cannot listen on {addr}: {e} (set metrics_port to a free port, or 0 to turn metrics off)"
-            );
-            return;
-        }
-    };
-    eprintln!("{name}: metrics on http://{addr}/metrics");
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            continue;
-        };
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(
-                |req: hyper::Request<hyper::body::Incoming>| async move {
-                    let mut r = hyper::Response::new(Full::new(Bytes::new()));
-                    let get = req.method() == Method::GET;
-                    if get && req.uri().path() == "/calls" {
-                        // The call log (`FMERGE_CALL_LOG`), taken out.
-                        match crate::call_log::take() {
-                            Some(text) => *r.body_mut() = Full::new(Bytes::from(text)),
-                            None => {
-                                *r.status_mut() = StatusCode::NOT_FOUND;
-                                *r.body_mut() = Full::new(Bytes::from_static(
-                                    b"the call log is off: set FMERGE_CALL_LOG to a number of records to keep\n",
-                                ));
-                            }
-                        }
-                    } else if get && req.uri().path() == "/metrics" {
-                        *r.body_mut() = Full::new(Bytes::from(encode()));
-                        r.headers_mut().insert(
-                            hyper::header::CONTENT_TYPE,
-                            hyper::header::HeaderValue::from_static(
-                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                            ),
-                        );
-                    } else {
-                        *r.status_mut() = StatusCode::NOT_FOUND;
-                    }
-                    Ok::<_, Infallible>(r)
-                },
-            );
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(5))
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
 }
 
 #[cfg(test)]

@@ -9,15 +9,13 @@ use crate::call::{self, Call};
 use crate::serve::Server;
 use crate::settings::parse_duration;
 use crate::{Bytes, Error, Request, Response, dispatch, metrics};
-use bytes::BytesMut;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, StatusCode, Uri};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
 pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
@@ -26,16 +24,41 @@ pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
 /// reply (nginx's "client closed request").
 pub(crate) const CLIENT_CLOSED: u16 = 499;
 
-/// Serves one request of a connection; `watched` is that connection as the
-/// front's backstop sees it (`None` on the front's own connections).
+/// A connection handed to the handlers' runtime, as its requests see it.
+pub(crate) struct Conn<'a> {
+    /// The connection as the front's backstop sees it.
+    pub watched: &'a Watched,
+    /// On its first request only: when the front handed it over, where
+    /// that request's `exec_timeout` starts (as of-watchdog's starts when
+    /// the request arrives, not when a handler thread is free).
+    pub handed: Option<tokio::time::Instant>,
+}
+
+/// Serves one request of a connection; `conn` is `None` on the front's own
+/// connections.
 pub(crate) async fn handle(
     server: &'static Server,
     req: hyper::Request<Incoming>,
-    watched: Option<&Watched>,
+    conn: Option<Conn<'_>>,
 ) -> Result<HttpResponse, Infallible> {
+    let Some(conn) = conn else {
+        return Ok(serve_one(server, req, None, None).await);
+    };
+    let read_deadline = conn.watched.clock.headers_read();
+    let reply = serve_one(server, req, Some(&conn), read_deadline).await;
+    conn.watched.clock.replied();
+    Ok(reply)
+}
+
+async fn serve_one(
+    server: &'static Server,
+    req: hyper::Request<Incoming>,
+    conn: Option<&Conn<'_>>,
+    read_deadline: Option<tokio::time::Instant>,
+) -> HttpResponse {
     let path = req.uri().path();
     if path.starts_with("/_/") {
-        return Ok(probe(server, req.method(), path));
+        return probe(server, req.method(), path);
     }
     let log = server.settings.access_log.then(|| {
         let id = call::call_id(req.headers()).map(str::to_string);
@@ -47,14 +70,18 @@ pub(crate) async fn handle(
         req.method().clone(),
         log,
     );
-    let (response, record) = guarded(server, req, record, watched).await;
+    let (response, record) = guarded(server, req, record, conn, read_deadline).await;
     // None: the front's backstop answered and counted it.
     if let Some(record) = record {
         record.finish(response.status(), response.body().len());
     }
     let (parts, body) = response.into_parts();
-    Ok(hyper::Response::from_parts(parts, Full::new(body)))
+    hyper::Response::from_parts(parts, Full::new(body))
 }
+
+/// The URI and call id for the access log line, when it is on (boxed: a
+/// record lives in every call's state, the log is mostly off).
+pub(crate) type LogLine = Box<(Uri, Option<String>)>;
 
 /// Counts (and with the access log, logs) one request of `function` when
 /// it ends: with its reply's status, or [`CLIENT_CLOSED`] when it is
@@ -64,9 +91,7 @@ pub(crate) struct Record {
     caller: &'static str,
     method: Method,
     started: Instant,
-    /// The URI and call id for the access log line, when it is on (boxed:
-    /// a record lives in every call's state, the log is mostly off).
-    log: Option<Box<(Uri, Option<String>)>>,
+    log: Option<LogLine>,
     done: bool,
 }
 
@@ -75,7 +100,7 @@ impl Record {
         function: &'static str,
         caller: &'static str,
         method: Method,
-        log: Option<Box<(Uri, Option<String>)>>,
+        log: Option<LogLine>,
     ) -> Record {
         Record {
             function,
@@ -85,6 +110,11 @@ impl Record {
             log,
             done: false,
         }
+    }
+
+    /// Drops the record uncounted: another took over the request.
+    pub(crate) fn forget(mut self) {
+        self.done = true;
     }
 
     pub(crate) fn finish(mut self, status: StatusCode, bytes: usize) {
@@ -144,13 +174,14 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
 }
 
 /// One function request: the in-flight limit, the body limit and budget
-/// within read timeout, then the handler under exec_timeout. Gives `record`
-/// back unless the backstop took it.
+/// by the request's read deadline, then the handler under exec_timeout.
+/// Gives `record` back unless the backstop took it.
 async fn guarded(
     server: &'static Server,
     req: hyper::Request<Incoming>,
     record: Record,
-    watched: Option<&Watched>,
+    conn: Option<&Conn<'_>>,
+    read_deadline: Option<tokio::time::Instant>,
 ) -> (Response, Option<Record>) {
     let s = &server.settings;
     let name = server.name;
@@ -163,22 +194,27 @@ async fn guarded(
     };
     let (parts, body) = req.into_parts();
     // The body's bytes count against the budget until the handler is done with them.
-    let (body, _held) = match read_body(server, &parts.headers, body).await {
-        Ok(read) => read,
-        Err(refusal) => return (refusal, Some(record)),
-    };
+    let (body, _held) =
+        match crate::body::read_body(server, &parts.headers, body, read_deadline).await {
+            Ok(read) => read,
+            Err(refusal) => return (refusal, Some(record)),
+        };
     let request = Request::from_parts(parts, body);
     let limit = exec_timeout(s.exec_timeout, request.headers());
-    let deadline = deadline_after(limit);
+    let started = conn.and_then(|c| c.handed);
+    let deadline =
+        (!limit.is_zero()).then(|| started.unwrap_or_else(tokio::time::Instant::now) + limit);
     let context = Call::new(name, request.headers(), deadline);
     // Boxed once here: the handler's future is large, and each await below
     // would otherwise copy it into its own state.
     let run =
         crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
-    match watched {
+    match conn {
         None => (within(name, limit, deadline, run).await, Some(record)),
-        Some(watched) => {
-            let running = watched.running(limit, record, admitted);
+        Some(conn) => {
+            let running =
+                conn.watched
+                    .running(deadline.map(|d| d.into_std()), limit, record, admitted);
             let response = within(name, limit, deadline, run).await;
             (response, running.done())
         }
@@ -312,110 +348,8 @@ pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
 }
 
 /// A reply after which the connection is closed (its request was not read whole).
-fn closing(mut r: Response) -> Response {
+pub(crate) fn closing(mut r: Response) -> Response {
     r.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     r
-}
-
-/// The budget is counted in KiB, so that one request's share fits a `u32`.
-const BUDGET_UNIT: usize = 1024;
-
-/// Takes `bytes` more of the body budget into `held`; false when the
-/// budget has not that much left (the reply is then [`over_budget`]).
-fn hold(server: &Server, held: &mut Option<OwnedSemaphorePermit>, bytes: usize) -> bool {
-    if server.settings.max_buffered_bytes == 0 || bytes == 0 {
-        return true;
-    }
-    let units = u32::try_from(bytes.div_ceil(BUDGET_UNIT)).unwrap_or(u32::MAX);
-    let Ok(permit) = server.buffered.clone().try_acquire_many_owned(units) else {
-        return false;
-    };
-    match held {
-        Some(h) => h.merge(permit),
-        None => *held = Some(permit),
-    }
-    true
-}
-
-/// 503 for a body past `max_buffered_bytes`.
-fn over_budget(server: &Server) -> Response {
-    let mut r = Error::with_status(
-        503,
-        format!(
-            "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
-            server.settings.max_buffered_bytes
-        ),
-    )
-    .into_response_quiet();
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    closing(r)
-}
-
-/// The budget's size in its units, for the semaphore.
-pub(crate) fn budget_units(max_buffered_bytes: usize) -> usize {
-    (max_buffered_bytes / BUDGET_UNIT).max(1)
-}
-
-/// Reads a body of at most `max_body_size` bytes within `read_timeout`, into
-/// one buffer (no second copy), holding its size of the body budget. A
-/// declared length over the limit, or over what is left of the budget, is
-/// refused before a byte of the body is read.
-async fn read_body(
-    server: &Server,
-    headers: &http::HeaderMap,
-    mut body: Incoming,
-) -> Result<(Bytes, Option<OwnedSemaphorePermit>), Response> {
-    let s = &server.settings;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > s.max_body_size as u64) {
-        return Err(closing(too_large(s.max_body_size)));
-    }
-    let declared = declared.map(|n| n as usize);
-    let mut held = None;
-    if !hold(server, &mut held, declared.unwrap_or(0)) {
-        return Err(over_budget(server));
-    }
-    let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
-    let read = async {
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| {
-                Error::bad_request(format!("cannot read request body: {e}")).into_response_quiet()
-            })?;
-            if let Ok(data) = frame.into_data() {
-                let total = buffer.len() + data.len();
-                if total > s.max_body_size {
-                    return Err(closing(too_large(s.max_body_size)));
-                }
-                if total > declared.unwrap_or(0) && !hold(server, &mut held, data.len()) {
-                    return Err(over_budget(server));
-                }
-                buffer.extend_from_slice(&data);
-            }
-        }
-        Ok(())
-    };
-    if s.read_timeout.is_zero() {
-        read.await?;
-    } else {
-        match tokio::time::timeout(s.read_timeout, read).await {
-            Ok(result) => result?,
-            Err(_) => {
-                let r = Error::with_status(
-                    408,
-                    format!(
-                        "request body not received within read_timeout ({:?})",
-                        s.read_timeout
-                    ),
-                )
-                .into_response_quiet();
-                return Err(closing(r));
-            }
-        }
-    }
-    Ok((buffer.freeze(), held))
 }

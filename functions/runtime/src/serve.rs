@@ -4,27 +4,31 @@
 //! to the function: a body limit and budget, a connection cap, a write
 //! deadline, and accept back-off.
 //!
-//! Two runtimes: the front (one thread: accept, probes, metrics, signals,
-//! the [`backstop`]) and the handlers' (a worker per core), where function
+//! Two runtimes: the front (one thread: accept, probes, signals, the
+//! [`backstop`]) and the handlers' (a worker per core), where function
 //! requests are parsed and run on their connection's task (see
 //! [`handoff`]). A handler that blocks its thread or never yields stalls
 //! only the handlers' threads: the front still answers health, answers 504
 //! at `exec_timeout`, and drains.
 
 use crate::backstop::{self, Backstop};
-use crate::deadline::Deadline;
-use crate::request;
+use crate::deadline::{Deadline, ReadClock};
+use crate::request::{self, Conn, Record};
 use crate::settings::Settings;
-use crate::{Entry, call, call_log, config, dispatch, handoff, metrics};
+use crate::slots::{
+    PROBE_CONNECTIONS, PROBE_HEADER_TIMEOUT, Slot, raise_fd_limit, refuse, take_slot, wait_for_slot,
+};
+use crate::{Entry, call, call_log, config, dispatch, handoff, metrics_port};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use std::cell::Cell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Semaphore, watch};
 
 pub(crate) struct Server {
     pub name: &'static str,
@@ -38,19 +42,13 @@ pub(crate) struct Server {
     /// Bytes of request bodies held in memory now (`max_buffered_bytes`).
     pub buffered: Arc<Semaphore>,
     /// Open connections (`max_connections`).
-    connections: Arc<Semaphore>,
+    pub(crate) connections: Arc<Semaphore>,
+    /// Connections whose request line came on a probe slot, waiting for a
+    /// regular one without holding it (as many as `max_connections`).
+    pub(crate) waiting: Arc<Semaphore>,
     /// The connections on the handlers' runtime, as the front sees them.
     backstop: Backstop,
 }
-
-/// Connections accepted beyond `max_connections` so that health and ready
-/// stay answerable while every slot is held (by stalled clients, say). A
-/// function request on one waits for a regular slot, as it would have in the
-/// accept queue.
-pub(crate) const PROBE_CONNECTIONS: usize = 16;
-
-/// How long a connection of that reserve may take to send its request.
-const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Serves `entry` as the function `name` with the settings of the
 /// environment (see [`Settings`]) until SIGTERM or SIGINT, then drains and
@@ -59,6 +57,7 @@ const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 pub fn serve(name: &'static str, entry: Entry) {
     config::set_primary(name);
     let settings = Settings::from_env().unwrap_or_else(|e| fail(name, &e));
+    raise_fd_limit();
     if let Err(e) = dispatch::check_guards().and_then(|()| call::check_key()) {
         fail(name, &e);
     }
@@ -74,10 +73,11 @@ pub fn serve(name: &'static str, entry: Entry) {
     let server: &'static Server = Box::leak(Box::new(Server {
         name,
         entry,
-        buffered: Arc::new(Semaphore::new(request::budget_units(
+        buffered: Arc::new(Semaphore::new(crate::body::budget_units(
             settings.max_buffered_bytes,
         ))),
         connections: Arc::new(Semaphore::new(settings.max_connections)),
+        waiting: Arc::new(Semaphore::new(settings.max_connections)),
         settings,
         handlers: handlers.handle().clone(),
         backstop: Backstop::default(),
@@ -113,10 +113,7 @@ async fn run(server: &'static Server) {
         call_log::enable(s.call_log);
     }
     if s.metrics_port != 0 {
-        tokio::spawn(metrics::serve(
-            name,
-            SocketAddr::new(s.listen_address, s.metrics_port),
-        ));
+        metrics_port::start(name, SocketAddr::new(s.listen_address, s.metrics_port));
     }
     let merged = dispatch::merged();
     dispatch::start_isolated();
@@ -192,13 +189,20 @@ async fn run(server: &'static Server) {
                 }
             },
         };
+        let accepted = tokio::time::Instant::now();
         if accept_errors > 0 {
             eprintln!("{name}: accepting again after {accept_errors} failed accepts");
             accept_errors = 0;
             backoff = Duration::from_millis(10);
         }
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection(server, stream, slot, graceful.watcher()));
+        tokio::spawn(connection(
+            server,
+            stream,
+            slot,
+            graceful.watcher(),
+            accepted,
+        ));
     }
     drop(listener);
     let left = server.in_flight.load(Ordering::SeqCst);
@@ -230,50 +234,40 @@ async fn run(server: &'static Server) {
     }
 }
 
-enum Slot {
-    Regular(OwnedSemaphorePermit),
-    /// One of [`PROBE_CONNECTIONS`], taken while every regular slot is.
-    Probe(OwnedSemaphorePermit),
-}
-
-/// A regular connection slot if one is free, else one of the reserve, else
-/// whichever frees first.
-async fn take_slot(server: &Server, reserve: &Arc<Semaphore>) -> Slot {
-    if let Ok(p) = server.connections.clone().try_acquire_owned() {
-        return Slot::Regular(p);
-    }
-    if let Ok(p) = reserve.clone().try_acquire_owned() {
-        return Slot::Probe(p);
-    }
-    tokio::select! {
-        p = server.connections.clone().acquire_owned() => Slot::Regular(p.expect("never closed")),
-        p = reserve.clone().acquire_owned() => Slot::Probe(p.expect("never closed")),
-    }
-}
-
 /// One connection, from its first request line (see [`handoff`]): a probe
 /// is answered here, on a connection that then closes; anything else is
 /// served on the handlers' runtime, watched by the backstop, once it holds
-/// a regular slot (one of the reserve gives way to the first that frees).
-async fn connection(server: &'static Server, mut stream: TcpStream, slot: Slot, watcher: Watcher) {
+/// a regular slot. Its first request must be read by `accepted` plus
+/// `read_timeout`, line, headers and body together.
+async fn connection(
+    server: &'static Server,
+    mut stream: TcpStream,
+    slot: Slot,
+    watcher: Watcher,
+    accepted: tokio::time::Instant,
+) {
     let s = &server.settings;
-    let header_timeout = match (&slot, s.read_timeout) {
-        (Slot::Probe(_), t) if t.is_zero() => Some(PROBE_HEADER_TIMEOUT),
-        (Slot::Probe(_), t) => Some(t.min(PROBE_HEADER_TIMEOUT)),
-        (Slot::Regular(_), t) => (!t.is_zero()).then_some(t),
+    let read_deadline = (!s.read_timeout.is_zero()).then(|| accepted + s.read_timeout);
+    let line_deadline = match &slot {
+        Slot::Probe(_) => {
+            let probe = accepted + PROBE_HEADER_TIMEOUT;
+            Some(read_deadline.map_or(probe, |d| d.min(probe)))
+        }
+        Slot::Regular(_) => read_deadline,
     };
     let read = handoff::first_line(&mut stream);
-    let line = match header_timeout {
-        Some(t) => tokio::time::timeout(t, read).await.unwrap_or(Ok(None)),
+    let line = match line_deadline {
+        Some(t) => tokio::time::timeout_at(t, read).await.unwrap_or(Ok(None)),
         None => read.await,
     };
     let Ok(Some(line)) = line else { return };
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new());
     if line.probe {
-        builder
-            .header_read_timeout(header_timeout.or(Some(PROBE_HEADER_TIMEOUT)))
-            .keep_alive(false);
+        let left = line_deadline.map_or(PROBE_HEADER_TIMEOUT, |d| {
+            d.saturating_duration_since(tokio::time::Instant::now())
+        });
+        builder.header_read_timeout(left).keep_alive(false);
         let io = TokioIo::new(Deadline::new(
             handoff::Replay::new(line.read, stream),
             s.write_timeout,
@@ -285,35 +279,57 @@ async fn connection(server: &'static Server, mut stream: TcpStream, slot: Slot, 
     }
     let permit = match slot {
         Slot::Regular(permit) => permit,
-        Slot::Probe(_reserve) => server
-            .connections
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("never closed"),
+        Slot::Probe(reserve) => {
+            drop(reserve);
+            match wait_for_slot(server, read_deadline).await {
+                Some(permit) => permit,
+                None => return refuse(server, stream).await,
+            }
+        }
     };
+    let handed = tokio::time::Instant::now();
     let Ok(stream) = stream.into_std() else {
         return;
     };
     let Ok(socket) = stream.try_clone() else {
         return;
     };
-    let watched = server.backstop.watch(server.name, socket);
+    let waiting = (!s.exec_timeout.is_zero()).then(|| {
+        let (method, log) = line.method_and_target(s.access_log);
+        let record = Record::start(server.name, crate::call::UNVERIFIED, method, log);
+        (s.exec_timeout, record)
+    });
+    let clock = ReadClock::new(accepted, s.read_timeout);
+    let watched = server.backstop.watch(server.name, socket, clock, waiting);
     // hyper's header timer also runs while a keep-alive connection waits
     // for its next request: it is the idle timeout too (Go's IdleTimeout
     // defaults to ReadTimeout).
-    builder.header_read_timeout(header_timeout);
+    builder.header_read_timeout((!s.read_timeout.is_zero()).then_some(s.read_timeout));
     server.handlers.spawn(async move {
+        if !watched.take_up() {
+            return;
+        }
         let Ok(stream) = TcpStream::from_std(stream) else {
             return;
         };
-        let io = TokioIo::new(Deadline::new(
-            handoff::Replay::new(line.read, stream),
-            server.settings.write_timeout,
-        ));
+        let io = TokioIo::new(
+            Deadline::new(
+                handoff::Replay::new(line.read, stream),
+                server.settings.write_timeout,
+            )
+            .reading(watched.clone()),
+        );
+        let first = Cell::new(Some(handed));
         let service = hyper::service::service_fn(move |req| {
             let watched = watched.clone();
-            async move { request::handle(server, req, Some(&watched)).await }
+            let handed = first.take();
+            async move {
+                let conn = Conn {
+                    watched: &watched,
+                    handed,
+                };
+                request::handle(server, req, Some(conn)).await
+            }
         });
         let _ = watcher.watch(builder.serve_connection(io, service)).await;
         drop(permit);

@@ -16,14 +16,16 @@ pub struct Settings {
     pub listen_address: IpAddr,
     /// `port` (default 8080).
     pub port: u16,
-    /// `read_timeout` (default 30s): reading a request's headers, the idle
-    /// time of a keep-alive connection between requests, and reading a body.
+    /// `read_timeout` (default 30s): reading a whole request (line, headers
+    /// and body together), and the idle time of a keep-alive connection
+    /// between requests.
     pub read_timeout: Duration,
     /// `write_timeout` (default 30s): how long in-flight requests may finish
     /// after the drain starts closing connections.
     pub write_timeout: Duration,
-    /// `exec_timeout` (default 30s; 0 = none): a handler still running after
-    /// this is abandoned and answered 504. A request's `X-Timeout` may lower it.
+    /// `exec_timeout` (default 30s; 0 = none), from a request's arrival: a
+    /// handler still running after this, or a request no handler thread has
+    /// taken up by then, is answered 504. A request's `X-Timeout` may lower it.
     pub exec_timeout: Duration,
     /// `healthcheck_interval` (default: `write_timeout`): after SIGTERM, how
     /// long health answers 503 while new connections are still served.
@@ -34,10 +36,12 @@ pub struct Settings {
     pub max_body_size: usize,
     /// `max_buffered_bytes` (default: half the cgroup memory limit, else half
     /// the machine's memory; 0 = none): request bodies held in memory at
-    /// once, across all requests; a body that would pass it gets 503.
+    /// once, across all requests, charged as bytes arrive; a body that
+    /// finds it spent waits a while, then gets 503.
     pub max_buffered_bytes: usize,
-    /// `max_connections` (default 4096): connections beyond it wait in the
-    /// kernel's accept queue.
+    /// `max_connections` (default 4096): connections beyond it are read up
+    /// to their first line on a reserve for probes; function requests then
+    /// wait for a slot, and get 503 past as many waiting or `read_timeout`.
     pub max_connections: usize,
     /// `metrics_port` (default 8081, of-watchdog's; 0 = no metrics server).
     pub metrics_port: u16,

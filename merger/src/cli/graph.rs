@@ -36,8 +36,9 @@ pub struct Source {
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub access_log: Option<PathBuf>,
     /// The order of the calls the code does not show, from the runtime's
-    /// call log (`GET /calls` on the functions' metrics ports, with
-    /// FMERGE_CALL_LOG set, appended into one file).
+    /// call log (`POST /calls` signed with the key on the functions'
+    /// metrics ports, with FMERGE_CALL_LOG set, appended into one file; or
+    /// one `GET /calls` per port after the traffic).
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub call_log: Option<PathBuf>,
     #[command(flatten)]

@@ -28,7 +28,7 @@ pub struct CallLog {
 /// The columns, as the errors name them.
 const COLUMNS: &str = "<request> <caller> <callee> <start µs> <end µs>";
 
-/// Reads a call log: one or more `GET /calls` replies, appended.
+/// Reads a call log: one or more `/calls` replies, appended.
 pub fn read(path: &Path) -> Result<CallLog> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the call log {}", path.display()))?;

@@ -5,11 +5,15 @@
 // Each test binary compiles this module; only some use each helper.
 #![allow(dead_code)]
 
+pub mod fronts;
+
 use fmerge_runtime::Entry;
 use fmerge_runtime::hooks::{Route, Routes};
 use fmerge_testkit::Deployment;
 use fmerge_testkit::dataplane::{self, RawResponse, Server, request};
 use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::process::Command;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -108,4 +112,24 @@ pub fn merge_locally(name: &'static str, entry: Entry) {
             len: routes.len(),
         }
     };
+}
+
+/// `GET path` on a new connection; the reply's status, or why none came
+/// within `within`.
+pub fn answered_within(port: u16, path: &str, within: Duration) -> Result<u16, String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+    c.set_read_timeout(Some(within)).unwrap();
+    c.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .map_err(|e| format!("send: {e}"))?;
+    let mut reply = Vec::new();
+    c.read_to_end(&mut reply)
+        .map_err(|e| format!("no answer within {within:?}: {e}"))?;
+    dataplane::parse(&reply, false).map(|r| r.status)
+}
+
+/// A connection that sent `sent` and nothing more.
+pub fn stalled(port: u16, sent: &str) -> TcpStream {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(sent.as_bytes()).unwrap();
+    c
 }

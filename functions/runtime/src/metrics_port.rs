@@ -1,0 +1,130 @@
+//! The metrics port: `GET /metrics`, and the call log (`/calls`), served on
+//! a thread of its own, so that a slow scrape or a large call log never
+//! delays the front, with of-watchdog's bounds on it: 500 ms to read a
+//! request and to write a reply, and a cap on open connections.
+
+use crate::deadline::Deadline;
+use crate::{Bytes, call, call_log, metrics};
+use http_body_util::Full;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Method, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// How long a request may take to arrive, a keep-alive connection may sit
+/// idle, and a reply may take to be written: of-watchdog's `ReadTimeout`
+/// and `WriteTimeout` on its metrics server.
+pub(crate) const METRICS_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Open connections to the metrics port; more wait in the accept queue.
+pub(crate) const METRICS_CONNECTIONS: usize = 32;
+
+/// The name `POST /calls` must be signed for (`X-Fmerge-Caller: /calls`
+/// with its `X-Fmerge-Caller-Sig`): a name no function has, so that no
+/// signature an `invoke` sent can be replayed to take the call log.
+pub(crate) const TAKE_CALLS: &str = "/calls";
+
+/// Starts serving the metrics port `addr` on a thread of its own, until the
+/// process exits. A port that is taken is logged and the function goes on
+/// serving without metrics.
+pub(crate) fn start(name: &'static str, addr: SocketAddr) {
+    let started = std::thread::Builder::new()
+        .name(format!("{name}-metrics"))
+        .spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(serve(name, addr)),
+                Err(e) => eprintln!("{name}: metrics are off: cannot start tokio: {e}"),
+            }
+        });
+    if let Err(e) = started {
+        eprintln!("{name}: metrics are off: cannot start their thread: {e}");
+    }
+}
+
+async fn serve(name: &'static str, addr: SocketAddr) {
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "{name}: metrics are off: cannot listen on {addr}: {e}\nfix: set metrics_port to a free port, or 0 to turn metrics off"
+            );
+            return;
+        }
+    };
+    eprintln!("{name}: metrics on http://{addr}/metrics");
+    let open = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
+    loop {
+        let slot = open.clone().acquire_owned().await.expect("never closed");
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: retrying at once would spin.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        tokio::spawn(async move {
+            let service =
+                hyper::service::service_fn(|req| async move { Ok::<_, Infallible>(answer(&req)) });
+            let io = TokioIo::new(Deadline::new(stream, METRICS_TIMEOUT));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(METRICS_TIMEOUT)
+                .serve_connection(io, service)
+                .await;
+            drop(slot);
+        });
+    }
+}
+
+fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<Bytes>> {
+    let reply = |status: StatusCode, body: Bytes| {
+        let mut r = hyper::Response::new(Full::new(body));
+        *r.status_mut() = status;
+        r
+    };
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/metrics") => {
+            let mut r = reply(StatusCode::OK, Bytes::from(metrics::encode()));
+            r.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static(
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                ),
+            );
+            r
+        }
+        // Read, the call log stays (it says no more than the metrics do);
+        // taken out, only by a holder of the application's key.
+        (&Method::GET, "/calls") => calls(call_log::read(false)),
+        (&Method::POST, "/calls") if call::signed(req.headers(), TAKE_CALLS) => {
+            calls(call_log::read(true))
+        }
+        (&Method::POST, "/calls") => reply(
+            StatusCode::FORBIDDEN,
+            Bytes::from_static(
+                b"taking the call log out needs the application's key\nfix: sign X-Fmerge-Caller: /calls with it (X-Fmerge-Caller-Sig, see docs/operating.md), or read it with GET /calls\n",
+            ),
+        ),
+        _ => reply(StatusCode::NOT_FOUND, Bytes::new()),
+    }
+}
+
+fn calls(text: Option<String>) -> hyper::Response<Full<Bytes>> {
+    let (status, body) = match text {
+        Some(text) => (StatusCode::OK, Bytes::from(text)),
+        None => (
+            StatusCode::NOT_FOUND,
+            Bytes::from_static(
+                b"the call log is off\nfix: set FMERGE_CALL_LOG to a number of records to keep\n",
+            ),
+        ),
+    };
+    let mut r = hyper::Response::new(Full::new(body));
+    *r.status_mut() = status;
+    r
+}

@@ -1,0 +1,204 @@
+//! Clients that stall, queue and pile up: probes keep answering while
+//! stalled clients hold every connection slot and more queue behind them,
+//! and with 4096 idle connections open; `read_timeout` covers a request's
+//! line, headers and body together, as Go's `ReadTimeout` does; the
+//! metrics port closes clients that stall, as of-watchdog's does.
+//!
+//! Run: `cargo test --release -p fmerge-runtime --test overload`.
+
+mod support;
+
+use fmerge_testkit::dataplane::{self, Server, probe};
+use fmerge_testkit::free_port;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{answered_within, probe_on, stalled};
+
+#[test]
+fn probes_answer_while_stalled_clients_hold_every_slot_and_request_lines_queue() {
+    let s = probe_on(
+        free_port(),
+        &[("max_connections", "2"), ("read_timeout", "60s")],
+    );
+    let mut held: Vec<TcpStream> = (0..2)
+        .map(|_| stalled(s.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    held.extend((0..16).map(|_| stalled(s.port, "POST /echo HTTP/1.1\r\n")));
+    std::thread::sleep(Duration::from_millis(500));
+    // Generous: the old front gave no answer at all here.
+    for path in ["/_/health", "/_/ready"] {
+        for _ in 0..3 {
+            let asked = Instant::now();
+            let status = answered_within(s.port, path, Duration::from_secs(2));
+            eprintln!("{path}: {status:?} after {:?}", asked.elapsed());
+            assert_eq!(status, Ok(200), "{path}\n{}", s.output());
+        }
+    }
+    drop(held);
+}
+
+#[test]
+fn under_plain_overload_function_requests_past_the_waiting_room_get_503_and_probes_answer() {
+    let s = probe_on(free_port(), &[("max_connections", "2")]);
+    let port = s.port;
+    // Two slots busy for 3 s, two more requests waiting for them, and more
+    // than that: those are refused at once, with Retry-After.
+    let busy: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                answered_within(port, "/sleep?ms=3000", Duration::from_secs(30))
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let extra = dataplane::request(port, "GET", "/echo", &[], b"").unwrap();
+    assert_eq!(extra.status, 503, "{extra:?}");
+    assert_eq!(
+        extra.headers.get("retry-after").map(String::as_str),
+        Some("1")
+    );
+    assert!(extra.body.contains("max_connections"), "{extra:?}");
+    assert_eq!(
+        answered_within(port, "/_/health", Duration::from_secs(2)),
+        Ok(200)
+    );
+    let statuses: Vec<_> = busy.into_iter().map(|b| b.join().unwrap()).collect();
+    assert_eq!(statuses, vec![Ok(200); 4]);
+}
+
+#[test]
+fn health_answers_with_4096_idle_connections_open() {
+    // This process needs a descriptor per connection.
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write `limit`.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    assert!(
+        limit.rlim_max > 8500,
+        "hard fd limit {}: too low for this test",
+        limit.rlim_max
+    );
+    // The server starts with a low soft limit (the hard one stays): it must
+    // raise it itself, as Go does.
+    let port = free_port();
+    let binary = dataplane::example_binary("fmerge-runtime", "probe");
+    let mut cmd = Command::new("bash");
+    cmd.args([
+        "-c",
+        &format!("ulimit -S -n 1024 && exec {}", binary.display()),
+    ])
+    .env("port", port.to_string())
+    .env("metrics_port", "0")
+    .env("listen_address", "127.0.0.1");
+    let s = Server::start(cmd, port);
+    let mut idle = Vec::with_capacity(4096);
+    for i in 0..4096 {
+        match TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(3)) {
+            Ok(c) => idle.push(c),
+            Err(e) => panic!("connection {i} of 4096: {e}\n{}", s.output()),
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let status = answered_within(port, "/_/health", Duration::from_secs(10));
+    assert_eq!(status, Ok(200), "{}", s.output());
+    assert!(!s.output().contains("accept failed"), "{}", s.output());
+    drop(idle);
+}
+
+#[test]
+fn read_timeout_covers_the_line_headers_and_body_together() {
+    let s = probe_on(free_port(), &[("read_timeout", "2s")]);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let started = Instant::now();
+    // Each part well within 2 s; all together 3.6 s.
+    let parts = [
+        "POST /sleep?ms=0 HTTP/1.1\r\n",
+        "Host: x\r\n",
+        "Content-Length: 3\r\n",
+        "\r\n",
+        "a",
+        "b",
+        "c",
+    ];
+    for part in parts {
+        if c.write_all(part.as_bytes()).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(600));
+    }
+    let mut reply = Vec::new();
+    let _ = c.read_to_end(&mut reply);
+    let reply = String::from_utf8_lossy(&reply);
+    eprintln!("after {:?}: {reply:?}", started.elapsed());
+    assert!(
+        reply.is_empty() || reply.starts_with("HTTP/1.1 408"),
+        "{reply}"
+    );
+    assert!(!reply.contains("slept"), "{reply}");
+}
+
+#[test]
+fn the_metrics_port_closes_a_client_that_stalls_and_caps_its_connections() {
+    let (_s, metrics) = probe(&[]);
+    // Half a request: closed at the read timeout (of-watchdog: 500 ms).
+    let mut c = stalled(metrics, "GET /metrics HTTP/1.1\r\nHo");
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let asked = Instant::now();
+    let mut rest = Vec::new();
+    let _ = c.read_to_end(&mut rest);
+    let closed = asked.elapsed();
+    eprintln!("a stalled metrics client closed after {closed:?}");
+    assert!(closed < Duration::from_secs(3), "closed after {closed:?}");
+    // Many stalled clients at once: the capped port still answers, once
+    // their timeouts close them.
+    let flood: Vec<TcpStream> = (0..200).map(|_| stalled(metrics, "GET /met")).collect();
+    let r = answered_within(metrics, "/metrics", Duration::from_secs(20));
+    assert_eq!(r, Ok(200));
+    drop(flood);
+}
+
+#[test]
+fn each_request_of_a_keep_alive_connection_gets_its_own_read_timeout() {
+    let s = probe_on(free_port(), &[("read_timeout", "1s")]);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    // Five requests 600 ms apart (3 s in all, over read_timeout), each
+    // sent whole, and the last one's body 400 ms after its headers.
+    for i in 0..5 {
+        std::thread::sleep(Duration::from_millis(600));
+        let body = format!("request {i}");
+        let head = format!(
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        c.write_all(head.as_bytes()).unwrap();
+        if i == 4 {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        c.write_all(body.as_bytes()).unwrap();
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !reply.ends_with(b"}") {
+            let n = c.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "request {i}: closed; {}",
+                String::from_utf8_lossy(&reply)
+            );
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "request {i}: {reply}");
+        assert!(reply.contains(&body), "request {i}: {reply}");
+    }
+}

@@ -1,0 +1,103 @@
+//! The two fronts the conformance tests compare: the runtime serving the
+//! probe function itself, and the real of-watchdog in front of it.
+
+use super::probe_on;
+use fmerge_testkit::dataplane::{self, Server, request};
+use fmerge_testkit::free_port;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Front {
+    /// The function binary serves the port itself.
+    Runtime,
+    /// of-watchdog serves the port and proxies to the function binary.
+    Watchdog,
+}
+
+/// of-watchdog always puts its metrics on :8081, so two cannot run at once.
+static WATCHDOG: Mutex<()> = Mutex::new(());
+
+pub struct Started {
+    pub server: Server,
+    _watchdog_lock: Option<std::sync::MutexGuard<'static, ()>>,
+    _tmp: tempfile::TempDir,
+}
+
+/// Starts the probe function (`examples/probe.rs`) behind `front` with the
+/// of-watchdog settings `env`. `None` when of-watchdog is unavailable and
+/// not required.
+pub fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
+    let probe = dataplane::example_binary("fmerge-runtime", "probe");
+    let port = free_port();
+    let tmp = tempfile::tempdir().unwrap();
+    match front {
+        Front::Runtime => Some(Started {
+            server: probe_on(port, env),
+            _watchdog_lock: None,
+            _tmp: tmp,
+        }),
+        Front::Watchdog => {
+            let watchdog = match dataplane::of_watchdog() {
+                Ok(path) => path,
+                Err(why) if dataplane::tools_required() => {
+                    panic!("FMERGE_REQUIRE_FAAS_CLI=1 and of-watchdog is unavailable: {why}")
+                }
+                Err(why) => {
+                    eprintln!("SKIPPED (of-watchdog half): {why}");
+                    return None;
+                }
+            };
+            let lock = WATCHDOG.lock().unwrap_or_else(|e| e.into_inner());
+            let upstream = free_port();
+            // The function behind it must not read of-watchdog's `port`,
+            // nor take :8081: `env` gives it its own; and of-watchdog's
+            // limits are the ones under test, so the function has none.
+            let fprocess = format!(
+                "env -u exec_timeout -u max_inflight -u read_timeout port={upstream} metrics_port=0 listen_address=127.0.0.1 {}",
+                probe.display()
+            );
+            let mut cmd = Command::new(watchdog);
+            cmd.env("mode", "http")
+                .env("upstream_url", format!("http://127.0.0.1:{upstream}"))
+                .env("fprocess", fprocess)
+                .env("port", port.to_string())
+                .env("TMPDIR", tmp.path())
+                .envs(env.iter().copied());
+            let server = Server::start(cmd, port);
+            // of-watchdog answers health before its function listens.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while request(upstream, "GET", "/_/health", &[], b"").is_err() {
+                assert!(
+                    Instant::now() < deadline,
+                    "the function behind of-watchdog did not come up:\n{}",
+                    server.output()
+                );
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            Some(Started {
+                server,
+                _watchdog_lock: Some(lock),
+                _tmp: tmp,
+            })
+        }
+    }
+}
+
+pub fn both(probe: impl Fn(Front)) {
+    for front in [Front::Runtime, Front::Watchdog] {
+        eprintln!("--- {front:?}");
+        probe(front);
+    }
+}
+
+/// [`both`], with the probe started behind each front with `env`; a front
+/// that [`start`] gives `None` for is left out.
+pub fn both_started(env: &[(&str, &str)], probe: impl Fn(Front, Started)) {
+    both(|front| {
+        if let Some(s) = start(front, env) {
+            probe(front, s);
+        }
+    });
+}
