@@ -44,7 +44,8 @@ enum Command {
     Template(cli::template::TemplateArgs),
     /// The application's static call graph from the functions' code (JSON, DOT, a picture).
     Graph(cli::graph::GraphArgs),
-    /// Propose the merge groups that remove the most gateway hops, and write them as group files.
+    /// Propose the merge groups that serve the objective best (by default the most
+    /// expected latency removed per request of the application), and write them as group files.
     Plan(Box<cli::plan::PlanArgs>),
     /// Print a shell completion script for fmerge, e.g. `fmerge completions bash`.
     Completions {
