@@ -130,6 +130,8 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
         (StatusCode::METHOD_NOT_ALLOWED, "")
     } else if server.draining.load(Ordering::SeqCst) {
         (StatusCode::SERVICE_UNAVAILABLE, "")
+    } else if path == "/_/ready" && !dispatch::ready() {
+        (StatusCode::SERVICE_UNAVAILABLE, "")
     } else if path == "/_/ready"
         && s.max_inflight > 0
         && server.in_flight.load(Ordering::SeqCst) >= s.max_inflight

@@ -15,7 +15,7 @@ use crate::backstop::{self, Backstop};
 use crate::deadline::Deadline;
 use crate::request;
 use crate::settings::Settings;
-use crate::{Entry, call, call_log, config, dispatch, handoff, metrics};
+use crate::{Entry, call, call_log, config, dispatch, error, handoff, metrics};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::net::SocketAddr;
@@ -84,6 +84,8 @@ pub fn serve(name: &'static str, entry: Entry) {
         draining: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
     }));
+    dispatch::serve_home(name, entry, &server.settings, &server.in_flight);
+    error::bound_panic_messages();
     front.block_on(run(server));
     // Handlers abandoned at exec_timeout or by the drain, blocked or not,
     // must not hold the exit.

@@ -169,3 +169,75 @@ fn a_merged_name_in_another_namespace_goes_to_that_namespace() {
     });
     assert_eq!(gateway.requests_for("echo.staging"), 1);
 }
+
+/// The longest line `text` holds.
+fn longest_line(text: &str) -> usize {
+    text.lines().map(str::len).max().unwrap_or(0)
+}
+
+#[test]
+fn a_32_mib_bad_json_string_gets_a_short_400_and_log_line_in_bounded_memory() {
+    let port = free_port();
+    let s = probe_on(port, &[("max_body_size", "40000000")]);
+    let mut body = vec![b'a'; 32 << 20];
+    body[0] = b'"';
+    *body.last_mut().unwrap() = b'"';
+    let (_, before) = dataplane::rss_kib(s.pid());
+    let reply = dataplane::request(port, "POST", "/json", &[], &body).unwrap();
+    assert_eq!(
+        reply.status,
+        400,
+        "{}",
+        &reply.body[..reply.body.len().min(300)]
+    );
+    let error = support::error_of(&reply.body);
+    assert!(
+        error.starts_with(r#"malformed JSON request: invalid type: string "aaaa"#),
+        "{}",
+        &error[..error.len().min(300)]
+    );
+    assert!(error.contains("… at line 1 column "), "{error}");
+    assert!(
+        reply.body.len() < 1200,
+        "a reply of {} bytes",
+        reply.body.len()
+    );
+    assert!(
+        longest_line(&s.output()) < 1200,
+        "a log line of {} bytes",
+        longest_line(&s.output())
+    );
+    // The body itself (32 MiB, counted in max_buffered_bytes) and little
+    // else: serde's rendering of the whole string would be 32 MiB more at
+    // least, the reply and the log line as much again.
+    let (peak, _) = dataplane::rss_kib(s.pid());
+    assert!(
+        peak < before + (32 << 10) + (24 << 10),
+        "peak {peak} KiB, {before} KiB before"
+    );
+}
+
+#[test]
+fn a_panic_with_a_huge_payload_is_logged_short_and_replied_with_a_stable_message() {
+    let port = free_port();
+    let s = probe_on(port, &[]);
+    let payload = "p".repeat(4 << 20);
+    let reply = dataplane::request(port, "POST", "/panic", &[], payload.as_bytes()).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (500, r#"{"error":"function fmerge-runtime panicked"}"#)
+    );
+    let output = s.output();
+    assert!(
+        output.contains("fmerge-runtime: function fmerge-runtime panicked: ppp"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(
+        longest_line(&output) < 4200,
+        "a log line of {} bytes",
+        longest_line(&output)
+    );
+    // The process serves on.
+    assert_eq!(get(port, "/echo", &[]).status, 200);
+}

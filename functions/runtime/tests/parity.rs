@@ -36,6 +36,19 @@ async fn echo(request: Request) -> Result<Response, Error> {
         let reply = invoke(&to, request.body().clone()).await?;
         return Ok(Response::new(reply));
     }
+    // Hostile inputs: a bad JSON value, a panic with the body as payload.
+    if request.uri().path() == "/json" {
+        let numbers: Vec<u64> = fmerge_runtime::json(request.body())?;
+        return Ok(Response::new(Bytes::from(numbers.len().to_string())));
+    }
+    if request.uri().path() == "/panic" {
+        panic!("{}", String::from_utf8_lossy(request.body()));
+    }
+    if request.body().starts_with(b"fail:") {
+        let mut response = Response::new(request.body().clone());
+        *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        return Ok(response);
+    }
     let status = param("status=").map_or(Ok(200), |s| s.parse::<u16>())?;
     let header = |name: &str| {
         request
@@ -146,6 +159,44 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
             invoke("echo", "x").await.unwrap(),
             invoke("echo-http", "x").await.unwrap()
         );
+        // Hostile inputs get the same short reply, byte for byte, both ways:
+        // a 4 MiB bad JSON string, a panic with a 4 MiB payload, a 4 MiB
+        // error reply of a callee read by `invoke`.
+        let huge: &'static str = Box::leak(format!("\"{}\"", "a".repeat(4 << 20)).into());
+        // The names differ: the same entry is served as `echo` and `echo-http`.
+        let text = |r: &Response| String::from_utf8_lossy(r.body()).replace("echo-http", "echo");
+        for (uri, status) in [("/json", 400), ("/panic", 500)] {
+            let merged = invoke_request("echo", request(Method::POST, uri, huge))
+                .await
+                .unwrap();
+            let http = invoke_request("echo-http", request(Method::POST, uri, huge))
+                .await
+                .unwrap();
+            assert_eq!(merged.status(), status, "{uri}");
+            assert_eq!(merged.status(), http.status(), "{uri}");
+            assert_eq!(merged.headers(), http.headers(), "{uri}");
+            assert_eq!(text(&merged), text(&http), "{uri}");
+            assert!(
+                merged.body().len() < 1200,
+                "{uri}: {} bytes",
+                merged.body().len()
+            );
+        }
+        let fail: &'static str = Box::leak(format!("fail:{}", "f".repeat(4 << 20)).into());
+        let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), fail);
+        let merged = invoke_request("echo-http", relay("echo")).await.unwrap();
+        let http = invoke_request("echo-http", relay("echo-http"))
+            .await
+            .unwrap();
+        assert_eq!(merged.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(merged.status(), http.status());
+        assert_eq!(text(&merged), text(&http));
+        assert!(
+            text(&merged).starts_with(r#"{"error":"function echo answered HTTP 500: fail:fff"#),
+            "{}",
+            text(&merged)
+        );
+        assert!(merged.body().len() < 1200, "{} bytes", merged.body().len());
         // `invoke` from inside a handler (echo-http, reached over HTTP with
         // a call id): the callee in-process gets the request the HTTP hop
         // gives it, its caller and the running request's call id included.
