@@ -137,8 +137,9 @@ impl Error {
 
     /// A callee answered with an error status. A 4xx stays that 4xx (the
     /// request was refused, and the caller's client should know it); any
-    /// other status is a failure of this function: 500. The message and
-    /// [`Callee::body`] hold at most [`MAX_ECHO`] bytes of `body`.
+    /// other status is a failure of this function: 500. The message, and
+    /// the body kept in [`Error::callee`], hold at most [`MAX_ECHO`] bytes
+    /// of `body`.
     pub fn rpc(function: &str, status: u16, body: impl Into<String>) -> Self {
         Error::rpc_bytes(function, status, body.into().as_bytes())
     }
