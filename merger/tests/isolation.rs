@@ -210,15 +210,33 @@ fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_ou
 fn a_bad_fmerge_isolate_threads_stops_the_start_naming_it() {
     let ws = fixture("blocking", &[]);
     let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
-    let out = std::process::Command::new(&binary)
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = std::process::Command::new(&binary)
         .env("port", free_port().to_string())
+        .env("listen_address", "127.0.0.1")
         .env("metrics_port", "0")
         .env("FMERGE_ISOLATE_THREADS", "zero")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap())
+        .spawn()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // A start that goes on serving would never exit: stopped after a while.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "{stderr}");
     assert_says(
-        &String::from_utf8_lossy(&out.stderr),
+        &stderr,
         &[
             "FMERGE_ISOLATE_THREADS=\"zero\" is not a positive number",
             "fix: ",
