@@ -78,6 +78,9 @@ fn echo_entry(input: Input) -> BoxResponse {
     fmerge_runtime::run_handler("echo", echo, input)
 }
 
+/// The served twin of `echo`, by a name that goes through the gateway.
+const HTTP: &str = "echo-http.staging";
+
 fn request(method: Method, uri: &str, body: &'static str) -> Request {
     let mut r = Request::new(Bytes::from_static(body.as_bytes()));
     *r.method_mut() = method;
@@ -92,9 +95,12 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
     // In-process: "echo" in the table.
     // Once, before any `invoke`: the only test here.
     merge_locally("echo", echo_entry);
-    // Over HTTP: the same entry served as "echo-http" behind nginx.
+    // Over HTTP: the same entry served as "echo-http" behind nginx, reached
+    // as `echo-http.staging`, another namespace's: by its bare name,
+    // this process (which serves it, with a merged callee) would call it
+    // in-process, as a merged binary calls back the function it serves.
     let port = free_port();
-    let gateway = Gateway::start(&[("echo-http", port)]);
+    let gateway = Gateway::start(&[("echo-http", port), (HTTP, port)]);
     // SAFETY: no other thread reads the environment yet.
     unsafe {
         std::env::set_var("port", port.to_string());
@@ -127,7 +133,7 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
             let merged = invoke_request("echo", request(method.clone(), uri, body))
                 .await
                 .unwrap();
-            let http = invoke_request("echo-http", request(method.clone(), uri, body))
+            let http = invoke_request(HTTP, request(method.clone(), uri, body))
                 .await
                 .unwrap();
             let what = format!("{method} {uri}");
@@ -150,26 +156,31 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         }
         // `invoke`: the callee's 400 stays a 400, with the same body, both ways.
         let merged = invoke("echo", "refuse").await.unwrap_err();
-        let http = invoke("echo-http", "refuse").await.unwrap_err();
+        let http = invoke(HTTP, "refuse").await.unwrap_err();
         assert_eq!(merged.status(), 400);
         assert_eq!(http.status(), 400);
         assert_eq!(merged.callee().unwrap().status, Some(400));
         assert_eq!(merged.callee().unwrap().body, http.callee().unwrap().body);
         assert_eq!(
             invoke("echo", "x").await.unwrap(),
-            invoke("echo-http", "x").await.unwrap()
+            invoke(HTTP, "x").await.unwrap()
         );
         // Hostile inputs get the same short reply, byte for byte, both ways:
-        // a 4 MiB bad JSON string, a panic with a 4 MiB payload, a 4 MiB
-        // error reply of a callee read by `invoke`.
-        let huge: &'static str = Box::leak(format!("\"{}\"", "a".repeat(4 << 20)).into());
+        // a 512 KiB bad JSON string, a panic with a 512 KiB payload, a 512
+        // KiB error reply of a callee read by `invoke` (the gateway takes
+        // bodies up to 1 MiB).
+        let huge: &'static str = Box::leak(format!("\"{}\"", "a".repeat(512 << 10)).into());
         // The names differ: the same entry is served as `echo` and `echo-http`.
-        let text = |r: &Response| String::from_utf8_lossy(r.body()).replace("echo-http", "echo");
+        let text = |r: &Response| {
+            String::from_utf8_lossy(r.body())
+                .replace(HTTP, "echo")
+                .replace("echo-http", "echo")
+        };
         for (uri, status) in [("/json", 400), ("/panic", 500)] {
             let merged = invoke_request("echo", request(Method::POST, uri, huge))
                 .await
                 .unwrap();
-            let http = invoke_request("echo-http", request(Method::POST, uri, huge))
+            let http = invoke_request(HTTP, request(Method::POST, uri, huge))
                 .await
                 .unwrap();
             assert_eq!(merged.status(), status, "{uri}");
@@ -182,12 +193,10 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
                 merged.body().len()
             );
         }
-        let fail: &'static str = Box::leak(format!("fail:{}", "f".repeat(4 << 20)).into());
+        let fail: &'static str = Box::leak(format!("fail:{}", "f".repeat(512 << 10)).into());
         let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), fail);
-        let merged = invoke_request("echo-http", relay("echo")).await.unwrap();
-        let http = invoke_request("echo-http", relay("echo-http"))
-            .await
-            .unwrap();
+        let merged = invoke_request(HTTP, relay("echo")).await.unwrap();
+        let http = invoke_request(HTTP, relay(HTTP)).await.unwrap();
         assert_eq!(merged.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(merged.status(), http.status());
         assert_eq!(text(&merged), text(&http));
@@ -201,10 +210,8 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         // a call id): the callee in-process gets the request the HTTP hop
         // gives it, its caller and the running request's call id included.
         let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), "relayed");
-        let merged = invoke_request("echo-http", relay("echo")).await.unwrap();
-        let http = invoke_request("echo-http", relay("echo-http"))
-            .await
-            .unwrap();
+        let merged = invoke_request(HTTP, relay("echo")).await.unwrap();
+        let http = invoke_request(HTTP, relay(HTTP)).await.unwrap();
         assert_eq!(
             (merged.status(), http.status()),
             (StatusCode::OK, StatusCode::OK)
@@ -219,5 +226,17 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         assert_eq!(m["call_id"], "parity-1", "{m}");
         assert_eq!(m["content_type"], "application/json", "{m}");
         assert_eq!(m["body"], "relayed", "{m}");
+        // By its bare name, from its own handler, the served function is
+        // called back in-process, and answers the same.
+        let back = invoke_request(HTTP, relay("echo-http")).await.unwrap();
+        let b: Value = serde_json::from_slice(back.body()).unwrap();
+        assert_eq!(b, h);
     });
+    assert_eq!(
+        gateway.requests_for("echo-http"),
+        0,
+        "{}",
+        gateway.access_log()
+    );
+    assert!(gateway.requests_for(HTTP) > 0, "{}", gateway.access_log());
 }
