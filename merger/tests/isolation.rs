@@ -13,8 +13,9 @@ mod support;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use support::merge_in as merge;
-use support::{Function, assert_says, fixture, free_port, post};
+use support::{Function, assert_says, fixture, free_port, get, post};
 
 /// Callees that do not block their thread, though each does something the
 /// name list this check once was took for blocking.
@@ -292,5 +293,96 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     assert_says(
         &merged.output(),
         &["FMERGE_ISOLATE names nope, which is not merged into this binary (bl-slow)"],
+    );
+}
+
+#[test]
+fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_out_of_rotation() {
+    let ws = fixture("blocking", &[]);
+    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let latch = tempfile::tempdir().unwrap();
+    let (port, metrics_port) = (free_port(), free_port());
+    let metrics = metrics_port.to_string();
+    let merged = front(
+        &binary,
+        port,
+        &[
+            ("BL_SLOW__exec_timeout", "1s"),
+            ("FMERGE_ISOLATE_THREADS", "2"),
+            ("metrics_port", &metrics),
+        ],
+    );
+    let url = format!("{}/", merged.url());
+    let ready = format!("{}/_/ready", merged.url());
+    assert_eq!(get(&ready).0, 200);
+    // Both of bl-slow's threads blocked, and past its exec_timeout.
+    let blocked = latched(&url, latch.path(), 2, 2, &merged);
+    let until = |status: u16| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(&ready).0 != status && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        get(&ready).0
+    };
+    assert_eq!(until(503), 503, "ready while stuck\n{}", merged.output());
+    assert_eq!(get(&format!("{}/_/health", merged.url())).0, 200);
+    let gauges = get(&format!("http://127.0.0.1:{metrics_port}/metrics")).1;
+    assert_says(
+        &gauges,
+        &[
+            r#"fmerge_isolated_threads_stuck{function="bl-slow"} 2"#,
+            r#"fmerge_isolated_threads{function="bl-slow"} 2"#,
+        ],
+    );
+    // The calls got bl-slow's 504 at its exec_timeout (bl-front's 500);
+    // the threads come back.
+    std::fs::write(latch.path().join("go"), b"").unwrap();
+    for call in blocked {
+        let (status, body) = call.join().unwrap();
+        assert_eq!(status, 500, "{body}");
+        assert!(
+            body.contains("function bl-slow answered HTTP 504"),
+            "{body}"
+        );
+    }
+    assert_eq!(until(200), 200, "{}", merged.output());
+    assert_eq!(post(&url, "sleep:1"), (200, "slept 1".to_string()));
+}
+
+#[test]
+fn a_bad_fmerge_isolate_threads_stops_the_start_naming_it() {
+    let ws = fixture("blocking", &[]);
+    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = std::process::Command::new(&binary)
+        .env("port", free_port().to_string())
+        .env("listen_address", "127.0.0.1")
+        .env("metrics_port", "0")
+        .env("FMERGE_ISOLATE_THREADS", "zero")
+        .stdout(std::process::Stdio::null())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    // A start that goes on serving would never exit: stopped after a while.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "FMERGE_ISOLATE_THREADS=\"zero\" is not a positive number",
+            "fix: ",
+        ],
     );
 }

@@ -83,7 +83,10 @@ fn setup() -> u16 {
             std::env::set_var("port", port.to_string());
             std::env::set_var("GATEWAY_URL", format!("http://127.0.0.1:{port}"));
         }
-        std::thread::spawn(|| fmerge_runtime::serve("noop-http", noop_entry));
+        // Served under another name than the one invoked: this process has
+        // a filled table, and `invoke` of the function it serves would run
+        // in-process (a merged binary's call back to its caller).
+        std::thread::spawn(|| fmerge_runtime::serve("noop-server", noop_entry));
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {

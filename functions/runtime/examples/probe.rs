@@ -11,6 +11,9 @@
 //!   and `=` written `%3F`, `%3D`); replies with F's reply as it came.
 //! - `/fanout?target=F`: invokes F's `/sleep?ms=20` twice at once
 //!   (`try_join`), then once more; replies `done`.
+//! - `/json`: parses the body as a JSON array of numbers (`rt::json`),
+//!   replies how many.
+//! - `/panic`: panics with the body as its payload.
 //!
 //! Its function name (the package's) is `fmerge-runtime`.
 
@@ -87,6 +90,11 @@ async fn handle(request: Request) -> Result<Response, Error> {
             sleep().await?;
             Ok(Response::new(Bytes::from_static(b"done")))
         }
+        "/json" => {
+            let numbers: Vec<u64> = rt::json(request.body())?;
+            Ok(Response::new(Bytes::from(numbers.len().to_string())))
+        }
+        "/panic" => panic!("{}", String::from_utf8_lossy(request.body())),
         other => Err(Error::with_status(404, format!("no route {other}"))),
     }
 }

@@ -1,4 +1,5 @@
-//! In-process dispatch to merged callees.
+//! In-process dispatch to merged callees, and to the function this binary
+//! serves (a merged callee's call back to its caller).
 //!
 //! The table is a mutable global so that the optimizer of the runtime crate
 //! cannot fold its emptiness into `invoke`; the merger replaces it with a
@@ -7,7 +8,7 @@
 use crate::call::Call;
 use crate::hooks::{Route, Routes};
 use crate::request::{self, Record, Slot};
-use crate::{Entry, Error, Input, Response, Settings, metrics, namespaced};
+use crate::{Entry, Error, Input, Response, Settings, isolation, metrics, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -37,17 +38,21 @@ fn routes() -> &'static [Route] {
 /// A merged callee as the table describes it, its name read once as text
 /// (`?` if it were not UTF-8).
 pub(crate) struct Callee {
-    /// Its place in [`callees`], and so in the guards' table.
+    /// Its place in [`callees`], and so in the guards' table ([`HOME`]: the
+    /// function this binary serves).
     index: usize,
-    name: &'static str,
+    pub(crate) name: &'static str,
     entry: Entry,
-    /// `fmerge build` found it blocks its thread (see [`pools`]).
-    isolate: bool,
+    /// `fmerge build` found it blocks its thread (see [`crate::isolation`]).
+    pub(crate) isolate: bool,
 }
+
+/// [`Callee::index`] of the function this binary serves.
+const HOME: usize = usize::MAX;
 
 /// The merged callees, read once: a lookup per call compares names and
 /// nothing else.
-fn callees() -> &'static [Callee] {
+pub(crate) fn callees() -> &'static [Callee] {
     static CALLEES: OnceLock<Vec<Callee>> = OnceLock::new();
     CALLEES.get_or_init(|| {
         routes()
@@ -71,13 +76,23 @@ fn callees() -> &'static [Callee] {
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
 /// same name in another namespace is another function, reached over HTTP).
-/// Gives the table's entry, whose name lives for ever.
+/// Gives the table's entry, whose name lives for ever. In a merged binary,
+/// the function it serves is found too (after the table, so that a call of
+/// a callee costs no more): a callee's call back to its caller would have
+/// reached this same binary through the gateway.
 pub(crate) fn lookup(function: &str) -> Option<&'static Callee> {
     let callees = callees();
     if callees.is_empty() {
         return None;
     }
-    let find = |name: &str| callees.iter().find(|c| c.name == name);
+    let find = |name: &str| {
+        callees.iter().find(|c| c.name == name).or_else(|| {
+            HOME_FUNCTION
+                .get()
+                .map(|(home, _)| home)
+                .filter(|h| h.name == name)
+        })
+    };
     // A package name has no `.`: the bare name first, then the namespaced form.
     find(function).or_else(|| {
         let (name, namespace) = function.split_once('.')?;
@@ -143,7 +158,7 @@ pub(crate) fn call(callee: &'static Callee, input: Input) -> impl Future<Output 
     let record = Record::start(name, Call::caller(), method, None);
     let guards = guards(callee);
     // A refusal is boxed: it is rare, and a reply is large.
-    let admitted = match Slot::enter(&guards.in_flight, guards.max_inflight) {
+    let admitted = match Slot::enter(guards.in_flight, guards.max_inflight) {
         None => Err(Box::new(request::too_many(guards.max_inflight))),
         Some(slot) => {
             let gauge = metrics::started(name);
@@ -172,11 +187,12 @@ pub(crate) fn call(callee: &'static Callee, input: Input) -> impl Future<Output 
             // A timer, or a task on the callee's own threads when it is
             // isolated, is boxed: most calls need neither, and the state of
             // every call would carry its size.
-            Ok((_slot, _gauge, limit, timer, run)) => match (isolated(name), timer) {
+            Ok((_slot, _gauge, limit, timer, run)) => match (isolation::pool(callee), timer) {
                 (None, None) => run.await,
                 (None, Some(_)) => Box::pin(request::within(name, limit, timer, run)).await,
                 (Some(pool), _) => {
-                    Box::pin(request::run_within(name, limit, timer, pool.spawn(run))).await
+                    let task = pool.spawn(run, request::deadline_after(limit).map(Into::into));
+                    Box::pin(request::run_within(name, limit, timer, task)).await
                 }
             },
         };
@@ -206,12 +222,39 @@ fn timer(
 
 /// What a merged callee's own server would have enforced, read from its
 /// namespaced settings (`<CALLEE>__exec_timeout`, `__max_inflight`,
-/// `__max_body_size`) with the server's defaults.
+/// `__max_body_size`) with the server's defaults; for the function this
+/// binary serves, its server's own, in flight counted with its requests.
 pub(crate) struct Guards {
     exec_timeout: std::time::Duration,
     max_inflight: usize,
     max_body_size: usize,
-    in_flight: AtomicUsize,
+    in_flight: &'static AtomicUsize,
+}
+
+/// The function this binary serves, as a callee, with its server's guards.
+static HOME_FUNCTION: OnceLock<(Callee, Guards)> = OnceLock::new();
+
+/// Makes the function this binary serves callable in-process, under its
+/// server's guards and counted in its `in_flight` (`serve` calls it once).
+pub(crate) fn serve_home(
+    name: &'static str,
+    entry: Entry,
+    settings: &Settings,
+    in_flight: &'static AtomicUsize,
+) {
+    let callee = Callee {
+        index: HOME,
+        name,
+        entry,
+        isolate: false,
+    };
+    let guards = Guards {
+        exec_timeout: settings.exec_timeout,
+        max_inflight: settings.max_inflight,
+        max_body_size: settings.max_body_size,
+        in_flight,
+    };
+    let _ = HOME_FUNCTION.set((callee, guards));
 }
 
 /// The guards of each merged callee, in the order of [`callees`].
@@ -233,107 +276,46 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
                     exec_timeout: settings.exec_timeout,
                     max_inflight: settings.max_inflight,
                     max_body_size: settings.max_body_size,
-                    in_flight: AtomicUsize::new(0),
+                    in_flight: Box::leak(Box::new(AtomicUsize::new(0))),
                 })
             })
             .collect()
     })
 }
 
-/// Reads every merged callee's guards: `serve` stops the start on an error.
+/// Reads every merged callee's guards, and the isolated callees' threads:
+/// `serve` stops the start on an error.
 pub(crate) fn check_guards() -> Result<(), String> {
-    guards_table().as_ref().map(|_| ()).map_err(Clone::clone)
+    guards_table().as_ref().map(|_| ()).map_err(Clone::clone)?;
+    isolation::check()
+}
+
+/// Starts the isolated callees' threads, so that the start says which.
+pub(crate) fn start_isolated() {
+    isolation::start();
+}
+
+/// Whether this binary is ready for more calls: not while an isolated
+/// callee has every thread stuck past its `exec_timeout` (see
+/// [`crate::isolation`]); `/_/ready` answers 503 then.
+pub(crate) fn ready() -> bool {
+    isolation::stuck().is_none()
 }
 
 fn guards(callee: &Callee) -> &'static Guards {
+    static UNCOUNTED: AtomicUsize = AtomicUsize::new(0);
     static NONE: Guards = Guards {
         exec_timeout: std::time::Duration::ZERO,
         max_inflight: 0,
         max_body_size: usize::MAX,
-        in_flight: AtomicUsize::new(0),
+        in_flight: &UNCOUNTED,
     };
+    if callee.index == HOME {
+        return HOME_FUNCTION.get().map_or(&NONE, |(_, guards)| guards);
+    }
     match guards_table() {
         Ok(table) => &table[callee.index],
         // `serve` refused to start; a test calling in directly gets none.
         Err(_) => &NONE,
     }
-}
-
-/// The worker threads of each isolated callee: merged, a callee that blocks
-/// its thread (a `sleep`, blocking I/O) would hold up the caller's own
-/// requests, which unmerged ran in another process. Run on threads of its
-/// own, it only delays itself, at the cost of a hop between thread pools
-/// per call. Isolated are the callees `fmerge build` found blocking (marked
-/// in the table), unless `FMERGE_ISOLATE` is set: then exactly the callees
-/// it lists (comma separated; empty or `none`: none).
-/// `FMERGE_ISOLATE_THREADS` sets the threads per isolated callee (default 2).
-fn pools() -> &'static [(&'static str, tokio::runtime::Runtime)] {
-    static POOLS: OnceLock<Vec<(&'static str, tokio::runtime::Runtime)>> = OnceLock::new();
-    POOLS.get_or_init(|| {
-        let merged = merged();
-        let (names, why): (Vec<&'static str>, &str) = match std::env::var("FMERGE_ISOLATE") {
-            Ok(list) => (
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|name| !name.is_empty() && *name != "none")
-                    .filter_map(|name| {
-                        let known = merged.iter().find(|m| **m == name).copied();
-                        if known.is_none() {
-                            eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
-                        }
-                        known
-                    })
-                    .collect(),
-                "as FMERGE_ISOLATE says",
-            ),
-            Err(_) => (
-                callees()
-                    .iter()
-                    .filter(|c| c.isolate)
-                    .map(|c| c.name)
-                    .collect(),
-                "fmerge build found they block their thread; FMERGE_ISOLATE overrides",
-            ),
-        };
-        if names.is_empty() {
-            return Vec::new();
-        }
-        let threads = match std::env::var("FMERGE_ISOLATE_THREADS") {
-            Err(_) => 2,
-            Ok(t) => t.trim().parse().ok().filter(|&t: &usize| t > 0).unwrap_or_else(|| {
-                eprintln!("fmerge: FMERGE_ISOLATE_THREADS={t:?} is not a positive number; using 2");
-                2
-            }),
-        };
-        eprintln!(
-            "fmerge: {} run on threads of their own ({threads} each): {why}",
-            names.join(", ")
-        );
-        names
-            .into_iter()
-            .filter_map(|name| {
-                let pool = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(threads)
-                    .thread_name(format!("fmerge-{name}"))
-                    .enable_all()
-                    .build()
-                    .map_err(|e| eprintln!("fmerge: cannot start the isolated threads of {name}: {e}; it runs on the caller's"))
-                    .ok()?;
-                Some((name, pool))
-            })
-            .collect()
-    })
-}
-
-/// The threads of `function` if it is isolated (see [`pools`]).
-fn isolated(function: &str) -> Option<tokio::runtime::Handle> {
-    pools()
-        .iter()
-        .find(|(name, _)| *name == function)
-        .map(|(_, pool)| pool.handle().clone())
-}
-
-/// Starts the isolated callees' threads, so that the start says which.
-pub(crate) fn start_isolated() {
-    pools();
 }

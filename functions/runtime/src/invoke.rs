@@ -71,11 +71,7 @@ pub fn invoke(
         if parts.status.is_success() {
             Ok(body)
         } else {
-            Err(Error::rpc(
-                function,
-                parts.status.as_u16(),
-                String::from_utf8_lossy(&body),
-            ))
+            Err(Error::rpc_bytes(function, parts.status.as_u16(), &body))
         }
     })
 }

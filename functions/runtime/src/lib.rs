@@ -28,6 +28,8 @@ mod handler;
 mod handoff;
 pub mod hooks;
 mod invoke;
+mod isolation;
+mod json;
 mod metrics;
 mod metrics_port;
 mod request;
@@ -37,7 +39,7 @@ mod slots;
 
 pub use bytes::Bytes;
 pub use config::{config_of, namespaced, variable_for};
-pub use error::Error;
+pub use error::{Error, MAX_ECHO, MAX_MESSAGE};
 #[doc(hidden)]
 pub use fmerge_contract as __contract;
 pub use handler::{BodyShape, Handler, HttpShape, Input, run_handler};
@@ -79,17 +81,17 @@ pub(crate) fn boxed<F>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
 /// for an HTTP request and an in-process call.
 pub type Entry = fn(Input) -> BoxResponse;
 
-/// Parses a JSON request body, or fails with a 400 that says what was wrong.
+/// Parses a JSON request body, or fails with a 400 that says what was wrong
+/// (with at most [`MAX_ECHO`] bytes of the body).
 pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body)
-        .map_err(|e| Error::bad_request(format!("malformed JSON request: {e}")))
+    json::parse(body).map_err(|e| Error::bad_request(format!("malformed JSON request: {e}")))
 }
 
 /// Parses the reply of `callee` (from [`invoke`]), or fails with a 500
-/// `<callee> sent an unexpected reply: <serde's message>`.
+/// `<callee> sent an unexpected reply: <serde's message>` (with at most
+/// [`MAX_ECHO`] bytes of the reply).
 pub fn callee_json<T: serde::de::DeserializeOwned>(callee: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body)
-        .map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
+    json::parse(body).map_err(|e| Error::new(format!("{callee} sent an unexpected reply: {e}")))
 }
 
 /// Runs a JSON-shaped handler (see [`function!`]) on a request body: the

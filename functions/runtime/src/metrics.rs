@@ -98,6 +98,7 @@ fn metrics() -> &'static Metrics {
             "Seconds an invoke took as its caller saw it (the hop's cost), per caller, callee and transport (gateway or in-process)",
             invokes.clone(),
         );
+        registry.register_collector(Box::new(crate::isolation::Gauges));
         Metrics {
             registry,
             requests,

@@ -158,7 +158,7 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
         (StatusCode::NOT_FOUND, "not found")
     } else if method != Method::GET {
         (StatusCode::METHOD_NOT_ALLOWED, "")
-    } else if server.draining.load(Ordering::SeqCst) {
+    } else if server.draining.load(Ordering::SeqCst) || (path == "/_/ready" && !dispatch::ready()) {
         (StatusCode::SERVICE_UNAVAILABLE, "")
     } else if path == "/_/ready"
         && s.max_inflight > 0

@@ -18,7 +18,7 @@ use crate::settings::Settings;
 use crate::slots::{
     PROBE_CONNECTIONS, PROBE_HEADER_TIMEOUT, Slot, raise_fd_limit, refuse, take_slot, wait_for_slot,
 };
-use crate::{Entry, call, call_log, config, dispatch, handoff, metrics_port};
+use crate::{Entry, call, call_log, config, dispatch, error, handoff, metrics_port};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::cell::Cell;
@@ -84,6 +84,8 @@ pub fn serve(name: &'static str, entry: Entry) {
         draining: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
     }));
+    dispatch::serve_home(name, entry, &server.settings, &server.in_flight);
+    error::bound_panic_messages();
     front.block_on(run(server));
     // Handlers abandoned at exec_timeout or by the drain, blocked or not,
     // must not hold the exit.

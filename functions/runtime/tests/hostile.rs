@@ -170,3 +170,106 @@ fn a_merged_name_in_another_namespace_goes_to_that_namespace() {
     });
     assert_eq!(gateway.requests_for("echo.staging"), 1);
 }
+
+/// The longest line `text` holds.
+fn longest_line(text: &str) -> usize {
+    text.lines().map(str::len).max().unwrap_or(0)
+}
+
+#[test]
+fn a_32_mib_bad_json_string_gets_a_short_400_and_log_line_in_bounded_memory() {
+    let port = free_port();
+    let s = probe_on(port, &[("max_body_size", "40000000")]);
+    let mut body = vec![b'a'; 32 << 20];
+    body[0] = b'"';
+    *body.last_mut().unwrap() = b'"';
+    let (_, before) = dataplane::rss_kib(s.pid());
+    let reply = dataplane::request(port, "POST", "/json", &[], &body).unwrap();
+    assert_eq!(
+        reply.status,
+        400,
+        "{}",
+        &reply.body[..reply.body.len().min(300)]
+    );
+    let error = support::error_of(&reply.body);
+    assert!(
+        error.starts_with(r#"malformed JSON request: invalid type: string "aaaa"#),
+        "{}",
+        &error[..error.len().min(300)]
+    );
+    assert!(
+        error.contains("… at line 1 column "),
+        "{}",
+        &error[..error.len().min(300)]
+    );
+    assert!(
+        reply.body.len() < 1200,
+        "a reply of {} bytes",
+        reply.body.len()
+    );
+    assert!(
+        longest_line(&s.output()) < 1200,
+        "a log line of {} bytes",
+        longest_line(&s.output())
+    );
+    // The body itself (32 MiB, counted in max_buffered_bytes) and little
+    // else: serde's rendering of the whole string would be 32 MiB more at
+    // least, the reply and the log line as much again.
+    let (peak, _) = dataplane::rss_kib(s.pid());
+    assert!(
+        peak < before + (32 << 10) + (24 << 10),
+        "peak {peak} KiB, {before} KiB before"
+    );
+}
+
+#[test]
+fn a_panic_with_a_huge_payload_is_logged_short_and_replied_with_a_stable_message() {
+    let port = free_port();
+    let s = probe_on(port, &[]);
+    let payload = "p".repeat(4 << 20);
+    let reply = dataplane::request(port, "POST", "/panic", &[], payload.as_bytes()).unwrap();
+    let start = &reply.body[..reply.body.len().min(300)];
+    assert_eq!(reply.status, 500, "{start}");
+    assert!(
+        reply.body == r#"{"error":"function fmerge-runtime panicked"}"#,
+        "{start}"
+    );
+    let output = s.output();
+    assert!(
+        output.contains("fmerge-runtime: function fmerge-runtime panicked: ppp"),
+        "{}",
+        &output[..output.len().min(2000)]
+    );
+    assert!(
+        longest_line(&output) < 4200,
+        "a log line of {} bytes",
+        longest_line(&output)
+    );
+    // The process serves on.
+    assert_eq!(get(port, "/echo", &[]).status, 200);
+}
+
+#[test]
+fn a_caller_signature_replayed_past_a_short_window_is_unverified() {
+    use hmac::{Hmac, Mac};
+    let (s, metrics) = probe(&[]);
+    let signed = |caller: &str, t: u64| {
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.1.as_bytes()).unwrap();
+        mac.update(format!("{caller}\n{t}").as_bytes());
+        format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()))
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // A signature seen a minute ago, replayed; and one made now.
+    for (caller, t) in [("replayed", now - 60), ("fresh", now)] {
+        let sig = signed(caller, t);
+        let headers = [("X-Fmerge-Caller", caller), ("X-Fmerge-Caller-Sig", &sig)];
+        assert_eq!(get(s.port, "/echo", &headers).status, 200);
+    }
+    let text = metrics_text(metrics);
+    assert!(!text.contains(r#"caller="replayed""#), "{text}");
+    assert!(text.contains(r#"caller="fresh""#), "{text}");
+    assert!(text.contains(r#"caller="unverified""#), "{text}");
+}

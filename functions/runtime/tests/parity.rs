@@ -36,6 +36,19 @@ async fn echo(request: Request) -> Result<Response, Error> {
         let reply = invoke(&to, request.body().clone()).await?;
         return Ok(Response::new(reply));
     }
+    // Hostile inputs: a bad JSON value, a panic with the body as payload.
+    if request.uri().path() == "/json" {
+        let numbers: Vec<u64> = fmerge_runtime::json(request.body())?;
+        return Ok(Response::new(Bytes::from(numbers.len().to_string())));
+    }
+    if request.uri().path() == "/panic" {
+        panic!("{}", String::from_utf8_lossy(request.body()));
+    }
+    if request.body().starts_with(b"fail:") {
+        let mut response = Response::new(request.body().clone());
+        *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        return Ok(response);
+    }
     let status = param("status=").map_or(Ok(200), |s| s.parse::<u16>())?;
     let header = |name: &str| {
         request
@@ -65,6 +78,9 @@ fn echo_entry(input: Input) -> BoxResponse {
     fmerge_runtime::run_handler("echo", echo, input)
 }
 
+/// The served twin of `echo`, by a name that goes through the gateway.
+const HTTP: &str = "echo-http.staging";
+
 fn request(method: Method, uri: &str, body: &'static str) -> Request {
     let mut r = Request::new(Bytes::from_static(body.as_bytes()));
     *r.method_mut() = method;
@@ -79,9 +95,12 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
     // In-process: "echo" in the table.
     // Once, before any `invoke`: the only test here.
     merge_locally("echo", echo_entry);
-    // Over HTTP: the same entry served as "echo-http" behind nginx.
+    // Over HTTP: the same entry served as "echo-http" behind nginx, reached
+    // as `echo-http.staging`, another namespace's: by its bare name,
+    // this process (which serves it, with a merged callee) would call it
+    // in-process, as a merged binary calls back the function it serves.
     let port = free_port();
-    let gateway = Gateway::start(&[("echo-http", port)]);
+    let gateway = Gateway::start(&[("echo-http", port), (HTTP, port)]);
     // SAFETY: no other thread reads the environment yet.
     unsafe {
         std::env::set_var("port", port.to_string());
@@ -114,7 +133,7 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
             let merged = invoke_request("echo", request(method.clone(), uri, body))
                 .await
                 .unwrap();
-            let http = invoke_request("echo-http", request(method.clone(), uri, body))
+            let http = invoke_request(HTTP, request(method.clone(), uri, body))
                 .await
                 .unwrap();
             let what = format!("{method} {uri}");
@@ -137,23 +156,62 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         }
         // `invoke`: the callee's 400 stays a 400, with the same body, both ways.
         let merged = invoke("echo", "refuse").await.unwrap_err();
-        let http = invoke("echo-http", "refuse").await.unwrap_err();
+        let http = invoke(HTTP, "refuse").await.unwrap_err();
         assert_eq!(merged.status(), 400);
         assert_eq!(http.status(), 400);
         assert_eq!(merged.callee().unwrap().status, Some(400));
         assert_eq!(merged.callee().unwrap().body, http.callee().unwrap().body);
         assert_eq!(
             invoke("echo", "x").await.unwrap(),
-            invoke("echo-http", "x").await.unwrap()
+            invoke(HTTP, "x").await.unwrap()
         );
+        // Hostile inputs get the same short reply, byte for byte, both ways:
+        // a 512 KiB bad JSON string, a panic with a 512 KiB payload, a 512
+        // KiB error reply of a callee read by `invoke` (the gateway takes
+        // bodies up to 1 MiB).
+        let huge: &'static str = Box::leak(format!("\"{}\"", "a".repeat(512 << 10)).into());
+        // The names differ: the same entry is served as `echo` and `echo-http`.
+        let text = |r: &Response| {
+            String::from_utf8_lossy(r.body())
+                .replace(HTTP, "echo")
+                .replace("echo-http", "echo")
+        };
+        for (uri, status) in [("/json", 400), ("/panic", 500)] {
+            let merged = invoke_request("echo", request(Method::POST, uri, huge))
+                .await
+                .unwrap();
+            let http = invoke_request(HTTP, request(Method::POST, uri, huge))
+                .await
+                .unwrap();
+            assert_eq!(merged.status(), status, "{uri}");
+            assert_eq!(merged.status(), http.status(), "{uri}");
+            assert_eq!(merged.headers(), http.headers(), "{uri}");
+            assert_eq!(text(&merged), text(&http), "{uri}");
+            assert!(
+                merged.body().len() < 1200,
+                "{uri}: {} bytes",
+                merged.body().len()
+            );
+        }
+        let fail: &'static str = Box::leak(format!("fail:{}", "f".repeat(512 << 10)).into());
+        let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), fail);
+        let merged = invoke_request(HTTP, relay("echo")).await.unwrap();
+        let http = invoke_request(HTTP, relay(HTTP)).await.unwrap();
+        assert_eq!(merged.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(merged.status(), http.status());
+        assert_eq!(text(&merged), text(&http));
+        assert!(
+            text(&merged).starts_with(r#"{"error":"function echo answered HTTP 500: fail:fff"#),
+            "{}",
+            text(&merged)
+        );
+        assert!(merged.body().len() < 1200, "{} bytes", merged.body().len());
         // `invoke` from inside a handler (echo-http, reached over HTTP with
         // a call id): the callee in-process gets the request the HTTP hop
         // gives it, its caller and the running request's call id included.
         let relay = |to: &str| request(Method::POST, &format!("/relay?to={to}"), "relayed");
-        let merged = invoke_request("echo-http", relay("echo")).await.unwrap();
-        let http = invoke_request("echo-http", relay("echo-http"))
-            .await
-            .unwrap();
+        let merged = invoke_request(HTTP, relay("echo")).await.unwrap();
+        let http = invoke_request(HTTP, relay(HTTP)).await.unwrap();
         assert_eq!(
             (merged.status(), http.status()),
             (StatusCode::OK, StatusCode::OK)
@@ -168,5 +226,17 @@ fn a_merged_callee_answers_exactly_as_it_does_over_http() {
         assert_eq!(m["call_id"], "parity-1", "{m}");
         assert_eq!(m["content_type"], "application/json", "{m}");
         assert_eq!(m["body"], "relayed", "{m}");
+        // By its bare name, from its own handler, the served function is
+        // called back in-process, and answers the same.
+        let back = invoke_request(HTTP, relay("echo-http")).await.unwrap();
+        let b: Value = serde_json::from_slice(back.body()).unwrap();
+        assert_eq!(b, h);
     });
+    assert_eq!(
+        gateway.requests_for("echo-http"),
+        0,
+        "{}",
+        gateway.access_log()
+    );
+    assert!(gateway.requests_for(HTTP) > 0, "{}", gateway.access_log());
 }

@@ -231,10 +231,9 @@ impl Store {
             });
         }
         let url = url();
+        // Internal: the URL may hold a password, the error a host.
         let bad = |e: redis::RedisError| {
-            Error::new(format!(
-                "bad REDIS_URL {url}: {e} (expected redis://host:port/)"
-            ))
+            Error::internal("bad REDIS_URL (expected redis://host:port/)", e)
         };
         let info = url
             .as_str()
@@ -243,7 +242,7 @@ impl Store {
             .set_tcp_settings(tcp_settings());
         let client = redis::Client::open(info).map_err(bad)?;
         let conn = ConnectionManager::new_lazy_with_config(client, config())
-            .map_err(|e| Error::new(format!("cannot set up the Redis connection to {url}: {e}")))?;
+            .map_err(|e| Error::internal("cannot set up the Redis connection", e))?;
         let generation = state.next;
         state.next += 1;
         state.current = Some(Current {
@@ -272,7 +271,7 @@ impl Store {
 }
 
 impl Conn {
-    /// Runs `cmd`; a failure is a 500 `redis <COMMAND> failed: <why>`.
+    /// Runs `cmd`; a failure is a 500 `redis <COMMAND> failed`, logged with why.
     pub async fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, Error> {
         cmd.query_async(self)
             .await
@@ -327,7 +326,7 @@ fn failed(cmd: Option<&Cmd>, e: redis::RedisError) -> Error {
         Some(Arg::Simple(name)) => String::from_utf8_lossy(name).into_owned(),
         _ => "command".to_owned(),
     };
-    Error::new(format!("redis {name} failed: {e}"))
+    Error::internal(format!("redis {name} failed"), e)
 }
 
 /// The reconnect policy: delays from 50 ms, at most 500 ms apart,

@@ -1,0 +1,261 @@
+//! The threads of the isolated callees, and the watch over them.
+//!
+//! Merged, a callee that blocks its thread (a `sleep`, blocking I/O) would
+//! hold up the caller's own requests, which unmerged ran in another
+//! process. Run on threads of its own, it only delays itself, at the cost of
+//! a hop between thread pools per call. Isolated are the callees `fmerge
+//! build` found blocking (marked in the table), unless `FMERGE_ISOLATE` is
+//! set: then exactly the callees it lists (comma separated; empty or
+//! `none`: none). `FMERGE_ISOLATE_THREADS` sets the threads per isolated
+//! callee ([`DEFAULT_THREADS`]).
+//!
+//! A call abandoned at its `exec_timeout` whose handler blocks keeps its
+//! thread until the handler returns. When every thread of a callee is held
+//! so, past the deadline of the call it runs, the callee can answer nothing
+//! but 504: [`stuck`] says so, `/_/ready` answers 503 (the pod leaves
+//! rotation until a thread comes back), and the gauge
+//! `fmerge_isolated_threads_stuck` counts them. Each thread marks, while it
+//! polls a call, that call's deadline in a slot of its own: two stores per
+//! poll, on isolated calls only.
+
+use crate::Response;
+use crate::dispatch::{self, Callee};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use std::cell::Cell;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+/// Threads per isolated callee when `FMERGE_ISOLATE_THREADS` is unset.
+pub(crate) const DEFAULT_THREADS: usize = 2;
+
+/// A slot's value while its thread polls a call that has no deadline.
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// One isolated callee's threads.
+pub(crate) struct Pool {
+    name: &'static str,
+    runtime: tokio::runtime::Runtime,
+    /// Per thread, while it polls a call: that call's deadline (nanoseconds
+    /// after [`origin`], plus one), [`NO_DEADLINE`] without one; 0 when idle.
+    slots: Box<[AtomicU64]>,
+    /// Slots handed out to threads so far.
+    taken: AtomicUsize,
+}
+
+fn origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+fn since_origin(t: Instant) -> u64 {
+    u64::try_from(t.saturating_duration_since(origin()).as_nanos()).unwrap_or(NO_DEADLINE - 1) + 1
+}
+
+/// `FMERGE_ISOLATE_THREADS`, or an error naming it.
+fn threads() -> Result<usize, String> {
+    match std::env::var("FMERGE_ISOLATE_THREADS") {
+        Err(_) => Ok(DEFAULT_THREADS),
+        Ok(t) => t.trim().parse().ok().filter(|&t: &usize| t > 0).ok_or_else(|| {
+            format!(
+                "FMERGE_ISOLATE_THREADS={t:?} is not a positive number\nfix: give the threads per isolated callee (1 or more), or unset it for {DEFAULT_THREADS}"
+            )
+        }),
+    }
+}
+
+/// Reads `FMERGE_ISOLATE_THREADS`: `serve` stops the start on a bad value.
+pub(crate) fn check() -> Result<(), String> {
+    threads().map(|_| ())
+}
+
+fn pools() -> &'static [Pool] {
+    static POOLS: OnceLock<Vec<Pool>> = OnceLock::new();
+    POOLS.get_or_init(|| {
+        let merged = dispatch::merged();
+        let (names, why): (Vec<&'static str>, &str) = match std::env::var("FMERGE_ISOLATE") {
+            Ok(list) => (
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty() && *name != "none")
+                    .filter_map(|name| {
+                        let known = merged.iter().find(|m| **m == name).copied();
+                        if known.is_none() {
+                            eprintln!("fmerge: FMERGE_ISOLATE names {name}, which is not merged into this binary ({}); it is ignored", merged.join(", "));
+                        }
+                        known
+                    })
+                    .collect(),
+                "as FMERGE_ISOLATE says",
+            ),
+            Err(_) => (
+                dispatch::callees()
+                    .iter()
+                    .filter(|c| c.isolate)
+                    .map(|c| c.name)
+                    .collect(),
+                "fmerge build found they block their thread; FMERGE_ISOLATE overrides",
+            ),
+        };
+        if names.is_empty() {
+            return Vec::new();
+        }
+        // `serve` checked it; a test calling in directly gets the default.
+        let threads = threads().unwrap_or(DEFAULT_THREADS);
+        eprintln!(
+            "fmerge: {} run on threads of their own ({threads} each): {why}",
+            names.join(", ")
+        );
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name(format!("fmerge-{name}"))
+                    .enable_all()
+                    .build()
+                    .map_err(|e| eprintln!("fmerge: cannot start the isolated threads of {name}: {e}; it runs on the caller's"))
+                    .ok()?;
+                Some(Pool {
+                    name,
+                    runtime,
+                    slots: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+                    taken: AtomicUsize::new(0),
+                })
+            })
+            .collect()
+    })
+}
+
+/// Starts the isolated callees' threads, so that the start says which.
+pub(crate) fn start() {
+    pools();
+}
+
+/// The threads `callee` runs on, if it is isolated.
+pub(crate) fn pool(callee: &Callee) -> Option<&'static Pool> {
+    pools().iter().find(|pool| pool.name == callee.name)
+}
+
+impl Pool {
+    /// Runs `run` on this pool's threads, watched against `deadline` (the
+    /// end of the call's own `exec_timeout`; `None`: none).
+    pub(crate) fn spawn<F: Future<Output = Response> + Send + 'static>(
+        &'static self,
+        run: Pin<Box<F>>,
+        deadline: Option<Instant>,
+    ) -> tokio::task::JoinHandle<Response> {
+        let deadline = deadline.map_or(NO_DEADLINE, since_origin);
+        self.runtime.spawn(Watched {
+            pool: self,
+            deadline,
+            run,
+        })
+    }
+
+    /// This thread's slot in this pool, taken on its first poll (none past
+    /// the pool's size: a thread tokio added, for `block_in_place`, say).
+    fn slot(&'static self) -> Option<&'static AtomicU64> {
+        thread_local! {
+            static SLOT: Cell<Option<Option<&'static AtomicU64>>> = const { Cell::new(None) };
+        }
+        SLOT.with(|slot| {
+            *slot.get().get_or_insert_with(|| {
+                let index = self.taken.fetch_add(1, Ordering::Relaxed);
+                let taken = self.slots.get(index);
+                slot.set(Some(taken));
+                taken
+            })
+        })
+    }
+
+    /// Threads polling a call past its deadline now.
+    fn stuck(&self, now: u64) -> usize {
+        self.slots
+            .iter()
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&deadline| deadline != 0 && deadline != NO_DEADLINE && deadline <= now)
+            .count()
+    }
+}
+
+/// A call on an isolated callee's thread, its deadline marked in the
+/// thread's slot while it is polled.
+struct Watched<F> {
+    pool: &'static Pool,
+    deadline: u64,
+    run: Pin<Box<F>>,
+}
+
+impl<F: Future<Output = Response>> Future for Watched<F> {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let slot = self.pool.slot();
+        if let Some(slot) = slot {
+            slot.store(self.deadline, Ordering::Relaxed);
+        }
+        let polled = self.run.as_mut().poll(cx);
+        if let Some(slot) = slot {
+            slot.store(0, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+/// The first isolated callee whose every thread is stuck past the deadline
+/// of the call it runs, if any (see the module doc).
+pub(crate) fn stuck() -> Option<&'static str> {
+    let now = since_origin(Instant::now());
+    pools()
+        .iter()
+        .find(|pool| pool.stuck(now) >= pool.slots.len())
+        .map(|pool| pool.name)
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FunctionLabel {
+    function: &'static str,
+}
+
+/// `fmerge_isolated_threads_stuck` and `fmerge_isolated_threads`, read at
+/// each scrape.
+#[derive(Debug)]
+pub(crate) struct Gauges;
+
+impl Collector for Gauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (stuck, all) = (
+            Family::<FunctionLabel, Gauge>::default(),
+            Family::<FunctionLabel, Gauge>::default(),
+        );
+        let now = since_origin(Instant::now());
+        for pool in pools() {
+            let label = FunctionLabel {
+                function: pool.name,
+            };
+            stuck.get_or_create(&label).set(pool.stuck(now) as i64);
+            all.get_or_create(&label).set(pool.slots.len() as i64);
+        }
+        for (name, help, family) in [
+            (
+                "fmerge_isolated_threads_stuck",
+                "Threads of an isolated callee still running a call past its exec_timeout; all of them: /_/ready answers 503",
+                &stuck,
+            ),
+            (
+                "fmerge_isolated_threads",
+                "Threads of an isolated callee (FMERGE_ISOLATE_THREADS)",
+                &all,
+            ),
+        ] {
+            family.encode(encoder.encode_descriptor(name, help, None, family.metric_type())?)?;
+        }
+        Ok(())
+    }
+}
