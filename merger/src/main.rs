@@ -43,7 +43,7 @@ enum Command {
     /// `faas-cli new --lang rust-fmerge NAME` makes a function fmerge can merge.
     Template(cli::template::TemplateArgs),
     /// The application's static call graph from the functions' code (JSON, DOT, a picture).
-    Graph(cli::graph::GraphArgs),
+    Graph(Box<cli::graph::GraphArgs>),
     /// Propose the merge groups that serve the objective best (by default the most
     /// expected latency removed per request of the application), and write them as group files.
     Plan(Box<cli::plan::PlanArgs>),
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
     let result = match parsed.command {
         Command::Build(args) => cli::build::run(*args, &given),
         Command::Template(args) => cli::template::run(args),
-        Command::Graph(args) => cli::graph::run(args),
+        Command::Graph(args) => cli::graph::run(*args),
         Command::Plan(args) => cli::plan::run(*args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
