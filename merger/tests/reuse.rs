@@ -132,12 +132,14 @@ fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
         stderr.contains("2 object(s) from IR (1 compiled, 1 cached)"),
         "only the edited callee compiles; the table comes from the cache: {stderr}"
     );
-    let back = format!("{nanos}b:{nanos}b:dyn-back");
+    // dyn-front calls dyn-back five times (the named call, then four more
+    // ways of naming it), each adding the tag.
+    let back = format!("{}dyn-back", format!("{nanos}b:").repeat(5));
     assert_eq!(ask(&binary, "dyn-back"), (200, back.clone()));
 
     // The caller's edit: cargo recompiles its bin, fmerge nothing.
-    let front = format!("Ok([b\"F{nanos}:\".as_slice(), &second].concat())");
-    edit(ws.path(), "dyn-front", "Ok(second.to_vec())", &front);
+    let front = format!("Ok([b\"F{nanos}:\".as_slice(), &fourth].concat())");
+    edit(ws.path(), "dyn-front", "Ok(fourth.to_vec())", &front);
     let (binary, stderr) = merged();
     assert!(
         stderr.contains("2 object(s) from IR (0 compiled, 2 cached)"),
