@@ -8,13 +8,18 @@
 //! the handler is abandoned, as of-watchdog abandons its upstream. A
 //! connection handed over whose first request no handler thread has taken
 //! up by `exec_timeout` (every thread blocked) is answered 504 the same way:
-//! of-watchdog's `exec_timeout` counts from the request's arrival too.
+//! of-watchdog's `exec_timeout` counts from the request's arrival too. So is
+//! the next request of a keep-alive connection: while as many handlers are
+//! abandoned as there are handler threads (all may be blocked), the front
+//! peeks at the idle connections, and answers one whose bytes no handler
+//! has read `exec_timeout` after it first saw them.
 
 use crate::Response;
 use crate::deadline::ReadClock;
 use crate::request::{Admitted, Record, timed_out};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -23,9 +28,15 @@ use std::time::{Duration, Instant};
 pub(crate) const TICK: Duration = Duration::from_millis(50);
 
 /// The connections handed to the handlers' runtime, as the front sees them.
-#[derive(Default)]
 pub(crate) struct Backstop {
     connections: Mutex<Vec<Weak<Watched>>>,
+    /// The handlers' threads: with as many handlers abandoned, every thread
+    /// may be blocked, and idle connections are peeked at.
+    threads: usize,
+    exec_timeout: Duration,
+    access_log: bool,
+    /// Whether the last check found the handler threads stalled.
+    stalled: AtomicBool,
 }
 
 /// One connection: a second handle on its socket, and its request running
@@ -49,6 +60,11 @@ enum State {
         record: Record,
     },
     Idle,
+    /// Idle, and bytes of its next request seen by the front `since` then
+    /// (while the handler threads looked stalled), not read by a handler.
+    Pending {
+        since: Instant,
+    },
     Running {
         /// None: no limit.
         deadline: Option<Instant>,
@@ -56,12 +72,25 @@ enum State {
         record: Record,
         admitted: Admitted,
     },
+    /// The front answered 504, or found the client gone, while its request
+    /// ran: its handler has not come back (it may block a thread).
+    Abandoned,
     /// The front answered 504, or found the client gone; the connection
     /// takes no more requests.
     Closed,
 }
 
 impl Backstop {
+    pub(crate) fn new(threads: usize, exec_timeout: Duration, access_log: bool) -> Backstop {
+        Backstop {
+            connections: Mutex::default(),
+            threads,
+            exec_timeout,
+            access_log,
+            stalled: AtomicBool::new(false),
+        }
+    }
+
     /// Watches a connection handed over now; `waiting`: its first
     /// request's `exec_timeout` and record, for the front to answer it if
     /// no handler thread takes it up in time.
@@ -91,15 +120,20 @@ impl Backstop {
     }
 
     /// Answers the requests past their limit, counts those whose client has
-    /// gone; forgets closed connections.
+    /// gone; forgets closed connections. While the handler threads look
+    /// stalled (and on the check after), looks at the idle connections too.
     pub(crate) fn check(&self, now: Instant) {
         let live: Vec<Arc<Watched>> = {
             let mut connections = lock(&self.connections);
             connections.retain(|w| w.strong_count() > 0);
             connections.iter().filter_map(Weak::upgrade).collect()
         };
-        for w in live {
-            w.check(now);
+        let abandoned = live.iter().filter(|w| w.check(now)).count();
+        let stalled = !self.exec_timeout.is_zero() && abandoned >= self.threads;
+        if self.stalled.swap(stalled, Ordering::Relaxed) || stalled {
+            for w in &live {
+                w.check_idle(now, stalled, self);
+            }
         }
     }
 
@@ -109,7 +143,7 @@ impl Backstop {
         lock(&self.connections)
             .iter()
             .filter_map(Weak::upgrade)
-            .all(|w| matches!(*lock(&w.state), State::Closed))
+            .all(|w| matches!(*lock(&w.state), State::Closed | State::Abandoned))
     }
 }
 
@@ -123,8 +157,8 @@ impl Watched {
                 record.forget();
                 true
             }
-            State::Closed => {
-                *state = State::Closed;
+            closed @ (State::Closed | State::Abandoned) => {
+                *state = closed;
                 false
             }
             _ => true,
@@ -134,31 +168,32 @@ impl Watched {
     /// Marks a request running until `deadline` (`None`: no limit; `limit`
     /// for its reply), counted by `record` however it ends and in flight
     /// until answered. [`Running::done`] gives the record back unless the
-    /// front has answered meanwhile.
+    /// front has answered meanwhile. `None` if the front has answered this
+    /// request already (it waited for a thread): it is not to be run.
     pub(crate) fn running(
         &self,
         deadline: Option<Instant>,
         limit: Duration,
         record: Record,
         admitted: Admitted,
-    ) -> Running<'_> {
+    ) -> Option<Running<'_>> {
         let mut state = lock(&self.state);
-        if matches!(*state, State::Closed) {
-            return Running {
-                watched: self,
-                unwatched: Some((record, admitted)),
-            };
-        }
+        let deadline = match *state {
+            State::Closed | State::Abandoned => {
+                record.forget();
+                return None;
+            }
+            // Seen waiting by the front: its limit counts from then.
+            State::Pending { since } => deadline.map(|d| d.min(since + limit)),
+            _ => deadline,
+        };
         *state = State::Running {
             deadline,
             limit,
             record,
             admitted,
         };
-        Running {
-            watched: self,
-            unwatched: None,
-        }
+        Some(Running { watched: self })
     }
 
     /// Whether the client closed or reset the connection while its request
@@ -172,23 +207,68 @@ impl Watched {
         }
     }
 
-    fn check(&self, now: Instant) {
+    /// Whether bytes wait in the socket, unread (a peek; the end of the
+    /// stream is none).
+    fn bytes_pending(&self) -> bool {
+        matches!(self.socket.peek(&mut [0u8; 1]), Ok(n) if n > 0)
+    }
+
+    /// Checks a request waiting or running; true if the connection's
+    /// handler is abandoned (the front answered while it ran).
+    fn check(&self, now: Instant) -> bool {
         let mut state = lock(&self.state);
-        if let State::Waiting { deadline, .. } = *state {
-            if deadline > now {
-                return;
+        match *state {
+            State::Waiting { deadline, .. } if deadline <= now => {
+                let State::Waiting { limit, record, .. } =
+                    std::mem::replace(&mut *state, State::Closed)
+                else {
+                    unreachable!("matched above")
+                };
+                self.answer_504(limit, record);
             }
-            let State::Waiting { limit, record, .. } =
-                std::mem::replace(&mut *state, State::Closed)
-            else {
-                unreachable!("matched above")
-            };
-            self.answer_504(limit, record);
-            return;
+            State::Running { deadline, .. } => self.check_running(&mut state, deadline, now),
+            _ => {}
         }
-        let State::Running { deadline, .. } = *state else {
-            return;
+        matches!(*state, State::Abandoned)
+    }
+
+    /// While the handler threads look `stalled`: notes when bytes of an
+    /// idle connection's next request are first seen, unread by a handler,
+    /// and answers 504 once they have waited `exec_timeout`. Otherwise (or
+    /// once a handler reads them) the connection is idle again.
+    fn check_idle(&self, now: Instant, stalled: bool, backstop: &Backstop) {
+        let mut state = lock(&self.state);
+        match *state {
+            State::Idle if stalled && self.clock.unread() && self.bytes_pending() => {
+                *state = State::Pending { since: now };
+            }
+            State::Pending { since } => {
+                if !stalled || !self.clock.unread() || !self.bytes_pending() {
+                    *state = State::Idle;
+                } else if since + backstop.exec_timeout <= now {
+                    *state = State::Closed;
+                    let record = self.unread_record(since, backstop.access_log);
+                    self.answer_504(backstop.exec_timeout, record);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The record of a request seen `since` then whose headers no handler
+    /// has read: its method and target from the bytes waiting.
+    fn unread_record(&self, since: Instant, log: bool) -> Record {
+        let mut head = [0u8; 1024];
+        let n = self.socket.peek(&mut head).unwrap_or(0);
+        let line = crate::handoff::FirstLine {
+            read: bytes::Bytes::copy_from_slice(&head[..n]),
+            probe: false,
         };
+        let (method, log) = line.method_and_target(log);
+        Record::start(self.function, crate::call::UNVERIFIED, method, log).since(since)
+    }
+
+    fn check_running(&self, state: &mut State, deadline: Option<Instant>, now: Instant) {
         let late = deadline.is_some_and(|d| d <= now);
         if !late && !self.client_gone() {
             return;
@@ -198,9 +278,9 @@ impl Watched {
             record,
             admitted,
             ..
-        } = std::mem::replace(&mut *state, State::Closed)
+        } = std::mem::replace(state, State::Abandoned)
         else {
-            unreachable!("matched above")
+            unreachable!("matched by the caller")
         };
         if !late {
             // Dropped unfinished: counted as the client's doing (499).
@@ -251,31 +331,27 @@ pub(crate) fn wire(response: &Response) -> Vec<u8> {
 /// A request marked running; see [`Watched::running`].
 pub(crate) struct Running<'a> {
     watched: &'a Watched,
-    /// The record and slot, when the front had closed the connection
-    /// already (the request is not watched).
-    unwatched: Option<(Record, Admitted)>,
 }
 
 impl Running<'_> {
     /// The request's record, or `None` if the front answered it.
-    pub(crate) fn done(mut self) -> Option<Record> {
-        match self.unwatched.take() {
-            Some((record, _admitted)) => Some(record),
-            None => self.take(),
-        }
+    pub(crate) fn done(self) -> Option<Record> {
+        self.take()
     }
 
+    /// The handler is back: a request the front answered meanwhile leaves
+    /// its connection closed.
     fn take(&self) -> Option<Record> {
         let mut state = lock(&self.watched.state);
         match std::mem::replace(&mut *state, State::Idle) {
             State::Running { record, .. } => Some(record),
-            State::Closed => {
+            State::Closed | State::Abandoned => {
                 *state = State::Closed;
                 None
             }
             State::Idle => None,
-            waiting @ State::Waiting { .. } => {
-                *state = waiting;
+            other => {
+                *state = other;
                 None
             }
         }

@@ -76,6 +76,13 @@ impl ReadClock {
         }
     }
 
+    /// Whether no byte of a next request has reached the handler side
+    /// since the last reply (always true without a read deadline: the
+    /// clock cannot tell then).
+    pub(crate) fn unread(&self) -> bool {
+        self.limit.is_zero() || self.state.load(Ordering::Relaxed) == IDLE
+    }
+
     /// Bytes arrived: between requests, they start the next deadline.
     fn arrived(&self) {
         if self.state.load(Ordering::Relaxed) == IDLE {

@@ -112,6 +112,12 @@ impl Record {
         }
     }
 
+    /// The record of a request that arrived `at`, before it was started.
+    pub(crate) fn since(mut self, at: Instant) -> Record {
+        self.started = at;
+        self
+    }
+
     /// Drops the record uncounted: another took over the request.
     pub(crate) fn forget(mut self) {
         self.done = true;
@@ -215,6 +221,11 @@ async fn guarded(
             let running =
                 conn.watched
                     .running(deadline.map(|d| d.into_std()), limit, record, admitted);
+            // None: the front answered this request while it waited for a
+            // thread, and closed the connection (this reply goes nowhere).
+            let Some(running) = running else {
+                return (Response::default(), None);
+            };
             let response = within(name, limit, deadline, run).await;
             (response, running.done())
         }

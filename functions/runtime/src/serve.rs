@@ -70,6 +70,11 @@ pub fn serve(name: &'static str, entry: Entry) {
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(name, &format!("cannot start tokio: {e}")));
+    let backstop = Backstop::new(
+        handlers.metrics().num_workers(),
+        settings.exec_timeout,
+        settings.access_log,
+    );
     let server: &'static Server = Box::leak(Box::new(Server {
         name,
         entry,
@@ -80,7 +85,7 @@ pub fn serve(name: &'static str, entry: Entry) {
         waiting: Arc::new(Semaphore::new(settings.max_connections)),
         settings,
         handlers: handlers.handle().clone(),
-        backstop: Backstop::default(),
+        backstop,
         draining: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
     }));

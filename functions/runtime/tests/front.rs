@@ -279,3 +279,47 @@ fn a_request_waiting_for_a_handler_thread_gets_504_at_exec_timeout_from_its_arri
         assert_eq!(b.join().unwrap().0.unwrap().status, 504);
     }
 }
+
+/// Reads one reply off a keep-alive connection: its status and body.
+fn read_reply(c: &mut TcpStream) -> (u16, String) {
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        assert_eq!(c.read(&mut byte).unwrap(), 1, "closed mid-reply: {raw:?}");
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&raw).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = vec![0u8; length];
+    c.read_exact(&mut body).unwrap();
+    let status = head[9..12].parse().unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[test]
+fn the_next_request_of_a_keep_alive_connection_gets_504_at_exec_timeout_while_threads_block() {
+    let (s, _) = probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
+    let mut kept = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let ask = b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n";
+    kept.write_all(ask).unwrap();
+    assert_eq!(read_reply(&mut kept).0, 200, "the first request");
+    let blockers = at_once(2, s.port, "/block?ms=6000");
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    kept.write_all(ask).unwrap();
+    let (status, body) = read_reply(&mut kept);
+    let after = asked.elapsed();
+    eprintln!("the next request of the kept connection: {status} after {after:?}");
+    assert_eq!(status, 504, "after {after:?}: {body}");
+    assert!(body.contains("exec_timeout"), "{body}");
+    // Well before the blockers free a thread (6 s): from the front.
+    assert!(after < Duration::from_secs(4), "504 after {after:?}");
+    for b in blockers {
+        assert_eq!(b.join().unwrap().0.unwrap().status, 504);
+    }
+}
