@@ -5,20 +5,9 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test call_log`.
 
-use fmerge_testkit::dataplane::{self, Server, request};
+use fmerge_testkit::dataplane::{self, Server, keyed_probe, request};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
-
-fn probe(env: &[(&str, &str)]) -> Server {
-    let port = free_port();
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", port.to_string())
-        .env("metrics_port", "0")
-        .env("listen_address", "127.0.0.1")
-        .env(CALLER_KEY.0, CALLER_KEY.1)
-        .envs(env.iter().copied());
-    Server::start(cmd, port)
-}
 
 #[test]
 fn the_call_log_records_calls_at_once_then_one_after() {
@@ -31,7 +20,7 @@ fn the_call_log_records_calls_at_once_then_one_after() {
         .env(CALLER_KEY.0, CALLER_KEY.1);
     let callee = Server::start(cmd, callee_port);
     let metrics = free_port();
-    let caller = probe(&[
+    let caller = keyed_probe(&[
         ("GATEWAY_URL", &gateway.url()),
         ("metrics_port", &metrics.to_string()),
         ("FMERGE_CALL_LOG", "100"),

@@ -7,23 +7,12 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test limits`.
 
-use fmerge_testkit::dataplane::{self, Server, cpu_ticks, request, rss_kib};
+use fmerge_testkit::dataplane::{self, Server, cpu_ticks, keyed_probe, request, rss_kib};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn probe(env: &[(&str, &str)]) -> Server {
-    let port = free_port();
-    let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
-    cmd.env("port", port.to_string())
-        .env("metrics_port", "0")
-        .env("listen_address", "127.0.0.1")
-        .env(CALLER_KEY.0, CALLER_KEY.1)
-        .envs(env.iter().copied());
-    Server::start(cmd, port)
-}
 
 /// Sends only the head of a POST declaring `length` bytes (plus `first`
 /// bytes of it) and reads the reply.
@@ -44,7 +33,7 @@ fn declared_post(port: u16, path: &str, length: u64, first: usize) -> Result<Str
 
 #[test]
 fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
-    let s = probe(&[]);
+    let s = keyed_probe(&[]);
     let port = s.server_port();
     // 1 GiB declared: refused at once, nothing buffered.
     let start = Instant::now();
@@ -68,7 +57,7 @@ fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
     eprintln!("after 1 GiB + 100 × 50 MiB declared: peak RSS {peak} KiB, now {now} KiB");
     assert!(peak < 64 << 10, "peak RSS {peak} KiB");
     // A chunked body (no length declared) is cut off while it is read.
-    let small = probe(&[("max_body_size", "1048576")]);
+    let small = keyed_probe(&[("max_body_size", "1048576")]);
     let mut c = TcpStream::connect(("127.0.0.1", small.server_port())).unwrap();
     c.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         .unwrap();
@@ -92,7 +81,7 @@ fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
 
 #[test]
 fn an_accepted_body_costs_about_its_size_in_memory_not_twice() {
-    let s = probe(&[]);
+    let s = keyed_probe(&[]);
     let (base, _) = rss_kib(s.pid());
     let body = vec![b'z'; 24 << 20];
     let r = request(s.server_port(), "POST", "/sleep?ms=0", &[], &body).unwrap();
@@ -165,7 +154,7 @@ fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close
 
 #[test]
 fn beyond_max_connections_new_clients_wait_until_one_closes() {
-    let s = probe(&[("max_connections", "4")]);
+    let s = keyed_probe(&[("max_connections", "4")]);
     let port = s.server_port();
     // Four keep-alive connections, each answered once: all four accepted.
     // (A function request: a connection that opens with a probe is closed
@@ -225,7 +214,7 @@ fn an_invalid_setting_stops_the_start_naming_the_variable() {
 
 #[test]
 fn a_whole_request_handler_sees_method_path_query_headers_and_sets_the_reply() {
-    let s = probe(&[("FMERGE_ACCESS_LOG", "1")]);
+    let s = keyed_probe(&[("FMERGE_ACCESS_LOG", "1")]);
     let r = request(
         s.server_port(),
         "PUT",
@@ -289,7 +278,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
         .env(CALLER_KEY.0, CALLER_KEY.1);
     let callee = Server::start(cmd, callee_port);
     let caller_metrics = free_port().to_string();
-    let caller = probe(&[
+    let caller = keyed_probe(&[
         ("GATEWAY_URL", &gateway.url()),
         ("metrics_port", &caller_metrics),
     ]);

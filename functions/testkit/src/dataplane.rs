@@ -377,3 +377,17 @@ pub fn method_flood(port: u16, n: usize) -> Vec<u16> {
         .filter_map(|code| std::str::from_utf8(code).ok()?.parse().ok())
         .collect()
 }
+
+/// The runtime's probe function (`examples/probe.rs`) alone on a free
+/// loopback port, with the application's caller key, no metrics port, and
+/// `env`.
+pub fn keyed_probe(env: &[(&str, &str)]) -> Server {
+    let port = crate::free_port();
+    let mut cmd = Command::new(example_binary("fmerge-runtime", "probe"));
+    cmd.env("port", port.to_string())
+        .env("metrics_port", "0")
+        .env("listen_address", "127.0.0.1")
+        .env(crate::CALLER_KEY.0, crate::CALLER_KEY.1)
+        .envs(env.iter().copied());
+    Server::start(cmd, port)
+}
