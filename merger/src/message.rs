@@ -126,11 +126,31 @@ pub struct GroupSeconds<'a> {
 #[derive(Serialize)]
 #[serde(tag = "reason", rename = "finished")]
 pub struct FinishedRecord {
-    pub success: bool,
+    success: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
+    fix: Option<String>,
+}
+
+impl FinishedRecord {
+    /// The command succeeded.
+    pub fn success() -> Self {
+        FinishedRecord {
+            success: true,
+            error: None,
+            fix: None,
+        }
+    }
+
+    /// The command failed: the cause, and the fixes (one a line), if any.
+    pub fn failure(cause: String, fixes: Option<String>) -> Self {
+        FinishedRecord {
+            success: false,
+            error: Some(cause),
+            fix: fixes,
+        }
+    }
 }
 
 impl Record for StageRecord<'_> {}
@@ -158,13 +178,8 @@ mod tests {
             serde_json::to_string(&record).unwrap(),
             r#"{"reason":"stage","name":"a-merged","stage":"codegen","seconds":1.5}"#
         );
-        let finished = FinishedRecord {
-            success: true,
-            error: None,
-            fix: None,
-        };
         assert_eq!(
-            serde_json::to_string(&finished).unwrap(),
+            serde_json::to_string(&FinishedRecord::success()).unwrap(),
             r#"{"reason":"finished","success":true}"#
         );
     }

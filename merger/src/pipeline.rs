@@ -8,7 +8,7 @@
 //! This file holds the groups: one cargo build for all (one per lock
 //! file), then each group's merge from the units it links. Beside it:
 //! `shared.rs` what the groups of one build share, `parallel.rs` the
-//! groups merged side by side, [`dry_run`] a group's verdict without
+//! groups merged side by side, [`dry_run()`] a group's verdict without
 //! codegen, [`stages`] where the time went.
 
 mod dry_run;

@@ -106,11 +106,7 @@ pub fn main(version: &'static str) -> ExitCode {
     match parsed.command.run(&explicit, version) {
         Ok(()) => {
             if json {
-                message::emit(&FinishedRecord {
-                    success: true,
-                    error: None,
-                    fix: None,
-                });
+                message::emit(&FinishedRecord::success());
             }
             ExitCode::SUCCESS
         }

@@ -43,11 +43,10 @@ impl Rendered {
 
     /// The `finished` record of a failed command.
     pub fn finished(&self) -> FinishedRecord {
-        FinishedRecord {
-            success: false,
-            error: Some(self.cause.clone()),
-            fix: (!self.fixes.is_empty()).then(|| self.fixes.join("\n")),
-        }
+        FinishedRecord::failure(
+            self.cause.clone(),
+            (!self.fixes.is_empty()).then(|| self.fixes.join("\n")),
+        )
     }
 }
 

@@ -126,7 +126,7 @@ impl<'a> Merging<'a> {
         Ok(self.finish(emitted, outcome, false))
     }
 
-    /// The IR stages alone, on the units this group links ([`super::dry_run`]):
+    /// The IR stages alone, on the units this group links ([`super::dry_run()`]):
     /// `Ok(Some(reason))` when the build's passes refuse the group; nothing
     /// is compiled or written.
     pub(crate) fn dry_run(
