@@ -1,7 +1,7 @@
 //! The whole merge, stage by stage; each stage lives in its own crate and
 //! module, and this one only sequences them:
 //!
-//! [`bitcode`] (toolchain, workspace, resolve, emit) →
+//! [`bitcode`](crate::bitcode) (toolchain, workspace, resolve, emit) →
 //! per group (`merging`): cache → [`ir::merge`] (per crate: passes, link;
 //! then the module passes) → [`ir::MergedModule::compile`] → native link.
 //!
