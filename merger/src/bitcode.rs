@@ -16,7 +16,7 @@ pub struct Input<'a> {
     pub callees: &'a [String],
     /// Functions from separate cargo projects, the caller first; empty: the
     /// functions are packages of the workspace at `manifest_path`.
-    pub sources: &'a [workspace::Source],
+    pub sources: &'a [workspace::FunctionProject],
     pub manifest_path: Option<&'a Path>,
     pub target_dir: Option<&'a Path>,
     pub jobs: Option<usize>,

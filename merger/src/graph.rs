@@ -122,12 +122,12 @@ impl Graph {
         self.functions.iter().find(|f| f.name == name)
     }
 
-    /// Known callees of `from`, with their static call counts.
-    pub fn callees(&self, from: &str) -> Vec<(&str, usize)> {
+    /// Known callees of `from`.
+    pub fn callees(&self, from: &str) -> Vec<&str> {
         self.edges
             .iter()
             .filter(|e| e.from == from)
-            .filter_map(|e| Some((e.to.as_deref()?, e.sites)))
+            .filter_map(|e| e.to.as_deref())
             .collect()
     }
 
@@ -137,7 +137,6 @@ impl Graph {
         let rounds = self.function(from).map_or(&[][..], |f| &f.rounds[..]);
         self.callees(from)
             .into_iter()
-            .map(|(to, _)| to)
             .filter(|to| {
                 !rounds
                     .iter()

@@ -20,7 +20,7 @@
 //! and the command line share.
 
 use crate::cli::build::BuildArgs;
-use crate::options::layer::{self, File, Given};
+use crate::options::layer::{self, ExplicitFlags, File};
 use anyhow::Result;
 use clap::Args as _;
 use fmerge_cargo::artifact;
@@ -54,12 +54,12 @@ impl BuildArgs {
     /// Reads a group file, every option it does not set at its default;
     /// relative paths in it are relative to the file.
     pub fn load(path: &Path) -> Result<Group> {
-        Group::default().under(&Given::default(), path)
+        Group::default().under(&ExplicitFlags::default(), path)
     }
 
     /// These options (with `given` the command line's flags) over the group
     /// file at `path`: a flag given wins, a list adds to the file's.
-    pub fn under(&self, given: &Given, path: &Path) -> Result<Group> {
+    pub fn under(&self, given: &ExplicitFlags, path: &Path) -> Result<Group> {
         let table: toml::Table = artifact::read_parsed(
             path,
             |text| toml::from_str(text),

@@ -11,17 +11,21 @@
 //!
 //! This crate sequences them ([`pipeline`]), defines the options once
 //! ([`options`]), reads merge groups ([`group`]), embeds the repository's files
-//! ([`assets`]), shows progress, and is the `fmerge` CLI.
+//! ([`assets`]), shows progress, and is the `fmerge` CLI: the commands
+//! ([`cli`]) parse into the operations ([`ops`]), whose machine-readable
+//! records are [`message`]'s.
 
 pub mod assets;
 pub mod bitcode;
 pub mod cli;
 pub mod graph;
 pub mod group;
+pub mod message;
+pub mod ops;
 pub mod options;
 pub mod pipeline;
 pub mod plan;
 pub mod preflight;
 pub mod progress;
 
-pub use pipeline::{Merged, Options, build, build_many};
+pub use pipeline::{MergedGroup, Options, build, build_many};

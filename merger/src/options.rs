@@ -14,12 +14,13 @@ pub mod layer;
 pub mod stack;
 pub mod values;
 
-pub use flags::{Cargo, DryRun, ImageFlags, Merge, Sharing, heading};
+pub use flags::{CargoFlags, DryRun, ImageFlags, Merge, SharedStaticFlags, heading};
 
 use crate::group;
 use anyhow::{Result, bail};
-use fmerge_cargo::workspace;
+use fmerge_cargo::{resolve, workspace};
 use fmerge_ir as ir;
+use fmerge_ship::stack_in::StackIn;
 use std::path::PathBuf;
 
 /// The merge options that do not change the merged binary, each for a
@@ -48,7 +49,7 @@ pub struct Options {
     /// Functions from separate cargo projects (a stack.yml's handlers, or
     /// several `--manifest-path`s), the caller first: built in a workspace
     /// fmerge writes (see fmerge_cargo::workspace).
-    pub sources: Vec<workspace::Source>,
+    pub sources: Vec<workspace::FunctionProject>,
     pub merge: Merge,
 }
 
@@ -78,6 +79,48 @@ impl Options {
         }
     }
 
+    /// `caller`'s group with `merge`'s options, each member's project read
+    /// from its entry in `stack` (its `handler:` folder), as `fmerge build -f
+    /// STACK` finds them.
+    pub fn in_stack(caller: &str, merge: Merge, stack: &StackIn) -> Result<Self> {
+        let mut opts = Options {
+            caller: caller.into(),
+            manifest_path: None,
+            sources: Vec::new(),
+            merge,
+        };
+        opts.sources = opts
+            .members()
+            .map(|name| {
+                let entry = stack.entry(name)?;
+                Ok(workspace::FunctionProject {
+                    function: entry.name,
+                    manifest: entry.handler.join("Cargo.toml"),
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(opts)
+    }
+
+    /// `caller`'s group with `merge`'s options, its functions in the cargo
+    /// workspace of `manifests` (none: the one around the current
+    /// directory), or, with several, each in the one project that has it.
+    pub fn in_workspace(caller: &str, merge: Merge, manifests: &[PathBuf]) -> Result<Self> {
+        let mut opts = Options {
+            caller: caller.into(),
+            manifest_path: None,
+            sources: Vec::new(),
+            merge,
+        };
+        if manifests.len() > 1 {
+            let members: Vec<String> = opts.members().map(String::from).collect();
+            opts.sources = workspace::locate(&members, manifests)?;
+        } else {
+            opts.manifest_path = manifests.first().cloned();
+        }
+        Ok(opts)
+    }
+
     /// The options' checks clap cannot make alone (the rewrites' syntax
     /// against the members, the name); nothing is built.
     pub fn check(&self) -> Result<Vec<ir::Rewrite>> {
@@ -87,10 +130,7 @@ impl Options {
                 "--name {name:?} is not a file name\nfix: give a name of letters, digits and dashes"
             );
         }
-        let members: Vec<String> = std::iter::once(&self.caller)
-            .chain(&self.callees)
-            .cloned()
-            .collect();
+        let members: Vec<String> = self.members().map(String::from).collect();
         let rewrites = self
             .rewrite
             .iter()
@@ -106,6 +146,11 @@ impl Options {
             }
         }
         Ok(rewrites)
+    }
+
+    /// The group's functions, the caller first ([`resolve::members`]).
+    pub fn members(&self) -> impl Iterator<Item = &str> + Clone {
+        resolve::members(&self.caller, &self.callees)
     }
 
     /// The merge's name: `--name`, or `<caller>-merged`.

@@ -25,10 +25,7 @@ pub struct Image<'a> {
 /// Checks `opts` (already through [`crate::Options::check`]) and the image
 /// before anything is built.
 pub fn check(opts: &Options, image: Option<Image>) -> Result<()> {
-    let members: Vec<String> = std::iter::once(&opts.caller)
-        .chain(&opts.callees)
-        .cloned()
-        .collect();
+    let members: Vec<String> = opts.members().map(String::from).collect();
     for rewrite in &opts.rewrite {
         rewrite_callee(rewrite, &opts.caller, &opts.callees)?;
     }

@@ -46,6 +46,15 @@ pub struct Members {
     pub local_on_top: HashSet<PackageId>,
 }
 
+/// A group's functions by name: `caller` first, then `callees`, the order
+/// of every list of a group's members.
+pub fn members<'a>(
+    caller: &'a str,
+    callees: &'a [String],
+) -> impl Iterator<Item = &'a str> + Clone {
+    std::iter::once(caller).chain(callees.iter().map(String::as_str))
+}
+
 impl Members {
     pub fn functions(&self) -> impl Iterator<Item = &Function> {
         std::iter::once(&self.caller).chain(&self.callees)
@@ -78,7 +87,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         );
     }
     let mut seen = HashSet::new();
-    for name in std::iter::once(caller).chain(callees.iter().map(String::as_str)) {
+    for name in members(caller, callees) {
         if !seen.insert(name) {
             bail!("function {name} is listed twice\nfix: list each function once");
         }

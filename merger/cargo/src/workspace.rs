@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 /// One function to build: its OpenFaaS name and its project's Cargo.toml.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub struct FunctionProject {
     pub function: String,
     pub manifest: PathBuf,
 }
@@ -48,7 +48,7 @@ pub struct Generated {
 /// goes under `target_dir`: named by its functions and their manifests, so
 /// that two merges of different functions sharing a target dir never write
 /// over each other's workspace.
-pub fn dir_of(target_dir: &Path, purpose: &str, sources: &[Source]) -> PathBuf {
+pub fn dir_of(target_dir: &Path, purpose: &str, sources: &[FunctionProject]) -> PathBuf {
     let mut key = String::new();
     for s in sources {
         let _ = write!(key, "{}\0{}\0", s.function, s.manifest.display());
@@ -63,7 +63,7 @@ pub fn dir_of(target_dir: &Path, purpose: &str, sources: &[Source]) -> PathBuf {
 }
 
 /// Writes the build workspace for `sources` (the caller first) into `dir`.
-pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
+pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
     let mut packages = Vec::new();
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for source in sources {
@@ -131,7 +131,7 @@ pub fn generate(sources: &[Source], dir: &Path) -> Result<Generated> {
 
 /// The `Cargo.lock` that a build workspace with `caller` first takes (its
 /// project's, at its workspace root), if it has one.
-pub fn lock_of(caller: &Source) -> Result<Option<PathBuf>> {
+pub fn lock_of(caller: &FunctionProject) -> Result<Option<PathBuf>> {
     Ok(lock_in(&package_of(caller)?.1))
 }
 
@@ -153,7 +153,7 @@ fn lock_in(root: &Path) -> Option<PathBuf> {
 
 /// The package at `source.manifest` (a workspace's root manifest names
 /// its member of the function's name), and its workspace's root.
-fn package_of(source: &Source) -> Result<(Package, PathBuf)> {
+fn package_of(source: &FunctionProject) -> Result<(Package, PathBuf)> {
     if !source.manifest.is_file() {
         bail!(
             "function {}: no Cargo.toml at {}\nfix: point at the function's cargo project (its `handler:` folder in stack.yml must hold its Cargo.toml)",
@@ -238,7 +238,7 @@ fn profiles_for(profiles: &toml::Table, built: &BTreeSet<String>) -> toml::Table
 
 /// Two copies of the runtime in one binary would mean two dispatch tables.
 /// Returns the names of the crates the build takes.
-fn check_one_runtime(manifest: &Path, sources: &[Source]) -> Result<BTreeSet<String>> {
+fn check_one_runtime(manifest: &Path, sources: &[FunctionProject]) -> Result<BTreeSet<String>> {
     let metadata = MetadataCommand::new().manifest_path(manifest).exec().with_context(|| {
         format!(
             "cargo cannot resolve the merged build of {} ({}): the functions' dependencies do not fit together\n\
@@ -334,7 +334,7 @@ pub fn target_dir_of(manifest: &Path) -> Result<PathBuf> {
 
 /// Finds each function by package name among the projects of `manifests`
 /// (repeated `--manifest-path`).
-pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>> {
+pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<FunctionProject>> {
     let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for manifest in manifests {
         let metadata = MetadataCommand::new()
@@ -361,7 +361,7 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Source>
     functions
         .iter()
         .map(|f| match found.get(f).map(Vec::as_slice) {
-            Some([manifest]) => Ok(Source { function: f.clone(), manifest: manifest.clone() }),
+            Some([manifest]) => Ok(FunctionProject { function: f.clone(), manifest: manifest.clone() }),
             Some(several) => bail!(
                 "function {f} is a package in several of the given projects ({})\nfix: pass only one of them with --manifest-path",
                 several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")

@@ -2,7 +2,7 @@
 //! into one module and compile it, with the LLVM that rustc itself ships
 //! (rustc's IR is only readable by an LLVM at least as new as its own).
 //!
-//! [`merge`] is its one entry (and [`Merged::compile`] the way to objects
+//! [`merge`] is its one entry (and [`MergedModule::compile`] the way to objects
 //! with `--lto fat`, [`reuse`] with `--lto off`); the passes are in
 //! [`passes`], one file each.
 //!
@@ -24,7 +24,7 @@ mod symbols;
 pub use codegen::Lto;
 pub use inkwell::context::Context;
 pub use inkwell::module::Module;
-pub use merge::{Compile, Event, Merged, Objects, Target, Unit, links, merge};
+pub use merge::{Compile, Event, MergedModule, Objects, Target, Unit, links, merge};
 pub use passes::Facts;
 pub use passes::config::Setting;
 pub use passes::endpoints::Rewrite;

@@ -1,5 +1,5 @@
 //! The IR side's one entry: [`merge`] turns each crate's bitcode into one
-//! checked module, and [`Merged::compile`] turns that into objects.
+//! checked module, and [`MergedModule::compile`] turns that into objects.
 //!
 //! parse each crate → its crate passes → optimize it if cargo built it
 //! unoptimized → (with `reuse`: keep its bitcode if it compiles from IR,
@@ -48,14 +48,14 @@ pub enum Event<'a> {
     /// Every unit is done, and linked if the merge links them; the
     /// conclusions and the module passes start.
     Linked,
-    /// A difference the merge keeps (all of them are in [`Merged::warnings`] too).
+    /// A difference the merge keeps (all of them are in [`MergedModule::warnings`] too).
     Warning(&'a str),
     /// What the merge did, for people.
     Note(&'a str),
 }
 
 /// The merged module, checked, with what the passes found.
-pub struct Merged {
+pub struct MergedModule {
     /// The linked module, when the merge [`links`].
     module: Option<ir::Detached>,
     /// Differences from the unmerged functions that fmerge could not remove
@@ -103,7 +103,7 @@ pub fn merge(
     reuse: bool,
     emit_ll: bool,
     on: &mut dyn FnMut(Event),
-) -> Result<Merged> {
+) -> Result<MergedModule> {
     let mut found = Found::default();
     let mut pieces = Vec::new();
     let machine = codegen::machine(target.triple, target.opt_level)?;
@@ -180,7 +180,7 @@ pub fn merge(
         }
         false => None,
     };
-    Ok(Merged {
+    Ok(MergedModule {
         pieces,
         table,
         module,
@@ -249,7 +249,7 @@ pub struct Objects {
     pub emitted: Duration,
 }
 
-impl Merged {
+impl MergedModule {
     /// Writes the module as readable IR (`--emit-ll`) to `path`.
     pub fn write_ll(&self, path: &Path) -> Result<()> {
         self.linked()?.borrow(|module| {

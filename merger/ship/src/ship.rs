@@ -10,18 +10,18 @@ use std::path::{Path, PathBuf};
 
 /// A merged binary, as shipping needs it.
 #[derive(Debug, Clone)]
-pub struct Merged<'a> {
+pub struct MergedBinary<'a> {
     pub name: &'a str,
     pub binary: &'a Path,
     /// Caller first, then the callees.
     pub members: &'a [String],
-    pub settings: Vec<Setting>,
+    pub settings: Vec<EnvSetting>,
 }
 
-/// A setting a merged function reads (fmerge_ir's `Setting`, with the
-/// variable it is read from).
+/// A setting a merged function reads (fmerge_ir's `Setting`), with the
+/// environment variable it is read from.
 #[derive(Debug, Clone)]
-pub struct Setting {
+pub struct EnvSetting {
     pub function: String,
     pub key: String,
     pub default: String,
@@ -41,8 +41,28 @@ pub struct Ship {
     pub revision: Option<String>,
     /// The image's Dockerfile (fmerge's `assets::DOCKERFILE`).
     pub dockerfile: &'static str,
-    /// The input stack.yml, its members' entries, and whether to drop the callees.
-    pub stack: Option<(stack_in::StackIn, Vec<stack_in::Entry>, bool)>,
+    /// The input stack.yml the group's functions come from, if any.
+    pub stack: Option<InputStack>,
+}
+
+/// The input stack.yml of a merged group, which the merged stack is
+/// written from.
+pub struct InputStack {
+    pub file: stack_in::StackIn,
+    /// The group's members' entries in it.
+    pub entries: Vec<stack_in::Entry>,
+    /// Whether the merged stack drops the callees' own entries.
+    pub remove_callees: bool,
+}
+
+/// What shipping one merged binary made.
+pub struct Shipped {
+    /// The reference to deploy (pinned by digest once pushed).
+    pub reference: String,
+    /// The merged function's stack entry.
+    pub spec: StackSpec,
+    /// The input stack file to write `spec` into, if any.
+    pub stack: Option<InputStack>,
 }
 
 /// Writes the input stack with the merged groups' entries beside it, as
@@ -63,15 +83,8 @@ pub fn write_merged_stack(
 }
 
 impl Ship {
-    /// Builds the image and pushes it if asked. Returns the reference to
-    /// deploy (pinned by digest once pushed), the merged function's stack
-    /// entry, and the input stack file to write it into, if any.
-    #[allow(clippy::type_complexity)]
-    pub fn image(
-        self,
-        merged: &Merged,
-        quiet: bool,
-    ) -> Result<(String, StackSpec, Option<(stack_in::StackIn, bool)>)> {
+    /// Builds the image and pushes it if asked.
+    pub fn image(self, merged: &MergedBinary, quiet: bool) -> Result<Shipped> {
         let mut spec = ImageSpec::new(
             merged.binary,
             merged.name,
@@ -100,22 +113,25 @@ impl Ship {
             stack.gateway = gateway;
         }
         let mut spec = stack_settings(stack, merged);
-        let Some((input, entries, remove_callees)) = self.stack else {
-            return Ok((reference, spec, None));
-        };
-        // The stack's own settings win over the code's defaults.
-        for note in stack_in::merge_into(&mut spec, &entries) {
-            if !quiet {
-                eprintln!("fmerge: note: {note}");
+        if let Some(input) = &self.stack {
+            // The stack's own settings win over the code's defaults.
+            for note in stack_in::merge_into(&mut spec, &input.entries) {
+                if !quiet {
+                    eprintln!("fmerge: note: {note}");
+                }
             }
         }
-        Ok((reference, spec, Some((input, remove_callees))))
+        Ok(Shipped {
+            reference,
+            spec,
+            stack: self.stack,
+        })
     }
 }
 
 /// The settings each member reads, with their (rewritten) defaults: the
 /// caller's under their plain names, the callees' namespaced.
-fn stack_settings(mut stack: StackSpec, merged: &Merged) -> StackSpec {
+fn stack_settings(mut stack: StackSpec, merged: &MergedBinary) -> StackSpec {
     let caller = &merged.members[0];
     // Read with std::env and no default: fmerge has no value to write, so it
     // names the variables the deployment must set (unset stays unset).

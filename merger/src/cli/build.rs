@@ -1,23 +1,21 @@
-//! `fmerge build`: the command line and the group file in, one merge (or
-//! every group of a plan) out, then the image and stack.yml if asked.
+//! `fmerge build`: the command line and the group file (or each group of a
+//! plan) into requests, and the build operation ([`crate::ops::build`]) on
+//! them: one merge (or every group of a plan), then the image and
+//! stack.yml if asked.
 
 mod args;
 
 pub use args::BuildArgs;
-pub(super) use args::group_options;
 
-use super::message::Message;
-use crate::options::layer::Given;
+use crate::ops::build::build;
+use crate::options::layer::ExplicitFlags;
 use crate::options::stack::Select;
-use crate::pipeline::stages;
 use anyhow::{Context as _, Result, bail};
-use args::{Request, request, stack_path};
-use fmerge_ship::ship::write_merged_stack;
-use fmerge_ship::stack_out;
+use args::{request, stack_path};
 
-/// `fmerge build`: one group, or every group of a plan; `given`: the flags
-/// the command line gave, which win over a group file.
-pub fn run(args: BuildArgs, given: &Given) -> Result<()> {
+/// `fmerge build`: one group, or every group of a plan; `explicit`: the
+/// flags the command line gave, which win over a group file.
+pub fn run(args: BuildArgs, explicit: &ExplicitFlags) -> Result<()> {
     if args.plan.is_some() || args.all {
         return build_plan(args);
     }
@@ -25,105 +23,7 @@ pub fn run(args: BuildArgs, given: &Given) -> Result<()> {
         !args.select.is_some(),
         "--filter and --regex select the stack's functions for --all\nfix: add --all, or name the functions to merge"
     );
-    build(vec![request(args, given)?], false)
-}
-
-/// Builds the groups (one cargo build per lock file) and ships each as asked: the one
-/// path of a single build (a plan of one group) and of a `plan`'s groups.
-/// Of a plan, each group's records carry its name and, when the groups share
-/// an input stack, one merged stack for the whole application is written
-/// after them all.
-fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
-    let started = std::time::Instant::now();
-    let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
-    let crate::pipeline::Built {
-        groups: mut merged,
-        mut wall,
-    } = crate::build_many(&opts)?;
-    let (quiet, json) = (opts[0].cargo.quiet, requests[0].json);
-    let mut specs = Vec::new();
-    let mut whole = None;
-    for (request, merged) in requests.into_iter().zip(&mut merged) {
-        if json {
-            print_json(merged);
-        } else if let Some(ll) = merged.ll.as_ref().filter(|_| !plan) {
-            // (A plan's groups list their binaries only.)
-            println!("{}", ll.display());
-        }
-        if let Some(ship) = request.ship {
-            let imaging = std::time::Instant::now();
-            let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
-            let took = imaging.elapsed();
-            wall.images += took;
-            merged.timings.push((stages::IMAGE, took));
-            if json {
-                print_stage(merged, stages::IMAGE, took);
-            }
-            let own = match stack {
-                Some((input, remove)) if plan => {
-                    specs.push(spec);
-                    whole = Some((input, remove));
-                    None
-                }
-                Some((input, remove)) => Some(write_merged_stack(&input, &[spec], remove)?),
-                None => Some(stack_out::write(
-                    &spec,
-                    merged.binary.parent().expect("a directory"),
-                )?),
-            };
-            let name = plan.then_some(merged.name.as_str());
-            if json {
-                Message::Image {
-                    name,
-                    reference: &reference,
-                    stack: own.as_deref(),
-                }
-                .print();
-            } else {
-                println!("{reference}");
-                own.iter().for_each(|p| println!("{}", p.display()));
-            }
-        }
-        print_merged(merged, json);
-    }
-    wall.total = started.elapsed();
-    if plan {
-        let report = stages::Report::new(&merged, wall);
-        if json {
-            println!("{}", report.json());
-        }
-        if !quiet {
-            report.lines().iter().for_each(|l| eprintln!("fmerge: {l}"));
-        }
-    }
-    if let Some((input, remove)) = whole {
-        let path = write_merged_stack(&input, &specs, remove)?;
-        if json {
-            Message::Stack { stack: &path }.print();
-        } else {
-            println!("{}", path.display());
-        }
-    }
-    Ok(())
-}
-
-/// A merged group's last line: its binary, or with `--message-format json`
-/// the `merged` record (the same for one group and for every group of a plan).
-fn print_merged(merged: &crate::Merged, json: bool) {
-    if json {
-        Message::Merged {
-            name: &merged.name,
-            binary: &merged.binary,
-            ll: merged.ll.as_deref(),
-            members: &merged.members,
-            native_libs: &merged.native_libs,
-            units: merged.units,
-            cached: merged.cached,
-        }
-        .print();
-    } else {
-        println!("{}", merged.binary.display());
-    }
+    build(vec![request(args, explicit)?], false)
 }
 
 /// `build --plan FILE` / `build -f STACK --all`: every group from one cargo
@@ -198,61 +98,9 @@ fn build_plan(args: BuildArgs) -> Result<()> {
             }
         }
         one.yaml = stack_path.clone();
-        let request = request(one, &Given::default())
+        let request = request(one, &ExplicitFlags::default())
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
     }
     build(requests, true)
-}
-
-/// The merge as JSON lines: each stage with its time, each setting with the
-/// variable it is read from, each warning.
-fn print_json(merged: &crate::Merged) {
-    for (stage, took) in &merged.timings {
-        print_stage(merged, stage, *took);
-    }
-    let caller = &merged.members[0];
-    for s in &merged.settings {
-        Message::Setting {
-            function: &s.function,
-            key: &s.key,
-            variable: s.variable(caller),
-            default: (!s.from_env).then_some(s.default.as_str()),
-        }
-        .print();
-    }
-    for w in &merged.warnings {
-        Message::Warning { message: w }.print();
-    }
-}
-
-/// One stage's time, naming the group (`"reason": "stage"`).
-fn print_stage(merged: &crate::Merged, stage: &str, took: std::time::Duration) {
-    Message::Stage {
-        name: &merged.name,
-        stage,
-        seconds: took.as_secs_f64(),
-    }
-    .print();
-}
-
-/// The merged binary as shipping sees it.
-fn shipped(merged: &crate::Merged) -> fmerge_ship::ship::Merged<'_> {
-    let caller = &merged.members[0];
-    fmerge_ship::ship::Merged {
-        name: &merged.name,
-        binary: &merged.binary,
-        members: &merged.members,
-        settings: merged
-            .settings
-            .iter()
-            .map(|s| fmerge_ship::ship::Setting {
-                function: s.function.clone(),
-                key: s.key.clone(),
-                default: s.default.clone(),
-                from_env: s.from_env,
-                variable: s.variable(caller),
-            })
-            .collect(),
-    }
 }

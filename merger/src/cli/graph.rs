@@ -2,8 +2,8 @@
 //! code (and weighed by traffic), as JSON, DOT and a picture. Its source
 //! flags and `graph_of` are `fmerge plan`'s too.
 
-use super::message::Message;
 use crate::graph::{self, Graph, access_log, call_log, render, traffic};
+use crate::message::{self, WrittenRecord};
 use crate::options::heading;
 use crate::options::stack::{Select, default_stack};
 use crate::options::values::{MessageFormat, Picture};
@@ -42,11 +42,11 @@ pub struct Source {
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub call_log: Option<PathBuf>,
     #[command(flatten)]
-    pub cargo: crate::options::Cargo,
+    pub cargo: crate::options::CargoFlags,
     /// The conflicts honour it as `fmerge build` does; the graph records it
     /// and the plan's groups carry it.
     #[command(flatten)]
-    pub sharing: crate::options::Sharing,
+    pub sharing: crate::options::SharedStaticFlags,
 }
 
 /// The heading of the traffic flags.
@@ -84,7 +84,7 @@ pub struct GraphArgs {
 /// Prints a file written: its path, or its `written` record.
 pub(crate) fn print_written(path: &Path, format: MessageFormat) {
     match format {
-        MessageFormat::Json => Message::Written { path }.print(),
+        MessageFormat::Json => message::emit(&WrittenRecord { path }),
         MessageFormat::Human => println!("{}", path.display()),
     }
 }

@@ -1,8 +1,9 @@
-//! The `fmerge` commands, one module each: flags in, the library's work,
-//! results out.
+//! The `fmerge` commands, one module each: flags in, one operation of the
+//! library, results out; `app` is the command line that dispatches to them.
 
+pub mod app;
 pub mod build;
+pub mod error;
 pub mod graph;
-pub mod message;
 pub mod plan;
 pub mod template;

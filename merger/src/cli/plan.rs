@@ -174,13 +174,23 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     }
     let method: Method = args.search.into();
     let mut graph = graph_of(&args.source, args.graph.as_deref())?;
-    let (model, plan, how, checked) = if args.evaluate.is_some() || args.dry_run.no_dry_run {
+    let dry_run::Solved {
+        model,
+        plan,
+        how,
+        checked,
+    } = if args.evaluate.is_some() || args.dry_run.no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &args.evaluate {
             Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
             None => plan::solve(&model, method)?,
         };
-        (model, plan, how, Vec::new())
+        dry_run::Solved {
+            model,
+            plan,
+            how,
+            checked: Vec::new(),
+        }
     } else {
         dry_run::solve(&mut graph, &constraints, method, &args.source.cargo)?
     };

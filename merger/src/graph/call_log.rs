@@ -35,9 +35,17 @@ pub fn read(path: &Path) -> Result<CallLog> {
     parse(&text, &path.display().to_string())
 }
 
+/// One call of a request: when it started and ended, and the callee (in
+/// that order, which sorts the calls by their start).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub callee: String,
+}
+
 /// A call log's text; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<CallLog> {
-    type Span = (u64, u64, String);
     let mut calls: BTreeMap<(&str, &str), Vec<Span>> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -51,7 +59,10 @@ pub fn parse(text: &str, source: &str) -> Result<CallLog> {
                 .ok()
                 .zip(end.parse::<u64>().ok())
                 .filter(|(s, e)| s <= e)
-                .map(|(s, e)| (request, caller, (s, e, function_of(callee).to_string()))),
+                .map(|(start, end)| {
+                    let callee = function_of(callee).to_string();
+                    (request, caller, Span { start, end, callee })
+                }),
             _ => None,
         };
         let Some((request, caller, span)) = record else {
@@ -76,14 +87,14 @@ pub fn parse(text: &str, source: &str) -> Result<CallLog> {
     Ok(log)
 }
 
-/// One request's calls `(start, end, callee)` in rounds: a call that starts
-/// before every call of the current round has ended runs with them; one
-/// that starts after starts the next round. Callees sorted in each round.
-pub fn rounds(mut spans: Vec<(u64, u64, String)>) -> Vec<Round> {
+/// One request's calls in rounds: a call that starts before every call of
+/// the current round has ended runs with them; one that starts after starts
+/// the next round. Callees sorted in each round.
+pub fn rounds(mut spans: Vec<Span>) -> Vec<Round> {
     spans.sort();
     let mut out: Vec<Round> = Vec::new();
     let mut ends = 0;
-    for (start, end, callee) in spans {
+    for Span { start, end, callee } in spans {
         match out.last_mut() {
             Some(round) if start < ends => {
                 round.calls.push(callee);

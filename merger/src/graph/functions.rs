@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 pub fn functions_of(
     stack_in: &StackIn,
     names: Vec<String>,
-) -> Result<(Vec<Function>, Vec<workspace::Source>)> {
+) -> Result<(Vec<Function>, Vec<workspace::FunctionProject>)> {
     // A limit that is not a quantity stops the graph before its build.
     stack_in.check_every_quantity()?;
     let (mut functions, mut sources) = (Vec::new(), Vec::new());
@@ -34,7 +34,7 @@ pub fn functions_of(
                 function.cpu = quantity(&entry.limits, "cpu");
                 function.requests_memory_bytes = quantity(&entry.requests, "memory");
                 function.requests_cpu = quantity(&entry.requests, "cpu");
-                sources.push(workspace::Source {
+                sources.push(workspace::FunctionProject {
                     function: name.clone(),
                     manifest: entry.handler.join("Cargo.toml"),
                 });

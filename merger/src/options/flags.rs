@@ -2,7 +2,7 @@
 //! struct deriving clap's `Args` (its flag, help, check and default) and
 //! serde (its key in a group file, the flag without its dashes): the merge
 //! options of `fmerge build` ([`Merge`]), those `graph` and `plan` share
-//! ([`Cargo`], [`Sharing`], [`DryRun`]) and the image options ([`ImageFlags`],
+//! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRun`]) and the image options ([`ImageFlags`],
 //! a group file's `[image]` table).
 
 use super::values::{Lto, Progress, RegistryAuth};
@@ -38,7 +38,7 @@ pub struct Merge {
     // --target-dir, -j and -q, as `fmerge graph` and `fmerge plan` take them.
     #[command(flatten)]
     #[serde(flatten)]
-    pub cargo: Cargo,
+    pub cargo: CargoFlags,
     /// Replace FROM with TO in the string literals of callee code (one callee's with CALLEE:).
     #[arg(long, value_name = "[CALLEE:]FROM=TO", help_heading = heading::MERGE)]
     pub rewrite: Vec<String>,
@@ -55,7 +55,7 @@ pub struct Merge {
     // --allow-shared-static, as `fmerge graph` and `fmerge plan` take it.
     #[command(flatten)]
     #[serde(flatten)]
-    pub sharing: Sharing,
+    pub sharing: SharedStaticFlags,
     /// Merge a callee that no member's code calls (no call site names it,
     /// and none computes a callee's name) instead of refusing it.
     #[arg(long, help_heading = heading::MERGE)]
@@ -69,7 +69,7 @@ pub struct Merge {
 /// and `plan`), defined once.
 #[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
-pub struct Cargo {
+pub struct CargoFlags {
     /// The cargo target dir [default: the workspace's; with -f or several
     /// --manifest-path, the first function's].
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::CARGO)]
@@ -98,7 +98,7 @@ fn jobs(text: &str) -> Result<usize, String> {
 /// planner's alike (`build`, `graph` and `plan`), defined once.
 #[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
-pub struct Sharing {
+pub struct SharedStaticFlags {
     /// Let merged functions share a mutable static of a crate they all link
     /// (`crate::path::NAME`, or a crate name for all of its statics), which
     /// unmerged each had its own copy of. Repeatable.

@@ -24,13 +24,13 @@ pub fn defaults<T: Args + FromArgMatches>() -> T {
 /// The flags a command line gave (by clap id): by flag, or by environment
 /// variable. Either wins over a file.
 #[derive(Debug, Clone, Default)]
-pub struct Given {
+pub struct ExplicitFlags {
     flags: BTreeSet<String>,
     env: BTreeSet<String>,
 }
 
-impl Given {
-    pub fn of(matches: &clap::ArgMatches) -> Given {
+impl ExplicitFlags {
+    pub fn of(matches: &clap::ArgMatches) -> ExplicitFlags {
         let from = |source: ValueSource| -> BTreeSet<String> {
             matches
                 .ids()
@@ -38,7 +38,7 @@ impl Given {
                 .map(|id| id.to_string())
                 .collect()
         };
-        Given {
+        ExplicitFlags {
             flags: from(ValueSource::CommandLine),
             env: from(ValueSource::EnvVariable),
         }
@@ -65,7 +65,11 @@ pub struct File<'a> {
 }
 
 /// `cli` (the command line, with `given` its flags) over `file`.
-pub fn over<T: Serialize + DeserializeOwned>(cli: &T, given: &Given, file: &File) -> Result<T> {
+pub fn over<T: Serialize + DeserializeOwned>(
+    cli: &T,
+    given: &ExplicitFlags,
+    file: &File,
+) -> Result<T> {
     let Value::Object(mut merged) = serde_json::to_value(cli)? else {
         unreachable!("options are a struct");
     };
@@ -80,7 +84,7 @@ pub fn over<T: Serialize + DeserializeOwned>(cli: &T, given: &Given, file: &File
 
 fn layer(
     merged: &mut Map<String, Value>,
-    given: &Given,
+    given: &ExplicitFlags,
     file: &File,
     table: &toml::Table,
     prefix: &str,

@@ -3,7 +3,8 @@
 //! of what the groups share or do side by side: one cargo build, the merges,
 //! the images.
 
-use super::Merged;
+use super::MergedGroup;
+use crate::message::{GroupSeconds, Seconds, TimingsRecord, WallSeconds};
 use std::time::Duration;
 
 pub const CARGO: &str = "cargo build";
@@ -28,6 +29,14 @@ pub const OTHER: &str = "other";
 pub const OWN: [&str; 7] = [READ, LINK_IR, PASSES, CODEGEN, NATIVE_LINK, OTHER, IMAGE];
 const CODEGEN_PARTS: [&str; 2] = [OPTIMIZE, EMIT];
 
+/// One stage's time.
+#[derive(Debug, Clone, Copy)]
+pub struct StageTime {
+    /// One of this module's names.
+    pub stage: &'static str,
+    pub took: Duration,
+}
+
 /// The wall-clock times of a whole build.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Wall {
@@ -43,9 +52,9 @@ pub struct Wall {
 /// One group's row: its own stages in [`OWN`]'s order.
 pub struct Row<'a> {
     pub name: &'a str,
-    pub stages: Vec<(&'static str, Duration)>,
+    pub stages: Vec<StageTime>,
     /// [`CODEGEN`]'s parts, inside its time.
-    pub parts: Vec<(&'static str, Duration)>,
+    pub parts: Vec<StageTime>,
     /// The group's merge, all but the image.
     pub merge: Duration,
     /// The merge and the image: the sum of `stages`.
@@ -58,12 +67,12 @@ pub struct Report<'a> {
     pub wall: Wall,
 }
 
-fn took(merged: &Merged, stage: &str) -> Duration {
+fn took(merged: &MergedGroup, stage: &str) -> Duration {
     merged
         .timings
         .iter()
-        .filter(|(s, _)| *s == stage)
-        .map(|(_, d)| *d)
+        .filter(|t| t.stage == stage)
+        .map(|t| t.took)
         .sum()
 }
 
@@ -72,7 +81,7 @@ fn secs(d: Duration) -> f64 {
 }
 
 impl<'a> Report<'a> {
-    pub fn new(groups: &'a [Merged], wall: Wall) -> Self {
+    pub fn new(groups: &'a [MergedGroup], wall: Wall) -> Self {
         let rows = groups
             .iter()
             .map(|m| {
@@ -83,15 +92,24 @@ impl<'a> Report<'a> {
                     .sum();
                 let stages: Vec<_> = OWN
                     .iter()
-                    .map(|&s| match s {
-                        OTHER => (s, m.took.saturating_sub(named)),
-                        _ => (s, took(m, s)),
+                    .map(|&stage| StageTime {
+                        stage,
+                        took: match stage {
+                            OTHER => m.took.saturating_sub(named),
+                            _ => took(m, stage),
+                        },
                     })
                     .collect();
                 Row {
                     name: &m.name,
-                    total: stages.iter().map(|(_, d)| *d).sum(),
-                    parts: CODEGEN_PARTS.iter().map(|&p| (p, took(m, p))).collect(),
+                    total: stages.iter().map(|t| t.took).sum(),
+                    parts: CODEGEN_PARTS
+                        .iter()
+                        .map(|&stage| StageTime {
+                            stage,
+                            took: took(m, stage),
+                        })
+                        .collect(),
                     merge: named.max(m.took),
                     stages,
                 }
@@ -101,14 +119,20 @@ impl<'a> Report<'a> {
     }
 
     /// Each of [`OWN`] summed over the groups, then the groups' total.
-    pub fn sums(&self) -> Vec<(&'static str, Duration)> {
+    pub fn sums(&self) -> Vec<StageTime> {
         let sum = |f: &dyn Fn(&Row) -> Duration| self.rows.iter().map(f).sum();
-        let mut sums: Vec<(&'static str, Duration)> = OWN
+        let mut sums: Vec<StageTime> = OWN
             .iter()
             .enumerate()
-            .map(|(i, &s)| (s, sum(&|r: &Row| r.stages[i].1)))
+            .map(|(i, &stage)| StageTime {
+                stage,
+                took: sum(&|r: &Row| r.stages[i].took),
+            })
             .collect();
-        sums.push(("total", sum(&|r: &Row| r.total)));
+        sums.push(StageTime {
+            stage: "total",
+            took: sum(&|r: &Row| r.total),
+        });
         sums
     }
 
@@ -131,17 +155,17 @@ impl<'a> Report<'a> {
             format!("  {:width$}  {}", "group", titles.join("  ")),
         ];
         for r in &self.rows {
-            let mut values = r.stages.iter().map(|s| s.1).chain([r.total]);
+            let mut values = r.stages.iter().map(|s| s.took).chain([r.total]);
             lines.push(format!("  {:width$}  {}", r.name, cells(&mut values)));
         }
         let sums = self.sums();
-        let mut values = sums.iter().map(|s| s.1);
+        let mut values = sums.iter().map(|s| s.took);
         lines.push(format!("  {sum_label:width$}  {}", cells(&mut values)));
         let parts: Vec<String> = CODEGEN_PARTS
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let d: Duration = self.rows.iter().map(|r| r.parts[i].1).sum();
+                let d: Duration = self.rows.iter().map(|r| r.parts[i].took).sum();
                 format!("{p} {:.1} s", secs(d))
             })
             .collect();
@@ -161,38 +185,30 @@ impl<'a> Report<'a> {
     }
 
     /// The same as one `"reason": "timings"` record.
-    pub fn json(&self) -> serde_json::Value {
-        let seconds = |stages: &[(&str, Duration)]| -> serde_json::Value {
-            let map: serde_json::Map<String, serde_json::Value> = stages
-                .iter()
-                .map(|(s, d)| (s.to_string(), secs(*d).into()))
-                .collect();
-            map.into()
+    pub fn record(&self) -> TimingsRecord<'_> {
+        let seconds = |stages: &[StageTime]| -> Seconds<'static> {
+            stages.iter().map(|t| (t.stage, secs(t.took))).collect()
         };
-        let groups: Vec<_> = self
-            .rows
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "name": r.name,
-                    "stages": seconds(&r.stages),
-                    CODEGEN: seconds(&r.parts),
-                    "merge": secs(r.merge),
-                    "total": secs(r.total),
-                })
-            })
-            .collect();
         let w = &self.wall;
-        serde_json::json!({
-            "reason": "timings",
-            "wall": {
-                CARGO: secs(w.cargo),
-                "merging": secs(w.merging),
-                IMAGE: secs(w.images),
-                "total": secs(w.total),
+        TimingsRecord {
+            wall: WallSeconds {
+                cargo: secs(w.cargo),
+                merging: secs(w.merging),
+                images: secs(w.images),
+                total: secs(w.total),
             },
-            "sum": seconds(&self.sums()),
-            "groups": groups,
-        })
+            sum: seconds(&self.sums()),
+            groups: self
+                .rows
+                .iter()
+                .map(|r| GroupSeconds {
+                    name: r.name,
+                    stages: seconds(&r.stages),
+                    codegen: seconds(&r.parts),
+                    merge: secs(r.merge),
+                    total: secs(r.total),
+                })
+                .collect(),
+        }
     }
 }

@@ -63,9 +63,7 @@ pub fn check(caller: &str, callees: &[String], calls: &[Calls], allow: bool) -> 
     if allow || calls.iter().any(|c| c.computed) {
         return Ok(());
     }
-    let members: Vec<&str> = std::iter::once(caller)
-        .chain(callees.iter().map(String::as_str))
-        .collect();
+    let members: Vec<&str> = fmerge_cargo::resolve::members(caller, callees).collect();
     for (i, callee) in callees.iter().enumerate() {
         let called = members
             .iter()

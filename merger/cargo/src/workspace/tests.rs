@@ -2,10 +2,10 @@
 
 use super::*;
 
-fn sources(names: &[&str]) -> Vec<Source> {
+fn sources(names: &[&str]) -> Vec<FunctionProject> {
     names
         .iter()
-        .map(|n| Source {
+        .map(|n| FunctionProject {
             function: n.to_string(),
             manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
         })

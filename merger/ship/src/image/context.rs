@@ -42,7 +42,7 @@ pub struct BuildContext {
 }
 
 /// What goes into one entry of `rootfs/`.
-enum Source {
+enum Content {
     Host(PathBuf),
     Bytes(Vec<u8>),
 }
@@ -58,16 +58,16 @@ pub fn build(
     let resolved = libs::resolve(binary)?;
     let entrypoint = PathBuf::from("/usr/local/bin").join(name);
 
-    let mut files: Vec<(PathBuf, Source, u32)> = Vec::new();
+    let mut files: Vec<(PathBuf, Content, u32)> = Vec::new();
     files.push((
         entrypoint.clone(),
-        Source::Host(binary.to_path_buf()),
+        Content::Host(binary.to_path_buf()),
         0o755,
     ));
     for lib in &resolved.libs {
         files.push((
             lib.image_path.clone(),
-            Source::Host(lib.host_path.clone()),
+            Content::Host(lib.host_path.clone()),
             0o755,
         ));
     }
@@ -78,12 +78,12 @@ pub fn build(
     }
     files.push((
         PathBuf::from(CA_BUNDLE),
-        Source::Host(PathBuf::from(CA_BUNDLE)),
+        Content::Host(PathBuf::from(CA_BUNDLE)),
         0o644,
     ));
     files.push((
         PathBuf::from("/etc/passwd"),
-        Source::Bytes(
+        Content::Bytes(
             format!(
                 "root:x:0:0:root:/root:/sbin/nologin\n{USER}:x:{UID}:{GID}:fmerge function:{HOME}:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n"
             )
@@ -93,12 +93,12 @@ pub fn build(
     ));
     files.push((
         PathBuf::from("/etc/group"),
-        Source::Bytes(format!("root:x:0:\n{USER}:x:{GID}:\nnogroup:x:65534:\n").into_bytes()),
+        Content::Bytes(format!("root:x:0:\n{USER}:x:{GID}:\nnogroup:x:65534:\n").into_bytes()),
         0o644,
     ));
     files.push((
         PathBuf::from("/etc/nsswitch.conf"),
-        Source::Bytes(
+        Content::Bytes(
             b"# fmerge: files first (the /etc/hosts the runtime mounts), then DNS (cluster names)\n\
 passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\nprotocols: files\n"
                 .to_vec(),
@@ -137,13 +137,13 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
 
     for (path, source, mode) in &files {
         let bytes = match source {
-            Source::Host(host) => fs::read(host).with_context(|| {
+            Content::Host(host) => fs::read(host).with_context(|| {
                 format!(
                     "cannot read {} for the image\nfix: check that it exists and is readable",
                     host.display()
                 )
             })?,
-            Source::Bytes(b) => b.clone(),
+            Content::Bytes(b) => b.clone(),
         };
         append_bytes(&mut builder, &rootfs_path(path), &bytes, *mode)?;
     }

@@ -1,19 +1,16 @@
-//! `fmerge build`'s options ([`BuildArgs`], each defined once) and the one
-//! request a build makes of them: the command line over the group file,
-//! where the functions are, and the image, all checked before anything is
-//! built.
+//! `fmerge build`'s options ([`BuildArgs`], each defined once) and the
+//! build operation's request of them ([`ops::build::Request`]).
 
-use crate::options::layer::Given;
+use crate::ops;
+use crate::ops::build::Request;
+use crate::options::layer::ExplicitFlags;
 use crate::options::stack::{Select, default_stack};
-use crate::options::values::{MessageFormat, Progress};
-use crate::options::{ImageFlags, Merge, heading};
-use anyhow::{Context as _, Result, bail};
+use crate::options::values::MessageFormat;
+use crate::options::{ImageFlags, Merge, Options, heading};
+use anyhow::{Result, bail};
 use clap::Args;
-use fmerge_ship::image;
-use fmerge_ship::push;
-use fmerge_ship::ship::Ship;
-use fmerge_ship::stack_in;
-use fmerge_ship::stack_out;
+use fmerge_ship::ship::InputStack;
+use fmerge_ship::stack_in::StackIn;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -86,15 +83,6 @@ impl Default for BuildArgs {
     }
 }
 
-/// Everything one build needs, from the command line over the group file,
-/// checked before anything is built: a typo in an image option must not cost
-/// a whole build first.
-pub(super) struct Request {
-    pub(super) opts: crate::Options,
-    pub(super) ship: Option<Ship>,
-    pub(super) json: bool,
-}
-
 /// Where the functions are when nothing says: the stack file in the
 /// current directory, if any (else the cargo workspace around it).
 pub(super) fn stack_path(args: &BuildArgs) -> Option<PathBuf> {
@@ -104,97 +92,51 @@ pub(super) fn stack_path(args: &BuildArgs) -> Option<PathBuf> {
         .or_else(|| (!said).then(default_stack).flatten())
 }
 
-pub(super) fn request(args: BuildArgs, given: &Given) -> Result<Request> {
+/// The build of one group: the command line (with `explicit` the flags it
+/// gave) over the group file, where the functions are, and the image, all
+/// checked before anything is built.
+pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Request> {
     let yaml = stack_path(&args);
     let args = match &args.config {
-        Some(path) => args.under(given, path)?,
+        Some(path) => args.under(explicit, path)?,
         None => args,
     };
-    let Some(caller) = args.caller.clone() else {
+    let Some(caller) = args.caller.as_deref() else {
         bail!(
             "no functions to merge\nfix: run `fmerge build <CALLER> <CALLEE>...` or `fmerge build --config <group.toml>`"
         );
     };
-    let mut opts = crate::Options {
-        caller: caller.clone(),
-        manifest_path: None,
-        sources: Vec::new(),
-        merge: args.merge.clone(),
-    };
-    let stack_in = match &yaml {
-        Some(path) => Some(stack_in::StackIn::load(path)?),
-        None => None,
-    };
-    let members: Vec<String> = std::iter::once(&caller)
-        .chain(&opts.callees)
-        .cloned()
-        .collect();
-    let mut entries = Vec::new();
-    if let Some(stack) = &stack_in {
-        anyhow::ensure!(
-            args.manifest_path.is_empty(),
-            "-f and --manifest-path both say where the functions are\nfix: give one of them"
-        );
-        for name in &members {
-            entries.push(stack.entry(name)?);
-        }
-        opts.sources = entries
-            .iter()
-            .map(|e| fmerge_cargo::workspace::Source {
-                function: e.name.clone(),
-                manifest: e.handler.join("Cargo.toml"),
-            })
-            .collect();
-    } else if args.manifest_path.len() > 1 {
-        opts.sources = fmerge_cargo::workspace::locate(&members, &args.manifest_path)?;
-    } else {
-        opts.manifest_path = args.manifest_path.first().cloned();
-    }
-    crate::pipeline::validate(&opts)?;
-
-    let shipping = &args.ship;
-    let ship = if shipping.image || shipping.push {
-        let progress: push::Progress = if opts.cargo.quiet {
-            push::Progress::Quiet
-        } else {
-            shipping.progress.unwrap_or(Progress::Auto).into()
-        };
-        if let Some(gateway) = &shipping.gateway {
-            stack_out::validate_gateway(gateway)?;
-        }
-        stack_out::validate_function_name(&opts.label())
-            .context("the merge name (--name) is also the image's name")?;
-        for member in &members {
-            stack_out::validate_function_name(member)?;
-        }
-        if let Some(tag) = &shipping.tag {
-            let reference = image::ImageRef::parse(tag)?;
+    let stack = yaml.as_deref().map(StackIn::load).transpose()?;
+    let opts = match &stack {
+        Some(stack) => {
             anyhow::ensure!(
-                reference.digest().is_none(),
-                "cannot tag an image with a digest reference ({tag})\nfix: give a tag like `repo/name:v1`"
+                args.manifest_path.is_empty(),
+                "-f and --manifest-path both say where the functions are\nfix: give one of them"
             );
-            if shipping.push {
-                reference.check_pushable()?;
-            }
+            Options::in_stack(caller, args.merge.clone(), stack)?
         }
-        let stack = stack_in.map(|s| (s, entries, args.remove_callees));
-        Some(Ship {
-            tag: shipping.tag.clone(),
-            registry: shipping.registry.clone().filter(|p| !p.is_empty()),
-            push: shipping.push,
-            auth: shipping.registry_auth.map(Into::into).unwrap_or_default(),
-            progress,
-            gateway: shipping.gateway.clone(),
-            revision: shipping.source_revision.clone(),
-            dockerfile: crate::assets::DOCKERFILE,
-            stack,
-        })
+        None => Options::in_workspace(caller, args.merge.clone(), &args.manifest_path)?,
+    };
+    opts.check()?;
+    let ship = if args.ship.image || args.ship.push {
+        let stack = match stack {
+            Some(file) => Some(InputStack {
+                entries: opts
+                    .members()
+                    .map(|m| file.entry(m))
+                    .collect::<Result<_>>()?,
+                file,
+                remove_callees: args.remove_callees,
+            }),
+            None => None,
+        };
+        Some(ops::ship::prepare(&args.ship, &opts, stack)?)
     } else {
         // Image options given without an image are a mistake, not a no-op
         // (from the environment, such as OPENFAAS_URL, they are not given).
         for flag in ["tag", "gateway", "progress", "registry-auth"] {
             anyhow::ensure!(
-                !given.by_flag(&flag.replace('-', "_")),
+                !explicit.by_flag(&flag.replace('-', "_")),
                 "--{flag} applies to the image, and no image is built\nfix: add --image (or --push), or drop --{flag}"
             );
         }
@@ -213,26 +155,4 @@ pub(super) fn request(args: BuildArgs, given: &Given) -> Result<Request> {
         ship,
         json: args.message_format == MessageFormat::Json,
     })
-}
-
-/// The options `fmerge build -f STACK` merges a plan's group with, by the
-/// same code as a build (`fmerge plan`'s dry run checks exactly those).
-pub(in crate::cli) fn group_options(
-    stack: &std::path::Path,
-    caller: &str,
-    callees: &[String],
-    cargo: &crate::options::Cargo,
-    sharing: &crate::options::Sharing,
-) -> Result<crate::Options> {
-    let mut args = BuildArgs {
-        caller: Some(caller.to_string()),
-        yaml: Some(stack.to_path_buf()),
-        ..BuildArgs::default()
-    };
-    args.merge.callees = callees.to_vec();
-    args.merge.cargo = cargo.clone();
-    args.merge.sharing = sharing.clone();
-    // The planner's groups are the graph's calls, read from the bitcode.
-    args.merge.allow_uncalled = true;
-    Ok(request(args, &Given::default())?.opts)
 }

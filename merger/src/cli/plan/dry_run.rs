@@ -5,20 +5,24 @@
 //! projects with copies of one lock file are the same input), another
 //! version of a registry or git crate may define other symbols or another
 //! allocator. So such a group is built as `fmerge build` would build it, up
-//! to the merged module ([`crate::pipeline::check`]: no codegen), and a pair
+//! to the merged module ([`crate::pipeline::dry_run`]: no codegen), and a pair
 //! it refuses is kept apart and the plan searched again, until every group
 //! of the plan merges.
 
 use crate::graph::{Conflict, Graph};
-use crate::options::{Cargo, Sharing};
+use crate::options::{self, CargoFlags, Merge, Options, SharedStaticFlags};
 use crate::plan::model::{Model, Plan, members};
 use crate::plan::{self, Constraints, Method};
 use anyhow::{Context as _, Result};
-use fmerge_cargo::workspace;
+use fmerge_cargo::{resolve, workspace};
+use fmerge_ship::stack_in::StackIn;
+use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// One group the dry run built, and what the build said.
+/// One group the dry run built, and what the build said (plan.json's
+/// `dry_run` entries).
+#[derive(Serialize)]
 pub(super) struct Checked {
     pub caller: String,
     pub callees: Vec<String>,
@@ -28,6 +32,15 @@ pub(super) struct Checked {
     pub refused: Vec<Conflict>,
 }
 
+/// The plan the search found, and the groups the dry run built for it.
+pub(super) struct Solved {
+    pub model: Model,
+    pub plan: Plan,
+    /// How the search found the plan (the method's name).
+    pub how: &'static str,
+    pub checked: Vec<Checked>,
+}
+
 /// The plan's search, then the dry run of every group whose caller's lock
 /// file is not the graph's, the refused pairs added to `graph`'s conflicts,
 /// and the search again, until no group is refused.
@@ -35,16 +48,22 @@ pub(super) fn solve(
     graph: &mut Graph,
     constraints: &Constraints,
     method: Method,
-    cargo: &Cargo,
-) -> Result<(Model, Plan, &'static str, Vec<Checked>)> {
+    cargo: &CargoFlags,
+) -> Result<Solved> {
     let mut checked: Vec<Checked> = Vec::new();
     let mut seen: BTreeSet<Vec<String>> = BTreeSet::new();
+    let mut input: Option<StackIn> = None;
     loop {
         let model = plan::model(graph, constraints)?;
         let (plan, how) = plan::solve(&model, method)?;
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
-            return Ok((model, plan, how, checked));
+            return Ok(Solved {
+                model,
+                plan,
+                how,
+                checked,
+            });
         };
         let mut refused = false;
         for (root, set) in plan.merged() {
@@ -53,16 +72,18 @@ pub(super) fn solve(
                 .filter(|&i| i != root)
                 .map(|i| model.names[i].clone())
                 .collect();
-            let group: Vec<String> = std::iter::once(&caller).chain(&callees).cloned().collect();
+            let group: Vec<String> = resolve::members(&caller, &callees)
+                .map(String::from)
+                .collect();
             if !seen.insert(group) {
                 continue;
             }
-            let sharing = Sharing {
-                allow_shared_static: graph.allow_shared_static.clone(),
+            let file = match &mut input {
+                Some(file) => file,
+                None => input.insert(StackIn::load(&stack)?),
             };
-            let opts =
-                super::super::build::group_options(&stack, &caller, &callees, cargo, &sharing)
-                    .with_context(|| format!("the dry run of {caller}'s group"))?;
+            let opts = group_options(file, &caller, &callees, cargo, &graph.allow_shared_static)
+                .with_context(|| format!("the dry run of {caller}'s group"))?;
             let Some(first) = opts.sources.first() else {
                 continue; // one cargo workspace: one lock file
             };
@@ -75,7 +96,7 @@ pub(super) fn solve(
                     "fmerge: note: {caller}'s Cargo.lock is not the one the graph was built with: building its group as `fmerge build` would, to check the build merges it"
                 );
             }
-            let found = crate::pipeline::check(&opts).with_context(|| {
+            let found = crate::pipeline::dry_run(&opts).with_context(|| {
                 format!(
                     "the dry run of {caller}'s group ({}) could not build it as `fmerge build` would\n\
                      fix: make `fmerge build -f {} {caller} {}` build, or plan with --no-dry-run",
@@ -99,9 +120,37 @@ pub(super) fn solve(
             });
         }
         if !refused {
-            return Ok((model, plan, how, checked));
+            return Ok(Solved {
+                model,
+                plan,
+                how,
+                checked,
+            });
         }
     }
+}
+
+/// The options `fmerge build -f STACK` merges a plan's group with (`fmerge
+/// build --plan` takes the same), which the dry run checks.
+fn group_options(
+    stack: &StackIn,
+    caller: &str,
+    callees: &[String],
+    cargo: &CargoFlags,
+    allow_shared_static: &[String],
+) -> Result<Options> {
+    let mut merge: Merge = options::layer::defaults();
+    merge.callees = callees.to_vec();
+    merge.cargo = cargo.clone();
+    merge.sharing = SharedStaticFlags {
+        allow_shared_static: allow_shared_static.to_vec(),
+    };
+    // The planner's groups are the graph's calls, read from the bitcode.
+    merge.allow_uncalled = true;
+    let opts = Options::in_stack(caller, merge, stack)?;
+    opts.check()?;
+    crate::preflight::check(&opts, None)?;
+    Ok(opts)
 }
 
 /// The report's lines for the groups checked; `graph_lock` is the lock
@@ -110,9 +159,7 @@ pub(super) fn report(checked: &[Checked], graph_lock: Option<&Path>) -> String {
     let name = |lock: Option<&Path>| lock.map_or("none".to_string(), |l| l.display().to_string());
     let mut out = String::new();
     for c in checked {
-        let group = std::iter::once(&c.caller)
-            .chain(&c.callees)
-            .cloned()
+        let group = resolve::members(&c.caller, &c.callees)
             .collect::<Vec<_>>()
             .join(", ");
         out.push_str(&format!(
@@ -131,17 +178,5 @@ pub(super) fn report(checked: &[Checked], graph_lock: Option<&Path>) -> String {
 
 /// The groups checked, for plan.json.
 pub(super) fn json(checked: &[Checked]) -> serde_json::Value {
-    checked
-        .iter()
-        .map(|c| {
-            serde_json::json!({
-                "caller": c.caller,
-                "callees": c.callees,
-                "lock": c.lock,
-                "refused": c.refused.iter().map(|r| serde_json::json!({
-                    "a": r.a, "b": r.b, "reason": r.reason,
-                })).collect::<Vec<_>>(),
-            })
-        })
-        .collect()
+    serde_json::to_value(checked).expect("the groups checked serialize")
 }

@@ -67,11 +67,7 @@ fn overlapping_calls_share_a_round_and_a_later_one_starts_the_next() {
 
 #[test]
 fn calls_one_after_another_are_rounds_of_their_own() {
-    let spans = vec![
-        (0, 10, "b".to_string()),
-        (10, 20, "b".to_string()),
-        (30, 40, "c".to_string()),
-    ];
+    let spans = spans(&[(0, 10, "b"), (10, 20, "b"), (30, 40, "c")]);
     assert_eq!(shape(&rounds(spans)), [["b"], ["b"], ["c"]]);
 }
 
@@ -130,9 +126,21 @@ fn a_looped_site_takes_a_round_per_iteration() {
         calls: Vec::new(),
         looped: vec!["b".into()],
     }];
-    let traced = rounds(vec![(0, 5, "b".into()), (6, 9, "b".into())]);
+    let traced = rounds(spans(&[(0, 5, "b"), (6, 9, "b")]));
     assert!(fits(&traced, &code));
-    assert!(!fits(&rounds(vec![(0, 5, "c".into())]), &code));
+    assert!(!fits(&rounds(spans(&[(0, 5, "c")])), &code));
+}
+
+/// Calls `(start, end, callee)`.
+fn spans(calls: &[(u64, u64, &str)]) -> Vec<Span> {
+    calls
+        .iter()
+        .map(|&(start, end, callee)| Span {
+            start,
+            end,
+            callee: callee.to_string(),
+        })
+        .collect()
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! its content, so a re-merge compiles only what changed since.
 
 use super::Merging;
+use crate::pipeline::stages::StageTime;
 use anyhow::{Result, anyhow};
 use fmerge_cargo::emit;
 use fmerge_cargo::objects::{self, Cache};
@@ -26,14 +27,14 @@ impl Merging<'_> {
     /// weak) and the rlibs the binary links.
     pub(super) fn compile_reusing(
         &mut self,
-        merged: ir::Merged,
+        merged: ir::MergedModule,
         emitted: &emit::Emitted,
     ) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let stage = self
             .progress
             .stage("compiling what the merge changed", None);
         // The merged module is no longer needed: only its pieces compile.
-        let ir::Merged { pieces, table, .. } = merged;
+        let ir::MergedModule { pieces, table, .. } = merged;
         let settings = self.object_settings();
         let (mut objects, mut rlibs, mut from_ir) = (Vec::new(), Vec::new(), Vec::new());
         let reused = pieces.iter().filter(|p| p.compiled.is_none()).count();
@@ -96,8 +97,9 @@ impl Merging<'_> {
         let took = stage.done(&summary);
         // Nothing is optimized: all of codegen is emitting objects (as
         // `bench/run` reports it, beside the other path's "optimize").
-        self.timings.push((super::CODEGEN, took));
-        self.timings.push((super::EMIT, took));
+        for stage in [super::CODEGEN, super::EMIT] {
+            self.timings.push(StageTime { stage, took });
+        }
         Ok((objects, rlibs))
     }
 
@@ -112,7 +114,7 @@ impl Merging<'_> {
             .collect();
         let count = missing.len();
         let (target, cache) = (self.target(), &self.objects);
-        let compiled = crate::pipeline::largest_first(missing, self.threads(), |p| {
+        let compiled = crate::pipeline::parallel::largest_first(missing, self.threads(), |p| {
             cache.put(&p.key, |temp| {
                 reuse::compile(&p.bitcode, &p.what, p.is_table, &target, temp)
             })
