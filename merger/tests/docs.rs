@@ -128,8 +128,8 @@ fn tracked() -> Vec<PathBuf> {
 /// marker outside a string literal: an even count of `"` (and in Python of
 /// `'`), and no `:` just before it (a URL's `//`).
 fn outside_string(prefix: &str, python: bool) -> bool {
-    prefix.matches('"').count() % 2 == 0
-        && (!python || prefix.matches('\'').count() % 2 == 0)
+    prefix.matches('"').count().is_multiple_of(2)
+        && (!python || prefix.matches('\'').count().is_multiple_of(2))
         && !prefix.ends_with(':')
 }
 
@@ -150,7 +150,7 @@ fn comments(path: &Path, text: &str) -> Vec<(usize, String)> {
             if in_docstring || opens {
                 out.push((n + 1, line.to_string()));
                 let quotes = line.matches("\"\"\"").count();
-                if quotes % 2 == 1 {
+                if !quotes.is_multiple_of(2) {
                     in_docstring = !in_docstring;
                 }
                 continue;
