@@ -66,7 +66,7 @@ def fmerge_cargo(ctx, fmerge, group, target_dir, tag, force=False, jobs=None, lt
     if force:
         argv.append("--force")  # defeat fmerge's merge cache: measure the merge itself
     if jobs is not None:
-        argv += ["-j", str(jobs)]  # codegen partitions (and cargo's jobs)
+        argv += ["-j", str(jobs)]  # codegen threads (and cargo's jobs)
     if target_dir is not None:
         argv += ["--target-dir", target_dir]
     if lto is not None:
@@ -84,8 +84,8 @@ def fmerge_cargo(ctx, fmerge, group, target_dir, tag, force=False, jobs=None, lt
 
 
 def job_counts():
-    """The merge step's codegen partitions measured side by side: 1 and one
-    per core (fmerge's default)."""
+    """The merge step's codegen threads (`-j`) measured side by side: 1 and
+    one per core (fmerge's default)."""
     cores = os.cpu_count() or 1
     return [1, cores] if cores > 1 else [1]
 

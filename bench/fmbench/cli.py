@@ -47,9 +47,10 @@ def parse_rates(items):
 def estimate(args):
     """A rough forecast of the run's length on 2 cores, from the last runs."""
     if args.only == "loop":
-        # Per revision: the first command ~4.7 min, the chain's functions and
-        # the steps ~2; the application's graph, --plan and one by one, and
-        # the baseline's --plan ~9 (2026-11-25: 22 min in all).
+        # Per revision: the first command, then the chain's functions and the
+        # steps; the application's graph, --plan and one by one, and the
+        # baseline's --plan only with --app-cold. The minutes are the last
+        # runs' (docs/PERFORMANCE.md, "The loop a user lives in").
         return f"about {2 * 6.7 + (9 if args.app_cold else 0):.0f} min"
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
@@ -70,7 +71,7 @@ def estimate(args):
                                      for g in args.groups)
         load = len(args.modes) * per_mode
     if not args.skip_load and args.watchdog:
-        # Start-up, 2 warm-ups, 2 fixed-rate and 2 closed-loop runs per mode (of-watchdog's build: once, ~25 s).
+        # Start-up, 2 warm-ups, 2 fixed-rate and 2 closed-loop runs per mode (of-watchdog's build: once).
         load += len(args.modes) * (5 + 2 * 3.2 + 2 * (args.duration + 1.7) + 2 * (args.closed_duration + 1.7))
     total = builds + dispatch + load
     return f"about {total / 60:.0f} min (builds {builds / 60:.0f}, dispatch bench {dispatch / 60:.1f}, load runs {load / 60:.0f})"

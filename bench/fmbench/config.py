@@ -122,7 +122,7 @@ TARGETS = {
     # README's first command from a fresh clone; the merge step with a cold
     # object cache; the re-merge after a one-line edit of a callee; and one
     # cold `fmerge build --plan` against one group after another (the
-    # ratio 2026-11-23's main had).
+    # ratio the baseline, userloop.BASELINE, had).
     "loop_first_command_s": 180.0,
     "loop_pair_merge_step_s": 2.5,
     "loop_chain_merge_step_s": 4.0,

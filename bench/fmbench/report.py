@@ -285,7 +285,7 @@ def render_md(R):
 
 def lto_by_group(R):
     """{group: `fmerge build --lto` mode of the merged binary}, where the
-    results say (results of 2026-11-27 kept it in their builds)."""
+    results say (at the top level, or, in older results, in their builds)."""
     if "merged_lto" in R:
         return R["merged_lto"]
     return {g: r["merged_lto"] for g, r in (R.get("builds") or {}).items() if r.get("merged_lto")}
@@ -300,8 +300,9 @@ def merged_lto(R):
 def render_builds(L, R, bu):
     L.append("### Build cost (`/usr/bin/time -v`: wall, peak RSS of the largest process)")
     L.append("")
-    L.append("The merge step and the warm re-merge ran with the merged module's codegen cut into N partitions emitted in "
-             "parallel (`fmerge build -j N`, which also caps cargo's jobs); the goals are judged at N = cores, fmerge's default.")
+    L.append("The merge step and the warm re-merge ran at `fmerge build -j N`: at most N threads compile the merged "
+             "module's partitions (a fixed number of them, whatever N) and N caps cargo's jobs; the goals are judged at "
+             "N = cores, fmerge's default.")
     L.append("")
     L.append("| group | step | N | wall | CPU (user+sys) | peak RSS | optimize | emit objects | fmerge stages | load avg before |")
     L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")

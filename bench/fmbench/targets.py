@@ -90,7 +90,8 @@ def target_rows(R):
                 continue
             # Judged on the pairs of runs taken side by side, with an
             # interval: in an A/A run (--control) the rates' median runs of
-            # identical binaries read up to 8% apart, more than the 5% to tell.
+            # identical binaries read further apart than the difference the
+            # goal is about (bench/README.md, "pairs of runs").
             G = M[g]
             est = paired(fused_p50_pairs(G))
             both = [row for row in G["fixed_rate"] if row["merged"]["sustained"] and row["fused"]["sustained"]]

@@ -1,6 +1,6 @@
 """--only loop: the loop a user lives in, for this source and for a baseline
-revision (default: main as measured on 2026-11-23, where issue 24's figures
-come from), both in the same run on the same machine: the README's first
+revision (default: BASELINE, the source the loop's goals were set
+against), both in the same run on the same machine: the README's first
 command from a fresh clone, the merge step with a cold object cache, the
 re-merge after a one-line edit of a callee, and the application's default
 plan built cold with `fmerge build --plan` (per stage, and against one group
@@ -18,7 +18,8 @@ from .builds import timed
 from .config import APP_STACK, GROUPS, child_env, die, log
 from .load import ratio
 
-# main at the end of 2026-11-23: the source issue 24's "today" was measured on.
+# The source the loop's goals were set against, so that a run compares with
+# the figures they start from (docs/PERFORMANCE.md, "The loop a user lives in").
 BASELINE = "9894550"
 # The README's first command merges the pair.
 FIRST = GROUPS["pair"]

@@ -252,7 +252,7 @@ class Targets(unittest.TestCase):
         self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", md)
         row = next(line for line in md.splitlines() if "release merge step, `--lto own`" in line)
         self.assertIn("| 12.2 s |", row)
-        # Results of 2026-11-27 kept the mode in their builds.
+        # Older results kept the mode in their builds.
         old = copy.deepcopy(before)
         old["builds"]["chain"]["merged_lto"] = "own"
         self.assertIn("**merged** (fmerge's binary, `fmerge build --lto own`)", render_md(old))

@@ -42,7 +42,7 @@ pub fn build(
     progress: &Progress,
     profile: impl FnOnce(&resolve::Members) -> emit::Profile,
 ) -> Result<Bitcode> {
-    // `rustc -vV` (through rustup, ~0.1 s) runs while cargo resolves.
+    // `rustc -vV` (through rustup, a process of its own) runs while cargo resolves.
     let toolchain = std::thread::spawn(Toolchain::detect);
     // Held until cargo is done with the generated workspace (see `hold`).
     let mut held = None;

@@ -26,7 +26,7 @@ pub use fmerge_plan::{model, search};
 pub use report::{Entry, Reserved, entries, json, report, reservations, why_not};
 
 pub use file::{PlanFile, PlanGroup};
-pub use hop::{DEFAULT_HOP_MS, bench_edges, hop_ms};
+pub use hop::{DEFAULT_HOP_MS, hop_ms};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
@@ -40,9 +40,6 @@ pub struct Constraints {
     pub objective: Objective,
     /// The cost of a gateway call where none is measured, ms ([`hop_ms`]).
     pub hop_ms: f64,
-    /// Calls the bench measured one by one, `(caller, callee, ms, source)`
-    /// ([`bench_edges`]): their cost where the graph has none.
-    pub bench_hops: Vec<(String, String, f64, String)>,
     /// Bytes a merged pod may have (the sum of its members' limits).
     pub max_memory: Option<f64>,
     /// Bytes the whole application may reserve (every deployment, copies
@@ -59,12 +56,11 @@ pub struct Constraints {
 }
 
 impl Default for Constraints {
-    /// The latency objective, the lab notes' hop cost, nothing bounded.
+    /// The latency objective, the default hop cost, nothing bounded.
     fn default() -> Self {
         Constraints {
             objective: Objective::default(),
             hop_ms: DEFAULT_HOP_MS,
-            bench_hops: Vec::new(),
             max_memory: None,
             max_total_memory: None,
             max_total_cpu: None,
@@ -114,11 +110,6 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         ..Model::default()
     };
     requests::calls(graph, &mut m);
-    for (from, to, ms, source) in &constraints.bench_hops {
-        if let (Some(from), Some(to)) = (index(from), index(to)) {
-            m.bench_hop_ms.insert((from, to), (*ms, source.clone()));
-        }
-    }
     // The order of the calls, as the code makes them (`finish` adds what
     // no round places).
     let ids = |names: &[String]| names.iter().filter_map(|c| index(c)).collect();

@@ -1,6 +1,10 @@
 //! The docs a newcomer reads first hold their promises: the README opens
 //! with the two commands, stays a ten-minute read, and every relative link
-//! in it and in docs/ reaches a file of the repository.
+//! in it and in docs/ reaches a file of the repository. The docs agree with
+//! what they describe (figures pasted from a source, the default hop cost),
+//! and the code keeps the house rules a reader relies on: every source file
+//! opens with what it holds, no comment holds a date, bench/'s root holds
+//! only the current results.
 
 use std::path::{Path, PathBuf};
 
@@ -72,7 +76,13 @@ fn relative_links(text: &str) -> Vec<String> {
 #[test]
 fn every_relative_link_in_the_readme_and_docs_reaches_a_file() {
     let root = repo();
-    let mut pages = vec![root.join("README.md"), root.join("functions/README.md")];
+    let mut pages = vec![
+        root.join("README.md"),
+        root.join("CONTRIBUTING.md"),
+        root.join("functions/README.md"),
+        root.join("bench/README.md"),
+        root.join("bench/history/README.md"),
+    ];
     for entry in std::fs::read_dir(root.join("docs")).expect("docs/") {
         let path = entry.expect("docs/ entry").path();
         if path.extension().is_some_and(|e| e == "md") {
@@ -92,5 +102,234 @@ fn every_relative_link_in_the_readme_and_docs_reaches_a_file() {
         broken.is_empty(),
         "links to nothing:\n{}",
         broken.join("\n")
+    );
+}
+
+/// The repository's tracked files (`git ls-files`), so that nothing
+/// built or scratch (target/, bench/out/) counts.
+fn tracked() -> Vec<PathBuf> {
+    let root = repo();
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git ls-files: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("paths are UTF-8")
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(|p| root.join(p))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// Whether `prefix`, the part of a line before a comment marker, leaves the
+/// marker outside a string literal: an even count of `"` (and in Python of
+/// `'`), and no `:` just before it (a URL's `//`).
+fn outside_string(prefix: &str, python: bool) -> bool {
+    prefix.matches('"').count().is_multiple_of(2)
+        && (!python || prefix.matches('\'').count().is_multiple_of(2))
+        && !prefix.ends_with(':')
+}
+
+/// The comments of a source file, with their line numbers: `//` ones in
+/// Rust; `#` ones and docstrings (triple-quoted blocks that open a line)
+/// in Python.
+fn comments(path: &Path, text: &str) -> Vec<(usize, String)> {
+    let python = path.extension().is_some_and(|e| e == "py");
+    let marker = if python { "#" } else { "//" };
+    let mut out = Vec::new();
+    let mut in_docstring = false;
+    for (n, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if python {
+            let opens = trimmed
+                .trim_start_matches(['r', 'b', 'f'])
+                .starts_with("\"\"\"");
+            if in_docstring || opens {
+                out.push((n + 1, line.to_string()));
+                let quotes = line.matches("\"\"\"").count();
+                if !quotes.is_multiple_of(2) {
+                    in_docstring = !in_docstring;
+                }
+                continue;
+            }
+        }
+        let mut from = 0;
+        while let Some(at) = line[from..].find(marker) {
+            let at = from + at;
+            if outside_string(&line[..at], python) {
+                out.push((n + 1, line[at..].to_string()));
+                break;
+            }
+            from = at + marker.len();
+        }
+    }
+    out
+}
+
+/// Whether `text` holds a date, `20YY-MM`.
+fn holds_a_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(7).any(|w| {
+        w[0] == b'2'
+            && w[1] == b'0'
+            && w[2..4].iter().all(u8::is_ascii_digit)
+            && w[4] == b'-'
+            && w[5..7].iter().all(u8::is_ascii_digit)
+    })
+}
+
+#[test]
+fn no_code_comment_or_cargo_toml_holds_a_date() {
+    let files = tracked();
+    let under = |p: &Path, dir: &str| p.starts_with(repo().join(dir));
+    let sources: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            let rs = p.extension().is_some_and(|e| e == "rs");
+            let py = p.extension().is_some_and(|e| e == "py");
+            (rs && (under(p, "merger") || under(p, "functions"))) || (py && under(p, "bench"))
+        })
+        .collect();
+    let manifests: Vec<&PathBuf> = files.iter().filter(|p| p.ends_with("Cargo.toml")).collect();
+    assert!(
+        sources.len() > 100 && manifests.len() > 10,
+        "the walk finds the sources: {} and {} manifests",
+        sources.len(),
+        manifests.len()
+    );
+    let mut dated = Vec::new();
+    for path in &sources {
+        for (line, comment) in comments(path, &read(path)) {
+            if holds_a_date(&comment) {
+                dated.push(format!("{}:{line}: {}", path.display(), comment.trim()));
+            }
+        }
+    }
+    for path in &manifests {
+        for (line, text) in read(path).lines().enumerate() {
+            if holds_a_date(text) {
+                dated.push(format!("{}:{}: {}", path.display(), line + 1, text.trim()));
+            }
+        }
+    }
+    assert!(
+        dated.is_empty(),
+        "comments say why, never when: move these to docs/CHANGELOG.md or docs/PERFORMANCE.md:\n{}",
+        dated.join("\n")
+    );
+}
+
+#[test]
+fn every_source_file_opens_with_what_it_holds() {
+    let root = repo();
+    let crates = ["merger", "functions"];
+    let mut without = Vec::new();
+    let mut seen = 0;
+    for path in tracked() {
+        let Ok(rel) = path.strip_prefix(&root) else {
+            continue;
+        };
+        let parts: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+        // merger/src/…, merger/<crate>/src/…, functions/<crate>/src/…
+        let in_src = match parts.as_slice() {
+            [top, src, ..] if *top == "merger" && *src == "src" => true,
+            [top, _, src, ..] => crates.iter().any(|c| *top == *c) && *src == "src",
+            _ => false,
+        };
+        if !in_src || path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        seen += 1;
+        let text = read(&path);
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if !first.starts_with("//!") {
+            without.push(rel.display().to_string());
+        }
+    }
+    assert!(seen > 100, "the walk finds the sources: {seen}");
+    assert!(
+        without.is_empty(),
+        "these open with no `//!` comment saying what they hold:\n{}",
+        without.join("\n")
+    );
+}
+
+/// bench/'s root holds the current results of each kind; earlier runs are
+/// in bench/history/.
+const BENCH_RESULTS_MAX: usize = 8;
+
+#[test]
+fn bench_keeps_only_the_current_results_at_its_root() {
+    let bench = repo().join("bench");
+    let results: Vec<String> = std::fs::read_dir(&bench)
+        .expect("bench/")
+        .map(|e| {
+            e.expect("bench/ entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| {
+            name.starts_with("results") && (name.ends_with(".md") || name.ends_with(".json"))
+        })
+        .collect();
+    assert!(
+        results.len() <= BENCH_RESULTS_MAX,
+        "bench/ holds {} results files, more than {BENCH_RESULTS_MAX}: move earlier runs to bench/history/ ({results:?})",
+        results.len()
+    );
+}
+
+/// The text between `<!-- name:start -->` and `<!-- name:end -->` in `page`.
+fn generated(page: &str, name: &str) -> String {
+    let start = format!("<!-- {name}:start -->");
+    let end = format!("<!-- {name}:end -->");
+    let from = page.find(&start).unwrap_or_else(|| panic!("no {start}")) + start.len();
+    let to = page[from..]
+        .find(&end)
+        .unwrap_or_else(|| panic!("no {end}"))
+        + from;
+    page[from..to].to_string()
+}
+
+#[test]
+fn figures_pasted_into_performance_md_are_their_sources() {
+    // bench/update-summary pastes bench/results.md's measured line and
+    // target rows; bench/blocking pastes bench/blocking.md's table.
+    let root = repo();
+    let page = read(&root.join("docs/PERFORMANCE.md"));
+    for (name, source) in [
+        ("bench", "bench/results.md"),
+        ("blocking", "bench/blocking.md"),
+    ] {
+        let source_text = read(&root.join(source));
+        let pasted = generated(&page, name);
+        let stale: Vec<&str> = pasted
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("Every figure"))
+            .filter(|l| !source_text.lines().any(|s| s == *l))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "docs/PERFORMANCE.md's {name} section has lines {source} does not: paste it again\n{}",
+            stale.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_default_hop_cost_in_performance_md_is_the_constant() {
+    let page = read(&repo().join("docs/PERFORMANCE.md"));
+    let section = page
+        .split("\n## ")
+        .find(|s| s.starts_with("The default hop cost"))
+        .expect("docs/PERFORMANCE.md has a section \"The default hop cost\"");
+    let stated = format!("**{} ms**", fmerge::plan::DEFAULT_HOP_MS);
+    assert!(
+        section.contains(&stated),
+        "docs/PERFORMANCE.md's \"The default hop cost\" does not state {stated}, DEFAULT_HOP_MS:\n{section}"
     );
 }

@@ -1,6 +1,6 @@
 //! The whole socialNetwork merged in the planner's groups answers like the
 //! unmerged application: the same replies, byte for byte, and the same
-//! Redis state, on one recorded request mix (issue 17's "Done when").
+//! Redis state, on one recorded request mix.
 //!
 //! Merged: `fmerge plan -f stack.yml`, then ONE `fmerge build --plan`; each
 //! group's binary serves its caller's route (its callees' settings read as
@@ -9,9 +9,9 @@
 //! same seed ([`seed_social_network`]); ids are `MACHINE_ID << 40 | INCR`
 //! counters in Redis, and every request that stores a time carries its
 //! `timestamp`, so no field is time-based and nothing is left out of the
-//! comparison. The unmerged run's metrics scrape then feeds the planner
-//! (issue 23's "Done when": critical paths, measured hop costs, a plan
-//! under `--max-total-memory`).
+//! comparison. The unmerged run's metrics scrape then feeds the planner,
+//! which must find the critical paths, price the calls at their measured
+//! hop costs, and plan under `--max-total-memory`.
 //!
 //! Run: `cargo test --release -p fmerge --test plan_app` (slow: it builds
 //! and merges the whole application).

@@ -12,14 +12,6 @@ use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
-/// `bench/run`'s results as this fmerge was built with them, for the
-/// default per-hop latency: a figure of fmerge's, not a path of the machine
-/// that built it.
-const BENCH_RESULTS: &str = include_str!("../../../bench/results.json");
-/// The groups those results are of (`bench/groups.txt`): a group of two is
-/// one call, whose figure is that call's cost.
-const BENCH_GROUPS: &str = include_str!("../../../bench/groups.txt");
-
 /// `fmerge plan --help`'s examples.
 const EXAMPLES: &str = "Examples:
   fmerge plan -f functions/stack.yml
@@ -62,7 +54,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "A,B", help_heading = heading::PLAN)]
     pub keep_apart: Vec<String>,
     /// The latency of one gateway hop, for the projected gain
-    /// [default: bench/results.json's per-hop figure, else 8.8 ms].
+    /// [default: fmerge's bench figure, which the report prints].
     #[arg(long, value_name = "MS", help_heading = heading::PLAN)]
     pub hop_ms: Option<f64>,
     /// Which search makes the plan.
@@ -121,11 +113,10 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             "fmerge plan needs the application, and there is no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml, or --graph calls.json from `fmerge graph`"
         );
     }
-    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms, BENCH_RESULTS);
+    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms);
     let constraints = Constraints {
         objective: args.objective.into(),
         hop_ms,
-        bench_hops: plan::bench_edges(args.hop_ms, BENCH_RESULTS, BENCH_GROUPS),
         max_total_cpu: args
             .max_total_cpu
             .as_deref()

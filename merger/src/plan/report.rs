@@ -159,15 +159,6 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             crate::graph::traffic::HOP_MEASURED
         );
     }
-    for (&(u, v), (ms, source)) in &model.bench_hop_ms {
-        if !model.hop_ms.contains_key(&(u, v)) {
-            let _ = writeln!(
-                out,
-                "  {} → {}: {ms:.2} ms per call, from {source}",
-                model.names[u], model.names[v]
-            );
-        }
-    }
     let _ = writeln!(
         out,
         "per entry point, gateway hops before → after: on the critical path (each function's calls in the rounds its code, or a call log, shows: \

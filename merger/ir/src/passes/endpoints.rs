@@ -21,9 +21,15 @@
 //! made it, rather than leave a wrong length behind. The pass runs on each
 //! crate's module before linking, when it still knows which crate owns each
 //! literal: a literal in a crate the caller links too is never changed.
+//!
+//! This file holds the flag and the pass's walk over a crate's literals;
+//! `uses.rs` finds each use of a literal and its length, `literal.rs`
+//! writes the rewritten literal and fixes every use.
 
-use crate::fmt_args;
-use crate::ir::{self, Value};
+mod literal;
+mod uses;
+
+use crate::ir;
 use crate::passes::{Crate, Facts, Found};
 use anyhow::{Result, bail};
 use inkwell::module::Module;
@@ -76,28 +82,6 @@ impl Rewrite {
     }
 }
 
-/// One use of a literal that fmerge can prove is a `&str`, starting `offset`
-/// bytes into it and `len` bytes long.
-enum Use {
-    /// Operand `arg` of `call` is the pointer, operand `arg + 1` the length.
-    Call {
-        call: Value,
-        arg: u32,
-        offset: u64,
-        len: u64,
-    },
-    /// Field `field` of the constant struct `agg` is the pointer; field
-    /// `field + 1` is a byte array whose first 8 bytes are the length.
-    Field {
-        agg: Value,
-        field: u32,
-        offset: u64,
-        len: u64,
-    },
-    /// The literal is a `format!` template passed to `fmt::Arguments::new`.
-    Template,
-}
-
 /// Where one rewrite may apply: the crate being rewritten and the merged
 /// functions that link it (named in every refusal).
 struct Scope<'a> {
@@ -146,7 +130,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             }
             // Whether or not it changes: a literal up for rewriting is enough.
             found.touched = true;
-            if rewrite_global(module, global, &bytes, &scope)? {
+            if literal::rewrite(module, global, &bytes, &scope)? {
                 found.rewritten[i] += 1;
             }
         }
@@ -180,232 +164,9 @@ pub(crate) fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Rewrites one literal and every use of it; `false` when FROM only spans
-/// bytes that are not text (a template's length prefixes).
-fn rewrite_global(module: &Module<'_>, global: Value, bytes: &[u8], scope: &Scope) -> Result<bool> {
-    let uses = uses(global, bytes.len() as u64, scope)?;
-    let templates = uses.iter().filter(|u| matches!(u, Use::Template)).count();
-    let name = format!("{}.rewritten", ir::name(global));
-    if templates > 0 {
-        if templates != uses.len() {
-            bail!(
-                "{}",
-                refusal(
-                    scope,
-                    &format!(
-                        "the `format!` template `{}` is also used as plain bytes",
-                        printable(bytes)
-                    ),
-                    "a separate `&str` for the address"
-                )
-            );
-        }
-        let Some(new) = fmt_args::rewrite(
-            bytes,
-            scope.rewrite.from.as_bytes(),
-            scope.rewrite.to.as_bytes(),
-        )
-        .map_err(|why| {
-            anyhow::anyhow!(
-                "{}",
-                refusal(
-                    scope,
-                    &why,
-                    "write the address as its own literal (`let url = \"…\"; format!(\"{url}…\")`)"
-                )
-            )
-        })?
-        else {
-            return Ok(false);
-        };
-        let new_global = ir::add_private_string(module, &name, &new);
-        ir::replace_all_uses(global, new_global);
-        return Ok(true);
-    }
-
-    let rw = scope.rewrite;
-    let matches = positions(bytes, rw.from.as_bytes());
-    let (from, to) = (rw.from.len() as i64, rw.to.len() as i64);
-    // Where old byte `p` lands in the new literal; `None` inside a match.
-    let map = |p: u64| -> Option<u64> {
-        let mut shift = 0i64;
-        for &m in &matches {
-            let m = m as u64;
-            if p > m && p < m + from as u64 {
-                return None;
-            }
-            if p >= m + from as u64 {
-                shift += to - from;
-            }
-        }
-        Some((p as i64 + shift) as u64)
-    };
-    let new_ptr = ir::add_private_string(
-        module,
-        &name,
-        &replace(bytes, rw.from.as_bytes(), rw.to.as_bytes()),
-    );
-    let span = |offset: u64, len: u64, user: Value| -> Result<(Value, u64)> {
-        match (map(offset), map(offset + len)) {
-            (Some(start), Some(end)) => Ok((ir::const_byte_gep(new_ptr, start), end - start)),
-            _ => bail!(
-                "{}",
-                refusal(
-                    scope,
-                    &format!(
-                        "{} uses only part of `{}`, so no length can be right after the rewrite",
-                        describe(user),
-                        rw.from
-                    ),
-                    "choose a FROM that covers the whole host:port as the code uses it"
-                )
-            ),
-        }
-    };
-    // Constant structs are rebuilt whole: group the fields of each first.
-    let mut structs: Vec<(Value, Vec<(u32, Value)>)> = Vec::new();
-    for u in &uses {
-        match *u {
-            Use::Call {
-                call,
-                arg,
-                offset,
-                len,
-            } => {
-                let (ptr, len) = span(offset, len, call)?;
-                let len_ty_value = ir::operand(call, arg + 1);
-                ir::set_operand(call, arg, ptr);
-                ir::set_operand(call, arg + 1, ir::const_int_like(len_ty_value, len));
-            }
-            Use::Field {
-                agg,
-                field,
-                offset,
-                len,
-            } => {
-                let (ptr, len) = span(offset, len, agg)?;
-                let mut tail =
-                    ir::const_bytes(ir::operand(agg, field + 1)).expect("checked in uses()");
-                tail[..8].copy_from_slice(&len.to_le_bytes());
-                let fields = vec![(field, ptr), (field + 1, ir::const_byte_array(agg, &tail))];
-                match structs.iter_mut().find(|(a, _)| *a == agg) {
-                    Some((_, f)) => f.extend(fields),
-                    None => structs.push((agg, fields)),
-                }
-            }
-            Use::Template => unreachable!(),
-        }
-    }
-    for (agg, fields) in structs {
-        ir::replace_all_uses(agg, ir::with_struct_fields(agg, &fields));
-    }
-    Ok(true)
-}
-
-/// Every use of `global` as a `&str`, or an error naming a use whose length
-/// fmerge cannot see.
-fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> {
-    let mut out = Vec::new();
-    let mut todo: Vec<(Value, u32, u64)> = ir::uses(global)
-        .into_iter()
-        .map(|(u, i)| (u, i, 0))
-        .collect();
-    let fits = |offset: u64, len: u64| offset.checked_add(len).is_some_and(|end| end <= size);
-    while let Some((user, arg, offset)) = todo.pop() {
-        if ir::is_call(user) && !ir::calls_intrinsic(user) && arg < ir::arg_count(user) {
-            if offset == 0 && is_template_call(user) {
-                out.push(Use::Template);
-                continue;
-            }
-            if arg + 1 < ir::arg_count(user)
-                && let Some(len) = ir::const_u64(ir::operand(user, arg + 1))
-                && fits(offset, len)
-            {
-                out.push(Use::Call {
-                    call: user,
-                    arg,
-                    offset,
-                    len,
-                });
-                continue;
-            }
-        }
-        if ir::is_const_struct(user)
-            && arg + 1 < ir::operand_count(user)
-            && let Some(tail) = ir::const_bytes(ir::operand(user, arg + 1))
-            && tail.len() >= 8
-        {
-            let len = u64::from_le_bytes(tail[..8].try_into().expect("8 bytes"));
-            if fits(offset, len) {
-                out.push(Use::Field {
-                    agg: user,
-                    field: arg,
-                    offset,
-                    len,
-                });
-                continue;
-            }
-        }
-        if let Some((_, k)) = ir::byte_offset(user) {
-            todo.extend(ir::uses(user).into_iter().map(|(u, i)| (u, i, offset + k)));
-            continue;
-        }
-        let what = if ir::is_call(user) && ir::calls_intrinsic(user) {
-            format!(
-                "{} copies it as raw bytes (`{}`), so its length is not visible",
-                describe(user),
-                ir::callee_name(user).unwrap_or_default()
-            )
-        } else {
-            format!(
-                "{} uses it in a way whose length fmerge cannot see (not a pointer-and-length pair)",
-                describe(user)
-            )
-        };
-        bail!(
-            "{}",
-            refusal(
-                scope,
-                &what,
-                "read the address through `config!(KEY, DEFAULT)` or a `&str` literal in the callee's own crate, \
-                 or leave the literal alone and set the address at deploy time"
-            )
-        );
-    }
-    Ok(out)
-}
-
-fn is_template_call(call: Value) -> bool {
-    ir::callee_name(call).is_some_and(|n| ir::demangle(&n).starts_with("core::fmt::Arguments::new"))
-}
-
-/// Where a use sits, for people: the Rust function, or the static holding it.
-fn describe(user: Value) -> String {
-    if ir::is_instruction(user) {
-        return format!("`{}`", ir::demangle(&ir::enclosing_function(user)));
-    }
-    match ir::holding_global(user) {
-        Some(g) => format!("the static `{}`", ir::demangle(&ir::name(g))),
-        None => "a constant expression".into(),
-    }
-}
-
 fn refusal(scope: &Scope, what: &str, fix: &str) -> String {
     format!(
         "--rewrite {}: cannot rewrite the literal holding `{}` in function {} (crate {}): {what}\nfix: {fix}",
         scope.rewrite.from, scope.rewrite.from, scope.functions, scope.crate_name
     )
-}
-
-fn printable(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|&b| {
-            if (0x20..0x7f).contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("\\x{b:02x}")
-            }
-        })
-        .collect()
 }
