@@ -16,7 +16,8 @@
 
 use crate::Response;
 use crate::deadline::ReadClock;
-use crate::request::{Admitted, Record, timed_out};
+use crate::limits::{Admitted, timed_out};
+use crate::request::Record;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,7 +4,7 @@
 //! little holds nothing; a body that finds the budget spent waits a while
 //! for it, then gets 503 with `Retry-After`.
 
-use crate::request::{closing, too_large};
+use crate::request::closing;
 use crate::serve::Server;
 use crate::{Bytes, Error, Response};
 use bytes::BytesMut;
@@ -101,8 +101,8 @@ pub(crate) async fn read_body(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > s.max_body_size as u64) {
-        return Err(closing(too_large(s.max_body_size)));
+    if let Some(n) = declared {
+        s.limits.body_fits(n).map_err(|r| closing(*r))?;
     }
     let declared = declared.map_or(0, |n| n as usize);
     let mut held = None;
@@ -114,9 +114,7 @@ pub(crate) async fn read_body(
             })?;
             if let Ok(data) = frame.into_data() {
                 let total = buffer.len() + data.len();
-                if total > s.max_body_size {
-                    return Err(closing(too_large(s.max_body_size)));
-                }
+                s.limits.body_fits(total as u64).map_err(|r| closing(*r))?;
                 charge(server, &mut held, total).await?;
                 if buffer.capacity() == 0 {
                     buffer.reserve(declared.min(FIRST_ALLOCATION).max(data.len()));

@@ -119,7 +119,7 @@ impl Call {
         CURRENT
             .try_with(|c| c.function)
             .ok()
-            .or_else(crate::config::primary)
+            .or_else(crate::function_config::primary)
             .unwrap_or(EXTERNAL)
     }
 }

@@ -7,8 +7,9 @@
 
 use crate::call::Call;
 use crate::hooks::{Route, Routes};
-use crate::request::{self, Record, Slot};
-use crate::{Entry, Error, Input, Response, Settings, isolation, metrics, namespaced};
+use crate::limits::{self, deadline_after};
+use crate::request::Record;
+use crate::{CallLimits, Entry, Error, Input, Response, ServerSettings, isolation, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -157,42 +158,35 @@ pub(crate) fn call(callee: &'static Callee, input: Input) -> impl Future<Output 
     // The caller is who runs here, never what a header says.
     let record = Record::start(name, Call::caller(), method, None);
     let guards = guards(callee);
-    // A refusal is boxed: it is rare, and a reply is large.
-    let admitted = match Slot::enter(guards.in_flight, guards.max_inflight) {
-        None => Err(Box::new(request::too_many(guards.max_inflight))),
-        Some(slot) => {
-            let gauge = metrics::started(name);
-            if input.body_len() > guards.max_body_size {
-                Err(Box::new(request::too_large(guards.max_body_size)))
-            } else {
-                // An invoke's body comes with no headers: no `X-Timeout`,
-                // and the running call's ids, as its headers would carry them.
-                let headers = input.headers();
-                let limit = headers.map_or(guards.exec_timeout, |headers| {
-                    request::exec_timeout(guards.exec_timeout, headers)
-                });
-                let (timer, deadline) = timer(limit, Call::running_deadline());
-                let context = match headers {
-                    Some(headers) => Call::new(name, headers, deadline),
-                    None => Call::inherit(name, deadline),
-                };
-                let run = crate::boxed(|| context.scope(run_guarded(name, entry, input)));
-                Ok((slot, gauge, limit, timer, run))
-            }
-        }
-    };
+    let admitted = guards
+        .limits
+        .admit(name, guards.in_flight)
+        .and_then(|admitted| {
+            guards.limits.body_fits(input.body_len() as u64)?;
+            // An invoke's body comes with no headers: no `X-Timeout`, and the
+            // running call's ids, as its headers would carry them.
+            let headers = input.headers();
+            let limit = guards.limits.exec_limit(headers);
+            let (timer, deadline) = timer(limit, Call::running_deadline());
+            let context = match headers {
+                Some(headers) => Call::new(name, headers, deadline),
+                None => Call::inherit(name, deadline),
+            };
+            let run = crate::boxed(|| context.scope(run_guarded(name, entry, input)));
+            Ok((admitted, limit, timer, run))
+        });
     async move {
         let mut response = match admitted {
             Err(refusal) => *refusal,
             // A timer, or a task on the callee's own threads when it is
             // isolated, is boxed: most calls need neither, and the state of
             // every call would carry its size.
-            Ok((_slot, _gauge, limit, timer, run)) => match (isolation::pool(callee), timer) {
+            Ok((_admitted, limit, timer, run)) => match (isolation::pool(callee), timer) {
                 (None, None) => run.await,
-                (None, Some(_)) => Box::pin(request::within(name, limit, timer, run)).await,
+                (None, Some(_)) => Box::pin(limits::within(name, limit, timer, run)).await,
                 (Some(pool), _) => {
-                    let task = pool.spawn(run, request::deadline_after(limit).map(Into::into));
-                    Box::pin(request::run_within(name, limit, timer, task)).await
+                    let task = pool.spawn(run, deadline_after(limit).map(Into::into));
+                    Box::pin(limits::run_within(name, limit, timer, task)).await
                 }
             },
         };
@@ -215,19 +209,17 @@ fn timer(
     limit: std::time::Duration,
     caller: Option<tokio::time::Instant>,
 ) -> (Option<tokio::time::Instant>, Option<tokio::time::Instant>) {
-    let own = request::deadline_after(limit);
+    let own = deadline_after(limit);
     let timer = own.filter(|own| caller.is_none_or(|caller| *own < caller));
     (timer, timer.or(caller))
 }
 
-/// What a merged callee's own server would have enforced, read from its
-/// namespaced settings (`<CALLEE>__exec_timeout`, `__max_inflight`,
-/// `__max_body_size`) with the server's defaults; for the function this
-/// binary serves, its server's own, in flight counted with its requests.
+/// What a merged callee's own server would have enforced: its
+/// [`CallLimits`], read from its namespaced settings (`<CALLEE>__<key>`)
+/// with the server's defaults; for the function this binary serves, its
+/// server's own, in flight counted with its requests.
 pub(crate) struct Guards {
-    exec_timeout: std::time::Duration,
-    max_inflight: usize,
-    max_body_size: usize,
+    limits: CallLimits,
     in_flight: &'static AtomicUsize,
 }
 
@@ -239,7 +231,7 @@ static HOME_FUNCTION: OnceLock<(Callee, Guards)> = OnceLock::new();
 pub(crate) fn serve_home(
     name: &'static str,
     entry: Entry,
-    settings: &Settings,
+    settings: &ServerSettings,
     in_flight: &'static AtomicUsize,
 ) {
     let callee = Callee {
@@ -249,9 +241,7 @@ pub(crate) fn serve_home(
         isolate: false,
     };
     let guards = Guards {
-        exec_timeout: settings.exec_timeout,
-        max_inflight: settings.max_inflight,
-        max_body_size: settings.max_body_size,
+        limits: settings.limits,
         in_flight,
     };
     let _ = HOME_FUNCTION.set((callee, guards));
@@ -265,7 +255,7 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
             .iter()
             .map(|&Callee { name, .. }| {
                 let settings =
-                    Settings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
+                    ServerSettings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
                         .map_err(|e| {
                             format!(
                                 "merged function {name} (settings read from {}...): {e}",
@@ -273,9 +263,7 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
                             )
                         })?;
                 Ok(Guards {
-                    exec_timeout: settings.exec_timeout,
-                    max_inflight: settings.max_inflight,
-                    max_body_size: settings.max_body_size,
+                    limits: settings.limits,
                     in_flight: Box::leak(Box::new(AtomicUsize::new(0))),
                 })
             })
@@ -305,9 +293,7 @@ pub(crate) fn ready() -> bool {
 fn guards(callee: &Callee) -> &'static Guards {
     static UNCOUNTED: AtomicUsize = AtomicUsize::new(0);
     static NONE: Guards = Guards {
-        exec_timeout: std::time::Duration::ZERO,
-        max_inflight: 0,
-        max_body_size: usize::MAX,
+        limits: CallLimits::NONE,
         in_flight: &UNCOUNTED,
     };
     if callee.index == HOME {

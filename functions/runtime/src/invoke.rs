@@ -4,7 +4,7 @@
 use crate::call::{self, Call};
 use crate::call_log;
 use crate::metrics::{self, Transport};
-use crate::settings::DEFAULT_MAX_BODY_SIZE;
+use crate::server_settings::DEFAULT_MAX_BODY_SIZE;
 use crate::{Bytes, Error, Input, Request, Response, dispatch};
 use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};

@@ -20,33 +20,35 @@ mod backstop;
 mod body;
 mod call;
 mod call_log;
-mod config;
 mod deadline;
 mod dispatch;
 mod error;
+mod function_config;
 mod handler;
 mod handoff;
 pub mod hooks;
 mod invoke;
 mod isolation;
 mod json;
+mod limits;
 mod metrics;
 mod metrics_port;
+mod process_metrics;
 mod request;
 mod serve;
-mod settings;
+mod server_settings;
 mod slots;
 
 pub use bytes::Bytes;
-pub use config::{config_of, namespaced, variable_for};
 pub use error::{Error, MAX_ECHO, MAX_MESSAGE};
 #[doc(hidden)]
 pub use fmerge_contract as __contract;
+pub use function_config::{config_of, namespaced, variable_for};
 pub use handler::{BodyShape, Handler, HttpShape, Input, run_handler};
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 pub use invoke::{invoke, invoke_request};
 pub use serve::serve;
-pub use settings::{Settings, parse_duration};
+pub use server_settings::{CallLimits, ServerSettings, parse_duration};
 
 /// What a body-shaped handler returns: the response body, or an error that
 /// becomes a JSON error reply.

@@ -7,7 +7,8 @@
 //! in-process calls are counted under its own name, exactly as its HTTP
 //! requests were before the merge, so per-function counts survive merging.
 //! `fmerge_invoke_duration_seconds` is the caller's side: what each
-//! `invoke` cost, over the gateway or in-process.
+//! `invoke` cost, over the gateway or in-process. The process's own
+//! resident memory and CPU time are `process_metrics`'.
 
 use hyper::{Method, StatusCode};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -99,6 +100,7 @@ fn metrics() -> &'static Metrics {
             invokes.clone(),
         );
         registry.register_collector(Box::new(crate::isolation::Gauges));
+        registry.register_collector(Box::new(crate::process_metrics::ProcessCollector));
         Metrics {
             registry,
             requests,

@@ -1,22 +1,20 @@
-//! One request, as the server serves it: the probes, the in-flight limit,
-//! the body limit and budget, then the handler under `exec_timeout`; counted
-//! and logged however it ends. The refusals are shared with in-process
-//! calls of merged callees (`dispatch`), so that a callee's guards answer
-//! the same merged or not.
+//! One request, as the server serves it: the probes, the call limits
+//! (`limits`, shared with in-process calls of merged callees), the body
+//! budget, then the handler under its time limit; counted and logged
+//! however it ends.
 
 use crate::backstop::Watched;
 use crate::call::{self, Call};
+use crate::limits::within;
 use crate::serve::Server;
-use crate::settings::parse_duration;
-use crate::{Bytes, Error, Request, Response, dispatch, metrics};
+use crate::{Bytes, Request, Response, dispatch, metrics};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, StatusCode, Uri};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-use tokio::task::JoinHandle;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
 
@@ -166,10 +164,7 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
         (StatusCode::METHOD_NOT_ALLOWED, "")
     } else if server.draining.load(Ordering::SeqCst) || (path == "/_/ready" && !dispatch::ready()) {
         (StatusCode::SERVICE_UNAVAILABLE, "")
-    } else if path == "/_/ready"
-        && s.max_inflight > 0
-        && server.in_flight.load(Ordering::SeqCst) >= s.max_inflight
-    {
+    } else if path == "/_/ready" && s.limits.full(&server.in_flight) {
         (StatusCode::TOO_MANY_REQUESTS, "")
     } else {
         (StatusCode::OK, "OK")
@@ -189,14 +184,11 @@ async fn guarded(
     conn: Option<&Conn<'_>>,
     read_deadline: Option<tokio::time::Instant>,
 ) -> (Response, Option<Record>) {
-    let s = &server.settings;
+    let limits = &server.settings.limits;
     let name = server.name;
-    let Some(slot) = Slot::enter(&server.in_flight, s.max_inflight) else {
-        return (too_many(s.max_inflight), Some(record));
-    };
-    let admitted = Admitted {
-        _slot: slot,
-        _gauge: metrics::started(name),
+    let admitted = match limits.admit(name, &server.in_flight) {
+        Ok(admitted) => admitted,
+        Err(refusal) => return (*refusal, Some(record)),
     };
     let (parts, body) = req.into_parts();
     // The body's bytes count against the budget until the handler is done with them.
@@ -206,7 +198,7 @@ async fn guarded(
             Err(refusal) => return (refusal, Some(record)),
         };
     let request = Request::from_parts(parts, body);
-    let limit = exec_timeout(s.exec_timeout, request.headers());
+    let limit = limits.exec_limit(Some(request.headers()));
     let started = conn.and_then(|c| c.handed);
     let deadline =
         (!limit.is_zero()).then(|| started.unwrap_or_else(tokio::time::Instant::now) + limit);
@@ -230,132 +222,6 @@ async fn guarded(
             (response, running.done())
         }
     }
-}
-
-/// When a call limited to `limit` (zero: no limit) and starting now ends.
-pub(crate) fn deadline_after(limit: Duration) -> Option<tokio::time::Instant> {
-    (!limit.is_zero()).then(|| tokio::time::Instant::now() + limit)
-}
-
-/// Runs a handler's future until `deadline` (`None`: no timer here), the
-/// end of its `limit`; past it the reply is 504 and the future is dropped.
-pub(crate) async fn within(
-    function: &str,
-    limit: Duration,
-    deadline: Option<tokio::time::Instant>,
-    run: impl Future<Output = Response>,
-) -> Response {
-    let Some(deadline) = deadline else {
-        return run.await;
-    };
-    match tokio::time::timeout_at(deadline, run).await {
-        Ok(response) => response,
-        Err(_) => timed_out(function, limit),
-    }
-}
-
-/// Awaits a handler's task (on an isolated callee's threads) as [`within`]
-/// runs a future. Past its deadline the reply is 504 and the task is
-/// abandoned; so it is when the caller of this future goes away (a client
-/// that disconnected, a caller that timed out), as of-watchdog abandons its
-/// upstream.
-pub(crate) async fn run_within(
-    function: &str,
-    limit: Duration,
-    deadline: Option<tokio::time::Instant>,
-    task: JoinHandle<Response>,
-) -> Response {
-    let mut task = AbortOnDrop(task);
-    let joined = match deadline {
-        None => Ok((&mut task.0).await),
-        Some(deadline) => tokio::time::timeout_at(deadline, &mut task.0).await,
-    };
-    match joined {
-        Ok(Ok(response)) => response,
-        Ok(Err(e)) => {
-            Error::new(format!("function {function} did not finish: {e}")).into_response(function)
-        }
-        Err(_) => timed_out(function, limit),
-    }
-}
-
-struct AbortOnDrop(JoinHandle<Response>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// A request counted in flight, released however the request ends.
-pub(crate) struct Slot<'a>(&'a AtomicUsize);
-
-/// A request past `max_inflight`, counted in flight until it is answered:
-/// by its handler, or by the front's backstop, which frees the slot even
-/// while the abandoned handler still blocks (as of-watchdog's limit counts
-/// its own requests, not its upstream's).
-pub(crate) struct Admitted {
-    _slot: Slot<'static>,
-    _gauge: metrics::InFlight,
-}
-
-impl<'a> Slot<'a> {
-    /// Enters unless `limit` (0: none) requests are in flight already:
-    /// then the reply is [`too_many`].
-    pub(crate) fn enter(count: &'a AtomicUsize, limit: usize) -> Option<Slot<'a>> {
-        let slot = Slot(count);
-        let now = count.fetch_add(1, Ordering::SeqCst) + 1;
-        (limit == 0 || now <= limit).then_some(slot)
-    }
-}
-
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-const X_TIMEOUT: http::HeaderName = http::HeaderName::from_static("x-timeout");
-
-/// `exec_timeout`, lowered by a request's `X-Timeout` (as of-watchdog does).
-/// It can only lower it: zero, or anything that is not a duration, is
-/// ignored (of-watchdog lets `X-Timeout: 0` lift the limit).
-pub(crate) fn exec_timeout(configured: Duration, headers: &http::HeaderMap) -> Duration {
-    headers
-        .get(&X_TIMEOUT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| parse_duration(v).ok())
-        .filter(|d| !d.is_zero() && (configured.is_zero() || *d < configured))
-        .unwrap_or(configured)
-}
-
-/// 429 beyond `max_inflight`, worded as of-watchdog words it.
-pub(crate) fn too_many(limit: usize) -> Response {
-    let mut r = Response::new(Bytes::from(format!(
-        "Concurrent request limit exceeded. Max concurrent requests: {limit}\n"
-    )));
-    *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    r
-}
-
-/// 413 for a body over `max_body_size`.
-pub(crate) fn too_large(limit: usize) -> Response {
-    Error::with_status(
-        413,
-        format!("request body larger than max_body_size ({limit} bytes)"),
-    )
-    .into_response_quiet()
-}
-
-/// 504 for a handler still running at `exec_timeout`.
-pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
-    Error::with_status(
-        504,
-        format!("function {function} did not finish within exec_timeout ({limit:?})"),
-    )
-    .into_response(function)
 }
 
 /// A reply after which the connection is closed (its request was not read whole).

@@ -14,11 +14,11 @@
 use crate::backstop::{self, Backstop};
 use crate::deadline::{Deadline, ReadClock};
 use crate::request::{self, Conn, Record};
-use crate::settings::Settings;
+use crate::server_settings::ServerSettings;
 use crate::slots::{
     PROBE_CONNECTIONS, PROBE_HEADER_TIMEOUT, Slot, raise_fd_limit, refuse, take_slot, wait_for_slot,
 };
-use crate::{Entry, call, call_log, config, dispatch, error, handoff, metrics_port};
+use crate::{Entry, call, call_log, dispatch, error, function_config, handoff, metrics_port};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::cell::Cell;
@@ -33,7 +33,7 @@ use tokio::sync::{Semaphore, watch};
 pub(crate) struct Server {
     pub name: &'static str,
     pub entry: Entry,
-    pub settings: Settings,
+    pub settings: ServerSettings,
     /// Where handlers run (see the module doc).
     pub handlers: tokio::runtime::Handle,
     /// Set on SIGTERM/SIGINT: health and ready answer 503 from then on.
@@ -51,12 +51,12 @@ pub(crate) struct Server {
 }
 
 /// Serves `entry` as the function `name` with the settings of the
-/// environment (see [`Settings`]) until SIGTERM or SIGINT, then drains and
+/// environment (see [`ServerSettings`]) until SIGTERM or SIGINT, then drains and
 /// exits 0. Exits 2 with a message naming the cause if a setting is invalid
 /// or the port cannot be bound.
 pub fn serve(name: &'static str, entry: Entry) {
-    config::set_primary(name);
-    let settings = Settings::from_env().unwrap_or_else(|e| fail(name, &e));
+    function_config::set_primary(name);
+    let settings = ServerSettings::from_env().unwrap_or_else(|e| fail(name, &e));
     raise_fd_limit();
     if let Err(e) = dispatch::check_guards().and_then(|()| call::check_key()) {
         fail(name, &e);
@@ -72,7 +72,7 @@ pub fn serve(name: &'static str, entry: Entry) {
         .unwrap_or_else(|e| fail(name, &format!("cannot start tokio: {e}")));
     let backstop = Backstop::new(
         handlers.metrics().num_workers(),
-        settings.exec_timeout,
+        settings.limits.exec_timeout,
         settings.access_log,
     );
     let server: &'static Server = Box::leak(Box::new(Server {
@@ -125,20 +125,13 @@ async fn run(server: &'static Server) {
     let merged = dispatch::merged();
     dispatch::start_isolated();
     eprintln!(
-        "{name}: listening on {addr}{}; timeouts: read {:?} write {:?} exec {:?} health {:?}; max_inflight {} max_body_size {} max_buffered_bytes {} max_connections {}",
+        "{name}: listening on {addr}{}; {}",
         if merged.is_empty() {
             String::new()
         } else {
             format!(", with {} merged in-process", merged.join(", "))
         },
-        s.read_timeout,
-        s.write_timeout,
-        s.exec_timeout,
-        s.healthcheck_interval,
-        s.max_inflight,
-        s.max_body_size,
-        s.max_buffered_bytes,
-        s.max_connections,
+        s.listed(),
     );
 
     // After the signal: unhealthy at once, no new connections after
@@ -301,10 +294,10 @@ async fn connection(
     let Ok(socket) = stream.try_clone() else {
         return;
     };
-    let waiting = (!s.exec_timeout.is_zero()).then(|| {
+    let waiting = (!s.limits.exec_timeout.is_zero()).then(|| {
         let (method, log) = line.method_and_target(s.access_log);
         let record = Record::start(server.name, crate::call::UNVERIFIED, method, log);
-        (s.exec_timeout, record)
+        (s.limits.exec_timeout, record)
     });
     let clock = ReadClock::new(accepted, s.read_timeout);
     let watched = server.backstop.watch(server.name, socket, clock, waiting);

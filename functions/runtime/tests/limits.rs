@@ -3,11 +3,14 @@
 //! (413 before buffering, memory near the body, not twice it), accept
 //! back-off at the fd limit, the connection cap, bad settings, HEAD and
 //! OPTIONS on a body-shaped function, whole-request handlers, metrics per
-//! function and caller, the access log, and header propagation by `invoke`.
+//! function and caller and of the process, the access log, and header
+//! propagation by `invoke`.
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test limits`.
 
-use fmerge_testkit::dataplane::{self, Server, cpu_ticks, keyed_probe, request, rss_kib};
+use fmerge_testkit::dataplane::{
+    self, Server, cpu_ticks, keyed_probe, request, rss_kib, ticks_per_second,
+};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -325,4 +328,44 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
         "{mine}"
     );
     drop(callee);
+}
+
+/// The value of the sample `name` (no labels) in an exposition text.
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn metrics_export_the_process_resident_memory_and_cpu_seconds() {
+    let (s, metrics) = dataplane::probe(&[]);
+    for _ in 0..200 {
+        let r = request(s.server_port(), "POST", "/echo", &[], &[b'x'; 4096]).unwrap();
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
+    // After the scrape: the kernel's own figures for the same process.
+    let (peak_kib, _) = rss_kib(s.pid());
+    let cpu_after = cpu_ticks(s.pid()) as f64 / ticks_per_second() as f64;
+    assert!(
+        text.contains("# TYPE process_resident_memory_bytes gauge\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# TYPE process_cpu_seconds counter\n"),
+        "{text}"
+    );
+    let rss = sample(&text, "process_resident_memory_bytes").expect("the RSS sample");
+    let cpu = sample(&text, "process_cpu_seconds_total").expect("the CPU sample");
+    assert!(rss > 0.0, "RSS {rss}");
+    assert!(
+        rss <= 2.0 * (peak_kib * 1024) as f64,
+        "RSS {rss} bytes against a peak of {peak_kib} KiB"
+    );
+    assert!(cpu >= 0.0, "CPU {cpu}");
+    assert!(
+        cpu <= cpu_after + 0.001,
+        "CPU {cpu} s, more than the {cpu_after} s /proc gave after"
+    );
 }

@@ -1,4 +1,7 @@
-//! Per-function configuration, isolated when functions share a process.
+//! A function's own configuration, what [`crate::config!`] reads: its
+//! variables under their plain names in the process it serves, namespaced
+//! (`<FUNCTION>__<KEY>`) when it is merged into another's. Not the
+//! server's settings (`server_settings`).
 
 use std::sync::OnceLock;
 
