@@ -110,7 +110,7 @@ fn every_copy_counts_against_the_total_memory() {
 fn the_front_trades_latency_for_copies_and_marks_the_plan() {
     let mut g = fan_out_of_100mi();
     let m = model(&g, &hop(1.0)).unwrap();
-    let points = front::front(&m, Method::Exact).unwrap();
+    let points = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT).unwrap();
     // b alone shortens no critical path (c's hop, made at the same time,
     // still sets it): dominated, not listed.
     let steps: Vec<(f64, f64)> = points
@@ -136,7 +136,9 @@ fn the_front_trades_latency_for_copies_and_marks_the_plan() {
     // Without every limit, no front.
     g.functions[1].memory_bytes = None;
     let m = model(&g, &Constraints::default()).unwrap();
-    let e = front::front(&m, Method::Exact).unwrap_err().to_string();
+    let e = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
         "{e}"

@@ -35,13 +35,14 @@ pub(super) fn solve(
     graph: &mut Graph,
     constraints: &Constraints,
     method: Method,
+    time_limit: std::time::Duration,
     cargo: &Cargo,
 ) -> Result<(Model, Plan, &'static str, Vec<Checked>)> {
     let mut checked: Vec<Checked> = Vec::new();
     let mut seen: BTreeSet<Vec<String>> = BTreeSet::new();
     loop {
         let model = plan::model(graph, constraints)?;
-        let (plan, how) = plan::solve(&model, method)?;
+        let (plan, how) = plan::solve_within(&model, method, time_limit)?;
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
             return Ok((model, plan, how, checked));
