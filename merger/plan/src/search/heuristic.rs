@@ -2,7 +2,8 @@
 //! first, then members the objective does not need dropped, then the local
 //! search of [`super::improve`].
 
-use super::{EPS, Limits, finish, improve};
+use super::improve::adds;
+use super::{EPS, Limits, finish, improve, score};
 use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
 
 /// Greedy: callers first, each root grows its group by the member that
@@ -14,10 +15,63 @@ pub fn heuristic(model: &Model) -> Plan {
     heuristic_within(model, &Limits::default())
 }
 
-/// [`heuristic`], its local search stopped at `limits`' deadline.
+/// [`heuristic`], its local search stopped at `limits`' deadline. Under a
+/// total cap it starts from the better of two greedy plans: callers first,
+/// and the one that spends the room where it removes the most.
 pub fn heuristic_within(model: &Model, limits: &Limits) -> Plan {
-    let groups = grow(model);
+    let mut groups = grow(model);
+    if model.max_total_memory.is_some() || model.max_total_cpu.is_some() {
+        let spent = by_room(model);
+        if score(model, &spent).unwrap_or(f64::NEG_INFINITY)
+            > score(model, &groups).unwrap_or(f64::NEG_INFINITY) + EPS
+        {
+            groups = spent;
+        }
+    }
     finish(model, improve(model, groups, limits))
+}
+
+/// Greedy over all groups at once: the member added is the one that adds
+/// the most to the objective for the share of the caps' room it takes,
+/// while any adds something and fits.
+fn by_room(model: &Model) -> Vec<Set> {
+    let mut groups: Vec<Set> = (0..model.n()).map(bit).collect();
+    let room = [
+        (Resource::Memory, model.left(Resource::Memory, &groups)),
+        (Resource::Cpu, model.left(Resource::Cpu, &groups)),
+    ];
+    let Some(mut now) = score(model, &groups) else {
+        return groups;
+    };
+    loop {
+        let mut best: Option<(f64, f64, usize, Set)> = None;
+        for (r, set) in adds(model, &groups) {
+            let old = std::mem::replace(&mut groups[r], set);
+            let value = score(model, &groups);
+            groups[r] = old;
+            let Some(value) = value.filter(|v| *v > now + EPS) else {
+                continue;
+            };
+            let share: f64 = room
+                .iter()
+                .filter(|(_, left)| left.is_finite() && *left > 0.0)
+                .map(|&(res, left)| {
+                    (model.copies(res, r, set) - model.copies(res, r, groups[r])) / left
+                })
+                .sum();
+            let ratio = (value - now) / share.max(1e-12);
+            if best.is_none_or(|(b, _, _, _)| ratio > b) {
+                best = Some((ratio, value, r, set));
+            }
+        }
+        match best {
+            Some((_, value, r, set)) => {
+                groups[r] = set;
+                now = value;
+            }
+            None => return groups,
+        }
+    }
 }
 
 /// The greedy growth and `trim` alone: where [`heuristic`] and

@@ -90,7 +90,7 @@ fn moved(model: &Model, groups: &mut [Set], now: Worth, limits: &Limits) -> Opti
 
 /// Each group with one more member, a callee of one of its members, that
 /// the model's rules allow (caps and minimums are the score's).
-fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
+pub(super) fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
     let (_, arrivals) = model.value(groups);
     let mut out = Vec::new();
     for r in 0..groups.len() {
