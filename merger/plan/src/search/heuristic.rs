@@ -21,7 +21,7 @@ pub fn heuristic(model: &Model) -> Plan {
 pub fn heuristic_within(model: &Model, limits: &Limits) -> Plan {
     let mut groups = grow(model);
     if model.max_total_memory.is_some() || model.max_total_cpu.is_some() {
-        let spent = by_room(model);
+        let spent = by_room(model, limits);
         if score(model, &spent).unwrap_or(f64::NEG_INFINITY)
             > score(model, &groups).unwrap_or(f64::NEG_INFINITY) + EPS
         {
@@ -33,8 +33,8 @@ pub fn heuristic_within(model: &Model, limits: &Limits) -> Plan {
 
 /// Greedy over all groups at once: the member added is the one that adds
 /// the most to the objective for the share of the caps' room it takes,
-/// while any adds something and fits.
-fn by_room(model: &Model) -> Vec<Set> {
+/// while any adds something and fits (or until the deadline).
+fn by_room(model: &Model, limits: &Limits) -> Vec<Set> {
     let mut groups: Vec<Set> = (0..model.n()).map(bit).collect();
     let room = [
         (Resource::Memory, model.left(Resource::Memory, &groups)),
@@ -43,7 +43,7 @@ fn by_room(model: &Model) -> Vec<Set> {
     let Some(mut now) = score(model, &groups) else {
         return groups;
     };
-    loop {
+    while !limits.late() {
         let mut best: Option<(f64, f64, usize, Set)> = None;
         for (r, set) in adds(model, &groups) {
             let old = std::mem::replace(&mut groups[r], set);
@@ -72,6 +72,7 @@ fn by_room(model: &Model) -> Vec<Set> {
             None => return groups,
         }
     }
+    groups
 }
 
 /// The greedy growth and `trim` alone: where [`heuristic`] and
