@@ -8,12 +8,15 @@
 use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
 use std::time::{Duration, Instant};
 
+mod candidates;
 mod heuristic;
 mod improve;
 mod room;
 mod score;
 mod within;
 
+pub use candidates::candidates;
+use candidates::candidates_within;
 pub use heuristic::{greedy, heuristic, heuristic_within};
 pub use improve::improve;
 pub use score::score;
@@ -52,58 +55,6 @@ impl Limits {
 }
 
 const EPS: f64 = 1e-9;
-
-/// Every group `root` may root: connected from it (each member reached
-/// from the root through members), feasible; `None` past the limit.
-pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> {
-    let mut out = vec![bit(root)];
-    if model.left_out[root].is_some() || !model.feasible(bit(root)) {
-        return Some(out);
-    }
-    // Each connected set once: a member, once passed over, is never added
-    // later in the same branch.
-    fn grow(
-        model: &Model,
-        set: Set,
-        frontier: Vec<usize>,
-        excluded: Set,
-        out: &mut Vec<Set>,
-        limit: usize,
-    ) -> bool {
-        for (i, &v) in frontier.iter().enumerate() {
-            let next = set | bit(v);
-            if !model.feasible(next) {
-                continue;
-            }
-            out.push(next);
-            if out.len() > limit {
-                return false;
-            }
-            let mut skip = excluded;
-            for &w in &frontier[..i] {
-                skip |= bit(w);
-            }
-            let mut more: Vec<usize> = frontier[i + 1..].to_vec();
-            for &(w, _) in &model.calls[v] {
-                if !next.contains(w) && !skip.contains(w) && !more.contains(&w) {
-                    more.push(w);
-                }
-            }
-            if !grow(model, next, more, skip, out, limit) {
-                return false;
-            }
-        }
-        true
-    }
-    let frontier: Vec<usize> = model.calls[root].iter().map(|&(v, _)| v).collect();
-    let mut unique = Vec::new();
-    for v in frontier {
-        if !unique.contains(&v) && v != root {
-            unique.push(v);
-        }
-    }
-    grow(model, bit(root), unique, bit(root), &mut out, limit).then_some(out)
-}
 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
@@ -151,7 +102,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             return gave_up;
         }
         let sets = if run > 0.0 {
-            match candidates(model, r, limits.candidates) {
+            match candidates_within(model, r, &limits) {
                 Some(sets) => sets,
                 None => return gave_up,
             }
