@@ -277,7 +277,7 @@ pub fn solve_within(
 }
 
 /// What the report calls a plan the deadline stopped.
-pub const BEST_FOUND: &str = "the best found within --time-limit (not proven optimal)";
+pub const BEST_FOUND: &str = "best found (not proven optimal within --time-limit)";
 
 fn search_with(
     model: &Model,

@@ -388,3 +388,20 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
 
 mod rounds;
 mod traffic;
+
+#[test]
+fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
+    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    let (plan, how) = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(how, BEST_FOUND);
+    assert!(m.meets(&plan));
+    let e = solve_within(&m, Method::Exact, Duration::ZERO)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("did not finish within --time-limit") && e.contains("\nfix: raise --time-limit"),
+        "{e}"
+    );
+    let (_, how) = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT).unwrap();
+    assert_eq!(how, "exact");
+}
