@@ -130,6 +130,9 @@ impl Room {
     /// taken costs a copy of the function and the copies fit in `left`
     /// (memory, cores), parts of items allowed.
     pub(super) fn most(&self, items: impl Iterator<Item = (usize, f64)>, left: [f64; 2]) -> f64 {
+        if !self.capped() {
+            return items.map(|(_, w)| w.max(0.0)).sum();
+        }
         let items: Vec<(usize, f64)> = items.filter(|&(_, w)| w > 0.0).collect();
         let all: f64 = items.iter().map(|&(_, w)| w).sum();
         let mut most = all;
