@@ -33,6 +33,7 @@ use anyhow::{Result, bail};
 use model::{Model, Objective, Plan, Resource, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The user's objective and constraints.
 #[derive(Debug, Clone)]
@@ -74,7 +75,8 @@ impl Default for Constraints {
 /// Which search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Exact, or the heuristic when the exact search passes its limits.
+    /// The best plan found within the time limit: proven optimal when the
+    /// exact search finishes in it ([`search::within`]).
     Auto,
     Exact,
     Heuristic,
@@ -224,10 +226,20 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     Ok(m)
 }
 
-/// Runs the search; says which one ran. Refuses when no plan found meets
-/// the minimums, with the most any plan gains.
+/// [`solve_within`] the default time limit.
 pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
-    let (plan, how) = search_with(model, method)?;
+    solve_within(model, method, search::DEFAULT_TIME_LIMIT)
+}
+
+/// Runs the search, stopped after `time_limit` (`--time-limit`); says which
+/// one ran and whether its plan is proven optimal. Refuses when no plan
+/// found meets the minimums, with the most any plan gains.
+pub fn solve_within(
+    model: &Model,
+    method: Method,
+    time_limit: Duration,
+) -> Result<(Plan, &'static str)> {
+    let (plan, how) = search_with(model, method, time_limit)?;
     if !model.meets(&plan) {
         let mut most = model.clone();
         (most.min_gain_ms, most.min_removed) = (None, None);
@@ -236,7 +248,7 @@ pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
         } else {
             Objective::Calls
         };
-        let (best, _) = search_with(&most, method)?;
+        let (best, _) = search_with(&most, method, time_limit)?;
         bail!(
             "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request\n\
              fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart",
@@ -255,23 +267,34 @@ pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
     Ok((plan, how))
 }
 
-fn search_with(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
-    match method {
-        Method::Heuristic => Ok((search::heuristic(model), "heuristic")),
-        Method::Exact => match search::exact(model, search::Limits::default()) {
-            Some(plan) => Ok((plan, "exact")),
-            None => bail!(
-                "the exact search is too large for this application ({} functions)\nfix: use --search heuristic (or auto)",
-                model.n()
-            ),
-        },
-        Method::Auto => Ok(match search::exact(model, search::Limits::default()) {
-            Some(plan) => (plan, "exact"),
-            None => (
-                search::heuristic(model),
-                "heuristic (the exact search passed its limits)",
-            ),
-        }),
+/// What the report calls a plan the deadline stopped.
+pub const BEST_FOUND: &str = "best found (not proven optimal within --time-limit)";
+
+fn search_with(
+    model: &Model,
+    method: Method,
+    time_limit: Duration,
+) -> Result<(Plan, &'static str)> {
+    // The deadline, not a count of nodes, ends the search.
+    let limits = search::Limits {
+        deadline: Some(Instant::now() + time_limit),
+        nodes: u64::MAX,
+        ..search::Limits::default()
+    };
+    if method == Method::Heuristic {
+        return Ok((search::heuristic_within(model, &limits), "heuristic"));
+    }
+    let found = search::within(model, limits);
+    match (found.proven, method) {
+        (true, _) => Ok((found.plan, "exact")),
+        (false, Method::Exact) => bail!(
+            "the exact search did not finish within --time-limit {}s for this application ({} functions), or a caller has more than {} possible groups\n\
+             fix: raise --time-limit, or use --search auto (the best plan found in the time)",
+            time_limit.as_secs_f64(),
+            model.n(),
+            limits.candidates
+        ),
+        (false, _) => Ok((found.plan, BEST_FOUND)),
     }
 }
 

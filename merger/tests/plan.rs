@@ -177,6 +177,7 @@ fn large_graphs_fall_back_to_the_heuristic_and_say_so() {
     let tight = Limits {
         candidates: 10,
         nodes: 1000,
+        ..Limits::default()
     };
     assert!(search::exact(&model, tight).is_none());
     let p = search::heuristic(&model);

@@ -7,5 +7,7 @@
 //! time is in libLLVM, cargo and Docker, builds at opt-level 0 (the
 //! workspace's `Cargo.toml`).
 
+pub mod front;
 pub mod model;
 pub mod search;
+pub mod set;

@@ -17,9 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Sets of functions as bits: a model holds at most `Set::BITS` (128)
-/// functions.
-pub type Set = u128;
+pub use crate::set::Set;
 
 /// Bytes in a MiB, for memory as people read it.
 pub const MIB: f64 = 1048576.0;
@@ -203,11 +201,11 @@ impl Plan {
 }
 
 pub fn bit(i: usize) -> Set {
-    1 << i
+    Set::of(i)
 }
 
 pub fn members(set: Set) -> impl Iterator<Item = usize> {
-    (0..Set::BITS as usize).filter(move |&i| set & bit(i) != 0)
+    set.iter()
 }
 
 impl Model {
@@ -228,7 +226,7 @@ impl Model {
         if self
             .apart
             .keys()
-            .any(|&(a, b)| set & bit(a) != 0 && set & bit(b) != 0)
+            .any(|&(a, b)| set.contains(a) && set.contains(b))
         {
             return false;
         }
@@ -307,7 +305,7 @@ impl Model {
             }
             for &(v, m) in &self.calls[u] {
                 let calls = runs[u] * m;
-                if v != root && set & bit(v) != 0 {
+                if v != root && set.contains(v) {
                     runs[v] += calls;
                     removed += calls;
                 } else {
@@ -353,7 +351,7 @@ impl Model {
 
     /// Functions reachable from `root` (itself included).
     pub fn reach(&self, root: usize) -> Set {
-        self.reach_within(root, Set::MAX)
+        self.reach_within(root, Set::ALL)
     }
 
     /// Functions of `within` reachable from `root` through functions of
@@ -363,7 +361,7 @@ impl Model {
         let mut todo = vec![root];
         while let Some(u) = todo.pop() {
             for &(v, _) in &self.calls[u] {
-                if seen & bit(v) == 0 && within & bit(v) != 0 {
+                if !seen.contains(v) && within.contains(v) {
                     seen |= bit(v);
                     todo.push(v);
                 }

@@ -1,10 +1,30 @@
-//! The two searches over [`Model`]: exact (branch and bound over each root's
-//! possible groups, callers first) for applications of socialNetwork's size,
-//! and a greedy heuristic for large ones. Both pursue the model's
-//! [`Objective`] under its caps and minimums; at an equal objective, fewer
-//! merged members (smaller binaries) win.
+//! The searches over [`Model`]: exact (branch and bound over each root's
+//! possible groups, callers first), the [`heuristic`] (greedy, then local
+//! search), and [`within`], which runs both under a deadline and keeps the
+//! best plan found. All pursue the model's [`Objective`] under its caps and
+//! minimums ([`score`]); at an equal objective, fewer merged members
+//! (smaller binaries) win.
 
 use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
+use std::time::{Duration, Instant};
+
+mod candidates;
+mod heuristic;
+mod improve;
+mod room;
+mod score;
+mod within;
+
+pub use candidates::candidates;
+use candidates::candidates_within;
+pub use heuristic::{greedy, heuristic, heuristic_within};
+pub use improve::improve;
+pub use score::score;
+pub use within::{Found, within};
+
+/// The time a search takes at most by default: 200 functions plan within
+/// it on a small machine, the rest of `fmerge plan` included.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
 
 /// How hard the exact search may try before it gives up (and says so).
 #[derive(Debug, Clone, Copy)]
@@ -13,6 +33,8 @@ pub struct Limits {
     pub candidates: usize,
     /// Search nodes in all.
     pub nodes: u64,
+    /// When to stop, keeping the best plan found (none: no deadline).
+    pub deadline: Option<Instant>,
 }
 
 impl Default for Limits {
@@ -20,63 +42,19 @@ impl Default for Limits {
         Limits {
             candidates: 50_000,
             nodes: 20_000_000,
+            deadline: None,
         }
+    }
+}
+
+impl Limits {
+    /// Whether the deadline has passed.
+    pub fn late(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
 const EPS: f64 = 1e-9;
-
-/// Every group `root` may root: connected from it (each member reached
-/// from the root through members), feasible; `None` past the limit.
-pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> {
-    let mut out = vec![bit(root)];
-    if model.left_out[root].is_some() || !model.feasible(bit(root)) {
-        return Some(out);
-    }
-    // Each connected set once: a member, once passed over, is never added
-    // later in the same branch.
-    fn grow(
-        model: &Model,
-        set: Set,
-        frontier: Vec<usize>,
-        excluded: Set,
-        out: &mut Vec<Set>,
-        limit: usize,
-    ) -> bool {
-        for (i, &v) in frontier.iter().enumerate() {
-            let next = set | bit(v);
-            if !model.feasible(next) {
-                continue;
-            }
-            out.push(next);
-            if out.len() > limit {
-                return false;
-            }
-            let mut skip = excluded;
-            for &w in &frontier[..i] {
-                skip |= bit(w);
-            }
-            let mut more: Vec<usize> = frontier[i + 1..].to_vec();
-            for &(w, _) in &model.calls[v] {
-                if next & bit(w) == 0 && skip & bit(w) == 0 && !more.contains(&w) {
-                    more.push(w);
-                }
-            }
-            if !grow(model, next, more, skip, out, limit) {
-                return false;
-            }
-        }
-        true
-    }
-    let frontier: Vec<usize> = model.calls[root].iter().map(|&(v, _)| v).collect();
-    let mut unique = Vec::new();
-    for v in frontier {
-        if !unique.contains(&v) && v != root {
-            unique.push(v);
-        }
-    }
-    grow(model, bit(root), unique, bit(root), &mut out, limit).then_some(out)
-}
 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
@@ -89,19 +67,45 @@ struct Candidate {
 }
 
 /// The exact plan, or `None` when the search passed its limits.
+pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
+    let run = branch_and_bound(model, limits, None);
+    run.proven.then_some(run.plan).flatten()
+}
+
+/// What the branch and bound found: the best plan better than the
+/// incumbent it started from (`None`: none better, or it could not start),
+/// and whether it finished (so that plan, or the incumbent, is optimal).
+pub struct Bounded {
+    pub plan: Option<Plan>,
+    pub proven: bool,
+}
+
+/// The branch and bound, started from `incumbent` (a plan that meets the
+/// caps and minimums: only better ones are looked for), stopped at
+/// `limits`.
 ///
 /// Roots are decided callers first, so the requests arriving at a root are
 /// final when it is decided. The bound: each run of a function not yet
 /// decided is either in-process somewhere or arrives over the gateway, so
 /// the hops still to be removed are at most its runs not yet accounted for
 /// (neither already in-process in a decided group, nor already sent to it).
-pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
+pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>) -> Bounded {
+    let gave_up = Bounded {
+        plan: None,
+        proven: false,
+    };
     let n = model.n();
     let runs = model.invocations();
     let mut options: Vec<Vec<Candidate>> = Vec::with_capacity(n);
     for (r, &run) in runs.iter().enumerate() {
+        if limits.late() {
+            return gave_up;
+        }
         let sets = if run > 0.0 {
-            candidates(model, r, limits.candidates)?
+            match candidates_within(model, r, &limits) {
+                Some(sets) => sets,
+                None => return gave_up,
+            }
         } else {
             vec![bit(r)]
         };
@@ -141,7 +145,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         /// (objective, merged members, groups) of the best plan so far.
         best: Option<(f64, u32, Vec<Set>)>,
         nodes: u64,
-        limit: u64,
+        limits: Limits,
+        room: room::Room,
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -152,13 +157,46 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         copies: f64,
         /// Memory and cpu left under the total caps.
         left: [f64; 2],
+        /// Functions copied into a group.
+        copied: Set,
+        /// Their worth in latency ([`room::Room::latency`]).
+        worth: f64,
     }
     impl Search<'_> {
+        /// The fewest copies still to be made for a plan below this node
+        /// to remove `latency` in all (0 for other objectives): each new
+        /// copy removes at most its function's worth ([`room`]), so a plan
+        /// only as good as the best so far must hold this many more
+        /// members to win by its size.
+        fn fewest(&self, k: usize, done: &Done, latency: f64) -> u32 {
+            let model = self.model;
+            if model.objective != Objective::Latency {
+                return 0;
+            }
+            let mut worths: Vec<f64> = model.order[k..]
+                .iter()
+                .filter(|&&j| !done.copied.contains(j))
+                .flat_map(|&j| self.room.latency_parts(j, self.open[k]))
+                .collect();
+            worths.sort_by(|a, b| b.total_cmp(a));
+            let (mut sum, mut count) = (done.worth, 0);
+            for w in worths {
+                if sum >= latency {
+                    break;
+                }
+                sum += w;
+                count += 1;
+            }
+            count
+        }
+
         /// `arrivals` and `inside`: runs of each function already sent over
         /// the gateway / already in-process, by the roots decided so far.
         fn go(&mut self, k: usize, arrivals: &[f64], inside: &[f64], done: Done) -> bool {
             self.nodes += 1;
-            if self.nodes > self.limit {
+            if self.nodes > self.limits.nodes
+                || (self.nodes.is_multiple_of(1024) && self.limits.late())
+            {
                 return false;
             }
             let model = self.model;
@@ -166,13 +204,25 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             // Upper bounds of what the plans below this node remove: the
             // runs not yet accounted for, each in-process at best; the
             // latency with every call below an open root in-process.
-            let removed_bound = done.removed
-                + model.order[k..]
-                    .iter()
-                    .map(|&j| (self.runs[j] - arrivals[j] - inside[j]).max(0.0))
-                    .sum::<f64>();
+            // Under a total cap, no more than the room left buys
+            // ([`room`]).
+            let still = model.order[k..].iter().map(|&j| {
+                let runs = (self.runs[j] - arrivals[j] - inside[j]).max(0.0);
+                (j, runs)
+            });
+            let removed_bound = done.removed + self.room.most(still, done.left);
             let gain_bound = (model.objective == Objective::Latency || model.min_gain_ms.is_some())
-                .then(|| model.gain_bound(&self.choice, open, &self.before));
+                .then(|| {
+                    let paths = model.gain_bound(&self.choice, open, &self.before);
+                    if !self.room.capped() {
+                        return paths;
+                    }
+                    let uncopied = model.order[k..]
+                        .iter()
+                        .filter(|&&j| !done.copied.contains(j))
+                        .flat_map(|&j| self.room.latency_parts(j, open).map(move |w| (j, w)));
+                    paths.min(done.worth + self.room.most(uncopied, done.left))
+                });
             if model
                 .min_removed
                 .is_some_and(|min| removed_bound < min - EPS)
@@ -189,7 +239,9 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                 Objective::Memory => -done.copies,
             };
             if let Some((best, members, _)) = &self.best
-                && (bound < best - EPS || (bound <= best + EPS && done.extra >= *members))
+                && (bound < best - EPS
+                    || (bound <= best + EPS
+                        && done.extra + self.fewest(k, &done, best - EPS) >= *members))
             {
                 return true;
             }
@@ -225,7 +277,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                     within[v] += a * calls;
                 }
                 self.choice[r] = o.set;
+                let copies = o.set & !bit(r);
+                let worth: f64 = members(copies & !done.copied)
+                    .map(|j| self.room.latency(j))
+                    .sum();
                 let now = Done {
+                    copied: done.copied | copies,
+                    worth: done.worth + worth,
                     removed: done.removed + a * o.hops,
                     extra: done.extra + o.set.count_ones() - 1,
                     copies: done.copies + o.copies[0],
@@ -240,7 +298,7 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         }
     }
     let alone: Vec<Set> = (0..n).map(bit).collect();
-    let mut open = vec![0; n + 1];
+    let mut open = vec![Set::EMPTY; n + 1];
     for k in (0..n).rev() {
         open[k] = open[k + 1] | bit(model.order[k]);
     }
@@ -251,10 +309,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         before: model.critical_alone(),
         open,
         choice: alone.clone(),
-        best: None,
+        best: incumbent
+            .and_then(|p| score(model, &p.groups).map(|s| (s, p.members(), p.groups.clone()))),
         nodes: 0,
-        limit: limits.nodes,
+        limits,
+        room: room::Room::new(model, &runs),
     };
+    let seeded = search.best.as_ref().map(|(_, _, groups)| groups.clone());
     let start = Done {
         removed: 0.0,
         extra: 0,
@@ -263,130 +324,24 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             model.left(Resource::Memory, &alone),
             model.left(Resource::Cpu, &alone),
         ],
+        copied: Set::EMPTY,
+        worth: 0.0,
     };
-    if !search.go(0, &model.external, &vec![0.0; n], start) {
-        return None;
+    let proven = search.go(0, &model.external, &vec![0.0; n], start);
+    let found = search.best.map(|(_, _, groups)| groups);
+    if found.is_some() && found == seeded {
+        return Bounded { plan: None, proven };
     }
-    // No plan meets the minimums: the plan of no groups, which
-    // `fmerge::plan::solve` refuses with the reason.
-    let groups = search.best.map_or(alone, |(_, _, groups)| groups);
-    Some(finish(model, groups))
-}
-
-/// Greedy: callers first, each root grows its group by the member that
-/// adds the most to the objective (latency removed, then hops removed; for
-/// calls, hops), while any does; then `trim` drops what the objective
-/// does not need.
-pub fn heuristic(model: &Model) -> Plan {
-    let n = model.n();
-    let mut groups: Vec<Set> = (0..n).map(bit).collect();
-    let mut arrivals = model.external.clone();
-    let mut left = [
-        model.left(Resource::Memory, &groups),
-        model.left(Resource::Cpu, &groups),
-    ];
-    let fits = |r: usize, set: Set, left: &[f64; 2]| {
-        model.copies(Resource::Memory, r, set) <= left[0]
-            && model.copies(Resource::Cpu, r, set) <= left[1]
+    // Finished, and no plan meets the minimums: the plan of no groups,
+    // which `fmerge::plan::solve` refuses with the reason.
+    let groups = match found {
+        Some(groups) => groups,
+        None if proven => alone,
+        None => return gave_up,
     };
-    for &r in &model.order {
-        let a = arrivals[r];
-        if a > 0.0 && model.left_out[r].is_none() {
-            // What a group of r is worth: the objective's figure first.
-            let worth = |set: Set, groups: &mut Vec<Set>| -> (f64, f64) {
-                let (hops, _, _) = model.flow(r, set);
-                if model.objective == Objective::Calls {
-                    return (hops, 0.0);
-                }
-                groups[r] = set;
-                let gain = model.gain_ms(groups);
-                groups[r] = bit(r);
-                (gain, hops)
-            };
-            let better = |a: (f64, f64), b: (f64, f64)| {
-                a.0 > b.0 + EPS || (a.0 > b.0 - EPS && a.1 > b.1 + EPS)
-            };
-            let mut set = bit(r);
-            let mut value = worth(set, &mut groups);
-            loop {
-                let mut best: Option<((f64, f64), Set)> = None;
-                for u in members(set) {
-                    for &(v, _) in &model.calls[u] {
-                        let next = set | bit(v);
-                        if next == set || v == r || !model.feasible(next) || !fits(r, next, &left) {
-                            continue;
-                        }
-                        let now = worth(next, &mut groups);
-                        if better(now, value) && best.is_none_or(|(b, _)| better(now, b)) {
-                            best = Some((now, next));
-                        }
-                    }
-                }
-                match best {
-                    Some((now, next)) => {
-                        value = now;
-                        set = next;
-                    }
-                    None => break,
-                }
-            }
-            groups[r] = set;
-            left[0] -= model.copies(Resource::Memory, r, set);
-            left[1] -= model.copies(Resource::Cpu, r, set);
-        }
-        let (_, out, _) = model.flow(r, groups[r]);
-        for (v, calls) in out {
-            arrivals[v] += a * calls;
-        }
-    }
-    let groups = trim(model, groups);
-    finish(model, groups)
-}
-
-/// Drops members, one at a time, while the objective does not get worse
-/// and the minimums still hold: for latency, members off every critical
-/// path; for memory, the largest first. Each group stays connected from
-/// its root.
-fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
-    let score = |groups: &[Set]| -> (f64, f64) {
-        let (removed, _) = model.value(groups);
-        (removed, model.gain_ms(groups))
-    };
-    let meets = |groups: &[Set]| {
-        let (removed, gain) = score(groups);
-        model.min_removed.is_none_or(|m| removed >= m - EPS)
-            && model.min_gain_ms.is_none_or(|m| gain >= m - EPS)
-    };
-    if !meets(&groups) {
-        return groups; // solve() says which minimum no plan found reaches
-    }
-    loop {
-        let (removed, gain) = score(&groups);
-        let mut best: Option<(f64, Vec<Set>)> = None;
-        for r in 0..groups.len() {
-            for v in members(groups[r]).filter(|&v| v != r) {
-                let set = groups[r] & !bit(v);
-                if model.reach_within(r, set) != set {
-                    continue; // v carries another member's calls
-                }
-                let mut next = groups.clone();
-                next[r] = set;
-                let (now_removed, now_gain) = score(&next);
-                let kept = match model.objective {
-                    Objective::Calls => now_removed >= removed - EPS,
-                    Objective::Latency => now_gain >= gain - EPS,
-                    Objective::Memory => true,
-                };
-                let saved = model.memory[v].unwrap_or(0.0) + 1.0;
-                if kept && meets(&next) && best.as_ref().is_none_or(|(s, _)| saved > *s) {
-                    best = Some((saved, next));
-                }
-            }
-        }
-        match best {
-            Some((_, next)) => groups = next,
-            None => return groups,
-        }
+    Bounded {
+        plan: Some(finish(model, groups)),
+        proven,
     }
 }
 

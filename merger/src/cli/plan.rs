@@ -60,6 +60,11 @@ pub struct PlanArgs {
     /// Which search makes the plan.
     #[arg(long, value_name = "HOW", default_value = "auto", help_heading = heading::PLAN)]
     pub search: Search,
+    /// The seconds the search may take (and --front's, again): past them,
+    /// the best plan found, which the report says is not proven optimal.
+    #[arg(long, value_name = "SECONDS", default_value_t = plan::search::DEFAULT_TIME_LIMIT.as_secs_f64(),
+          help_heading = heading::PLAN)]
+    pub time_limit: f64,
     /// Where plan.toml and the group files go [default: plan/ beside the stack file,
     /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, help_heading = heading::OUTPUT)]
@@ -97,6 +102,13 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             "--hop-ms {ms} is no latency\nfix: give the latency of one gateway hop in milliseconds, more than 0"
         );
     }
+    if !(args.time_limit.is_finite() && args.time_limit > 0.0) {
+        bail!(
+            "--time-limit {} is no time\nfix: give the seconds the search may take, more than 0",
+            args.time_limit
+        );
+    }
+    let time_limit = std::time::Duration::from_secs_f64(args.time_limit);
     for (flag, min) in [
         ("--min-gain-ms", args.min_gain_ms),
         ("--min-calls-removed", args.min_calls_removed),
@@ -174,7 +186,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &args.evaluate {
             Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
-            None => plan::solve(&model, method)?,
+            None => plan::solve_within(&model, method, time_limit)?,
         };
         dry_run::Solved {
             model,
@@ -183,7 +195,13 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             checked: Vec::new(),
         }
     } else {
-        dry_run::solve(&mut graph, &constraints, method, &args.source.cargo)?
+        dry_run::solve(
+            &mut graph,
+            &constraints,
+            method,
+            time_limit,
+            &args.source.cargo,
+        )?
     };
     let out = args
         .out
@@ -235,7 +253,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     say(plan::report(&model, &plan, how, &hop_source));
     say(dry_run::report(&checked, graph.lock.as_deref()));
     if args.front {
-        let points = plan::front::front(&model, method)?;
+        let points = plan::front::front(&model, method, time_limit)?;
         say(plan::front::table(&model, &points, &plan));
         let picture = out.join("front.svg");
         fmerge_cargo::artifact::write(&picture, plan::front::svg(&points, &plan)?.as_bytes())?;
@@ -278,6 +296,10 @@ mod tests {
         assert!(args.graph.is_none() && args.max_memory.is_none() && args.hop_ms.is_none());
         assert!(args.keep_apart.is_empty() && args.source.yaml.is_none());
         assert_eq!(args.search, Search::Auto);
+        assert_eq!(
+            args.time_limit,
+            plan::search::DEFAULT_TIME_LIMIT.as_secs_f64()
+        );
         assert_eq!(args.objective, Objective::Latency);
         assert_eq!(args.message_format, MessageFormat::Human);
     }

@@ -1,27 +1,22 @@
 //! `fmerge plan --front`: the plans no other beats on both counts, expected
 //! latency removed and memory reserved by copies, found by solving for
-//! latency again under an ever tighter `--max-total-memory`; as a table and
-//! a picture.
+//! latency again under an ever tighter `--max-total-memory`
+//! ([`fmerge_plan::front`]); as a table and a picture.
 
 use super::model::{MIB, Model, Objective, Plan, Resource};
-use super::{Method, solve};
+use super::search::Limits;
+use super::{Method, solve_within};
 use anyhow::{Result, bail};
 use plotters::prelude::*;
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
-/// One plan of the front.
-#[derive(Debug, Clone)]
-pub struct Point {
-    /// Memory its merged pods reserve beyond every function's own deployment.
-    pub copies: f64,
-    pub plan: Plan,
-}
+pub use fmerge_plan::front::Point;
 
-/// The front under `model`'s caps and minimums, fewest copies first. Each
-/// plan is the latency search's best within the memory left by the
-/// previous one, less a byte; the dominated ones (as much latency removed
-/// for more memory) are dropped.
-pub fn front(model: &Model, method: Method) -> Result<Vec<Point>> {
+/// The front under `model`'s caps and minimums, fewest copies first
+/// ([`fmerge_plan::front::front`]), its searches all within `time_limit`.
+/// Refuses when no plan meets the minimums, saying why.
+pub fn front(model: &Model, method: Method, time_limit: Duration) -> Result<Vec<Point>> {
     let missing: Vec<&str> = (0..model.n())
         .filter(|&i| model.memory[i].is_none())
         .map(|i| model.names[i].as_str())
@@ -34,41 +29,21 @@ pub fn front(model: &Model, method: Method) -> Result<Vec<Point>> {
             if missing.len() == 1 { "s" } else { "" }
         );
     }
-    let base = model.base(Resource::Memory);
-    let mut tighter = model.clone();
-    tighter.objective = Objective::Latency;
-    let mut points: Vec<Point> = Vec::new();
-    loop {
-        // A cap so tight that no plan meets the minimums ends the front.
-        let Ok((plan, _)) = solve(&tighter, method) else {
-            break;
-        };
-        let copies = plan
-            .merged()
-            .iter()
-            .map(|&(r, set)| model.copies(Resource::Memory, r, set))
-            .fold(0.0, |a, b| a + b);
-        points.push(Point { copies, plan });
-        if copies <= 0.0 {
-            break;
-        }
-        tighter.max_total_memory = Some(base + copies - 1.0);
-    }
+    let points = fmerge_plan::front::front(
+        model,
+        Limits {
+            nodes: u64::MAX,
+            ..Limits::default()
+        },
+        Instant::now() + time_limit,
+    );
     if points.is_empty() {
         // Not even the plan with no cap meets the minimums: say why.
-        solve(&tighter, method)?;
+        let mut latency = model.clone();
+        latency.objective = Objective::Latency;
+        solve_within(&latency, method, time_limit)?;
     }
-    points.sort_by(|a, b| a.copies.total_cmp(&b.copies));
-    let mut kept: Vec<Point> = Vec::new();
-    for p in points {
-        if kept
-            .last()
-            .is_none_or(|k| p.plan.gain_ms > k.plan.gain_ms + 1e-9)
-        {
-            kept.push(p);
-        }
-    }
-    Ok(kept)
+    Ok(points)
 }
 
 /// The front as text; `*` marks the plan written (`chosen`).
@@ -90,13 +65,14 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "{} {:>8} {:>11.2} ms {:>14.2}  {}",
+            "{} {:>8} {}{:>10.2} ms {:>14.2}  {}",
             if p.plan.groups == chosen.groups {
                 "*"
             } else {
                 " "
             },
             Resource::Memory.show(p.copies),
+            if p.proven { ' ' } else { '~' },
             p.plan.gain_ms,
             p.plan.removed,
             if groups.is_empty() {
@@ -104,6 +80,11 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             } else {
                 groups.join(", ")
             }
+        );
+    }
+    if points.iter().any(|p| !p.proven) {
+        out.push_str(
+            "  (~ the best plan found within --time-limit for that memory, not proven optimal)\n",
         );
     }
     out

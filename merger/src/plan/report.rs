@@ -109,7 +109,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         let mut told = Vec::new();
         for u in members(set) {
             for &(v, _) in &model.calls[u] {
-                if set & bit(v) == 0 && !told.contains(&v) {
+                if !set.contains(v) && !told.contains(&v) {
                     told.push(v);
                     let _ = writeln!(
                         out,

@@ -110,7 +110,7 @@ fn every_copy_counts_against_the_total_memory() {
 fn the_front_trades_latency_for_copies_and_marks_the_plan() {
     let mut g = fan_out_of_100mi();
     let m = model(&g, &hop(1.0)).unwrap();
-    let points = front::front(&m, Method::Exact).unwrap();
+    let points = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT).unwrap();
     // b alone shortens no critical path (c's hop, made at the same time,
     // still sets it): dominated, not listed.
     let steps: Vec<(f64, f64)> = points
@@ -136,7 +136,9 @@ fn the_front_trades_latency_for_copies_and_marks_the_plan() {
     // Without every limit, no front.
     g.functions[1].memory_bytes = None;
     let m = model(&g, &Constraints::default()).unwrap();
-    let e = front::front(&m, Method::Exact).unwrap_err().to_string();
+    let e = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
         "{e}"
@@ -343,3 +345,20 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
 
 mod rounds;
 mod traffic;
+
+#[test]
+fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
+    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    let (plan, how) = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(how, BEST_FOUND);
+    assert!(m.meets(&plan));
+    let e = solve_within(&m, Method::Exact, Duration::ZERO)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("did not finish within --time-limit") && e.contains("\nfix: raise --time-limit"),
+        "{e}"
+    );
+    let (_, how) = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT).unwrap();
+    assert_eq!(how, "exact");
+}

@@ -7,7 +7,16 @@
 //! request through the deployments. Small models only (2^(n−1) subsets a
 //! root).
 
-use fmerge::plan::model::Model;
+use fmerge::plan::model::{Model, Set};
+
+/// A plan's groups as the oracle holds them (bits of a `u128`: its models
+/// are small), read through the set's members only.
+pub fn bits(groups: &[Set]) -> Vec<u128> {
+    groups
+        .iter()
+        .map(|g| g.iter().fold(0, |acc, i| acc | 1u128 << i))
+        .collect()
+}
 
 /// The most gateway hops any valid plan removes per unit of outside
 /// traffic, and one such plan (each function's group, itself alone when it

@@ -12,7 +12,7 @@ impl Model {
     /// weighted by its requests; a gateway call at its measured cost, else
     /// [`default_hop_ms`](Self::default_hop_ms).
     pub fn gain_ms(&self, groups: &[Set]) -> f64 {
-        self.gain_bound(groups, 0, &self.critical_alone())
+        self.gain_bound(groups, Set::EMPTY, &self.critical_alone())
     }
 
     /// Each function's critical path with no group, ms (the latency before).
@@ -21,8 +21,15 @@ impl Model {
         let mut memo = BTreeMap::new();
         (0..self.n())
             .map(|e| {
-                self.walk(e, e, &alone, &|u, v| self.hop_cost(u, v), 0, &mut memo)
-                    .0
+                self.walk(
+                    e,
+                    e,
+                    &alone,
+                    &|u, v| self.hop_cost(u, v),
+                    Set::EMPTY,
+                    &mut memo,
+                )
+                .0
             })
             .collect()
     }
@@ -72,9 +79,9 @@ impl Model {
     fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
         let (critical_before, total_before) =
-            self.walk(entry, entry, &alone, cost, 0, &mut BTreeMap::new());
+            self.walk(entry, entry, &alone, cost, Set::EMPTY, &mut BTreeMap::new());
         let (critical_after, total_after) =
-            self.walk(entry, entry, groups, cost, 0, &mut BTreeMap::new());
+            self.walk(entry, entry, groups, cost, Set::EMPTY, &mut BTreeMap::new());
         Hops {
             critical_before,
             critical_after,
@@ -99,14 +106,14 @@ impl Model {
         open: Set,
         memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
     ) -> (f64, f64) {
-        if open & bit(root) != 0 {
+        if open.contains(root) {
             return (0.0, 0.0);
         }
         if let Some(&known) = memo.get(&(u, root)) {
             return known;
         }
         let below = |v: usize, memo: &mut BTreeMap<(usize, usize), (f64, f64)>| {
-            let inside = v != root && groups[root] & bit(v) != 0;
+            let inside = v != root && groups[root].contains(v);
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
             let (c, t) = self.walk(v, next, groups, cost, open, memo);
             (hop + c, hop + t)

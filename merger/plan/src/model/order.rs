@@ -10,10 +10,10 @@ impl Model {
     /// cycle's lightest in traffic.
     pub fn finish(&mut self) -> Result<()> {
         let n = self.n();
-        if n > Set::BITS as usize {
+        if n > Set::CAPACITY {
             bail!(
-                "the planner handles at most {} functions, and this application has {n}\nfix: plan a part of the application at a time (a stack file with fewer functions)",
-                Set::BITS
+                "the planner holds at most {} functions in a plan, and this application has {n}\nfix: plan a part of the application at a time (--filter or --regex on the stack file)",
+                Set::CAPACITY
             );
         }
         // Depth-first from each function in listing order; an edge to a

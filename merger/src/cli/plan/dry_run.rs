@@ -48,6 +48,7 @@ pub(super) fn solve(
     graph: &mut Graph,
     constraints: &Constraints,
     method: Method,
+    time_limit: std::time::Duration,
     cargo: &CargoFlags,
 ) -> Result<Solved> {
     let mut checked: Vec<Checked> = Vec::new();
@@ -55,7 +56,7 @@ pub(super) fn solve(
     let mut input: Option<StackIn> = None;
     loop {
         let model = plan::model(graph, constraints)?;
-        let (plan, how) = plan::solve(&model, method)?;
+        let (plan, how) = plan::solve_within(&model, method, time_limit)?;
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
             return Ok(Solved {

@@ -1,0 +1,67 @@
+//! Every group a root may root, for the branch and bound: each connected
+//! set of its callees once, within the model's rules.
+
+use super::Limits;
+use crate::model::{Model, Set, bit};
+
+/// Every group `root` may root: connected from it (each member reached
+/// from the root through members), feasible; `None` past the limit.
+pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> {
+    let limits = Limits {
+        candidates: limit,
+        ..Limits::default()
+    };
+    candidates_within(model, root, &limits)
+}
+
+/// [`candidates`] up to `limits.candidates`, `None` past it or past the
+/// deadline.
+pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> Option<Vec<Set>> {
+    let mut out = vec![bit(root)];
+    if model.left_out[root].is_some() || !model.feasible(bit(root)) {
+        return Some(out);
+    }
+    // Each connected set once: a member, once passed over, is never added
+    // later in the same branch.
+    fn grow(
+        model: &Model,
+        set: Set,
+        frontier: Vec<usize>,
+        excluded: Set,
+        out: &mut Vec<Set>,
+        limits: &Limits,
+    ) -> bool {
+        for (i, &v) in frontier.iter().enumerate() {
+            let next = set | bit(v);
+            if !model.feasible(next) {
+                continue;
+            }
+            out.push(next);
+            if out.len() > limits.candidates || (out.len().is_multiple_of(256) && limits.late()) {
+                return false;
+            }
+            let mut skip = excluded;
+            for &w in &frontier[..i] {
+                skip |= bit(w);
+            }
+            let mut more: Vec<usize> = frontier[i + 1..].to_vec();
+            for &(w, _) in &model.calls[v] {
+                if !next.contains(w) && !skip.contains(w) && !more.contains(&w) {
+                    more.push(w);
+                }
+            }
+            if !grow(model, next, more, skip, out, limits) {
+                return false;
+            }
+        }
+        true
+    }
+    let frontier: Vec<usize> = model.calls[root].iter().map(|&(v, _)| v).collect();
+    let mut unique = Vec::new();
+    for v in frontier {
+        if !unique.contains(&v) && v != root {
+            unique.push(v);
+        }
+    }
+    grow(model, bit(root), unique, bit(root), &mut out, limits).then_some(out)
+}

@@ -1,0 +1,40 @@
+//! The search under a deadline: the heuristic's plan first (so there is
+//! always one), its local search given up to nine tenths of the time (on
+//! applications where it takes that long, the branch and bound would not
+//! finish either), then the branch and bound started from it, which either
+//! finishes (the plan is optimal) or stops at the deadline with the best
+//! plan found.
+
+use super::heuristic::heuristic_within;
+use super::{Limits, branch_and_bound};
+use crate::model::{Model, Plan};
+use std::time::Instant;
+
+/// A plan and whether it is proven optimal (else: the best found in the
+/// time given).
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub plan: Plan,
+    pub proven: bool,
+}
+
+/// The best plan found within `limits` (its deadline, its exact search's
+/// limits).
+pub fn within(model: &Model, limits: Limits) -> Found {
+    let most = limits.deadline.map(|d| {
+        let now = Instant::now();
+        now + d.saturating_duration_since(now) * 9 / 10
+    });
+    let start = heuristic_within(
+        model,
+        &Limits {
+            deadline: most,
+            ..limits
+        },
+    );
+    let exact = branch_and_bound(model, limits, Some(&start));
+    Found {
+        plan: exact.plan.unwrap_or(start),
+        proven: exact.proven,
+    }
+}

@@ -1,0 +1,186 @@
+//! The searches on seeded random applications: the search under a
+//! deadline ([`search::within`]) against the exact search, one test per
+//! objective and cap; 200 functions under a total memory cap; and the
+//! heuristic's documented bound against the exact search
+//! (`docs/planning.md`, "Search").
+
+#[path = "support/random.rs"]
+mod random;
+
+use fmerge_plan::front;
+use fmerge_plan::model::{MIB, Model, Objective, Plan, Resource, Set};
+use fmerge_plan::search::{self, Limits};
+use std::time::{Duration, Instant};
+
+/// The heuristic's plan removes at least this share of what the exact
+/// search's does, on every case of [`the_heuristic_keeps_its_bound`]
+/// (`docs/planning.md` states it).
+const HEURISTIC_BOUND: f64 = 0.3;
+
+/// A deadline no test reaches on small applications.
+fn generous() -> Limits {
+    Limits {
+        deadline: Some(Instant::now() + Duration::from_secs(600)),
+        nodes: u64::MAX,
+        ..Limits::default()
+    }
+}
+
+/// Whether `plan` keeps every rule and cap of `model`, by the model's own
+/// figures: each group connected from its root and allowed, the totals
+/// within their caps, the minimums met.
+fn valid(model: &Model, plan: &Plan) -> bool {
+    let connected = (0..model.n()).all(|r| {
+        let g = plan.groups[r];
+        g.contains(r) && model.reach_within(r, g) == g
+    });
+    connected && search::score(model, &plan.groups).is_some()
+}
+
+/// Small random applications (the exact search proves them) under
+/// `objective`, changed by `setup`: the deadline's plan is proven, scores
+/// what the exact search's does, and is valid.
+fn agrees_with_exact(objective: Objective, setup: &dyn Fn(&mut Model)) -> usize {
+    let mut merged = 0;
+    for seed in 0..8 {
+        let mut model = random::app(seed, 10 + (seed as usize % 3) * 3);
+        model.objective = objective;
+        setup(&mut model);
+        let exact = search::exact(&model, Limits::default()).expect("small enough");
+        let found = search::within(&model, generous());
+        assert!(found.proven, "seed {seed}");
+        assert!(valid(&model, &found.plan), "seed {seed}");
+        let (a, b) = (
+            search::score(&model, &exact.groups),
+            search::score(&model, &found.plan.groups),
+        );
+        assert!(
+            (a.unwrap() - b.unwrap()).abs() < 1e-9,
+            "seed {seed}: exact {a:?}, within {b:?}"
+        );
+        merged += usize::from(found.plan.members() > 0);
+    }
+    merged
+}
+
+/// The copies' memory of `groups`.
+fn copies(model: &Model, groups: &[Set]) -> f64 {
+    (0..groups.len())
+        .map(|r| model.copies(Resource::Memory, r, groups[r]))
+        .sum()
+}
+
+#[test]
+fn the_latency_objective_is_proven_optimal_within_the_deadline() {
+    assert!(agrees_with_exact(Objective::Latency, &|_| {}) >= 4);
+}
+
+#[test]
+fn the_calls_objective_is_proven_optimal_within_the_deadline() {
+    assert!(agrees_with_exact(Objective::Calls, &|_| {}) >= 4);
+}
+
+#[test]
+fn the_memory_objective_is_proven_optimal_within_the_deadline() {
+    let merged = agrees_with_exact(Objective::Memory, &|m| {
+        let mut most = m.clone();
+        most.objective = Objective::Latency;
+        let best = search::exact(&most, Limits::default()).unwrap().gain_ms;
+        m.min_gain_ms = Some(best / 2.0);
+    });
+    assert!(merged >= 3);
+}
+
+#[test]
+fn a_cap_on_each_group_holds_within_the_deadline() {
+    let merged = agrees_with_exact(Objective::Latency, &|m| m.max_memory = Some(96.0 * MIB));
+    assert!(merged >= 3);
+}
+
+#[test]
+fn a_cap_on_total_memory_holds_within_the_deadline() {
+    let merged = agrees_with_exact(Objective::Latency, &|m| {
+        m.max_total_memory = Some(m.base(Resource::Memory) * 1.1)
+    });
+    assert!(merged >= 3);
+}
+
+#[test]
+fn a_cap_on_total_cpu_holds_within_the_deadline() {
+    let merged = agrees_with_exact(Objective::Calls, &|m| {
+        m.max_total_cpu = Some(m.base(Resource::Cpu) * 1.1)
+    });
+    assert!(merged >= 3);
+}
+
+#[test]
+fn two_hundred_functions_under_a_total_memory_cap_get_a_feasible_plan() {
+    let mut model = random::app(7, 200);
+    model.max_total_memory = Some(model.base(Resource::Memory) * 1.1);
+    let greedy = search::greedy(&model);
+    let found = search::within(
+        &model,
+        Limits {
+            deadline: Some(Instant::now() + search::DEFAULT_TIME_LIMIT),
+            ..Limits::default()
+        },
+    );
+    assert!(valid(&model, &found.plan));
+    let (now, start) = (
+        search::score(&model, &found.plan.groups).unwrap(),
+        search::score(&model, &greedy.groups).unwrap(),
+    );
+    assert!(now >= start - 1e-9 && now > 0.0, "{now} {start}");
+    assert!(
+        copies(&model, &found.plan.groups) <= model.base(Resource::Memory) * 0.1 + 1.0,
+        "within the cap"
+    );
+}
+
+#[test]
+fn the_front_of_social_network_is_proven_point_by_point() {
+    let model = random::social_network();
+    let points = front::front(
+        &model,
+        generous(),
+        Instant::now() + Duration::from_secs(600),
+    );
+    assert!(points.iter().all(|p| p.proven));
+    // Every copy of 64Mi removes at least 0.02 ms (a hop of 0.22 ms on
+    // one request in 11), and none is left out of the front.
+    let steps: Vec<f64> = points.iter().map(|p| p.copies / MIB).collect();
+    assert_eq!(steps.first(), Some(&0.0));
+    assert!(steps.windows(2).all(|w| w[1] - w[0] == 64.0), "{steps:?}");
+    let most = search::exact(&model, Limits::default()).unwrap();
+    assert!((points.last().unwrap().plan.gain_ms - most.gain_ms).abs() < 1e-9);
+}
+
+#[test]
+fn the_heuristic_keeps_its_bound() {
+    let mut worst: f64 = 1.0;
+    let mut cases = 0;
+    for seed in 0..30 {
+        for objective in [Objective::Latency, Objective::Calls] {
+            for cap in [None, Some(1.05), Some(1.1), Some(1.25)] {
+                let mut model = random::app(1000 + seed, 8 + (seed as usize % 4) * 3);
+                model.objective = objective;
+                model.max_total_memory = cap.map(|c| model.base(Resource::Memory) * c);
+                let Some(exact) = search::exact(&model, Limits::default()) else {
+                    continue;
+                };
+                let heuristic = search::heuristic(&model);
+                assert!(valid(&model, &heuristic));
+                let best = search::score(&model, &exact.groups).unwrap();
+                let got = search::score(&model, &heuristic.groups).unwrap();
+                assert!(got <= best + 1e-9);
+                if best > 0.0 {
+                    cases += 1;
+                    worst = worst.min(got / best);
+                }
+            }
+        }
+    }
+
+    assert!(cases >= 150, "{cases}");
+    assert!(worst >= HEURISTIC_BOUND, "{worst}");
+}
