@@ -30,7 +30,7 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
     let groups: Vec<Vec<u128>> = (0..n)
         .map(|r| {
             if runs[r] > 0.0 {
-                groups_of(model, r)
+                value::groups_of(model, r)
             } else {
                 vec![1 << r] // no request ever arrives: nothing to gain
             }
@@ -134,26 +134,6 @@ fn runs(model: &Model) -> Vec<f64> {
     }
     let mut memo = vec![None; model.n()];
     (0..model.n()).map(|v| of(model, v, &mut memo)).collect()
-}
-
-/// Every group `r` may root, itself alone first: grown one callee of a
-/// member at a time, each set once.
-fn groups_of(model: &Model, r: usize) -> Vec<u128> {
-    let mut seen = std::collections::BTreeSet::from([1u128 << r]);
-    let mut todo = vec![1u128 << r];
-    while let Some(set) = todo.pop() {
-        for u in (0..model.n()).filter(|&u| set & (1 << u) != 0) {
-            for &(v, _) in &model.calls[u] {
-                let next = set | 1 << v;
-                if next != set && value::valid(model, r, next) && seen.insert(next) {
-                    todo.push(next);
-                }
-            }
-        }
-    }
-    let mut list: Vec<u128> = seen.into_iter().collect();
-    list.sort_by_key(|&g| g != 1 << r);
-    list
 }
 
 /// What one request at `r`, served by `g`, does: the calls that stay in

@@ -125,15 +125,26 @@ fn hops(
 
 /// Expected latency removed, ms per request of the application.
 pub fn gain_ms(a: &Reading, groups: &[Set]) -> f64 {
+    entry_gains(a, groups)
+        .iter()
+        .map(|&(e, gain)| a.share[e] * gain)
+        .sum()
+}
+
+/// Each entry point (a function with a share of the requests) and the
+/// expected latency one request at it loses, ms: its critical path with no
+/// group less with `groups`.
+pub fn entry_gains(a: &Reading, groups: &[Set]) -> Vec<(usize, f64)> {
     let (mut before, mut after) = (HashMap::new(), HashMap::new());
     let none = alone(a.n());
     (0..a.n())
         .filter(|&e| a.share[e] > 0.0)
         .map(|e| {
-            a.share[e]
-                * (critical(a, &none, e, e, &mut before) - critical(a, groups, e, e, &mut after))
+            let gain =
+                critical(a, &none, e, e, &mut before) - critical(a, groups, e, e, &mut after);
+            (e, gain)
         })
-        .sum()
+        .collect()
 }
 
 /// The critical path of one run of `u` in deployment `d`, ms: its rounds
@@ -265,13 +276,7 @@ pub fn allowed(a: &Reading, groups: &[Set], f: &Figures) -> bool {
 /// meets the minimums.
 pub fn best(a: &Reading) -> Option<(f64, Vec<Set>)> {
     assert!(a.n() <= 8, "the enumeration is for small graphs");
-    let options: Vec<Vec<Set>> = (0..a.n())
-        .map(|r| {
-            (0..1u128 << a.n())
-                .filter(|&s| s & bit(r) != 0 && valid(a, r, s))
-                .collect()
-        })
-        .collect();
+    let options: Vec<Vec<Set>> = (0..a.n()).map(|r| groups_of(a, r)).collect();
     let mut best = None;
     let mut groups = alone(a.n());
     enumerate(a, &options, 0, a.share.clone(), &mut groups, &mut best);
@@ -325,4 +330,47 @@ pub fn leaving(a: &Reading, root: usize, set: Set) -> Vec<f64> {
         }
     }
     out
+}
+
+/// Every group `r` may root, itself alone first: grown one callee of a
+/// member at a time, each set once.
+pub fn groups_of(a: &Reading, r: usize) -> Vec<Set> {
+    let mut seen = std::collections::BTreeSet::from([bit(r)]);
+    let mut todo = vec![bit(r)];
+    while let Some(set) = todo.pop() {
+        for u in (0..a.n()).filter(|&u| set & bit(u) != 0) {
+            for &(v, _) in &a.calls[u] {
+                let next = set | bit(v);
+                if next != set && valid(a, r, next) && seen.insert(next) {
+                    todo.push(next);
+                }
+            }
+        }
+    }
+    let mut list: Vec<Set> = seen.into_iter().collect();
+    list.sort_by_key(|&g| g != bit(r));
+    list
+}
+
+/// The most expected latency any plan removes when no total cap or minimum
+/// couples the deployments, by dynamic programming, callees first: a
+/// critical path only grows with its callees' deployments' critical paths,
+/// so the plan that gives each deployment its shortest own critical path
+/// (its callees' deployments already so) is the best for every entry point
+/// at once.
+pub fn best_latency_uncoupled(a: &Reading) -> f64 {
+    assert!(a.flags.max_total_memory.is_none() && a.flags.max_total_cpu.is_none());
+    let mut groups = alone(a.n());
+    for &v in a.order.iter().rev() {
+        let mut shortest = (f64::INFINITY, bit(v));
+        for g in groups_of(a, v) {
+            groups[v] = g;
+            let c = critical(a, &groups, v, v, &mut HashMap::new());
+            if c < shortest.0 - 1e-12 {
+                shortest = (c, g);
+            }
+        }
+        groups[v] = shortest.1;
+    }
+    gain_ms(a, &groups)
 }
