@@ -1,5 +1,5 @@
 //! `fmerge plan`: constraints, refusals, copied callees, the heuristic's
-//! fallback on large graphs, and the command (the oracles are in
+//! fallback on large graphs, and the command (the oracle is in
 //! `oracle.rs`).
 //!
 //! Most tests plan hand-written graphs (the JSON `fmerge graph` writes), so

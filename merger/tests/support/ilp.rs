@@ -1,12 +1,13 @@
-//! An oracle for the planner's exact search as a mixed-integer program,
-//! solved by `good_lp` with its pure-Rust `microlp` backend. Like
-//! `oracle.rs` (whose rules for a valid group and for the total memory it
-//! uses), it reads the model only as input (calls per invocation after the
-//! cycle cut, outside requests, memory, what is left out or kept apart, the
-//! caps) and uses none of the planner's code.
+//! The calls objective as a mixed-integer program, solved by `good_lp` with
+//! its pure-Rust `microlp` backend: the second method the oracle checks the
+//! exact search with past the size it enumerates. It solves on the oracle's
+//! own reading of the graph (`oracle.rs`: calls per invocation after the
+//! cycle cut, entry shares, limits, what is left out or kept apart, the
+//! caps) with its rule for a valid group (`oracle_value.rs`), and uses none
+//! of the planner's code.
 //!
 //! Each root `r` may root any group `g` of its own enumeration (connected
-//! from `r` through members, valid by `oracle::valid`); one request at `r`
+//! from `r` through members, valid by `value::valid`); one request at `r`
 //! then removes `hops(r, g)` gateway hops and sends `out(r, g)[v]` calls to
 //! each deployment `v`. The program: binaries `x[r][g]`, one per root;
 //! `z[r][g] ≥ 0`, the requests at `r` that `g` serves, with `z ≤ M_r·x`
@@ -15,12 +16,9 @@
 //! arrivals `a[v] = external[v] + Σ z[r][g]·out(r, g)[v]` (linear, and
 //! determined, as the calls are acyclic after the cut); the total memory
 //! linear in `x`; maximize `Σ z[r][g]·hops(r, g)`.
-//!
-//! Without the total cap nothing couples the roots, and [`best_uncapped`]
-//! finds the optimum by dynamic programming over the same groups.
 
-use super::oracle;
-use fmerge::plan::model::Model;
+use crate::oracle::Reading as Model;
+use crate::value;
 use good_lp::{Expression, ProblemVariables, Solution, SolverModel, microlp, variable};
 
 /// The optimum of the program: the most hops any valid plan removes per
@@ -32,7 +30,7 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
     let groups: Vec<Vec<u128>> = (0..n)
         .map(|r| {
             if runs[r] > 0.0 {
-                groups_of(model, r)
+                value::groups_of(model, r)
             } else {
                 vec![1 << r] // no request ever arrives: nothing to gain
             }
@@ -49,9 +47,10 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
         .collect();
     let a: Vec<_> = (0..n).map(|_| vars.add(variable().min(0.0))).collect();
     let mut objective = Expression::from(0.0);
-    let mut arriving: Vec<Expression> = model.external.iter().map(|&e| e.into()).collect();
+    let mut arriving: Vec<Expression> = model.share.iter().map(|&e| e.into()).collect();
     let mut constraints = Vec::new();
     let mut copies = Expression::from(0.0);
+    let mut cores = Expression::from(0.0);
     for r in 0..n {
         let mut one = Expression::from(0.0);
         let mut served = Expression::from(0.0);
@@ -67,6 +66,7 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
             one += x[r][k];
             served += z[r][k];
             copies += memory_beyond_root(model, r, g) * x[r][k];
+            cores += beyond_root(&model.cpu, r, g) * x[r][k];
         }
         constraints.push(one.eq(1.0));
         constraints.push(served.eq(a[r]));
@@ -74,9 +74,13 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
     for (v, arriving) in arriving.into_iter().enumerate() {
         constraints.push(arriving.eq(a[v]));
     }
-    if let Some(max) = model.max_total_memory {
+    if let Some(max) = model.flags.max_total_memory {
         let own: f64 = (0..n).map(|i| memory(model, i)).sum();
         constraints.push(copies.leq(max * (1.0 + 1e-12) - own));
+    }
+    if let Some(max) = model.flags.max_total_cpu {
+        let own: f64 = (0..n).map(|i| model.cpu[i].unwrap()).sum();
+        constraints.push(cores.leq(max * (1.0 + 1e-9) - own));
     }
     let solution = vars
         .maximise(objective.clone())
@@ -95,42 +99,18 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
     (solution.eval(&objective), plan)
 }
 
-/// The optimum without the total-memory cap, by dynamic programming: with
-/// no cap coupling the roots, each request at a deployment is best served
-/// by the group that removes the most hops for it and for the calls it
-/// sends on, valued the same way, callees first.
-pub fn best_uncapped(model: &Model) -> f64 {
-    fn worth(model: &Model, v: usize, memo: &mut Vec<Option<f64>>) -> f64 {
-        if let Some(known) = memo[v] {
-            return known;
-        }
-        let mut best = f64::NEG_INFINITY;
-        for g in groups_of(model, v) {
-            let (hops, out) = request(model, v, g);
-            let onward: f64 = (0..model.n())
-                .filter(|&w| out[w] > 0.0)
-                .map(|w| out[w] * worth(model, w, memo))
-                .sum();
-            best = best.max(hops + onward);
-        }
-        memo[v] = Some(best);
-        best
-    }
-    let mut memo = vec![None; model.n()];
-    (0..model.n())
-        .filter(|&v| model.external[v] > 0.0)
-        .map(|v| model.external[v] * worth(model, v, &mut memo))
-        .sum()
-}
-
 fn memory(model: &Model, i: usize) -> f64 {
     model.memory[i].unwrap_or(0.0)
 }
 
 fn memory_beyond_root(model: &Model, r: usize, g: u128) -> f64 {
-    (0..model.n())
+    beyond_root(&model.memory, r, g)
+}
+
+fn beyond_root(amounts: &[Option<f64>], r: usize, g: u128) -> f64 {
+    (0..amounts.len())
         .filter(|&i| i != r && g & (1 << i) != 0)
-        .map(|i| memory(model, i))
+        .map(|i| amounts[i].unwrap_or(0.0))
         .sum()
 }
 
@@ -141,7 +121,7 @@ fn runs(model: &Model) -> Vec<f64> {
         if let Some(known) = memo[v] {
             return known;
         }
-        let mut total = model.external[v];
+        let mut total = model.share[v];
         for u in 0..model.n() {
             for &(w, m) in &model.calls[u] {
                 if w == v {
@@ -154,26 +134,6 @@ fn runs(model: &Model) -> Vec<f64> {
     }
     let mut memo = vec![None; model.n()];
     (0..model.n()).map(|v| of(model, v, &mut memo)).collect()
-}
-
-/// Every group `r` may root, itself alone first: grown one callee of a
-/// member at a time, each set once.
-fn groups_of(model: &Model, r: usize) -> Vec<u128> {
-    let mut seen = std::collections::BTreeSet::from([1u128 << r]);
-    let mut todo = vec![1u128 << r];
-    while let Some(set) = todo.pop() {
-        for u in (0..model.n()).filter(|&u| set & (1 << u) != 0) {
-            for &(v, _) in &model.calls[u] {
-                let next = set | 1 << v;
-                if next != set && oracle::valid(model, r, next) && seen.insert(next) {
-                    todo.push(next);
-                }
-            }
-        }
-    }
-    let mut list: Vec<u128> = seen.into_iter().collect();
-    list.sort_by_key(|&g| g != 1 << r);
-    list
 }
 
 /// What one request at `r`, served by `g`, does: the calls that stay in

@@ -1,236 +1,497 @@
-//! An oracle for the planner's exact search, written apart from it: it
-//! reads the model only as input (names, calls per invocation after the
-//! cycle cut, outside requests, memory, what is left out or kept apart, the
-//! caps) and uses none of the planner's code: every subset of functions is
-//! tried as each root's group, checked by its own rules, every combination
-//! under the total-memory cap enumerated, and each valued by following one
-//! request through the deployments. Small models only (2^(n−1) subsets a
-//! root).
+//! An oracle for `fmerge plan` that starts from the graph: it reads the
+//! `calls.json` `fmerge graph` writes (as plain JSON, no type of fmerge's),
+//! and a `--metrics` scrape when the case has one, with its own code, and
+//! builds from `docs/planning.md` alone its own reading of the application:
+//! calls per invocation (one unit: per request of the application), each
+//! cycle cut at its lightest call, entry points (unscraped ones from the
+//! code), and each call site's share of the invocations and iterations.
+//! `oracle_value.rs` values plans on that reading and enumerates them;
+//! `ilp.rs` solves the calls objective on it as an integer program.
+//!
+//! A part of the oracle tests (`#[path = "support/oracle.rs"] mod oracle;`).
 
-use fmerge::plan::model::{Model, Set};
+use serde_json::Value;
+use std::collections::BTreeMap;
 
-/// A plan's groups as the oracle holds them (bits of a `u128`: its models
-/// are small), read through the set's members only.
-pub fn bits(groups: &[Set]) -> Vec<u128> {
-    groups
-        .iter()
-        .map(|g| g.iter().fold(0, |acc, i| acc | 1u128 << i))
-        .collect()
+pub const MIB: f64 = 1048576.0;
+
+/// What the team asks `fmerge plan` for: the flags a case passes.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    /// `latency` (the default), `calls` or `memory`.
+    pub objective: Option<&'static str>,
+    /// `--hop-ms`: the cost of a gateway call nothing measured.
+    pub hop_ms: f64,
+    /// Bytes.
+    pub max_memory: Option<f64>,
+    /// Bytes.
+    pub max_total_memory: Option<f64>,
+    /// Cores.
+    pub max_total_cpu: Option<f64>,
+    pub min_gain_ms: Option<f64>,
+    pub min_calls_removed: Option<f64>,
+    pub keep_apart: Vec<Vec<String>>,
 }
 
-/// The most gateway hops any valid plan removes per unit of outside
-/// traffic, and one such plan (each function's group, itself alone when it
-/// roots none).
-pub fn best(model: &Model) -> (f64, Vec<u128>) {
-    best_by(model, &|groups| Some(value(model, groups)))
-}
-
-/// The most any valid plan scores by `score` (`None`: not a candidate), and
-/// one such plan; the plan of no groups scores 0.
-pub fn best_by(model: &Model, score: &dyn Fn(&[u128]) -> Option<f64>) -> (f64, Vec<u128>) {
-    let n = model.n();
-    assert!(n <= 8, "the oracle enumerates; keep models small");
-    let options: Vec<Vec<u128>> = (0..n).map(|r| groups_of(model, r)).collect();
-    let mut best = (
-        f64::NEG_INFINITY,
-        (0..n).map(|i| 1u128 << i).collect::<Vec<_>>(),
-    );
-    let mut choice = best.1.clone();
-    enumerate(model, &options, 0, &mut choice, &mut best, score);
-    best
-}
-
-fn enumerate(
-    model: &Model,
-    options: &[Vec<u128>],
-    k: usize,
-    choice: &mut Vec<u128>,
-    best: &mut (f64, Vec<u128>),
-    score: &dyn Fn(&[u128]) -> Option<f64>,
-) {
-    if k == options.len() {
-        if within_total_memory(model, choice)
-            && let Some(v) = score(choice)
-            && v > best.0 + 1e-9
-        {
-            *best = (v, choice.clone());
+impl Flags {
+    /// The command line that asks for them (quantities in plain bytes and
+    /// millicores, which Kubernetes reads too).
+    pub fn args(&self) -> Vec<String> {
+        let mut args = vec!["--hop-ms".to_string(), self.hop_ms.to_string()];
+        let mut flag = |name: &str, value: String| {
+            args.push(name.to_string());
+            args.push(value);
+        };
+        if let Some(o) = self.objective {
+            flag("--objective", o.into());
         }
-        return;
-    }
-    for &g in &options[k] {
-        choice[k] = g;
-        enumerate(model, options, k + 1, choice, best, score);
-    }
-    choice[k] = 1 << k;
-}
-
-/// Every group `r` may root by the rules, itself alone included.
-fn groups_of(model: &Model, r: usize) -> Vec<u128> {
-    let n = model.n();
-    (0u128..1 << n)
-        .filter(|&s| s & (1 << r) != 0)
-        .filter(|&s| s == 1 << r || valid(model, r, s))
-        .collect()
-}
-
-/// A group of more than its root: nobody left out, no two kept apart, the
-/// per-group memory cap, and every member reached from the root through
-/// members.
-pub fn valid(model: &Model, r: usize, s: u128) -> bool {
-    let members: Vec<usize> = (0..model.n()).filter(|&i| s & (1 << i) != 0).collect();
-    if members.iter().any(|&i| model.left_out[i].is_some()) {
-        return false;
-    }
-    for &(a, b) in model.apart.keys() {
-        if s & (1 << a) != 0 && s & (1 << b) != 0 {
-            return false;
+        if let Some(m) = self.max_memory {
+            flag("--max-memory", format!("{}", m.round()));
         }
+        if let Some(m) = self.max_total_memory {
+            flag("--max-total-memory", format!("{}", m.round()));
+        }
+        if let Some(c) = self.max_total_cpu {
+            flag("--max-total-cpu", format!("{}m", (c * 1000.0).round()));
+        }
+        if let Some(g) = self.min_gain_ms {
+            flag("--min-gain-ms", g.to_string());
+        }
+        if let Some(c) = self.min_calls_removed {
+            flag("--min-calls-removed", c.to_string());
+        }
+        for set in &self.keep_apart {
+            flag("--keep-apart", set.join(","));
+        }
+        args
     }
-    if let Some(max) = model.max_memory {
-        let sum: f64 = members
-            .iter()
-            .map(|&i| model.memory[i].unwrap_or(0.0))
-            .sum();
-        if sum > max * (1.0 + 1e-12) {
-            return false;
-        }
-    }
-    let mut reached = 1u128 << r;
-    let mut todo = vec![r];
-    while let Some(u) = todo.pop() {
-        for &(v, _) in &model.calls[u] {
-            if s & (1 << v) != 0 && reached & (1 << v) == 0 {
-                reached |= 1 << v;
-                todo.push(v);
-            }
-        }
-    }
-    reached == s
 }
 
-/// Every deployment's own memory plus, per group, its members beyond the
-/// root, within the total cap.
-pub fn within_total_memory(model: &Model, groups: &[u128]) -> bool {
-    let Some(max) = model.max_total_memory else {
-        return true;
-    };
-    let memory = |i: usize| model.memory[i].unwrap_or(0.0);
-    let own: f64 = (0..model.n()).map(memory).sum();
-    let copies: f64 = (0..model.n())
-        .flat_map(|r| (0..model.n()).filter(move |&i| i != r && groups[r] & (1 << i) != 0))
-        .map(memory)
-        .sum();
-    own + copies <= max * (1.0 + 1e-12)
+/// One call site of a function's rounds: how often it is made and how many
+/// times one after another when it is.
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub callee: usize,
+    /// The share of the caller's invocations it is made on.
+    pub chance: f64,
+    /// Calls one after another when made (a looped site's iterations).
+    pub times: f64,
 }
 
-/// Hops removed per unit of outside traffic: each outside request followed
-/// through the deployments it reaches.
-pub fn value(model: &Model, groups: &[u128]) -> f64 {
-    (0..model.n())
-        .map(|e| model.external[e] * removed(model, groups, e, e))
-        .sum()
+/// The oracle's own reading of an application.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub names: Vec<String>,
+    /// Bytes of `limits.memory`, cores of `limits.cpu`, and the requests.
+    pub memory: Vec<Option<f64>>,
+    pub cpu: Vec<Option<f64>>,
+    pub requests_memory: Vec<Option<f64>>,
+    pub requests_cpu: Vec<Option<f64>>,
+    /// No group may hold it.
+    pub left_out: Vec<bool>,
+    /// Pairs no group may hold both of (conflicts and `--keep-apart`).
+    pub apart: Vec<(usize, usize)>,
+    /// Known callees after the cycle cut, with calls per invocation.
+    pub calls: Vec<Vec<(usize, f64)>>,
+    /// The calls cut, one per cycle.
+    pub cut: Vec<(usize, usize)>,
+    /// Each function's rounds, as sites; calls the code places nowhere in a
+    /// round of their own, one after another.
+    pub rounds: Vec<Vec<Vec<Site>>>,
+    /// Measured cost of a gateway call, ms.
+    pub hop_ms: BTreeMap<(usize, usize), f64>,
+    /// Each function's outside requests as a share of the application's.
+    pub share: Vec<f64>,
+    /// Callers before callees.
+    pub order: Vec<usize>,
+    pub flags: Flags,
 }
 
-/// Hops removed by one run of `u` in the process of deployment `d`: a call
-/// of a member of `d`'s group (not `d` itself) stays in the process, any
-/// other goes to the callee's own deployment.
-fn removed(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
-    model.calls[u]
-        .iter()
-        .map(|&(v, m)| {
-            if v != d && groups[d] & (1 << v) != 0 {
-                m * (1.0 + removed(model, groups, v, d))
-            } else {
-                m * removed(model, groups, v, v)
-            }
-        })
-        .sum()
+/// A scrape's figures: outside requests per function, calls per caller and
+/// callee, and the functions it has a sample of.
+#[derive(Debug, Default)]
+struct Scrape {
+    external: BTreeMap<String, f64>,
+    calls: BTreeMap<(String, String), f64>,
+    covered: Vec<String>,
 }
 
-/// Expected latency removed per request of the application, ms: each
-/// entry point's critical path (its functions' rounds one after another, a
-/// round as long as its longest call made, at most, a site made on a share
-/// of the runs, a looped site once per iteration)
-/// with no group, less with `groups`, weighted by its outside requests.
-pub fn latency_gain(model: &Model, groups: &[u128]) -> f64 {
-    let alone: Vec<u128> = (0..model.n()).map(|i| 1 << i).collect();
-    let (mut gain, mut requests) = (0.0, 0.0);
-    for e in 0..model.n() {
-        let x = model.external[e];
-        if x > 0.0 {
-            gain += x * (critical(model, &alone, e, e) - critical(model, groups, e, e));
-            requests += x;
-        }
-    }
-    if requests > 0.0 { gain / requests } else { 0.0 }
-}
-
-/// The critical path of one run of `u` in deployment `d`'s process, ms.
-fn critical(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
-    let calls = |v: usize| {
-        model.calls[u]
-            .iter()
-            .filter(|c| c.0 == v)
-            .map(|c| c.1)
-            .sum::<f64>()
-    };
-    let sites = |v: usize| -> usize {
-        model.rounds[u]
-            .iter()
-            .map(|r| r.calls.iter().chain(&r.looped).filter(|&&w| w == v).count())
-            .sum()
-    };
-    let one = |v: usize| {
-        if v != d && groups[d] & (1 << v) != 0 {
-            critical(model, groups, v, d)
-        } else {
-            let hop = model
-                .hop_ms
-                .get(&(u, v))
-                .copied()
-                .unwrap_or(model.default_hop_ms);
-            hop + critical(model, groups, v, v)
-        }
-    };
-    // A callee's calls per run over its sites: a chance each while they
-    // are fewer than the sites; past that, each site once and the looped
-    // ones the rest, one after another.
-    let site = |v: usize, looped: bool| -> (f64, f64) {
-        let (m, n) = (calls(v), sites(v) as f64);
-        let loops = model.rounds[u]
-            .iter()
-            .map(|r| r.looped.iter().filter(|&&w| w == v).count())
-            .sum::<usize>() as f64;
-        if m <= n {
-            (m / n, 1.0)
-        } else if looped {
-            (1.0, (m - (n - loops)) / loops)
-        } else {
-            (1.0, 1.0)
-        }
-    };
-    let mut path = 0.0;
-    for round in &model.rounds[u] {
-        // The longest first; each adds its length for the chance, left of
-        // one, that it is made and no longer one is.
-        let mut made: Vec<(f64, f64)> = round
-            .calls
-            .iter()
-            .map(|&v| (v, false))
-            .chain(round.looped.iter().map(|&v| (v, true)))
-            .filter(|&(v, _)| calls(v) > 0.0)
-            .map(|(v, looped)| {
-                let (chance, times) = site(v, looped);
-                (chance, times * one(v))
+/// The `http_requests_total{function=…,caller=…} N` lines of a scrape.
+fn scrape(text: &str) -> Scrape {
+    let mut s = Scrape::default();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("http_requests_total{"))
+    {
+        let (labels, count) = line["http_requests_total{".len()..]
+            .split_once('}')
+            .unwrap();
+        let count: f64 = count.trim().parse().unwrap();
+        let label = |key: &str| {
+            labels.split(',').find_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
             })
-            .collect();
-        made.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
-        let mut left = 1.0f64;
-        for (chance, length) in made {
-            let take = chance.min(left);
-            path += take * length;
-            left -= take;
+        };
+        let function = label("function").unwrap();
+        s.covered.push(function.clone());
+        match label("caller").unwrap_or_default().as_str() {
+            "" | "external" | "unverified" => *s.external.entry(function).or_default() += count,
+            "other" => panic!("the oracle does not spread `other` callers"),
+            caller => *s.calls.entry((caller.into(), function)).or_default() += count,
         }
     }
-    path
+    s
+}
+
+/// A call of the graph: caller, callee, sites in the code, calls seen
+/// (when known), measured cost.
+struct Call {
+    from: usize,
+    to: usize,
+    sites: f64,
+    seen: Option<f64>,
+    hop_ms: Option<f64>,
+}
+
+/// Reads `calls.json` (and the scrape given to `fmerge plan --metrics`).
+pub fn read(graph: &str, metrics: Option<&str>, flags: &Flags) -> Reading {
+    let g: Value = serde_json::from_str(graph).unwrap();
+    let functions = g["functions"].as_array().unwrap();
+    let names: Vec<String> = functions
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .collect();
+    let n = names.len();
+    let index = |name: &str| names.iter().position(|x| x == name);
+    let field =
+        |key: &str| -> Vec<Option<f64>> { functions.iter().map(|f| f[key].as_f64()).collect() };
+    let scraped = metrics.map(scrape);
+    let measured = scraped.is_some() || !g["traffic"].is_null();
+    // Outside requests where known: from the scrape (a function it has no
+    // sample of is unknown), else from the graph.
+    let external: Vec<Option<f64>> = match &scraped {
+        Some(s) => names
+            .iter()
+            .map(|x| {
+                s.covered
+                    .contains(x)
+                    .then(|| s.external.get(x).copied().unwrap_or(0.0))
+            })
+            .collect(),
+        None => field("external"),
+    };
+    let mut edges: Vec<Call> = Vec::new();
+    for e in g["edges"].as_array().unwrap() {
+        let (Some(from), Some(to)) = (
+            index(e["from"].as_str().unwrap()),
+            e["to"].as_str().and_then(index),
+        ) else {
+            continue; // an unknown callee, or one outside the stack
+        };
+        let seen = match &scraped {
+            Some(s) => s.covered.contains(&names[to]).then(|| {
+                s.calls
+                    .get(&(names[from].clone(), names[to].clone()))
+                    .copied()
+                    .unwrap_or(0.0)
+            }),
+            None => e["calls"].as_f64(),
+        };
+        // A scrape brings the calls' measured costs too (this one reads
+        // none): the graph's are replaced.
+        let hop_ms = e["hop_ms"].as_f64().filter(|_| scraped.is_none());
+        edges.push(Call {
+            from,
+            to,
+            sites: e["sites"].as_f64().unwrap_or(0.0),
+            seen,
+            hop_ms,
+        });
+    }
+    if let Some(s) = &scraped {
+        // Calls only the traffic shows: an edge of no site.
+        for ((from, to), &count) in &s.calls {
+            if let (Some(from), Some(to)) = (index(from), index(to))
+                && !edges.iter().any(|c| c.from == from && c.to == to)
+            {
+                edges.push(Call {
+                    from,
+                    to,
+                    sites: 0.0,
+                    seen: Some(count),
+                    hop_ms: None,
+                });
+            }
+        }
+    }
+    // A function's requests: from outside and from every call seen into it.
+    let mut runs = vec![0.0; n];
+    if measured {
+        for i in 0..n {
+            runs[i] = external[i].unwrap_or(0.0)
+                + edges
+                    .iter()
+                    .filter(|c| c.to == i)
+                    .filter_map(|c| c.seen)
+                    .sum::<f64>();
+        }
+    }
+    let cut = cycles(n, &edges, measured);
+    let mut calls: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    let mut hop_ms = BTreeMap::new();
+    for c in edges.iter().filter(|c| !cut.contains(&(c.from, c.to))) {
+        let per_run = match c.seen {
+            Some(seen) if measured && runs[c.from] > 0.0 => seen / runs[c.from],
+            Some(seen) if measured && seen == 0.0 => 0.0,
+            _ => c.sites,
+        };
+        match calls[c.from].iter_mut().find(|(v, _)| *v == c.to) {
+            Some(known) => known.1 += per_run,
+            None => calls[c.from].push((c.to, per_run)),
+        }
+        if let Some(ms) = c.hop_ms {
+            hop_ms.insert((c.from, c.to), ms);
+        }
+    }
+    let share = entry_shares(&names, &external, &calls, measured);
+    let rounds = (0..n)
+        .map(|u| sites(&names, &functions[u]["rounds"], &calls[u]))
+        .collect();
+    let mut apart = Vec::new();
+    for c in g["conflicts"].as_array().into_iter().flatten() {
+        if let (Some(a), Some(b)) = (
+            index(c["a"].as_str().unwrap()),
+            index(c["b"].as_str().unwrap()),
+        ) {
+            apart.push((a, b));
+        }
+    }
+    for set in &flags.keep_apart {
+        for a in set {
+            for b in set {
+                apart.push((index(a).unwrap(), index(b).unwrap()));
+            }
+        }
+    }
+    apart.retain(|(a, b)| a != b);
+    Reading {
+        memory: field("memory_bytes"),
+        cpu: field("cpu"),
+        requests_memory: field("requests_memory_bytes"),
+        requests_cpu: field("requests_cpu"),
+        left_out: functions.iter().map(|f| !f["left_out"].is_null()).collect(),
+        order: topological(&calls),
+        names,
+        apart,
+        calls,
+        cut,
+        rounds,
+        hop_ms,
+        share,
+        flags: flags.clone(),
+    }
+}
+
+/// The calls to leave out, one per cycle: a depth-first walk from each
+/// function in listing order, its calls in listing order; the first cycle
+/// it closes loses its lightest call (the fewest calls seen), or, where
+/// none is lighter, the call that closed it; then again from the start.
+fn cycles(n: usize, edges: &[Call], measured: bool) -> Vec<(usize, usize)> {
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    'again: loop {
+        let kept: Vec<&Call> = edges
+            .iter()
+            .filter(|c| !cut.contains(&(c.from, c.to)))
+            .collect();
+        let mut done = vec![false; n];
+        for start in 0..n {
+            let mut path = vec![start];
+            if let Some(cycle) = walk(&kept, &mut path, &mut done) {
+                let weight = |i: usize| {
+                    let (u, v) = (cycle[i], cycle[(i + 1) % cycle.len()]);
+                    let seen = kept
+                        .iter()
+                        .find(|c| c.from == u && c.to == v)
+                        .and_then(|c| c.seen);
+                    seen.filter(|_| measured).unwrap_or(f64::INFINITY)
+                };
+                // The closing call is the last of the path, back to its start.
+                let last = cycle.len() - 1;
+                let mut lightest = last;
+                for i in 0..last {
+                    if weight(i) < weight(lightest) {
+                        lightest = i;
+                    }
+                }
+                cut.push((cycle[lightest], cycle[(lightest + 1) % cycle.len()]));
+                continue 'again;
+            }
+        }
+        return cut;
+    }
+}
+
+/// Depth-first below the end of `path`: the first cycle met, as the
+/// functions from the one it returns to round to the one that closes it.
+fn walk(kept: &[&Call], path: &mut Vec<usize>, done: &mut [bool]) -> Option<Vec<usize>> {
+    let u = *path.last().unwrap();
+    if done[u] {
+        return None;
+    }
+    for c in kept.iter().filter(|c| c.from == u) {
+        if let Some(at) = path.iter().position(|&w| w == c.to) {
+            return Some(path[at..].to_vec());
+        }
+        path.push(c.to);
+        let found = walk(kept, path, done);
+        path.pop();
+        if found.is_some() {
+            return found;
+        }
+    }
+    done[u] = true;
+    None
+}
+
+/// Callers before callees (the calls are acyclic after the cut).
+fn topological(calls: &[Vec<(usize, f64)>]) -> Vec<usize> {
+    let n = calls.len();
+    let mut callers = vec![0; n];
+    for list in calls {
+        for &(v, _) in list {
+            callers[v] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&i| callers[i] == 0).collect();
+    let mut order = Vec::new();
+    while let Some(u) = ready.pop() {
+        order.push(u);
+        for &(v, _) in &calls[u] {
+            callers[v] -= 1;
+            if callers[v] == 0 {
+                ready.push(v);
+            }
+        }
+    }
+    assert_eq!(order.len(), n, "a cycle is left after the cut");
+    order
+}
+
+/// Each function's share of the application's requests: measured where the
+/// traffic has its figures; where it has none (or there is no traffic), a
+/// function nothing calls after the cut is an entry point with the measured
+/// entry points' mean (one when none is measured). The shares add up to 1.
+fn entry_shares(
+    names: &[String],
+    external: &[Option<f64>],
+    calls: &[Vec<(usize, f64)>],
+    measured: bool,
+) -> Vec<f64> {
+    let known: Vec<f64> = external
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&x| measured && x > 0.0)
+        .collect();
+    let mean = if known.is_empty() {
+        1.0
+    } else {
+        known.iter().sum::<f64>() / known.len() as f64
+    };
+    let requests: Vec<f64> = (0..names.len())
+        .map(|i| match external[i].filter(|_| measured) {
+            Some(x) => x,
+            None if calls.iter().flatten().any(|&(v, _)| v == i) => 0.0,
+            None => mean,
+        })
+        .collect();
+    let total: f64 = requests.iter().sum();
+    requests
+        .iter()
+        .map(|r| if total > 0.0 { r / total } else { 0.0 })
+        .collect()
+}
+
+/// One function's rounds as sites, from its calls per invocation: a callee's
+/// calls are shared among its sites; while fewer than the sites, each site
+/// is made on that share of the invocations; past one each, a site made
+/// once is made once and the looped sites take the rest, one after another;
+/// without a looped site the surplus runs at once. A callee placed nowhere
+/// gets a round of its own, its calls one after another.
+fn sites(names: &[String], rounds: &Value, calls: &[(usize, f64)]) -> Vec<Vec<Site>> {
+    let index = |name: &Value| names.iter().position(|x| Some(x.as_str()) == name.as_str());
+    let mut placed: Vec<Vec<(usize, bool)>> = Vec::new();
+    for round in rounds.as_array().into_iter().flatten() {
+        let mut sites = Vec::new();
+        for (key, looped) in [("calls", false), ("looped", true)] {
+            for name in round[key].as_array().into_iter().flatten() {
+                if let Some(v) = index(name).filter(|v| calls.iter().any(|c| c.0 == *v)) {
+                    sites.push((v, looped));
+                }
+            }
+        }
+        if !sites.is_empty() {
+            placed.push(sites);
+        }
+    }
+    for &(v, _) in calls {
+        if !placed.iter().flatten().any(|s| s.0 == v) {
+            placed.push(vec![(v, true)]);
+        }
+    }
+    placed
+        .iter()
+        .map(|round| {
+            round
+                .iter()
+                .map(|&(v, looped)| {
+                    let m = calls.iter().find(|c| c.0 == v).unwrap().1;
+                    let of_v: Vec<bool> = placed
+                        .iter()
+                        .flatten()
+                        .filter(|s| s.0 == v)
+                        .map(|s| s.1)
+                        .collect();
+                    let (all, loops) = (
+                        of_v.len() as f64,
+                        of_v.iter().filter(|&&l| l).count() as f64,
+                    );
+                    let (chance, times) = if m <= all {
+                        (m / all, 1.0)
+                    } else if looped {
+                        (1.0, (m - (all - loops)) / loops)
+                    } else {
+                        (1.0, 1.0)
+                    };
+                    Site {
+                        callee: v,
+                        chance,
+                        times,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+impl Reading {
+    pub fn n(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn index(&self, name: &str) -> usize {
+        self.names
+            .iter()
+            .position(|x| x == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    }
+
+    /// A gateway call's cost, ms: measured, else `--hop-ms`.
+    pub fn hop(&self, u: usize, v: usize) -> f64 {
+        self.hop_ms
+            .get(&(u, v))
+            .copied()
+            .unwrap_or(self.flags.hop_ms)
+    }
 }
