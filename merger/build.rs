@@ -10,6 +10,8 @@
 
 #[path = "ir/src/llvm.rs"]
 mod llvm;
+#[path = "src/rustc_vv.rs"]
+mod rustc_vv;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -82,18 +84,12 @@ fn built() -> String {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let verbose = run(&["-vV"]);
-    let field = |key: &str| {
-        verbose
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-            .unwrap_or("unknown")
-            .to_string()
-    };
     let lib = PathBuf::from(run(&["--print", "sysroot"])).join("lib");
     println!("cargo:rerun-if-changed={}", lib.display());
     let link_name = llvm::llvm_link_name(&lib).unwrap_or_else(|why| panic!("fmerge: {why}"));
     let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets it");
-    let (release, llvm) = (field("release"), field("LLVM version"));
+    let release = rustc_vv::field(&verbose, "release");
+    let llvm = rustc_vv::field(&verbose, "LLVM version");
     let short = format!("{version} (rustc {release}, LLVM {llvm})");
     // rustc's own `-vV` lines, under `rustc:` for its first.
     let mut long = format!(

@@ -122,6 +122,13 @@ impl Graph {
         self.functions.iter().find(|f| f.name == name)
     }
 
+    /// The edge `from` → `to`, if there is one.
+    pub fn edge(&self, from: &str, to: &str) -> Option<&Edge> {
+        self.edges
+            .iter()
+            .find(|e| e.from == from && e.to.as_deref() == Some(to))
+    }
+
     /// Known callees of `from`.
     pub fn callees(&self, from: &str) -> Vec<&str> {
         self.edges

@@ -3,6 +3,7 @@
 //! it cannot and how to rebuild fmerge (exit 1, not the dynamic loader's
 //! 127). Why and how: docs/ARCHITECTURE.md, "The launcher".
 
+mod rustc_vv;
 mod version;
 
 use std::ffi::OsString;
@@ -95,13 +96,6 @@ fn mismatch(rustc: &OsString, lib: &Path) -> String {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
-    let field = |key: &str| {
-        found
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-            .unwrap_or("unknown")
-            .to_string()
-    };
     format!(
         "fmerge was built with rustc {} (LLVM {}) and needs its {}, which is not in {}: \
          the rustc it runs with (`{}`) is rustc {} (LLVM {})\nfix: rebuild fmerge with this rustc: {}",
@@ -110,8 +104,8 @@ fn mismatch(rustc: &OsString, lib: &Path) -> String {
         version::LLVM_FILE,
         lib.display(),
         Path::new(rustc).display(),
-        field("release"),
-        field("LLVM version"),
+        rustc_vv::field(&found, "release"),
+        rustc_vv::field(&found, "LLVM version"),
         rebuild()
     )
 }

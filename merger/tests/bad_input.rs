@@ -8,7 +8,7 @@ mod support;
 use fmerge::options::values::{Progress, RegistryAuth};
 use std::path::PathBuf;
 use std::process::Command;
-use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root};
+use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root, write_file};
 
 /// Asserts that `fmerge build args` fails with stderr containing every one of `needles`.
 fn fails_with(args: &[&str], needles: &[&str]) -> String {
@@ -18,6 +18,13 @@ fn fails_with(args: &[&str], needles: &[&str]) -> String {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
     stderr
+}
+
+/// [`fails_with`] for `--config` of a group file holding `group`.
+fn group_fails_with(group: &str, needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_file(dir.path(), "group.toml", group);
+    fails_with(&["--config", file.to_str().unwrap()], needles);
 }
 
 #[test]
@@ -131,15 +138,8 @@ fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
         "4",
     ]);
     assert!(!ok && stderr.contains("--opt-level"), "{stderr}");
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("group.toml");
-    std::fs::write(
-        &file,
+    group_fails_with(
         "caller = \"write-home-timeline\"\ncallee = [\"typo\"]\n",
-    )
-    .unwrap();
-    fails_with(
-        &["--config", file.to_str().unwrap()],
         &["not a valid merge group", "unknown field `callee`"],
     );
     fails_with(
@@ -160,11 +160,8 @@ fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
         !ok && stderr.contains("--lto") && ["fat", "own", "off"].iter().all(|m| stderr.contains(m)),
         "{stderr}"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("group.toml");
-    std::fs::write(&file, "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nlto = \"yes\"\n").unwrap();
-    fails_with(
-        &["--config", file.to_str().unwrap()],
+    group_fails_with(
+        "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nlto = \"yes\"\n",
         &["lto = \"yes\"", "[possible values: fat, own, off]"],
     );
 }

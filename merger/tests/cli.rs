@@ -12,7 +12,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{stack_of, target_dir, workspace_root};
+use support::{assert_says, stack_of, target_dir, workspace_root, write_file};
 
 /// `fmerge ARGS` in `dir` with `env` added: (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -31,11 +31,18 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String)
     )
 }
 
+/// `fmerge ARGS` in `dir` with `env` added, which must exit with `code`;
+/// returns its stderr.
+fn exits_with(code: i32, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let (got, _, stderr) = run(dir, args, env);
+    assert_eq!(got, code, "{args:?}:\n{stderr}");
+    stderr
+}
+
 /// Asserts `fmerge ARGS` is a usage error (exit 2) naming `values`.
 fn usage_error_lists(args: &[&str], values: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = run(dir.path(), args, &[]);
-    assert_eq!(code, 2, "{args:?}:\n{stderr}");
+    let stderr = exits_with(2, dir.path(), args, &[]);
     assert!(stderr.starts_with("error: invalid value"), "{stderr}");
     assert!(
         stderr.contains(&format!("[possible values: {values}]")),
@@ -51,8 +58,7 @@ fn usage_error_lists(args: &[&str], values: &str) {
 #[test]
 fn a_value_fmerge_checks_is_a_usage_error_too() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = run(dir.path(), &["build", "a", "b", "-j", "0"], &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let stderr = exits_with(2, dir.path(), &["build", "a", "b", "-j", "0"], &[]);
     assert_eq!(
         stderr,
         "error: invalid value '0' for '--jobs <JOBS>': -j 0 gives no job\n\
@@ -139,12 +145,8 @@ fn json_output_ends_with_a_finished_record_on_failure_for_every_command() {
 #[test]
 fn plan_json_output_ends_with_a_finished_record_on_success() {
     let dir = tempfile::tempdir().unwrap();
-    let graph = dir.path().join("calls.json");
-    std::fs::write(
-        &graph,
-        serde_json::to_string(&graphs::social_network()).unwrap(),
-    )
-    .unwrap();
+    let graph = serde_json::to_string(&graphs::social_network()).unwrap();
+    let graph = write_file(dir.path(), "calls.json", &graph);
     let out = dir.path().join("plan");
     let (code, stdout, stderr) = run(
         dir.path(),
@@ -189,16 +191,14 @@ fn the_stack_file_in_the_current_directory_is_the_default() {
         std::fs::rename(&stack, dir.path().join(name)).unwrap();
         // graph and plan read it without -f ...
         for command in ["graph", "plan"] {
-            let (code, _, stderr) = run(dir.path(), &[command], &[]);
-            assert_eq!(code, 1, "{stderr}");
+            let stderr = exits_with(1, dir.path(), &[command], &[]);
             assert!(
                 stderr.contains(name) && stderr.contains("two or more Rust functions"),
                 "{command} with ./{name}:\n{stderr}"
             );
         }
         // ... and build looks its functions up in it.
-        let (code, _, stderr) = run(dir.path(), &["build", "a", "b"], &[]);
-        assert_eq!(code, 1, "{stderr}");
+        let stderr = exits_with(1, dir.path(), &["build", "a", "b"], &[]);
         assert!(
             stderr.contains("unknown function a") && stderr.contains("solo"),
             "build with ./{name}:\n{stderr}"
@@ -212,8 +212,7 @@ fn with_both_stack_files_here_the_default_is_stack_yaml_as_in_faas_cli() {
     let yml = stack_of(dir.path(), &["in-yaml"]);
     std::fs::rename(&yml, dir.path().join("stack.yaml")).unwrap();
     stack_of(dir.path(), &["in-yml"]);
-    let (code, _, stderr) = run(dir.path(), &["build", "a", "b"], &[]);
-    assert_eq!(code, 1, "{stderr}");
+    let stderr = exits_with(1, dir.path(), &["build", "a", "b"], &[]);
     assert!(
         stderr.contains("stack.yaml") && stderr.contains("in-yaml") && !stderr.contains("in-yml"),
         "{stderr}"
@@ -223,28 +222,21 @@ fn with_both_stack_files_here_the_default_is_stack_yaml_as_in_faas_cli() {
 #[test]
 fn the_gateway_is_read_from_openfaas_url() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = run(
+    let stderr = exits_with(
+        1,
         dir.path(),
         &["build", "a", "b", "--image"],
         &[("OPENFAAS_URL", "gw.local:8080")],
     );
-    assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("--gateway \"gw.local:8080\" is not an http(s) URL"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("\nfix: "), "{stderr}");
+    let needles = [
+        "--gateway \"gw.local:8080\" is not an http(s) URL",
+        "\nfix: ",
+    ];
+    assert_says(&stderr, &needles);
     // Given as a flag without an image, it is a mistake (-g is --gateway).
-    let (code, _, stderr) = run(
-        dir.path(),
-        &["build", "a", "b", "-g", "http://127.0.0.1:1"],
-        &[],
-    );
-    assert_eq!(code, 1);
-    assert!(
-        stderr.contains("--gateway applies to the image"),
-        "{stderr}"
-    );
+    let args = ["build", "a", "b", "-g", "http://127.0.0.1:1"];
+    let stderr = exits_with(1, dir.path(), &args, &[]);
+    assert_says(&stderr, &["--gateway applies to the image"]);
 }
 
 #[test]
@@ -255,8 +247,7 @@ fn filter_and_regex_select_the_stacks_functions() {
     // One function selected of 26: too few for a graph, so nothing is built.
     for select in [["--filter", "compose-p*"], ["--regex", "^unique-id$"]] {
         let args = [&["graph", "-f", stack][..], &select[..]].concat();
-        let (code, _, stderr) = run(dir.path(), &args, &[]);
-        assert_eq!(code, 1, "{stderr}");
+        let stderr = exits_with(1, dir.path(), &args, &[]);
         assert!(stderr.contains("and it has 1"), "{select:?}:\n{stderr}");
     }
     let (_, _, stderr) = run(
@@ -269,12 +260,9 @@ fn filter_and_regex_select_the_stacks_functions() {
             && stderr.contains("compose-post"),
         "{stderr}"
     );
-    let (code, _, stderr) = run(
-        dir.path(),
-        &["graph", "-f", stack, "--filter", "a*", "--regex", "b"],
-        &[],
-    );
-    assert_eq!(code, 2, "one or the other, as faas-cli:\n{stderr}");
+    // One or the other, as faas-cli.
+    let args = ["graph", "-f", stack, "--filter", "a*", "--regex", "b"];
+    exits_with(2, dir.path(), &args, &[]);
 }
 
 #[test]

@@ -139,26 +139,19 @@ fn the_graph_is_the_call_structure_of_the_code() {
 #[test]
 fn traffic_weighs_the_edges() {
     let dir = tempfile::tempdir().unwrap();
-    let metrics = dir.path().join("metrics.txt");
-    std::fs::write(
-        &metrics,
+    let metrics = write_file(
+        dir.path(),
+        "metrics.txt",
         "# TYPE http_requests_total counter\n\
          http_requests_total{function=\"compose-post\",caller=\"\"} 50\n\
          http_requests_total{function=\"text-service\",caller=\"compose-post\"} 50\n\
          http_requests_total{function=\"url-shorten\",caller=\"text-service\"} 20\n",
-    )
-    .unwrap();
+    );
     let (graph, _) = read_graph(
         dir.path(),
         &["--metrics", metrics.to_str().unwrap(), "--picture", "none"],
     );
-    let calls = |from: &str, to: &str| {
-        graph
-            .edges
-            .iter()
-            .find(|e| e.from == from && e.to.as_deref() == Some(to))
-            .and_then(|e| e.calls)
-    };
+    let calls = |from: &str, to: &str| graph.edge(from, to).and_then(|e| e.calls);
     assert_eq!(calls("compose-post", "text-service"), Some(50.0));
     assert_eq!(calls("text-service", "url-shorten"), Some(20.0));
     // unique-id has no sample of its own: not scraped, so unknown, not zero.
@@ -173,25 +166,17 @@ fn traffic_weighs_the_edges() {
             "127.0.0.1 - - [23/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"hyper\"\n"
         )
     };
-    std::fs::write(
-        &log,
-        [
-            line("compose-post"),
-            line("compose-post"),
-            line("unique-id"),
-        ]
-        .concat(),
-    )
-    .unwrap();
+    let lines = [
+        line("compose-post"),
+        line("compose-post"),
+        line("unique-id"),
+    ];
+    std::fs::write(&log, lines.concat()).unwrap();
     let (graph, _) = read_graph(
         dir.path(),
         &["--access-log", log.to_str().unwrap(), "--picture", "none"],
     );
-    let edge = graph
-        .edges
-        .iter()
-        .find(|e| e.from == "compose-post" && e.to.as_deref() == Some("unique-id"))
-        .unwrap();
+    let edge = graph.edge("compose-post", "unique-id").unwrap();
     assert_eq!(edge.calls, Some(1.0));
     assert_eq!(graph.function("compose-post").unwrap().external, Some(2.0));
 

@@ -16,7 +16,6 @@
 #[allow(dead_code)] // support is shared by all tests; these use only some of it
 mod support;
 
-use fmerge::plan::PlanFile;
 use std::path::Path;
 use std::process::Command;
 use support::*;
@@ -91,33 +90,24 @@ fn projects(old: bool) -> (tempfile::TempDir, tempfile::TempDir) {
     (repo, dir)
 }
 
+/// The plan.json that `fmerge plan` wrote into `<dir>/plan`.
+fn plan_json(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("plan/plan.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 #[test]
 fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
     let (_repo, dir) = projects(true);
     // The graph's verdict alone proposes the group.
-    let (ok, stdout, stderr) = fmerge_command(
-        dir.path(),
-        &[
-            "plan",
-            "-f",
-            "stack.yml",
-            "--no-dry-run",
-            "--out",
-            "trusting",
-        ],
-    );
-    assert!(ok, "{stderr}");
-    let (_, groups) = PlanFile::load(&dir.path().join("trusting/plan.toml")).unwrap();
+    let (stdout, groups) = plan_stack(dir.path(), &["--no-dry-run", "--out", "trusting"]);
     assert_eq!(groups.len(), 1, "{stdout}");
     assert_eq!(groups[0].caller.as_deref(), Some("lk-front"));
     assert_eq!(groups[0].merge.callees, ["lk-back"]);
     assert!(!stdout.contains("dry run"), "{stdout}");
 
     // The dry run builds it as `fmerge build` would, and the build refuses.
-    let (ok, stdout, stderr) =
-        fmerge_command(dir.path(), &["plan", "-f", "stack.yml", "--out", "plan"]);
-    assert!(ok, "{stderr}");
-    let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
+    let (stdout, groups) = plan_stack(dir.path(), &["--out", "plan"]);
     assert!(groups.is_empty(), "{stdout}");
     let clash =
         "symbol clash: crates lk_hook and lk_local both define the exported symbol `lk_hook`";
@@ -131,9 +121,7 @@ fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
             "lk-back stays remote from lk-front",
         ],
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan/plan.json")).unwrap())
-            .unwrap();
+    let json = plan_json(dir.path());
     let checked = &json["dry_run"][0];
     assert_eq!(checked["caller"], "lk-front");
     assert!(
@@ -166,9 +154,7 @@ fn a_group_the_build_merges_is_checked_and_kept() {
     // lk-front's lock pins lk-hook's head, which the graph takes too: its
     // lock file is still another, so the group is built, and merges.
     let (_repo, dir) = projects(false);
-    let (ok, stdout, stderr) =
-        fmerge_command(dir.path(), &["plan", "-f", "stack.yml", "--out", "plan"]);
-    assert!(ok, "{stderr}");
+    let (stdout, groups) = plan_stack(dir.path(), &["--out", "plan"]);
     assert_says(
         &stdout,
         &[
@@ -176,12 +162,9 @@ fn a_group_the_build_merges_is_checked_and_kept() {
             "): it merges them",
         ],
     );
-    let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
     assert_eq!(groups.len(), 1, "{stdout}");
     assert_eq!(groups[0].merge.callees, ["lk-back"]);
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("plan/plan.json")).unwrap())
-            .unwrap();
+    let json = plan_json(dir.path());
     assert_eq!(
         json["dry_run"][0]["refused"],
         serde_json::json!([]),

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::workspace_root;
+use support::{stack_in, workspace_root, write_file};
 
 const PAIR: [&str; 2] = ["write-home-timeline", "social-graph-get-followers"];
 
@@ -40,23 +40,18 @@ fn refused_before_building(args: &[&str], env: &[(&str, &str)], needles: &[&str]
     stderr
 }
 
-fn build(args: &[&str]) -> Vec<String> {
-    std::iter::once("build")
+/// [`refused_before_building`] for `fmerge build ARGS` with no env added.
+fn build_refused(args: &[&str], needles: &[&str]) -> String {
+    let args: Vec<&str> = std::iter::once("build")
         .chain(args.iter().copied())
-        .map(String::from)
-        .collect()
-}
-
-fn strs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
+        .collect();
+    refused_before_building(&args, &[], needles)
 }
 
 #[test]
 fn a_swapped_caller_and_callee_print_the_corrected_command() {
-    let args = build(&[PAIR[1], PAIR[0]]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    build_refused(
+        &[PAIR[1], PAIR[0]],
         &[
             "social-graph-get-followers never calls write-home-timeline, and write-home-timeline calls social-graph-get-followers",
             "fix: run `fmerge build write-home-timeline social-graph-get-followers --target-dir",
@@ -66,15 +61,13 @@ fn a_swapped_caller_and_callee_print_the_corrected_command() {
 
 #[test]
 fn a_misspelled_rewrite_callee_names_the_callee_meant() {
-    let args = build(&[
-        PAIR[0],
-        PAIR[1],
-        "--rewrite",
-        "social-graph-get-folowers:sn-redis-master:6379=127.0.0.1:6379",
-    ]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    build_refused(
+        &[
+            PAIR[0],
+            PAIR[1],
+            "--rewrite",
+            "social-graph-get-folowers:sn-redis-master:6379=127.0.0.1:6379",
+        ],
         &[
             "social-graph-get-folowers is not a member of the group; did you mean `social-graph-get-followers`?",
             "fix: write --rewrite social-graph-get-followers:sn-redis-master:6379=127.0.0.1:6379",
@@ -84,10 +77,8 @@ fn a_misspelled_rewrite_callee_names_the_callee_meant() {
 
 #[test]
 fn a_callee_no_member_calls_is_refused_with_allow_uncalled_as_the_fix() {
-    let args = build(&[PAIR[0], "unique-id"]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    build_refused(
+        &[PAIR[0], "unique-id"],
         &[
             "no member of the group calls unique-id: no call site in write-home-timeline names it",
             "fix: drop unique-id, or give --allow-uncalled",
@@ -97,10 +88,8 @@ fn a_callee_no_member_calls_is_refused_with_allow_uncalled_as_the_fix() {
 
 #[test]
 fn an_unknown_function_gets_the_name_meant() {
-    let args = build(&[PAIR[0], "social-graph-get-folowers"]);
-    let stderr = refused_before_building(
-        &strs(&args),
-        &[],
+    let stderr = build_refused(
+        &[PAIR[0], "social-graph-get-folowers"],
         &[
             "unknown function social-graph-get-folowers",
             "did you mean `social-graph-get-followers`?",
@@ -114,10 +103,8 @@ fn an_unknown_function_gets_the_name_meant() {
 
 #[test]
 fn a_bench_crate_is_never_offered_as_a_function() {
-    let args = build(&[PAIR[0], "no-such-function"]);
-    let stderr = refused_before_building(
-        &strs(&args),
-        &[],
+    let stderr = build_refused(
+        &[PAIR[0], "no-such-function"],
         &[
             "unknown function no-such-function",
             "the functions compose-creator-with-user-id",
@@ -132,47 +119,42 @@ fn a_bench_crate_is_never_offered_as_a_function() {
 
 #[test]
 fn an_unreachable_docker_engine_is_refused_before_the_build() {
-    let args = build(&[PAIR[0], PAIR[1], "--image"]);
     // Port 1 on loopback: nothing listens there.
     refused_before_building(
-        &strs(&args),
+        &["build", PAIR[0], PAIR[1], "--image"],
         &[("DOCKER_HOST", "tcp://127.0.0.1:1")],
         &["cannot reach the Docker Engine at tcp://127.0.0.1:1"],
     );
 }
 
-#[test]
-fn push_credentials_that_cannot_be_found_are_refused_before_the_build() {
+/// [`build_refused`] for the pair with `push` (a push's options), where a
+/// Docker Engine answers: without one, that is what is refused.
+fn push_refused(push: &[&str], needles: &[&str]) {
     if let Some(why) = fmerge_ship::image::engine::missing_reason() {
         eprintln!("skipped: {why}");
         return;
     }
-    let args = build(&[
-        PAIR[0],
-        PAIR[1],
-        "--push",
-        "--registry",
-        "127.0.0.1:5999/team",
-        "--registry-auth",
-        "env",
-    ]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    build_refused(&[&PAIR[..], push].concat(), needles);
+}
+
+#[test]
+fn push_credentials_that_cannot_be_found_are_refused_before_the_build() {
+    push_refused(
+        &[
+            "--push",
+            "--registry",
+            "127.0.0.1:5999/team",
+            "--registry-auth",
+            "env",
+        ],
         &["--registry-auth env needs FMERGE_REGISTRY_USER and FMERGE_REGISTRY_PASSWORD"],
     );
 }
 
 #[test]
 fn a_push_with_nowhere_to_push_is_refused_before_the_build() {
-    if let Some(why) = fmerge_ship::image::engine::missing_reason() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let args = build(&[PAIR[0], PAIR[1], "--push"]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    push_refused(
+        &["--push"],
         &["--push has no registry to push to", "fix: give --registry"],
     );
 }
@@ -243,15 +225,12 @@ fn a_plan_cap_the_stack_cannot_meet_is_refused_before_the_graph_build() {
 /// functions/stack.yml in `dir`, its handlers pointing at the repo's
 /// functions, with write-home-timeline's memory limit `memory`.
 fn stack_with_limit(dir: &Path, memory: &str) -> String {
-    let functions = workspace_root().join("functions");
-    let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
-    let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
+    let text = std::fs::read_to_string(stack_in(dir)).unwrap();
     let entry = text.find("  write-home-timeline:\n").expect("the entry");
     let limit = entry + text[entry..].find("memory: ").expect("a memory limit");
     let end = limit + text[limit..].find('\n').unwrap();
     let text = format!("{}memory: {memory}{}", &text[..limit], &text[end..]);
-    let path = dir.join("stack.yml");
-    std::fs::write(&path, text).unwrap();
+    let path = write_file(dir, "stack.yml", &text);
     path.to_str().unwrap().to_string()
 }
 
@@ -261,8 +240,7 @@ fn a_stack_limit_that_is_not_a_quantity_names_the_function_and_field() {
     let stack = stack_with_limit(dir.path(), "64MB");
     let needles =
         ["function write-home-timeline, limits.memory: \"64MB\" is not a Kubernetes quantity"];
-    let args = build(&["-f", &stack, PAIR[0], PAIR[1]]);
-    refused_before_building(&strs(&args), &[], &needles);
+    build_refused(&["-f", &stack, PAIR[0], PAIR[1]], &needles);
     refused_before_building(&["plan", "-f", &stack], &[], &needles);
     refused_before_building(&["graph", "-f", &stack], &[], &needles);
 }
@@ -270,16 +248,10 @@ fn a_stack_limit_that_is_not_a_quantity_names_the_function_and_field() {
 #[test]
 fn a_bad_group_file_is_refused_before_the_build() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("group.toml");
-    std::fs::write(
-        &file,
-        "caller = \"write-home-timeline\"\ncallees = [\"unique-id\"]\n",
-    )
-    .unwrap();
-    let args = build(&["--config", file.to_str().unwrap()]);
-    refused_before_building(
-        &strs(&args),
-        &[],
+    let group = "caller = \"write-home-timeline\"\ncallees = [\"unique-id\"]\n";
+    let file = write_file(dir.path(), "group.toml", group);
+    build_refused(
+        &["--config", file.to_str().unwrap()],
         &["no member of the group calls unique-id"],
     );
 }

@@ -135,6 +135,11 @@ fn literal_then_comma(s: &str) -> Option<(&str, usize)> {
 mod tests {
     use super::*;
 
+    /// Asserts that `text` contains `needle`.
+    fn says(text: &str, needle: &str) {
+        assert!(text.contains(needle), "{text}");
+    }
+
     const CALLER: &str = "use fmerge_runtime::{self as rt, Bytes};\n\
         async fn handle(body: Bytes) -> rt::Reply {\n\
         \x20   let url = rt::config!(\"REDIS_URL\", \"redis://x\");\n\
@@ -149,22 +154,10 @@ mod tests {
     fn members_become_direct_calls_and_others_stay_invokes() {
         let (text, calls) = rewrite("a", CALLER, &["a", "b"]).unwrap();
         assert_eq!(calls, ["b"]);
-        assert!(
-            text.contains("let a = crate::direct::b(body.clone()).await?;"),
-            "{text}"
-        );
-        assert!(
-            text.contains("let c = rt::invoke(\n        \"c\",\n        body)"),
-            "{text}"
-        );
-        assert!(
-            text.contains("fmerge_fused::config!(\"REDIS_URL\", \"redis://x\")"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nfmerge_fused::function!(handle);"),
-            "{text}"
-        );
+        says(&text, "let a = crate::direct::b(body.clone()).await?;");
+        says(&text, "let c = rt::invoke(\n        \"c\",\n        body)");
+        says(&text, "fmerge_fused::config!(\"REDIS_URL\", \"redis://x\")");
+        says(&text, "\nfmerge_fused::function!(handle);");
         assert!(!text.contains("rt::function!"), "{text}");
         assert_eq!(
             text.lines().count(),
@@ -175,10 +168,7 @@ mod tests {
         // Formatted over three lines, the call still becomes direct, lines kept.
         let (text, calls) = rewrite("a", CALLER, &["a", "c"]).unwrap();
         assert_eq!(calls, ["c"]);
-        assert!(
-            text.contains("let c = crate::direct::c(\n\n        body).await?;"),
-            "{text}"
-        );
+        says(&text, "let c = crate::direct::c(\n\n        body).await?;");
         assert_eq!(text.lines().count(), CALLER.lines().count());
     }
 
@@ -188,14 +178,8 @@ mod tests {
             .replace("rt::function!(handle);", "rt::function!(json handle);")
             .replace("async fn handle", "sn_store::store!();\nasync fn handle");
         let (text, _) = rewrite("a", &source, &["a"]).unwrap();
-        assert!(
-            text.contains("\nfmerge_fused::function!(json handle); // fused"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nsn_store::store!(config: fmerge_fused::config);\n"),
-            "{text}"
-        );
+        says(&text, "\nfmerge_fused::function!(json handle); // fused");
+        says(&text, "\nsn_store::store!(config: fmerge_fused::config);\n");
         assert_eq!(text.lines().count(), source.lines().count());
     }
 
@@ -206,23 +190,21 @@ mod tests {
             "fmerge_runtime::function!(handle);",
         );
         let e = rewrite("a", &no_entry, &["a"]).unwrap_err();
-        assert!(
-            e.contains("functions/a/src/main.rs: expected exactly one line `rt::function!(handle);`, found 0"),
-            "{e}"
+        says(
+            &e,
+            "functions/a/src/main.rs: expected exactly one line `rt::function!(handle);`, found 0",
         );
 
         let other_config = CALLER.replace("rt::config!(", "fmerge_runtime::config!(");
-        assert!(
-            rewrite("a", &other_config, &["a"])
-                .unwrap_err()
-                .contains("a `config!` not written `rt::config!(`")
+        says(
+            &rewrite("a", &other_config, &["a"]).unwrap_err(),
+            "a `config!` not written `rt::config!(`",
         );
 
         let computed = CALLER.replace("rt::invoke(\"b\"", "rt::invoke(name");
-        assert!(
-            rewrite("a", &computed, &["a"])
-                .unwrap_err()
-                .contains("not a string literal")
+        says(
+            &rewrite("a", &computed, &["a"]).unwrap_err(),
+            "not a string literal",
         );
 
         let hidden = CALLER.replace(
@@ -230,13 +212,10 @@ mod tests {
             "sn_store::by_usernames!(\"b\");\nasync fn handle",
         );
         let e = rewrite("a", &hidden, &["a", "b"]).unwrap_err();
-        assert!(
-            e.contains("a macro whose calls the rewrite cannot see"),
-            "{e}"
-        );
+        says(&e, "a macro whose calls the rewrite cannot see");
 
         let other_invoke = CALLER.replace("rt::invoke(\"b\"", "fmerge_runtime::invoke(\"b\"");
         let e = rewrite("a", &other_invoke, &["a", "b"]).unwrap_err();
-        assert!(e.contains("an invoke of b not written"), "{e}");
+        says(&e, "an invoke of b not written");
     }
 }

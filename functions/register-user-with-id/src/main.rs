@@ -8,14 +8,12 @@
 use fmerge_runtime::{self as rt, Error};
 use serde::Deserialize;
 use sn_store::api::UserId;
-use sn_store::users::{self, Profile};
+use sn_store::users::{self, Registration};
 
 #[derive(Deserialize)]
 struct Request {
-    first_name: String,
-    last_name: String,
-    username: String,
-    password: String,
+    #[serde(flatten)]
+    user: Registration,
     user_id: u64,
 }
 
@@ -23,14 +21,8 @@ sn_store::store!();
 
 async fn handle(req: Request) -> Result<UserId, Error> {
     let user_id = req.user_id;
-    let profile = Profile {
-        user_id,
-        username: &req.username,
-        first_name: &req.first_name,
-        last_name: &req.last_name,
-    };
     let mut conn = redis().await?;
-    users::register(&mut conn, &profile, &req.password).await?;
+    users::register(&mut conn, user_id, &req.user).await?;
     let insert = serde_json::to_vec(&UserId { user_id })?;
     rt::invoke("social-graph-insert-user", insert).await?;
     Ok(UserId { user_id })

@@ -9,33 +9,18 @@
 //! same ids: `MACHINE_ID << 40 | INCR user-id:counter`.
 
 use fmerge_runtime::{self as rt, Error};
-use serde::Deserialize;
 use sn_store::api::UserId;
-use sn_store::users::{self, Profile};
-
-#[derive(Deserialize)]
-struct Request {
-    first_name: String,
-    last_name: String,
-    username: String,
-    password: String,
-}
+use sn_store::users::{self, Registration};
 
 sn_store::store!();
 
-async fn handle(req: Request) -> Result<UserId, Error> {
+async fn handle(req: Registration) -> Result<UserId, Error> {
     // Checked before an id is spent on it.
     users::check_username(&req.username)?;
     let mut conn = redis().await?;
     let machine = rt::config!("MACHINE_ID", "1");
     let user_id = sn_store::ids::next(&mut conn, "user-id:counter", &machine).await?;
-    let profile = Profile {
-        user_id,
-        username: &req.username,
-        first_name: &req.first_name,
-        last_name: &req.last_name,
-    };
-    users::register(&mut conn, &profile, &req.password).await?;
+    users::register(&mut conn, user_id, &req).await?;
     let insert = serde_json::to_vec(&UserId { user_id })?;
     rt::invoke("social-graph-insert-user", insert).await?;
     Ok(UserId { user_id })

@@ -114,11 +114,17 @@ fn health_answers_with_4096_idle_connections_open() {
     drop(idle);
 }
 
+/// `c`, its reads given up after 20 s: well past every server timeout
+/// these tests wait for, so that a server that never closes fails the test.
+fn patient(c: TcpStream) -> TcpStream {
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c
+}
+
 #[test]
 fn read_timeout_covers_the_line_headers_and_body_together() {
     let s = probe_on(free_port(), &[("read_timeout", "2s")]);
-    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut c = patient(TcpStream::connect(("127.0.0.1", s.port)).unwrap());
     let started = Instant::now();
     // Each part well within 2 s; all together 3.6 s.
     let parts = [
@@ -151,8 +157,7 @@ fn read_timeout_covers_the_line_headers_and_body_together() {
 fn the_metrics_port_closes_a_client_that_stalls_and_caps_its_connections() {
     let (_s, metrics) = probe(&[]);
     // Half a request: closed at the read timeout (of-watchdog: 500 ms).
-    let mut c = stalled(metrics, "GET /metrics HTTP/1.1\r\nHo");
-    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut c = patient(stalled(metrics, "GET /metrics HTTP/1.1\r\nHo"));
     let asked = Instant::now();
     let mut rest = Vec::new();
     let _ = c.read_to_end(&mut rest);
@@ -170,8 +175,7 @@ fn the_metrics_port_closes_a_client_that_stalls_and_caps_its_connections() {
 #[test]
 fn each_request_of_a_keep_alive_connection_gets_its_own_read_timeout() {
     let s = probe_on(free_port(), &[("read_timeout", "1s")]);
-    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut c = patient(TcpStream::connect(("127.0.0.1", s.port)).unwrap());
     // Five requests 600 ms apart (3 s in all, over read_timeout), each
     // sent whole, and the last one's body 400 ms after its headers.
     for i in 0..5 {

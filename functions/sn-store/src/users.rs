@@ -13,14 +13,17 @@
 
 use crate::Conn;
 use fmerge_runtime::Error;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-/// What a registration stores besides the credentials.
-pub struct Profile<'a> {
-    pub user_id: u64,
-    pub username: &'a str,
-    pub first_name: &'a str,
-    pub last_name: &'a str,
+/// A new user, as `register-user` is asked for one (`register-user-with-id`
+/// adds the id): what [`register`] stores, with the password it hashes.
+#[derive(Deserialize)]
+pub struct Registration {
+    pub first_name: String,
+    pub last_name: String,
+    pub username: String,
+    pub password: String,
 }
 
 /// A username that can be mentioned (`@name`, `[A-Za-z0-9_-]+`, as
@@ -39,37 +42,37 @@ pub fn check_username(username: &str) -> Result<(), Error> {
     }
 }
 
-/// Registers `profile` with `password`: a 400 if the username is taken.
-pub async fn register(conn: &mut Conn, profile: &Profile<'_>, password: &str) -> Result<(), Error> {
-    check_username(profile.username)?;
-    if password.is_empty() {
+/// Registers `user` as `user_id`: a 400 if the username is taken.
+pub async fn register(conn: &mut Conn, user_id: u64, user: &Registration) -> Result<(), Error> {
+    check_username(&user.username)?;
+    if user.password.is_empty() {
         return Err(Error::bad_request("password must not be empty"));
     }
     let salt = new_salt()?;
-    let hash = password_hash(password, &salt);
+    let hash = password_hash(&user.password, &salt);
     let created: Option<String> = conn
         .query(
             redis::cmd("SET")
-                .arg(format!("user:{}", profile.username))
-                .arg(profile.user_id)
+                .arg(format!("user:{}", user.username))
+                .arg(user_id)
                 .arg("NX"),
         )
         .await?;
     if created.is_none() {
         return Err(Error::bad_request(format!(
             "user {} already exists",
-            profile.username
+            user.username
         )));
     }
     conn.query(
         redis::cmd("HSET")
-            .arg(format!("user-profile:{}", profile.username))
+            .arg(format!("user-profile:{}", user.username))
             .arg("user_id")
-            .arg(profile.user_id)
+            .arg(user_id)
             .arg("first_name")
-            .arg(profile.first_name)
+            .arg(&user.first_name)
             .arg("last_name")
-            .arg(profile.last_name)
+            .arg(&user.last_name)
             .arg("salt")
             .arg(&salt)
             .arg("password_hash")

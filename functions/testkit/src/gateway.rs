@@ -1,8 +1,7 @@
 //! nginx in the role of the OpenFaaS gateway.
 
-use crate::free_port;
 use crate::http::agent;
-use crate::process::{kill, need, read, wait_for};
+use crate::process::{kill, need, read, start_fresh, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -24,13 +23,7 @@ impl Gateway {
     /// it answers.
     pub fn start(routes: &[(&str, u16)]) -> Gateway {
         need("nginx", "nginx");
-        let mut last = String::new();
-        for _ in 0..3 {
-            let dir = tempfile::Builder::new()
-                .prefix("fmerge-nginx-")
-                .tempdir()
-                .expect("temp dir");
-            let port = free_port();
+        start_fresh("nginx", "fmerge-nginx-", |dir, port| {
             std::fs::write(
                 dir.path().join("nginx.conf"),
                 nginx_conf(dir.path(), port, routes),
@@ -73,12 +66,8 @@ impl Gateway {
                         .is_ok_and(|r| r.status().as_u16() == 204)
                 },
             );
-            match started {
-                Ok(()) => return gateway,
-                Err(why) => last = why,
-            }
-        }
-        panic!("cannot start nginx: {last}");
+            started.map(|()| gateway)
+        })
     }
 
     pub fn port(&self) -> u16 {

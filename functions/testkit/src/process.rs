@@ -56,6 +56,29 @@ pub fn wait_for(
     }
 }
 
+/// Starts a server (`what`, to name it) up to three times, each in a new
+/// temp dir `<prefix>…` at a free port: `start` spawns it there and waits
+/// until it answers. A failed start is most likely a port taken after all
+/// between [`free_port`](crate::free_port) and the server's bind: retry.
+pub(crate) fn start_fresh<T>(
+    what: &str,
+    prefix: &str,
+    mut start: impl FnMut(tempfile::TempDir, u16) -> Result<T, String>,
+) -> T {
+    let mut last = String::new();
+    for _ in 0..3 {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("temp dir");
+        match start(dir, crate::free_port()) {
+            Ok(server) => return server,
+            Err(why) => last = why,
+        }
+    }
+    panic!("cannot start {what}: {last}");
+}
+
 pub(crate) fn kill(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();

@@ -1,7 +1,6 @@
 //! A throwaway `redis-server` per test.
 
-use crate::free_port;
-use crate::process::{kill, need, read, wait_for};
+use crate::process::{kill, need, read, start_fresh, wait_for};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -35,13 +34,7 @@ impl Redis {
     pub fn start_at(ip: &str) -> Redis {
         assert!(ip.starts_with("127."), "tests stay on loopback");
         need("redis-server", "redis-server");
-        let mut last = String::new();
-        for _ in 0..3 {
-            let dir = tempfile::Builder::new()
-                .prefix("fmerge-redis-")
-                .tempdir()
-                .expect("temp dir");
-            let port = free_port();
+        start_fresh("redis-server", "fmerge-redis-", |dir, port| {
             let child = spawn(ip, port, dir.path());
             let mut redis = Redis {
                 child,
@@ -49,12 +42,8 @@ impl Redis {
                 port,
                 dir,
             };
-            match redis.wait_up() {
-                Ok(()) => return redis,
-                Err(why) => last = why, // Most likely the port was taken after all: retry.
-            }
-        }
-        panic!("cannot start redis-server: {last}");
+            redis.wait_up().map(|()| redis)
+        })
     }
 
     /// Kills the server (as a crash or a restart would): every connection

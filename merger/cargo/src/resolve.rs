@@ -92,13 +92,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
             bail!("function {name} is listed twice\nfix: list each function once");
         }
     }
-    let mut cmd = MetadataCommand::new();
-    if let Some(path) = manifest_path {
-        cmd.manifest_path(path);
-    }
-    let metadata = cmd.exec().context(
-        "cannot read the cargo workspace\nfix: run fmerge inside a workspace of functions, or point at one with --manifest-path",
-    )?;
+    let metadata = workspace_metadata(manifest_path)?;
     let caller = function(&metadata, caller)?;
     let callees = callees
         .iter()
@@ -299,13 +293,7 @@ pub struct Code {
 /// at `manifest_path` (nothing is built); an unknown name is refused as
 /// [`run`] refuses it.
 pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>> {
-    let mut cmd = MetadataCommand::new();
-    if let Some(path) = manifest_path {
-        cmd.manifest_path(path);
-    }
-    let metadata = cmd.exec().context(
-        "cannot read the cargo workspace: run fmerge inside a workspace of functions, or point at one with --manifest-path",
-    )?;
+    let metadata = workspace_metadata(manifest_path)?;
     let local: HashMap<&PackageId, &Package> = metadata
         .packages
         .iter()
@@ -346,6 +334,17 @@ pub fn owners<'a>(
         .filter(|f| f.closure.contains(id))
         .map(|f| f.name.clone())
         .collect()
+}
+
+/// `cargo metadata` of the workspace at `manifest_path` (or the one here).
+fn workspace_metadata(manifest_path: Option<&Path>) -> Result<Metadata> {
+    let mut cmd = MetadataCommand::new();
+    if let Some(path) = manifest_path {
+        cmd.manifest_path(path);
+    }
+    cmd.exec().context(
+        "cannot read the cargo workspace\nfix: run fmerge inside a workspace of functions, or point at one with --manifest-path",
+    )
 }
 
 #[cfg(test)]

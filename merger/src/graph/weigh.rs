@@ -29,10 +29,7 @@ impl Graph {
         // call the bitcode reader does not see) are edges all the same: the
         // traffic names both ends.
         for ((from, to), n) in &traffic.calls {
-            let known = self
-                .edges
-                .iter()
-                .any(|e| &e.from == from && e.to.as_ref() == Some(to));
+            let known = self.edge(from, to).is_some();
             if !known && names.contains(from) && names.contains(to) {
                 notes.push(format!(
                     "traffic shows {n} calls {from} → {to}, which no `invoke` with a literal name makes (a name computed at run time): planned from the traffic, one call after another"
@@ -165,11 +162,7 @@ mod tests {
         assert_eq!(g.function("a").unwrap().external, Some(10.0));
         assert_eq!(g.function("b").unwrap().external, Some(0.0));
         assert_eq!(g.function("d").unwrap().external, None);
-        let into_d = g
-            .edges
-            .iter()
-            .find(|e| e.to.as_deref() == Some("d"))
-            .unwrap();
+        let into_d = g.edge("a", "d").unwrap();
         assert_eq!(into_d.calls, None, "unknown, not zero");
         assert!(
             notes
@@ -186,12 +179,7 @@ mod tests {
         let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
              http_requests_total{function=\"c\",caller=\"other\"} 6\n";
         g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
-        let calls = |g: &Graph, from: &str| {
-            g.edges
-                .iter()
-                .find(|e| e.from == from && e.to.as_deref() == Some("c"))
-                .and_then(|e| e.calls)
-        };
+        let calls = |g: &Graph, from: &str| g.edge(from, "c").and_then(|e| e.calls);
         assert_eq!(calls(&g, "a"), Some(16.0));
         assert_eq!(calls(&g, "b"), Some(0.0));
         // None seen: by call sites, 1 to 3.
@@ -203,22 +191,26 @@ mod tests {
         assert_eq!(g.function("c").unwrap().external, Some(0.0), "not external");
     }
 
+    /// A scrape of a's 10 calls of c: c served them in 1 ms each, a saw 3 ms
+    /// each, its histogram naming the callee `callee`.
+    fn a_calls_c(callee: &str) -> String {
+        format!(
+            "http_requests_total{{function=\"c\",caller=\"a\"}} 10\n\
+             http_request_duration_seconds_sum{{function=\"c\",caller=\"a\"}} 0.01\n\
+             http_request_duration_seconds_count{{function=\"c\",caller=\"a\"}} 10\n\
+             fmerge_invoke_duration_seconds_sum{{caller=\"a\",callee=\"{callee}\",transport=\"gateway\"}} 0.03\n\
+             fmerge_invoke_duration_seconds_count{{caller=\"a\",callee=\"{callee}\",transport=\"gateway\"}} 10\n"
+        )
+    }
+
     #[test]
     fn a_namespaced_callee_keeps_its_measured_hop_cost() {
         // a invokes "c.openfaas-fn": the histogram's callee label says so,
         // the edge and c's own figures name c.
         let mut g = graph();
-        let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
-             http_request_duration_seconds_sum{function=\"c\",caller=\"a\"} 0.01\n\
-             http_request_duration_seconds_count{function=\"c\",caller=\"a\"} 10\n\
-             fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c.openfaas-fn\",transport=\"gateway\"} 0.03\n\
-             fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c.openfaas-fn\",transport=\"gateway\"} 10\n";
-        g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
-        let hop = g
-            .edges
-            .iter()
-            .find(|e| e.from == "a" && e.to.as_deref() == Some("c"))
-            .and_then(|e| e.hop_ms);
+        let scrape = a_calls_c("c.openfaas-fn");
+        g.weigh(&traffic::parse_prometheus(&scrape, "m").unwrap());
+        let hop = g.edge("a", "c").and_then(|e| e.hop_ms);
         assert!(hop.is_some_and(|ms| (ms - 2.0).abs() < 1e-9), "{hop:?}");
     }
 
@@ -227,21 +219,12 @@ mod tests {
         // a saw 3 ms per call of c over the gateway; c served a's calls in
         // 1 ms each: merging removes 2. a → d: d's side is missing.
         let mut g = graph();
-        let scrape = "http_requests_total{function=\"c\",caller=\"a\"} 10\n\
-             http_requests_total{function=\"d\",caller=\"a\"} 10\n\
-             http_request_duration_seconds_sum{function=\"c\",caller=\"a\"} 0.01\n\
-             http_request_duration_seconds_count{function=\"c\",caller=\"a\"} 10\n\
-             fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"c\",transport=\"gateway\"} 0.03\n\
-             fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"gateway\"} 10\n\
+        let scrape = a_calls_c("c")
+            + "http_requests_total{function=\"d\",caller=\"a\"} 10\n\
              fmerge_invoke_duration_seconds_sum{caller=\"a\",callee=\"d\",transport=\"gateway\"} 0.05\n\
              fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"d\",transport=\"gateway\"} 10\n";
-        let notes = g.weigh(&traffic::parse_prometheus(scrape, "m").unwrap());
-        let hop = |to: &str| {
-            g.edges
-                .iter()
-                .find(|e| e.from == "a" && e.to.as_deref() == Some(to))
-                .and_then(|e| e.hop_ms)
-        };
+        let notes = g.weigh(&traffic::parse_prometheus(&scrape, "m").unwrap());
+        let hop = |to: &str| g.edge("a", to).and_then(|e| e.hop_ms);
         assert!((hop("c").unwrap() - 2.0).abs() < 1e-9, "{:?}", hop("c"));
         assert_eq!(hop("d"), None, "not the caller's view alone");
         assert!(

@@ -76,6 +76,22 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, St
     )
 }
 
+/// `fmerge plan -f stack.yml ARGS` in `dir` (building into [`target_dir`]),
+/// which must succeed; returns its stdout and the groups of the plan.toml
+/// it wrote (into `--out` of ARGS, else `plan`).
+#[allow(dead_code)]
+pub fn plan_stack(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
+    let all = [&["plan", "-f", "stack.yml"], args].concat();
+    let (ok, stdout, stderr) = fmerge_command(dir, &all);
+    assert!(ok, "fmerge {all:?} failed:\n{stderr}");
+    let out = args
+        .iter()
+        .position(|a| *a == "--out")
+        .map_or("plan", |i| args[i + 1]);
+    let (_, groups) = fmerge::plan::PlanFile::load(&dir.join(out).join("plan.toml")).unwrap();
+    (stdout, groups)
+}
+
 /// `fmerge build ARGS` in `dir`, which must succeed; returns the binary (the
 /// last line of stdout, which must exist) and fmerge's stderr.
 #[allow(dead_code)]
@@ -143,15 +159,21 @@ pub fn cli_refuses(dir: &Path, args: &[&str], needles: &[&str]) {
     assert_says(&stderr, needles);
 }
 
+/// Writes `text` to `<dir>/<name>`; returns its path.
+#[allow(dead_code)]
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// functions/stack.yml with absolute handler folders, written into `dir`.
 #[allow(dead_code)]
 pub fn stack_in(dir: &Path) -> PathBuf {
     let functions = workspace_root().join("functions");
     let text = std::fs::read_to_string(functions.join("stack.yml")).unwrap();
     let text = text.replace("handler: ./", &format!("handler: {}/", functions.display()));
-    let path = dir.join("stack.yml");
-    std::fs::write(&path, text).unwrap();
-    path
+    write_file(dir, "stack.yml", &text)
 }
 
 /// A stack.yml in `dir` naming `functions`, each in its folder `./<name>`
@@ -164,9 +186,7 @@ pub fn stack_of(dir: &Path, functions: &[&str]) -> PathBuf {
             "  {f}:\n    lang: rust-fmerge\n    handler: ./{f}\n    image: x/{f}\n"
         ));
     }
-    let path = dir.join("stack.yml");
-    std::fs::write(&path, text).unwrap();
-    path
+    write_file(dir, "stack.yml", &text)
 }
 
 /// The unmerged functions `names`, each its own process (its binary from the

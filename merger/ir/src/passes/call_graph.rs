@@ -178,16 +178,27 @@ fn referrers(
 /// The users of a value (a user of it in two operands twice: the graph
 /// keeps each reference once).
 fn users(value: ir::Value) -> Vec<ir::Value> {
-    let mut out = Vec::new();
     // SAFETY: walks the use list of a live value.
     unsafe {
-        let mut u = LLVMGetFirstUse(value);
-        while !u.is_null() {
-            out.push(LLVMGetUser(u));
-            u = LLVMGetNextUse(u);
-        }
+        members(LLVMGetFirstUse(value), LLVMGetNextUse)
+            .map(|u| LLVMGetUser(u))
+            .collect()
     }
-    out
+}
+
+/// The members of one of LLVM's lists (a value's uses, a function's
+/// blocks, a block's instructions) from `first`, each next one by `next`.
+///
+/// # Safety
+/// `first` is null or a member of a list that stays alive and unchanged
+/// while the walk lasts.
+unsafe fn members<P>(
+    first: *mut P,
+    next: unsafe extern "C" fn(*mut P) -> *mut P,
+) -> impl Iterator<Item = *mut P> {
+    let live = |p: *mut P| (!p.is_null()).then_some(p);
+    // SAFETY: the caller keeps the list alive; each `p` is a member of it.
+    std::iter::successors(live(first), move |&p| live(unsafe { next(p) }))
 }
 
 /// A hash map with a multiplicative hash: std's SipHash resists crafted

@@ -3,20 +3,22 @@
 
 use super::*;
 
-/// The rounds of one crate of one file, with the macros of `deps`.
-fn rounds_with(code: &str, deps: &[&str]) -> Vec<Vec<String>> {
+/// The rounds of one crate of one file, with the macros of `deps`, as one
+/// line: a round's calls `, `-separated, the rounds `|`-separated.
+fn rounds_with(code: &str, deps: &[&str]) -> String {
     let deps: Vec<Vec<Tree>> = deps.iter().map(|d| parse(d).unwrap()).collect();
-    scan(&[parse(code).unwrap()], &deps)
+    let rounds: Vec<String> = scan(&[parse(code).unwrap()], &deps)
         .into_iter()
         .map(|r| {
             let mut all = r.calls;
             all.extend(r.looped.into_iter().map(|c| format!("{c} (looped)")));
-            all
+            all.join(", ")
         })
-        .collect()
+        .collect();
+    rounds.join(" | ")
 }
 
-fn rounds(code: &str) -> Vec<Vec<String>> {
+fn rounds(code: &str) -> String {
     rounds_with(code, &[])
 }
 
@@ -27,7 +29,7 @@ fn join_runs_its_calls_at_once() {
             let (a, b) = futures::join!(rt::invoke("a", x), rt::invoke("b", y));
             rt::invoke("c", z).await?;
         }"#;
-    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c"]]);
+    assert_eq!(rounds(code), "a, b | c");
 }
 
 #[test]
@@ -48,10 +50,7 @@ fn try_join_rounds_follow_each_other() {
         }"#;
     assert_eq!(
         rounds(code),
-        [
-            vec!["unique-id", "text-service"],
-            vec!["store-post", "write-home-timeline"]
-        ]
+        "unique-id, text-service | store-post, write-home-timeline"
     );
 }
 
@@ -64,7 +63,7 @@ fn join_all_runs_every_call_it_is_given_at_once() {
             ).await?;
             invoke("store", vec![]).await?;
         }"#;
-    assert_eq!(rounds(code), [vec!["read-post"], vec!["store"]]);
+    assert_eq!(rounds(code), "read-post | store");
 }
 
 #[test]
@@ -78,11 +77,7 @@ fn awaited_calls_follow_each_other_in_source_order() {
         }"#;
     assert_eq!(
         rounds(code),
-        [
-            vec!["get-user-id"],
-            vec!["get-user-id"],
-            vec!["social-graph-follow"]
-        ]
+        "get-user-id | get-user-id | social-graph-follow"
     );
 }
 
@@ -96,14 +91,7 @@ fn a_call_awaited_in_a_loop_is_looped() {
             while let Some(x) = next() { invoke("c", x).await; }
             invoke("d", y).await;
         }"#;
-    assert_eq!(
-        rounds(code),
-        [
-            vec!["a (looped)", "b (looped)"],
-            vec!["c (looped)"],
-            vec!["d"]
-        ]
-    );
+    assert_eq!(rounds(code), "a (looped), b (looped) | c (looped) | d");
 }
 
 #[test]
@@ -114,10 +102,7 @@ fn calls_repeated_in_a_closure_or_a_while_condition_are_looped() {
             while let Some(x) = invoke("b", y).await.ok() { }
             let posts = try_join_all(ids.iter().map(|id| invoke("c", id))).await;
         }"#;
-    assert_eq!(
-        rounds(code),
-        [vec!["a (looped)"], vec!["b (looped)"], vec!["c"]]
-    );
+    assert_eq!(rounds(code), "a (looped) | b (looped) | c");
 }
 
 #[test]
@@ -131,7 +116,7 @@ fn a_site_whose_name_is_not_readable_is_not_placed() {
             invoke(name, a).await?;
             invoke(BACK, b).await?;
         }"#;
-    assert_eq!(rounds(code), [vec!["back"]]);
+    assert_eq!(rounds(code), "back");
     let sites = BTreeMap::from([("back", 1), ("front", 1)]);
     let kept = reconcile(scan(&[parse(code).unwrap()], &[]), &sites);
     assert_eq!(kept.len(), 1);
@@ -176,10 +161,7 @@ fn a_macro_of_another_crate_is_read_where_it_expands() {
         fmerge_runtime::function!(handle);"#;
     assert_eq!(
         rounds_with(code, &[store]),
-        [
-            vec!["get-user-id", "get-user-id"],
-            vec!["social-graph-follow"]
-        ]
+        "get-user-id, get-user-id | social-graph-follow"
     );
 }
 
@@ -192,7 +174,7 @@ fn spawned_tasks_run_at_once_until_something_else_runs() {
             let (a, b) = (a.await?, b.await?);
             invoke("c", z).await?;
         }"#;
-    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c"]]);
+    assert_eq!(rounds(code), "a, b | c");
 }
 
 #[test]
@@ -206,7 +188,7 @@ fn branches_of_if_and_match_are_alternatives() {
                 _ => {}
             }
         }"#;
-    assert_eq!(rounds(code), [vec!["a", "b"], vec!["c", "d"], vec!["e"]]);
+    assert_eq!(rounds(code), "a, b | c, d | e");
 }
 
 #[test]
@@ -219,10 +201,7 @@ fn a_helper_of_the_crate_brings_its_rounds_where_it_is_called() {
         }
         #[cfg(test)]
         mod tests { fn t() { invoke("test-only", vec![]); } }"#;
-    assert_eq!(
-        rounds(code),
-        [vec!["get-user-id", "get-user-id"], vec!["follow"]]
-    );
+    assert_eq!(rounds(code), "get-user-id, get-user-id | follow");
 }
 
 #[test]
@@ -231,7 +210,7 @@ fn comments_strings_and_unbalanced_code() {
         // invoke("commented", x)
         /* invoke("block", /* nested */ y) */
         async fn handle() { let s = r#"invoke("raw", z)"#; let c = '('; invoke("real", s).await; }"####;
-    assert_eq!(rounds(code), [vec!["real"]]);
+    assert_eq!(rounds(code), "real");
     assert!(parse("fn f() { (").is_err());
     assert!(parse("fn f() }").is_err());
 }

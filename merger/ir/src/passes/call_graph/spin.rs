@@ -14,6 +14,7 @@
 //! `std::hint::spin_loop` alone: lock-free code inlined from libraries
 //! retries so, a bounded number of times.
 
+use super::members;
 use crate::ir;
 use inkwell::llvm_sys::core::*;
 use std::collections::HashMap;
@@ -87,19 +88,27 @@ pub fn find(f: ir::Value) -> Option<Spin> {
 fn acts(block: ir::Value) -> bool {
     // SAFETY: reads the instructions of a live block.
     unsafe {
-        let mut i = LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block));
-        while !i.is_null() {
-            if !LLVMIsAStoreInst(i).is_null()
+        instructions(block).any(|i| {
+            !LLVMIsAStoreInst(i).is_null()
                 || ir::is_call(i)
                 || !LLVMIsAAtomicRMWInst(i).is_null()
                 || !LLVMIsAAtomicCmpXchgInst(i).is_null()
-            {
-                return true;
-            }
-            i = LLVMGetNextInstruction(i);
-        }
+        })
     }
-    false
+}
+
+/// The instructions of `block`.
+///
+/// # Safety
+/// `block` is a live block, unchanged while the walk lasts.
+unsafe fn instructions(block: ir::Value) -> impl Iterator<Item = ir::Value> {
+    // SAFETY: the caller's.
+    unsafe {
+        members(
+            LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block)),
+            LLVMGetNextInstruction,
+        )
+    }
 }
 
 /// What a loop's calls say: it reads the clock, and calls nothing else
@@ -108,19 +117,15 @@ fn acts(block: ir::Value) -> bool {
 /// ready at once turns back into the loop) or wait in the callee, which the
 /// walk judges on its own.
 fn on_clock(blocks: &[ir::Value]) -> bool {
-    let mut called: Vec<Option<String>> = Vec::new();
-    for &block in blocks {
-        // SAFETY: walks the instructions of a live block.
-        unsafe {
-            let mut i = LLVMGetFirstInstruction(LLVMValueAsBasicBlock(block));
-            while !i.is_null() {
-                if ir::is_call(i) {
-                    called.push(ir::callee_name(i));
-                }
-                i = LLVMGetNextInstruction(i);
-            }
-        }
-    }
+    // SAFETY: walks the instructions of live blocks.
+    let called: Vec<Option<String>> = unsafe {
+        blocks
+            .iter()
+            .flat_map(|&block| instructions(block))
+            .filter(|&i| ir::is_call(i))
+            .map(ir::callee_name)
+            .collect()
+    };
     // Most loops read no clock: known before demangling anything.
     let clocked = |n: &str| {
         ["now", "elapsed", "clock_gettime"]
@@ -161,16 +166,12 @@ fn pure(path: &str) -> bool {
 }
 
 fn blocks(f: ir::Value) -> Vec<ir::Value> {
-    let mut out = Vec::new();
     // SAFETY: walks the blocks of a live function.
     unsafe {
-        let mut b = LLVMGetFirstBasicBlock(f);
-        while !b.is_null() {
-            out.push(LLVMBasicBlockAsValue(b));
-            b = LLVMGetNextBasicBlock(b);
-        }
+        members(LLVMGetFirstBasicBlock(f), LLVMGetNextBasicBlock)
+            .map(|b| LLVMBasicBlockAsValue(b))
+            .collect()
     }
-    out
 }
 
 fn successors(block: ir::Value) -> Vec<ir::Value> {
