@@ -129,7 +129,7 @@ def parser(bench):
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
                          "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
                          "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
-                         "workloads, and the cold build of every group at once against one by one (about 45 min). loop: only the "
+                         "workloads, --app-rounds rounds, and the cold build of every group at once against one by one (about an hour). loop: only the "
                          "loop a user lives in, for --baseline and for HEAD, each on a fresh clone: the README's first "
                          "command, the merge step, the re-merge after a one-line edit, and the application's plan built "
                          "cold (about 40 min)")
