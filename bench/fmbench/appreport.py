@@ -44,6 +44,10 @@ def render_app(L, R):
     lo = A["load"]
     L.append("## The whole application (`bench/run --only app`)")
     L.append("")
+    if "rounds" not in lo:
+        L.append(f"These results predate rounds: render them with the bench of their revision ({R.get('src_rev', '?')}).")
+        L.append("")
+        return
     L.append(f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`) on the pinned testbed "
              "(client, ingress nginx and Redis on one half of the CPUs; the function tier, of-watchdog when present and "
              "the internal nginx that carries every call between functions on the other). Data: the seeder's "

@@ -203,6 +203,13 @@ class Verdicts(unittest.TestCase):
         for d in APP_DEPLOYMENTS[:1]:
             self.assertIn(f"| {d} |", text.replace("| 100 | unmerged |", "| unmerged |"))
 
+    def test_results_from_before_rounds_say_which_bench_renders_them(self):
+        res = results([mix_run(100, 4.0)], [mix_run(100, 1.0)])
+        del res["rounds"]
+        L = []
+        render_app(L, {"src_rev": "abc123", "app": {"load": res, "builds": {"functions": []}, "timings": {}}})
+        self.assertIn("predate rounds: render them with the bench of their revision (abc123)", "\n".join(L))
+
 
 if __name__ == "__main__":
     unittest.main()
