@@ -132,7 +132,9 @@ def render_workload(L, lo, workload):
     L.append("Highest sustained total rate over rounds (each round's in brackets after): " + "; ".join(
         f"{d} {iv(interval([x['max_sustained'] for x in rounds(lo, d, workload)]), 0, '/s')} ("
         + ", ".join(f"{x['max_sustained'] or 'none'}" + ("+" if x["lower_bound"] else "") for x in rounds(lo, d, workload))
-        + ")" for d in APP_DEPLOYMENTS if rounds(lo, d, workload)) + " (+: the top rate tried, so at least that).")
+        + ")" for d in APP_DEPLOYMENTS if rounds(lo, d, workload)) + (
+        " (+: the top rate tried, so at least that)" if any(x["lower_bound"] for d in APP_DEPLOYMENTS
+                                                            for x in rounds(lo, d, workload)) else "") + ".")
     L.append("")
 
 
@@ -284,7 +286,8 @@ def render_projection(L, lo):
     for r in rows:
         name = r["deployment"] + (f" (as {r['measured_as']})" if r["measured_as"] != r["deployment"] else "")
         per = ", ".join(f(x, 2) for x in r["per_round"]["ratio"])
-        hops = ", ".join(f"{k + 1}←{'none' if j is None else j + 1}" for k, j in enumerate(r["hop_rounds"]))
+        hops = ", ".join(f"{k + 1}←{'none' if j is None else j + 1}" for k, j in enumerate(r["hop_rounds"])) \
+            if r["modelled"] else "—"
         verdict = "not modelled" if not r["modelled"] else "within" if r["within"] else "**miss**"
         L.append(f"| {name} | {r['workload']} | {r['rate']}{'*' if r['all_sustain'] else ''} | {r['entry']} | "
                  f"{iv(r['unmerged_p50_ms'], 2)} | {iv(r['p50_ms'], 2)} | {iv(r['measured_gain_ms'], 2)} | "
