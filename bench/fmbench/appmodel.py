@@ -138,7 +138,7 @@ def resources(builds, load, workload="mixed"):
     and plan.json's own reservation for it."""
     kinds = measured_as(load)
     rate = common_rate(load, workload, list(load["deployments"]))
-    declared = declared_entries(APP_STACK)
+    declared = declared_entries(builds.get("stack", APP_STACK))
     out = {"workload": workload, "rate": rate, "declared_entries": declared, "deployments": {}}
     base = None
     for kind, doc in builds.get("plan_docs", {}).items():
