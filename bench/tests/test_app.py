@@ -4,6 +4,7 @@ the merged callees' settings, the workload split, the bisection, the
 verdicts against unmerged and the report they make."""
 
 import tempfile
+import types
 import unittest
 from pathlib import Path
 
@@ -209,6 +210,48 @@ class Verdicts(unittest.TestCase):
         L = []
         render_app(L, {"src_rev": "abc123", "app": {"load": res, "builds": {"functions": []}, "timings": {}}})
         self.assertIn("predate rounds: render them with the bench of their revision (abc123)", "\n".join(L))
+
+
+class RoundsLoop(unittest.TestCase):
+    """app_load's loop, with the testbed played by stand-ins: each round
+    starts every deployment afresh, in turn, and keeps its runs per round."""
+
+    def test_every_deployment_runs_once_per_round_and_the_same_groups_once(self):
+        from unittest import mock
+
+        import fmbench.app as app
+
+        started = []
+
+        class FakeApp:
+            def __init__(self, ctx, args, builds, kind, watchdog=None, rnd=0):
+                self.kind, self.routes = kind, builds["stacks"][kind]
+                started.append((rnd, kind))
+
+            def restore(self, snap):
+                pass
+
+            def mix(self, *a):
+                return {}
+
+        def runs(a, oha, workload, snap, requests, args, rnd=0):
+            return one_round([mix_run(100, 1.0 + rnd)])
+
+        same = [{"members": ["compose-post", "x"]}]
+        builds = {"planner": same, "whole": same, "stacks": {k: [{"name": "f"}] for k in ("unmerged", "planner", "whole")}}
+        args = types.SimpleNamespace(app_deployments=["unmerged", "planner", "whole"], app_workloads=["mixed"], app_rounds=2,
+                                     duration=1, connections=1)
+        ctx = types.SimpleNamespace(out=Path("/nonexistent"), procs=types.SimpleNamespace(stop_all=lambda: None))
+        with mock.patch.object(app, "App", FakeApp), mock.patch.object(app, "seed_once", return_value=({}, {})), \
+                mock.patch.object(app, "check", return_value=({e: b"r" for e in APP_ENTRIES}, {e: 0.0 for e in APP_ENTRIES})), \
+                mock.patch.object(app, "workload_runs", runs):
+            res = app.app_load(ctx, args, builds, None, None)
+        self.assertEqual(started, [(0, "unmerged"), (0, "planner"), (1, "unmerged"), (1, "planner")])
+        self.assertEqual(res["rounds"], 2)
+        self.assertEqual([r["runs"][0]["entries"]["compose-post"]["p50_ms"] for r in res["deployments"]["planner"]["mixed"]["rounds"]],
+                         [1.0, 2.0])
+        self.assertEqual(res["deployments"]["planner"]["same_as"], ["whole"])
+        self.assertNotIn("whole", res["deployments"])
 
 
 if __name__ == "__main__":
