@@ -17,6 +17,7 @@ import subprocess
 
 from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
 from .apptier import RssSampler, scrape
+from .appstats import interval, rounds, steady_rates, sustained_at, throughput
 from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
 from .processes import Redis, free_port, http, pinned, wait_health, wait_port
 from .testbed import cpu_split, nginx_conf
@@ -25,15 +26,13 @@ from .testbed import cpu_split, nginx_conf
 OUTSIDE = ("oha (client)", "redis", "nginx-ingress")
 
 
-def deployment_processes(kind, functions, groups):
-    """What serves each route: {route: ("function", name) | ("merged", group)},
-    the caller's route going to its group's binary; the functions no route
-    names (a merged caller) are not started."""
-    routes = {f: ("function", f) for f in functions}
-    if kind in ("planner", "bounded", "whole"):
-        for g in groups:
-            routes[g["members"][0]] = ("merged", g)
-    return routes
+def deployment_processes(stack, groups):
+    """What serves each route of a deployment's stack (appstack): {route:
+    ("function", name) | ("merged", group)}, a merged pod's route (its
+    caller's) going to its group's binary. A function with no entry (a
+    merged caller, a callee the plan drops) is not started."""
+    of_caller = {g["members"][0]: g for g in groups}
+    return {e["name"]: ("merged", of_caller[e["name"]]) if "group" in e else ("function", e["name"]) for e in stack}
 
 
 def merged_env(group, values):
@@ -70,11 +69,11 @@ def next_rates(tried):
 class App:
     """One deployment of the application on the pinned testbed."""
 
-    def __init__(self, ctx, args, builds, kind, watchdog=None):
+    def __init__(self, ctx, args, builds, kind, watchdog=None, rnd=0):
         self.ctx, self.args, self.kind = ctx, args, kind
         self.taken = set()
         self.outside, self.tier = cpu_split()
-        run = ctx.run_dir / "app" / kind
+        run = ctx.run_dir / "app" / f"{kind}-round{rnd}"
         run.mkdir(parents=True)
         self.logs = run / "logs"
         # The function tier's processes ({name: pid}, for their RSS) and each
@@ -90,7 +89,7 @@ class App:
         self.redis = Redis(self.redis_port)
         redis_url = f"redis://127.0.0.1:{self.redis_port}"
         groups = builds.get(kind, []) if kind in ("planner", "bounded", "whole") else []
-        self.routes = deployment_processes(kind, builds["functions"], groups)
+        self.routes = deployment_processes(builds["stacks"][kind], groups)
         self.ports = {r: self.port() for r in self.routes}
         internal_port, ingress_port = self.port(), self.port()
         self.gateway = f"http://127.0.0.1:{internal_port}"
@@ -273,59 +272,77 @@ def summary(r):
         (f"; function tier {tier:.0f} µs/request" if tier else "") + f"; others' CPU {r['cpu_others_pct']:.0f}%"
 
 
-def workload_runs(app, oha, workload, snap, requests, args):
-    """The ladder until a rate is not sustained, then args.refine bisection
-    steps. Returns the runs in order and the highest sustained rate."""
+def workload_runs(app, oha, workload, snap, requests, args, rnd=0):
+    """One round: the ladder until a rate is not sustained, then args.refine
+    bisection steps. Returns the runs in order and the highest sustained rate."""
     runs, tried = [], {}
     for rate in args.app_rates.get(workload, APP_LADDER):
-        r = run_quietly(app, oha, workload, rate, snap, requests, args, f"{app.kind}-{workload}-{rate}")
+        r = run_quietly(app, oha, workload, rate, snap, requests, args, f"{app.kind}-r{rnd}-{workload}-{rate}")
         runs.append(r)
         tried[rate] = r["sustained"]
-        log(f"app {app.kind} {workload} @ {rate}/s: {'sustained' if r['sustained'] else 'NOT sustained'}: {summary(r)}")
+        log(f"app {app.kind} round {rnd + 1} {workload} @ {rate}/s: {'sustained' if r['sustained'] else 'NOT sustained'}: "
+            f"{summary(r)}")
         if not r["sustained"]:
             break
     for _ in range(args.refine):
         mid = next_rates(tried)
         if mid is None:
             break
-        r = run_quietly(app, oha, workload, mid, snap, requests, args, f"{app.kind}-{workload}-{mid}-refine")
+        r = run_quietly(app, oha, workload, mid, snap, requests, args, f"{app.kind}-r{rnd}-{workload}-{mid}-refine")
         r["refine"] = True
         runs.append(r)
         tried[mid] = r["sustained"]
-        log(f"app {app.kind} {workload} @ {mid}/s (refining): {'sustained' if r['sustained'] else 'NOT sustained'}")
+        log(f"app {app.kind} round {rnd + 1} {workload} @ {mid}/s (refining): "
+            f"{'sustained' if r['sustained'] else 'NOT sustained'}")
     best = max([x for x, s in tried.items() if s], default=None)
     return {"runs": runs, "max_sustained": best, "lower_bound": best is not None and best == max(tried)}
 
 
-def app_load(ctx, args, builds, oha, watchdog):
-    """Every deployment, every workload. Returns the results."""
-    res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections}
-    snap = requests = expected = None
+def measured_kinds(args, builds):
+    """The deployments started, in order, and {deployment: the one measured
+    for it} for those with the planner's very groups (measured once)."""
+    kinds, same = [], {}
     for kind in args.app_deployments:
-        same = same_groups(builds, kind, "planner") if kind != "planner" and "planner" in args.app_deployments else False
-        if same:
+        if kind != "planner" and "planner" in args.app_deployments and same_groups(builds, kind, "planner"):
             log(f"app {kind}: the same groups as the planner's for {', '.join(APP_ENTRIES)}: measured once, as planner")
-            res["deployments"]["planner"]["same_as"] = res["deployments"]["planner"].get("same_as", []) + [kind]
-            continue
-        app = App(ctx, args, builds, kind, watchdog)
-        if snap is None:
-            snap, requests = seed_once(app, ctx.out / "bin" / "seed")
-            res["requests"] = requests
-            res["redis_keys"] = len(snap)
+            same[kind] = "planner"
         else:
+            kinds.append(kind)
+    return kinds, same
+
+
+def app_load(ctx, args, builds, oha, watchdog):
+    """args.app_rounds rounds, each starting every deployment in turn (a
+    fresh start) and running every workload's ladder on it. Returns the
+    results: per deployment and workload, one entry per round."""
+    res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections,
+           "rounds": args.app_rounds}
+    snap = requests = expected = None
+    kinds, same = measured_kinds(args, builds)
+    for rnd in range(args.app_rounds):
+        for kind in kinds:
+            app = App(ctx, args, builds, kind, watchdog, rnd)
+            if snap is None:
+                snap, requests = seed_once(app, ctx.out / "bin" / "seed")
+                res["requests"] = requests
+                res["redis_keys"] = len(snap)
+            else:
+                app.restore(snap)
+            replies, calls = check(app, snap, requests, expected)
+            if expected is None:
+                expected = replies
+                res["replies"] = {e: r.decode() for e, r in replies.items()}
+            d = res["deployments"].setdefault(kind, {
+                "gateway_calls_per_request": calls, "processes": len(app.routes) * (2 if kind == "watchdog" else 1),
+                **{w: {"rounds": []} for w in args.app_workloads}})
+            # Warm every connection pool and Redis client first.
             app.restore(snap)
-        replies, calls = check(app, snap, requests, expected)
-        if expected is None:
-            expected = replies
-            res["replies"] = {e: r.decode() for e, r in replies.items()}
-        d = {"gateway_calls_per_request": calls, "processes": len(app.routes) * (2 if kind == "watchdog" else 1)}
-        # Warm every connection pool and Redis client first.
-        app.restore(snap)
-        app.mix(oha, "mixed", APP_LADDER[0], requests, 2, 16, f"{kind}-warmup")
-        for workload in args.app_workloads:
-            d[workload] = workload_runs(app, oha, workload, snap, requests, args)
-        res["deployments"][kind] = d
-        ctx.procs.stop_all()
+            app.mix(oha, "mixed", APP_LADDER[0], requests, 2, 16, f"{kind}-r{rnd}-warmup")
+            for workload in args.app_workloads:
+                d[workload]["rounds"].append(workload_runs(app, oha, workload, snap, requests, args, rnd))
+            ctx.procs.stop_all()
+    for kind, as_ in same.items():
+        res["deployments"][as_]["same_as"] = res["deployments"][as_].get("same_as", []) + [kind]
     res["verdicts"] = verdicts(res)
     return res
 
@@ -338,37 +355,50 @@ def same_groups(builds, a, b):
     return bool(of(a)) and of(a) == of(b)
 
 
-def common_rows(res, workload, a, b):
-    """(rate, run of a, run of b) for every ladder rate both sustained."""
-    da, db = res["deployments"].get(a), res["deployments"].get(b)
-    if not da or not db or workload not in da or workload not in db:
+def common_rows(res, workload, a, b, rnd=0, only=None):
+    """(rate, run of a, run of b) for every rate both sustained in round
+    rnd (of those in `only`, if given)."""
+    ra, rb = rounds(res, a, workload), rounds(res, b, workload)
+    if rnd >= len(ra) or rnd >= len(rb):
         return []
-    ra = {r["rate"]: r for r in da[workload]["runs"] if r["sustained"]}
-    rb = {r["rate"]: r for r in db[workload]["runs"] if r["sustained"]}
-    return [(rate, ra[rate], rb[rate]) for rate in sorted(set(ra) & set(rb))]
+    sa, sb = sustained_at(ra[rnd]), sustained_at(rb[rnd])
+    both = set(sa) & set(sb) & (set(only) if only is not None else set(sa))
+    return [(rate, sa[rate], sb[rate]) for rate in sorted(both)]
 
 
 def verdicts(res):
-    """Each deployment against unmerged, per workload: the highest sustained
-    rate's ratio, p50 and p99 ratios per entry point at rates both sustained
-    (the worst), and function-tier CPU per request (median ratio)."""
+    """Each deployment against unmerged, per workload, over the rounds: the
+    highest sustained rate's ratio (paired round by round), and per round
+    the worst p50 and p99 ratios per entry point and the median
+    function-tier CPU ratio at the rates both sustained in every round; each
+    as its mean and interval over rounds (appstats.interval)."""
     out = {}
     for workload in APP_WORKLOADS:
         for kind in APP_DEPLOYMENTS:
-            if kind == "unmerged" or kind not in res["deployments"] or workload not in res["deployments"][kind]:
+            if kind == "unmerged" or not rounds(res, kind, workload):
                 continue
-            rows = common_rows(res, workload, kind, "unmerged")
-            p50 = [ratio(r[1]["entries"][e]["p50_ms"], r[2]["entries"][e]["p50_ms"]) for r in rows for e in r[1]["entries"]]
-            p99 = [ratio(r[1]["entries"][e]["p99_ms"], r[2]["entries"][e]["p99_ms"]) for r in rows for e in r[1]["entries"]]
-            cpu = sorted(ratio(r[2]["function_tier_cpu_us"], r[1]["function_tier_cpu_us"]) for r in rows
-                         if r[1]["function_tier_cpu_us"] and r[2]["function_tier_cpu_us"])
-            mine = res["deployments"][kind][workload]["max_sustained"]
-            base = res["deployments"]["unmerged"][workload]["max_sustained"]
+            steady = steady_rates(res, workload, [kind, "unmerged"])
+            p50, p99, cpu = [], [], []
+            for rnd in range(len(rounds(res, kind, workload))):
+                rows = common_rows(res, workload, kind, "unmerged", rnd, steady)
+                p50.append(worst(ratio(r[1]["entries"][e]["p50_ms"], r[2]["entries"][e]["p50_ms"])
+                                 for r in rows for e in r[1]["entries"]))
+                p99.append(worst(ratio(r[1]["entries"][e]["p99_ms"], r[2]["entries"][e]["p99_ms"])
+                                 for r in rows for e in r[1]["entries"]))
+                c = sorted(ratio(r[2]["function_tier_cpu_us"], r[1]["function_tier_cpu_us"]) for r in rows
+                           if r[1]["function_tier_cpu_us"] and r[2]["function_tier_cpu_us"])
+                cpu.append(c[len(c) // 2] if c else None)
+            t = throughput(res, kind, workload)
             out[f"{workload}/{kind}"] = {
-                "throughput_ratio": ratio(mine, base),
-                "p50_ratio_worst": max([x for x in p50 if x is not None], default=None),
-                "p99_ratio_worst": max([x for x in p99 if x is not None], default=None),
-                "rates_compared": [r[0] for r in rows],
-                "tier_cpu_unmerged_over_this": cpu[len(cpu) // 2] if cpu else None,
+                "throughput_ratio": t["ratio"],
+                "p50_ratio_worst": interval(p50),
+                "p99_ratio_worst": interval(p99),
+                "rates_compared": steady,
+                "tier_cpu_unmerged_over_this": interval(cpu),
             }
     return out
+
+
+def worst(ratios):
+    """The highest of the ratios that are not None (None without one)."""
+    return max([x for x in ratios if x is not None], default=None)

@@ -171,7 +171,7 @@ def app_builds(ctx, args, fmerge):
     graph = json.loads(calls.read_text())
     log("application: fmerge plan (default constraints)")
     plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan")
-    builds = {"functions": names, "graph": graph, "plan_groups": plan_groups, "plan_report": report,
+    builds = {"functions": names, "stack": str(stack), "graph": graph, "plan_groups": plan_groups, "plan_report": report,
               "plan_files": {"planner": str(plan_file)}}
     if args.app_cold:
         timings["cold"], planner = cold_builds(ctx, fmerge, plan_file, plan_groups)

@@ -1,21 +1,18 @@
 """The planner's own figures beside what the application bench measured:
-per entry point, the p50 gain `fmerge plan` projects for the groups a
-deployment runs (under the traffic and hop costs scraped from the unmerged
-deployment's runtimes) against the p50 gain measured; and per deployment, the
-memory and cpu it reserves as `fmerge build` writes the merged stack, beside
-what plan.json says, and the RSS it used under load."""
+per deployment, entry point and rate every round sustained, the p50 gain
+`fmerge plan` projects for the groups it runs, priced with the hop costs
+scraped in another round's unmerged run (out of sample), against the p50
+gain measured in each round; and per deployment, the stack it runs (pods,
+requests, limits; appstack) beside plan.json's reservation, and the RSS it
+used under load over the rounds."""
 
 import json
 import subprocess
 from pathlib import Path
 
-from .app import common_rows
-from .appreport import profile_rate
-from .config import APP_WORKLOADS, TARGETS, child_env, die, log
-
-# plan.json's `reserved` figures, and the calls.json key each sums.
-RESERVED = (("memory limits", "memory_bytes"), ("cpu limits", "cpu"), ("memory requests", "requests_memory_bytes"),
-            ("cpu requests", "requests_cpu"))
+from .appstack import declared_entries, deployment_stack, missing_entries, planned_deployment, totals
+from .appstats import common_rate, hop_source, interval, p50_gains, rounds, runs_at, steady_rates, sustained_at
+from .config import APP_STACK, APP_WORKLOADS, TARGETS, child_env, die, log
 
 
 def evaluate(ctx, fmerge, calls, plan_file, out, scrapes=()):
@@ -46,45 +43,86 @@ def agreement(projected, measured, tolerance=TARGETS["app_projection_tolerance"]
     return r, abs(r - 1) <= tolerance
 
 
-def projections(ctx, fmerge, builds, load):
-    """Per merged deployment, workload, rate both it and unmerged sustained,
-    and entry point: the projected p50 gain (with the hop costs of the
-    unmerged run at that rate) beside the measured one."""
+def deployment_stacks(ctx, fmerge, builds, kinds):
+    """The stack each deployment runs (appstack.deployment_stack), with what
+    plan.json says of its own deployment where it says it; sets
+    builds["stacks"] and builds["plan_docs"] (plan.json without traffic)."""
     calls = ctx.out / "app" / "callgraph" / "calls.json"
-    rows = []
-    for kind, plan_file in builds["plan_files"].items():
-        for workload in APP_WORKLOADS:
-            for rate, mine, base in common_rows(load, workload, kind, "unmerged"):
-                if not base.get("metrics"):
-                    continue
-                out = ctx.out / "app" / "projection" / f"{kind}-{workload}-{rate}"
-                gains = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out, base["metrics"]))
-                for e, x in mine["entries"].items():
-                    measured = base["entries"][e]["p50_ms"] - x["p50_ms"] if x["p50_ms"] is not None and \
-                        base["entries"][e]["p50_ms"] is not None else None
-                    projected, most = gains.get(e, (None, None))
-                    r, within = agreement(projected, measured)
-                    rows.append({"deployment": kind, "workload": workload, "rate": rate, "entry": e,
-                                 "unmerged_p50_ms": base["entries"][e]["p50_ms"], "p50_ms": x["p50_ms"],
-                                 "measured_gain_ms": measured, "projected_gain_ms": projected,
-                                 "projected_gain_max_ms": most, "ratio": r, "within": within})
-    log(f"app: projected against measured p50 gains: {sum(r['within'] for r in rows)} of {len(rows)} within "
-        f"±{100 * TARGETS['app_projection_tolerance']:.0f}%")
+    functions = builds["graph"]["functions"]
+    builds["stacks"], builds["plan_docs"] = {}, {}
+    for kind in kinds:
+        groups, planned = [], None
+        if kind in builds["plan_files"]:
+            doc = evaluate(ctx, fmerge, calls, builds["plan_files"][kind], ctx.out / "app" / "reserved" / kind)
+            builds["plan_docs"][kind] = doc
+            groups, planned = builds.get(kind, []), planned_deployment(doc)
+        builds["stacks"][kind] = deployment_stack(functions, groups, planned)
+    return builds["stacks"]
+
+
+def measured_as(load):
+    """{deployment: the deployment whose runs stand for it}: each measured
+    one for itself, and those with the planner's very groups for it."""
+    out = {k: k for k in load["deployments"]}
+    for k, d in load["deployments"].items():
+        out.update({same: k for same in d.get("same_as", [])})
+    return out
+
+
+def projections(ctx, fmerge, builds, load):
+    """Per deployment other than unmerged, workload, rate it and unmerged
+    sustained in every round, and entry point: the p50 gain measured in each
+    round (unmerged's p50 − its own, same round) beside the gain `fmerge
+    plan --evaluate` projects for round k with the scrapes of unmerged's run
+    at that rate in round hop_source(k) ≠ k; their means and intervals, and
+    projected ÷ measured. A deployment without groups has 0 projected."""
+    calls = ctx.out / "app" / "callgraph" / "calls.json"
+    rows, cache = [], {}
+    every = list(load["deployments"])
+    for workload in APP_WORKLOADS:
+        base = rounds(load, "unmerged", workload)
+        n = len(base)
+        all_steady = set(steady_rates(load, workload, every))
+        for kind, source in measured_as(load).items():
+            if kind == "unmerged":
+                continue
+            plan_file = builds["plan_files"].get(kind)
+            for rate in steady_rates(load, workload, [source, "unmerged"]):
+                scraped = {j for j, r in enumerate(base) if sustained_at(r)[rate].get("metrics")}
+                hops = [hop_source(k, scraped, n) for k in range(n)]
+                gains = {}
+                for j in {j for j in hops if j is not None and plan_file}:
+                    key = (kind, workload, rate, j)
+                    if key not in cache:
+                        out = ctx.out / "app" / "projection" / f"{kind}-{workload}-{rate}-hops-round{j}"
+                        cache[key] = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out,
+                                                          sustained_at(base[j])[rate]["metrics"]))
+                    gains[j] = cache[key]
+                for e in APP_WORKLOADS[workload]:
+                    g = p50_gains(load, source, workload, rate, e)
+                    projected = [0.0 if not plan_file else None if j is None else gains[j].get(e, (None, None))[0]
+                                 for j in hops]
+                    most = [0.0 if not plan_file else None if j is None else gains[j].get(e, (None, None))[1]
+                            for j in hops]
+                    rows.append(projection_row(kind, source, workload, rate, e, g, projected, most, hops,
+                                               base_p50=[sustained_at(r)[rate]["entries"][e]["p50_ms"] for r in base],
+                                               modelled=bool(plan_file), all_sustain=rate in all_steady))
+    judged = [r for r in rows if r["modelled"]]
+    log(f"app: projected (out of sample) against measured p50 gains: {sum(r['within'] for r in judged)} of {len(judged)} "
+        f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%")
     return rows
 
 
-def reserved(functions, groups):
-    """What a deployment reserves as `fmerge build` writes the merged stack:
-    every function's own entry (callees stay deployed) and, per group, its
-    callees' figures added to its caller's entry. {what: bytes or cores}
-    for the figures every function sets."""
-    by = {f["name"]: f for f in functions}
-    out = {}
-    for what, key in RESERVED:
-        if any(f.get(key) is None for f in functions):
-            continue
-        out[what] = sum(f[key] for f in functions) + sum(by[m][key] for g in groups for m in g["members"][1:])
-    return out
+def projection_row(kind, source, workload, rate, entry, g, projected, most, hops, base_p50, modelled, all_sustain):
+    """One row of the projection table: the per-round figures and their intervals."""
+    measured, proj = interval(g["gain_ms"]), interval(projected)
+    r, within = agreement(proj and proj["mean"], measured and measured["mean"])
+    per_round = [agreement(p, m)[0] for p, m in zip(projected, g["gain_ms"])]
+    return {"deployment": kind, "measured_as": source, "workload": workload, "rate": rate, "entry": entry,
+            "hop_rounds": hops, "unmerged_p50_ms": interval(base_p50), "p50_ms": interval(g["p50_ms"]),
+            "measured_gain_ms": measured, "projected_gain_ms": proj, "projected_gain_max_ms": interval(most),
+            "per_round": {"measured_gain_ms": g["gain_ms"], "projected_gain_ms": projected, "ratio": per_round},
+            "ratio": r, "within": within if modelled else None, "modelled": modelled, "all_sustain": all_sustain}
 
 
 def planner_reserved(doc):
@@ -92,31 +130,34 @@ def planner_reserved(doc):
     return {r["what"]: r["total"] for r in doc["reserved"]}, {r["what"]: r["base"] for r in doc["reserved"]}
 
 
-def memory(ctx, fmerge, builds, load, workload="mixed"):
-    """Per deployment: the RSS of its function tier under load (at the
-    highest rate every deployment sustained), what it reserves, and what
-    the planner's plan.json says it reserves."""
-    rate, runs = profile_rate(load, workload) if any(workload in d for d in load["deployments"].values()) else (None, {})
-    calls = ctx.out / "app" / "callgraph" / "calls.json"
-    functions = builds["graph"]["functions"]
-    out = {"workload": workload, "rate": rate, "deployments": {}}
-    base_planner = None
-    for kind, plan_file in builds["plan_files"].items():
-        doc = evaluate(ctx, fmerge, calls, plan_file, ctx.out / "app" / "reserved" / kind)
-        totals, base_planner = planner_reserved(doc)
-        out["deployments"][kind] = {"planner_reserved": totals}
-    for kind, d in load["deployments"].items():
-        r = runs.get(kind) or {}
-        groups = builds.get(kind, []) if kind in builds["plan_files"] else []
-        row = out["deployments"].setdefault(kind, {"planner_reserved": base_planner})
-        row.update({"rss_mib_mean": r.get("rss_mib_mean"), "rss_mib_peak": r.get("rss_mib_peak"),
-                    "rss_samples": r.get("rss_samples"), "reserved": reserved(functions, groups)})
-        for same in d.get("same_as", []):
-            out["deployments"][same].update({k: v for k, v in row.items() if k != "planner_reserved"})
-            out["deployments"][same]["reserved"] = reserved(functions, builds.get(same, []))
-            out["deployments"][same]["measured_as"] = kind
-    out["deployments"] = {k: v for k, v in out["deployments"].items() if "reserved" in v}
-    base = out["deployments"].get("unmerged", {}).get("rss_mib_mean")
+def resources(builds, load, workload="mixed"):
+    """Per deployment: the stack it runs (pods, requests, limits, where a
+    merged pod's figures came from), whether it keeps every declared entry
+    point, its function tier's RSS over the rounds (each round's mean during
+    the run at the highest rate every deployment sustained in every round),
+    and plan.json's own reservation for it."""
+    kinds = measured_as(load)
+    rate = common_rate(load, workload, list(load["deployments"]))
+    declared = declared_entries(builds.get("stack", APP_STACK))
+    out = {"workload": workload, "rate": rate, "declared_entries": declared, "deployments": {}}
+    base = None
+    for kind, doc in builds.get("plan_docs", {}).items():
+        base = planner_reserved(doc)[1]
+    for kind, source in kinds.items():
+        stack = builds["stacks"].get(kind)
+        if stack is None:
+            continue
+        runs = runs_at(load, source, workload, rate) if rate is not None else []
+        doc = builds.get("plan_docs", {}).get(kind)
+        out["deployments"][kind] = {
+            **totals(stack), "stack": stack, "measured_as": source if source != kind else None,
+            "sources": sorted({e["source"] for e in stack if "group" in e}),
+            "missing_entries": missing_entries(stack, declared),
+            "rss_mib": interval([r.get("rss_mib_mean") if r else None for r in runs]),
+            "rss_mib_peak": max([r["rss_mib_peak"] for r in runs if r and r.get("rss_mib_peak")], default=None),
+            "planner_reserved": planner_reserved(doc)[0] if doc else base,
+            "planner_deployment": (doc or {}).get("deployment")}
+    unmerged = out["deployments"].get("unmerged", {}).get("rss_mib")
     for row in out["deployments"].values():
-        row["rss_change"] = row["rss_mib_mean"] / base - 1 if base and row.get("rss_mib_mean") else None
+        row["rss_change"] = row["rss_mib"]["mean"] / unmerged["mean"] - 1 if unmerged and row["rss_mib"] else None
     return out

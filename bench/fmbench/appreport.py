@@ -1,10 +1,15 @@
 """The application benchmark's part of results.md: the deployments, the
-builds (one `fmerge build --plan` against the groups one by one), the gateway
-hops each deployment makes per request, the latency per entry point at every
-fixed rate, the highest sustained rates, function-tier CPU, the verdicts
-against the targets, the planner's projected p50 gains beside the measured
-ones, and the memory each deployment uses and reserves."""
+checks against issue 42's goals, the builds (one `fmerge build --plan`
+against the groups one by one), the gateway hops each deployment makes per
+request, the latency per entry point at every fixed rate of every round, the
+highest sustained rates over rounds, function-tier CPU, the verdicts against
+unmerged, the planner's projected p50 gains (out of sample) beside the
+measured ones, and the pods, requests, limits and RSS of each deployment.
+A figure over rounds reads "mean [low, high]": its mean and its 95%
+Student's t interval over the rounds."""
 
+from .appstack import FROM_PLAN
+from .appstats import common_rate, interval, rounds, runs_at
 from .apptier import RSS_EVERY
 from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
 
@@ -23,6 +28,15 @@ def f(x, nd=1, unit=""):
     return "n/a" if x is None else f"{x:.{nd}f}{unit}"
 
 
+def iv(x, nd=1, unit=""):
+    """An interval over rounds as "mean [low, high]" (the mean alone from one round)."""
+    if x is None:
+        return "n/a"
+    if x["low"] is None:
+        return f(x["mean"], nd, unit)
+    return f"{f(x['mean'], nd, unit)} [{f(x['low'], nd)}, {f(x['high'], nd)}]"
+
+
 def render_app(L, R):
     A = R.get("app")
     if not A:
@@ -30,6 +44,10 @@ def render_app(L, R):
     lo = A["load"]
     L.append("## The whole application (`bench/run --only app`)")
     L.append("")
+    if "rounds" not in lo:
+        L.append(f"These results predate rounds: render them with the bench of their revision ({R.get('src_rev', '?')}).")
+        L.append("")
+        return
     L.append(f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`) on the pinned testbed "
              "(client, ingress nginx and Redis on one half of the CPUs; the function tier, of-watchdog when present and "
              "the internal nginx that carries every call between functions on the other). Data: the seeder's "
@@ -39,7 +57,9 @@ def render_app(L, R):
              f"{lo['connections_per_entry']} connections each; each entry point reads one user whose page is full (oha "
              "sends one body). \"sustained\": every entry point has ≥ 99.9% 200s, achieves ≥ "
              f"{100 * SUSTAIN_FRACTION:.0f}% of its rate and p99 ≤ {SLO_P99_MS:.0f} ms. Rates rise until one is not "
-             "sustained, then the highest sustained rate is bisected.")
+             "sustained, then the highest sustained rate is bisected. "
+             f"{lo.get('rounds', 1)} rounds: each round starts every deployment afresh, in turn, and climbs its ladder; "
+             "a figure over rounds reads \"mean [low, high]\", its mean and 95% Student's t interval over the rounds.")
     L.append("")
     for d in APP_DEPLOYMENTS:
         if d in lo["deployments"]:
@@ -54,34 +74,14 @@ def render_app(L, R):
                  "source with that one setting read from `metrics_port` (`bench/fmbench/appbuild.py`); the request path is "
                  "unchanged.")
     L.append("")
-    L.append("### Targets")
-    L.append("")
-    L.append("| target | goal | measured | |")
-    L.append("| --- | --- | --- | --- |")
-    v = lo["verdicts"].get("mixed/planner") or {}
-    for label, key, goal, better in (
-            ("mixed workload, highest sustained rate, planner groups ÷ unmerged", "throughput_ratio",
-             TARGETS["app_mixed_throughput_ratio"], "ge"),
-            ("mixed workload, p50 planner groups ÷ unmerged at equal rates (worst entry point and rate)", "p50_ratio_worst",
-             TARGETS["app_mixed_p50_ratio"], "le")):
-        x = v.get(key)
-        ok = None if x is None else (x >= goal if better == "ge" else x <= goal)
-        L.append(f"| {label} | {'≥' if better == 'ge' else '≤'} {goal:g} | {f(x, 2, '×')} | "
-                 f"{'n/a' if ok is None else 'met' if ok else '**missed**'} |")
-    rows = [r for r in lo.get("projection", []) if r["deployment"] == "planner"]
-    if rows:
-        met = sum(r["within"] for r in rows)
-        L.append(f"| p50 gain `fmerge plan` projects for the planner's groups ÷ the gain measured, per entry point and rate "
-                 f"both sustained | within ±{100 * TARGETS['app_projection_tolerance']:.0f}% | {met} of {len(rows)} within | "
-                 f"{'met' if met == len(rows) else '**missed**'} |")
-    L.append("")
+    render_checks(L, lo)
     render_hops(L, A)
     for workload in APP_WORKLOADS:
         if any(workload in d for d in lo["deployments"].values()):
             render_workload(L, lo, workload)
     render_verdicts(L, lo)
     render_projection(L, lo)
-    render_memory(L, lo)
+    render_resources(L, lo)
     render_build(L, A)
 
 
@@ -109,29 +109,32 @@ def render_workload(L, lo, workload):
     shares = ", ".join(f"{100 * w:.0f}% {e}" for e, w in APP_WORKLOADS[workload].items())
     L.append(f"### {workload} workload ({shares})")
     L.append("")
-    L.append("p50 / p99 in ms per entry point; function tier: CPU µs per request of everything on the function tier's "
-             "CPUs (functions, merged binaries, of-watchdog, the internal nginx); others' CPU: processes outside the bench.")
+    L.append("p50 / p99 in ms per entry point, every run of every round; function tier: CPU µs per request of everything "
+             "on the function tier's CPUs (functions, merged binaries, of-watchdog, the internal nginx); others' CPU: "
+             "processes outside the bench.")
     L.append("")
     entries = list(APP_WORKLOADS[workload])
-    L.append("| total req/s | deployment | " + " | ".join(f"{e} p50 / p99" for e in entries)
+    L.append("| total req/s | deployment | round | " + " | ".join(f"{e} p50 / p99" for e in entries)
              + " | achieved req/s | sustained | function tier µs/req | others' CPU |")
-    L.append("| ---: | --- |" + " ---: |" * len(entries) + " ---: | --- | ---: | ---: |")
+    L.append("| ---: | --- | ---: |" + " ---: |" * len(entries) + " ---: | --- | ---: | ---: |")
     rows = []
     for d in APP_DEPLOYMENTS:
-        w = lo["deployments"].get(d, {}).get(workload)
-        for r in (w or {}).get("runs", []):
-            rows.append((r["rate"], APP_DEPLOYMENTS.index(d), d, r))
-    for rate, _, d, r in sorted(rows, key=lambda x: (x[0], x[1])):
+        for k, rnd in enumerate(rounds(lo, d, workload)):
+            for r in rnd["runs"]:
+                rows.append((r["rate"], APP_DEPLOYMENTS.index(d), k, d, r))
+    for rate, _, k, d, r in sorted(rows, key=lambda x: x[:3]):
         cells = [f"{f(r['entries'][e]['p50_ms'], 2)} / {f(r['entries'][e]['p99_ms'], 2)}" for e in entries]
         achieved = sum(x["achieved_rps"] or 0 for x in r["entries"].values())
-        L.append(f"| {rate} | {d} | " + " | ".join(cells) + f" | {achieved:.0f} | {'yes' if r['sustained'] else 'no'} | "
-                 f"{f(r['function_tier_cpu_us'], 0)} | {r['cpu_others_pct']:.0f}% |")
+        L.append(f"| {rate} | {d} | {k + 1} | " + " | ".join(cells) + f" | {achieved:.0f} | "
+                 f"{'yes' if r['sustained'] else 'no'} | {f(r['function_tier_cpu_us'], 0)} | {r['cpu_others_pct']:.0f}% |")
     L.append("")
     render_profile(L, lo, workload)
-    L.append("Highest sustained total rate: " + ", ".join(
-        f"{d} {lo['deployments'][d][workload]['max_sustained'] or 'none'}/s"
-        + (" (or more: the top rate tried)" if lo["deployments"][d][workload]["lower_bound"] else "")
-        for d in APP_DEPLOYMENTS if workload in lo["deployments"].get(d, {})) + ".")
+    L.append("Highest sustained total rate over rounds (each round's in brackets after): " + "; ".join(
+        f"{d} {iv(interval([x['max_sustained'] for x in rounds(lo, d, workload)]), 0, '/s')} ("
+        + ", ".join(f"{x['max_sustained'] or 'none'}" + ("+" if x["lower_bound"] else "") for x in rounds(lo, d, workload))
+        + ")" for d in APP_DEPLOYMENTS if rounds(lo, d, workload)) + (
+        " (+: the top rate tried, so at least that)" if any(x["lower_bound"] for d in APP_DEPLOYMENTS
+                                                            for x in rounds(lo, d, workload)) else "") + ".")
     L.append("")
 
 
@@ -139,15 +142,39 @@ def render_verdicts(L, lo):
     V = lo["verdicts"]
     if not V:
         return
-    L.append("### Against unmerged")
+    L.append("### Against unmerged, over rounds")
+    L.append("")
+    L.append("Highest sustained rate ÷ unmerged's in the same round; p50 and p99 ÷ unmerged's per entry point at the rates "
+             "both sustained in every round, the worst of each round; function-tier CPU per request, unmerged ÷ this, the "
+             "median of each round.")
     L.append("")
     L.append("| workload / deployment | highest sustained rate ÷ unmerged | p50 ÷ unmerged (worst) | p99 ÷ unmerged (worst) | "
-             "function-tier CPU, unmerged ÷ this (median) | rates both sustained |")
+             "function-tier CPU, unmerged ÷ this (median) | rates both sustained in every round |")
     L.append("| --- | ---: | ---: | ---: | ---: | --- |")
     for k, v in V.items():
-        L.append(f"| {k} | {f(v['throughput_ratio'], 2, '×')} | {f(v['p50_ratio_worst'], 2, '×')} | "
-                 f"{f(v['p99_ratio_worst'], 2, '×')} | {f(v['tier_cpu_unmerged_over_this'], 2, '×')} | "
+        L.append(f"| {k} | {iv(v['throughput_ratio'], 2, '×')} | {iv(v['p50_ratio_worst'], 2, '×')} | "
+                 f"{iv(v['p99_ratio_worst'], 2, '×')} | {iv(v['tier_cpu_unmerged_over_this'], 2, '×')} | "
                  f"{', '.join(map(str, v['rates_compared'])) or 'none'} |")
+    L.append("")
+
+
+def render_checks(L, lo):
+    """Issue 42's goals for the whole application (appchecks), each with its figure."""
+    L.append("### Checks")
+    L.append("")
+    L.append("| check | goal | measured | | |")
+    L.append("| --- | --- | --- | --- | --- |")
+    for c in lo.get("checks", []):
+        m = c["measured"]
+        shown = iv(m, 2, "×") if isinstance(m, dict) else f(m, 2, "×") if isinstance(m, float) else "n/a" if m is None \
+            else str(m)
+        verdict = "n/a" if c["met"] is None else "met" if c["met"] else "**missed**"
+        L.append(f"| {c['check']} | {c['goal']} | {shown} | {verdict} | {c['detail']} |")
+    v = lo["verdicts"].get("mixed/planner") or {}
+    x = (v.get("p50_ratio_worst") or {}).get("mean")
+    goal = TARGETS["app_mixed_p50_ratio"]
+    L.append(f"| mixed workload, p50 planner ÷ unmerged at equal rates (worst entry point and rate per round) | ≤ {goal:g} | "
+             f"{iv(v.get('p50_ratio_worst'), 2, '×')} | {'n/a' if x is None else 'met' if x <= goal else '**missed**'} | |")
     L.append("")
 
 
@@ -198,12 +225,11 @@ def render_stages(L, t):
 
 
 def profile_rate(lo, workload):
-    """The highest rate every deployment sustained (else the lowest tried)."""
-    runs = {d: {r["rate"]: r for r in lo["deployments"][d][workload]["runs"]}
-            for d in APP_DEPLOYMENTS if workload in lo["deployments"].get(d, {})}
-    common = set.intersection(*[{x for x, r in rs.items() if r["sustained"]} for rs in runs.values()]) if runs else set()
-    rate = max(common) if common else min(set.intersection(*[set(rs) for rs in runs.values()]), default=None)
-    return rate, {d: rs.get(rate) for d, rs in runs.items()}
+    """The highest rate every deployment sustained in every round (else the
+    lowest every round ran), and each deployment's run at it in the last round."""
+    kinds = [d for d in APP_DEPLOYMENTS if rounds(lo, d, workload)]
+    rate = common_rate(lo, workload, kinds)
+    return rate, {d: runs_at(lo, d, workload, rate)[-1] for d in kinds} if rate is not None else {}
 
 
 def render_profile(L, lo, workload):
@@ -219,7 +245,8 @@ def render_profile(L, lo, workload):
         c = r["cpu_us_per_request"]
         total = sum(c.values())
         names |= {k for k, v in c.items() if v >= 0.03 * total}
-    L.append(f"CPU µs per request by process at {rate} req/s (the highest rate every deployment sustained): where each "
+    L.append(f"CPU µs per request by process at {rate} req/s (the highest rate every deployment sustained in every round; "
+             "the last round's run): where each "
              "deployment's cost goes (\"of-watchdog <f>\": of-watchdog and the function it forks).")
     L.append("")
     L.append("| process | " + " | ".join(runs) + " |")
@@ -235,65 +262,75 @@ def render_profile(L, lo, workload):
 
 def render_projection(L, lo):
     """The p50 gain `fmerge plan --evaluate` projects for each deployment's
-    groups, with the unmerged run's traffic and hop costs at that rate,
-    beside the gain measured."""
+    groups, priced out of sample, beside the gain measured, over rounds."""
     rows = lo.get("projection")
     if not rows:
         return
     tol = 100 * TARGETS["app_projection_tolerance"]
-    L.append("### Projected against measured p50 gains")
+    L.append("### Projected against measured p50 gains (out of sample)")
     L.append("")
     L.append("The gain `fmerge plan` projects for exactly the groups deployed (`fmerge plan --graph calls.json --metrics "
-             "BEFORE --metrics AFTER --evaluate plan.toml`, the two scrapes of every unmerged function's `/metrics` taken "
-             "around unmerged's run at that rate: its requests, and each gateway call at the mean "
-             "`fmerge_invoke_duration_seconds` its caller saw less the callee's mean `http_request_duration_seconds` "
-             "for that caller), the critical path's cost removed (every call's cost "
-             "removed in brackets), beside the gain measured (unmerged p50 − this deployment's p50, same rate). "
-             f"Target: projected ÷ measured within ±{tol:.0f}%.")
+             "BEFORE --metrics AFTER --evaluate plan.toml`: every unmerged runtime's `/metrics` scraped before and after "
+             "unmerged's run at that rate, its requests and each gateway call at the mean `fmerge_invoke_duration_seconds` "
+             "its caller saw less the callee's mean `http_request_duration_seconds` for that caller), the critical path's "
+             "cost removed (every call's in brackets), against the gain measured (unmerged p50 − this deployment's p50, "
+             "same round and rate). **Out of sample**: round k's projection is priced with the scrapes of unmerged's run "
+             "in another round (the next one that sustained that rate; \"hop costs from\" lists them per round), never "
+             "the run whose p50 it predicts. Rates: those the deployment and unmerged sustained in every round; * marks "
+             "those every deployment sustained in every round, where the check applies. A deployment with no groups has "
+             f"0 projected and is not judged. Target: projected ÷ measured (means over rounds) within ±{tol:.0f}%.")
     L.append("")
     L.append("| deployment | workload | total req/s | entry point | unmerged p50 | p50 | measured gain | projected gain "
-             "(every call) | projected ÷ measured | |")
-    L.append("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+             "(every call) | hop costs from rounds | projected ÷ measured (per round) | |")
+    L.append("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |")
     for r in rows:
-        L.append(f"| {r['deployment']} | {r['workload']} | {r['rate']} | {r['entry']} | {f(r['unmerged_p50_ms'], 2)} | "
-                 f"{f(r['p50_ms'], 2)} | {f(r['measured_gain_ms'], 2)} | {f(r['projected_gain_ms'], 2)} "
-                 f"({f(r['projected_gain_max_ms'], 2)}) | {f(r['ratio'], 2, '×')} | "
-                 f"{'within' if r['within'] else '**miss**'} |")
+        name = r["deployment"] + (f" (as {r['measured_as']})" if r["measured_as"] != r["deployment"] else "")
+        per = ", ".join(f(x, 2) for x in r["per_round"]["ratio"])
+        hops = ", ".join(f"{k + 1}←{'none' if j is None else j + 1}" for k, j in enumerate(r["hop_rounds"])) \
+            if r["modelled"] else "—"
+        verdict = "not modelled" if not r["modelled"] else "within" if r["within"] else "**miss**"
+        L.append(f"| {name} | {r['workload']} | {r['rate']}{'*' if r['all_sustain'] else ''} | {r['entry']} | "
+                 f"{iv(r['unmerged_p50_ms'], 2)} | {iv(r['p50_ms'], 2)} | {iv(r['measured_gain_ms'], 2)} | "
+                 f"{iv(r['projected_gain_ms'], 2)} ({iv(r['projected_gain_max_ms'], 2)}) | {hops} | "
+                 f"{f(r['ratio'], 2, '×')} ({per}) | {verdict} |")
     L.append("")
 
 
-def render_memory(L, lo):
-    """Per deployment: the function tier's RSS under load and what it
-    reserves, as the bench adds it up beside the planner's plan.json."""
-    m = lo.get("memory")
+def render_resources(L, lo):
+    """Per deployment: the stack it runs (pods, requests, limits), its RSS
+    over rounds, and plan.json's own reservation."""
+    m = lo.get("resources")
     if not m or not m["deployments"]:
         return
-    L.append("### Memory and cpu: used under load, reserved")
+    L.append("### Pods, requests, limits and resident memory per deployment")
     L.append("")
-    L.append(f"RSS: the sum over every process of the function tier the bench started (functions, merged binaries, "
-             f"of-watchdog and the function it forks; not nginx or Redis), sampled every {RSS_EVERY:g} s during the "
-             f"{m['workload']} run at {m['rate']} req/s (the highest rate every deployment sustained): the mean of the "
-             "samples and the peak. Every function keeps its own process (a callee stays deployed for other callers), "
-             "so a merged binary adds to the total. Reserved: `limits` and `requests` as `fmerge build` writes the merged "
-             "stack (every function's own entry, each group's callees added to its caller's), added up by the bench from "
-             "`calls.json` and the groups built / as `fmerge plan` reports them in plan.json. Provuse reports −54% RAM from "
-             "fusion.")
+    L.append("Pods: the entries of the stack the deployment runs (the bench starts exactly these; of-watchdog shares its "
+             "function's pod). Requests and limits: added up over those entries, from `functions/stack.yml` (through "
+             "calls.json); a merged pod takes its caller's place with "
+             f"the figures plan.json gives it (\"{FROM_PLAN}\") or else its members' sums, as `fmerge build` writes the "
+             "merged stack; a callee stays deployed unless plan.json drops it. Declared entry points: every function the "
+             f"front end calls ({', '.join(m['declared_entries'])}); \"missing\": not deployed. RSS: the sum over every "
+             "process of the function tier the bench started (not nginx or Redis), sampled every "
+             f"{RSS_EVERY:g} s during the {m['workload']} run at {m['rate']} req/s (the highest rate every deployment "
+             "sustained in every round), each round's mean, over rounds; the peak is the highest sample of any round. "
+             "Planner: plan.json's `reserved` totals for the deployment's groups.")
     L.append("")
-    whats = ("memory limits", "memory requests", "cpu limits", "cpu requests")
-    L.append("| deployment | RSS mean / peak | RSS vs unmerged | " + " | ".join(f"{w} (bench / planner)" for w in whats) + " |")
-    L.append("| --- | ---: | ---: |" + " ---: |" * len(whats))
+    whats = (("requests", "memory"), ("requests", "cpu"), ("limits", "memory"), ("limits", "cpu"))
+    L.append("| deployment | pods | " + " | ".join(f"{w} {k}" for k, w in whats)
+             + " | merged pods' figures | declared entry points missing | RSS MiB | RSS peak | RSS vs unmerged | "
+             "planner's memory limits / requests |")
+    L.append("| --- | ---: |" + " ---: |" * len(whats) + " --- | --- | ---: | ---: | ---: | ---: |")
     for d in APP_DEPLOYMENTS:
         row = m["deployments"].get(d)
         if not row:
             continue
-        cells = []
-        for w in whats:
-            mine, planner = row["reserved"].get(w), (row.get("planner_reserved") or {}).get(w)
-            cells.append(f"{amount(w, mine)} / {amount(w, planner)}")
+        cells = [amount(w, row[k][w]) for k, w in whats]
         change = "" if d == "unmerged" else f(None if row["rss_change"] is None else 100 * row["rss_change"], 1, "%")
         name = d + (f" (measured as {row['measured_as']})" if row.get("measured_as") else "")
-        L.append(f"| {name} | {f(row['rss_mib_mean'], 0)} / {f(row['rss_mib_peak'], 0)} MiB | {change} | "
-                 + " | ".join(cells) + " |")
+        p = row.get("planner_reserved") or {}
+        L.append(f"| {name} | {row['pods']} | " + " | ".join(cells) + f" | {', '.join(row['sources']) or '—'} | "
+                 f"{', '.join(row['missing_entries']) or 'none'} | {iv(row['rss_mib'], 0)} | {f(row['rss_mib_peak'], 0)} | "
+                 f"{change} | {amount('memory', p.get('memory limits'))} / {amount('memory', p.get('memory requests'))} |")
     L.append("")
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 from . import __doc__ as DESCRIPTION
 from .app import app_load
 from .appbuild import app_builds, patched_watchdog
-from .appmodel import memory, projections
+from .appchecks import checks
+from .appmodel import deployment_stacks, projections, resources
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, merged_lto_file, sizes
-from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
+from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
 from .processes import loadavg
@@ -55,7 +56,7 @@ def estimate(args):
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
         per = len(APP_LADDER) * 0.7 + args.refine  # runs per deployment and workload, roughly
-        load = len(args.app_deployments) * (20 + len(args.app_workloads) * per * (args.duration + 1.5))
+        load = args.app_rounds * len(args.app_deployments) * (20 + len(args.app_workloads) * per * (args.duration + 1.5))
         return f"about {(builds + load) / 60:.0f} min (builds {builds / 60:.0f}, load runs {load / 60:.0f})"
     only = args.only == "watchdog"
     builds = 0 if args.reuse_bins else 60 if only else 30 + sum(45 if g == "pair" else 70 for g in args.groups)
@@ -129,7 +130,7 @@ def parser(bench):
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
                          "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
                          "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
-                         "workloads, and the cold build of every group at once against one by one (about 45 min). loop: only the "
+                         "workloads, --app-rounds rounds, and the cold build of every group at once against one by one (about an hour). loop: only the "
                          "loop a user lives in, for --baseline and for HEAD, each on a fresh clone: the README's first "
                          "command, the merge step, the re-merge after a one-line edit, and the application's plan built "
                          "cold (about 40 min)")
@@ -142,6 +143,10 @@ def parser(bench):
                     help=f"--only app: which of {','.join(APP_WORKLOADS)} to run (default both)")
     ap.add_argument("--app-rates", action="append", metavar="WORKLOAD=R1,R2,…",
                     help="--only app: total fixed rates to climb instead of the default ladder")
+    ap.add_argument("--app-rounds", type=int, default=APP_ROUNDS,
+                    help="--only app: rounds of every deployment's runs, each from a fresh start; figures are the mean over "
+                         f"rounds with an interval, and each round's projection uses another round's hop costs (at least 2; "
+                         f"default {APP_ROUNDS})")
     ap.add_argument("--no-app-cold", action="store_true",
                     help="--only app: skip the two cold builds (every group at once, one by one; about 15 min)")
     ap.add_argument("--no-watchdog", action="store_true", help="leave the of-watchdog comparison out of the load runs")
@@ -220,6 +225,8 @@ def parse_app_args(args):
                 "(positive whole req/s)")
         rates[w] = values
     args.app_rates = rates
+    if args.app_rounds < 2:
+        die(f"--app-rounds {args.app_rounds}: at least 2 (each round's projection is priced with another round's hop costs)")
     args.app_cold = not args.no_app_cold
     args.watchdog = "watchdog" in args.app_deployments
     args.skip_dispatch = True
@@ -401,10 +408,13 @@ def only_app(ctx, args, R, oha, t0):
     run = ctx.run_dir
     if run.exists():
         shutil.rmtree(run)
+    deployment_stacks(ctx, fmerge, builds, args.app_deployments)
     load = app_load(ctx, args, builds, oha, watchdog)
     load["projection"] = projections(ctx, fmerge, builds, load)
-    load["memory"] = memory(ctx, fmerge, builds, load)
-    R["app"] = {"builds": {k: v for k, v in builds.items() if k != "graph"}, "timings": timings, "load": load}
+    load["resources"] = resources(builds, load)
+    load["checks"] = checks(load)
+    R["app"] = {"builds": {k: v for k, v in builds.items() if k not in ("graph", "plan_docs")}, "timings": timings,
+                "load": load}
     finish(ctx, args, R, t0)
 
 

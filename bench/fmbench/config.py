@@ -118,6 +118,10 @@ TARGETS = {
     # The p50 gain `fmerge plan` projects for the groups deployed, against
     # the one measured (unmerged − merged p50 per entry point): within ±25%.
     "app_projection_tolerance": 0.25,
+    # What the planner's deployment reserves against unmerged's (the stack
+    # each runs): at most half the memory requests and 60% of the pods.
+    "app_memory_requests_ratio": 0.5,
+    "app_pods_ratio": 0.6,
     # The loop a user lives in (--only loop), on this 2-core machine: the
     # README's first command from a fresh clone; the merge step with a cold
     # object cache; the re-merge after a one-line edit of a callee; and one
@@ -141,6 +145,18 @@ APP_WORKLOADS = {
     "mixed": {"read-home-timeline": 0.6, "read-user-timeline": 0.3, "compose-post": 0.1},
     "compose-post": {"compose-post": 1.0},
 }
+# What socialNetwork's front end (DeathStarBench's nginx-web-server) calls:
+# the application's real entry points, which every deployment must keep
+# deployed, exercised by the workloads or not. Read only through
+# appstack.declared_entries (the one place a stack's own declaration will be
+# read from).
+APP_FRONT_END = ["compose-post", "read-home-timeline", "read-user-timeline", "register-user", "register-user-with-id",
+                 "user-login", "social-graph-follow", "social-graph-unfollow", "social-graph-follow-with-username",
+                 "social-graph-unfollow-with-username", "social-graph-get-followers", "social-graph-get-followees"]
+# Rounds of every deployment's runs (--app-rounds): the figures are the mean
+# over rounds with an interval, and each round's projection is priced with
+# the hop costs of another round's unmerged runs (out of sample).
+APP_ROUNDS = 3
 # The deployments: every function its own process behind the gateway; each
 # behind of-watchdog (as OpenFaaS runs it); the planner's groups (default
 # constraints, as `fmerge build --all`); the planner's groups under a memory

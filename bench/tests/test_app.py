@@ -4,12 +4,14 @@ the merged callees' settings, the workload split, the bisection, the
 verdicts against unmerged and the report they make."""
 
 import tempfile
+import types
 import unittest
 from pathlib import Path
 
 from helpers import BENCH
 
 from fmbench.app import common_rows, deployment_processes, merged_env, next_rates, same_groups, split, verdicts
+from fmbench.appstack import deployment_stack
 from fmbench.appbuild import closure, merged_groups, read_plan, stack_functions, whole_plan
 from fmbench.appreport import render_app
 from fmbench.config import APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS
@@ -91,9 +93,17 @@ class FmergeOutput(unittest.TestCase):
 
     def test_a_group_serves_its_callers_route(self):
         g = {"name": "a-merged", "members": ["a", "b"]}
-        routes = deployment_processes("planner", ["a", "b", "c"], [g])
+        functions = [{"name": n} for n in ("a", "b", "c")]
+        routes = deployment_processes(deployment_stack(functions, [g]), [g])
         self.assertEqual(routes, {"a": ("merged", g), "b": ("function", "b"), "c": ("function", "c")})
-        self.assertEqual(deployment_processes("unmerged", ["a", "b"], [g]), {"a": ("function", "a"), "b": ("function", "b")})
+        self.assertEqual(deployment_processes(deployment_stack(functions[:2], []), []),
+                         {"a": ("function", "a"), "b": ("function", "b")})
+
+    def test_a_callee_the_plan_drops_is_not_started(self):
+        g = {"name": "a-merged", "members": ["a", "b"]}
+        functions = [{"name": n} for n in ("a", "b", "c")]
+        stack = deployment_stack(functions, [g], {"dropped": ["b"], "pods": {}})
+        self.assertEqual(deployment_processes(stack, [g]), {"a": ("merged", g), "c": ("function", "c")})
 
 
 class SameGroups(unittest.TestCase):
@@ -129,14 +139,22 @@ def mix_run(rate, p50, sustained=True, tier=100.0):
     return {"rate": rate, "sustained": sustained, "entries": entries, "function_tier_cpu_us": tier, "cpu_others_pct": 1.0}
 
 
-def results(unmerged, planner):
+def one_round(runs):
+    best = max([r["rate"] for r in runs if r["sustained"]], default=None)
+    return {"runs": runs, "max_sustained": best, "lower_bound": False}
+
+
+def results(unmerged, planner, **others):
+    """App results with one deployment per argument: each a list of rounds,
+    each round a list of runs (a list of runs alone is one round)."""
     deps = {}
-    for d, runs in (("unmerged", unmerged), ("planner", planner)):
-        best = max([r["rate"] for r in runs if r["sustained"]], default=None)
+    for d, rs in (("unmerged", unmerged), ("planner", planner), *others.items()):
+        if rs and isinstance(rs[0], dict):
+            rs = [rs]
         deps[d] = {"gateway_calls_per_request": {e: 1.0 if d == "unmerged" else 0.0 for e in APP_ENTRIES},
-                   "mixed": {"runs": runs, "max_sustained": best, "lower_bound": False}}
+                   "mixed": {"rounds": [one_round(runs) for runs in rs]}}
     return {"deployments": deps, "seed": {"users": 5, "degree": 2, "posts": 3}, "redis_keys": 10, "duration_s": 6,
-            "connections_per_entry": 64}
+            "connections_per_entry": 64, "rounds": len(deps["unmerged"]["mixed"]["rounds"])}
 
 
 class Verdicts(unittest.TestCase):
@@ -145,10 +163,21 @@ class Verdicts(unittest.TestCase):
                       [mix_run(100, 1.0), mix_run(200, 2.0), mix_run(400, 2.0), mix_run(800, 80.0, sustained=False)])
         self.assertEqual([r[0] for r in common_rows(res, "mixed", "planner", "unmerged")], [100, 200])
         v = verdicts(res)["mixed/planner"]
-        self.assertEqual(v["throughput_ratio"], 2.0)
-        self.assertEqual(v["p50_ratio_worst"], 0.4)  # 2.0 / 5.0 at 200/s, the worst of both rates
+        self.assertEqual(v["throughput_ratio"]["mean"], 2.0)
+        self.assertEqual(v["p50_ratio_worst"]["mean"], 0.4)  # 2.0 / 5.0 at 200/s, the worst of both rates
         self.assertEqual(v["rates_compared"], [100, 200])
-        self.assertEqual(v["tier_cpu_unmerged_over_this"], 4.0)  # median of 3.0 and 4.0: the upper middle
+        self.assertEqual(v["tier_cpu_unmerged_over_this"]["mean"], 4.0)  # median of 3.0 and 4.0: the upper middle
+
+    def test_ratios_over_rounds_pair_each_round_with_unmerged_s_same_round(self):
+        res = results([[mix_run(100, 4.0), mix_run(200, 90.0, sustained=False)],
+                       [mix_run(100, 4.0), mix_run(200, 5.0), mix_run(400, 90.0, sustained=False)]],
+                      [[mix_run(100, 2.0), mix_run(200, 2.0), mix_run(400, 90.0, sustained=False)],
+                       [mix_run(100, 1.0), mix_run(200, 2.0), mix_run(400, 90.0, sustained=False)]])
+        v = verdicts(res)["mixed/planner"]
+        self.assertEqual(v["throughput_ratio"]["n"], 2)
+        self.assertEqual(v["throughput_ratio"]["mean"], 1.5)  # 200/100 in round 1, 200/200 in round 2
+        self.assertEqual(v["rates_compared"], [100])  # 200/s: unmerged did not sustain it in round 1
+        self.assertEqual((v["p50_ratio_worst"]["min"], v["p50_ratio_worst"]["max"]), (0.25, 0.5))
 
     def test_nothing_sustained_gives_no_ratio(self):
         v = verdicts(results([mix_run(100, 60.0, sustained=False)], [mix_run(100, 1.0)]))["mixed/planner"]
@@ -167,13 +196,62 @@ class Verdicts(unittest.TestCase):
         L = []
         render_app(L, R)
         text = "\n".join(L)
-        self.assertIn("| 2.00× | met |", text)  # throughput 400 ÷ 200
-        self.assertIn("| 0.40× | met |", text)
+        self.assertIn("| 0.40× | met |", text)  # p50 2.0 ÷ 5.0
+        self.assertIn("| 2.00× | 0.40× |", text)  # throughput 400 ÷ 200, beside it
         self.assertIn("`a-merged` = a + b", text)
-        self.assertIn("Highest sustained total rate: unmerged 200/s, planner 400/s.", text)
+        self.assertIn("unmerged 200/s (200); planner 400/s (400)", text)
         self.assertIn("One after another ÷ `--plan`, wall: 1.50×", text)
         for d in APP_DEPLOYMENTS[:1]:
             self.assertIn(f"| {d} |", text.replace("| 100 | unmerged |", "| unmerged |"))
+
+    def test_results_from_before_rounds_say_which_bench_renders_them(self):
+        res = results([mix_run(100, 4.0)], [mix_run(100, 1.0)])
+        del res["rounds"]
+        L = []
+        render_app(L, {"src_rev": "abc123", "app": {"load": res, "builds": {"functions": []}, "timings": {}}})
+        self.assertIn("predate rounds: render them with the bench of their revision (abc123)", "\n".join(L))
+
+
+class RoundsLoop(unittest.TestCase):
+    """app_load's loop, with the testbed played by stand-ins: each round
+    starts every deployment afresh, in turn, and keeps its runs per round."""
+
+    def test_every_deployment_runs_once_per_round_and_the_same_groups_once(self):
+        from unittest import mock
+
+        import fmbench.app as app
+
+        started = []
+
+        class FakeApp:
+            def __init__(self, ctx, args, builds, kind, watchdog=None, rnd=0):
+                self.kind, self.routes = kind, builds["stacks"][kind]
+                started.append((rnd, kind))
+
+            def restore(self, snap):
+                pass
+
+            def mix(self, *a):
+                return {}
+
+        def runs(a, oha, workload, snap, requests, args, rnd=0):
+            return one_round([mix_run(100, 1.0 + rnd)])
+
+        same = [{"members": ["compose-post", "x"]}]
+        builds = {"planner": same, "whole": same, "stacks": {k: [{"name": "f"}] for k in ("unmerged", "planner", "whole")}}
+        args = types.SimpleNamespace(app_deployments=["unmerged", "planner", "whole"], app_workloads=["mixed"], app_rounds=2,
+                                     duration=1, connections=1)
+        ctx = types.SimpleNamespace(out=Path("/nonexistent"), procs=types.SimpleNamespace(stop_all=lambda: None))
+        with mock.patch.object(app, "App", FakeApp), mock.patch.object(app, "seed_once", return_value=({}, {})), \
+                mock.patch.object(app, "check", return_value=({e: b"r" for e in APP_ENTRIES}, {e: 0.0 for e in APP_ENTRIES})), \
+                mock.patch.object(app, "workload_runs", runs):
+            res = app.app_load(ctx, args, builds, None, None)
+        self.assertEqual(started, [(0, "unmerged"), (0, "planner"), (1, "unmerged"), (1, "planner")])
+        self.assertEqual(res["rounds"], 2)
+        self.assertEqual([r["runs"][0]["entries"]["compose-post"]["p50_ms"] for r in res["deployments"]["planner"]["mixed"]["rounds"]],
+                         [1.0, 2.0])
+        self.assertEqual(res["deployments"]["planner"]["same_as"], ["whole"])
+        self.assertNotIn("whole", res["deployments"])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The planner's figures beside the application bench's: RSS samples, the
-runtime scrapes, the projected gain against the measured one and its
-verdict, what a deployment reserves, and the report's tables. `fmerge plan`
-is played by a stand-in that writes plan.json from what it is given."""
+runtime scrapes, the projected gain (out of sample, over rounds) against the
+measured one and its verdict, each deployment's stack, pods, requests,
+limits and RSS, and the report's tables. `fmerge plan` is played by a
+stand-in that writes plan.json from what it is given."""
 
 import http.server
 import json
@@ -15,8 +16,9 @@ from pathlib import Path
 
 from helpers import BENCH  # noqa: F401  (makes fmbench importable)
 
-from fmbench.appmodel import agreement, entry_gains, memory, planner_reserved, projections, reserved
-from fmbench.appreport import render_memory, render_projection
+from fmbench.appchecks import checks
+from fmbench.appmodel import agreement, deployment_stacks, entry_gains, planner_reserved, projections, resources
+from fmbench.appreport import render_checks, render_projection, render_resources
 from fmbench.apptier import rss_figures, rss_kib, scrape, tree_rss_kib
 from test_app import mix_run, results
 
@@ -104,34 +106,31 @@ class Agreement(unittest.TestCase):
         self.assertEqual(entry_gains(doc), {"a": (0.5, 1.5)})
 
 
-FUNCTIONS = [{"name": "a", "memory_bytes": 64 * MI, "cpu": 0.2}, {"name": "b", "memory_bytes": 32 * MI, "cpu": 0.1},
-             {"name": "c", "memory_bytes": 16 * MI, "cpu": 0.1}]
+FUNCTIONS = [{"name": n, "memory_bytes": 64 * MI, "cpu": 0.2, "requests_memory_bytes": 16 * MI, "requests_cpu": 0.02}
+             for n in ("a", "b", "c")]
 
 
-class Reserved(unittest.TestCase):
-    def test_every_function_stays_deployed_and_each_group_adds_its_callees(self):
-        groups = [{"name": "a-merged", "members": ["a", "b", "c"]}, {"name": "b-merged", "members": ["b", "c"]}]
-        r = reserved(FUNCTIONS, groups)
-        self.assertEqual(r["memory limits"], (112 + 48 + 16) * MI)
-        self.assertAlmostEqual(r["cpu limits"], 0.4 + 0.2 + 0.1)
-        self.assertEqual(reserved(FUNCTIONS, [])["memory limits"], 112 * MI)
-
-    def test_a_figure_some_function_lacks_is_left_out(self):
-        self.assertNotIn("memory requests", reserved(FUNCTIONS, []))
-
+class PlannerFigures(unittest.TestCase):
     def test_the_planners_totals_and_base(self):
         doc = {"reserved": [{"what": "memory limits", "base": 1.0, "copies": 2.0, "total": 3.0}]}
         self.assertEqual(planner_reserved(doc), ({"memory limits": 3.0}, {"memory limits": 1.0}))
 
 
-def with_scrapes(run, d, gains):
-    """run with the two scrape files unmerged's run leaves (the stand-in
-    reads its gains from the second)."""
-    before, after = Path(d) / f"{run['rate']}.before", Path(d) / f"{run['rate']}.after"
+def with_scrapes(run, d, gains, rnd):
+    """run with the two scrape files unmerged's run leaves in round rnd (the
+    stand-in reads its gains from the second)."""
+    before, after = Path(d) / f"{rnd}-{run['rate']}.before", Path(d) / f"{rnd}-{run['rate']}.after"
     before.write_text("{}")
     after.write_text(json.dumps(gains))
     run["metrics"] = [str(before), str(after)]
     return run
+
+
+# What the stand-in projects from each round's scrapes, and the p50s each
+# round measures (unmerged 3.0 ms everywhere).
+GAINS = [{"read-home-timeline": 1.0, "read-user-timeline": 4.0, "compose-post": 0.1},
+         {"read-home-timeline": 1.2, "read-user-timeline": 4.0, "compose-post": 0.1}]
+PLANNER_P50 = [2.0, 1.8]
 
 
 class Projection(unittest.TestCase):
@@ -147,55 +146,97 @@ class Projection(unittest.TestCase):
         self.fmerge = fake
         self.builds = {"plan_files": {"planner": str(plan)}, "graph": {"functions": FUNCTIONS},
                        "planner": [{"name": "a-merged", "members": ["a", "b", "c"]}]}
-        gains = {"read-home-timeline": 1.0, "read-user-timeline": 4.0, "compose-post": 0.1}
-        unmerged = [with_scrapes(mix_run(100, 3.0), d, gains), with_scrapes(mix_run(200, 3.0), d, gains),
-                    mix_run(400, 50.0, sustained=False)]
-        planner = [mix_run(100, 2.0), mix_run(200, 2.15), mix_run(400, 2.0)]
-        for i, r in enumerate(planner):
-            r.update({"rss_mib_mean": 50.0 + i, "rss_mib_peak": 60.0})
-        for i, r in enumerate(unmerged):
-            r.update({"rss_mib_mean": 100.0 + i, "rss_mib_peak": 110.0})
-        self.load = results(unmerged, planner)
+        unmerged, planner, watchdog = [], [], []
+        for k in range(2):
+            u = [with_scrapes(mix_run(100, 3.0), d, GAINS[k], k), with_scrapes(mix_run(200, 3.0), d, GAINS[k], k),
+                 mix_run(400, 50.0, sustained=False)]
+            p = [mix_run(100, PLANNER_P50[k]), mix_run(200, PLANNER_P50[k]), mix_run(400, 2.0)]
+            w = [mix_run(100, 3.5), mix_run(200, 60.0, sustained=False)]
+            for i, r in enumerate(p):
+                r.update({"rss_mib_mean": 50.0 + 10 * k + i, "rss_mib_peak": 60.0 + k})
+            for i, r in enumerate(u + w):
+                r.update({"rss_mib_mean": 100.0 + i, "rss_mib_peak": 110.0})
+            unmerged.append(u)
+            planner.append(p)
+            watchdog.append(w)
+        self.load = results(unmerged, planner, watchdog=watchdog)
 
     def tearDown(self):
         self.dir.cleanup()
 
-    def test_each_rate_both_sustained_is_projected_from_its_own_scrapes(self):
+    def test_each_rounds_projection_is_priced_with_another_rounds_hop_costs(self):
         rows = projections(self.ctx, self.fmerge, self.builds, self.load)
-        self.assertEqual(sorted({r["rate"] for r in rows}), [100, 200])
-        at = {(r["rate"], r["entry"]): r for r in rows}
-        r = at[(100, "read-home-timeline")]
-        self.assertEqual((r["measured_gain_ms"], r["projected_gain_ms"], r["projected_gain_max_ms"]), (1.0, 1.0, 2.0))
-        self.assertEqual((r["ratio"], r["within"]), (1.0, True))
-        r = at[(200, "read-home-timeline")]
-        self.assertAlmostEqual(r["measured_gain_ms"], 0.85)
-        self.assertAlmostEqual(r["ratio"], 1 / 0.85)
-        self.assertTrue(r["within"])
-        self.assertFalse(at[(100, "read-user-timeline")]["within"])  # 4 ms projected, 1 measured
-        self.assertFalse(at[(100, "compose-post")]["within"])
-        self.load["projection"] = rows
+        at = {(r["deployment"], r["rate"], r["entry"]): r for r in rows}
+        r = at[("planner", 100, "read-home-timeline")]
+        self.assertEqual(r["hop_rounds"], [1, 0])
+        # Round 1's gain (1.0 measured) priced by round 2's scrape (1.2), and the other way round.
+        self.assertEqual(r["per_round"]["projected_gain_ms"], [1.2, 1.0])
+        self.assertEqual(r["per_round"]["measured_gain_ms"], [1.0, 1.2])
+        self.assertAlmostEqual(r["projected_gain_ms"]["mean"], 1.1)
+        self.assertAlmostEqual(r["measured_gain_ms"]["mean"], 1.1)
+        self.assertEqual(r["within"], True)
+        self.assertFalse(at[("planner", 100, "read-user-timeline")]["within"])  # 4 ms projected, about 1.1 measured
+
+    def test_rates_every_deployment_sustained_in_every_round_are_marked(self):
+        rows = projections(self.ctx, self.fmerge, self.builds, self.load)
+        self.assertEqual(sorted({(r["deployment"], r["rate"], r["all_sustain"]) for r in rows}),
+                         [("planner", 100, True), ("planner", 200, False), ("watchdog", 100, True)])
+
+    def test_a_deployment_without_groups_projects_nothing_and_is_not_judged(self):
+        rows = projections(self.ctx, self.fmerge, self.builds, self.load)
+        w = [r for r in rows if r["deployment"] == "watchdog"]
+        self.assertTrue(w)
+        for r in w:
+            self.assertEqual((r["modelled"], r["within"], r["projected_gain_ms"]["mean"]), (False, None, 0.0))
+        self.assertAlmostEqual(w[0]["measured_gain_ms"]["mean"], -0.5)
+
+    def test_the_projection_table_says_where_the_hop_costs_came_from(self):
+        self.load["projection"] = projections(self.ctx, self.fmerge, self.builds, self.load)
         L = []
         render_projection(L, self.load)
         text = "\n".join(L)
-        self.assertIn("| planner | mixed | 100 | read-home-timeline | 3.00 | 2.00 | 1.00 | 1.00 (2.00) | 1.00× | within |", text)
-        self.assertIn("| planner | mixed | 100 | read-user-timeline | 3.00 | 2.00 | 1.00 | 4.00 (8.00) | 4.00× | **miss** |", text)
+        self.assertIn("| planner | mixed | 100* | read-home-timeline | 3.00 [3.00, 3.00] | 1.90 [0.63, 3.17] | "
+                      "1.10 [-0.17, 2.37] | 1.10 [-0.17, 2.37] (2.20 [-0.34, 4.74]) | 1←2, 2←1 | 1.00× (1.20, 0.83) | within |",
+                      text)
+        self.assertIn("| not modelled |", text)
 
-    def test_memory_at_the_highest_common_rate_beside_the_planners_reservation(self):
-        m = memory(self.ctx, self.fmerge, self.builds, self.load)
-        self.assertEqual(m["rate"], 200)
-        p, u = m["deployments"]["planner"], m["deployments"]["unmerged"]
-        self.assertEqual((p["rss_mib_mean"], u["rss_mib_mean"]), (51.0, 101.0))
-        self.assertAlmostEqual(p["rss_change"], 51.0 / 101.0 - 1)
-        self.assertEqual(p["reserved"]["memory limits"], (112 + 48) * MI)
-        self.assertEqual(u["reserved"]["memory limits"], 112 * MI)
-        self.assertEqual(p["planner_reserved"], {"memory limits": 120.0})  # the stand-in's two callees
-        self.assertEqual(u["planner_reserved"], {"memory limits": 100.0})  # the planner's base
-        self.load["memory"] = m
+    def test_pods_requests_limits_and_rss_per_deployment(self):
+        deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "watchdog", "planner"])
+        m = resources(self.builds, self.load)
+        self.assertEqual(m["rate"], 100)  # the highest rate all three sustained in both rounds
+        p, u, w = (m["deployments"][k] for k in ("planner", "unmerged", "watchdog"))
+        self.assertEqual((u["pods"], w["pods"], p["pods"]), (3, 3, 3))  # every callee stays: plan.json drops none
+        self.assertEqual(p["requests"]["memory"], (16 * 3 + 16 + 16) * MI)  # the members' sum in a's place
+        self.assertEqual(p["sources"], ["members' sum"])
+        self.assertEqual(u["limits"]["memory"], 3 * 64 * MI)
+        self.assertEqual((p["rss_mib"]["mean"], p["rss_mib"]["n"]), (55.0, 2))  # 50 and 60 at 100/s
+        self.assertAlmostEqual(p["rss_change"], 55.0 / 100.0 - 1)
+        self.assertEqual(p["missing_entries"], u["missing_entries"])  # a, b, c are none of socialNetwork's
+
+    def test_the_checks_give_each_goal_its_measured_figure(self):
+        deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "planner"])
+        self.load["projection"] = projections(self.ctx, self.fmerge, self.builds, self.load)
+        self.load["resources"] = resources(self.builds, self.load)
+        from fmbench.app import verdicts
+        self.load["verdicts"] = verdicts(self.load)
+        c = {x["check"]: x for x in checks(self.load)}
+        mem = c["memory requests, planner ÷ unmerged"]
+        self.assertAlmostEqual(mem["measured"], 80 / 48)
+        self.assertFalse(mem["met"])
+        self.assertEqual((c["pods, planner ÷ unmerged"]["measured"], c["pods, planner ÷ unmerged"]["met"]), (1.0, False))
+        t = c["mixed workload, highest sustained rate, planner ÷ unmerged"]
+        self.assertEqual((t["measured"]["mean"], t["met"]), (2.0, True))
+        proj = next(x for k, x in c.items() if k.startswith("projected"))
+        self.assertFalse(proj["met"])
+        self.assertIn("planner mixed 100/s read-user-timeline", proj["detail"])
+        self.assertIn("not modelled (no groups, 0 projected): watchdog", proj["detail"])
+        self.load["checks"] = list(c.values())
         L = []
-        render_memory(L, self.load)
-        text = "\n".join(L)
-        self.assertIn("| planner | 51 / 60 MiB | -49.5% | 160Mi / 0Mi |", text)
-        self.assertIn("| unmerged | 101 / 110 MiB |  | 112Mi / 0Mi |", text)
+        render_checks(L, self.load)
+        self.assertIn("| memory requests, planner ÷ unmerged | ≤ 0.5 | 1.67× | **missed** | 80Mi of 48Mi |", "\n".join(L))
+        L = []
+        render_resources(L, self.load)
+        self.assertIn("| planner | 3 | 80Mi |", "\n".join(L))
 
 
 if __name__ == "__main__":

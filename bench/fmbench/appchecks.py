@@ -1,0 +1,79 @@
+"""The application bench's checks: what issue 42 asks of the planner's
+deployment on socialNetwork under the mixed workload, each with its
+measured figure and the goal from config.TARGETS: memory requests and pods
+against unmerged's, every declared entry point still deployed, the highest
+sustained rate against unmerged's, and, for every deployment, the projected
+p50 gain against the measured one per entry point at the rates every
+deployment sustained in every round."""
+
+from .config import TARGETS
+
+MIB = 1024 * 1024
+
+
+def check(name, goal, measured, met, detail=""):
+    return {"check": name, "goal": goal, "measured": measured, "met": met, "detail": detail}
+
+
+def share(mine, base):
+    return mine / base if mine is not None and base else None
+
+
+def resource_checks(res, kind="planner"):
+    """Memory requests and pods of `kind`'s stack against unmerged's, and
+    the declared entry points it no longer deploys."""
+    deps = (res.get("resources") or {}).get("deployments", {})
+    mine, base = deps.get(kind), deps.get("unmerged")
+    if not mine or not base:
+        return []
+    mem = share(mine["requests"]["memory"], base["requests"]["memory"])
+    pods = share(mine["pods"], base["pods"])
+    goal_mem, goal_pods = TARGETS["app_memory_requests_ratio"], TARGETS["app_pods_ratio"]
+    missing = mine["missing_entries"]
+    return [
+        check(f"memory requests, {kind} ÷ unmerged", f"≤ {goal_mem:g}", mem, None if mem is None else mem <= goal_mem,
+              "n/a" if mem is None else f"{mine['requests']['memory'] / MIB:.0f}Mi of {base['requests']['memory'] / MIB:.0f}Mi"),
+        check(f"pods, {kind} ÷ unmerged", f"≤ {goal_pods:g}", pods, pods <= goal_pods, f"{mine['pods']} of {base['pods']}"),
+        check(f"declared entry points {kind} keeps deployed", "all", len(res["resources"]["declared_entries"]) - len(missing),
+              not missing, "missing: " + ", ".join(missing) if missing else "every one"),
+    ]
+
+
+def throughput_check(res, kind="planner", workload="mixed"):
+    """The highest sustained rate against unmerged's, round by round (the
+    mean of the rounds' ratios judged)."""
+    v = res["verdicts"].get(f"{workload}/{kind}")
+    if not v:
+        return []
+    r = v["throughput_ratio"]
+    goal = TARGETS[f"app_{workload}_throughput_ratio"]
+    return [check(f"{workload} workload, highest sustained rate, {kind} ÷ unmerged", f"≥ {goal:g}", r,
+                  None if r is None else r["mean"] >= goal)]
+
+
+def projection_check(res):
+    """Projected ÷ measured p50 gain within ±tolerance for every deployment's
+    entry points at the rates every deployment sustained in every round;
+    the misses named (a deployment with no groups has nothing projected:
+    named as not modelled)."""
+    rows = [r for r in res.get("projection", []) if r["all_sustain"]]
+    if not rows:
+        return [check("projected ÷ measured p50 gain, every deployment and entry point, at the rates all sustained",
+                      f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%", None, None,
+                      "no rate every deployment sustained in every round")]
+    judged = [r for r in rows if r["modelled"]]
+    within = [r for r in judged if r["within"]]
+    misses = [f"{r['deployment']} {r['workload']} {r['rate']}/s {r['entry']}"
+              + (f" ({r['ratio']:.2f}×)" if r["ratio"] is not None else " (no gain measured)")
+              for r in judged if not r["within"]]
+    unmodelled = sorted({r["deployment"] for r in rows if not r["modelled"]})
+    detail = ("misses: " + "; ".join(misses) if misses else "no miss") + (
+        f"; not modelled (no groups, 0 projected): {', '.join(unmodelled)}" if unmodelled else "")
+    return [check("projected ÷ measured p50 gain, every deployment and entry point, at the rates all sustained",
+                  f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%", f"{len(within)} of {len(judged)}",
+                  len(within) == len(judged) and bool(judged), detail)]
+
+
+def checks(res):
+    """Every check, in the issue's order."""
+    return resource_checks(res) + throughput_check(res) + projection_check(res)

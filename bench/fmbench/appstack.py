@@ -1,0 +1,109 @@
+"""The stack each application deployment runs, as the bench models it: one
+entry (a pod) per deployment, each with its `requests` and `limits`; what
+they add up to; and whether the application's declared entry points are
+still deployed. The bench starts exactly these entries, so the pods it
+counts are the processes it measures.
+
+Unmerged is `functions/stack.yml` itself (read through calls.json, which
+carries each function's figures). A merged deployment replaces each group's
+caller with the group's pod; its figures and which callee deployments it
+drops come from the planner's plan.json when it gives them
+(`planned_deployment`), else they follow what `fmerge build` writes in the
+merged stack today: the members' sums, every callee kept."""
+
+from .config import APP_FRONT_END
+
+# A pod's resources, and the calls.json keys of each function's own.
+FIGURES = {("limits", "memory"): "memory_bytes", ("limits", "cpu"): "cpu",
+           ("requests", "memory"): "requests_memory_bytes", ("requests", "cpu"): "requests_cpu"}
+# Where a merged pod's figures came from.
+FROM_PLAN, MEMBERS_SUM = "plan.json", "members' sum"
+
+
+def declared_entries(stack=None):
+    """The application's entry points, as declared once for its stack: every
+    function its front end calls. The one place the bench reads them: the
+    stack declares none yet, so this is the bench's list (APP_FRONT_END);
+    once the planner reads a declaration from the stack, read that here."""
+    del stack  # the declaration's home, once there is one
+    return list(APP_FRONT_END)
+
+
+def own_figures(function):
+    """{"limits": {memory, cpu}, "requests": {memory, cpu}} of one calls.json
+    function (None where the stack sets none)."""
+    out = {"limits": {}, "requests": {}}
+    for (kind, what), key in FIGURES.items():
+        out[kind][what] = function.get(key)
+    return out
+
+
+def summed(figures):
+    """The members' figures added up, per kind and resource (None when some
+    member sets none: fmerge keeps the caller's then, which the bench does
+    not guess)."""
+    out = {"limits": {}, "requests": {}}
+    for kind, what in FIGURES:
+        values = [f[kind][what] for f in figures]
+        out[kind][what] = None if any(v is None for v in values) else sum(values)
+    return out
+
+
+def planned_deployment(doc):
+    """What a plan.json says of the deployment it plans: {"dropped": [callee
+    deployments it no longer needs], "pods": {caller: {"limits": {memory,
+    cpu}, "requests": {memory, cpu}}}}, or None when it says nothing (a
+    planner that does not decide it yet). The one place the bench reads the
+    planner's deployment; plan.json's `deployment` object."""
+    d = (doc or {}).get("deployment")
+    if not d:
+        return None
+    pods = {}
+    for p in d.get("pods", []):
+        pods[p["name"]] = {kind: {"memory": (p.get(kind) or {}).get("memory_bytes"), "cpu": (p.get(kind) or {}).get("cpu")}
+                           for kind in ("limits", "requests")}
+    return {"dropped": list(d.get("dropped", [])), "pods": pods}
+
+
+def deployment_stack(functions, groups, planned=None):
+    """The entries a deployment runs, in the stack's order: [{name, members,
+    limits, requests, source}]. With no groups, every function's own entry.
+    Each group's pod takes its caller's place (named as the caller: it
+    serves the caller's route), with plan.json's figures for it or else its
+    members' sums; the callees plan.json drops have no entry."""
+    by = {f["name"]: f for f in functions}
+    planned = planned or {"dropped": [], "pods": {}}
+    of_caller = {g["members"][0]: g for g in groups}
+    dropped = set(planned["dropped"]) - set(of_caller)  # a caller keeps its route
+    out = []
+    for f in functions:
+        name = f["name"]
+        if name in dropped:
+            continue
+        g = of_caller.get(name)
+        if g is None:
+            out.append({"name": name, "members": [name], **own_figures(f), "source": "stack"})
+            continue
+        if name in planned["pods"]:
+            figures, source = planned["pods"][name], FROM_PLAN
+        else:
+            figures, source = summed([own_figures(by[m]) for m in g["members"]]), MEMBERS_SUM
+        out.append({"name": name, "members": list(g["members"]), "group": g.get("name"), **figures, "source": source})
+    return out
+
+
+def totals(stack):
+    """Pods, and the requests and limits added up over a stack's entries
+    ({kind: {resource: total}}; None for a resource some entry lacks)."""
+    out = {"pods": len(stack)}
+    for kind, what in FIGURES:
+        values = [e[kind][what] for e in stack]
+        out.setdefault(kind, {})[what] = None if not values or any(v is None for v in values) else sum(values)
+    return out
+
+
+def missing_entries(stack, declared):
+    """The declared entry points a stack does not deploy (no entry serves
+    their route)."""
+    served = {e["name"] for e in stack}
+    return [e for e in declared if e not in served]
