@@ -121,7 +121,6 @@ fn run(system: &Deployment, redis: &Redis) -> (Replies, BTreeMap<String, String>
 /// the plan keeps what the application reserves under --max-total-memory.
 fn measured_plan(dir: &std::path::Path) {
     let args = [
-        "plan",
         "--graph",
         "graph/calls.json",
         "--metrics",
@@ -131,8 +130,7 @@ fn measured_plan(dir: &std::path::Path) {
         "--out",
         "measured",
     ];
-    let (ok, stdout, stderr) = fmerge_command(dir, &args);
-    assert!(ok, "{stderr}");
+    let (stdout, groups) = planned(dir, &args);
     let row = |entry: &str| {
         stdout
             .lines()
@@ -179,7 +177,6 @@ fn measured_plan(dir: &std::path::Path) {
         reserved.ends_with("(--max-total-memory 1856Mi)"),
         "{reserved}"
     );
-    let (_, groups) = fmerge::plan::PlanFile::load(&dir.join("measured/plan.toml")).unwrap();
     let copies: usize = groups.iter().map(|g| g.merge.callees.len()).sum();
     assert!((1..=3).contains(&copies), "{copies} copies: {stdout}");
 }
@@ -226,10 +223,10 @@ fn the_planned_application_answers_like_the_unmerged_one() {
     ];
     let (ok, _, stderr) = fmerge_command(dir.path(), &graph);
     assert!(ok, "{stderr}");
-    let plan = ["plan", "--graph", "graph/calls.json", "--out", "plan"];
-    let (ok, _, stderr) = fmerge_command(dir.path(), &plan);
-    assert!(ok, "{stderr}");
-    let (_, groups) = fmerge::plan::PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
+    let (_, groups) = planned(
+        dir.path(),
+        &["--graph", "graph/calls.json", "--out", "plan"],
+    );
     assert!(!groups.is_empty(), "the planner proposed no group");
     let (ok, stdout, stderr) = fmerge(dir.path(), &["--plan", "plan/plan.toml"], &[]);
     assert!(ok, "{stderr}");

@@ -200,22 +200,20 @@ fn a_plan_naming_an_unknown_function_says_which() {
         PLAN.replace("\"user-mention\"", "\"user-mentions\""),
     )
     .unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml"], &[]);
-    assert!(!ok);
-    assert!(
-        stderr.contains("user-mentions") && stderr.contains("the group of text-service"),
-        "{stderr}"
+    refuses(
+        dir.path(),
+        &["--plan", "plan.toml"],
+        &["user-mentions", "the group of text-service"],
     );
 }
 
 #[test]
 fn a_missing_plan_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "nowhere/plan.toml"], &[]);
-    assert!(!ok);
-    assert!(
-        stderr.contains("cannot read the plan nowhere/plan.toml"),
-        "{stderr}"
+    refuses(
+        dir.path(),
+        &["--plan", "nowhere/plan.toml"],
+        &["cannot read the plan nowhere/plan.toml"],
     );
 }
 
@@ -223,10 +221,9 @@ fn a_missing_plan_file_is_named() {
 fn a_plan_refuses_one_group_options() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml", "--name", "x"], &[]);
-    assert!(!ok);
-    assert!(
-        stderr.contains("--name names one group's output"),
-        "{stderr}"
+    refuses(
+        dir.path(),
+        &["--plan", "plan.toml", "--name", "x"],
+        &["--name names one group's output"],
     );
 }

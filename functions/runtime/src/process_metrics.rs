@@ -19,25 +19,35 @@ pub(crate) struct ProcessCollector;
 impl Collector for ProcessCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         if let Some(bytes) = resident_bytes() {
+            let help = "Resident memory size in bytes.";
             let gauge = ConstGauge::new(bytes);
-            gauge.encode(encoder.encode_descriptor(
+            encode_series(
+                &mut encoder,
                 "process_resident_memory",
-                "Resident memory size in bytes.",
-                Some(&Unit::Bytes),
-                gauge.metric_type(),
-            )?)?;
+                help,
+                Unit::Bytes,
+                gauge,
+            )?;
         }
         if let Some(seconds) = cpu_seconds() {
+            let help = "Total user and system CPU time spent in seconds.";
             let counter = ConstCounter::new(seconds);
-            counter.encode(encoder.encode_descriptor(
-                "process_cpu",
-                "Total user and system CPU time spent in seconds.",
-                Some(&Unit::Seconds),
-                counter.metric_type(),
-            )?)?;
+            encode_series(&mut encoder, "process_cpu", help, Unit::Seconds, counter)?;
         }
         Ok(())
     }
+}
+
+/// One series: `metric`, described as `name` (the unit's suffix added) with
+/// `help`.
+fn encode_series(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Unit,
+    metric: impl EncodeMetric,
+) -> Result<(), std::fmt::Error> {
+    metric.encode(encoder.encode_descriptor(name, help, Some(&unit), metric.metric_type())?)
 }
 
 /// The resident set: `/proc/self/statm`'s second field, in pages.

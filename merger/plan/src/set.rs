@@ -72,37 +72,30 @@ impl std::fmt::Debug for Set {
     }
 }
 
-impl BitOr for Set {
-    type Output = Set;
-    fn bitor(mut self, other: Set) -> Set {
-        self |= other;
-        self
-    }
-}
-
-impl BitOrAssign for Set {
-    fn bitor_assign(&mut self, other: Set) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a |= b;
+/// `Set $op Set` and `Set $op= Set`, word by word: union and intersection
+/// are the same code but for the operator.
+macro_rules! word_by_word {
+    ($Op:ident::$op:ident, $OpAssign:ident::$op_assign:ident, $assign:tt) => {
+        impl $Op for Set {
+            type Output = Set;
+            fn $op(mut self, other: Set) -> Set {
+                self.$op_assign(other);
+                self
+            }
         }
-    }
-}
 
-impl BitAnd for Set {
-    type Output = Set;
-    fn bitand(mut self, other: Set) -> Set {
-        self &= other;
-        self
-    }
-}
-
-impl BitAndAssign for Set {
-    fn bitand_assign(&mut self, other: Set) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a &= b;
+        impl $OpAssign for Set {
+            fn $op_assign(&mut self, other: Set) {
+                for (a, b) in self.0.iter_mut().zip(other.0) {
+                    *a $assign b;
+                }
+            }
         }
-    }
+    };
 }
+
+word_by_word!(BitOr::bitor, BitOrAssign::bitor_assign, |=);
+word_by_word!(BitAnd::bitand, BitAndAssign::bitand_assign, &=);
 
 impl Not for Set {
     type Output = Set;

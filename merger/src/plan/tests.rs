@@ -42,6 +42,13 @@ fn in_rounds(g: &mut Graph, from: &str, rounds: &[&[&str]]) {
         .collect();
 }
 
+/// Asserts that [`model`] refuses `g` under `c` with an error that says
+/// `says`.
+fn refused(g: &Graph, c: &Constraints, says: &str) {
+    let e = model(g, c).unwrap_err().to_string();
+    assert!(e.contains(says), "{e}");
+}
+
 /// a calls b twice and c once, all at once; 100Mi each.
 fn fan_out_of_100mi() -> Graph {
     let mut g = graph(&[("a", "b"), ("a", "c")]);
@@ -95,14 +102,13 @@ fn every_copy_counts_against_the_total_memory() {
     let (plan, _) = solve(&m, Method::Exact).unwrap();
     assert!(plan.merged().is_empty());
     // Below what the application reserves unmerged: an error that says so.
-    let e = model(&g, &total(200.0)).unwrap_err().to_string();
-    assert!(e.contains("reserves 300Mi before any merge"), "{e}");
+    refused(&g, &total(200.0), "reserves 300Mi before any merge");
     // A function without a limit cannot be counted.
     g.functions[2].memory_bytes = None;
-    let e = model(&g, &total(400.0)).unwrap_err().to_string();
-    assert!(
-        e.contains("--max-total-memory needs each function's memory limit, and c sets no"),
-        "{e}"
+    refused(
+        &g,
+        &total(400.0),
+        "--max-total-memory needs each function's memory limit, and c sets no",
     );
 }
 
@@ -222,18 +228,14 @@ fn the_memory_objective_takes_the_least_copies_for_the_gain_asked() {
         );
     }
     // Without a minimum the least memory is no merge: refused, with the fix.
-    let e = model(
+    let memory = Constraints {
+        objective: Objective::Memory,
+        ..Constraints::default()
+    };
+    refused(
         &g,
-        &Constraints {
-            objective: Objective::Memory,
-            ..Constraints::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("\nfix: give --min-gain-ms MS or --min-calls-removed N"),
-        "{e}"
+        &memory,
+        "\nfix: give --min-gain-ms MS or --min-calls-removed N",
     );
 }
 
@@ -257,10 +259,10 @@ fn every_copy_counts_against_the_total_cpu() {
         );
     }
     g.functions[3].cpu = None;
-    let e = model(&g, &capped).unwrap_err().to_string();
-    assert!(
-        e.contains("--max-total-cpu needs each function's cpu limit, and d sets no `limits: cpu:`"),
-        "{e}"
+    refused(
+        &g,
+        &capped,
+        "--max-total-cpu needs each function's cpu limit, and d sets no `limits: cpu:`",
     );
 }
 

@@ -8,6 +8,9 @@
 
 use fmerge::graph::{Conflict, Edge, Function, Graph, Round};
 
+#[path = "../../plan/tests/support/social_network.rs"]
+mod social_network;
+
 /// A function with a memory limit (`"64Mi"`).
 pub fn function(name: &str, memory: &str) -> Function {
     Function {
@@ -189,51 +192,9 @@ pub fn random_rounds(rng: &mut Rng, mut graph: Graph) -> Graph {
 /// largest compose-post's, two pairs of callers sharing a callee, and
 /// functions that call nobody.
 pub fn social_network_app() -> Graph {
-    let calls: [(&str, &[&str]); 9] = [
-        (
-            "compose-post",
-            &[
-                "unique-id",
-                "text-service",
-                "compose-creator-with-user-id",
-                "media",
-                "store-post",
-                "write-user-timeline",
-                "write-home-timeline",
-            ],
-        ),
-        ("text-service", &["url-shorten", "user-mention"]),
-        ("write-home-timeline", &["social-graph-get-followers"]),
-        ("read-home-timeline", &["read-posts"]),
-        ("read-user-timeline", &["read-posts"]),
-        ("register-user", &["social-graph-insert-user"]),
-        ("register-user-with-id", &["social-graph-insert-user"]),
-        (
-            "social-graph-follow-with-username",
-            &["get-user-id", "social-graph-follow"],
-        ),
-        (
-            "social-graph-unfollow-with-username",
-            &["get-user-id", "social-graph-unfollow"],
-        ),
-    ];
-    let alone = [
-        "read-post",
-        "user-login",
-        "compose-creator-with-username",
-        "social-graph-get-followees",
-    ];
-    let mut names: Vec<&str> = Vec::new();
-    for (from, to) in &calls {
-        for name in std::iter::once(from).chain(to.iter()) {
-            if !names.contains(name) {
-                names.push(name);
-            }
-        }
-    }
-    names.extend(alone);
+    let names = social_network::names();
     let mut edges = Vec::new();
-    for (from, to) in &calls {
+    for (from, to) in &social_network::CALLS {
         for to in to.iter() {
             let mut e = edge(from, to);
             // The -with-username forms look up both users.

@@ -76,12 +76,12 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, St
     )
 }
 
-/// `fmerge plan -f stack.yml ARGS` in `dir` (building into [`target_dir`]),
-/// which must succeed; returns its stdout and the groups of the plan.toml
-/// it wrote (into `--out` of ARGS, else `plan`).
+/// `fmerge plan ARGS` in `dir` (building into [`target_dir`]), which must
+/// succeed; returns its stdout and the groups of the plan.toml it wrote
+/// (into `--out` of ARGS, else `plan`).
 #[allow(dead_code)]
-pub fn plan_stack(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
-    let all = [&["plan", "-f", "stack.yml"], args].concat();
+pub fn planned(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
+    let all = [&["plan"], args].concat();
     let (ok, stdout, stderr) = fmerge_command(dir, &all);
     assert!(ok, "fmerge {all:?} failed:\n{stderr}");
     let out = args
@@ -90,6 +90,12 @@ pub fn plan_stack(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Grou
         .map_or("plan", |i| args[i + 1]);
     let (_, groups) = fmerge::plan::PlanFile::load(&dir.join(out).join("plan.toml")).unwrap();
     (stdout, groups)
+}
+
+/// [`planned`] from the `stack.yml` in `dir`: `fmerge plan -f stack.yml ARGS`.
+#[allow(dead_code)]
+pub fn plan_stack(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
+    planned(dir, &[&["-f", "stack.yml"], args].concat())
 }
 
 /// `fmerge build ARGS` in `dir`, which must succeed; returns the binary (the

@@ -100,27 +100,33 @@ fn inside(groups: &[Set], d: usize, v: usize) -> bool {
     v != d && groups[d] & bit(v) != 0
 }
 
+/// Figures of one run of a function in a deployment, by `(function,
+/// deployment)`, each worked out once.
+pub type Memo = HashMap<(usize, usize), f64>;
+
+/// `memo`'s figure for `key`, or `work`'s, remembered.
+fn remembered(memo: &mut Memo, key: (usize, usize), work: impl FnOnce(&mut Memo) -> f64) -> f64 {
+    if let Some(&figure) = memo.get(&key) {
+        return figure;
+    }
+    let figure = work(memo);
+    memo.insert(key, figure);
+    figure
+}
+
 /// Gateway calls removed below one run of `u` in deployment `d`.
-fn hops(
-    a: &Reading,
-    groups: &[Set],
-    u: usize,
-    d: usize,
-    memo: &mut HashMap<(usize, usize), f64>,
-) -> f64 {
-    if let Some(&h) = memo.get(&(u, d)) {
-        return h;
-    }
-    let mut h = 0.0;
-    for &(v, m) in &a.calls[u] {
-        h += if inside(groups, d, v) {
-            m * (1.0 + hops(a, groups, v, d, memo))
-        } else {
-            m * hops(a, groups, v, v, memo)
-        };
-    }
-    memo.insert((u, d), h);
-    h
+fn hops(a: &Reading, groups: &[Set], u: usize, d: usize, memo: &mut Memo) -> f64 {
+    remembered(memo, (u, d), |memo| {
+        let mut h = 0.0;
+        for &(v, m) in &a.calls[u] {
+            h += if inside(groups, d, v) {
+                m * (1.0 + hops(a, groups, v, d, memo))
+            } else {
+                m * hops(a, groups, v, v, memo)
+            };
+        }
+        h
+    })
 }
 
 /// Expected latency removed, ms per request of the application.
@@ -149,34 +155,26 @@ pub fn entry_gains(a: &Reading, groups: &[Set]) -> Vec<(usize, f64)> {
 
 /// The critical path of one run of `u` in deployment `d`, ms: its rounds
 /// one after another.
-pub fn critical(
-    a: &Reading,
-    groups: &[Set],
-    u: usize,
-    d: usize,
-    memo: &mut HashMap<(usize, usize), f64>,
-) -> f64 {
-    if let Some(&c) = memo.get(&(u, d)) {
-        return c;
-    }
-    let mut path = 0.0;
-    for round in &a.rounds[u] {
-        let made: Vec<(f64, f64)> = round
-            .iter()
-            .map(|s| {
-                let v = s.callee;
-                let one = if inside(groups, d, v) {
-                    critical(a, groups, v, d, memo)
-                } else {
-                    a.hop(u, v) + critical(a, groups, v, v, memo)
-                };
-                (s.chance, s.times * one)
-            })
-            .collect();
-        path += longest(&made);
-    }
-    memo.insert((u, d), path);
-    path
+pub fn critical(a: &Reading, groups: &[Set], u: usize, d: usize, memo: &mut Memo) -> f64 {
+    remembered(memo, (u, d), |memo| {
+        let mut path = 0.0;
+        for round in &a.rounds[u] {
+            let made: Vec<(f64, f64)> = round
+                .iter()
+                .map(|s| {
+                    let v = s.callee;
+                    let one = if inside(groups, d, v) {
+                        critical(a, groups, v, d, memo)
+                    } else {
+                        a.hop(u, v) + critical(a, groups, v, v, memo)
+                    };
+                    (s.chance, s.times * one)
+                })
+                .collect();
+            path += longest(&made);
+        }
+        path
+    })
 }
 
 /// The most the sites `(chance, length)` can take together: E[max] is the

@@ -10,6 +10,9 @@
 
 use fmerge_plan::model::{MIB, Model, Objective, Round};
 
+#[path = "social_network.rs"]
+mod social_network;
+
 /// A small deterministic generator (an LCG, Knuth's constants).
 pub struct Rng(u64);
 
@@ -122,53 +125,13 @@ pub fn app(seed: u64, n: usize) -> Model {
 /// each) and their calls as `docs/callgraph-socialnetwork.svg` draws them,
 /// each caller's calls one after another, without traffic.
 pub fn social_network() -> Model {
-    let calls: [(&str, &[&str]); 9] = [
-        (
-            "compose-post",
-            &[
-                "unique-id",
-                "text-service",
-                "compose-creator-with-user-id",
-                "media",
-                "store-post",
-                "write-user-timeline",
-                "write-home-timeline",
-            ],
-        ),
-        ("text-service", &["url-shorten", "user-mention"]),
-        ("write-home-timeline", &["social-graph-get-followers"]),
-        ("read-home-timeline", &["read-posts"]),
-        ("read-user-timeline", &["read-posts"]),
-        ("register-user", &["social-graph-insert-user"]),
-        ("register-user-with-id", &["social-graph-insert-user"]),
-        (
-            "social-graph-follow-with-username",
-            &["get-user-id", "social-graph-follow"],
-        ),
-        (
-            "social-graph-unfollow-with-username",
-            &["get-user-id", "social-graph-unfollow"],
-        ),
-    ];
-    let mut names: Vec<String> = Vec::new();
-    for (from, to) in &calls {
-        for name in std::iter::once(from).chain(to.iter()) {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_string());
-            }
-        }
-    }
-    for alone in [
-        "read-post",
-        "user-login",
-        "compose-creator-with-username",
-        "social-graph-get-followees",
-    ] {
-        names.push(alone.to_string());
-    }
+    let names: Vec<String> = social_network::names()
+        .into_iter()
+        .map(String::from)
+        .collect();
     let index = |name: &str| names.iter().position(|n| n == name).unwrap();
     let mut edges = Vec::new();
-    for (from, to) in &calls {
+    for (from, to) in &social_network::CALLS {
         for to in to.iter() {
             // The -with-username forms look up both users.
             let m = if *to == "get-user-id" { 2.0 } else { 1.0 };
