@@ -4,7 +4,7 @@
 //! [`Objective`] under its caps and minimums; at an equal objective, fewer
 //! merged members (smaller binaries) win.
 
-use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
+use crate::model::{Figures, Model, Plan, Reserved, Resource, Set, bit, members};
 
 /// How hard the exact search may try before it gives up (and says so).
 #[derive(Debug, Clone, Copy)]
@@ -81,8 +81,11 @@ pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
     set: Set,
-    /// Its members' memory and cpu beyond the root's ([`Model::copies`]).
-    copies: [f64; 2],
+    /// Its members' memory beyond the root's ([`Model::copies`]).
+    copies: f64,
+    /// What its deployment reserves when it stays: requests and limits,
+    /// memory and cpu ([`Model::pod`]).
+    pod: [f64; 4],
     hops: f64,
     out: Vec<(usize, f64)>,
     inside: Vec<(usize, f64)>,
@@ -108,16 +111,21 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         let mut list: Vec<Candidate> = sets
             .into_iter()
             .map(|set| {
-                let (hops, out, inside) = model.flow(r, set);
+                let flow = model.flow(r, set);
+                let pod = model.pod(r, set);
+                let amount = |f: crate::model::Figure| f.amount.unwrap_or(0.0);
                 Candidate {
                     set,
-                    copies: [
-                        model.copies(Resource::Memory, r, set),
-                        model.copies(Resource::Cpu, r, set),
+                    copies: model.copies(Resource::Memory, r, set),
+                    pod: [
+                        amount(pod.requests[0]),
+                        amount(pod.requests[1]),
+                        amount(pod.limits[0]),
+                        amount(pod.limits[1]),
                     ],
-                    hops,
-                    out,
-                    inside,
+                    hops: flow.removed,
+                    out: flow.out,
+                    inside: flow.inside,
                 }
             })
             .collect();
@@ -142,6 +150,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         best: Option<(f64, u32, Vec<Set>)>,
         nodes: u64,
         limit: u64,
+        /// What the application reserves unmerged ([`Model::cost`]).
+        unmerged: Reserved,
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -150,8 +160,10 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         extra: u32,
         /// Memory copies reserve.
         copies: f64,
-        /// Memory and cpu left under the total caps.
-        left: [f64; 2],
+        /// What the deployments of the roots decided with requests arriving
+        /// reserve (they stay whatever comes next): requests and limits,
+        /// memory and cpu, and pods. A bound from below on the plan's.
+        floor: [f64; 5],
     }
     impl Search<'_> {
         /// `arrivals` and `inside`: runs of each function already sent over
@@ -171,29 +183,47 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                     .iter()
                     .map(|&j| (self.runs[j] - arrivals[j] - inside[j]).max(0.0))
                     .sum::<f64>();
-            let gain_bound = (model.objective == Objective::Latency || model.min_gain_ms.is_some())
+            let c = &model.constraints;
+            let gain_bound = (c.objective.needs_gain() || c.min_gain_ms.is_some())
                 .then(|| model.gain_bound(&self.choice, open, &self.before));
-            if model
-                .min_removed
+            if c.min_calls_removed
                 .is_some_and(|min| removed_bound < min - EPS)
-                || model
-                    .min_gain_ms
+                || c.min_gain_ms
                     .zip(gain_bound)
                     .is_some_and(|(min, bound)| bound < min - EPS)
             {
                 return true;
             }
-            let bound = match model.objective {
-                Objective::Calls => removed_bound,
-                Objective::Latency => gain_bound.expect("computed for latency"),
-                Objective::Memory => -done.copies,
+            // Every root decided: the plan's own cost and caps.
+            let leaf = k == model.n();
+            if leaf && !model.within_caps(&self.choice) {
+                return true;
+            }
+            let cost = if !c.objective.needs_cost() {
+                0.0
+            } else if leaf {
+                model.cost(&self.choice)
+            } else {
+                let f = done.floor;
+                let floor = Reserved {
+                    pods: f[4] as usize,
+                    requests: [f[0], f[1]],
+                    limits: [Some(f[2]), Some(f[3])],
+                };
+                model.cost_of(&floor, &self.unmerged)
             };
+            let bound = c.objective.score(&Figures {
+                removed: removed_bound,
+                gain_ms: gain_bound.unwrap_or(0.0),
+                copies: done.copies,
+                cost,
+            });
             if let Some((best, members, _)) = &self.best
                 && (bound < best - EPS || (bound <= best + EPS && done.extra >= *members))
             {
                 return true;
             }
-            if k == model.n() {
+            if leaf {
                 // Every root decided: the bounds are the plan's own figures.
                 self.best = Some((bound, done.extra, self.choice.clone()));
                 return true;
@@ -213,7 +243,15 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
             };
             for i in tried {
                 let o = &options[i];
-                if o.copies[0] > done.left[0] || o.copies[1] > done.left[1] {
+                let mut floor = done.floor;
+                if a > 0.0 {
+                    // Requests arrive: this deployment stays.
+                    for (f, p) in floor.iter_mut().zip(o.pod) {
+                        *f += p;
+                    }
+                    floor[4] += 1.0;
+                }
+                if !model.caps_hold(&[floor[2], floor[3]]) {
                     continue; // past --max-total-memory or --max-total-cpu
                 }
                 let mut next = arrivals.to_vec();
@@ -228,8 +266,8 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                 let now = Done {
                     removed: done.removed + a * o.hops,
                     extra: done.extra + o.set.count_ones() - 1,
-                    copies: done.copies + o.copies[0],
-                    left: [done.left[0] - o.copies[0], done.left[1] - o.copies[1]],
+                    copies: done.copies + o.copies,
+                    floor,
                 };
                 if !self.go(k + 1, &next, &within, now) {
                     return false;
@@ -254,15 +292,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         best: None,
         nodes: 0,
         limit: limits.nodes,
+        unmerged: model.reserved(&alone),
     };
     let start = Done {
         removed: 0.0,
         extra: 0,
         copies: 0.0,
-        left: [
-            model.left(Resource::Memory, &alone),
-            model.left(Resource::Cpu, &alone),
-        ],
+        floor: [0.0; 5],
     };
     if !search.go(0, &model.external, &vec![0.0; n], start) {
         return None;
@@ -281,27 +317,24 @@ pub fn heuristic(model: &Model) -> Plan {
     let n = model.n();
     let mut groups: Vec<Set> = (0..n).map(bit).collect();
     let mut arrivals = model.external.clone();
-    let mut left = [
-        model.left(Resource::Memory, &groups),
-        model.left(Resource::Cpu, &groups),
-    ];
-    let fits = |r: usize, set: Set, left: &[f64; 2]| {
-        model.copies(Resource::Memory, r, set) <= left[0]
-            && model.copies(Resource::Cpu, r, set) <= left[1]
+    // Within the total caps with `set` as r's group, the roots not decided
+    // yet alone.
+    let fits = |r: usize, set: Set, groups: &mut Vec<Set>| {
+        groups[r] = set;
+        let fits = model.within_caps(groups);
+        groups[r] = bit(r);
+        fits
     };
     for &r in &model.order {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
             // What a group of r is worth: the objective's figure first.
             let worth = |set: Set, groups: &mut Vec<Set>| -> (f64, f64) {
-                let (hops, _, _) = model.flow(r, set);
-                if model.objective == Objective::Calls {
-                    return (hops, 0.0);
-                }
+                let hops = model.flow(r, set).removed;
                 groups[r] = set;
-                let gain = model.gain_ms(groups);
+                let worth = model.constraints.objective.worth(model, groups, hops);
                 groups[r] = bit(r);
-                (gain, hops)
+                worth
             };
             let better = |a: (f64, f64), b: (f64, f64)| {
                 a.0 > b.0 + EPS || (a.0 > b.0 - EPS && a.1 > b.1 + EPS)
@@ -313,7 +346,11 @@ pub fn heuristic(model: &Model) -> Plan {
                 for u in members(set) {
                     for &(v, _) in &model.calls[u] {
                         let next = set | bit(v);
-                        if next == set || v == r || !model.feasible(next) || !fits(r, next, &left) {
+                        if next == set
+                            || v == r
+                            || !model.feasible(next)
+                            || !fits(r, next, &mut groups)
+                        {
                             continue;
                         }
                         let now = worth(next, &mut groups);
@@ -331,11 +368,8 @@ pub fn heuristic(model: &Model) -> Plan {
                 }
             }
             groups[r] = set;
-            left[0] -= model.copies(Resource::Memory, r, set);
-            left[1] -= model.copies(Resource::Cpu, r, set);
         }
-        let (_, out, _) = model.flow(r, groups[r]);
-        for (v, calls) in out {
+        for (v, calls) in model.flow(r, groups[r]).out {
             arrivals[v] += a * calls;
         }
     }
@@ -348,20 +382,28 @@ pub fn heuristic(model: &Model) -> Plan {
 /// path; for memory, the largest first. Each group stays connected from
 /// its root.
 fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
-    let score = |groups: &[Set]| -> (f64, f64) {
-        let (removed, _) = model.value(groups);
-        (removed, model.gain_ms(groups))
+    let c = &model.constraints;
+    let score = |groups: &[Set]| Figures {
+        removed: model.value(groups).0,
+        gain_ms: model.gain_ms(groups),
+        copies: 0.0,
+        cost: if c.objective.needs_cost() {
+            model.cost(groups)
+        } else {
+            0.0
+        },
     };
     let meets = |groups: &[Set]| {
-        let (removed, gain) = score(groups);
-        model.min_removed.is_none_or(|m| removed >= m - EPS)
-            && model.min_gain_ms.is_none_or(|m| gain >= m - EPS)
+        let f = score(groups);
+        c.min_calls_removed.is_none_or(|m| f.removed >= m - EPS)
+            && c.min_gain_ms.is_none_or(|m| f.gain_ms >= m - EPS)
+            && model.within_caps(groups)
     };
     if !meets(&groups) {
         return groups; // solve() says which minimum no plan found reaches
     }
     loop {
-        let (removed, gain) = score(&groups);
+        let was = score(&groups);
         let mut best: Option<(f64, Vec<Set>)> = None;
         for r in 0..groups.len() {
             for v in members(groups[r]).filter(|&v| v != r) {
@@ -371,12 +413,7 @@ fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
                 }
                 let mut next = groups.clone();
                 next[r] = set;
-                let (now_removed, now_gain) = score(&next);
-                let kept = match model.objective {
-                    Objective::Calls => now_removed >= removed - EPS,
-                    Objective::Latency => now_gain >= gain - EPS,
-                    Objective::Memory => true,
-                };
+                let kept = c.objective.keeps(&was, &score(&next));
                 let saved = model.memory[v].unwrap_or(0.0) + 1.0;
                 if kept && meets(&next) && best.as_ref().is_none_or(|(s, _)| saved > *s) {
                     best = Some((saved, next));

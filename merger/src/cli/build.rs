@@ -25,15 +25,17 @@ pub fn run(args: BuildArgs, given: &Given) -> Result<()> {
         !args.select.is_some(),
         "--filter and --regex select the stack's functions for --all\nfix: add --all, or name the functions to merge"
     );
-    build(vec![request(args, given)?], false)
+    build(vec![request(args, given)?], None)
 }
 
 /// Builds the groups (one cargo build per lock file) and ships each as asked: the one
 /// path of a single build (a plan of one group) and of a `plan`'s groups.
 /// Of a plan, each group's records carry its name and, when the groups share
 /// an input stack, one merged stack for the whole application is written
-/// after them all.
-fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
+/// after them all, with the plan's pods' requests and limits and without
+/// the deployments it drops.
+fn build(requests: Vec<Request>, plan_file: Option<&crate::plan::PlanFile>) -> Result<()> {
+    let plan = plan_file.is_some();
     let started = std::time::Instant::now();
     let opts: Vec<crate::Options> = requests.iter().map(|r| r.opts.clone()).collect();
     let crate::pipeline::Built {
@@ -52,7 +54,11 @@ fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
         }
         if let Some(ship) = request.ship {
             let imaging = std::time::Instant::now();
-            let (reference, spec, stack) = ship.image(&shipped(merged), quiet)?;
+            let (reference, mut spec, stack) = ship.image(&shipped(merged), quiet)?;
+            if let Some(g) = plan_file.and_then(|p| p.group(&spec.members[0])) {
+                spec.requests.extend(g.requests.clone());
+                spec.limits.extend(g.limits.clone());
+            }
             let took = imaging.elapsed();
             wall.images += took;
             merged.timings.push((stages::IMAGE, took));
@@ -65,7 +71,7 @@ fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
                     whole = Some((input, remove));
                     None
                 }
-                Some((input, remove)) => Some(write_merged_stack(&input, &[spec], remove)?),
+                Some((input, remove)) => Some(write_merged_stack(&input, &[spec], remove, &[])?),
                 None => Some(stack_out::write(
                     &spec,
                     merged.binary.parent().expect("a directory"),
@@ -97,7 +103,8 @@ fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
         }
     }
     if let Some((input, remove)) = whole {
-        let path = write_merged_stack(&input, &specs, remove)?;
+        let dropped = plan_file.map_or(&[][..], |p| &p.dropped[..]);
+        let path = write_merged_stack(&input, &specs, remove, dropped)?;
         if json {
             Message::Stack { stack: &path }.print();
         } else {
@@ -202,7 +209,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
     }
-    build(requests, true)
+    build(requests, Some(&plan))
 }
 
 /// The merge as JSON lines: each stage with its time, each setting with the

@@ -86,6 +86,4 @@ fn measured(results: &str, group: &str, testbeds: &[&str]) -> Option<(f64, Strin
     })
 }
 
-/// The lab notes' latency of one invocation through the gateway on their
-/// cluster (`../shared/reference/merge-lab-notes-2024-05.md`).
-pub const DEFAULT_HOP_MS: f64 = 8.8;
+pub use fmerge_plan::model::DEFAULT_HOP_MS;
