@@ -84,6 +84,15 @@ fn constraints(rng: &mut Rng, graph: &Graph) -> Constraints {
     }
 }
 
+/// The model with every function a declared entry point: no deployment is
+/// dropped, so a total cap counts every function's own deployment plus the
+/// copies, as the programs here count it (the cap's count with dropped
+/// deployments is `fmerge_plan`'s own tests', `merger/plan/tests/cost.rs`).
+fn kept_all(mut model: Model) -> Model {
+    model.declared = vec![true; model.n()];
+    model
+}
+
 /// The exact plan has the program's optimum, its groups are valid by the
 /// oracle's rules, and the oracle values it as the planner does; the
 /// heuristic's plan is valid and worth no more.
@@ -125,13 +134,13 @@ fn agree(model: &Model, case: &str, reached: &mut Reached) {
     );
     reached.merged += usize::from(!exact.merged().is_empty());
     reached.capped_with_cycle +=
-        usize::from(model.max_total_memory.is_some() && !model.cycles.is_empty());
+        usize::from(model.constraints.max_total_memory.is_some() && !model.cycles.is_empty());
     reached.apart += usize::from(!model.apart.is_empty());
     reached.entries += usize::from(model.entries().len() >= 2);
     // Without the total cap a simpler oracle agrees, and tells whether the
     // cap lowered the optimum.
     let uncapped = ilp::best_uncapped(model);
-    if model.max_total_memory.is_some() {
+    if model.constraints.max_total_memory.is_some() {
         reached.cap_binds += usize::from(!close(uncapped, best));
     } else {
         assert!(close(uncapped, best), "{case}: {uncapped} without a cap");
@@ -141,7 +150,7 @@ fn agree(model: &Model, case: &str, reached: &mut Reached) {
 /// [`agree`] on `graph` under random constraints.
 fn check(rng: &mut Rng, graph: &Graph, case: &str, reached: &mut Reached) {
     let constraints = constraints(rng, graph);
-    let model = plan::model(graph, &constraints).unwrap();
+    let model = kept_all(plan::model(graph, &constraints).unwrap());
     agree(&model, case, reached);
 }
 
@@ -229,7 +238,7 @@ fn the_latency_and_memory_objectives_agree_with_the_enumeration() {
             hop_ms: 1.0,
             ..constraints(&mut rng, &graph)
         };
-        let Ok(model) = plan::model(&graph, &constraints) else {
+        let Ok(model) = plan::model(&graph, &constraints).map(kept_all) else {
             continue; // a total cap below what the functions reserve alone
         };
         let (best, _) = oracle::best_by(&model, &|g| Some(oracle::latency_gain(&model, g)));
@@ -258,7 +267,7 @@ fn the_latency_and_memory_objectives_agree_with_the_enumeration() {
         }
         gained += 1;
         let mut least = model.clone();
-        (least.objective, least.min_gain_ms) = (Objective::Memory, Some(best / 2.0));
+        (least.constraints.objective, least.constraints.min_gain_ms) = (Objective::Memory, Some(best / 2.0));
         let copies = |groups: &[u128]| -> f64 {
             let memory = |i: usize| model.memory[i].unwrap_or(0.0);
             (0..n)
@@ -304,7 +313,7 @@ fn the_exact_search_matches_the_oracle_and_is_never_beaten_by_the_heuristic() {
             objective: Objective::Calls,
             ..Constraints::default()
         };
-        let model = plan::model(&graph, &constraints).unwrap();
+        let model = kept_all(plan::model(&graph, &constraints).unwrap());
         let cands: Vec<usize> = (0..model.n())
             .map(|r| search::candidates(&model, r, usize::MAX).unwrap().len())
             .collect();
@@ -370,7 +379,7 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
             objective: Objective::Calls,
             ..Constraints::default()
         };
-        let Ok(model) = plan::model(&graph, &constraints) else {
+        let Ok(model) = plan::model(&graph, &constraints).map(kept_all) else {
             continue; // a total cap below what the functions reserve alone
         };
         let (best, _) = oracle::best(&model);
@@ -403,7 +412,7 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
         }
         checked += 1;
         merged += usize::from(!exact.merged().is_empty());
-        capped += usize::from(model.max_total_memory.is_some() && !model.cycles.is_empty());
+        capped += usize::from(model.constraints.max_total_memory.is_some() && !model.cycles.is_empty());
     }
     // The random cases reach what they are for: most plan, most merge
     // something, some under a total cap with a cycle cut.

@@ -74,7 +74,7 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
     for (v, arriving) in arriving.into_iter().enumerate() {
         constraints.push(arriving.eq(a[v]));
     }
-    if let Some(max) = model.max_total_memory {
+    if let Some(max) = model.constraints.max_total_memory {
         let own: f64 = (0..n).map(|i| memory(model, i)).sum();
         constraints.push(copies.leq(max * (1.0 + 1e-12) - own));
     }

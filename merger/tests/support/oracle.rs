@@ -77,7 +77,7 @@ pub fn valid(model: &Model, r: usize, s: u128) -> bool {
             return false;
         }
     }
-    if let Some(max) = model.max_memory {
+    if let Some(max) = model.constraints.max_memory {
         let sum: f64 = members
             .iter()
             .map(|&i| model.memory[i].unwrap_or(0.0))
@@ -102,7 +102,7 @@ pub fn valid(model: &Model, r: usize, s: u128) -> bool {
 /// Every deployment's own memory plus, per group, its members beyond the
 /// root, within the total cap.
 pub fn within_total_memory(model: &Model, groups: &[u128]) -> bool {
-    let Some(max) = model.max_total_memory else {
+    let Some(max) = model.constraints.max_total_memory else {
         return true;
     };
     let memory = |i: usize| model.memory[i].unwrap_or(0.0);
@@ -176,10 +176,10 @@ fn critical(model: &Model, groups: &[u128], u: usize, d: usize) -> f64 {
             critical(model, groups, v, d)
         } else {
             let hop = model
-                .hop_ms
+                .measured_hop_ms
                 .get(&(u, v))
                 .copied()
-                .unwrap_or(model.default_hop_ms);
+                .unwrap_or(model.constraints.hop_ms);
             hop + critical(model, groups, v, v)
         }
     };

@@ -130,10 +130,10 @@ impl Model {
         }
         let mut kept: Vec<Option<Kept>> = (0..n)
             .map(|i| {
-                if !copy[i] {
-                    Some(Kept::NoCopy)
-                } else if groups[i] != bit(i) {
+                if groups[i] != bit(i) {
                     Some(Kept::Root)
+                } else if !copy[i] {
+                    Some(Kept::NoCopy)
                 } else if self.declared[i] {
                     Some(Kept::Declared)
                 } else if self.external[i] > 0.0 {
