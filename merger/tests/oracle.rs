@@ -267,7 +267,8 @@ fn the_latency_and_memory_objectives_agree_with_the_enumeration() {
         }
         gained += 1;
         let mut least = model.clone();
-        (least.constraints.objective, least.constraints.min_gain_ms) = (Objective::Memory, Some(best / 2.0));
+        (least.constraints.objective, least.constraints.min_gain_ms) =
+            (Objective::Memory, Some(best / 2.0));
         let copies = |groups: &[u128]| -> f64 {
             let memory = |i: usize| model.memory[i].unwrap_or(0.0);
             (0..n)
@@ -412,7 +413,8 @@ fn the_exact_search_agrees_with_an_independent_oracle() {
         }
         checked += 1;
         merged += usize::from(!exact.merged().is_empty());
-        capped += usize::from(model.constraints.max_total_memory.is_some() && !model.cycles.is_empty());
+        capped +=
+            usize::from(model.constraints.max_total_memory.is_some() && !model.cycles.is_empty());
     }
     // The random cases reach what they are for: most plan, most merge
     // something, some under a total cap with a cycle cut.

@@ -152,6 +152,9 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         limit: u64,
         /// What the application reserves unmerged ([`Model::cost`]).
         unmerged: Reserved,
+        /// Functions whose deployment stays whatever is merged: declared,
+        /// called from outside, or called by none.
+        sure: Vec<bool>,
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -160,9 +163,11 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         extra: u32,
         /// Memory copies reserve.
         copies: f64,
-        /// What the deployments of the roots decided with requests arriving
-        /// reserve (they stay whatever comes next): requests and limits,
-        /// memory and cpu, and pods. A bound from below on the plan's.
+        /// What deployments sure to stay reserve: the roots decided with
+        /// requests arriving (requests and limits, memory and cpu, and a
+        /// pod each), and the limits and pod of each undecided function
+        /// that stays whatever is merged (a merged pod's limits are never
+        /// below its root's own). A bound from below on the plan's.
         floor: [f64; 5],
     }
     impl Search<'_> {
@@ -250,6 +255,12 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
                         *f += p;
                     }
                     floor[4] += 1.0;
+                    if self.sure[r] {
+                        // Counted undecided already: its own limits and pod.
+                        floor[2] -= model.limit(Resource::Memory, r).unwrap_or(0.0);
+                        floor[3] -= model.limit(Resource::Cpu, r).unwrap_or(0.0);
+                        floor[4] -= 1.0;
+                    }
                 }
                 if !model.caps_hold(&[floor[2], floor[3]]) {
                     continue; // past --max-total-memory or --max-total-cpu
@@ -278,6 +289,16 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         }
     }
     let alone: Vec<Set> = (0..n).map(bit).collect();
+    let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|&(v, _)| v == i));
+    let sure: Vec<bool> = (0..n)
+        .map(|i| model.declared[i] || model.external[i] > 0.0 || !called(i))
+        .collect();
+    let mut floor = [0.0; 5];
+    for i in (0..n).filter(|&i| sure[i]) {
+        floor[2] += model.limit(Resource::Memory, i).unwrap_or(0.0);
+        floor[3] += model.limit(Resource::Cpu, i).unwrap_or(0.0);
+        floor[4] += 1.0;
+    }
     let mut open = vec![0; n + 1];
     for k in (0..n).rev() {
         open[k] = open[k + 1] | bit(model.order[k]);
@@ -293,12 +314,13 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
         nodes: 0,
         limit: limits.nodes,
         unmerged: model.reserved(&alone),
+        sure: sure.clone(),
     };
     let start = Done {
         removed: 0.0,
         extra: 0,
         copies: 0.0,
-        floor: [0.0; 5],
+        floor,
     };
     if !search.go(0, &model.external, &vec![0.0; n], start) {
         return None;

@@ -11,7 +11,9 @@ use fmerge_plan::search::{self, Limits};
 /// each, no requests, nothing measured.
 fn model(n: usize, calls: &[(usize, usize)]) -> Model {
     let mut m = Model {
-        names: (0..n).map(|i| ((b'a' + i as u8) as char).to_string()).collect(),
+        names: (0..n)
+            .map(|i| ((b'a' + i as u8) as char).to_string())
+            .collect(),
         memory: vec![Some(100.0 * MIB); n],
         cpu: vec![Some(1.0); n],
         requests: vec![[None, None]; n],
@@ -176,5 +178,8 @@ fn the_cost_objective_picks_the_cheaper_plan() {
     assert!(cheap < m.cost(&with(&m, 0, &[0, 1, 2])), "{cheap}");
     assert!(cheap < m.cost(&alone(&m)), "{cheap}");
     assert!((m.cost(&alone(&m)) - 1.0).abs() < 1e-12);
-    assert_eq!(Resource::Memory.show(m.reserved(&alone(&m)).requests[0]), "300Mi");
+    assert_eq!(
+        Resource::Memory.show(m.reserved(&alone(&m)).requests[0]),
+        "300Mi"
+    );
 }

@@ -223,7 +223,7 @@ impl StackIn {
         let callers: BTreeSet<&str> = specs.iter().map(|s| s.members[0].as_str()).collect();
         for callee in specs.iter().flat_map(|s| &s.members[1..]) {
             if (remove_callees || dropped.contains(callee)) && !callers.contains(callee.as_str()) {
-                functions.remove(callee.as_str());
+                functions.shift_remove(callee.as_str()); // the others keep their order
             }
         }
         Ok(serde_yaml_ng::to_string(&doc)?)
@@ -348,6 +348,41 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plans_merged_stack_drops_what_the_plan_drops_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("provider:\n  name: openfaas\nfunctions:\n");
+        for f in ["a", "b", "c", "d"] {
+            text.push_str(&format!("  {f}:\n    image: x/{f}\n"));
+        }
+        let path = dir.path().join("stack.yml");
+        std::fs::write(&path, text).unwrap();
+        let stack = StackIn::load(&path).unwrap();
+        // a's group holds b and c; the plan drops b (only a calls it), c
+        // stays (another caller, say); d is no member.
+        let mut spec = StackSpec::new(vec!["a".into(), "b".into(), "c".into()], "x/a-merged:1");
+        spec.requests.insert("memory".into(), "40Mi".into());
+        let merged = stack
+            .merged_all(std::slice::from_ref(&spec), false, &["b".into()])
+            .unwrap();
+        let doc: Value = serde_yaml_ng::from_str(&merged).unwrap();
+        let names: Vec<&str> = doc["functions"]
+            .as_mapping()
+            .unwrap()
+            .keys()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(names, ["a", "c", "d"], "{merged}");
+        assert_eq!(doc["functions"]["a"]["image"], "x/a-merged:1");
+        assert_eq!(
+            doc["functions"]["a"]["requests"]["memory"], "40Mi",
+            "{merged}"
+        );
+        // --remove-callees drops every callee's entry.
+        let all = stack.merged_all(&[spec], true, &[]).unwrap();
+        assert!(!all.contains("  c:") && all.contains("  d:"), "{all}");
+    }
 
     #[test]
     fn limits_add_up_and_secrets_unite() {

@@ -414,3 +414,108 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
 
 mod rounds;
 mod traffic;
+
+#[test]
+fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
+    // a calls b twice and c; 100Mi / 0.2 cores of limits and 32Mi / 0.1 core of
+    // requests each; b and c measured at 8Mi and 0.02 cores a pod, a not.
+    let mut g = fan_out_of_100mi();
+    for f in &mut g.functions {
+        (f.requests_memory_bytes, f.requests_cpu) = (Some(32.0 * MIB), Some(0.1));
+        f.cpu = Some(0.2);
+    }
+    for f in &mut g.functions[1..] {
+        (f.usage_memory_bytes, f.usage_cpu) = (Some(8.0 * MIB), Some(0.02));
+    }
+    let m = model(&g, &hop(1.0)).unwrap();
+    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, how)).unwrap();
+    let cluster = &doc["cluster"];
+    assert_eq!(cluster["before"]["pods"], 3);
+    assert_eq!(cluster["after"]["pods"], 1);
+    assert_eq!(cluster["dropped"], serde_json::json!(["b", "c"]));
+    let mem = |side: &str, what: &str| cluster[side][what]["memory"].as_f64().unwrap();
+    assert_eq!(mem("before", "requests"), 96.0 * MIB);
+    // a's own 32Mi, b's and c's 8Mi with the headroom.
+    assert_eq!(mem("after", "requests"), (32.0 + 2.0 * 8.0 * 1.25) * MIB);
+    assert_eq!(mem("before", "limits"), 300.0 * MIB);
+    // The most a member needs: b's (or c's) own 100Mi beside a's limit
+    // (a is unmeasured) and the other's usage with the headroom.
+    assert_eq!(mem("after", "limits"), 210.0 * MIB);
+    let pod = &cluster["pods"][0];
+    assert_eq!(pod["requests"]["memory"]["from"], "mixed");
+    let rows: Vec<&str> = doc["reserved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "pods",
+            "memory limits",
+            "cpu limits",
+            "memory requests",
+            "cpu requests"
+        ]
+    );
+    let text = report(&m, &plan, how, "test");
+    assert!(
+        text.contains("pods 3 → 1; memory limits 300Mi → 210Mi")
+            && text.contains("deployments dropped (only their groups call them, in-process): b, c")
+            && text.contains("a's merged pod: requests 52Mi (mixed)"),
+        "{text}"
+    );
+    // The plan file carries the decision and the pod's figures.
+    let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
+    assert_eq!(file.dropped, ["b", "c"]);
+    let group = file.group("a").unwrap();
+    assert_eq!(group.requests["memory"], "52Mi");
+    assert_eq!(group.limits["memory"], "210Mi");
+}
+
+#[test]
+fn the_stack_declares_socialnetworks_entry_points_once() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/stack.yml");
+    let stack = fmerge_ship::stack_in::StackIn::load(&path).unwrap();
+    let (functions, _) = crate::graph::functions_of(&stack, stack.names()).unwrap();
+    let entry = |name: &str| functions.iter().find(|f| f.name == name).unwrap().entry;
+    for name in [
+        "compose-post",
+        "read-home-timeline",
+        "user-login",
+        "social-graph-follow",
+    ] {
+        assert!(entry(name), "{name}");
+    }
+    for name in [
+        "unique-id",
+        "text-service",
+        "read-posts",
+        "write-home-timeline",
+    ] {
+        assert!(!entry(name), "{name}");
+    }
+    // Another value than "true" or "false" is refused, naming the fix.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replacen(
+            "      com.openfaas.fmerge.entry: \"true\"",
+            "      com.openfaas.fmerge.entry: \"yes\"",
+            1,
+        )
+        .replace(
+            "handler: ./",
+            &format!("handler: {}/", path.parent().unwrap().display()),
+        );
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let stack = fmerge_ship::stack_in::StackIn::load(&dir.path().join("stack.yml")).unwrap();
+    let e = format!("{:#}", stack.entry("compose-post").unwrap_err());
+    assert!(
+        e.contains("com.openfaas.fmerge.entry is `yes`") && e.contains("fix:"),
+        "{e}"
+    );
+}
