@@ -88,8 +88,8 @@ def reserved(functions, groups):
 
 
 def planner_reserved(doc):
-    """{what: total} of a plan.json, and {what: base}: unmerged's."""
-    return {r["what"]: r["total"] for r in doc["reserved"]}, {r["what"]: r["base"] for r in doc["reserved"]}
+    """{what: after} of a plan.json, and {what: before}: unmerged's."""
+    return {r["what"]: r["after"] for r in doc["reserved"]}, {r["what"]: r["before"] for r in doc["reserved"]}
 
 
 def memory(ctx, fmerge, builds, load, workload="mixed"):

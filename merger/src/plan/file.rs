@@ -83,6 +83,20 @@ impl PlanFile {
                     .with_context(|| format!("{}: a group's {key}.{resource}", path.display()))?;
             }
         }
+        for name in &plan.dropped {
+            let copied = plan.group.iter().any(|g| g.callees.contains(name));
+            let roots = plan.group.iter().any(|g| &g.caller == name);
+            anyhow::ensure!(
+                copied && !roots,
+                "{}: `dropped` names {name}, which {}, so its deployment cannot go\nfix: drop it from `dropped`, or plan again with `fmerge plan`",
+                path.display(),
+                if roots {
+                    "roots a group"
+                } else {
+                    "no group holds"
+                }
+            );
+        }
         let mut roots = std::collections::BTreeSet::new();
         let mut groups = Vec::new();
         for g in &plan.group {
