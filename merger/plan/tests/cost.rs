@@ -1,9 +1,7 @@
 //! What the cluster pays under a plan: which deployments stay, a merged
 //! pod's requests and limits, the total caps and the cost objective.
 
-use fmerge_plan::model::{
-    Constraints, HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit,
-};
+use fmerge_plan::model::{HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit};
 use fmerge_plan::search::{self, Limits};
 
 /// A model of `n` functions named a, b, c, … with these calls (one per
