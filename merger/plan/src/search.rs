@@ -57,8 +57,8 @@ impl Limits {
 
 const EPS: f64 = 1e-9;
 
-/// The room [`room::Room::most`] is given: none bounds it, since the total
-/// caps count what stays deployed, which a merge may lower as well as raise.
+/// The room [`room::Room::most`] is given where none can be told: with
+/// measured usage a merged pod's limits take less than each copy's own.
 const ROOMY: [f64; 2] = [f64::INFINITY; 2];
 
 /// One candidate group of a root with what one request there does.
@@ -165,6 +165,8 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         /// Functions whose deployment stays whatever is merged: declared,
         /// called from outside, or called by none.
         sure: Vec<bool>,
+        /// No usage measured: a merged pod's limits are its members' sums.
+        sums: bool,
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -232,7 +234,18 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                 let runs = (self.runs[j] - arrivals[j] - inside[j]).max(0.0);
                 (j, runs)
             });
-            let removed_bound = done.removed + self.room.most(still, ROOMY);
+            // The room the caps leave above what is sure to stay; each copy
+            // that removes a call adds its limits to a pod that stays.
+            let left = if self.sums {
+                let caps = [
+                    model.constraints.max_total_memory,
+                    model.constraints.max_total_cpu,
+                ];
+                [0, 1].map(|k| caps[k].map_or(f64::INFINITY, |c| c - done.floor[2 + k]))
+            } else {
+                ROOMY
+            };
+            let removed_bound = done.removed + self.room.most(still, left);
             let c = &model.constraints;
             let gain_bound = (c.objective.needs_gain() || c.min_gain_ms.is_some()).then(|| {
                 let paths = model.gain_bound(&self.choice, open, &self.before);
@@ -243,7 +256,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                     .iter()
                     .filter(|&&j| !done.copied.contains(j))
                     .flat_map(|&j| self.room.latency_parts(j, open).map(move |w| (j, w)));
-                paths.min(done.worth + self.room.most(uncopied, ROOMY))
+                paths.min(done.worth + self.room.most(uncopied, left))
             });
             if c.min_calls_removed
                 .is_some_and(|min| removed_bound < min - EPS)
@@ -379,6 +392,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         room: room::Room::new(model, &runs),
         unmerged: model.reserved(&alone),
         sure,
+        sums: model.usage.iter().flatten().all(Option::is_none),
     };
     let seeded = search.best.as_ref().map(|(_, _, groups)| groups.clone());
     let start = Done {

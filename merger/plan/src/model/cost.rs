@@ -277,6 +277,10 @@ impl Model {
     /// Whether what `groups` leave deployed is within `--max-total-memory`
     /// and `--max-total-cpu` (limits of the deployments that stay).
     pub fn within_caps(&self, groups: &[Set]) -> bool {
+        let c = &self.constraints;
+        if c.max_total_memory.is_none() && c.max_total_cpu.is_none() {
+            return true; // no cap: nothing to count
+        }
         let reserved = self.reserved(groups);
         self.caps_hold(&reserved.limits.map(|l| l.unwrap_or(0.0)))
     }
