@@ -18,9 +18,11 @@ pub fn score(model: &Model, groups: &[Set]) -> Option<f64> {
     }
     let c = &model.constraints;
     let removed = model.value(groups).0;
-    let gain = (c.objective.needs_gain() || c.min_gain_ms.is_some())
-        .then(|| model.gain_ms(groups))
-        .unwrap_or(0.0);
+    let gain = if c.objective.needs_gain() || c.min_gain_ms.is_some() {
+        model.gain_ms(groups)
+    } else {
+        0.0
+    };
     let meets = c.min_calls_removed.is_none_or(|min| removed >= min - 1e-9)
         && c.min_gain_ms.is_none_or(|min| gain >= min - 1e-9);
     if !meets {
