@@ -7,11 +7,11 @@
 //! (smaller binaries) win.
 
 use crate::model::{Figures, Model, Plan, Reserved, Resource, Set, bit, members};
-use std::time::{Duration, Instant};
 
 mod candidates;
 mod heuristic;
 mod improve;
+mod limits;
 mod room;
 mod score;
 mod within;
@@ -20,40 +20,10 @@ pub use candidates::candidates;
 use candidates::candidates_within;
 pub use heuristic::{greedy, heuristic, heuristic_within};
 pub use improve::improve;
+pub use limits::{DEFAULT_TIME_LIMIT, Limits};
+use score::finish;
 pub use score::score;
 pub use within::{Found, within};
-
-/// The time a search takes at most by default: 200 functions plan within
-/// it on a small machine, the rest of `fmerge plan` included.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
-
-/// How hard the exact search may try before it gives up (and says so).
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Candidate groups per root.
-    pub candidates: usize,
-    /// Search nodes in all.
-    pub nodes: u64,
-    /// When to stop, keeping the best plan found (none: no deadline).
-    pub deadline: Option<Instant>,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            candidates: 50_000,
-            nodes: 20_000_000,
-            deadline: None,
-        }
-    }
-}
-
-impl Limits {
-    /// Whether the deadline has passed.
-    pub fn late(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-}
 
 const EPS: f64 = 1e-9;
 
@@ -418,23 +388,5 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
     Bounded {
         plan: Some(finish(model, groups)),
         proven,
-    }
-}
-
-/// Drops groups that remove nothing (no request arrives at their root) and
-/// members that remove nothing, then values the plan.
-fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
-    let (_, arrivals) = model.value(&groups);
-    for r in 0..model.n() {
-        if arrivals[r] == 0.0 {
-            groups[r] = bit(r);
-        }
-    }
-    let (removed, _) = model.value(&groups);
-    let gain_ms = model.gain_ms(&groups);
-    Plan {
-        groups,
-        removed,
-        gain_ms,
     }
 }

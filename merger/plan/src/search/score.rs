@@ -1,8 +1,9 @@
 //! What a plan is worth under the model's objective, in one place for every
 //! search that compares whole plans (the local search, the incumbent the
-//! branch and bound starts from, the deadline's best so far).
+//! branch and bound starts from, the deadline's best so far), and the
+//! plan made of a search's groups ([`finish`]).
 
-use crate::model::{Figures, Model, Resource, Set, members};
+use crate::model::{Figures, Model, Plan, Resource, Set, bit, members};
 
 /// The objective's figure for `groups`, higher better
 /// ([`Objective::score`](crate::model::Objective::score)); `None` when a
@@ -50,4 +51,22 @@ pub(super) fn extra(groups: &[Set]) -> usize {
         .iter()
         .map(|&g| members(g).count().saturating_sub(1))
         .sum()
+}
+
+/// Drops groups that remove nothing (no request arrives at their root) and
+/// members that remove nothing, then values the plan.
+pub(super) fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
+    let (_, arrivals) = model.value(&groups);
+    for r in 0..model.n() {
+        if arrivals[r] == 0.0 {
+            groups[r] = bit(r);
+        }
+    }
+    let (removed, _) = model.value(&groups);
+    let gain_ms = model.gain_ms(&groups);
+    Plan {
+        groups,
+        removed,
+        gain_ms,
+    }
 }
