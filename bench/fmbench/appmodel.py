@@ -126,8 +126,8 @@ def projection_row(kind, source, workload, rate, entry, g, projected, most, hops
 
 
 def planner_reserved(doc):
-    """{what: total} of a plan.json, and {what: base}: unmerged's."""
-    return {r["what"]: r["total"] for r in doc["reserved"]}, {r["what"]: r["base"] for r in doc["reserved"]}
+    """{what: after} of a plan.json, and {what: before}: unmerged's."""
+    return {r["what"]: r["after"] for r in doc["reserved"]}, {r["what"]: r["before"] for r in doc["reserved"]}
 
 
 def resources(builds, load, workload="mixed"):

@@ -87,6 +87,18 @@ pub struct Function {
     /// The requests of a call log its rounds come from ([`call_log`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traced: Option<usize>,
+    /// Declared an entry point in the stack file
+    /// ([`fmerge_ship::stack_in::ENTRY_LABEL`]): its deployment stays
+    /// whatever the plan merges.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub entry: bool,
+    /// Measured usage of one pod of its own deployment, from the scrape
+    /// (`process_resident_memory_bytes`, bytes; `process_cpu_seconds_total`'s
+    /// rate, cores): what a merged pod's requests are made of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_memory_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_cpu: Option<f64>,
 }
 
 /// `from` invokes `to`.

@@ -15,6 +15,7 @@
 //!   (`fmerge build -f STACK --config DIR/<caller>.toml`);
 //! - `plan.json`: the report's figures for programs ([`json`]).
 
+pub mod cluster;
 mod file;
 pub mod front;
 mod hop;
@@ -23,54 +24,21 @@ mod requests;
 
 pub use fmerge_plan::{model, search};
 
-pub use report::{Entry, Reserved, entries, json, report, reservations, why_not};
+pub use cluster::{Reservation, reservations};
+pub use report::{Entry, entries, json, report, why_not};
 
 pub use file::{PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, hop_ms};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
-use model::{Model, Objective, Plan, Resource, Round, Set, members};
+use model::{Model, Plan, Resource, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The user's objective and constraints.
-#[derive(Debug, Clone)]
-pub struct Constraints {
-    pub objective: Objective,
-    /// The cost of a gateway call where none is measured, ms ([`hop_ms`]).
-    pub hop_ms: f64,
-    /// Bytes a merged pod may have (the sum of its members' limits).
-    pub max_memory: Option<f64>,
-    /// Bytes the whole application may reserve (every deployment, copies
-    /// included).
-    pub max_total_memory: Option<f64>,
-    /// Cores the whole application may reserve (`limits.cpu`, copies included).
-    pub max_total_cpu: Option<f64>,
-    /// The least expected latency the plan must remove, ms per request.
-    pub min_gain_ms: Option<f64>,
-    /// The fewest gateway calls the plan must remove per request.
-    pub min_removed: Option<f64>,
-    /// Sets of functions no group may hold two of.
-    pub keep_apart: Vec<Vec<String>>,
-}
-
-impl Default for Constraints {
-    /// The latency objective, the default hop cost, nothing bounded.
-    fn default() -> Self {
-        Constraints {
-            objective: Objective::default(),
-            hop_ms: DEFAULT_HOP_MS,
-            max_memory: None,
-            max_total_memory: None,
-            max_total_cpu: None,
-            min_gain_ms: None,
-            min_removed: None,
-            keep_apart: Vec::new(),
-        }
-    }
-}
+/// The user's objective and constraints, each named as its flag is.
+pub use model::Constraints;
 
 /// Which search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,13 +69,22 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         calls: vec![Vec::new(); n],
         external: vec![0.0; n],
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
-        max_memory: constraints.max_memory,
-        max_total_memory: constraints.max_total_memory,
-        max_total_cpu: constraints.max_total_cpu,
-        objective: constraints.objective,
-        min_gain_ms: constraints.min_gain_ms,
-        min_removed: constraints.min_removed,
-        default_hop_ms: constraints.hop_ms,
+        constraints: constraints.clone(),
+        declared: graph.functions.iter().map(|f| f.entry).collect(),
+        computed: names
+            .iter()
+            .map(|name| {
+                graph
+                    .edges
+                    .iter()
+                    .any(|e| &e.from == name && e.to.is_none())
+            })
+            .collect(),
+        usage: graph
+            .functions
+            .iter()
+            .map(|f| [f.usage_memory_bytes, f.usage_cpu])
+            .collect(),
         allow_shared_static: graph.allow_shared_static.clone(),
         ..Model::default()
     };
@@ -151,7 +128,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         }
     }
     // A group's cap needs its possible members' limits; the application's,
-    // every function's (each stays deployed).
+    // every function's (any may stay deployed).
     for (flag, given, all, resource) in [
         (
             "--max-memory",
@@ -193,28 +170,9 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             );
         }
     }
-    for (flag, cap, resource) in [
-        (
-            "--max-total-memory",
-            constraints.max_total_memory,
-            Resource::Memory,
-        ),
-        ("--max-total-cpu", constraints.max_total_cpu, Resource::Cpu),
-    ] {
-        if let Some(max) = cap
-            && m.base(resource) > max * (1.0 + 1e-12)
-        {
-            let base = resource.show(m.base(resource));
-            bail!(
-                "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows\n\
-                 fix: raise {flag} above {base} (merging only adds copies)",
-                resource.show(max),
-            );
-        }
-    }
-    if constraints.objective == Objective::Memory
+    if constraints.objective.needs_minimum()
         && constraints.min_gain_ms.is_none()
-        && constraints.min_removed.is_none()
+        && constraints.min_calls_removed.is_none()
     {
         bail!(
             "--objective memory asks for the least memory that still gains something, and no gain was asked for (the least is no merge at all)\n\
@@ -240,24 +198,44 @@ pub fn solve_within(
     time_limit: Duration,
 ) -> Result<(Plan, &'static str)> {
     let (plan, how) = search_with(model, method, time_limit)?;
+    let c = &model.constraints;
+    if !model.within_caps(&plan.groups) {
+        bail!(
+            "no plan leaves the application within {}: it reserves {} of memory limits and {} of cpu limits with no merge, and the plans found drop too few deployments\n\
+             fix: raise the cap, or plan without it",
+            [
+                c.max_total_memory
+                    .map(|m| format!("--max-total-memory {}", Resource::Memory.show(m))),
+                c.max_total_cpu
+                    .map(|m| format!("--max-total-cpu {}", Resource::Cpu.show(m))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" and "),
+            Resource::Memory.show(model.base(Resource::Memory)),
+            Resource::Cpu.show(model.base(Resource::Cpu)),
+        );
+    }
     if !model.meets(&plan) {
         let mut most = model.clone();
-        (most.min_gain_ms, most.min_removed) = (None, None);
-        most.objective = if model.min_gain_ms.is_some() {
-            Objective::Latency
+        (
+            most.constraints.min_gain_ms,
+            most.constraints.min_calls_removed,
+        ) = (None, None);
+        most.constraints.objective = if c.min_gain_ms.is_some() {
+            model::Objective::Latency
         } else {
-            Objective::Calls
+            model::Objective::Calls
         };
         let (best, _) = search_with(&most, method, time_limit)?;
         bail!(
             "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request\n\
              fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart",
-            model
-                .min_gain_ms
+            c.min_gain_ms
                 .map(|m| format!(" {m} ms (--min-gain-ms)"))
                 .unwrap_or_default(),
-            model
-                .min_removed
+            c.min_calls_removed
                 .map(|m| format!(" {m} gateway calls (--min-calls-removed)"))
                 .unwrap_or_default(),
             best.gain_ms,
@@ -303,23 +281,33 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
     let mut out = format!(
         "# Written by `fmerge plan` ({how} search, objective {}): {}.\n\
          # Build one with `fmerge build -f STACK --config <caller>.toml` (the files beside this one).\n",
-        model.objective.name(),
-        model.objective.says(),
+        model.constraints.objective.name(),
+        model.constraints.objective.says(),
     );
+    let deployed = model.deployed(&plan.groups);
     let file = PlanFile {
         stack: stack.map(Path::to_path_buf),
-        hop_ms: Some(model.default_hop_ms),
+        hop_ms: Some(model.constraints.hop_ms),
         allow_shared_static: model.allow_shared_static.clone(),
+        dropped: (0..model.n())
+            .filter(|&i| !deployed[i])
+            .map(|i| model.names[i].clone())
+            .collect(),
         group: plan
             .merged()
             .into_iter()
-            .map(|(r, set)| PlanGroup {
-                caller: model.names[r].clone(),
-                callees: members(set)
-                    .filter(|&i| i != r)
-                    .map(|i| model.names[i].clone())
-                    .collect(),
-                name: Some(format!("{}-merged", model.names[r])),
+            .map(|(r, set)| {
+                let [requests, limits] = cluster::pod_quantities(model, r, set);
+                PlanGroup {
+                    caller: model.names[r].clone(),
+                    callees: members(set)
+                        .filter(|&i| i != r)
+                        .map(|i| model.names[i].clone())
+                        .collect(),
+                    name: Some(format!("{}-merged", model.names[r])),
+                    requests: requests.into_iter().collect(),
+                    limits: limits.into_iter().collect(),
+                }
             })
             .collect(),
     };

@@ -97,7 +97,8 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     assert_eq!(groups["front-b"], names(&["front-b", "shared", "leaf"]));
     // Per request of the application: each entry point's removes two.
     assert_eq!(removed, 2.0);
-    // `shared` stays deployed: the plan file lists it only as a callee.
+    // Both groups hold `shared` and `leaf`, and nothing else calls them:
+    // their own deployments go (the plan file's `dropped`).
     let model = plan::model(&graph, &by_calls()).unwrap();
     let (p, how) = plan::solve(&model, Method::Exact).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -107,6 +108,7 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     assert_eq!(read.len(), 2);
     assert_eq!(file.group[0].caller, "front-a");
     assert_eq!(read[1].merge.callees, names(&["shared", "leaf"]));
+    assert_eq!(file.dropped, names(&["shared", "leaf"]));
 }
 
 #[test]

@@ -166,19 +166,19 @@ fn measured_plan(dir: &std::path::Path) {
             "{from} → {to} has no measured cost:\n{stdout}"
         );
     }
-    // 26 functions of 64Mi each reserve 1664Mi: room for three copies.
+    // 26 functions of 64Mi each reserve 1664Mi; the cap counts what stays
+    // deployed, the callees only their groups call dropped.
     let reserved = stdout
         .lines()
-        .find(|l| {
-            l.starts_with("memory limits reserved: 1664Mi by every function's own deployment + ")
-        })
+        .find(|l| l.starts_with("the cluster, before → after: pods 26 → "))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(
-        reserved.ends_with("(--max-total-memory 1856Mi)"),
+        reserved.contains("memory limits 1664Mi → ")
+            && reserved.contains("(--max-total-memory 1856Mi)"),
         "{reserved}"
     );
     let copies: usize = groups.iter().map(|g| g.merge.callees.len()).sum();
-    assert!((1..=3).contains(&copies), "{copies} copies: {stdout}");
+    assert!(copies >= 1, "{copies} copies: {stdout}");
 }
 
 /// The one random part of the state: register-user's salt (16 random bytes)

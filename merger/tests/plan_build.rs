@@ -1,5 +1,6 @@
 //! `fmerge build --plan`: every group of a plan from ONE cargo build, and one
-//! stack.merged.yml for the whole application; and its bad input.
+//! stack.merged.yml for the whole application (without the deployments the
+//! plan drops, with its pods' requests); and its bad input.
 //!
 //! cargo runs are counted through a wrapper named by `CARGO` (what fmerge
 //! and cargo_metadata run), which logs its subcommand and execs the real one.
@@ -13,11 +14,15 @@ use support::*;
 /// Two groups of the real socialNetwork functions.
 const PLAN: &str = r#"stack = "stack.yml"
 hop-ms = 1.0
+dropped = ["user-mention"]
 
 [[group]]
 caller = "text-service"
 callees = ["url-shorten", "user-mention"]
 name = "text-service-merged"
+
+[group.requests]
+memory = "40Mi"
 
 [[group]]
 caller = "write-home-timeline"
@@ -88,7 +93,14 @@ fn a_plan_builds_every_group_with_one_cargo_build() {
             .args(["rmi", "-f", image])
             .output();
     }
-    // The callees stay deployed (no --remove-callees), unchanged.
+    // The plan's dropped deployment goes; its pod's requests are the plan's.
+    assert!(functions["user-mention"].is_null(), "{merged}");
+    assert_eq!(
+        functions["text-service"]["requests"]["memory"].as_str(),
+        Some("40Mi"),
+        "{merged}"
+    );
+    // The other callees stay deployed (no --remove-callees), unchanged.
     assert!(
         functions["url-shorten"]["image"]
             .as_str()
@@ -225,5 +237,26 @@ fn a_plan_refuses_one_group_options() {
         dir.path(),
         &["--plan", "plan.toml", "--name", "x"],
         &["--name names one group's output"],
+    );
+}
+
+#[test]
+fn a_plan_dropping_a_deployment_no_group_copies_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    stack_in(dir.path());
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        PLAN.replace(
+            "dropped = [\"user-mention\"]",
+            "dropped = [\"compose-post\"]",
+        ),
+    )
+    .unwrap();
+    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml"], &[]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("`dropped` names compose-post, which no group holds")
+            && stderr.contains("fix:"),
+        "{stderr}"
     );
 }

@@ -10,7 +10,7 @@
 mod random;
 
 use fmerge_plan::front;
-use fmerge_plan::model::{MIB, Model, Objective, Resource};
+use fmerge_plan::model::{Model, Objective, Resource};
 use fmerge_plan::search::{self, Limits};
 use std::time::{Duration, Instant};
 
@@ -31,10 +31,11 @@ fn main() {
             for objective in [Objective::Latency, Objective::Calls] {
                 for capped in [false, true] {
                     let mut model = random::app(seed, n);
-                    model.objective = objective;
+                    model.constraints.objective = objective;
                     if capped {
                         // Room for copies of a tenth of the application.
-                        model.max_total_memory = Some(model.base(Resource::Memory) * 1.1);
+                        model.constraints.max_total_memory =
+                            Some(model.base(Resource::Memory) * 1.1);
                     }
                     run(&model, seed, capped, limit);
                 }
@@ -52,8 +53,8 @@ fn main() {
     );
     for p in &points {
         println!(
-            "  {:>6.0}Mi {:.3} ms{}",
-            p.copies / MIB,
+            "  {:>6.3} {:.3} ms{}",
+            p.cost,
             p.plan.gain_ms,
             if p.proven { "" } else { " (best found)" }
         );
@@ -84,7 +85,7 @@ fn run(model: &Model, seed: u64, capped: bool, limit: Duration) {
         "{:>4} {:>5} {:>9} {:>10} {:>10.4} {:>8.2} {:>10.4} {:>8.2} {:>7}",
         model.n(),
         seed,
-        model.objective.name(),
+        model.constraints.objective.name(),
         if capped { "total+10%" } else { "none" },
         figure(&heuristic),
         h_time,

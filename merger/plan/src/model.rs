@@ -2,9 +2,11 @@
 //! requests from outside, and what may share a binary; and the value of a
 //! set of groups, which both searches ([`crate::search`]) maximize.
 //!
-//! What the searches maximize is the team's [`Objective`]: the expected
-//! latency removed (the default), gateway calls removed, or the least memory
-//! copies reserve while a minimum gain holds.
+//! What the searches maximize is the team's [`Objective`]
+//! (`model/objective.rs`): the expected latency removed (the default),
+//! gateway calls removed, the least memory copies reserve while a minimum
+//! gain holds, or the least the cluster reserves (`model/cost.rs`), under
+//! the team's [`Constraints`].
 //!
 //! A group is a root (its merged binary replaces the root's deployment) and
 //! members reached from it; an `invoke` made in that process of a member
@@ -22,45 +24,6 @@ pub use crate::set::Set;
 /// Bytes in a MiB, for memory as people read it.
 pub const MIB: f64 = 1048576.0;
 
-/// What a plan is chosen for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Objective {
-    /// The most expected latency removed: each entry point's critical path,
-    /// every gateway call at its cost, weighted by the entry's requests.
-    #[default]
-    Latency,
-    /// The most gateway calls removed per request (the gateway's and the
-    /// callees' CPU, and throughput).
-    Calls,
-    /// The least memory reserved by copies, among the plans that meet
-    /// [`Model::min_gain_ms`] and [`Model::min_removed`].
-    Memory,
-}
-
-impl Objective {
-    /// The name `--objective` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Latency => "latency",
-            Objective::Calls => "calls",
-            Objective::Memory => "memory",
-        }
-    }
-
-    /// What a plan chosen for it is, in words.
-    pub fn says(self) -> &'static str {
-        match self {
-            Objective::Latency => {
-                "the merge groups that remove the most expected latency (critical paths, weighted by requests)"
-            }
-            Objective::Calls => "the merge groups that remove the most gateway calls",
-            Objective::Memory => {
-                "the merge groups that reserve the least memory for the gain asked (--min-gain-ms, --min-calls-removed)"
-            }
-        }
-    }
-}
-
 /// A resource the deployments reserve, as `fmerge build` adds it up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resource {
@@ -71,6 +34,14 @@ pub enum Resource {
 }
 
 impl Resource {
+    /// Its place in per-resource arrays (`[memory, cpu]`).
+    pub fn index(self) -> usize {
+        match self {
+            Resource::Memory => 0,
+            Resource::Cpu => 1,
+        }
+    }
+
     /// An amount as people read it: `512Mi`, `1.50 cores`.
     pub fn show(self, amount: f64) -> String {
         // An empty sum of floats is -0, and a rounding error may be a hair
@@ -119,23 +90,18 @@ pub struct Model {
     /// What the conflicts let functions share (the graph's
     /// `--allow-shared-static`): every group's file says it to `fmerge build`.
     pub allow_shared_static: Vec<String>,
-    /// Sum of member memory a group may have.
-    pub max_memory: Option<f64>,
-    /// Memory the whole application may reserve: every function's own
-    /// deployment ([`base`](Self::base)) plus every group's
-    /// copies ([`copies`](Self::copies)).
-    pub max_total_memory: Option<f64>,
-    /// Cores of `limits.cpu` the whole application may reserve, counted as
-    /// [`max_total_memory`](Self::max_total_memory) counts memory.
-    pub max_total_cpu: Option<f64>,
-    /// What the search maximizes.
-    pub objective: Objective,
-    /// The least expected latency a plan must remove, ms per request.
-    pub min_gain_ms: Option<f64>,
-    /// The fewest gateway calls a plan must remove per request.
-    pub min_removed: Option<f64>,
-    /// The cost of a gateway call where none is measured, ms.
-    pub default_hop_ms: f64,
+    /// The objective and constraints the plan is made under.
+    pub constraints: Constraints,
+    /// Declared entry points (the stack's `com.openfaas.fmerge.entry`
+    /// label): their own deployment stays whatever calls them.
+    pub declared: Vec<bool>,
+    /// Whether the function calls a name computed at run time (a callee
+    /// the code does not name).
+    pub computed: Vec<bool>,
+    /// Measured usage of one pod of the function's own deployment, when
+    /// the traffic has it: resident memory (bytes) and cpu (cores), as
+    /// [`Resource::index`] orders them.
+    pub usage: Vec<[Option<f64>; 2]>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
     /// Calls left out to make the graph acyclic, as `(from, to)`.
@@ -144,11 +110,7 @@ pub struct Model {
     /// cycle is cut at its lightest call.
     pub seen: BTreeMap<(usize, usize), f64>,
     /// Measured cost of one gateway call, ms, per `(from, to)` where known.
-    pub hop_ms: BTreeMap<(usize, usize), f64>,
-    /// The bench's cost of a call it measured alone, ms, with where it
-    /// comes from: second to [`hop_ms`](Self::hop_ms), before
-    /// [`default_hop_ms`](Self::default_hop_ms).
-    pub bench_hop_ms: BTreeMap<(usize, usize), (f64, String)>,
+    pub measured_hop_ms: BTreeMap<(usize, usize), f64>,
     /// Each function's calls in the order its code makes them
     /// ([`Round`]s); after [`finish`](Self::finish), every callee of
     /// `calls` is in them.
@@ -230,7 +192,7 @@ impl Model {
         {
             return false;
         }
-        match self.max_memory {
+        match self.constraints.max_memory {
             Some(max) => {
                 let total: f64 = members(set).map(|i| self.memory[i].unwrap_or(0.0)).sum();
                 total <= max * (1.0 + 1e-12)
@@ -239,55 +201,30 @@ impl Model {
         }
     }
 
-    fn amounts(&self, resource: Resource) -> &[Option<f64>] {
-        match resource {
-            Resource::Memory => &self.memory,
-            Resource::Cpu => &self.cpu,
-        }
-    }
-
-    /// What every function's own deployment reserves (each stays deployed).
+    /// What every function's own deployment reserves of `resource`'s
+    /// limit, each deployed alone.
     pub fn base(&self, resource: Resource) -> f64 {
-        self.amounts(resource)
-            .iter()
-            .map(|m| m.unwrap_or(0.0))
+        (0..self.n())
+            .map(|i| self.limit(resource, i).unwrap_or(0.0))
             .sum()
     }
 
-    /// What the group `set` of `root` adds: its merged pod reserves its
-    /// members' sum (as `fmerge build` writes it) in place of the root's.
+    /// What the copies of the group `set` of `root` reserve of `resource`'s
+    /// limit: its members' own limits but the root's (what the memory
+    /// objective minimizes).
     pub fn copies(&self, resource: Resource, root: usize, set: Set) -> f64 {
-        let amounts = self.amounts(resource);
         members(set)
             .filter(|&i| i != root)
-            .map(|i| amounts[i].unwrap_or(0.0))
+            .map(|i| self.limit(resource, i).unwrap_or(0.0))
             .sum()
     }
 
-    /// What `groups` leave of `resource` for more copies under its total cap
-    /// ([`max_total_memory`](Self::max_total_memory),
-    /// [`max_total_cpu`](Self::max_total_cpu); infinite without it).
-    pub fn left(&self, resource: Resource, groups: &[Set]) -> f64 {
-        let cap = match resource {
-            Resource::Memory => self.max_total_memory,
-            Resource::Cpu => self.max_total_cpu,
-        };
-        let Some(max) = cap else {
-            return f64::INFINITY;
-        };
-        let copies: f64 = (0..groups.len())
-            .map(|r| self.copies(resource, r, groups[r]))
-            .sum();
-        max * (1.0 + 1e-12) - self.base(resource) - copies
-    }
-
-    /// Whether `plan` removes what [`min_gain_ms`](Self::min_gain_ms) and
-    /// [`min_removed`](Self::min_removed) ask.
+    /// Whether `plan` removes what `--min-gain-ms` and
+    /// `--min-calls-removed` ask.
     pub fn meets(&self, plan: &Plan) -> bool {
-        self.min_gain_ms
-            .is_none_or(|min| plan.gain_ms >= min - 1e-9)
-            && self
-                .min_removed
+        let c = &self.constraints;
+        c.min_gain_ms.is_none_or(|min| plan.gain_ms >= min - 1e-9)
+            && c.min_calls_removed
                 .is_none_or(|min| plan.removed >= min - 1e-9)
     }
 
@@ -320,7 +257,11 @@ impl Model {
             .filter(|(_, r)| **r > 0.0)
             .map(|(i, r)| (i, *r))
             .collect();
-        (removed, out.into_iter().collect(), inside)
+        Flow {
+            removed,
+            out: out.into_iter().collect(),
+            inside,
+        }
     }
 
     /// The hops `groups` remove per request of the application, with the
@@ -333,9 +274,9 @@ impl Model {
             if arrivals[r] == 0.0 {
                 continue;
             }
-            let (hops, out, _) = self.flow(r, groups[r]);
-            removed += arrivals[r] * hops;
-            for (v, calls) in out {
+            let flow = self.flow(r, groups[r]);
+            removed += arrivals[r] * flow.removed;
+            for (v, calls) in flow.out {
                 arrivals[v] += arrivals[r] * calls;
             }
         }
@@ -387,10 +328,23 @@ impl Model {
     }
 }
 
-/// What one request at a group's root does: (hops removed, calls that
-/// leave per callee, in-process runs per member).
-pub type Flow = (f64, Vec<(usize, f64)>, Vec<(usize, f64)>);
+/// What one request at a group's root does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// Calls made in-process: gateway hops removed.
+    pub removed: f64,
+    /// Calls that leave the process, per callee: `(callee, calls)`.
+    pub out: Vec<(usize, f64)>,
+    /// Runs in-process, per member but the root: `(member, runs)`.
+    pub inside: Vec<(usize, f64)>,
+}
 
+mod constraints;
+mod cost;
 mod latency;
+mod objective;
 mod order;
+pub use constraints::{Constraints, DEFAULT_HOP_MS};
+pub use cost::{Figure, HEADROOM, Kept, Pod, Reserved, Source};
 pub use latency::Hops;
+pub use objective::{Figures, Objective};

@@ -1,16 +1,17 @@
 //! The searches over [`Model`]: exact (branch and bound over each root's
 //! possible groups, callers first), the [`heuristic`] (greedy, then local
 //! search), and [`within`], which runs both under a deadline and keeps the
-//! best plan found. All pursue the model's [`Objective`] under its caps and
+//! best plan found. All pursue the model's
+//! [`Objective`](crate::model::Objective) under its caps and
 //! minimums ([`score`]); at an equal objective, fewer merged members
 //! (smaller binaries) win.
 
-use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
-use std::time::{Duration, Instant};
+use crate::model::{Figures, Model, Plan, Reserved, Resource, Set, bit, members};
 
 mod candidates;
 mod heuristic;
 mod improve;
+mod limits;
 mod room;
 mod score;
 mod within;
@@ -19,48 +20,25 @@ pub use candidates::candidates;
 use candidates::candidates_within;
 pub use heuristic::{greedy, heuristic, heuristic_within};
 pub use improve::improve;
+pub use limits::{DEFAULT_TIME_LIMIT, Limits};
+use score::finish;
 pub use score::score;
 pub use within::{Found, within};
 
-/// The time a search takes at most by default: 200 functions plan within
-/// it on a small machine, the rest of `fmerge plan` included.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
-
-/// How hard the exact search may try before it gives up (and says so).
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// Candidate groups per root.
-    pub candidates: usize,
-    /// Search nodes in all.
-    pub nodes: u64,
-    /// When to stop, keeping the best plan found (none: no deadline).
-    pub deadline: Option<Instant>,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            candidates: 50_000,
-            nodes: 20_000_000,
-            deadline: None,
-        }
-    }
-}
-
-impl Limits {
-    /// Whether the deadline has passed.
-    pub fn late(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-}
-
 const EPS: f64 = 1e-9;
+
+/// The room [`room::Room::most`] is given where none can be told: with
+/// measured usage a merged pod's limits take less than each copy's own.
+const ROOMY: [f64; 2] = [f64::INFINITY; 2];
 
 /// One candidate group of a root with what one request there does.
 struct Candidate {
     set: Set,
-    /// Its members' memory and cpu beyond the root's ([`Model::copies`]).
-    copies: [f64; 2],
+    /// Its members' memory beyond the root's ([`Model::copies`]).
+    copies: f64,
+    /// What its deployment reserves when it stays: requests and limits,
+    /// memory and cpu ([`Model::pod`]).
+    pod: [f64; 4],
     hops: f64,
     out: Vec<(usize, f64)>,
     inside: Vec<(usize, f64)>,
@@ -112,16 +90,21 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         let mut list: Vec<Candidate> = sets
             .into_iter()
             .map(|set| {
-                let (hops, out, inside) = model.flow(r, set);
+                let flow = model.flow(r, set);
+                let pod = model.pod(r, set);
+                let amount = |f: crate::model::Figure| f.amount.unwrap_or(0.0);
                 Candidate {
                     set,
-                    copies: [
-                        model.copies(Resource::Memory, r, set),
-                        model.copies(Resource::Cpu, r, set),
+                    copies: model.copies(Resource::Memory, r, set),
+                    pod: [
+                        amount(pod.requests[0]),
+                        amount(pod.requests[1]),
+                        amount(pod.limits[0]),
+                        amount(pod.limits[1]),
                     ],
-                    hops,
-                    out,
-                    inside,
+                    hops: flow.removed,
+                    out: flow.out,
+                    inside: flow.inside,
                 }
             })
             .collect();
@@ -147,6 +130,13 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         nodes: u64,
         limits: Limits,
         room: room::Room,
+        /// What the application reserves unmerged ([`Model::cost`]).
+        unmerged: Reserved,
+        /// Functions whose deployment stays whatever is merged: declared,
+        /// called from outside, or called by none.
+        sure: Vec<bool>,
+        /// No usage measured: a merged pod's limits are its members' sums.
+        sums: bool,
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -155,8 +145,12 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         extra: u32,
         /// Memory copies reserve.
         copies: f64,
-        /// Memory and cpu left under the total caps.
-        left: [f64; 2],
+        /// What deployments sure to stay reserve: the roots decided with
+        /// requests arriving (requests and limits, memory and cpu, and a
+        /// pod each), and the limits and pod of each undecided function
+        /// that stays whatever is merged (a merged pod's limits are never
+        /// below its root's own). A bound from below on the plan's.
+        floor: [f64; 5],
         /// Functions copied into a group.
         copied: Set,
         /// Their worth in latency ([`room::Room::latency`]).
@@ -170,7 +164,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         /// members to win by its size.
         fn fewest(&self, k: usize, done: &Done, latency: f64) -> u32 {
             let model = self.model;
-            if model.objective != Objective::Latency {
+            if !model.constraints.objective.needs_gain() {
                 return 0;
             }
             let mut worths: Vec<f64> = model.order[k..]
@@ -210,34 +204,62 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                 let runs = (self.runs[j] - arrivals[j] - inside[j]).max(0.0);
                 (j, runs)
             });
-            let removed_bound = done.removed + self.room.most(still, done.left);
-            let gain_bound = (model.objective == Objective::Latency || model.min_gain_ms.is_some())
-                .then(|| {
-                    let paths = model.gain_bound(&self.choice, open, &self.before);
-                    if !self.room.capped() {
-                        return paths;
-                    }
-                    let uncopied = model.order[k..]
-                        .iter()
-                        .filter(|&&j| !done.copied.contains(j))
-                        .flat_map(|&j| self.room.latency_parts(j, open).map(move |w| (j, w)));
-                    paths.min(done.worth + self.room.most(uncopied, done.left))
-                });
-            if model
-                .min_removed
+            // The room the caps leave above what is sure to stay; each copy
+            // that removes a call adds its limits to a pod that stays.
+            let left = if self.sums {
+                let caps = [
+                    model.constraints.max_total_memory,
+                    model.constraints.max_total_cpu,
+                ];
+                [0, 1].map(|k| caps[k].map_or(f64::INFINITY, |c| c - done.floor[2 + k]))
+            } else {
+                ROOMY
+            };
+            let removed_bound = done.removed + self.room.most(still, left);
+            let c = &model.constraints;
+            let gain_bound = (c.objective.needs_gain() || c.min_gain_ms.is_some()).then(|| {
+                let paths = model.gain_bound(&self.choice, open, &self.before);
+                if !self.room.capped() {
+                    return paths;
+                }
+                let uncopied = model.order[k..]
+                    .iter()
+                    .filter(|&&j| !done.copied.contains(j))
+                    .flat_map(|&j| self.room.latency_parts(j, open).map(move |w| (j, w)));
+                paths.min(done.worth + self.room.most(uncopied, left))
+            });
+            if c.min_calls_removed
                 .is_some_and(|min| removed_bound < min - EPS)
-                || model
-                    .min_gain_ms
+                || c.min_gain_ms
                     .zip(gain_bound)
                     .is_some_and(|(min, bound)| bound < min - EPS)
             {
                 return true;
             }
-            let bound = match model.objective {
-                Objective::Calls => removed_bound,
-                Objective::Latency => gain_bound.expect("computed for latency"),
-                Objective::Memory => -done.copies,
+            // Every root decided: the plan's own cost and caps.
+            let leaf = k == model.n();
+            if leaf && !model.within_caps(&self.choice) {
+                return true;
+            }
+            let cost = if !c.objective.needs_cost() {
+                0.0
+            } else if leaf {
+                model.cost(&self.choice)
+            } else {
+                let f = done.floor;
+                let floor = Reserved {
+                    pods: f[4] as usize,
+                    requests: [f[0], f[1]],
+                    limits: [Some(f[2]), Some(f[3])],
+                };
+                model.cost_of(&floor, &self.unmerged)
             };
+            let bound = c.objective.score(&Figures {
+                removed: removed_bound,
+                gain_ms: gain_bound.unwrap_or(0.0),
+                copies: done.copies,
+                cost,
+            });
             if let Some((best, members, _)) = &self.best
                 && (bound < best - EPS
                     || (bound <= best + EPS
@@ -245,7 +267,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             {
                 return true;
             }
-            if k == model.n() {
+            if leaf {
                 // Every root decided: the bounds are the plan's own figures.
                 self.best = Some((bound, done.extra, self.choice.clone()));
                 return true;
@@ -265,7 +287,21 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             };
             for i in tried {
                 let o = &options[i];
-                if o.copies[0] > done.left[0] || o.copies[1] > done.left[1] {
+                let mut floor = done.floor;
+                if a > 0.0 {
+                    // Requests arrive: this deployment stays.
+                    for (f, p) in floor.iter_mut().zip(o.pod) {
+                        *f += p;
+                    }
+                    floor[4] += 1.0;
+                    if self.sure[r] {
+                        // Counted undecided already: its own limits and pod.
+                        floor[2] -= model.limit(Resource::Memory, r).unwrap_or(0.0);
+                        floor[3] -= model.limit(Resource::Cpu, r).unwrap_or(0.0);
+                        floor[4] -= 1.0;
+                    }
+                }
+                if !model.caps_hold(&[floor[2], floor[3]]) {
                     continue; // past --max-total-memory or --max-total-cpu
                 }
                 let mut next = arrivals.to_vec();
@@ -286,8 +322,8 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                     worth: done.worth + worth,
                     removed: done.removed + a * o.hops,
                     extra: done.extra + o.set.count_ones() - 1,
-                    copies: done.copies + o.copies[0],
-                    left: [done.left[0] - o.copies[0], done.left[1] - o.copies[1]],
+                    copies: done.copies + o.copies,
+                    floor,
                 };
                 if !self.go(k + 1, &next, &within, now) {
                     return false;
@@ -298,6 +334,16 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         }
     }
     let alone: Vec<Set> = (0..n).map(bit).collect();
+    let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|&(v, _)| v == i));
+    let sure: Vec<bool> = (0..n)
+        .map(|i| model.declared[i] || model.external[i] > 0.0 || !called(i))
+        .collect();
+    let mut floor = [0.0; 5];
+    for i in (0..n).filter(|&i| sure[i]) {
+        floor[2] += model.limit(Resource::Memory, i).unwrap_or(0.0);
+        floor[3] += model.limit(Resource::Cpu, i).unwrap_or(0.0);
+        floor[4] += 1.0;
+    }
     let mut open = vec![Set::EMPTY; n + 1];
     for k in (0..n).rev() {
         open[k] = open[k + 1] | bit(model.order[k]);
@@ -314,16 +360,16 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         nodes: 0,
         limits,
         room: room::Room::new(model, &runs),
+        unmerged: model.reserved(&alone),
+        sure,
+        sums: model.usage.iter().flatten().all(Option::is_none),
     };
     let seeded = search.best.as_ref().map(|(_, _, groups)| groups.clone());
     let start = Done {
         removed: 0.0,
         extra: 0,
         copies: 0.0,
-        left: [
-            model.left(Resource::Memory, &alone),
-            model.left(Resource::Cpu, &alone),
-        ],
+        floor,
         copied: Set::EMPTY,
         worth: 0.0,
     };
@@ -342,23 +388,5 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
     Bounded {
         plan: Some(finish(model, groups)),
         proven,
-    }
-}
-
-/// Drops groups that remove nothing (no request arrives at their root) and
-/// members that remove nothing, then values the plan.
-fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
-    let (_, arrivals) = model.value(&groups);
-    for r in 0..model.n() {
-        if arrivals[r] == 0.0 {
-            groups[r] = bit(r);
-        }
-    }
-    let (removed, _) = model.value(&groups);
-    let gain_ms = model.gain_ms(&groups);
-    Plan {
-        groups,
-        removed,
-        gain_ms,
     }
 }

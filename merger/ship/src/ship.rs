@@ -66,11 +66,13 @@ pub struct Shipped {
 }
 
 /// Writes the input stack with the merged groups' entries beside it, as
-/// `stack.merged.yml`, and returns its path.
+/// `stack.merged.yml`, and returns its path; without the entries of
+/// `dropped` (the deployments a plan no longer needs).
 pub fn write_merged_stack(
     input: &stack_in::StackIn,
     specs: &[StackSpec],
     remove_callees: bool,
+    dropped: &[String],
 ) -> Result<PathBuf> {
     let stem = input
         .path
@@ -78,7 +80,7 @@ pub fn write_merged_stack(
         .and_then(|s| s.to_str())
         .unwrap_or("stack");
     let path = input.path.with_file_name(format!("{stem}.merged.yml"));
-    let text = input.merged_all(specs, remove_callees)?;
+    let text = input.merged_all(specs, remove_callees, dropped)?;
     fmerge_cargo::artifact::write(&path, text.as_bytes())
 }
 

@@ -14,6 +14,13 @@ use serde_yaml_ng::{Mapping, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// The label that declares a function an entry point of the application
+/// (what its front end or clients call): `fmerge plan` keeps its own
+/// deployment whatever it merges. A label because faas-cli passes labels
+/// on to the deployment (and `faas-cli describe` shows them) and checks
+/// their shape, where a key of fmerge's own would be dropped silently.
+pub const ENTRY_LABEL: &str = "com.openfaas.fmerge.entry";
+
 /// A loaded stack file.
 pub struct StackIn {
     pub path: PathBuf,
@@ -33,6 +40,8 @@ pub struct Entry {
     pub limits: BTreeMap<String, String>,
     pub requests: BTreeMap<String, String>,
     pub constraints: Vec<String>,
+    /// Declared an entry point ([`ENTRY_LABEL`] is `"true"`).
+    pub entry: bool,
 }
 
 impl StackIn {
@@ -142,6 +151,14 @@ impl StackIn {
         entry.environment.extend(map(f.get("environment")));
         entry.secrets = strings(f.get("secrets"));
         entry.labels = map(f.get("labels"));
+        entry.entry = match entry.labels.get(ENTRY_LABEL).map(String::as_str) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => bail!(
+                "{}: function {name}'s label {ENTRY_LABEL} is `{other}`, and it declares an entry point with \"true\" only\nfix: write `{ENTRY_LABEL}: \"true\"`, or drop the label",
+                self.path.display()
+            ),
+        };
         entry.annotations = map(f.get("annotations"));
         self.check_quantities(name)?;
         entry.limits = map(f.get("limits"));
@@ -181,13 +198,20 @@ impl StackIn {
     /// The stack with `merged` (the caller's new entry) in place of the
     /// caller's, and without the callees when `remove_callees`.
     pub fn merged(&self, spec: &StackSpec, remove_callees: bool) -> Result<String> {
-        self.merged_all(std::slice::from_ref(spec), remove_callees)
+        self.merged_all(std::slice::from_ref(spec), remove_callees, &[])
     }
 
     /// The stack with several merged functions (`fmerge build --plan`): each
-    /// group's caller entry becomes its merged image; with `remove_callees`,
-    /// a callee's entry goes unless it is another group's caller.
-    pub fn merged_all(&self, specs: &[StackSpec], remove_callees: bool) -> Result<String> {
+    /// group's caller entry becomes its merged image; a callee's entry goes
+    /// when it is in `dropped` (the plan's: only its groups call it), and
+    /// with `remove_callees` every callee's does, unless it is another
+    /// group's caller.
+    pub fn merged_all(
+        &self,
+        specs: &[StackSpec],
+        remove_callees: bool,
+        dropped: &[String],
+    ) -> Result<String> {
         let mut doc = self.doc.clone();
         let functions = doc["functions"].as_mapping_mut().expect("checked in load");
         for spec in specs {
@@ -196,12 +220,10 @@ impl StackIn {
                 crate::stack_out::entry(spec)?,
             );
         }
-        if remove_callees {
-            let callers: BTreeSet<&str> = specs.iter().map(|s| s.members[0].as_str()).collect();
-            for callee in specs.iter().flat_map(|s| &s.members[1..]) {
-                if !callers.contains(callee.as_str()) {
-                    functions.remove(callee.as_str());
-                }
+        let callers: BTreeSet<&str> = specs.iter().map(|s| s.members[0].as_str()).collect();
+        for callee in specs.iter().flat_map(|s| &s.members[1..]) {
+            if (remove_callees || dropped.contains(callee)) && !callers.contains(callee.as_str()) {
+                functions.shift_remove(callee.as_str()); // the others keep their order
             }
         }
         Ok(serde_yaml_ng::to_string(&doc)?)
@@ -324,32 +346,4 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn limits_add_up_and_secrets_unite() {
-        let e = |name: &str, mem: &str, secret: &str| Entry {
-            name: name.into(),
-            limits: BTreeMap::from([("memory".into(), mem.into())]),
-            secrets: vec![secret.into()],
-            environment: BTreeMap::from([("REDIS_URL".into(), format!("redis://{name}"))]),
-            ..Entry::default()
-        };
-        let mut spec = StackSpec::new(vec!["a".into(), "b".into()], "img:1");
-        let notes = merge_into(&mut spec, &[e("a", "128Mi", "s1"), e("b", "64Mi", "s2")]);
-        assert!(notes.is_empty(), "{notes:?}");
-        assert_eq!(spec.limits["memory"], "192Mi");
-        assert_eq!(spec.secrets, ["s1", "s2"]);
-        assert_eq!(
-            spec.environment,
-            [("REDIS_URL".to_string(), "redis://a".to_string())]
-        );
-        assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
-        let notes = merge_into(
-            &mut StackSpec::new(vec!["a".into(), "b".into()], "i:1"),
-            &[e("a", "lots", "s"), e("b", "1Gi", "s")],
-        );
-        assert!(notes[0].contains("limits.memory"), "{notes:?}");
-    }
-}
+mod tests;

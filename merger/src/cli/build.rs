@@ -23,7 +23,7 @@ pub fn run(args: BuildArgs, explicit: &ExplicitFlags) -> Result<()> {
         !args.select.is_some(),
         "--filter and --regex select the stack's functions for --all\nfix: add --all, or name the functions to merge"
     );
-    build(vec![request(args, explicit)?], false)
+    build(vec![request(args, explicit)?], None)
 }
 
 /// `build --plan FILE` / `build -f STACK --all`: every group from one cargo
@@ -102,5 +102,5 @@ fn build_plan(args: BuildArgs) -> Result<()> {
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
     }
-    build(requests, true)
+    build(requests, Some(&plan))
 }

@@ -30,18 +30,20 @@ pub struct PlanArgs {
     /// The memory a merged pod may have: the sum of its members' `limits: memory:` (e.g. 512Mi).
     #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_memory: Option<String>,
-    /// The memory the whole application may reserve: every deployment's
-    /// `limits: memory:`, the merged pods' sums, so every copy of a callee counts (e.g. 4Gi).
+    /// The memory the whole application may reserve: the `limits: memory:` of
+    /// every deployment the plan leaves (merged pods at their own limits,
+    /// the callees' deployments it drops not counted) (e.g. 4Gi).
     #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_total_memory: Option<String>,
-    /// The cores the whole application may reserve: every deployment's
-    /// `limits: cpu:`, the merged pods' sums (e.g. 4, 2500m).
+    /// The cores the whole application may reserve: `limits: cpu:`, counted
+    /// as --max-total-memory counts memory (e.g. 4, 2500m).
     #[arg(long, value_name = "QTY", help_heading = heading::PLAN)]
     pub max_total_cpu: Option<String>,
     /// What the plan is for: latency (the expected latency removed, on each
     /// entry point's critical path, weighted by its requests), calls (the
-    /// gateway calls removed), or memory (the least memory copies reserve
-    /// for the gain --min-gain-ms / --min-calls-removed ask).
+    /// gateway calls removed), memory (the least memory copies reserve
+    /// for the gain --min-gain-ms / --min-calls-removed ask), or cost (the
+    /// least the cluster reserves: pods, memory and cpu requests).
     #[arg(long, value_name = "WHAT", default_value = "latency", help_heading = heading::PLAN)]
     pub objective: Objective,
     /// The least expected latency the plan must remove, ms per request.
@@ -75,8 +77,8 @@ pub struct PlanArgs {
     #[arg(long, value_name = "PLAN", conflicts_with = "front", value_hint = clap::ValueHint::FilePath,
           help_heading = heading::PLAN)]
     pub evaluate: Option<PathBuf>,
-    /// Also list the Pareto front (expected latency removed against the
-    /// memory copies reserve) and draw it as front.svg.
+    /// Also list the Pareto front (expected latency removed against what
+    /// the cluster reserves, the cost objective's figure) and draw it as front.svg.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub front: bool,
     #[command(flatten)]
@@ -135,7 +137,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             .map(|c| plan::parse_cpu("--max-total-cpu", c))
             .transpose()?,
         min_gain_ms: args.min_gain_ms,
-        min_removed: args.min_calls_removed,
+        min_calls_removed: args.min_calls_removed,
         max_memory: args
             .max_memory
             .as_deref()
@@ -224,7 +226,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     let (_, arrivals) = model.value(&plan.groups);
     let mut written = vec![plan_file];
     for (r, set) in plan.merged() {
-        let (hops, _, _) = model.flow(r, set);
+        let hops = model.flow(r, set).removed;
         let path = out.join(format!("{}.toml", model.names[r]));
         fmerge_cargo::artifact::write(
             &path,

@@ -34,6 +34,7 @@ pub fn functions_of(
                 function.cpu = quantity(&entry.limits, "cpu");
                 function.requests_memory_bytes = quantity(&entry.requests, "memory");
                 function.requests_cpu = quantity(&entry.requests, "cpu");
+                function.entry = entry.entry;
                 sources.push(workspace::FunctionProject {
                     function: name.clone(),
                     manifest: entry.handler.join("Cargo.toml"),

@@ -56,6 +56,8 @@ pub struct Traffic {
     pub covered: Option<BTreeSet<String>>,
     /// Where the figures come from, for people.
     pub source: String,
+    /// Each function's pods' measured usage ([`usage`]).
+    pub usage: BTreeMap<String, usage::Usage>,
 }
 
 /// A series: its metric, its labels (sorted), and which of the samples with
@@ -68,25 +70,31 @@ type Series = (String, Vec<(String, String)>, usize);
 /// (the requests in between: each series' increase, a counter that went
 /// down having restarted from zero).
 pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
-    let read = |path: &PathBuf| -> Result<(String, BTreeMap<Series, f64>)> {
+    let read = |path: &PathBuf| -> Result<(String, BTreeMap<Series, f64>, String)> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the metrics file {}", path.display()))?;
         let name = path.display().to_string();
         let series = series(&text, &name)?;
-        Ok((name, series))
+        Ok((name, series, text))
     };
     match paths {
         [one] => {
-            let (name, series) = read(one)?;
-            Ok(classify(series, format!("prometheus {name}")))
+            let (name, series, text) = read(one)?;
+            let mut traffic = classify(series, format!("prometheus {name}"));
+            traffic.usage = usage::usage(None, &text);
+            Ok(traffic)
         }
-        [before, after] => {
-            let (b, before) = read(before)?;
-            let (a, after) = read(after)?;
-            Ok(classify(
+        [before_path, after_path] => {
+            let (b, before, before_text) = read(before_path)?;
+            let (a, after, after_text) = read(after_path)?;
+            let mut traffic = classify(
                 increase(&before, after),
                 format!("prometheus {a} minus {b} (the requests between the two scrapes)"),
-            ))
+            );
+            let between = usage::seconds_between(before_path, after_path)
+                .map(|seconds| (before_text.as_str(), seconds));
+            traffic.usage = usage::usage(between, &after_text);
+            Ok(traffic)
         }
         _ => bail!(
             "--metrics was given {} times\nfix: give one scrape (the requests counted so far) or two, taken one after the other (the requests in between)",
@@ -110,10 +118,9 @@ fn increase(before: &BTreeMap<Series, f64>, after: BTreeMap<Series, f64>) -> BTr
 
 /// One scrape's figures.
 pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
-    Ok(classify(
-        series(text, source)?,
-        format!("prometheus {source}"),
-    ))
+    let mut traffic = classify(series(text, source)?, format!("prometheus {source}"));
+    traffic.usage = usage::usage(None, text);
+    Ok(traffic)
 }
 
 /// The counter's series in a scrape, each line checked.
@@ -298,6 +305,8 @@ fn whole_sample(line: &str) -> bool {
         _ => false,
     }
 }
+
+pub mod usage;
 
 #[cfg(test)]
 mod tests;

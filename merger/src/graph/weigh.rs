@@ -18,6 +18,8 @@ impl Graph {
         for f in &mut self.functions {
             f.external =
                 covered(&f.name).then(|| traffic.external.get(&f.name).copied().unwrap_or(0.0));
+            let usage = traffic.usage.get(&f.name).copied().unwrap_or_default();
+            (f.usage_memory_bytes, f.usage_cpu) = (usage.memory_bytes, usage.cpu);
             if f.external.is_none() {
                 notes.push(format!(
                     "{} has no figures in {} (not scraped, or no request counted yet): its requests and the calls into it are unknown, and the plan takes them from the code; scrape every function's /metrics",

@@ -23,11 +23,13 @@ pub struct Request {
     pub json: bool,
 }
 
-/// Builds the groups and ships each as asked. Of a plan (`plan`), each
-/// group's records carry its name, the time table follows them, and when
-/// the groups share an input stack, one merged stack for the whole
-/// application is written after them all.
-pub fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
+/// Builds the groups and ships each as asked. Of a plan (`plan_file`),
+/// each group's records carry its name, the time table follows them, and
+/// when the groups share an input stack, one merged stack for the whole
+/// application is written after them all, with the plan's pods' requests
+/// and limits and without the deployments it drops.
+pub fn build(requests: Vec<Request>, plan_file: Option<&crate::plan::PlanFile>) -> Result<()> {
+    let plan = plan_file.is_some();
     let started = Instant::now();
     let opts: Vec<Options> = requests.iter().map(|r| r.opts.clone()).collect();
     let pipeline::Built {
@@ -46,7 +48,11 @@ pub fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
         }
         if let Some(ship) = request.ship {
             let imaging = Instant::now();
-            let done = ship.image(&shipped(merged), quiet)?;
+            let mut done = ship.image(&shipped(merged), quiet)?;
+            if let Some(g) = plan_file.and_then(|p| p.group(&done.spec.members[0])) {
+                done.spec.requests.extend(g.requests.clone());
+                done.spec.limits.extend(g.limits.clone());
+            }
             let took = imaging.elapsed();
             wall.images += took;
             merged.timings.push(StageTime {
@@ -66,6 +72,7 @@ pub fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
                     &input.file,
                     &[done.spec],
                     input.remove_callees,
+                    &[],
                 )?),
                 None => Some(stack_out::write(
                     &done.spec,
@@ -108,7 +115,8 @@ pub fn build(requests: Vec<Request>, plan: bool) -> Result<()> {
         }
     }
     if let Some(input) = whole {
-        let path = write_merged_stack(&input.file, &specs, input.remove_callees)?;
+        let dropped = plan_file.map_or(&[][..], |p| &p.dropped[..]);
+        let path = write_merged_stack(&input.file, &specs, input.remove_callees, dropped)?;
         if json {
             message::emit(&StackRecord { stack: &path });
         } else {

@@ -121,6 +121,8 @@ value_enum! {
         Calls => fmerge_plan::model::Objective::Calls,
         /// The least memory copies reserve for the gain asked.
         Memory => fmerge_plan::model::Objective::Memory,
+        /// The least the cluster reserves: pods, memory and cpu requests.
+        Cost => fmerge_plan::model::Objective::Cost,
     }
 }
 

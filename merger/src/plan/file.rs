@@ -5,6 +5,7 @@ use crate::group::Group;
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::artifact;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A plan file: the stack and the groups.
@@ -17,6 +18,11 @@ pub struct PlanFile {
     /// `--allow-shared-static`, as the graph was read with: every group's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_shared_static: Vec<String>,
+    /// The callees whose own deployment the plan no longer needs (only
+    /// their groups call them, in-process): `fmerge build --plan` leaves
+    /// them out of the merged stack and keeps every other entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
     #[serde(default)]
     pub group: Vec<PlanGroup>,
 }
@@ -28,6 +34,13 @@ pub struct PlanGroup {
     pub caller: String,
     pub callees: Vec<String>,
     pub name: Option<String>,
+    /// The merged pod's `requests` and `limits` (`memory`, `cpu`), as the
+    /// plan made them (`fmerge_plan::model::Model::pod`): the merged stack
+    /// writes them. Without them the build adds up the members'.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<String, String>,
 }
 
 impl PlanFile {
@@ -55,6 +68,35 @@ impl PlanFile {
         {
             *stack = base.join(&stack);
         }
+        for (key, values) in plan
+            .group
+            .iter()
+            .flat_map(|g| [("requests", &g.requests), ("limits", &g.limits)])
+        {
+            for (resource, text) in values {
+                anyhow::ensure!(
+                    matches!(resource.as_str(), "memory" | "cpu"),
+                    "{}: a group's {key} has `{resource}`, and a plan gives only memory and cpu\nfix: drop it, or plan again with `fmerge plan`",
+                    path.display()
+                );
+                fmerge_ship::quantity::parse(text)
+                    .with_context(|| format!("{}: a group's {key}.{resource}", path.display()))?;
+            }
+        }
+        for name in &plan.dropped {
+            let copied = plan.group.iter().any(|g| g.callees.contains(name));
+            let roots = plan.group.iter().any(|g| &g.caller == name);
+            anyhow::ensure!(
+                copied && !roots,
+                "{}: `dropped` names {name}, which {}, so its deployment cannot go\nfix: drop it from `dropped`, or plan again with `fmerge plan`",
+                path.display(),
+                if roots {
+                    "roots a group"
+                } else {
+                    "no group holds"
+                }
+            );
+        }
         let mut roots = std::collections::BTreeSet::new();
         let mut groups = Vec::new();
         for g in &plan.group {
@@ -79,6 +121,11 @@ impl PlanFile {
 }
 
 impl PlanFile {
+    /// The group `caller` roots, if any.
+    pub fn group(&self, caller: &str) -> Option<&PlanGroup> {
+        self.group.iter().find(|g| g.caller == caller)
+    }
+
     /// This file's groups as a plan of `model`, valued as the searches value
     /// theirs (`fmerge plan --evaluate`: the figures of groups already
     /// chosen, under the model's traffic).

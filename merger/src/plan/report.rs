@@ -1,7 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{Hops, MIB, Model, Objective, Plan, Resource, Set, bit, members};
+use super::model::{Hops, MIB, Model, Plan, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -21,12 +21,7 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
     if v == root {
         return "it is the group's own caller".to_string();
     }
-    match model.objective {
-        Objective::Calls => "merging it here removes fewer hops in all (its own group, or another caller's, gets its requests)",
-        Objective::Latency => "merging it here shortens no critical path more (it runs beside a longer call, or another group gets its requests), or a total cap is reached",
-        Objective::Memory => "the gain asked for is reached without its copy, or a total cap is reached",
-    }
-    .to_string()
+    model.constraints.objective.why_not().to_string()
 }
 
 /// One entry point's figures under a plan.
@@ -76,16 +71,16 @@ pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
 /// The report printed after planning.
 pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String {
     let mut out = String::new();
-    let hop_ms = model.default_hop_ms;
+    let hop_ms = model.constraints.hop_ms;
     let (_, arrivals) = model.value(&plan.groups);
     let _ = writeln!(
         out,
         "search: {how}; objective: {} ({})",
-        model.objective.name(),
-        model.objective.says()
+        model.constraints.objective.name(),
+        model.constraints.objective.says()
     );
     for (r, set) in plan.merged() {
-        let (hops, _, _) = model.flow(r, set);
+        let hops = model.flow(r, set).removed;
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
         let _ = writeln!(
             out,
@@ -99,7 +94,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
                 .unwrap_or_default()
         );
     }
-    out.push_str(&reserved(model, plan));
+    out.push_str(&super::cluster::report(model, plan));
     // Why a callee a group could reach is not in it.
     for (r, &arrived) in arrivals.iter().enumerate() {
         if arrived == 0.0 || model.calls[r].is_empty() {
@@ -150,7 +145,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         );
     }
     let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
-    for (&(u, v), ms) in &model.hop_ms {
+    for (&(u, v), ms) in &model.measured_hop_ms {
         let _ = writeln!(
             out,
             "  {} → {}: {ms:.2} ms per call, measured ({})",
@@ -198,110 +193,18 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out
 }
 
-/// What the deployments reserve of one resource under a plan: every
-/// function's own deployment plus the copies in merged pods (memory in
-/// bytes, cpu in cores).
-#[derive(Debug, Clone, Serialize)]
-pub struct Reserved {
-    /// `memory limits`, `cpu limits`, `memory requests`, `cpu requests`.
-    pub what: &'static str,
-    pub base: f64,
-    pub copies: f64,
-    pub total: f64,
-    /// The total cap asked for (`--max-total-memory`, `--max-total-cpu`).
-    pub cap: Option<f64>,
-    #[serde(skip)]
-    resource: Resource,
-    #[serde(skip)]
-    flag: Option<&'static str>,
-}
-
-/// What the deployments reserve under `plan`: limits (what the total caps
-/// bound) and requests (what the scheduler sets aside), memory and cpu.
-/// A figure some function does not set is left out.
-pub fn reservations(model: &Model, plan: &Plan) -> Vec<Reserved> {
-    let rows = [
-        (
-            "memory limits",
-            model.memory.clone(),
-            model.max_total_memory.map(|m| ("--max-total-memory", m)),
-            Resource::Memory,
-        ),
-        (
-            "cpu limits",
-            model.cpu.clone(),
-            model.max_total_cpu.map(|c| ("--max-total-cpu", c)),
-            Resource::Cpu,
-        ),
-        (
-            "memory requests",
-            model.requests.iter().map(|r| r[0]).collect(),
-            None,
-            Resource::Memory,
-        ),
-        (
-            "cpu requests",
-            model.requests.iter().map(|r| r[1]).collect(),
-            None,
-            Resource::Cpu,
-        ),
-    ];
-    let mut out = Vec::new();
-    for (what, amounts, cap, resource) in rows {
-        if amounts.iter().any(Option::is_none) {
-            continue;
-        }
-        let amount = |i: usize| amounts[i].unwrap_or(0.0);
-        let base: f64 = (0..model.n()).map(amount).sum();
-        let copies: f64 = plan
-            .merged()
-            .iter()
-            .map(|&(r, set)| members(set).filter(|&i| i != r).map(amount).sum::<f64>())
-            .sum();
-        out.push(Reserved {
-            what,
-            base,
-            copies,
-            total: base + copies,
-            cap: cap.map(|(_, max)| max),
-            resource,
-            flag: cap.map(|(flag, _)| flag),
-        });
-    }
-    out
-}
-
-fn reserved(model: &Model, plan: &Plan) -> String {
-    let mut out = String::new();
-    for r in reservations(model, plan) {
-        let show = |x: f64| r.resource.show(x);
-        let _ = writeln!(
-            out,
-            "{} reserved: {} by every function's own deployment + {} of copies in merged pods = {}{}",
-            r.what,
-            show(r.base),
-            show(r.copies),
-            show(r.total),
-            r.flag
-                .zip(r.cap)
-                .map(|(flag, max)| format!(" ({flag} {})", show(max)))
-                .unwrap_or_default()
-        );
-    }
-    out
-}
-
 /// plan.json: the plan's figures for programs (the bench puts them beside
 /// what it measures): per entry point the hops and latency gain, and what
-/// the deployments reserve.
+/// the cluster reserves before → after ([`super::cluster`]).
 pub fn json(model: &Model, plan: &Plan, how: &str) -> String {
     let value = serde_json::json!({
         "search": how,
-        "objective": model.objective.name(),
+        "objective": model.constraints.objective.name(),
         "removed": plan.removed,
         "gain_ms": plan.gain_ms,
         "entries": entries(model, plan),
-        "reserved": reservations(model, plan),
+        "reserved": super::cluster::reservations(model, plan),
+        "cluster": super::cluster::json(model, plan),
     });
     serde_json::to_string_pretty(&value).expect("plain numbers and strings") + "\n"
 }

@@ -41,7 +41,7 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
             m.seen.insert((from, to), calls);
         }
         if let Some(ms) = e.hop_ms {
-            m.hop_ms.insert((from, to), ms);
+            m.measured_hop_ms.insert((from, to), ms);
         }
     }
 }

@@ -78,22 +78,32 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
 }
 
+/// Every function but the first declared an entry point: each callee's
+/// own deployment stays, so every copy adds to what the cluster reserves.
+fn all_entries(mut g: Graph) -> Graph {
+    for f in g.functions.iter_mut().skip(1) {
+        f.entry = true;
+    }
+    g
+}
+
 #[test]
-fn every_copy_counts_against_the_total_memory() {
-    // a calls b and c (b twice): room for one copy, so b, the busier.
-    let mut g = fan_out_of_100mi();
+fn what_stays_deployed_counts_against_the_total_memory() {
+    // a calls b and c (b twice); b and c entry points, so they stay: room
+    // for one copy, so b, the busier.
     let total = |mi: f64| Constraints {
         objective: Objective::Calls,
         max_total_memory: Some(mi * MIB),
         ..Constraints::default()
     };
+    let g = all_entries(fan_out_of_100mi());
     let m = model(&g, &total(400.0)).unwrap();
     for method in [Method::Exact, Method::Heuristic] {
         let (plan, _) = solve(&m, method).unwrap();
         assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
         let text = report(&m, &plan, "test", "test");
         assert!(
-            text.contains("memory limits reserved: 300Mi by every function's own deployment + 100Mi of copies in merged pods = 400Mi (--max-total-memory 400Mi)"),
+            text.contains("pods 3 → 3; memory limits 300Mi → 400Mi (--max-total-memory 400Mi)"),
             "{text}"
         );
     }
@@ -101,8 +111,25 @@ fn every_copy_counts_against_the_total_memory() {
     let m = model(&g, &total(350.0)).unwrap();
     let (plan, _) = solve(&m, Method::Exact).unwrap();
     assert!(plan.merged().is_empty());
-    // Below what the application reserves unmerged: an error that says so.
-    refused(&g, &total(200.0), "reserves 300Mi before any merge");
+    // Not entry points: their deployments go with the merge, and the whole
+    // group fits where the unmerged application does.
+    let mut g = fan_out_of_100mi();
+    let m = model(&g, &total(300.0)).unwrap();
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
+    assert!(
+        report(&m, &plan, "test", "test").contains("pods 3 → 1; memory limits 300Mi → 300Mi"),
+        "{}",
+        report(&m, &plan, "test", "test")
+    );
+    // Below what any plan reserves: an error that says so.
+    let e = solve(&model(&g, &total(200.0)).unwrap(), Method::Exact)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no plan leaves the application within --max-total-memory 200Mi"),
+        "{e}"
+    );
     // A function without a limit cannot be counted.
     g.functions[2].memory_bytes = None;
     refused(
@@ -113,41 +140,40 @@ fn every_copy_counts_against_the_total_memory() {
 }
 
 #[test]
-fn the_front_trades_latency_for_copies_and_marks_the_plan() {
+fn the_front_trades_latency_for_cost_and_marks_the_plan() {
+    // c an entry point: a group with c keeps c's deployment and pays its
+    // copy; b is dropped with its merge.
     let mut g = fan_out_of_100mi();
+    g.functions[2].entry = true;
     let m = model(&g, &hop(1.0)).unwrap();
     let points = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT).unwrap();
-    // b alone shortens no critical path (c's hop, made at the same time,
-    // still sets it): dominated, not listed.
-    let steps: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| (p.copies / MIB, p.plan.gain_ms))
-        .collect();
-    assert_eq!(steps, [(0.0, 0.0), (200.0, 1.0)]);
+    // {a, b}: 2 pods of 3, 300Mi of requests (limits, as none is set) of
+    // 300Mi: cost (2/3 + 1) / 2; {a, b, c}: 2 pods, 400Mi.
+    let steps: Vec<(f64, f64)> = points.iter().map(|p| (p.cost, p.plan.gain_ms)).collect();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert!(
+        close(steps[0].0, (2.0 / 3.0 + 1.0) / 2.0) && close(steps[0].1, 0.0),
+        "{steps:?}"
+    );
+    assert!(
+        close(steps[1].0, (2.0 / 3.0 + 4.0 / 3.0) / 2.0) && close(steps[1].1, 1.0),
+        "{steps:?}"
+    );
     let (chosen, _) = solve(&m, Method::Exact).unwrap();
     let table = front::table(&m, &points, &chosen);
     assert!(
-        table.contains("*    200Mi        1.00 ms           3.00  a+2"),
+        table.contains("*     1.00        1.00 ms           3.00  a+2"),
         "{table}"
     );
     assert!(
-        table.contains("      0Mi        0.00 ms") && !table.contains("-0"),
+        table.contains("      0.83        0.00 ms           2.00  a+1") && !table.contains("-0"),
         "{table}"
     );
     let svg = front::svg(&points, &chosen).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("the plan written"),
         "{svg}"
-    );
-    // Without every limit, no front.
-    g.functions[1].memory_bytes = None;
-    let m = model(&g, &Constraints::default()).unwrap();
-    let e = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("--front weighs plans by the memory") && e.contains("b sets no"),
-        "{e}"
     );
 }
 
@@ -175,7 +201,7 @@ fn hop(ms: f64) -> Constraints {
 
 #[test]
 fn the_objective_chooses_between_latency_and_calls() {
-    let g = two_paths();
+    let g = all_entries(two_paths());
     let room_for_two = |objective| Constraints {
         objective,
         max_total_memory: Some(600.0 * MIB),
@@ -241,7 +267,7 @@ fn the_memory_objective_takes_the_least_copies_for_the_gain_asked() {
 
 #[test]
 fn every_copy_counts_against_the_total_cpu() {
-    let mut g = two_paths();
+    let mut g = all_entries(two_paths());
     // 0.8 cores unmerged; room for one copy of 0.2.
     let capped = Constraints {
         max_total_cpu: Some(1.0),
@@ -254,7 +280,7 @@ fn every_copy_counts_against_the_total_cpu() {
         assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
         let text = report(&m, &plan, "test", "test");
         assert!(
-            text.contains("cpu limits reserved: 0.80 cores by every function's own deployment + 0.20 cores of copies in merged pods = 1.00 cores (--max-total-cpu 1.00 cores)"),
+            text.contains("cpu limits 0.80 cores → 1.00 cores (--max-total-cpu 1.00 cores)"),
             "{text}"
         );
     }
@@ -312,7 +338,7 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
         group: vec![PlanGroup {
             caller: "a".into(),
             callees: vec!["c".into()],
-            name: None,
+            ..PlanGroup::default()
         }],
         ..PlanFile::default()
     };
@@ -329,11 +355,12 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
         ),
         (Some(0.0), Some(2.0))
     );
-    let limits = &doc["reserved"][0];
+    // c's deployment goes: only a calls it, and in-process now.
+    let limits = &doc["reserved"][1];
     assert_eq!(limits["what"], "memory limits");
     assert_eq!(
-        (limits["base"].as_f64(), limits["copies"].as_f64()),
-        (Some(300.0 * MIB), Some(100.0 * MIB))
+        (limits["before"].as_f64(), limits["after"].as_f64()),
+        (Some(300.0 * MIB), Some(300.0 * MIB))
     );
     // A name the graph lacks is refused with the group it is in.
     let mut wrong = only_c;
@@ -363,4 +390,109 @@ fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
     );
     let (_, how) = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT).unwrap();
     assert_eq!(how, "exact");
+}
+
+#[test]
+fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
+    // a calls b twice and c; 100Mi / 0.2 cores of limits and 32Mi / 0.1 core of
+    // requests each; b and c measured at 8Mi and 0.02 cores a pod, a not.
+    let mut g = fan_out_of_100mi();
+    for f in &mut g.functions {
+        (f.requests_memory_bytes, f.requests_cpu) = (Some(32.0 * MIB), Some(0.1));
+        f.cpu = Some(0.2);
+    }
+    for f in &mut g.functions[1..] {
+        (f.usage_memory_bytes, f.usage_cpu) = (Some(8.0 * MIB), Some(0.02));
+    }
+    let m = model(&g, &hop(1.0)).unwrap();
+    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, how)).unwrap();
+    let cluster = &doc["cluster"];
+    assert_eq!(cluster["before"]["pods"], 3);
+    assert_eq!(cluster["after"]["pods"], 1);
+    assert_eq!(cluster["dropped"], serde_json::json!(["b", "c"]));
+    let mem = |side: &str, what: &str| cluster[side][what]["memory"].as_f64().unwrap();
+    assert_eq!(mem("before", "requests"), 96.0 * MIB);
+    // a's own 32Mi, b's and c's 8Mi with the headroom.
+    assert_eq!(mem("after", "requests"), (32.0 + 2.0 * 8.0 * 1.25) * MIB);
+    assert_eq!(mem("before", "limits"), 300.0 * MIB);
+    // The most a member needs: b's (or c's) own 100Mi beside a's limit
+    // (a is unmeasured) and the other's usage with the headroom.
+    assert_eq!(mem("after", "limits"), 210.0 * MIB);
+    let pod = &cluster["pods"][0];
+    assert_eq!(pod["requests"]["memory"]["from"], "mixed");
+    let rows: Vec<&str> = doc["reserved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "pods",
+            "memory limits",
+            "cpu limits",
+            "memory requests",
+            "cpu requests"
+        ]
+    );
+    let text = report(&m, &plan, how, "test");
+    assert!(
+        text.contains("pods 3 → 1; memory limits 300Mi → 210Mi")
+            && text.contains("deployments dropped (only their groups call them, in-process): b, c")
+            && text.contains("a's merged pod: requests 52Mi (mixed)"),
+        "{text}"
+    );
+    // The plan file carries the decision and the pod's figures.
+    let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
+    assert_eq!(file.dropped, ["b", "c"]);
+    let group = file.group("a").unwrap();
+    assert_eq!(group.requests["memory"], "52Mi");
+    assert_eq!(group.limits["memory"], "210Mi");
+}
+
+#[test]
+fn the_stack_declares_socialnetworks_entry_points_once() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/stack.yml");
+    let stack = fmerge_ship::stack_in::StackIn::load(&path).unwrap();
+    let (functions, _) = crate::graph::functions_of(&stack, stack.names()).unwrap();
+    let entry = |name: &str| functions.iter().find(|f| f.name == name).unwrap().entry;
+    for name in [
+        "compose-post",
+        "read-home-timeline",
+        "user-login",
+        "social-graph-follow",
+    ] {
+        assert!(entry(name), "{name}");
+    }
+    for name in [
+        "unique-id",
+        "text-service",
+        "read-posts",
+        "write-home-timeline",
+    ] {
+        assert!(!entry(name), "{name}");
+    }
+    // Another value than "true" or "false" is refused, naming the fix.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replacen(
+            "      com.openfaas.fmerge.entry: \"true\"",
+            "      com.openfaas.fmerge.entry: \"yes\"",
+            1,
+        )
+        .replace(
+            "handler: ./",
+            &format!("handler: {}/", path.parent().unwrap().display()),
+        );
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let stack = fmerge_ship::stack_in::StackIn::load(&dir.path().join("stack.yml")).unwrap();
+    let e = format!("{:#}", stack.entry("compose-post").unwrap_err());
+    assert!(
+        e.contains("com.openfaas.fmerge.entry is `yes`") && e.contains("fix:"),
+        "{e}"
+    );
 }

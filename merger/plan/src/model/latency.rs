@@ -10,7 +10,7 @@ impl Model {
     /// The expected latency `groups` remove, ms per request of the
     /// application: each entry point's critical path before less after,
     /// weighted by its requests; a gateway call at its measured cost, else
-    /// [`default_hop_ms`](Self::default_hop_ms).
+    /// `--hop-ms` ([`Constraints::hop_ms`](super::Constraints::hop_ms)).
     pub fn gain_ms(&self, groups: &[Set]) -> f64 {
         self.gain_bound(groups, Set::EMPTY, &self.critical_alone())
     }
@@ -55,11 +55,10 @@ impl Model {
     /// One gateway call `u → v`, ms: measured, else the bench's figure for
     /// it, else the default.
     pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
-        self.hop_ms
+        self.measured_hop_ms
             .get(&(u, v))
-            .or(self.bench_hop_ms.get(&(u, v)).map(|(ms, _)| ms))
             .copied()
-            .unwrap_or(self.default_hop_ms)
+            .unwrap_or(self.constraints.hop_ms)
     }
 
     /// Gateway hops per request at `entry` under `groups`: on the critical

@@ -4,7 +4,7 @@
 
 use super::improve::adds;
 use super::{EPS, Limits, finish, improve, score};
-use crate::model::{Model, Objective, Plan, Resource, Set, bit, members};
+use crate::model::{Figures, Model, Plan, Resource, Set, bit, members};
 
 /// Greedy: callers first, each root grows its group by the member that
 /// adds the most to the objective (latency removed, then hops removed; for
@@ -20,7 +20,8 @@ pub fn heuristic(model: &Model) -> Plan {
 /// and the one that spends the room where it removes the most.
 pub fn heuristic_within(model: &Model, limits: &Limits) -> Plan {
     let mut groups = grow(model);
-    if model.max_total_memory.is_some() || model.max_total_cpu.is_some() {
+    let c = &model.constraints;
+    if c.max_total_memory.is_some() || c.max_total_cpu.is_some() {
         let spent = by_room(model, limits);
         if score(model, &spent).unwrap_or(f64::NEG_INFINITY)
             > score(model, &groups).unwrap_or(f64::NEG_INFINITY) + EPS
@@ -36,10 +37,17 @@ pub fn heuristic_within(model: &Model, limits: &Limits) -> Plan {
 /// while any adds something and fits (or until the deadline).
 fn by_room(model: &Model, limits: &Limits) -> Vec<Set> {
     let mut groups: Vec<Set> = (0..model.n()).map(bit).collect();
-    let room = [
-        (Resource::Memory, model.left(Resource::Memory, &groups)),
-        (Resource::Cpu, model.left(Resource::Cpu, &groups)),
+    // The room each total cap leaves unmerged (none: no cap).
+    let unmerged = model.reserved(&groups).limits;
+    let caps = [
+        model.constraints.max_total_memory,
+        model.constraints.max_total_cpu,
     ];
+    let room = [Resource::Memory, Resource::Cpu].map(|res| {
+        let k = res.index();
+        let left = caps[k].map_or(f64::INFINITY, |cap| cap - unmerged[k].unwrap_or(0.0));
+        (res, left)
+    });
     let Some(mut now) = score(model, &groups) else {
         return groups;
     };
@@ -85,27 +93,24 @@ fn grow(model: &Model) -> Vec<Set> {
     let n = model.n();
     let mut groups: Vec<Set> = (0..n).map(bit).collect();
     let mut arrivals = model.external.clone();
-    let mut left = [
-        model.left(Resource::Memory, &groups),
-        model.left(Resource::Cpu, &groups),
-    ];
-    let fits = |r: usize, set: Set, left: &[f64; 2]| {
-        model.copies(Resource::Memory, r, set) <= left[0]
-            && model.copies(Resource::Cpu, r, set) <= left[1]
+    // Within the total caps with `set` as r's group, the roots not decided
+    // yet alone.
+    let fits = |r: usize, set: Set, groups: &mut Vec<Set>| {
+        groups[r] = set;
+        let fits = model.within_caps(groups);
+        groups[r] = bit(r);
+        fits
     };
     for &r in &model.order {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
             // What a group of r is worth: the objective's figure first.
             let worth = |set: Set, groups: &mut Vec<Set>| -> (f64, f64) {
-                let (hops, _, _) = model.flow(r, set);
-                if model.objective == Objective::Calls {
-                    return (hops, 0.0);
-                }
+                let hops = model.flow(r, set).removed;
                 groups[r] = set;
-                let gain = model.gain_ms(groups);
+                let worth = model.constraints.objective.worth(model, groups, hops);
                 groups[r] = bit(r);
-                (gain, hops)
+                worth
             };
             let better = |a: (f64, f64), b: (f64, f64)| {
                 a.0 > b.0 + EPS || (a.0 > b.0 - EPS && a.1 > b.1 + EPS)
@@ -117,7 +122,11 @@ fn grow(model: &Model) -> Vec<Set> {
                 for u in members(set) {
                     for &(v, _) in &model.calls[u] {
                         let next = set | bit(v);
-                        if next == set || v == r || !model.feasible(next) || !fits(r, next, &left) {
+                        if next == set
+                            || v == r
+                            || !model.feasible(next)
+                            || !fits(r, next, &mut groups)
+                        {
                             continue;
                         }
                         let now = worth(next, &mut groups);
@@ -135,11 +144,8 @@ fn grow(model: &Model) -> Vec<Set> {
                 }
             }
             groups[r] = set;
-            left[0] -= model.copies(Resource::Memory, r, set);
-            left[1] -= model.copies(Resource::Cpu, r, set);
         }
-        let (_, out, _) = model.flow(r, groups[r]);
-        for (v, calls) in out {
+        for (v, calls) in model.flow(r, groups[r]).out {
             arrivals[v] += a * calls;
         }
     }
@@ -151,20 +157,28 @@ fn grow(model: &Model) -> Vec<Set> {
 /// path; for memory, the largest first. Each group stays connected from
 /// its root.
 fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
-    let score = |groups: &[Set]| -> (f64, f64) {
-        let (removed, _) = model.value(groups);
-        (removed, model.gain_ms(groups))
+    let c = &model.constraints;
+    let score = |groups: &[Set]| Figures {
+        removed: model.value(groups).0,
+        gain_ms: model.gain_ms(groups),
+        copies: 0.0,
+        cost: if c.objective.needs_cost() {
+            model.cost(groups)
+        } else {
+            0.0
+        },
     };
     let meets = |groups: &[Set]| {
-        let (removed, gain) = score(groups);
-        model.min_removed.is_none_or(|m| removed >= m - EPS)
-            && model.min_gain_ms.is_none_or(|m| gain >= m - EPS)
+        let f = score(groups);
+        c.min_calls_removed.is_none_or(|m| f.removed >= m - EPS)
+            && c.min_gain_ms.is_none_or(|m| f.gain_ms >= m - EPS)
+            && model.within_caps(groups)
     };
     if !meets(&groups) {
         return groups; // solve() says which minimum no plan found reaches
     }
     loop {
-        let (removed, gain) = score(&groups);
+        let was = score(&groups);
         let mut best: Option<(f64, Vec<Set>)> = None;
         for r in 0..groups.len() {
             for v in members(groups[r]).filter(|&v| v != r) {
@@ -174,12 +188,7 @@ fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
                 }
                 let mut next = groups.clone();
                 next[r] = set;
-                let (now_removed, now_gain) = score(&next);
-                let kept = match model.objective {
-                    Objective::Calls => now_removed >= removed - EPS,
-                    Objective::Latency => now_gain >= gain - EPS,
-                    Objective::Memory => true,
-                };
+                let kept = c.objective.keeps(&was, &score(&next));
                 let saved = model.memory[v].unwrap_or(0.0) + 1.0;
                 if kept && meets(&next) && best.as_ref().is_none_or(|(s, _)| saved > *s) {
                     best = Some((saved, next));

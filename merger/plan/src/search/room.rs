@@ -96,8 +96,8 @@ impl Room {
             quantum,
             weight,
             capped: [
-                model.max_total_memory.is_some(),
-                model.max_total_cpu.is_some(),
+                model.constraints.max_total_memory.is_some(),
+                model.constraints.max_total_cpu.is_some(),
             ],
             latency,
             parts,

@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use fmerge_plan::model::{MIB, Model, Objective, Round};
+use fmerge_plan::model::{Constraints, MIB, Model, Objective, Round};
 
 #[path = "social_network.rs"]
 mod social_network;
@@ -75,13 +75,19 @@ fn build(
             .collect(),
         measured: true,
         left_out: vec![None; n],
-        default_hop_ms: 0.22,
+        declared: vec![false; n],
+        computed: vec![false; n],
+        usage: vec![[None, None]; n],
         rounds,
-        objective: Objective::Latency,
+        constraints: Constraints {
+            objective: Objective::Latency,
+            hop_ms: 0.22,
+            ..Constraints::default()
+        },
         ..Model::default()
     };
     for &(u, v, ms) in hop_ms {
-        model.hop_ms.insert((u, v), ms);
+        model.measured_hop_ms.insert((u, v), ms);
     }
     model.finish().expect("an application the planner takes");
     model

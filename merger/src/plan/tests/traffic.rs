@@ -115,7 +115,7 @@ fn every_figure_is_per_request_of_the_application() {
     );
     // So a plan removing one call a request does not remove 50.
     let at_least = |n| Constraints {
-        min_removed: Some(n),
+        min_calls_removed: Some(n),
         ..hop(1.0)
     };
     let m = model(&g, &at_least(50.0)).unwrap();
@@ -189,7 +189,7 @@ fn a_plan_without_copies_reserves_no_negative_zero() {
     let (plan, _) = solve(&m, Method::Exact).unwrap();
     assert!(plan.merged().is_empty());
     let text = report(&m, &plan, "exact", "test");
-    assert!(text.contains("+ 0Mi of copies in merged pods"), "{text}");
+    assert!(text.contains("memory limits 400Mi → 400Mi"), "{text}");
     assert!(!text.contains("-0"), "{text}");
     assert!(text.contains("note: no traffic given"), "{text}");
 }

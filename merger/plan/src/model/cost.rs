@@ -1,0 +1,296 @@
+//! What the cluster pays under a plan: which deployments stay
+//! ([`Model::deployed`]), what each merged pod reserves ([`Model::pod`]:
+//! requests from measured usage, limits that leave every member the room
+//! it had alone), what all of it adds up to ([`Model::reserved`]), and the
+//! one figure the cost objective minimizes ([`Model::cost`]).
+//!
+//! This is the one place these rules live: `fmerge plan` reports them and
+//! writes each merged pod's figures into the plan file, and `fmerge build
+//! --plan` writes the stack from the plan file.
+
+use super::{Model, Resource, Set, bit, members};
+
+/// What a merged pod reserves above its members' measured usage, as a share
+/// of it: room for the peaks one scrape does not see.
+pub const HEADROOM: f64 = 0.25;
+
+/// Where a pod's figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The stack file's own value (an unmerged deployment), or the members'
+    /// values added up: nothing was measured.
+    Stack,
+    /// Every member's measured usage (with [`HEADROOM`]).
+    Measured,
+    /// Measured usage for some members, the stack's values for the rest.
+    Mixed,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Stack => "stack",
+            Source::Measured => "measured",
+            Source::Mixed => "mixed",
+        }
+    }
+
+    fn of(measured: usize, members: usize) -> Source {
+        match measured {
+            0 => Source::Stack,
+            m if m == members => Source::Measured,
+            _ => Source::Mixed,
+        }
+    }
+}
+
+/// Why a function's own deployment stays under a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// No group holds it as a copy.
+    NoCopy,
+    /// It roots a group: the merged pod is deployed under its name.
+    Root,
+    /// A declared entry point (the stack's `com.openfaas.fmerge.entry`).
+    Declared,
+    /// It gets requests from outside the application.
+    Outside,
+    /// `by`, running in the deployment of `from` (which stays), calls it
+    /// over the gateway.
+    Called { by: usize, from: usize },
+    /// `by`, in a deployment that stays, calls a name computed at run time.
+    Computed(usize),
+}
+
+/// One figure of a pod: the amount (bytes of memory, cores of cpu; `None`:
+/// unset, so unbounded for a limit) and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure {
+    pub amount: Option<f64>,
+    pub from: Source,
+}
+
+/// What one deployment's pod reserves, indexed by [`Resource::index`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pod {
+    pub requests: [Figure; 2],
+    pub limits: [Figure; 2],
+}
+
+/// What the deployments of a plan reserve in all, indexed by
+/// [`Resource::index`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reserved {
+    pub pods: usize,
+    /// What the scheduler sets aside: each pod's request, else its limit
+    /// (Kubernetes' default for a request), else nothing.
+    pub requests: [f64; 2],
+    /// The limits added up; `None` when a pod sets none (unbounded).
+    pub limits: [Option<f64>; 2],
+}
+
+impl Model {
+    /// A function's own limit of `resource`, when set.
+    pub fn limit(&self, resource: Resource, i: usize) -> Option<f64> {
+        match resource {
+            Resource::Memory => self.memory[i],
+            Resource::Cpu => self.cpu[i],
+        }
+    }
+
+    /// What a function's own deployment has the scheduler set aside: its
+    /// request, else its limit (Kubernetes' default), else nothing.
+    pub fn request(&self, resource: Resource, i: usize) -> f64 {
+        self.requests[i][resource.index()]
+            .or(self.limit(resource, i))
+            .unwrap_or(0.0)
+    }
+
+    /// Which functions keep their own deployment under `groups`
+    /// ([`kept`](Self::kept) says why).
+    pub fn deployed(&self, groups: &[Set]) -> Vec<bool> {
+        self.kept(groups).iter().map(Option::is_some).collect()
+    }
+
+    /// Why each function keeps its own deployment under `groups`, `None`
+    /// for the deployments dropped: every function no group holds as a
+    /// copy, every group's root, and a copy that gets requests from
+    /// outside, is a declared entry point, or is still called from outside
+    /// its group's process (a deployment that stays makes a gateway call to
+    /// it, a cycle's cut call included). A deployment that stays and calls a
+    /// name computed at run time keeps every function (any may be the one
+    /// it names).
+    pub fn kept(&self, groups: &[Set]) -> Vec<Option<Kept>> {
+        let n = self.n();
+        let mut copy = vec![false; n];
+        for (r, &set) in groups.iter().enumerate() {
+            for m in members(set).filter(|&m| m != r) {
+                copy[m] = true;
+            }
+        }
+        let mut kept: Vec<Option<Kept>> = (0..n)
+            .map(|i| {
+                if groups[i] != bit(i) {
+                    Some(Kept::Root)
+                } else if !copy[i] {
+                    Some(Kept::NoCopy)
+                } else if self.declared[i] {
+                    Some(Kept::Declared)
+                } else if self.external[i] > 0.0 {
+                    Some(Kept::Outside)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let mut todo: Vec<usize> = (0..n).filter(|&i| kept[i].is_some()).collect();
+        while let Some(d) = todo.pop() {
+            let set = groups[d];
+            for u in members(set) {
+                if self.computed[u] {
+                    for k in kept.iter_mut().filter(|k| k.is_none()) {
+                        *k = Some(Kept::Computed(u));
+                    }
+                    return kept;
+                }
+                let called = self.calls[u].iter().map(|&(v, _)| v);
+                let cut = self.cycles.iter().filter(|e| e.0 == u).map(|e| e.1);
+                for v in called.chain(cut) {
+                    let remote = v == d || !set.contains(v);
+                    if remote && kept[v].is_none() {
+                        kept[v] = Some(Kept::Called { by: u, from: d });
+                        todo.push(v);
+                    }
+                }
+            }
+        }
+        kept
+    }
+
+    /// What the deployment of `root` reserves with the group `set`: alone,
+    /// the stack's own figures; merged, per resource,
+    /// - requests: each member's measured usage plus [`HEADROOM`], its own
+    ///   request (else limit) where it has none measured;
+    /// - limits: the most any member needs to keep the room it had alone,
+    ///   its own limit plus the others' usage (with headroom; their limits
+    ///   where unmeasured, which makes the sum when nothing is measured);
+    ///   unset when a member sets none; never below the request.
+    pub fn pod(&self, root: usize, set: Set) -> Pod {
+        let figures = |resource: Resource| -> [Figure; 2] {
+            let k = resource.index();
+            if set == bit(root) {
+                return [
+                    Figure {
+                        amount: self.requests[root][k].or(self.limit(resource, root)),
+                        from: Source::Stack,
+                    },
+                    Figure {
+                        amount: self.limit(resource, root),
+                        from: Source::Stack,
+                    },
+                ];
+            }
+            let all: Vec<usize> = members(set).collect();
+            let used = |i: usize| self.usage[i][k].map(|u| u * (1.0 + HEADROOM));
+            let measured = all.iter().filter(|&&i| used(i).is_some()).count();
+            let request: f64 = all
+                .iter()
+                .map(|&i| used(i).unwrap_or_else(|| self.request(resource, i)))
+                .sum();
+            let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
+            let limit = limits.map(|own| {
+                let room = |j: usize| used(all[j]).unwrap_or(own[j]);
+                let others: f64 = (0..all.len()).map(room).sum();
+                (0..all.len())
+                    .map(|j| own[j] + others - room(j))
+                    .fold(request, f64::max)
+            });
+            let from = Source::of(measured, all.len());
+            [
+                Figure {
+                    amount: Some(request),
+                    from,
+                },
+                Figure {
+                    amount: limit,
+                    from,
+                },
+            ]
+        };
+        let [memory, cpu] = [Resource::Memory, Resource::Cpu].map(figures);
+        Pod {
+            requests: [memory[0], cpu[0]],
+            limits: [memory[1], cpu[1]],
+        }
+    }
+
+    /// What the deployments that stay under `groups` reserve
+    /// ([`deployed`](Self::deployed), [`pod`](Self::pod)); with every
+    /// function alone, the application before any merge.
+    pub fn reserved(&self, groups: &[Set]) -> Reserved {
+        let stays = self.deployed(groups);
+        let mut out = Reserved {
+            pods: 0,
+            requests: [0.0; 2],
+            limits: [Some(0.0); 2],
+        };
+        for d in (0..self.n()).filter(|&d| stays[d]) {
+            let pod = self.pod(d, groups[d]);
+            out.pods += 1;
+            for k in 0..2 {
+                out.requests[k] += pod.requests[k].amount.unwrap_or(0.0);
+                out.limits[k] = out.limits[k].zip(pod.limits[k].amount).map(|(a, b)| a + b);
+            }
+        }
+        out
+    }
+
+    /// What the cost objective minimizes: the pods, the memory requests and
+    /// the cpu requests the cluster reserves under `groups`, each as a
+    /// share of the unmerged application's, weighed equally (their mean; 1
+    /// is the unmerged application). A figure the application has none of
+    /// is left out.
+    pub fn cost(&self, groups: &[Set]) -> f64 {
+        let alone: Vec<Set> = (0..self.n()).map(bit).collect();
+        self.cost_of(&self.reserved(groups), &self.reserved(&alone))
+    }
+
+    /// [`cost`](Self::cost) of `after` against `before`.
+    pub fn cost_of(&self, after: &Reserved, before: &Reserved) -> f64 {
+        let pairs = [
+            (after.pods as f64, before.pods as f64),
+            (after.requests[0], before.requests[0]),
+            (after.requests[1], before.requests[1]),
+        ];
+        let shares: Vec<f64> = pairs
+            .iter()
+            .filter(|(_, b)| *b > 0.0)
+            .map(|(a, b)| a / b)
+            .collect();
+        if shares.is_empty() {
+            0.0
+        } else {
+            shares.iter().sum::<f64>() / shares.len() as f64
+        }
+    }
+
+    /// Whether what `groups` leave deployed is within `--max-total-memory`
+    /// and `--max-total-cpu` (limits of the deployments that stay).
+    pub fn within_caps(&self, groups: &[Set]) -> bool {
+        let c = &self.constraints;
+        if c.max_total_memory.is_none() && c.max_total_cpu.is_none() {
+            return true; // no cap: nothing to count
+        }
+        let reserved = self.reserved(groups);
+        self.caps_hold(&reserved.limits.map(|l| l.unwrap_or(0.0)))
+    }
+
+    /// Whether these limits, memory and cpu, are within the total caps.
+    pub fn caps_hold(&self, limits: &[f64; 2]) -> bool {
+        let caps = [
+            self.constraints.max_total_memory,
+            self.constraints.max_total_cpu,
+        ];
+        (0..2).all(|k| caps[k].is_none_or(|max| limits[k] <= max * (1.0 + 1e-12)))
+    }
+}

@@ -1,0 +1,186 @@
+//! What the cluster pays under a plan: which deployments stay, a merged
+//! pod's requests and limits, the total caps and the cost objective.
+
+use fmerge_plan::model::{HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit};
+use fmerge_plan::search::{self, Limits};
+
+/// A model of `n` functions named a, b, c, … with these calls (one per
+/// invocation), one request from outside at a, 100Mi and 1 core of limits
+/// each, no requests, nothing measured.
+fn model(n: usize, calls: &[(usize, usize)]) -> Model {
+    let mut m = Model {
+        names: (0..n)
+            .map(|i| ((b'a' + i as u8) as char).to_string())
+            .collect(),
+        memory: vec![Some(100.0 * MIB); n],
+        cpu: vec![Some(1.0); n],
+        requests: vec![[None, None]; n],
+        calls: vec![Vec::new(); n],
+        external: vec![0.0; n],
+        left_out: vec![None; n],
+        declared: vec![false; n],
+        computed: vec![false; n],
+        usage: vec![[None, None]; n],
+        ..Model::default()
+    };
+    for &(u, v) in calls {
+        m.calls[u].push((v, 1.0));
+    }
+    m.external[0] = 1.0;
+    m.finish().unwrap();
+    m
+}
+
+fn alone(m: &Model) -> Vec<Set> {
+    (0..m.n()).map(bit).collect()
+}
+
+/// `alone` with `root`'s group made of `members` (root included).
+fn with(m: &Model, root: usize, members: &[usize]) -> Vec<Set> {
+    let mut groups = alone(m);
+    groups[root] = members
+        .iter()
+        .map(|&i| bit(i))
+        .fold(Set::EMPTY, |a, b| a | b);
+    groups
+}
+
+#[test]
+fn a_callee_only_its_group_calls_is_dropped() {
+    // a calls b and c; a's group holds b: nothing else calls b.
+    let m = model(3, &[(0, 1), (0, 2)]);
+    let groups = with(&m, 0, &[0, 1]);
+    assert_eq!(m.deployed(&groups), [true, false, true]);
+    let kept = m.kept(&groups);
+    assert_eq!(kept[0], Some(Kept::Root));
+    assert_eq!(kept[2], Some(Kept::NoCopy));
+    let r = m.reserved(&groups);
+    assert_eq!(r.pods, 2);
+    assert_eq!(r.limits[0], Some(300.0 * MIB));
+}
+
+#[test]
+fn a_callee_with_an_outside_caller_stays() {
+    // d calls b too: b's deployment serves d.
+    let mut m = model(4, &[(0, 1), (3, 1)]);
+    m.external[3] = 1.0;
+    let groups = with(&m, 0, &[0, 1]);
+    assert_eq!(m.kept(&groups)[1], Some(Kept::Called { by: 3, from: 3 }));
+    // A copy's own call leaves its group's process: c (a copy in d's
+    // group) stays for b, running in a's pod.
+    let mut m = model(4, &[(0, 1), (1, 2), (3, 2)]);
+    m.external[3] = 1.0;
+    let mut groups = with(&m, 0, &[0, 1]);
+    groups[3] = bit(3) | bit(2);
+    assert_eq!(m.kept(&groups)[2], Some(Kept::Called { by: 1, from: 0 }));
+    assert_eq!(m.deployed(&groups), [true, false, true, true]);
+}
+
+#[test]
+fn a_callee_with_outside_traffic_stays() {
+    let mut m = model(2, &[(0, 1)]);
+    m.external[1] = 0.5;
+    assert_eq!(m.kept(&with(&m, 0, &[0, 1]))[1], Some(Kept::Outside));
+}
+
+#[test]
+fn a_declared_entry_point_stays() {
+    let mut m = model(2, &[(0, 1)]);
+    m.declared[1] = true;
+    let groups = with(&m, 0, &[0, 1]);
+    assert_eq!(m.kept(&groups)[1], Some(Kept::Declared));
+    assert_eq!(m.reserved(&groups).pods, 2);
+}
+
+#[test]
+fn a_call_through_a_computed_name_keeps_every_deployment() {
+    let mut m = model(2, &[(0, 1)]);
+    m.computed[0] = true;
+    assert_eq!(m.deployed(&with(&m, 0, &[0, 1])), [true, true]);
+}
+
+#[test]
+fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
+    let mut m = model(2, &[(0, 1)]);
+    m.requests = vec![[Some(32.0 * MIB), Some(0.1)]; 2];
+    let set = bit(0) | bit(1);
+    // Nothing measured: the members' requests added up.
+    let pod = m.pod(0, set);
+    assert_eq!(pod.requests[0].amount, Some(64.0 * MIB));
+    assert_eq!(pod.requests[0].from, Source::Stack);
+    // Both measured: their usage with the headroom.
+    m.usage = vec![[Some(8.0 * MIB), Some(0.02)], [Some(4.0 * MIB), Some(0.01)]];
+    let pod = m.pod(0, set);
+    assert_eq!(pod.requests[0].amount, Some(12.0 * MIB * (1.0 + HEADROOM)));
+    assert_eq!(pod.requests[0].from, Source::Measured);
+    // One measured: its usage, the other's request.
+    m.usage[1] = [None, None];
+    let pod = m.pod(0, set);
+    assert_eq!(
+        pod.requests[0].amount,
+        Some(8.0 * MIB * (1.0 + HEADROOM) + 32.0 * MIB)
+    );
+    assert_eq!(pod.requests[1].from, Source::Mixed);
+    // A function alone keeps the stack's figures.
+    assert_eq!(m.pod(1, bit(1)).requests[0].amount, Some(32.0 * MIB));
+}
+
+#[test]
+fn limits_leave_every_member_the_room_it_had_alone() {
+    let mut m = model(2, &[(0, 1)]);
+    m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
+    let set = bit(0) | bit(1);
+    // Unmeasured: the sum.
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(150.0 * MIB));
+    // Measured: the most any member needs, its own limit beside the
+    // other's usage (with headroom): a's 100Mi and b's 10Mi.
+    m.usage = vec![[Some(20.0 * MIB), None], [Some(10.0 * MIB), None]];
+    let limit = m.pod(0, set).limits[0].amount.unwrap();
+    assert_eq!(limit, 100.0 * MIB + 10.0 * MIB * (1.0 + HEADROOM));
+    assert!(limit - 20.0 * MIB * (1.0 + HEADROOM) >= 50.0 * MIB);
+    // A member without a limit: the pod has none.
+    m.memory[1] = None;
+    assert_eq!(m.pod(0, set).limits[0].amount, None);
+}
+
+#[test]
+fn the_total_caps_count_what_stays_deployed() {
+    // a calls b and c: merging both drops both; 300Mi unmerged, 300Mi
+    // merged (the pod's sum), in 1 pod.
+    let mut m = model(3, &[(0, 1), (0, 2)]);
+    m.constraints.max_total_memory = Some(300.0 * MIB);
+    assert!(m.within_caps(&with(&m, 0, &[0, 1, 2])));
+    // c declared: its own deployment stays beside its copy.
+    m.declared[2] = true;
+    assert!(!m.within_caps(&with(&m, 0, &[0, 1, 2])));
+    assert!(m.within_caps(&with(&m, 0, &[0, 1])));
+}
+
+#[test]
+fn the_cost_objective_picks_the_cheaper_plan() {
+    // a calls b and c at once; c is an entry point (it stays deployed).
+    // Latency wants both in a's group; cost only b (dropped with it),
+    // since c's copy would reserve more and drop no pod.
+    let mut m = model(3, &[(0, 1), (0, 2)]);
+    m.declared[2] = true;
+    m.constraints.hop_ms = 1.0;
+    for objective in [Objective::Latency, Objective::Cost] {
+        m.constraints.objective = objective;
+        let exact = search::exact(&m, Limits::default()).unwrap();
+        let heuristic = search::heuristic(&m);
+        let want: Set = match objective {
+            Objective::Cost => bit(0) | bit(1),
+            _ => bit(0) | bit(1) | bit(2),
+        };
+        assert_eq!(exact.groups[0], want, "{objective:?}");
+        assert_eq!(heuristic.groups[0], want, "{objective:?}");
+    }
+    let cheap = m.cost(&with(&m, 0, &[0, 1]));
+    assert!(cheap < m.cost(&with(&m, 0, &[0, 1, 2])), "{cheap}");
+    assert!(cheap < m.cost(&alone(&m)), "{cheap}");
+    assert!((m.cost(&alone(&m)) - 1.0).abs() < 1e-12);
+    assert_eq!(
+        Resource::Memory.show(m.reserved(&alone(&m)).requests[0]),
+        "300Mi"
+    );
+}
