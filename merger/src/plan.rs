@@ -184,9 +184,15 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     Ok(m)
 }
 
-/// [`solve_within`] the default time limit.
+/// [`solve_within`] the default time limit; `Method::Exact` runs to its
+/// proof instead (an hour at most), since a caller asking for the exact
+/// plan must not get a refusal because the machine is busy.
 pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
-    solve_within(model, method, search::DEFAULT_TIME_LIMIT)
+    let limit = match method {
+        Method::Exact => Duration::from_secs(3600),
+        _ => search::DEFAULT_TIME_LIMIT,
+    };
+    solve_within(model, method, limit)
 }
 
 /// Runs the search, stopped after `time_limit` (`--time-limit`); says which
