@@ -305,4 +305,20 @@ mod tests {
         assert_eq!(args.objective, Objective::Latency);
         assert_eq!(args.message_format, MessageFormat::Human);
     }
+
+    #[test]
+    fn a_time_limit_of_no_time_is_refused_before_the_graph_is_read() {
+        for bad in [0.0, -1.0, f64::NAN] {
+            let args = PlanArgs {
+                time_limit: bad,
+                graph: Some(PathBuf::from("/nonexistent/calls.json")),
+                ..PlanArgs::default()
+            };
+            let e = run(args).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--time-limit {bad} is no time\nfix: ")),
+                "{e}"
+            );
+        }
+    }
 }
