@@ -39,7 +39,7 @@ out.mkdir(parents=True, exist_ok=True)
 copies = plan.count(",") + 1
 (out / "plan.json").write_text(json.dumps({
     "entries": [{"function": e, "latency_gain_ms": g, "latency_gain_max_ms": 2 * g} for e, g in gains.items()],
-    "reserved": [{"what": "memory limits", "base": 100.0, "copies": 10.0 * copies, "total": 100.0 + 10.0 * copies}]}))
+    "reserved": [{"what": "memory limits", "before": 100.0, "after": 100.0 + 10.0 * copies, "cap": None}]}))
 """
 
 
@@ -112,7 +112,7 @@ FUNCTIONS = [{"name": n, "memory_bytes": 64 * MI, "cpu": 0.2, "requests_memory_b
 
 class PlannerFigures(unittest.TestCase):
     def test_the_planners_totals_and_base(self):
-        doc = {"reserved": [{"what": "memory limits", "base": 1.0, "copies": 2.0, "total": 3.0}]}
+        doc = {"reserved": [{"what": "memory limits", "before": 1.0, "after": 3.0, "cap": None}]}
         self.assertEqual(planner_reserved(doc), ({"memory limits": 3.0}, {"memory limits": 1.0}))
 
 
