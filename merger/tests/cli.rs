@@ -89,7 +89,10 @@ fn a_bad_registry_auth_is_a_usage_error_listing_the_sources() {
 
 #[test]
 fn a_bad_objective_is_a_usage_error_listing_the_objectives() {
-    usage_error_lists(&["plan", "--objective", "speed"], "latency, calls, memory");
+    usage_error_lists(
+        &["plan", "--objective", "speed"],
+        "latency, calls, memory, cost",
+    );
 }
 
 #[test]
