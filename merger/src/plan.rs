@@ -179,6 +179,30 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
              fix: give --min-gain-ms MS or --min-calls-removed N, or choose --objective latency or calls"
         );
     }
+    // With no usage measured a merged pod's limits are its members' sums,
+    // so no plan reserves less than the unmerged application: a cap below
+    // that is refused now, before any build.
+    if m.usage.iter().all(|u| u.iter().all(Option::is_none)) {
+        for (flag, cap, resource) in [
+            (
+                "--max-total-memory",
+                constraints.max_total_memory,
+                Resource::Memory,
+            ),
+            ("--max-total-cpu", constraints.max_total_cpu, Resource::Cpu),
+        ] {
+            if let Some(max) = cap
+                && m.base(resource) > max * (1.0 + 1e-12)
+            {
+                let base = resource.show(m.base(resource));
+                bail!(
+                    "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows\n\
+                     fix: raise {flag} to at least {base}, or plan without it",
+                    resource.show(max)
+                );
+            }
+        }
+    }
     m.finish()?;
     requests::entry_points(graph, &mut m);
     Ok(m)
