@@ -311,13 +311,18 @@ def measured_kinds(args, builds):
     return kinds, same
 
 
-def app_load(ctx, args, builds, oha, watchdog):
+def app_load(ctx, args, builds, oha, watchdog, seeded=None):
     """args.app_rounds rounds, each starting every deployment in turn (a
-    fresh start) and running every workload's ladder on it. Returns the
-    results: per deployment and workload, one entry per round."""
+    fresh start) and running every workload's ladder on it, from the data
+    `seeded` ({"snap", "requests"}: appprofile's) or else seeded into the
+    first. Returns the results: per deployment and workload, one entry per
+    round."""
     res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections,
            "rounds": args.app_rounds}
-    snap = requests = expected = None
+    snap, requests = (seeded["snap"], seeded["requests"]) if seeded else (None, None)
+    if seeded:
+        res["requests"], res["redis_keys"] = requests, len(snap)
+    expected = None
     kinds, same = measured_kinds(args, builds)
     for rnd in range(args.app_rounds):
         for kind in kinds:

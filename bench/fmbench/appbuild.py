@@ -15,7 +15,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from .builds import functions_build, timed
+from .builds import functions_build, functions_target, timed
 from .config import APP_BOUNDED_MEMORY, APP_ENTRIES, APP_STACK, child_env, die, log
 
 
@@ -142,11 +142,13 @@ def cold_builds(ctx, fmerge, plan, plan_groups):
             "wall_ratio": one_by_one["wall_s"] / together["wall_s"] if together["wall_s"] else None}, groups
 
 
-def plan(ctx, fmerge, calls, out, extra=()):
-    """`fmerge plan` on the graph; returns the plan file and its groups."""
+def plan(ctx, fmerge, calls, out, extra=(), metrics=()):
+    """`fmerge plan` on the graph (under the traffic and usage between the
+    scrapes `metrics`, if given); returns the plan file and its groups."""
     if out.exists():
         shutil.rmtree(out)
-    p = subprocess.run([str(fmerge), "plan", "--graph", str(calls), "--out", str(out), *extra],
+    scrapes = [a for m in metrics for a in ("--metrics", str(m))]
+    p = subprocess.run([str(fmerge), "plan", "--graph", str(calls), "--out", str(out), *scrapes, *extra],
                        cwd=ctx.src, env=child_env(), capture_output=True, text=True)
     if p.returncode != 0:
         die(f"fmerge plan {' '.join(extra)} failed: {p.stderr[-2000:]}")
@@ -154,25 +156,34 @@ def plan(ctx, fmerge, calls, out, extra=()):
     return out / "plan.toml", read_plan(out / "plan.toml"), p.stdout
 
 
-def app_builds(ctx, args, fmerge):
-    """Everything the application deployments run. Returns (builds, timings)."""
+def app_graph(ctx, fmerge):
+    """The functions, the seeder and the static call graph. Returns (builds,
+    timings), the rest of the builds to follow (app_merges)."""
     stack = ctx.src / APP_STACK
     names = stack_functions(stack)
     functions_build(ctx, names)
     seeder_build(ctx)
-    target = ctx.out / "build" / "warm" if ctx.src != ctx.root else ctx.root / "target"
     work = ctx.out / "app"
     work.mkdir(parents=True, exist_ok=True)
     log("application: fmerge graph (the static call graph from the functions' IR)")
     timings = {}
     timings["graph"], _ = timed(ctx, "app-graph", [fmerge, "graph", "-f", stack, "--out", work / "callgraph", "--picture",
-                                                   "none", "--target-dir", target, "-q"])
+                                                   "none", "--target-dir", functions_target(ctx), "-q"])
+    graph = json.loads((work / "callgraph" / "calls.json").read_text())
+    return {"functions": names, "stack": str(stack), "graph": graph, "plan_files": {}}, timings
+
+
+def app_merges(ctx, args, fmerge, builds, timings, metrics):
+    """Every merged deployment's plan and binaries: the planner's (default
+    constraints) and the bounded one planned from the unmerged deployment's
+    scrapes `metrics` (its traffic and each function's usage, as a team
+    plans from its cluster), and one group per entry point merged whole."""
+    stack, target, work = Path(builds["stack"]), functions_target(ctx), ctx.out / "app"
     calls = work / "callgraph" / "calls.json"
-    graph = json.loads(calls.read_text())
-    log("application: fmerge plan (default constraints)")
-    plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan")
-    builds = {"functions": names, "stack": str(stack), "graph": graph, "plan_groups": plan_groups, "plan_report": report,
-              "plan_files": {"planner": str(plan_file)}}
+    log("application: fmerge plan (default constraints, the profile's scrapes)")
+    plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan", metrics=metrics)
+    builds.update({"plan_groups": plan_groups, "plan_report": report, "profile_metrics": [str(m) for m in metrics]})
+    builds["plan_files"]["planner"] = str(plan_file)
     if args.app_cold:
         timings["cold"], planner = cold_builds(ctx, fmerge, plan_file, plan_groups)
     else:
@@ -183,13 +194,13 @@ def app_builds(ctx, args, fmerge):
     if "bounded" in args.app_deployments:
         log(f"application: fmerge plan --max-memory {APP_BOUNDED_MEMORY}, and its groups")
         bounded_file, builds["bounded_groups"], builds["bounded_report"] = plan(
-            ctx, fmerge, calls, work / "plan-bounded", ("--max-memory", APP_BOUNDED_MEMORY))
+            ctx, fmerge, calls, work / "plan-bounded", ("--max-memory", APP_BOUNDED_MEMORY), metrics)
         _, messages = fmerge_json(ctx, "app-bounded", [fmerge, "build", "--plan", bounded_file, "--target-dir", target])
         builds["bounded"] = keep(ctx, "bounded", merged_groups(messages))
         builds["plan_files"]["bounded"] = str(bounded_file)
     if "whole" in args.app_deployments:
         log("application: fmerge build --plan with one group per entry point, merged whole")
-        text, _ = whole_plan(graph, APP_ENTRIES, stack.resolve())
+        text, _ = whole_plan(builds["graph"], APP_ENTRIES, stack.resolve())
         whole_file = work / "whole" / "plan.toml"
         whole_file.parent.mkdir(exist_ok=True)
         whole_file.write_text(text)
@@ -201,7 +212,7 @@ def app_builds(ctx, args, fmerge):
 
 def seeder_build(ctx):
     """The data seeder (fmerge-testkit's `seed`), copied to out/bin."""
-    target = ctx.out / "build" / "warm" if ctx.src != ctx.root else ctx.root / "target"
+    target = functions_target(ctx)
     log("cargo build --release -p fmerge-testkit --bin seed (untimed)")
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "fmerge-testkit", "--bin", "seed", "--target-dir", str(target)],
                    cwd=ctx.src, env=child_env(), check=True)

@@ -8,11 +8,12 @@ used under load over the rounds."""
 
 import json
 import subprocess
+import tomllib
 from pathlib import Path
 
 from .appstack import declared_entries, deployment_stack, missing_entries, planned_deployment, totals
 from .appstats import common_rate, hop_source, interval, p50_gains, rounds, runs_at, steady_rates, sustained_at
-from .config import APP_STACK, APP_WORKLOADS, TARGETS, child_env, die, log
+from .config import APP_WORKLOADS, TARGETS, child_env, die, log
 
 
 def evaluate(ctx, fmerge, calls, plan_file, out, scrapes=()):
@@ -45,19 +46,32 @@ def agreement(projected, measured, tolerance=TARGETS["app_projection_tolerance"]
 
 def deployment_stacks(ctx, fmerge, builds, kinds):
     """The stack each deployment runs (appstack.deployment_stack), with what
-    plan.json says of its own deployment where it says it; sets
-    builds["stacks"] and builds["plan_docs"] (plan.json without traffic)."""
+    plan.json says of its own deployment where its plan file carries the
+    planner's decisions (`fmerge build --plan` writes the stack they say);
+    sets builds["stacks"] and builds["plan_docs"] (plan.json under the
+    profile's scrapes, so its pods' figures come from measured usage)."""
     calls = ctx.out / "app" / "callgraph" / "calls.json"
     functions = builds["graph"]["functions"]
     builds["stacks"], builds["plan_docs"] = {}, {}
     for kind in kinds:
         groups, planned = [], None
         if kind in builds["plan_files"]:
-            doc = evaluate(ctx, fmerge, calls, builds["plan_files"][kind], ctx.out / "app" / "reserved" / kind)
+            plan_file = builds["plan_files"][kind]
+            doc = evaluate(ctx, fmerge, calls, plan_file, ctx.out / "app" / "reserved" / kind,
+                           builds.get("profile_metrics", ()))
             builds["plan_docs"][kind] = doc
-            groups, planned = builds.get(kind, []), planned_deployment(doc)
+            groups = builds.get(kind, [])
+            planned = planned_deployment(doc) if carries_deployment(plan_file) else None
         builds["stacks"][kind] = deployment_stack(functions, groups, planned)
     return builds["stacks"]
+
+
+def carries_deployment(plan_file):
+    """Whether a plan file says what its deployment drops or reserves (one
+    `fmerge plan` wrote does; a hand-written one may not, and then `fmerge
+    build` keeps every callee and sums the members' figures)."""
+    plan = tomllib.loads(Path(plan_file).read_text())
+    return "dropped" in plan or any("requests" in g or "limits" in g for g in plan.get("group", []))
 
 
 def measured_as(load):
@@ -138,7 +152,7 @@ def resources(builds, load, workload="mixed"):
     and plan.json's own reservation for it."""
     kinds = measured_as(load)
     rate = common_rate(load, workload, list(load["deployments"]))
-    declared = declared_entries(builds.get("stack", APP_STACK))
+    declared = declared_entries(builds["stack"])
     out = {"workload": workload, "rate": rate, "declared_entries": declared, "deployments": {}}
     base = None
     for kind, doc in builds.get("plan_docs", {}).items():
@@ -156,7 +170,7 @@ def resources(builds, load, workload="mixed"):
             "rss_mib": interval([r.get("rss_mib_mean") if r else None for r in runs]),
             "rss_mib_peak": max([r["rss_mib_peak"] for r in runs if r and r.get("rss_mib_peak")], default=None),
             "planner_reserved": planner_reserved(doc)[0] if doc else base,
-            "planner_deployment": (doc or {}).get("deployment")}
+            "planner_deployment": (doc or {}).get("cluster")}
     unmerged = out["deployments"].get("unmerged", {}).get("rss_mib")
     for row in out["deployments"].values():
         row["rss_change"] = row["rss_mib"]["mean"] / unmerged["mean"] - 1 if unmerged and row["rss_mib"] else None

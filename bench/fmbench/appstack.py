@@ -8,10 +8,17 @@ Unmerged is `functions/stack.yml` itself (read through calls.json, which
 carries each function's figures). A merged deployment replaces each group's
 caller with the group's pod; its figures and which callee deployments it
 drops come from the planner's plan.json when it gives them
-(`planned_deployment`), else they follow what `fmerge build` writes in the
-merged stack today: the members' sums, every callee kept."""
+(`planned_deployment`, its `cluster` section), else they follow what
+`fmerge build` writes for an explicit plan: the members' sums, every callee
+kept.
 
-from .config import APP_FRONT_END
+The application's entry points are the functions its stack declares with
+the label the planner reads, `com.openfaas.fmerge.entry: "true"`
+(`declared_entries`): every function its front end calls, whether the
+bench's workloads exercise it or not."""
+
+import re
+from pathlib import Path
 
 # A pod's resources, and the calls.json keys of each function's own.
 FIGURES = {("limits", "memory"): "memory_bytes", ("limits", "cpu"): "cpu",
@@ -20,13 +27,31 @@ FIGURES = {("limits", "memory"): "memory_bytes", ("limits", "cpu"): "cpu",
 FROM_PLAN, MEMBERS_SUM = "plan.json", "members' sum"
 
 
-def declared_entries(stack=None):
-    """The application's entry points, as declared once for its stack: every
-    function its front end calls. The one place the bench reads them: the
-    stack declares none yet, so this is the bench's list (APP_FRONT_END);
-    once the planner reads a declaration from the stack, read that here."""
-    del stack  # the declaration's home, once there is one
-    return list(APP_FRONT_END)
+# The stack label that declares an entry point (as `fmerge plan` reads it).
+ENTRY_LABEL = "com.openfaas.fmerge.entry"
+
+
+def declared_entries(stack):
+    """The functions a faas-cli stack file declares as entry points, in the
+    stack's order: those whose labels set ENTRY_LABEL to true. Read as text
+    (the bench reads no YAML library): a function is a two-space key under
+    `functions:`, the label a line of its block."""
+    out, inside, current = [], False, None
+    label = re.compile(r"^\s+" + re.escape(ENTRY_LABEL) + r"""\s*:\s*["']?true["']?\s*(#.*)?$""")
+    for line in Path(stack).read_text().splitlines():
+        if re.match(r"^functions:\s*$", line):
+            inside = True
+            continue
+        if not inside:
+            continue
+        if re.match(r"^\S", line):
+            break
+        m = re.match(r"^  ([A-Za-z0-9][A-Za-z0-9_.-]*):\s*$", line)
+        if m:
+            current = m.group(1)
+        elif current and label.match(line) and current not in out:
+            out.append(current)
+    return out
 
 
 def own_figures(function):
@@ -50,19 +75,23 @@ def summed(figures):
 
 
 def planned_deployment(doc):
-    """What a plan.json says of the deployment it plans: {"dropped": [callee
-    deployments it no longer needs], "pods": {caller: {"limits": {memory,
-    cpu}, "requests": {memory, cpu}}}}, or None when it says nothing (a
-    planner that does not decide it yet). The one place the bench reads the
-    planner's deployment; plan.json's `deployment` object."""
-    d = (doc or {}).get("deployment")
-    if not d:
+    """What a plan.json says of the deployment it plans (its `cluster`
+    section): {"dropped": [callee deployments it no longer needs], "pods":
+    {caller: {"limits": {memory, cpu}, "requests": {memory, cpu}, "from":
+    {kind: {resource: where the planner took it}}}}}, memory in bytes and
+    cpu in cores; None when it has no `cluster`. The one place the bench
+    reads the planner's deployment."""
+    c = (doc or {}).get("cluster")
+    if not c:
         return None
     pods = {}
-    for p in d.get("pods", []):
-        pods[p["name"]] = {kind: {"memory": (p.get(kind) or {}).get("memory_bytes"), "cpu": (p.get(kind) or {}).get("cpu")}
-                           for kind in ("limits", "requests")}
-    return {"dropped": list(d.get("dropped", [])), "pods": pods}
+    for p in c.get("pods", []):
+        pod = {kind: {what: (p.get(kind) or {}).get(what, {}).get("amount") for what in ("memory", "cpu")}
+               for kind in ("limits", "requests")}
+        pod["from"] = {kind: {what: (p.get(kind) or {}).get(what, {}).get("from") for what in ("memory", "cpu")}
+                       for kind in ("limits", "requests")}
+        pods[p["caller"]] = pod
+    return {"dropped": list(c.get("dropped", [])), "pods": pods}
 
 
 def deployment_stack(functions, groups, planned=None):
@@ -85,7 +114,10 @@ def deployment_stack(functions, groups, planned=None):
             out.append({"name": name, "members": [name], **own_figures(f), "source": "stack"})
             continue
         if name in planned["pods"]:
-            figures, source = planned["pods"][name], FROM_PLAN
+            pod = planned["pods"][name]
+            figures = {kind: pod[kind] for kind in ("limits", "requests")}
+            froms = sorted({f for kind in pod.get("from", {}).values() for f in kind.values() if f})
+            source = f"{FROM_PLAN} ({', '.join(froms)})" if froms else FROM_PLAN
         else:
             figures, source = summed([own_figures(by[m]) for m in g["members"]]), MEMBERS_SUM
         out.append({"name": name, "members": list(g["members"]), "group": g.get("name"), **figures, "source": source})

@@ -216,12 +216,19 @@ def fused_build(ctx, args):
     return out
 
 
+def functions_target(ctx):
+    """The target dir of the functions' plain cargo builds and the
+    application's merges: the warm one for a snapshot, the workspace's own
+    for the work tree."""
+    return ctx.out / "build" / "warm" if ctx.src != ctx.root else ctx.root / "target"
+
+
 def functions_build(ctx, names):
     """Builds functions unmerged with plain `cargo build --release` (untimed;
     for --only watchdog, which needs no merge): into the warm target dir for a
     snapshot, the workspace's own for the work tree. Copies them to
     out/bin/unmerged, where the testbed starts them from."""
-    target = ctx.out / "build" / "warm" if ctx.src != ctx.root else ctx.root / "target"
+    target = functions_target(ctx)
     pkgs = [a for f in names for a in ("-p", f)]
     log(f"cargo build --release {' '.join(pkgs)} (untimed) into {target.relative_to(ctx.root)}")
     logf = ctx.out / "build-logs" / "functions.log"

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from . import __doc__ as DESCRIPTION
 from .app import app_load
-from .appbuild import app_builds, patched_watchdog
+from .appbuild import app_graph, app_merges, patched_watchdog
 from .appchecks import checks
 from .appmodel import deployment_stacks, projections, resources
+from .appprofile import profile
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, merged_lto_file, sizes
 from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
@@ -396,20 +397,25 @@ def fmerge_tool(ctx, args):
 
 
 def only_app(ctx, args, R, oha, t0):
-    """--only app: the builds of the whole application, then every deployment
-    under every workload on the pinned testbed."""
+    """--only app: the functions and their call graph; a profile run of the
+    unmerged deployment the planner plans from; the merged deployments'
+    builds; then every deployment under every workload on the pinned
+    testbed."""
     fmerge = fmerge_tool(ctx, args)
     if args.reuse_bins:
         die("--only app builds what it measures: drop --reuse-bins")
-    builds, timings = app_builds(ctx, args, fmerge)
+    builds, timings = app_graph(ctx, fmerge)
     watchdog = patched_watchdog(ctx, args.of_watchdog) if args.watchdog else None
     set_nice(args)
     R["nice"] = args.nice
     run = ctx.run_dir
     if run.exists():
         shutil.rmtree(run)
+    seeded = profile(ctx, args, builds, oha)
+    app_merges(ctx, args, fmerge, builds, timings, seeded["metrics"])
     deployment_stacks(ctx, fmerge, builds, args.app_deployments)
-    load = app_load(ctx, args, builds, oha, watchdog)
+    load = app_load(ctx, args, builds, oha, watchdog, seeded)
+    load["profile"] = {"rate": seeded["rate"], "metrics": seeded["metrics"], "duration_s": args.duration}
     load["projection"] = projections(ctx, fmerge, builds, load)
     load["resources"] = resources(builds, load)
     load["checks"] = checks(load)

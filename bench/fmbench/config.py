@@ -145,14 +145,10 @@ APP_WORKLOADS = {
     "mixed": {"read-home-timeline": 0.6, "read-user-timeline": 0.3, "compose-post": 0.1},
     "compose-post": {"compose-post": 1.0},
 }
-# What socialNetwork's front end (DeathStarBench's nginx-web-server) calls:
-# the application's real entry points, which every deployment must keep
-# deployed, exercised by the workloads or not. Read only through
-# appstack.declared_entries (the one place a stack's own declaration will be
-# read from).
-APP_FRONT_END = ["compose-post", "read-home-timeline", "read-user-timeline", "register-user", "register-user-with-id",
-                 "user-login", "social-graph-follow", "social-graph-unfollow", "social-graph-follow-with-username",
-                 "social-graph-unfollow-with-username", "social-graph-get-followers", "social-graph-get-followees"]
+# The rate of the profile run the planner plans from (appprofile): one the
+# unmerged deployment sustains with room to spare, so its scrapes show the
+# usage of a loaded application, not of an overloaded one.
+APP_PROFILE_RATE = 220
 # Rounds of every deployment's runs (--app-rounds): the figures are the mean
 # over rounds with an interval, and each round's projection is priced with
 # the hop costs of another round's unmerged runs (out of sample).

@@ -39,7 +39,12 @@ out.mkdir(parents=True, exist_ok=True)
 copies = plan.count(",") + 1
 (out / "plan.json").write_text(json.dumps({
     "entries": [{"function": e, "latency_gain_ms": g, "latency_gain_max_ms": 2 * g} for e, g in gains.items()],
-    "reserved": [{"what": "memory limits", "before": 100.0, "after": 100.0 + 10.0 * copies, "cap": None}]}))
+    "reserved": [{"what": "memory limits", "before": 100.0, "after": 100.0 + 10.0 * copies, "cap": None}],
+    # As the real one: the cluster it would deploy, whatever the plan file says.
+    "cluster": {"dropped": ["b", "c"], "pods": [{
+        "caller": "a",
+        "requests": {"memory": {"amount": 20 * 2 ** 20, "from": "measured"}, "cpu": {"amount": 0.03, "from": "measured"}},
+        "limits": {"memory": {"amount": 192 * 2 ** 20, "from": "stack"}, "cpu": {"amount": 0.6, "from": "stack"}}}]}}))
 """
 
 
@@ -145,6 +150,7 @@ class Projection(unittest.TestCase):
         self.ctx = types.SimpleNamespace(out=d / "out", src=d)
         self.fmerge = fake
         self.builds = {"plan_files": {"planner": str(plan)}, "graph": {"functions": FUNCTIONS},
+                       "stack": str(BENCH.parent / "functions" / "stack.yml"),
                        "planner": [{"name": "a-merged", "members": ["a", "b", "c"]}]}
         unmerged, planner, watchdog = [], [], []
         for k in range(2):
@@ -212,6 +218,18 @@ class Projection(unittest.TestCase):
         self.assertEqual((p["rss_mib"]["mean"], p["rss_mib"]["n"]), (55.0, 2))  # 50 and 60 at 100/s
         self.assertAlmostEqual(p["rss_change"], 55.0 / 100.0 - 1)
         self.assertEqual(p["missing_entries"], u["missing_entries"])  # a, b, c are none of socialNetwork's
+
+    def test_a_plan_fmerge_plan_wrote_deploys_its_cluster(self):
+        plan = Path(self.builds["plan_files"]["planner"])
+        plan.write_text('dropped = ["b", "c"]\n\n[[group]]\ncaller = "a"\ncallees = ["b", "c"]\n'
+                        '[group.requests]\nmemory = "20Mi"\n')
+        deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "planner"])
+        m = resources(self.builds, self.load)
+        p = m["deployments"]["planner"]
+        self.assertEqual(p["pods"], 1)  # b and c only run in a's pod
+        self.assertEqual(p["requests"]["memory"], 20 * MI)
+        self.assertEqual(p["sources"], ["plan.json (measured, stack)"])
+        self.assertEqual(p["planner_deployment"]["dropped"], ["b", "c"])
 
     def test_the_checks_give_each_goal_its_measured_figure(self):
         deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "planner"])

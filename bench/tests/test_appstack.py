@@ -2,7 +2,9 @@
 requests and limits they add up to, where a merged pod's figures come from,
 the callees a plan drops, and the declared entry points it keeps."""
 
+import tempfile
 import unittest
+from pathlib import Path
 
 from helpers import BENCH  # noqa: F401  (makes fmbench importable)
 
@@ -61,25 +63,67 @@ class Stack(unittest.TestCase):
 
 
 class Planned(unittest.TestCase):
-    def test_plan_json_without_a_deployment_says_nothing(self):
+    def test_plan_json_without_a_cluster_says_nothing(self):
         self.assertIsNone(planned_deployment({"entries": [], "reserved": []}))
         self.assertIsNone(planned_deployment(None))
 
-    def test_plan_json_deployment_is_read_into_pods_and_dropped(self):
-        doc = {"deployment": {"dropped": ["b"], "pods": [
-            {"name": "a", "requests": {"memory_bytes": 20 * MI, "cpu": 0.03}, "limits": {"memory_bytes": 64 * MI, "cpu": 0.2}}]}}
+    def test_plan_json_cluster_is_read_into_pods_and_dropped(self):
+        figure = lambda amount, source: {"amount": amount, "from": source}  # noqa: E731
+        doc = {"cluster": {"dropped": ["b"], "pods": [
+            {"caller": "a", "requests": {"memory": figure(20 * MI, "measured"), "cpu": figure(0.03, "measured")},
+             "limits": {"memory": figure(64 * MI, "stack"), "cpu": figure(None, "stack")}}]}}
         self.assertEqual(planned_deployment(doc), {
-            "dropped": ["b"], "pods": {"a": {"requests": {"memory": 20 * MI, "cpu": 0.03},
-                                             "limits": {"memory": 64 * MI, "cpu": 0.2}}}})
+            "dropped": ["b"], "pods": {"a": {
+                "requests": {"memory": 20 * MI, "cpu": 0.03}, "limits": {"memory": 64 * MI, "cpu": None},
+                "from": {"requests": {"memory": "measured", "cpu": "measured"},
+                         "limits": {"memory": "stack", "cpu": "stack"}}}}})
+
+    def test_a_planned_pod_says_where_its_figures_came_from(self):
+        figure = lambda amount, source: {"amount": amount, "from": source}  # noqa: E731
+        doc = {"cluster": {"dropped": [], "pods": [
+            {"caller": "a", "requests": {"memory": figure(20 * MI, "measured"), "cpu": figure(0.03, "mixed")},
+             "limits": {"memory": figure(128 * MI, "stack"), "cpu": figure(0.4, "stack")}}]}}
+        s = deployment_stack(FUNCTIONS, [GROUP], planned_deployment(doc))
+        self.assertEqual(s[0]["requests"], {"memory": 20 * MI, "cpu": 0.03})
+        self.assertEqual(s[0]["source"], f"{FROM_PLAN} (measured, mixed, stack)")
+
+
+STACK = """provider:
+  name: openfaas
+functions:
+  front:
+    lang: rust
+    labels:
+      com.openfaas.fmerge.entry: "true"
+  inner:
+    lang: rust
+    labels:
+      com.openfaas.fmerge.entry: "false"
+  quoted:
+    labels:
+      com.openfaas.fmerge.entry: 'true'  # the login page calls it
+  bare:
+    labels:
+      com.openfaas.fmerge.entry: true
+configuration:
+  copy: [x]
+"""
 
 
 class Entries(unittest.TestCase):
-    def test_every_declared_entry_point_is_a_function_of_the_stack(self):
-        names = stack_functions(BENCH.parent / "functions" / "stack.yml")
-        declared = declared_entries()
-        self.assertEqual([e for e in declared if e not in names], [])
-        for e in ("compose-post", "read-home-timeline", "read-user-timeline"):  # the workloads' too
-            self.assertIn(e, declared)
+    def test_the_stack_label_declares_the_entry_points_in_stack_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "stack.yml"
+            path.write_text(STACK)
+            self.assertEqual(declared_entries(path), ["front", "quoted", "bare"])
+
+    def test_the_applications_stack_declares_its_front_end(self):
+        stack = BENCH.parent / "functions" / "stack.yml"
+        declared = declared_entries(stack)
+        self.assertEqual([e for e in declared if e not in stack_functions(stack)], [])
+        for e in ("compose-post", "read-home-timeline", "read-user-timeline", "register-user", "user-login"):
+            self.assertIn(e, declared)  # the workloads' and those they do not exercise
+        self.assertNotIn("text-service", declared)  # only compose-post calls it
 
     def test_an_entry_point_merged_away_is_missing(self):
         s = deployment_stack(FUNCTIONS, [GROUP], {"dropped": ["b", "c"], "pods": {}})
