@@ -172,7 +172,7 @@ fn traffic_weights_choose_the_busy_path() {
 }
 
 #[test]
-fn large_graphs_fall_back_to_the_heuristic_and_say_so() {
+fn past_its_limits_the_exact_search_gives_up_and_the_heuristic_plans() {
     let mut rng = Rng(42);
     let graph = random_graph(&mut rng, 100);
     let model = plan::model(&graph, &by_calls()).unwrap();
