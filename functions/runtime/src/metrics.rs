@@ -111,6 +111,16 @@ fn metrics() -> &'static Metrics {
     })
 }
 
+/// Names the functions a process serves in its metrics from the start
+/// (`http_requests_in_flight{function} 0`): an idle pod's process figures
+/// then belong to its function, which is how `fmerge plan` tells whose
+/// usage a scrape of several pods holds.
+pub(crate) fn serving(functions: &[&'static str]) {
+    for &function in functions {
+        metrics().in_flight.get_or_create(&FunctionLabel { function });
+    }
+}
+
 /// Counts a request of `function` in flight until dropped.
 pub(crate) struct InFlight(Gauge);
 

@@ -369,3 +369,15 @@ fn metrics_export_the_process_resident_memory_and_cpu_seconds() {
         "CPU {cpu} s, more than the {cpu_after} s /proc gave after"
     );
 }
+
+#[test]
+fn an_idle_process_names_its_function_beside_its_usage() {
+    // No request yet: the scrape must still say whose figures these are.
+    let (_s, metrics) = dataplane::probe(&[]);
+    let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
+    assert!(
+        text.contains(r#"http_requests_in_flight{function="fmerge-runtime"} 0"#),
+        "{text}"
+    );
+    assert!(sample(&text, "process_resident_memory_bytes").is_some(), "{text}");
+}

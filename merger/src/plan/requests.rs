@@ -29,11 +29,11 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
         else {
             continue; // unknown callees and functions outside the stack stay remote
         };
-        // From the traffic when it has both figures; from the code (a call
-        // per site) when the caller's or the callee's are unknown.
+        // From the traffic when the caller ran and the call was counted;
+        // from the code (a call per site) otherwise: calls counted from a
+        // caller that never ran say nothing of how often it makes them.
         let per_call = match e.calls {
             Some(calls) if measured && runs[from] > 0.0 => calls / runs[from],
-            Some(calls) if measured && calls == 0.0 => 0.0,
             _ => e.sites as f64,
         };
         m.calls[from].push((to, per_call));

@@ -243,7 +243,6 @@ pub fn read(graph: &str, metrics: Option<&str>, flags: &Flags) -> Reading {
     for c in edges.iter().filter(|c| !cut.contains(&(c.from, c.to))) {
         let per_run = match c.seen {
             Some(seen) if measured && runs[c.from] > 0.0 => seen / runs[c.from],
-            Some(seen) if measured && seen == 0.0 => 0.0,
             _ => c.sites,
         };
         match calls[c.from].iter_mut().find(|(v, _)| *v == c.to) {

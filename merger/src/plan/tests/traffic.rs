@@ -95,6 +95,23 @@ fn an_entry_point_the_scrape_misses_is_planned_from_the_code() {
 }
 
 #[test]
+fn calls_seen_from_a_caller_that_never_ran_are_taken_from_the_code() {
+    // c is not scraped, so it is planned from the code; d is, and counts
+    // no call from c: c did not run, which says nothing of how often it
+    // calls d when it does.
+    let g = measured(
+        graph(&[("a", "b"), ("c", "d")]),
+        &[("a", 10.0), ("b", 0.0), ("d", 0.0)],
+        &[("a", "b", 10.0), ("c", "d", 0.0)],
+    );
+    let m = model(&g, &Constraints::default()).unwrap();
+    let c = m.index("c").unwrap();
+    assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0);
+    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    assert_eq!(named_groups(&m, &plan)["c"], ["c", "d"]);
+}
+
+#[test]
 fn every_figure_is_per_request_of_the_application() {
     // 100 requests at a, each calling b once: one call removed a request.
     let g = measured(
