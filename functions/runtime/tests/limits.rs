@@ -379,5 +379,8 @@ fn an_idle_process_names_its_function_beside_its_usage() {
         text.contains(r#"http_requests_in_flight{function="fmerge-runtime"} 0"#),
         "{text}"
     );
-    assert!(sample(&text, "process_resident_memory_bytes").is_some(), "{text}");
+    assert!(
+        sample(&text, "process_resident_memory_bytes").is_some(),
+        "{text}"
+    );
 }

@@ -108,10 +108,14 @@ fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
     let pod = m.pod(0, set);
     assert_eq!(pod.requests[0].amount, Some(64.0 * MIB));
     assert_eq!(pod.requests[0].from, Source::Stack);
-    // Both measured: their usage with the headroom.
+    // Both measured: their usage as one process, with the headroom: the
+    // memory every process holds (the least measured, 4Mi) once, the cpu
+    // added up.
     m.usage = vec![[Some(8.0 * MIB), Some(0.02)], [Some(4.0 * MIB), Some(0.01)]];
     let pod = m.pod(0, set);
-    assert_eq!(pod.requests[0].amount, Some(12.0 * MIB * (1.0 + HEADROOM)));
+    assert_eq!(pod.requests[0].amount, Some(8.0 * MIB * (1.0 + HEADROOM)));
+    let cpu = pod.requests[1].amount.unwrap();
+    assert!((cpu - 0.03 * (1.0 + HEADROOM)).abs() < 1e-12, "{cpu}");
     assert_eq!(pod.requests[0].from, Source::Measured);
     // One measured: its usage, the other's request.
     m.usage[1] = [None, None];
@@ -126,18 +130,38 @@ fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
 }
 
 #[test]
+fn a_merged_pod_holds_what_every_process_holds_once() {
+    // c, in no group, is the lightest measured process (4Mi): a merged
+    // pod of a (6Mi) and b (5Mi) holds that part once, and what each adds.
+    let mut m = model(3, &[(0, 1)]);
+    m.usage = vec![
+        [Some(6.0 * MIB), None],
+        [Some(5.0 * MIB), None],
+        [Some(4.0 * MIB), None],
+    ];
+    assert_eq!(m.shared(Resource::Memory), 4.0 * MIB);
+    assert_eq!(m.shared(Resource::Cpu), 0.0);
+    let pod = m.pod(0, bit(0) | bit(1));
+    assert_eq!(pod.requests[0].amount, Some(7.0 * MIB * (1.0 + HEADROOM)));
+}
+
+#[test]
 fn limits_leave_every_member_the_room_it_had_alone() {
     let mut m = model(2, &[(0, 1)]);
     m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
     let set = bit(0) | bit(1);
     // Unmeasured: the sum.
     assert_eq!(m.pod(0, set).limits[0].amount, Some(150.0 * MIB));
-    // Measured: the most any member needs, its own limit beside the
-    // other's usage (with headroom): a's 100Mi and b's 10Mi.
+    // Measured: the most any member needs, its own limit beside what the
+    // other adds beyond the shared part (the least measured, 10Mi), with
+    // headroom: b's 50Mi beside a's 10Mi more, a's 100Mi beside nothing.
     m.usage = vec![[Some(20.0 * MIB), None], [Some(10.0 * MIB), None]];
     let limit = m.pod(0, set).limits[0].amount.unwrap();
-    assert_eq!(limit, 100.0 * MIB + 10.0 * MIB * (1.0 + HEADROOM));
-    assert!(limit - 20.0 * MIB * (1.0 + HEADROOM) >= 50.0 * MIB);
+    assert_eq!(limit, 100.0 * MIB);
+    assert!(limit - 10.0 * MIB * (1.0 + HEADROOM) >= 50.0 * MIB);
+    m.memory[1] = Some(95.0 * MIB);
+    let limit = m.pod(0, set).limits[0].amount.unwrap();
+    assert_eq!(limit, 95.0 * MIB + 10.0 * MIB * (1.0 + HEADROOM));
     // A member without a limit: the pod has none.
     m.memory[1] = None;
     assert_eq!(m.pod(0, set).limits[0].amount, None);

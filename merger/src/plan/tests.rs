@@ -409,12 +409,13 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     assert_eq!(cluster["dropped"], serde_json::json!(["b", "c"]));
     let mem = |side: &str, what: &str| cluster[side][what]["memory"].as_f64().unwrap();
     assert_eq!(mem("before", "requests"), 96.0 * MIB);
-    // a's own 32Mi, b's and c's 8Mi with the headroom.
-    assert_eq!(mem("after", "requests"), (32.0 + 2.0 * 8.0 * 1.25) * MIB);
+    // a's own 32Mi, and b and c as one process: 8Mi each, of which the
+    // shared part (the least measured, 8Mi) counts once; with the headroom.
+    assert_eq!(mem("after", "requests"), (32.0 + 8.0 * 1.25) * MIB);
     assert_eq!(mem("before", "limits"), 300.0 * MIB);
     // The most a member needs: b's (or c's) own 100Mi beside a's limit
-    // (a is unmeasured) and the other's usage with the headroom.
-    assert_eq!(mem("after", "limits"), 210.0 * MIB);
+    // (a is unmeasured) and what the other adds beyond the shared part.
+    assert_eq!(mem("after", "limits"), 200.0 * MIB);
     let pod = &cluster["pods"][0];
     assert_eq!(pod["requests"]["memory"]["from"], "mixed");
     let rows: Vec<&str> = doc["reserved"]
@@ -435,17 +436,17 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     );
     let text = report(&m, &plan, how, "test");
     assert!(
-        text.contains("pods 3 → 1; memory limits 300Mi → 210Mi")
+        text.contains("pods 3 → 1; memory limits 300Mi → 200Mi")
             && text.contains("deployments dropped (only their groups call them, in-process): b, c")
-            && text.contains("a's merged pod: requests 52Mi (mixed)"),
+            && text.contains("a's merged pod: requests 42Mi (mixed)"),
         "{text}"
     );
     // The plan file carries the decision and the pod's figures.
     let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
     assert_eq!(file.dropped, ["b", "c"]);
     let group = file.group("a").unwrap();
-    assert_eq!(group.requests["memory"], "52Mi");
-    assert_eq!(group.limits["memory"], "210Mi");
+    assert_eq!(group.requests["memory"], "42Mi");
+    assert_eq!(group.limits["memory"], "200Mi");
 }
 
 #[test]

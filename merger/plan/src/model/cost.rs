@@ -98,6 +98,24 @@ impl Model {
         }
     }
 
+    /// What every process holds whatever function it serves (the runtime,
+    /// its threads and allocator), so that a merged pod holds it once: of
+    /// memory, the least any function's pod was measured to hold (an upper
+    /// bound of that part); of cpu, nothing (work adds up).
+    pub fn shared(&self, resource: Resource) -> f64 {
+        match resource {
+            Resource::Memory => self
+                .usage
+                .iter()
+                .filter_map(|u| u[Resource::Memory.index()])
+                .fold(None, |least: Option<f64>, u| {
+                    Some(least.map_or(u, |l| l.min(u)))
+                })
+                .unwrap_or(0.0),
+            Resource::Cpu => 0.0,
+        }
+    }
+
     /// What a function's own deployment has the scheduler set aside: its
     /// request, else its limit (Kubernetes' default), else nothing.
     pub fn request(&self, resource: Resource, i: usize) -> f64 {
@@ -169,12 +187,14 @@ impl Model {
 
     /// What the deployment of `root` reserves with the group `set`: alone,
     /// the stack's own figures; merged, per resource,
-    /// - requests: each member's measured usage plus [`HEADROOM`], its own
-    ///   request (else limit) where it has none measured;
+    /// - requests: the measured members' usage, as one process
+    ///   ([`shared`](Self::shared) counted once), plus [`HEADROOM`]; the
+    ///   own request (else limit) of each member with none measured;
     /// - limits: the most any member needs to keep the room it had alone,
-    ///   its own limit plus the others' usage (with headroom; their limits
-    ///   where unmeasured, which makes the sum when nothing is measured);
-    ///   unset when a member sets none; never below the request.
+    ///   its own limit plus what the others add (their usage beyond the
+    ///   shared part, with headroom; their limits where unmeasured, which
+    ///   makes the sum when nothing is measured); unset when a member sets
+    ///   none; never below the request.
     pub fn pod(&self, root: usize, set: Set) -> Pod {
         let figures = |resource: Resource| -> [Figure; 2] {
             let k = resource.index();
@@ -191,15 +211,24 @@ impl Model {
                 ];
             }
             let all: Vec<usize> = members(set).collect();
-            let used = |i: usize| self.usage[i][k].map(|u| u * (1.0 + HEADROOM));
-            let measured = all.iter().filter(|&&i| used(i).is_some()).count();
-            let request: f64 = all
-                .iter()
-                .map(|&i| used(i).unwrap_or_else(|| self.request(resource, i)))
-                .sum();
+            // What a measured member adds to a process that holds the
+            // shared part already, with headroom.
+            let shared = self.shared(resource);
+            let added = |i: usize| self.usage[i][k].map(|u| (u - shared) * (1.0 + HEADROOM));
+            let measured = all.iter().filter(|&&i| added(i).is_some()).count();
+            let once = if measured > 0 {
+                shared * (1.0 + HEADROOM)
+            } else {
+                0.0
+            };
+            let request: f64 = once
+                + all
+                    .iter()
+                    .map(|&i| added(i).unwrap_or_else(|| self.request(resource, i)))
+                    .sum::<f64>();
             let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
             let limit = limits.map(|own| {
-                let room = |j: usize| used(all[j]).unwrap_or(own[j]);
+                let room = |j: usize| added(all[j]).unwrap_or(own[j]);
                 let others: f64 = (0..all.len()).map(room).sum();
                 (0..all.len())
                     .map(|j| own[j] + others - room(j))
