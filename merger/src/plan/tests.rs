@@ -57,8 +57,8 @@ fn plan_saying(m: &Model, method: Method, says: &str) -> Plan {
     plan
 }
 
-/// Asserts that both searches put a and b in a group of their own, with a
-/// report that says `says`.
+/// Asserts that both searches make a's group a and b, and that each
+/// report says `says`.
 fn both_searches_merge_a_b_saying(m: &Model, says: &str) {
     for method in [Method::Exact, Method::Heuristic] {
         let plan = plan_saying(m, method, says);
