@@ -19,81 +19,92 @@ pub fn emit(record: &impl Record) {
     );
 }
 
-/// One stage of a merge and its time.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "stage")]
-pub struct StageRecord<'a> {
-    /// The group's name.
-    pub name: &'a str,
-    pub stage: &'a str,
-    pub seconds: f64,
+/// Declares the record kinds: each a struct serialized with its kind as
+/// `"reason"` first, and a [`Record`].
+macro_rules! records {
+    ($(
+        $(#[$doc:meta])*
+        $kind:literal => pub struct $Name:ident $(<$a:lifetime>)? { $($fields:tt)* }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Serialize)]
+        #[serde(tag = "reason", rename = $kind)]
+        pub struct $Name $(<$a>)? { $($fields)* }
+
+        impl $(<$a>)? Record for $Name $(<$a>)? {}
+    )*};
 }
 
-/// A setting of a merged function, with the variable it is read from.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "setting")]
-pub struct SettingRecord<'a> {
-    pub function: &'a str,
-    pub key: &'a str,
-    pub variable: String,
-    /// The code's default; `null`: read with `std::env` and no default.
-    pub default: Option<&'a str>,
-}
+records! {
+    /// One stage of a merge and its time.
+    "stage" => pub struct StageRecord<'a> {
+        /// The group's name.
+        pub name: &'a str,
+        pub stage: &'a str,
+        pub seconds: f64,
+    }
 
-/// A difference from the unmerged functions that fmerge kept.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "warning")]
-pub struct WarningRecord<'a> {
-    pub message: &'a str,
-}
+    /// A setting of a merged function, with the variable it is read from.
+    "setting" => pub struct SettingRecord<'a> {
+        pub function: &'a str,
+        pub key: &'a str,
+        pub variable: String,
+        /// The code's default; `null`: read with `std::env` and no default.
+        pub default: Option<&'a str>,
+    }
 
-/// An image built (and pushed), and the stack file written for it.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "image")]
-pub struct ImageRecord<'a> {
-    /// The group's name, in a plan's build only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<&'a str>,
-    pub reference: &'a str,
-    pub stack: Option<&'a Path>,
-}
+    /// A difference from the unmerged functions that fmerge kept.
+    "warning" => pub struct WarningRecord<'a> {
+        pub message: &'a str,
+    }
 
-/// A merged binary.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "merged")]
-pub struct MergedRecord<'a> {
-    pub name: &'a str,
-    pub binary: &'a Path,
-    pub ll: Option<&'a Path>,
-    pub members: &'a [String],
-    pub native_libs: &'a [String],
-    pub units: usize,
-    pub cached: bool,
-}
+    /// An image built (and pushed), and the stack file written for it.
+    "image" => pub struct ImageRecord<'a> {
+        /// The group's name, in a plan's build only.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub name: Option<&'a str>,
+        pub reference: &'a str,
+        pub stack: Option<&'a Path>,
+    }
 
-/// The merged stack of a whole plan.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "stack")]
-pub struct StackRecord<'a> {
-    pub stack: &'a Path,
-}
+    /// A merged binary.
+    "merged" => pub struct MergedRecord<'a> {
+        pub name: &'a str,
+        pub binary: &'a Path,
+        pub ll: Option<&'a Path>,
+        pub members: &'a [String],
+        pub native_libs: &'a [String],
+        pub units: usize,
+        pub cached: bool,
+    }
 
-/// A file `fmerge graph` or `fmerge plan` wrote.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "written")]
-pub struct WrittenRecord<'a> {
-    pub path: &'a Path,
-}
+    /// The merged stack of a whole plan.
+    "stack" => pub struct StackRecord<'a> {
+        pub stack: &'a Path,
+    }
 
-/// Where the time of a plan's build went (`pipeline::stages::Report`).
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "timings")]
-pub struct TimingsRecord<'a> {
-    /// The wall-clock times of the whole build.
-    pub wall: WallSeconds,
-    /// Each stage summed over the groups, and `total`.
-    pub sum: Seconds<'a>,
-    pub groups: Vec<GroupSeconds<'a>>,
+    /// A file `fmerge graph` or `fmerge plan` wrote.
+    "written" => pub struct WrittenRecord<'a> {
+        pub path: &'a Path,
+    }
+
+    /// Where the time of a plan's build went (`pipeline::stages::Report`).
+    "timings" => pub struct TimingsRecord<'a> {
+        /// The wall-clock times of the whole build.
+        pub wall: WallSeconds,
+        /// Each stage summed over the groups, and `total`.
+        pub sum: Seconds<'a>,
+        pub groups: Vec<GroupSeconds<'a>>,
+    }
+
+    /// The last record: whether the command succeeded, and if not why.
+    "finished" => pub struct FinishedRecord {
+        success: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fix: Option<String>,
+    }
 }
 
 /// Seconds by stage name.
@@ -122,17 +133,6 @@ pub struct GroupSeconds<'a> {
     pub total: f64,
 }
 
-/// The last record: whether the command succeeded, and if not why.
-#[derive(Serialize)]
-#[serde(tag = "reason", rename = "finished")]
-pub struct FinishedRecord {
-    success: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<String>,
-}
-
 impl FinishedRecord {
     /// The command succeeded.
     pub fn success() -> Self {
@@ -152,16 +152,6 @@ impl FinishedRecord {
         }
     }
 }
-
-impl Record for StageRecord<'_> {}
-impl Record for SettingRecord<'_> {}
-impl Record for WarningRecord<'_> {}
-impl Record for ImageRecord<'_> {}
-impl Record for MergedRecord<'_> {}
-impl Record for StackRecord<'_> {}
-impl Record for WrittenRecord<'_> {}
-impl Record for TimingsRecord<'_> {}
-impl Record for FinishedRecord {}
 
 #[cfg(test)]
 mod tests {

@@ -122,6 +122,26 @@ fn last_record(stdout: &str) -> serde_json::Value {
     serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {last}"))
 }
 
+/// `ARGS --out OUT --message-format json`.
+fn json_into<'a>(args: &[&'a str], out: &'a Path) -> Vec<&'a str> {
+    let json = ["--out", out.to_str().unwrap(), "--message-format", "json"];
+    [args, &json].concat()
+}
+
+/// The records of `stdout`, one a line, which a successful `finished` record ends.
+fn records_of_a_success(stdout: &str) -> Vec<serde_json::Value> {
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(
+        records.last(),
+        Some(&serde_json::json!({"reason": "finished", "success": true})),
+        "{stdout}"
+    );
+    records
+}
+
 #[test]
 fn json_output_ends_with_a_finished_record_on_failure_for_every_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,25 +171,13 @@ fn plan_json_output_ends_with_a_finished_record_on_success() {
     let graph = serde_json::to_string(&graphs::social_network()).unwrap();
     let graph = write_file(dir.path(), "calls.json", &graph);
     let out = dir.path().join("plan");
-    let (code, stdout, stderr) = run(
-        dir.path(),
-        &[
-            "plan",
-            "--graph",
-            graph.to_str().unwrap(),
-            "--no-dry-run",
-            "--out",
-            out.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
-        &[],
+    let args = json_into(
+        &["plan", "--graph", graph.to_str().unwrap(), "--no-dry-run"],
+        &out,
     );
+    let (code, stdout, stderr) = run(dir.path(), &args, &[]);
     assert_eq!(code, 0, "{stderr}");
-    let records: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let records = records_of_a_success(&stdout);
     let written: Vec<&str> = records
         .iter()
         .filter(|r| r["reason"] == "written")
@@ -177,10 +185,6 @@ fn plan_json_output_ends_with_a_finished_record_on_success() {
         .collect();
     assert!(written.iter().any(|p| p.ends_with("plan.toml")), "{stdout}");
     assert!(written.iter().all(|p| Path::new(p).is_file()), "{stdout}");
-    assert_eq!(
-        last_record(&stdout),
-        serde_json::json!({"reason": "finished", "success": true})
-    );
     // The report, for people, went to stderr.
     assert!(stderr.contains("per-hop latency"), "{stderr}");
     assert!(!stdout.contains("per-hop latency"), "{stdout}");
@@ -292,30 +296,18 @@ fn graph_json_output_of_the_selected_functions_ends_with_a_finished_record() {
     let dir = tempfile::tempdir().unwrap();
     let stack = workspace_root().join("functions/stack.yml");
     let out = dir.path().join("graph");
-    let (code, stdout, stderr) = building(
-        dir.path(),
-        &[
-            "graph",
-            "-f",
-            stack.to_str().unwrap(),
-            "--regex",
-            "^(write-home-timeline|social-graph-get-followers)$",
-            "--picture",
-            "none",
-            "--out",
-            out.to_str().unwrap(),
-            "--message-format",
-            "json",
-        ],
+    let pair = "^(write-home-timeline|social-graph-get-followers)$";
+    let stack = stack.to_str().unwrap();
+    let args = json_into(
+        &["graph", "-f", stack, "--regex", pair, "--picture", "none"],
+        &out,
     );
+    let (code, stdout, stderr) = building(dir.path(), &args);
     assert_eq!(code, 0, "{stderr}");
+    records_of_a_success(&stdout);
     let graph = fmerge::graph::Graph::load(&out.join("calls.json")).unwrap();
     let names: Vec<&str> = graph.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["write-home-timeline", "social-graph-get-followers"]);
-    assert_eq!(
-        last_record(&stdout),
-        serde_json::json!({"reason": "finished", "success": true})
-    );
 }
 
 /// This repo's pair merged (at opt-level 0) under the name `name`, with
@@ -344,15 +336,8 @@ fn merge_pair(name: &str, extra: &[&str]) -> (i32, String, String) {
 fn build_json_output_ends_with_a_finished_record_on_success() {
     let (code, stdout, stderr) = merge_pair("cli-json", &["--message-format", "json"]);
     assert_eq!(code, 0, "{stderr}");
-    let records: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = records_of_a_success(&stdout);
     assert!(records.iter().any(|r| r["reason"] == "merged"), "{stdout}");
-    assert_eq!(
-        records.last().unwrap(),
-        &serde_json::json!({"reason": "finished", "success": true})
-    );
 }
 
 #[test]

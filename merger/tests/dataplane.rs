@@ -200,16 +200,19 @@ fn failure_cases(
             .map(|(_, n)| n)
             .sum::<u64>()
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while closed(&counted()) < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // Until `n` are counted, for 10 s at most.
+    let wait_closed = |n: u64| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while closed(&counted()) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_closed(2);
     // bl-front given 1 s, bl-slow its own 2 s: merged, bl-slow runs under
     // no timer of its own (its caller's comes first) and must still end
     // with it. Last: bl-slow's thread stays blocked for 3 s.
-    let port = gateway.port();
     let reply = request(
-        port,
+        gateway.port(),
         "POST",
         "/function/bl-front",
         &[("X-Timeout", "1s")],
@@ -217,10 +220,7 @@ fn failure_cases(
     )
     .expect("POST with X-Timeout");
     replies.push((reply.status, reply.body));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while closed(&counted()) < 3 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_closed(3);
     replies
 }
 

@@ -817,11 +817,6 @@ fn large_graph(rng: &mut Rng, k: usize) -> (usize, Graph) {
     }
 }
 
-/// Past what the enumeration takes, up to the size `docs/planning.md`
-/// claims the exact search for (socialNetwork's 26 functions, call trees of
-/// at most 11): the calls objective against the integer program on the
-/// oracle's reading; the heuristic's plans are valid there and never
-/// better.
 /// Functions `a` and `b` of `graph`, kept apart.
 fn apart(graph: &Graph, a: usize, b: usize) -> Vec<Vec<String>> {
     let name = |i: usize| graph.functions[i].name.clone();

@@ -30,6 +30,14 @@ callees = ["social-graph-get-followers"]
 name = "write-home-timeline-merged"
 "#;
 
+/// A directory with this repo's stack file and `plan` as its plan.toml.
+fn stack_and_plan(plan: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    stack_in(dir.path());
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    dir
+}
+
 /// A `cargo` that logs each run's subcommand to `log`.
 fn cargo_wrapper(dir: &Path, log: &Path) -> std::path::PathBuf {
     let real = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -49,9 +57,7 @@ fn cargo_wrapper(dir: &Path, log: &Path) -> std::path::PathBuf {
 
 #[test]
 fn a_plan_builds_every_group_with_one_cargo_build() {
-    let dir = tempfile::tempdir().unwrap();
-    stack_in(dir.path());
-    std::fs::write(dir.path().join("plan.toml"), PLAN).unwrap();
+    let dir = stack_and_plan(PLAN);
     let log = dir.path().join("cargo.log");
     let wrapper = cargo_wrapper(dir.path(), &log);
     let registry = format!("127.0.0.1:5000/plan-build-{}", std::process::id());
@@ -205,13 +211,7 @@ fn registry_engine_ok() -> bool {
 
 #[test]
 fn a_plan_naming_an_unknown_function_says_which() {
-    let dir = tempfile::tempdir().unwrap();
-    stack_in(dir.path());
-    std::fs::write(
-        dir.path().join("plan.toml"),
-        PLAN.replace("\"user-mention\"", "\"user-mentions\""),
-    )
-    .unwrap();
+    let dir = stack_and_plan(&PLAN.replace("\"user-mention\"", "\"user-mentions\""));
     refuses(
         dir.path(),
         &["--plan", "plan.toml"],
@@ -242,21 +242,13 @@ fn a_plan_refuses_one_group_options() {
 
 #[test]
 fn a_plan_dropping_a_deployment_no_group_copies_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    stack_in(dir.path());
-    std::fs::write(
-        dir.path().join("plan.toml"),
-        PLAN.replace(
-            "dropped = [\"user-mention\"]",
-            "dropped = [\"compose-post\"]",
-        ),
-    )
-    .unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "plan.toml"], &[]);
-    assert!(!ok);
-    assert!(
-        stderr.contains("`dropped` names compose-post, which no group holds")
-            && stderr.contains("fix:"),
-        "{stderr}"
+    let dir = stack_and_plan(&PLAN.replace(
+        "dropped = [\"user-mention\"]",
+        "dropped = [\"compose-post\"]",
+    ));
+    refuses(
+        dir.path(),
+        &["--plan", "plan.toml"],
+        &["`dropped` names compose-post, which no group holds", "fix:"],
     );
 }

@@ -48,6 +48,15 @@ fn build_refused(args: &[&str], needles: &[&str]) -> String {
     refused_before_building(&args, &[], needles)
 }
 
+/// [`build_refused`] for the pair's caller with the callee `name`, which
+/// no function has: the error names it and says `then`.
+fn unknown_callee(name: &str, then: &str) -> String {
+    build_refused(
+        &[PAIR[0], name],
+        &[&format!("unknown function {name}"), then],
+    )
+}
+
 #[test]
 fn a_swapped_caller_and_callee_print_the_corrected_command() {
     build_refused(
@@ -88,13 +97,8 @@ fn a_callee_no_member_calls_is_refused_with_allow_uncalled_as_the_fix() {
 
 #[test]
 fn an_unknown_function_gets_the_name_meant() {
-    let stderr = build_refused(
-        &[PAIR[0], "social-graph-get-folowers"],
-        &[
-            "unknown function social-graph-get-folowers",
-            "did you mean `social-graph-get-followers`?",
-        ],
-    );
+    let meant = "did you mean `social-graph-get-followers`?";
+    let stderr = unknown_callee("social-graph-get-folowers", meant);
     assert!(
         !stderr.contains("compose-post"),
         "only the name meant:\n{stderr}"
@@ -103,13 +107,8 @@ fn an_unknown_function_gets_the_name_meant() {
 
 #[test]
 fn a_bench_crate_is_never_offered_as_a_function() {
-    let stderr = build_refused(
-        &[PAIR[0], "no-such-function"],
-        &[
-            "unknown function no-such-function",
-            "the functions compose-creator-with-user-id",
-        ],
-    );
+    let offered = "the functions compose-creator-with-user-id";
+    let stderr = unknown_callee("no-such-function", offered);
     assert!(!stderr.contains("fmerge-fused"), "{stderr}");
     assert!(
         !stderr.contains("sn-store") && !stderr.contains("fmerge-runtime"),

@@ -49,6 +49,23 @@ fn refused(g: &Graph, c: &Constraints, says: &str) {
     assert!(e.contains(says), "{e}");
 }
 
+/// `method`'s plan of `m`, whose report must say `says`.
+fn plan_saying(m: &Model, method: Method, says: &str) -> Plan {
+    let (plan, _) = solve(m, method).unwrap();
+    let text = report(m, &plan, "test", "test");
+    assert!(text.contains(says), "{method:?}: {text}");
+    plan
+}
+
+/// Asserts that both searches make a's group a and b, and that each
+/// report says `says`.
+fn both_searches_merge_a_b_saying(m: &Model, says: &str) {
+    for method in [Method::Exact, Method::Heuristic] {
+        let plan = plan_saying(m, method, says);
+        assert_eq!(named_groups(m, &plan)["a"], ["a", "b"], "{method:?}");
+    }
+}
+
 /// a calls b twice and c once, all at once; 100Mi each.
 fn fan_out_of_100mi() -> Graph {
     let mut g = graph(&[("a", "b"), ("a", "c")]);
@@ -98,15 +115,10 @@ fn what_stays_deployed_counts_against_the_total_memory() {
     };
     let g = all_entries(fan_out_of_100mi());
     let m = model(&g, &total(400.0)).unwrap();
-    for method in [Method::Exact, Method::Heuristic] {
-        let (plan, _) = solve(&m, method).unwrap();
-        assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
-        let text = report(&m, &plan, "test", "test");
-        assert!(
-            text.contains("pods 3 → 3; memory limits 300Mi → 400Mi (--max-total-memory 400Mi)"),
-            "{text}"
-        );
-    }
+    both_searches_merge_a_b_saying(
+        &m,
+        "pods 3 → 3; memory limits 300Mi → 400Mi (--max-total-memory 400Mi)",
+    );
     // No room for a copy: no group.
     let m = model(&g, &total(350.0)).unwrap();
     let (plan, _) = solve(&m, Method::Exact).unwrap();
@@ -157,14 +169,13 @@ fn the_front_trades_latency_for_cost_and_marks_the_plan() {
     );
     let (chosen, _) = solve(&m, Method::Exact).unwrap();
     let table = front::table(&m, &points, &chosen);
-    assert!(
-        table.contains("*     1.00        1.00 ms           3.00  a+2"),
-        "{table}"
-    );
-    assert!(
-        table.contains("      0.83        0.00 ms           2.00  a+1") && !table.contains("-0"),
-        "{table}"
-    );
+    for row in [
+        "*     1.00        1.00 ms           3.00  a+2",
+        "      0.83        0.00 ms           2.00  a+1",
+    ] {
+        assert!(table.contains(row), "{row} missing:\n{table}");
+    }
+    assert!(!table.contains("-0"), "{table}");
     let svg = front::svg(&points, &chosen).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("the plan written"),
@@ -270,15 +281,10 @@ fn every_copy_counts_against_the_total_cpu() {
         ..hop(1.0)
     };
     let m = model(&g, &capped).unwrap();
-    for method in [Method::Exact, Method::Heuristic] {
-        let (plan, _) = solve(&m, method).unwrap();
-        assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"], "{method:?}");
-        let text = report(&m, &plan, "test", "test");
-        assert!(
-            text.contains("cpu limits 0.80 cores → 1.00 cores (--max-total-cpu 1.00 cores)"),
-            "{text}"
-        );
-    }
+    both_searches_merge_a_b_saying(
+        &m,
+        "cpu limits 0.80 cores → 1.00 cores (--max-total-cpu 1.00 cores)",
+    );
     g.functions[3].cpu = None;
     refused(
         &g,
