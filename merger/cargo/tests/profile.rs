@@ -3,6 +3,8 @@
 //! the functions with that same profile, so an override that named a crate a
 //! function links would change every function and merged binary; one that
 //! named a crate a bench/ binary links would change what the bench measures.
+//! And a binary whose unit tests `cargo test` skips (`test = false`, so that
+//! no empty test harness of it is built) must hold no unit test.
 
 use cargo_metadata::{DependencyKind, Metadata, MetadataCommand};
 use fmerge_cargo::resolve::closure;
@@ -77,4 +79,31 @@ fn release_overrides_name_only_crates_fmerge_links_and_not_the_planner() {
         !overridden.contains("fmerge-plan"),
         "the planner's time is its own code"
     );
+}
+
+#[test]
+fn a_binary_cargo_test_skips_holds_no_unit_test() {
+    let (metadata, _) = workspace();
+    let mut skipped = 0;
+    for p in metadata.workspace_packages() {
+        for t in p.targets.iter().filter(|t| t.is_bin() && !t.test) {
+            skipped += 1;
+            // The binary's own directory: its modules are beside it.
+            let dir = t.src_path.parent().unwrap();
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    assert!(
+                        !text.contains("#[test]") && !text.contains("#[cfg(test)]"),
+                        "{} has unit tests, and {}'s binary {} sets test = false: they would never run\nfix: drop test = false from its [[bin]]",
+                        path.display(),
+                        p.name,
+                        t.name
+                    );
+                }
+            }
+        }
+    }
+    assert!(skipped > 20, "{skipped}");
 }
