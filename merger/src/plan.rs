@@ -290,7 +290,8 @@ fn search_with(
         ..search::Limits::default()
     };
     if method == Method::Heuristic {
-        return Ok((search::heuristic_within(model, &limits), "heuristic"));
+        let plan = search::heuristic_within(model, &limits);
+        return Ok((search::cheaper(model, plan, &limits), "heuristic"));
     }
     let found = search::within(model, limits);
     match (found.proven, method) {

@@ -9,6 +9,7 @@
 use crate::model::{Figures, Model, Plan, Reserved, Resource, Set, bit, members};
 
 mod candidates;
+mod cheaper;
 mod heuristic;
 mod improve;
 mod limits;
@@ -18,6 +19,7 @@ mod within;
 
 pub use candidates::candidates;
 use candidates::candidates_within;
+pub use cheaper::cheaper;
 pub use heuristic::{greedy, heuristic, heuristic_within};
 pub use improve::improve;
 pub use limits::{DEFAULT_TIME_LIMIT, Limits};

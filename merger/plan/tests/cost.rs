@@ -208,3 +208,36 @@ fn the_cost_objective_picks_the_cheaper_plan() {
         "300Mi"
     );
 }
+
+#[test]
+fn a_callee_kept_by_an_idle_caller_goes_when_the_objective_loses_nothing() {
+    // a and b, both entry points, call c; requests reach a only. The
+    // latency objective gains nothing from merging c into b, yet b's call
+    // is all that keeps c's own deployment: the plan drops it.
+    let mut m = model(3, &[(0, 2), (1, 2)]);
+    (m.declared[0], m.declared[1]) = (true, true);
+    m.constraints.hop_ms = 1.0;
+    let found = search::within(&m, Limits::default());
+    assert!(found.proven);
+    assert_eq!(found.plan.groups[0], bit(0) | bit(2));
+    assert_eq!(found.plan.groups[1], bit(1) | bit(2));
+    assert_eq!(m.deployed(&found.plan.groups), [true, true, false]);
+    // The objective's figure is the one the search proved.
+    let searched = search::exact(&m, Limits::default()).unwrap();
+    assert_eq!(searched.groups[1], bit(1));
+    assert!((found.plan.gain_ms - searched.gain_ms).abs() < 1e-9);
+    assert!(m.cost(&found.plan.groups) < m.cost(&searched.groups));
+}
+
+#[test]
+fn a_callee_stays_when_holding_it_breaks_a_cap() {
+    // As above, but b's group may not hold c (100Mi each, 150Mi a group).
+    let mut m = model(3, &[(0, 2), (1, 2)]);
+    (m.declared[0], m.declared[1]) = (true, true);
+    m.constraints.hop_ms = 1.0;
+    m.constraints.max_memory = Some(200.0 * MIB);
+    m.memory[1] = Some(150.0 * MIB);
+    let found = search::within(&m, Limits::default());
+    assert_eq!(found.plan.groups[1], bit(1));
+    assert_eq!(m.deployed(&found.plan.groups), [true, true, true]);
+}
