@@ -20,7 +20,8 @@ use support::*;
 
 fn groups(graph: &Graph, constraints: &Constraints) -> (BTreeMap<String, Vec<String>>, f64) {
     let model = plan::model(graph, constraints).unwrap();
-    let (plan, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, "exact");
     (plan::named_groups(&model, &plan), plan.removed)
 }
@@ -100,7 +101,8 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     // Both groups hold `shared` and `leaf`, and nothing else calls them:
     // their own deployments go (the plan file's `dropped`).
     let model = plan::model(&graph, &by_calls()).unwrap();
-    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (p, how) = (solution.plan, solution.proof.name());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plan.toml");
     std::fs::write(&path, plan::plan_toml(&model, &p, None, how)).unwrap();
@@ -121,7 +123,8 @@ fn a_conflict_keeps_a_callee_out_and_the_report_says_why() {
     });
     graph.functions[3].left_out = Some("it sets its own #[global_allocator]".into());
     let model = plan::model(&graph, &by_calls()).unwrap();
-    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (p, how) = (solution.plan, solution.proof.name());
     let groups = plan::named_groups(&model, &p);
     assert!(!groups["compose-post"].contains(&"store-post".to_string()));
     assert!(

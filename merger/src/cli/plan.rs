@@ -188,7 +188,10 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &args.evaluate {
             Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
-            None => plan::solve_within(&model, method, time_limit)?,
+            None => {
+                let solution = plan::solve_within(&model, method, time_limit)?;
+                (solution.plan, solution.proof.name())
+            }
         };
         dry_run::Solved {
             model,

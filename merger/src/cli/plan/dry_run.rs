@@ -56,7 +56,8 @@ pub(super) fn solve(
     let mut input: Option<StackIn> = None;
     loop {
         let model = plan::model(graph, constraints)?;
-        let (plan, how) = plan::solve_within(&model, method, time_limit)?;
+        let solution = plan::solve_within(&model, method, time_limit)?;
+        let (plan, how) = (solution.plan, solution.proof.name());
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
             return Ok(Solved {

@@ -42,7 +42,7 @@ fn calls_the_code_does_not_order_are_taken_one_after_another_and_said_so() {
     assert_eq!(m.unplaced, [(a, b)]);
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     assert_eq!(m.hops(a, &alone).critical_before, 3.0);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     let text = report(&m, &plan, "exact", "test");
     assert!(
         text.contains("note: the order of a's calls of b is not read from its code"),
