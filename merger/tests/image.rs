@@ -89,7 +89,7 @@ fn followers_reply(
     options: &[&str],
     host: &str,
     redis_port: u16,
-) -> ((u16, String), String) {
+) -> (fmerge_testkit::HttpReply, String) {
     let port = registry::free_port();
     let c = Container::run_with(
         reference,
@@ -148,7 +148,8 @@ fn build_push_pull_run_answers_health() {
     let c = Container::run(&reference, &[("port", port.to_string())]);
     let answer = wait_http(port, "/_/health", Duration::from_secs(20));
     let logs = c.logs();
-    let (status, body) = answer.unwrap_or_else(|e| panic!("{e}\ncontainer logs:\n{logs}"));
+    let fmerge_testkit::HttpReply { status, body } =
+        answer.unwrap_or_else(|e| panic!("{e}\ncontainer logs:\n{logs}"));
     assert_eq!(status, 200, "{body}\n{logs}");
     drop(c);
 
