@@ -29,12 +29,12 @@ pub use cluster::{Reservation, reservations};
 pub use report::{Entry, entries, json, report, why_not};
 
 pub use file::{PlanFile, PlanGroup};
-pub use hop::{DEFAULT_HOP_MS, hop_ms};
+pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
 pub use solution::{BEST_FOUND, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
-use model::{Model, Plan, Resource, Round, Set, members};
+use model::{Model, Plan, Resource, RootedGroup, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -327,7 +327,7 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         group: plan
             .merged()
             .into_iter()
-            .map(|(r, set)| {
+            .map(|RootedGroup { root: r, set }| {
                 let [requests, limits] = cluster::pod_quantities(model, r, set);
                 PlanGroup {
                     caller: model.names[r].clone(),
@@ -336,8 +336,8 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
                         .map(|i| model.names[i].clone())
                         .collect(),
                     name: Some(format!("{}-merged", model.names[r])),
-                    requests: requests.into_iter().collect(),
-                    limits: limits.into_iter().collect(),
+                    requests,
+                    limits,
                 }
             })
             .collect(),
@@ -381,7 +381,7 @@ pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
 pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>> {
     plan.merged()
         .into_iter()
-        .map(|(r, set)| (model.names[r].clone(), model.names_of(set)))
+        .map(|RootedGroup { root: r, set }| (model.names[r].clone(), model.names_of(set)))
         .collect()
 }
 

@@ -145,7 +145,7 @@ impl PlanFile {
                 groups[r] |= bit(index(c)?);
             }
         }
-        let (removed, _) = model.value(&groups);
+        let removed = model.value(&groups).removed;
         let gain_ms = model.gain_ms(&groups);
         Ok(Plan {
             groups,

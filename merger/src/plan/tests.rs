@@ -1,7 +1,7 @@
 //! The planner's unit tests: entry points after the cycle cut, memory
 //! caps, the front, measured hop costs, the built-in hop figure.
 
-use super::model::{MIB, Objective, bit};
+use super::model::{MIB, Objective, RootedGroup, bit};
 use super::*;
 use crate::graph::{Edge, Function, Round};
 
@@ -289,10 +289,16 @@ fn every_copy_counts_against_the_total_cpu() {
 
 #[test]
 fn the_default_hop_is_the_named_constant_and_says_where_it_comes_from() {
-    let (ms, from) = hop_ms(None);
+    let HopCost { ms, source: from } = hop_ms(None);
     assert_eq!(ms, DEFAULT_HOP_MS);
     assert!(from.contains("docs/PERFORMANCE.md"), "{from}");
-    assert_eq!(hop_ms(Some(2.0)), (2.0, "--hop-ms".to_string()));
+    assert_eq!(
+        hop_ms(Some(2.0)),
+        HopCost {
+            ms: 2.0,
+            source: "--hop-ms".to_string()
+        }
+    );
 }
 
 #[test]
@@ -301,7 +307,7 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
     let m = model(&g, &Constraints::default()).unwrap();
     let plan = solve(&m, Method::Exact).unwrap().plan;
-    let (root, set) = plan.merged()[0];
+    let RootedGroup { root, set } = plan.merged()[0];
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.toml");
     std::fs::write(&file, group_toml(&m, root, set, 1.0)).unwrap();
@@ -458,7 +464,9 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
 fn the_stack_declares_socialnetworks_entry_points_once() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/stack.yml");
     let stack = fmerge_ship::stack_in::StackIn::load(&path).unwrap();
-    let (functions, _) = crate::graph::functions_of(&stack, stack.names()).unwrap();
+    let functions = crate::graph::functions_of(&stack, stack.names())
+        .unwrap()
+        .functions;
     let entry = |name: &str| functions.iter().find(|f| f.name == name).unwrap().entry;
     for name in [
         "compose-post",

@@ -153,7 +153,7 @@ impl Model {
                     }
                     return kept;
                 }
-                let called = self.calls[u].iter().map(|&(v, _)| v);
+                let called = self.calls[u].iter().map(|c| c.callee);
                 let cut = self.cycles.iter().filter(|e| e.0 == u).map(|e| e.1);
                 for v in called.chain(cut) {
                     let remote = v == d || !set.contains(v);

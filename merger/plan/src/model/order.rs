@@ -35,7 +35,7 @@ impl Model {
                             _ => Some(e),
                         })
                         .expect("a cycle has a call");
-                    self.calls[u].retain(|(w, _)| *w != v);
+                    self.calls[u].retain(|c| c.callee != v);
                     cut.push((u, v));
                 }
             }
@@ -46,7 +46,7 @@ impl Model {
         self.rounds.resize(n, Vec::new());
         self.unplaced.clear();
         for u in 0..n {
-            let calls: Vec<usize> = self.calls[u].iter().map(|&(v, _)| v).collect();
+            let calls: Vec<usize> = self.calls[u].iter().map(|c| c.callee).collect();
             let rounds = &mut self.rounds[u];
             for r in rounds.iter_mut() {
                 r.calls.retain(|v| calls.contains(v));
@@ -83,7 +83,7 @@ impl Model {
             while let Some((u, k)) = stack.pop() {
                 if k < self.calls[u].len() {
                     stack.push((u, k + 1));
-                    let v = self.calls[u][k].0;
+                    let v = self.calls[u][k].callee;
                     match state[v] {
                         0 => {
                             state[v] = 1;
