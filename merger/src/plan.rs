@@ -28,7 +28,7 @@ pub use fmerge_plan::{model, search};
 pub use cluster::{Reservation, reservations};
 pub use report::{Entry, entries, json, report, why_not};
 
-pub use file::{PlanFile, PlanGroup};
+pub use file::{LoadedPlan, PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
 pub use solution::{BEST_FOUND, Proof, Solution};
 

@@ -190,7 +190,10 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     } = if args.evaluate.is_some() || args.dry_run.no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &args.evaluate {
-            Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
+            Some(file) => (
+                PlanFile::load(file)?.file.plan(&model)?,
+                "given (--evaluate)",
+            ),
             None => {
                 let solution = plan::solve_within(&model, method, time_limit)?;
                 (solution.plan, solution.proof.name())

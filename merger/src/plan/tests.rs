@@ -318,7 +318,7 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     );
     let path = dir.path().join("plan.toml");
     std::fs::write(&path, plan_toml(&m, &plan, None, "exact")).unwrap();
-    let (_, groups) = PlanFile::load(&path).unwrap();
+    let groups = PlanFile::load(&path).unwrap().groups;
     assert_eq!(
         groups[0].merge.sharing.allow_shared_static,
         g.allow_shared_static
