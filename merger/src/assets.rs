@@ -21,22 +21,22 @@ pub const DOCKERFILE: &str = include_str!("../../docker/Dockerfile.scratch");
 /// The faas-cli template `rust-fmerge` that `fmerge template` installs,
 /// each file with its path inside the template.
 pub const FAAS_TEMPLATE: &[File] = &[
-    (
-        "template.yml",
-        include_str!("../../docker/template/rust-fmerge/template.yml"),
-    ),
-    (
-        "Dockerfile",
-        include_str!("../../docker/template/rust-fmerge/Dockerfile"),
-    ),
-    (
-        "function/Cargo.toml",
-        include_str!("../../docker/template/rust-fmerge/function/Cargo.toml"),
-    ),
-    (
-        "function/src/main.rs",
-        include_str!("../../docker/template/rust-fmerge/function/src/main.rs"),
-    ),
+    File {
+        path: "template.yml",
+        text: include_str!("../../docker/template/rust-fmerge/template.yml"),
+    },
+    File {
+        path: "Dockerfile",
+        text: include_str!("../../docker/template/rust-fmerge/Dockerfile"),
+    },
+    File {
+        path: "function/Cargo.toml",
+        text: include_str!("../../docker/template/rust-fmerge/function/Cargo.toml"),
+    },
+    File {
+        path: "function/src/main.rs",
+        text: include_str!("../../docker/template/rust-fmerge/function/src/main.rs"),
+    },
 ];
 
 /// The crates `fmerge template` vendors into the template: fmerge-runtime
@@ -67,10 +67,15 @@ mod tests {
         );
         assert!(!dockerfile.contains("{{"), "every placeholder is filled");
         assert!(super::VERSION_SCRIPT.contains("local: *;"));
-        let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.0).collect();
+        let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.path).collect();
         assert!(names.contains(&"template.yml") && names.contains(&"function/Cargo.toml"));
         let vendored: Vec<&str> = super::VENDORED.iter().map(|c| c.dir).collect();
         assert_eq!(vendored, ["fmerge-runtime", "fmerge-contract"]);
-        assert!(super::VENDORED[0].files.iter().any(|f| f.0 == "src/lib.rs"));
+        assert!(
+            super::VENDORED[0]
+                .files
+                .iter()
+                .any(|f| f.path == "src/lib.rs")
+        );
     }
 }
