@@ -56,7 +56,7 @@ mod tests {
         let dockerfile = render_dockerfile(
             super::DOCKERFILE,
             std::path::Path::new("/usr/local/bin/pair"),
-            &[("A".into(), "1".into())],
+            &[fmerge_ship::image::context::EnvVar::new("A", "1")],
             &Resolved::default(),
         )
         .unwrap();

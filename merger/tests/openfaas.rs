@@ -208,7 +208,7 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
         "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
     );
     spec.environment
-        .push(("REDIS_URL".into(), "redis://redis:6379".into()));
+        .insert("REDIS_URL".into(), "redis://redis:6379".into());
     spec.callee_environment
         .push(fmerge_ship::stack_out::CalleeEnv {
             function: "social-graph-get-followers".into(),
