@@ -104,20 +104,27 @@ pub struct Model {
     pub usage: Vec<[Option<f64>; 2]>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
-    /// Calls left out to make the graph acyclic, as `(from, to)`.
-    pub cycles: Vec<(usize, usize)>,
-    /// Calls seen in traffic, in all, per `(from, to)` where measured: a
-    /// cycle is cut at its lightest call.
-    pub seen: BTreeMap<(usize, usize), f64>,
-    /// Measured cost of one gateway call, ms, per `(from, to)` where known.
-    pub measured_hop_ms: BTreeMap<(usize, usize), f64>,
+    /// Calls left out to make the graph acyclic.
+    pub cycles: Vec<CallEdge>,
+    /// Calls seen in traffic, in all, per call where measured: a cycle is
+    /// cut at its lightest call.
+    pub seen: BTreeMap<CallEdge, f64>,
+    /// Measured cost of one gateway call, ms, per call where known.
+    pub measured_hop_ms: BTreeMap<CallEdge, f64>,
     /// Each function's calls in the order its code makes them
     /// ([`Round`]s); after [`finish`](Self::finish), every callee of
     /// `calls` is in them.
     pub rounds: Vec<Vec<Round>>,
-    /// Calls whose order the code does not show, as `(from, to)`:
-    /// [`finish`](Self::finish) takes them one after another.
-    pub unplaced: Vec<(usize, usize)>,
+    /// Calls whose order the code does not show: [`finish`](Self::finish)
+    /// takes them one after another.
+    pub unplaced: Vec<CallEdge>,
+}
+
+/// Function `from`'s calls of function `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallEdge {
+    pub from: usize,
+    pub to: usize,
 }
 
 /// Calls a function makes at once, by callee, one entry per call site; the

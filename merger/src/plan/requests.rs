@@ -4,7 +4,7 @@
 //! traffic has them and taken from the code where it has none.
 
 use super::Graph;
-use super::model::{CallsTo, Model};
+use super::model::{CallEdge, CallsTo, Model};
 
 /// Each known call's calls per invocation, calls seen and measured cost
 /// into `m`: from the traffic when it has both the caller's and the call's
@@ -41,10 +41,10 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
             calls: per_call,
         });
         if let (true, Some(calls)) = (measured, e.calls) {
-            m.seen.insert((from, to), calls);
+            m.seen.insert(CallEdge { from, to }, calls);
         }
         if let Some(ms) = e.hop_ms {
-            m.measured_hop_ms.insert((from, to), ms);
+            m.measured_hop_ms.insert(CallEdge { from, to }, ms);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The planner's unit tests: entry points after the cycle cut, memory
 //! caps, the front, measured hop costs, the built-in hop figure.
 
-use super::model::{MIB, Objective, RootedGroup, bit};
+use super::model::{CallEdge, MIB, Objective, RootedGroup, bit};
 use super::*;
 use crate::graph::{Edge, Function, Round};
 

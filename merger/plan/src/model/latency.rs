@@ -3,7 +3,7 @@
 //! call), the expected cost in all, and the gain the latency objective
 //! maximizes, with the bound the exact search prunes by.
 
-use super::{CallsTo, Model, Round, Set, bit};
+use super::{CallEdge, CallsTo, Model, Round, Set, bit};
 use std::collections::BTreeMap;
 
 impl Model {
@@ -56,7 +56,7 @@ impl Model {
     /// it, else the default.
     pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
         self.measured_hop_ms
-            .get(&(u, v))
+            .get(&CallEdge { from: u, to: v })
             .copied()
             .unwrap_or(self.constraints.hop_ms)
     }

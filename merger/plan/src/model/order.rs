@@ -1,7 +1,7 @@
 //! The order the model values functions in, callers first, and the cut
 //! that makes it possible: a call of each cycle, the lightest in traffic.
 
-use super::{Model, Round, Set};
+use super::{CallEdge, Model, Round, Set};
 use anyhow::{Result, bail};
 
 impl Model {
@@ -25,8 +25,10 @@ impl Model {
             match self.depth_first() {
                 Ok(post) => break post,
                 Err(cycle) => {
-                    let weight =
-                        |e: &(usize, usize)| self.seen.get(e).copied().unwrap_or(f64::INFINITY);
+                    let weight = |&(from, to): &(usize, usize)| {
+                        let e = CallEdge { from, to };
+                        self.seen.get(&e).copied().unwrap_or(f64::INFINITY)
+                    };
                     let (u, v) = cycle
                         .iter()
                         .copied()
@@ -36,7 +38,7 @@ impl Model {
                         })
                         .expect("a cycle has a call");
                     self.calls[u].retain(|c| c.callee != v);
-                    cut.push((u, v));
+                    cut.push(CallEdge { from: u, to: v });
                 }
             }
         };
@@ -59,7 +61,7 @@ impl Model {
                         calls: Vec::new(),
                         looped: vec![v],
                     });
-                    self.unplaced.push((u, v));
+                    self.unplaced.push(CallEdge { from: u, to: v });
                 }
             }
         }

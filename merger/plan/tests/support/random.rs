@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use fmerge_plan::model::{CallsTo, Constraints, MIB, Model, Objective, Round};
+use fmerge_plan::model::{CallEdge, CallsTo, Constraints, MIB, Model, Objective, Round};
 
 #[path = "social_network.rs"]
 mod social_network;
@@ -90,7 +90,9 @@ fn build(
         ..Model::default()
     };
     for &(u, v, ms) in hop_ms {
-        model.measured_hop_ms.insert((u, v), ms);
+        model
+            .measured_hop_ms
+            .insert(CallEdge { from: u, to: v }, ms);
     }
     model.finish().expect("an application the planner takes");
     model

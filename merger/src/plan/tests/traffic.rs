@@ -42,7 +42,7 @@ fn mutual_calls_are_cut_where_the_traffic_is_lightest() {
         );
         let m = model(&g, &Constraints::default()).unwrap();
         let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
-        assert_eq!(m.cycles, [(a, b)], "{listing:?}");
+        assert_eq!(m.cycles, [CallEdge { from: a, to: b }], "{listing:?}");
         assert_eq!(m.hops(b, &alone(&m)).critical_before, 1.0, "{listing:?}");
         let plan = solve(&m, Method::Exact).unwrap().plan;
         let mut group = named_groups(&m, &plan)["b"].clone();
