@@ -18,25 +18,23 @@ pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver")
 /// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.
 pub const DOCKERFILE: &str = include_str!("../../docker/Dockerfile.scratch");
 
+/// A file of `docker/template/rust-fmerge`, by its path inside it.
+macro_rules! template_file {
+    ($path:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!("../../docker/template/rust-fmerge/", $path)),
+        }
+    };
+}
+
 /// The faas-cli template `rust-fmerge` that `fmerge template` installs,
 /// each file with its path inside the template.
 pub const FAAS_TEMPLATE: &[File] = &[
-    File {
-        path: "template.yml",
-        text: include_str!("../../docker/template/rust-fmerge/template.yml"),
-    },
-    File {
-        path: "Dockerfile",
-        text: include_str!("../../docker/template/rust-fmerge/Dockerfile"),
-    },
-    File {
-        path: "function/Cargo.toml",
-        text: include_str!("../../docker/template/rust-fmerge/function/Cargo.toml"),
-    },
-    File {
-        path: "function/src/main.rs",
-        text: include_str!("../../docker/template/rust-fmerge/function/src/main.rs"),
-    },
+    template_file!("template.yml"),
+    template_file!("Dockerfile"),
+    template_file!("function/Cargo.toml"),
+    template_file!("function/src/main.rs"),
 ];
 
 /// The crates `fmerge template` vendors into the template: fmerge-runtime
