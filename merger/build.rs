@@ -51,7 +51,7 @@ fn vendored() -> String {
             let rel = file.strip_prefix(&dir).expect("inside the crate");
             let _ = writeln!(
                 s,
-                "        ({:?}, include_str!({:?})),",
+                "        File {{ path: {:?}, text: include_str!({:?}) }},",
                 rel.display().to_string(),
                 file.display().to_string()
             );

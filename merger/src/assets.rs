@@ -18,25 +18,23 @@ pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver")
 /// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.
 pub const DOCKERFILE: &str = include_str!("../../docker/Dockerfile.scratch");
 
+/// A file of `docker/template/rust-fmerge`, by its path inside it.
+macro_rules! template_file {
+    ($path:literal) => {
+        File {
+            path: $path,
+            text: include_str!(concat!("../../docker/template/rust-fmerge/", $path)),
+        }
+    };
+}
+
 /// The faas-cli template `rust-fmerge` that `fmerge template` installs,
 /// each file with its path inside the template.
 pub const FAAS_TEMPLATE: &[File] = &[
-    (
-        "template.yml",
-        include_str!("../../docker/template/rust-fmerge/template.yml"),
-    ),
-    (
-        "Dockerfile",
-        include_str!("../../docker/template/rust-fmerge/Dockerfile"),
-    ),
-    (
-        "function/Cargo.toml",
-        include_str!("../../docker/template/rust-fmerge/function/Cargo.toml"),
-    ),
-    (
-        "function/src/main.rs",
-        include_str!("../../docker/template/rust-fmerge/function/src/main.rs"),
-    ),
+    template_file!("template.yml"),
+    template_file!("Dockerfile"),
+    template_file!("function/Cargo.toml"),
+    template_file!("function/src/main.rs"),
 ];
 
 /// The crates `fmerge template` vendors into the template: fmerge-runtime
@@ -56,7 +54,7 @@ mod tests {
         let dockerfile = render_dockerfile(
             super::DOCKERFILE,
             std::path::Path::new("/usr/local/bin/pair"),
-            &[("A".into(), "1".into())],
+            &[fmerge_ship::image::context::EnvVar::new("A", "1")],
             &Resolved::default(),
         )
         .unwrap();
@@ -67,10 +65,15 @@ mod tests {
         );
         assert!(!dockerfile.contains("{{"), "every placeholder is filled");
         assert!(super::VERSION_SCRIPT.contains("local: *;"));
-        let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.0).collect();
+        let names: Vec<&str> = super::FAAS_TEMPLATE.iter().map(|f| f.path).collect();
         assert!(names.contains(&"template.yml") && names.contains(&"function/Cargo.toml"));
         let vendored: Vec<&str> = super::VENDORED.iter().map(|c| c.dir).collect();
         assert_eq!(vendored, ["fmerge-runtime", "fmerge-contract"]);
-        assert!(super::VENDORED[0].files.iter().any(|f| f.0 == "src/lib.rs"));
+        assert!(
+            super::VENDORED[0]
+                .files
+                .iter()
+                .any(|f| f.path == "src/lib.rs")
+        );
     }
 }

@@ -32,7 +32,7 @@ use fmerge_cargo::{artifact, native, resolve, workspace};
 use fmerge_ir::calls;
 use fmerge_ir::passes::Crate;
 use fmerge_ship::stack_in::StackIn;
-pub use functions::functions_of;
+pub use functions::{StackFunctions, functions_of};
 pub use rounds::Round;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -194,7 +194,10 @@ pub fn read(
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
     let names = select.apply(stack_in.names())?;
-    let (mut functions, sources) = functions_of(&stack_in, names)?;
+    let StackFunctions {
+        mut functions,
+        sources,
+    } = functions_of(&stack_in, names)?;
     if sources.len() < 2 {
         bail!(
             "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}\nfix: pass a stack file that lists two or more of them",

@@ -21,18 +21,20 @@ pub mod front;
 mod hop;
 mod report;
 mod requests;
+mod solution;
 
 pub use fmerge_plan::{model, search};
 
 pub use cluster::{Reservation, reservations};
 pub use report::{Entry, entries, json, report, why_not};
 
-pub use file::{PlanFile, PlanGroup};
-pub use hop::{DEFAULT_HOP_MS, hop_ms};
+pub use file::{LoadedPlan, PlanFile, PlanGroup};
+pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
+pub use solution::{BEST_FOUND, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
-use model::{Model, Plan, Resource, Round, Set, members};
+use model::{Model, Plan, Resource, RootedGroup, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -211,7 +213,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
 /// [`solve_within`] the default time limit; `Method::Exact` runs to its
 /// proof instead (an hour at most), since a caller asking for the exact
 /// plan must not get a refusal because the machine is busy.
-pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
+pub fn solve(model: &Model, method: Method) -> Result<Solution> {
     let limit = match method {
         Method::Exact => Duration::from_secs(3600),
         _ => search::DEFAULT_TIME_LIMIT,
@@ -222,12 +224,9 @@ pub fn solve(model: &Model, method: Method) -> Result<(Plan, &'static str)> {
 /// Runs the search, stopped after `time_limit` (`--time-limit`); says which
 /// one ran and whether its plan is proven optimal. Refuses when no plan
 /// found meets the minimums, with the most any plan gains.
-pub fn solve_within(
-    model: &Model,
-    method: Method,
-    time_limit: Duration,
-) -> Result<(Plan, &'static str)> {
-    let (plan, how) = search_with(model, method, time_limit)?;
+pub fn solve_within(model: &Model, method: Method, time_limit: Duration) -> Result<Solution> {
+    let solution = search_with(model, method, time_limit)?;
+    let plan = &solution.plan;
     let c = &model.constraints;
     if !model.within_caps(&plan.groups) {
         bail!(
@@ -247,7 +246,7 @@ pub fn solve_within(
             Resource::Cpu.show(model.base(Resource::Cpu)),
         );
     }
-    if !model.meets(&plan) {
+    if !model.meets(plan) {
         let mut most = model.clone();
         (
             most.constraints.min_gain_ms,
@@ -258,7 +257,7 @@ pub fn solve_within(
         } else {
             model::Objective::Calls
         };
-        let (best, _) = search_with(&most, method, time_limit)?;
+        let best = search_with(&most, method, time_limit)?.plan;
         bail!(
             "no plan under these constraints removes{}{}: the most one does is {:.2} ms and {:.2} gateway calls per request\n\
              fix: lower the minimum, or loosen --max-memory, --max-total-memory, --max-total-cpu or --keep-apart",
@@ -272,17 +271,10 @@ pub fn solve_within(
             best.removed
         );
     }
-    Ok((plan, how))
+    Ok(solution)
 }
 
-/// What the report calls a plan the deadline stopped.
-pub const BEST_FOUND: &str = "best found (not proven optimal within --time-limit)";
-
-fn search_with(
-    model: &Model,
-    method: Method,
-    time_limit: Duration,
-) -> Result<(Plan, &'static str)> {
+fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<Solution> {
     // The deadline, not a count of nodes, ends the search.
     let limits = search::Limits {
         deadline: Some(Instant::now() + time_limit),
@@ -291,11 +283,17 @@ fn search_with(
     };
     if method == Method::Heuristic {
         let plan = search::heuristic_within(model, &limits);
-        return Ok((search::cheaper(model, plan, &limits), "heuristic"));
+        return Ok(Solution {
+            plan: search::cheaper(model, plan, &limits),
+            proof: Proof::Heuristic,
+        });
     }
     let found = search::within(model, limits);
     match (found.proven, method) {
-        (true, _) => Ok((found.plan, "exact")),
+        (true, _) => Ok(Solution {
+            plan: found.plan,
+            proof: Proof::Exact,
+        }),
         (false, Method::Exact) => bail!(
             "the exact search did not finish within --time-limit {}s for this application ({} functions), or a caller has more than {} possible groups\n\
              fix: raise --time-limit, or use --search auto (the best plan found in the time)",
@@ -303,7 +301,10 @@ fn search_with(
             model.n(),
             limits.candidates
         ),
-        (false, _) => Ok((found.plan, BEST_FOUND)),
+        (false, _) => Ok(Solution {
+            plan: found.plan,
+            proof: Proof::BestFound,
+        }),
     }
 }
 
@@ -327,7 +328,7 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         group: plan
             .merged()
             .into_iter()
-            .map(|(r, set)| {
+            .map(|RootedGroup { root: r, set }| {
                 let [requests, limits] = cluster::pod_quantities(model, r, set);
                 PlanGroup {
                     caller: model.names[r].clone(),
@@ -336,8 +337,8 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
                         .map(|i| model.names[i].clone())
                         .collect(),
                     name: Some(format!("{}-merged", model.names[r])),
-                    requests: requests.into_iter().collect(),
-                    limits: limits.into_iter().collect(),
+                    requests,
+                    limits,
                 }
             })
             .collect(),
@@ -381,7 +382,7 @@ pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
 pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>> {
     plan.merged()
         .into_iter()
-        .map(|(r, set)| (model.names[r].clone(), model.names_of(set)))
+        .map(|RootedGroup { root: r, set }| (model.names[r].clone(), model.names_of(set)))
         .collect()
 }
 

@@ -10,7 +10,7 @@ mod support;
 
 use support::dataplane::request;
 use support::merge_in as merge;
-use support::{Function, Gateway, fixture, free_port, post};
+use support::{Function, Gateway, HttpReply, fixture, free_port, post};
 
 /// The merged binary serving cy-front with `env`, on a port the gateway
 /// routes both functions to (as a deployment of it would be routed), and
@@ -44,7 +44,7 @@ fn a_merged_callees_call_back_to_its_caller_makes_no_gateway_hop() {
     let (gateway, merged, metrics_port) = behind_gateway(&[]);
     assert_eq!(
         post(&merged.url(), "hello"),
-        (200, "front got back got pong".to_string()),
+        HttpReply::new(200, "front got back got pong"),
         "{}",
         merged.output()
     );
@@ -85,12 +85,12 @@ fn a_call_back_counts_against_the_callers_own_max_inflight_as_over_the_gateway()
     // cy-front's server: with max_inflight 1 it got the 429, and so it does
     // in-process, and the 429 (a 4xx) reaches the client.
     let (gateway, merged, _) = behind_gateway(&[("max_inflight", "1")]);
-    let (status, body) = post(&merged.url(), "hello");
+    let HttpReply { status, body } = post(&merged.url(), "hello");
     assert_eq!(status, 429, "{body}\n{}", merged.output());
     assert!(
         body.contains("Concurrent request limit exceeded. Max concurrent requests: 1"),
         "{body}"
     );
     assert_eq!(gateway.requests_for("cy-front"), 0);
-    assert_eq!(post(&merged.url(), "ping"), (200, "pong".to_string()));
+    assert_eq!(post(&merged.url(), "ping"), HttpReply::new(200, "pong"));
 }

@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::dataplane::request;
 use support::{
-    FUNCTIONS, Function, Gateway, PAIR_REQUESTS, Redis, built_binary, fixture, fmerge_out,
-    free_port, function_binary, post, redis_env, seed_social_network, workspace_root,
+    FUNCTIONS, Function, Gateway, HttpReply, PAIR_REQUESTS, Redis, built_binary, fixture,
+    fmerge_out, free_port, function_binary, post, redis_env, seed_social_network, workspace_root,
 };
 
 const CALLER: &str = "write-home-timeline";
@@ -162,7 +162,7 @@ const SLOW_LIMITS: [(&str, &str); 2] = [("exec_timeout", "2s"), ("max_inflight",
 fn failure_cases(
     gateway: &Gateway,
     counted: impl Fn() -> BTreeMap<(String, String, String), u64>,
-) -> Vec<(u16, String)> {
+) -> Vec<HttpReply> {
     use std::io::Write;
     let url = gateway.function_url("bl-front");
     let mut replies = vec![post(&url, "sleep:3000")];
@@ -219,7 +219,10 @@ fn failure_cases(
         b"sleep:3000",
     )
     .expect("POST with X-Timeout");
-    replies.push((reply.status, reply.body));
+    replies.push(HttpReply {
+        status: reply.status,
+        body: reply.body,
+    });
     wait_closed(3);
     replies
 }
@@ -264,7 +267,7 @@ fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_client
     let after = counts(metrics);
 
     assert_eq!(merged_replies, unmerged_replies, "{}", merged.output());
-    let (status, body) = merged_replies.last().expect("the X-Timeout case");
+    let HttpReply { status, body } = merged_replies.last().expect("the X-Timeout case");
     assert!(
         *status == 504 && body.contains("function bl-front did not finish"),
         "{status} {body}"

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::time::Duration;
 
+use fmerge_ship::image::context::EnvVar;
 use fmerge_ship::image::{self, engine};
 use fmerge_ship::push::{self, Auth, Credentials, PushOptions};
 use fmerge_testkit::assert_ok;
@@ -89,7 +90,7 @@ fn followers_reply(
     options: &[&str],
     host: &str,
     redis_port: u16,
-) -> ((u16, String), String) {
+) -> (fmerge_testkit::HttpReply, String) {
     let port = registry::free_port();
     let c = Container::run_with(
         reference,
@@ -148,7 +149,8 @@ fn build_push_pull_run_answers_health() {
     let c = Container::run(&reference, &[("port", port.to_string())]);
     let answer = wait_http(port, "/_/health", Duration::from_secs(20));
     let logs = c.logs();
-    let (status, body) = answer.unwrap_or_else(|e| panic!("{e}\ncontainer logs:\n{logs}"));
+    let fmerge_testkit::HttpReply { status, body } =
+        answer.unwrap_or_else(|e| panic!("{e}\ncontainer logs:\n{logs}"));
     assert_eq!(status, 200, "{body}\n{logs}");
     drop(c);
 
@@ -310,7 +312,7 @@ fn default_tag_is_name_and_content_hash_and_stable() {
         a.reference
     );
     assert_eq!(a.reference.rsplit(':').next().unwrap().len(), 12);
-    s.env.push(("EXTRA".into(), "1".into()));
+    s.env.push(EnvVar::new("EXTRA", "1"));
     let c = image::build(&s).expect("build with other env");
     assert_ne!(a.reference, c.reference, "different content, different tag");
     for img in [&a.reference, &a.id, &b.id, &c.reference, &c.id] {
@@ -322,7 +324,7 @@ fn default_tag_is_name_and_content_hash_and_stable() {
 fn secrets_are_refused_as_image_env() {
     // No engine needed: refused before any engine call.
     let mut s = spec("127.0.0.1:5999/x:v1");
-    s.env.push(("REDIS_PASSWORD".into(), "hunter22".into()));
+    s.env.push(EnvVar::new("REDIS_PASSWORD", "hunter22"));
     if registry::engine_skip_reason().is_some() {
         return;
     }

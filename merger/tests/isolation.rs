@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::merge_in as merge;
-use support::{Function, assert_says, fixture, free_port, get, post};
+use support::{Function, HttpReply, assert_says, fixture, free_port, get, post};
 
 /// Callees that do not block their thread, though each does something the
 /// name list this check once was took for blocking.
@@ -168,7 +168,7 @@ fn latched(
     n: usize,
     started: usize,
     merged: &Function,
-) -> Vec<JoinHandle<(u16, String)>> {
+) -> Vec<JoinHandle<HttpReply>> {
     let calls = (0..n)
         .map(|_| {
             let (url, body) = (url.to_string(), format!("latch:{}", latch.display()));
@@ -201,10 +201,10 @@ fn front(binary: &Path, port: u16, env: &[(&str, &str)]) -> Function {
 }
 
 /// Lets the calls [`latched`] holds go on, and expects each to be answered.
-fn release(latch: &Path, blocked: Vec<JoinHandle<(u16, String)>>) {
+fn release(latch: &Path, blocked: Vec<JoinHandle<HttpReply>>) {
     std::fs::write(latch.join("go"), b"").unwrap();
     for call in blocked {
-        assert_eq!(call.join().unwrap(), (200, "released".to_string()));
+        assert_eq!(call.join().unwrap(), HttpReply::new(200, "released"));
     }
 }
 
@@ -228,7 +228,7 @@ fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_i
     let blocked = latched(&url, latch.path(), 4, 2, &merged);
     assert_eq!(
         post(&url, "ping"),
-        (200, "pong".to_string()),
+        HttpReply::new(200, "pong"),
         "{}",
         merged.output()
     );
@@ -256,7 +256,7 @@ fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_i
         "the ping was answered while both handler threads were blocked: bl-slow ran isolated"
     );
     release(latch.path(), blocked);
-    assert_eq!(ping.join().unwrap(), (200, "pong".to_string()));
+    assert_eq!(ping.join().unwrap(), HttpReply::new(200, "pong"));
     assert!(
         !merged.output().contains("run on threads of their own"),
         "{}",
@@ -284,7 +284,7 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
     let blocked = latched(&url, latch.path(), 4, 2, &merged);
     assert_eq!(
         post(&url, "ping"),
-        (200, "pong".to_string()),
+        HttpReply::new(200, "pong"),
         "the caller answers while its callee blocks"
     );
     assert!(
@@ -316,19 +316,19 @@ fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_ou
     );
     let url = format!("{}/", merged.url());
     let ready = format!("{}/_/ready", merged.url());
-    assert_eq!(get(&ready).0, 200);
+    assert_eq!(get(&ready).status, 200);
     // Both of bl-slow's threads blocked, and past its exec_timeout.
     let blocked = latched(&url, latch.path(), 2, 2, &merged);
     let until = |status: u16| {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while get(&ready).0 != status && Instant::now() < deadline {
+        while get(&ready).status != status && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        get(&ready).0
+        get(&ready).status
     };
     assert_eq!(until(503), 503, "ready while stuck\n{}", merged.output());
-    assert_eq!(get(&format!("{}/_/health", merged.url())).0, 200);
-    let gauges = get(&format!("http://127.0.0.1:{metrics_port}/metrics")).1;
+    assert_eq!(get(&format!("{}/_/health", merged.url())).status, 200);
+    let gauges = get(&format!("http://127.0.0.1:{metrics_port}/metrics")).body;
     assert_says(
         &gauges,
         &[
@@ -340,7 +340,7 @@ fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_ou
     // the threads come back.
     std::fs::write(latch.path().join("go"), b"").unwrap();
     for call in blocked {
-        let (status, body) = call.join().unwrap();
+        let HttpReply { status, body } = call.join().unwrap();
         assert_eq!(status, 500, "{body}");
         assert!(
             body.contains("function bl-slow answered HTTP 504"),
@@ -348,7 +348,7 @@ fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_ou
         );
     }
     assert_eq!(until(200), 200, "{}", merged.output());
-    assert_eq!(post(&url, "sleep:1"), (200, "slept 1".to_string()));
+    assert_eq!(post(&url, "sleep:1"), HttpReply::new(200, "slept 1"));
 }
 
 #[test]

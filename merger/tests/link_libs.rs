@@ -9,7 +9,7 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Function, fixture, fmerge_out, free_port, post};
+use support::{Function, HttpReply, fixture, fmerge_out, free_port, post};
 
 #[test]
 fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported() {
@@ -41,7 +41,10 @@ fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported()
 
     // Unmerged: two processes behind the gateway.
     let (gateway, _unmerged) = support::unmerged_behind_gateway(&["zl-front", "zl-back"]);
-    let (status, expected) = post(&gateway.function_url("zl-front"), "abc");
+    let HttpReply {
+        status,
+        body: expected,
+    } = post(&gateway.function_url("zl-front"), "abc");
     // zlib's CRC-32 of "abc" is 0x352441c2; the version is the library's own.
     assert_eq!(status, 200, "{expected}");
     let version = expected
@@ -57,7 +60,7 @@ fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported()
     let merged = Function::start(&binary, "zl-front", port, [("GATEWAY_URL", gateway.url())]);
     assert_eq!(
         post(&format!("{}/", merged.url()), "abc"),
-        (200, expected),
+        HttpReply::new(200, &expected),
         "{}",
         merged.output()
     );

@@ -10,8 +10,8 @@ mod support;
 
 use std::path::PathBuf;
 use support::{
-    Deployment, Function, Gateway, PAIR_REQUESTS, Redis, SAMPLE_POSTS, free_port, post, redis_env,
-    seed_social_network, unmerged_replies, workspace_root,
+    Deployment, Function, Gateway, HttpReply, PAIR_REQUESTS, Redis, SAMPLE_POSTS, Unmerged,
+    free_port, post, redis_env, seed_social_network, unmerged_replies, workspace_root,
 };
 use support::{assert_ok, fmerge_in_repo as fmerge, target_dir};
 
@@ -57,8 +57,11 @@ fn same_as_unmerged(
     binary: &PathBuf,
     caller: &str,
     requests: &[&str],
-) -> (MergedSystem, Vec<(u16, String)>) {
-    let (expected, expected_state) = unmerged_replies(caller, requests);
+) -> (MergedSystem, Vec<HttpReply>) {
+    let Unmerged {
+        replies: expected,
+        state: expected_state,
+    } = unmerged_replies(caller, requests);
     let m = merged_system(binary, caller);
     let replies: Vec<_> = requests
         .iter()
@@ -86,8 +89,8 @@ fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
     );
 
     let (m, replies) = same_as_unmerged(&binary, "write-home-timeline", PAIR_REQUESTS);
-    assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
-    assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
+    assert_eq!(replies[0], HttpReply::new(200, r#"{"updated":4}"#));
+    assert_eq!(replies[3].status, 400, "malformed JSON is still a 400");
     assert_eq!(
         m.system.gateway.requests_for("write-home-timeline"),
         PAIR_REQUESTS.len()
@@ -243,7 +246,7 @@ fn the_whole_compose_post_chain_merged_matches_unmerged() {
     );
 
     let (m, replies) = same_as_unmerged(&binary, "compose-post", SAMPLE_POSTS);
-    assert!(replies.iter().all(|(s, _)| *s == 200), "{replies:?}");
+    assert!(replies.iter().all(|r| r.status == 200), "{replies:?}");
     for callee in &chain[1..] {
         assert_eq!(
             m.system.gateway.requests_for(callee),
@@ -285,14 +288,14 @@ fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic(
         r#"{"text": "after the panic, @alice https://y.net"}"#,
     ];
     let (m, replies) = same_as_unmerged(&binary, "text-service", &texts);
-    assert_eq!(replies[2].0, 500);
+    assert_eq!(replies[2].status, 500);
     assert!(
-        replies[2].1.contains("user-mention") && replies[2].1.contains("panicked"),
+        replies[2].body.contains("user-mention") && replies[2].body.contains("panicked"),
         "{}",
-        replies[2].1
+        replies[2].body
     );
     assert_eq!(
-        replies[3].0, 200,
+        replies[3].status, 200,
         "the process keeps serving after a callee panicked"
     );
     assert!(m.merged.output().contains("panicked"));

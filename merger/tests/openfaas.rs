@@ -19,12 +19,12 @@ use faas::{faas, faas_cli, two_functions};
 use std::path::Path;
 use std::process::Command;
 use support::{
-    Function, Gateway, Redis, assert_says, built_binary, free_port, post, workspace_root,
+    Function, Gateway, HttpReply, Redis, assert_says, built_binary, free_port, post, workspace_root,
 };
 
 /// The replies, and each Redis's contents.
 type Outcome = (
-    Vec<(u16, String)>,
+    Vec<HttpReply>,
     Vec<std::collections::BTreeMap<String, String>>,
 );
 
@@ -91,7 +91,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         ];
         run(&gateway.function_url("of-front"), REQUESTS, &[&a, &b])
     };
-    assert_eq!(expected.0[2], (200, "front got hi#3:three".to_string()));
+    assert_eq!(expected.0[2], HttpReply::new(200, "front got hi#3:three"));
 
     // Merged, with the callee's settings under its namespaced names.
     let merged_env = |a: &Redis, b: &Redis, gw: &Gateway| {
@@ -208,7 +208,7 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
         "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
     );
     spec.environment
-        .push(("REDIS_URL".into(), "redis://redis:6379".into()));
+        .insert("REDIS_URL".into(), "redis://redis:6379".into());
     spec.callee_environment
         .push(fmerge_ship::stack_out::CalleeEnv {
             function: "social-graph-get-followers".into(),

@@ -90,7 +90,7 @@ fn plan(case: &Case, reading: &Reading, search: &str) -> Result<(Vec<Set>, Value
     if !ok {
         return Err(stderr);
     }
-    let (file, _) = PlanFile::load(&out.join("plan.toml")).unwrap();
+    let file = PlanFile::load(&out.join("plan.toml")).unwrap().file;
     let mut groups = value::alone(reading.n());
     for g in &file.group {
         let root = reading.index(&g.caller);

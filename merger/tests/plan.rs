@@ -13,14 +13,15 @@ mod support;
 use fmerge::graph::{Conflict, Graph};
 use fmerge::plan::model::Objective;
 use fmerge::plan::search::{self, Limits};
-use fmerge::plan::{self, Constraints, Method, PlanFile};
+use fmerge::plan::{self, Constraints, LoadedPlan, Method, PlanFile};
 use graphs::{Rng, edge, function, random_graph, social_network};
 use std::collections::BTreeMap;
 use support::*;
 
 fn groups(graph: &Graph, constraints: &Constraints) -> (BTreeMap<String, Vec<String>>, f64) {
     let model = plan::model(graph, constraints).unwrap();
-    let (plan, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, "exact");
     (plan::named_groups(&model, &plan), plan.removed)
 }
@@ -100,11 +101,12 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     // Both groups hold `shared` and `leaf`, and nothing else calls them:
     // their own deployments go (the plan file's `dropped`).
     let model = plan::model(&graph, &by_calls()).unwrap();
-    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (p, how) = (solution.plan, solution.proof.name());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plan.toml");
     std::fs::write(&path, plan::plan_toml(&model, &p, None, how)).unwrap();
-    let (file, read) = PlanFile::load(&path).unwrap();
+    let LoadedPlan { file, groups: read } = PlanFile::load(&path).unwrap();
     assert_eq!(read.len(), 2);
     assert_eq!(file.group[0].caller, "front-a");
     assert_eq!(read[1].merge.callees, names(&["shared", "leaf"]));
@@ -121,7 +123,8 @@ fn a_conflict_keeps_a_callee_out_and_the_report_says_why() {
     });
     graph.functions[3].left_out = Some("it sets its own #[global_allocator]".into());
     let model = plan::model(&graph, &by_calls()).unwrap();
-    let (p, how) = plan::solve(&model, Method::Exact).unwrap();
+    let solution = plan::solve(&model, Method::Exact).unwrap();
+    let (p, how) = (solution.plan, solution.proof.name());
     let groups = plan::named_groups(&model, &p);
     assert!(!groups["compose-post"].contains(&"store-post".to_string()));
     assert!(
@@ -220,7 +223,7 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
     assert_eq!(group.caller.as_deref(), Some("compose-post"));
     assert_eq!(group.merge.callees.len(), 7);
-    let (_, groups) = PlanFile::load(&out.join("plan.toml")).unwrap();
+    let groups = PlanFile::load(&out.join("plan.toml")).unwrap().groups;
     assert_eq!(groups[0].merge.callees, group.merge.callees);
 }
 
@@ -341,7 +344,9 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
         ],
     );
     assert!(ok, "{stderr}");
-    let (_, groups) = PlanFile::load(&dir.path().join("plan/plan.toml")).unwrap();
+    let groups = PlanFile::load(&dir.path().join("plan/plan.toml"))
+        .unwrap()
+        .groups;
     let callers: Vec<&str> = groups.iter().filter_map(|g| g.caller.as_deref()).collect();
     assert_eq!(
         callers,

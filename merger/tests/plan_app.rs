@@ -105,7 +105,7 @@ fn run(system: &Deployment, redis: &Redis) -> (Replies, BTreeMap<String, String>
         for (n, id) in posts.iter().enumerate() {
             request = request.replace(&format!("{{post{n}}}"), id);
         }
-        let (status, body) = post(&system.url(function), &request);
+        let HttpReply { status, body } = post(&system.url(function), &request);
         if function == "compose-post" && status == 200 {
             let reply: Value = serde_json::from_str(&body).unwrap();
             posts.push(reply["post_id"].to_string());

@@ -41,7 +41,7 @@ fn answers(binary: &Path) {
     );
     assert_eq!(
         post(&format!("{}/", merged.url()), "abc"),
-        (200, REPLY.to_string()),
+        HttpReply::new(200, REPLY),
         "{}",
         merged.output()
     );

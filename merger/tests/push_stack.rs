@@ -12,6 +12,7 @@ mod registry;
 #[path = "support/images.rs"]
 mod images;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -211,7 +212,7 @@ fn stack_spec() -> StackSpec {
         gateway: "http://127.0.0.1:8080".into(),
         members: vec!["write-home-timeline".into(), FUNCTION.into()],
         image: "docker.io/alice/write-home-timeline:3f2a9c81d0e4".into(),
-        environment: vec![("REDIS_URL".into(), "redis://redis:6379".into())],
+        environment: BTreeMap::from([("REDIS_URL".into(), "redis://redis:6379".into())]),
         callee_environment: vec![CalleeEnv {
             function: FUNCTION.into(),
             key: "REDIS_URL".into(),
@@ -353,14 +354,14 @@ fn stack_yml_rejects_bad_input_and_names_the_fix() {
     );
     check(
         StackSpec {
-            environment: vec![("DB_PASSWORD".into(), "x".into())],
+            environment: BTreeMap::from([("DB_PASSWORD".into(), "x".into())]),
             ..stack_spec()
         },
         &["secret"],
     );
     check(
         StackSpec {
-            labels: vec![("team".into(), "a b".into())],
+            labels: BTreeMap::from([("team".into(), "a b".into())]),
             ..stack_spec()
         },
         &["Kubernetes"],

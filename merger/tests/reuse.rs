@@ -12,7 +12,7 @@ mod support;
 use std::path::Path;
 use std::sync::Mutex;
 use support::merge_in as merge;
-use support::{Function, fixture, free_port, post};
+use support::{Function, HttpReply, fixture, free_port, post};
 
 /// Held by each test: the fixture's copies build the same units into one
 /// target dir, and one test edits them.
@@ -35,7 +35,7 @@ fn count(stderr: &str, stage: &str, what: &str) -> usize {
 
 /// The merged `dyn-front` answers `body` with what `dyn-back` makes of it,
 /// twice, in-process (a gateway call would meet the closed port).
-fn ask(binary: &Path, body: &str) -> (u16, String) {
+fn ask(binary: &Path, body: &str) -> HttpReply {
     let closed = [("GATEWAY_URL", "http://127.0.0.1:9")];
     let front = Function::start(binary, "dyn-front", free_port(), closed);
     post(&format!("{}/", front.url()), body)
@@ -68,7 +68,7 @@ fn a_merge_links_cargo_s_objects_and_compiles_only_the_table() {
         stderr.contains("compiled from IR: the dispatch table (the merge fills it)"),
         "{stderr}"
     );
-    assert_eq!(ask(&binary, "dyn-back"), (200, "dyn-back".to_string()));
+    assert_eq!(ask(&binary, "dyn-back"), HttpReply::new(200, "dyn-back"));
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn lto_own_compiles_the_group_s_own_crates_as_one_object() {
         own.iter().all(|c| line.contains(c)) && line.contains("(as one module)"),
         "{line}"
     );
-    assert_eq!(ask(&binary, "dyn-back"), (200, "dyn-back".to_string()));
+    assert_eq!(ask(&binary, "dyn-back"), HttpReply::new(200, "dyn-back"));
 }
 
 /// Replaces `from` with `to` in `package`'s main.rs in the fixture `ws`.
@@ -135,7 +135,7 @@ fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
     // dyn-front calls dyn-back five times (the named call, then four more
     // ways of naming it), each adding the tag.
     let back = format!("{}dyn-back", format!("{nanos}b:").repeat(5));
-    assert_eq!(ask(&binary, "dyn-back"), (200, back.clone()));
+    assert_eq!(ask(&binary, "dyn-back"), HttpReply::new(200, &back));
 
     // The caller's edit: cargo recompiles its bin, fmerge nothing.
     let front = format!("Ok([b\"F{nanos}:\".as_slice(), &fourth].concat())");
@@ -145,5 +145,8 @@ fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
         stderr.contains("2 object(s) from IR (0 compiled, 2 cached)"),
         "the callee and the table come from the cache: {stderr}"
     );
-    assert_eq!(ask(&binary, "dyn-back"), (200, format!("F{nanos}:{back}")));
+    assert_eq!(
+        ask(&binary, "dyn-back"),
+        HttpReply::new(200, &format!("F{nanos}:{back}"))
+    );
 }

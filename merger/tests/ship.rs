@@ -12,7 +12,7 @@ mod support;
 use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{Function, Redis, free_port, post, seed_social_network, workspace_root};
+use support::{Function, HttpReply, Redis, free_port, post, seed_social_network, workspace_root};
 
 const REQUEST: &str =
     r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#;
@@ -98,7 +98,7 @@ fn the_merged_pair_is_pushed_pulled_back_and_answers_like_the_binary() {
         );
         (post(&format!("{}/", f.url()), REQUEST), redis.dump())
     };
-    assert_eq!(expected.0, (200, r#"{"updated":4}"#.to_string()));
+    assert_eq!(expected.0, HttpReply::new(200, r#"{"updated":4}"#));
 
     // Remove the local image, pull it back with docker, run it.
     docker(None, &["image", "rm", "-f", &tag]);
@@ -119,7 +119,7 @@ fn the_merged_pair_is_pushed_pulled_back_and_answers_like_the_binary() {
     let container = Container::run(&tag, &env);
     let health = wait_http(port, "/_/health", Duration::from_secs(20))
         .unwrap_or_else(|e| panic!("{e}\n{}", container.logs()));
-    assert_eq!(health.0, 200);
+    assert_eq!(health.status, 200);
     let answer = post(&format!("http://127.0.0.1:{port}/"), REQUEST);
     assert_eq!(answer, expected.0, "{}", container.logs());
     assert_eq!(

@@ -12,8 +12,8 @@ mod support;
 use std::path::Path;
 use support::merge_in as merge;
 use support::{
-    Function, Gateway, Redis, assert_ok, assert_says, built_binary, fixture, free_port, post,
-    refuses, sha256,
+    Function, Gateway, HttpReply, Redis, assert_ok, assert_says, built_binary, fixture, free_port,
+    post, refuses, sha256,
 };
 
 /// Asserts that the merge fails with every one of `needles` in its error,
@@ -86,9 +86,9 @@ fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees
         .iter()
         .map(|t| post(&gateway.function_url("front"), t))
         .collect();
-    assert!(expected.iter().all(|(s, _)| *s == 200), "{expected:?}");
+    assert!(expected.iter().all(|r| r.status == 200), "{expected:?}");
     assert!(
-        expected[2].1.starts_with(
+        expected[2].body.starts_with(
             "const=2|from=2|to_string=2|env_default=2|format=2|static=2|direct=2|hi t1"
         ),
         "{expected:?}"
@@ -266,7 +266,7 @@ fn an_exported_symbol_that_native_code_calls_is_never_renamed() {
 
 /// Each merged binary, serving `function` with `gateway` as its gateway,
 /// answers "abc" with `expected`.
-fn answer_alike(binaries: &[&Path], function: &str, gateway: &str, expected: &(u16, String)) {
+fn answer_alike(binaries: &[&Path], function: &str, gateway: &str, expected: &HttpReply) {
     for binary in binaries {
         let merged = Function::start(binary, function, free_port(), [("GATEWAY_URL", gateway)]);
         assert_eq!(
@@ -302,7 +302,7 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
     // Unmerged and merged answer alike: each function calls its own sn_tag.
     let (gateway, _unmerged) = support::unmerged_behind_gateway(&["rn-front", "rn-back"]);
     let expected = post(&gateway.function_url("rn-front"), "abc");
-    assert_eq!(expected, (200, "front=1003 back=2003".to_string()));
+    assert_eq!(expected, HttpReply::new(200, "front=1003 back=2003"));
     // `--lto own` links the renamed crates into one module: still their own.
     let (own, _) = merge(
         ws.path(),
@@ -352,7 +352,7 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
     // Unmerged: the caller's allocator counts what its own process allocates.
     let (gateway, _unmerged) = support::unmerged_behind_gateway(&["alloc-caller", "alloc-callee"]);
     let expected = post(&gateway.function_url("alloc-caller"), "abc");
-    assert_eq!(expected, (200, "echo:abc counted=true".to_string()));
+    assert_eq!(expected, HttpReply::new(200, "echo:abc counted=true"));
 
     // Merged: the callee runs in-process, and allocates through the counter.
     let gateway2 = Gateway::start(&[("alloc-caller", free_port()), ("alloc-callee", free_port())]);
@@ -401,18 +401,18 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
             .collect();
         (replies, callee.output())
     };
-    assert_eq!(expected[0], (200, "back said call 1 sum 252".into()));
+    assert_eq!(expected[0], HttpReply::new(200, "back said call 1 sum 252"));
     // The client gets a stable message; the payload is in the callee's log.
     assert!(
-        expected[1].0 == 500
-            && expected[1].1.contains("function pf-back panicked")
+        expected[1].status == 500
+            && expected[1].body.contains("function pf-back panicked")
             && back_log.contains("function pf-back panicked: attempt to")
             && back_log.contains("overflow"),
         "overflow checks stay on: {expected:?}\n{back_log}"
     );
     assert!(
-        expected[2].0 == 500
-            && expected[2].1.contains("function pf-back panicked")
+        expected[2].status == 500
+            && expected[2].body.contains("function pf-back panicked")
             && back_log.contains("pf-back was asked to panic"),
         "{expected:?}\n{back_log}"
     );
@@ -428,7 +428,7 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
     assert_eq!(replies, expected, "{}", merged.output());
     assert_eq!(
         replies[3],
-        (200, "back said call 2 sum 252".into()),
+        HttpReply::new(200, "back said call 2 sum 252"),
         "the process went on after two panics"
     );
     assert_eq!(redis.dump(), expected_state);
@@ -446,7 +446,7 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
     let merged = Function::start(&binary, "pf-front", port, env(&gateway2));
     assert_eq!(
         post(&format!("{}/", merged.url()), "ok"),
-        (200, "back said call 3 sum 252".into()),
+        HttpReply::new(200, "back said call 3 sum 252"),
         "{}",
         merged.output()
     );

@@ -8,19 +8,17 @@
 //! `nginx`; `bash .ci/run` installs them).
 
 use fmerge_testkit::{
-    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, PAIR_REQUESTS, Redis, SAMPLE_POSTS,
-    free_port, post, seed_social_network, unmerged_replies,
+    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, HttpReply, PAIR_REQUESTS, Redis,
+    SAMPLE_POSTS, Unmerged, free_port, post, seed_social_network, unmerged_replies,
 };
-use std::collections::BTreeMap;
-
-/// What the requests got back, and the Redis state after them.
-type Observed = (Vec<(u16, String)>, BTreeMap<String, String>);
 
 /// The fused binary `bin` serves `caller` behind the gateway, beside every
 /// other function unmerged, so that a call that wrongly left the process
 /// would still succeed and show in the gateway's log. Asserts that none of
 /// `members` (but the caller) was asked through the gateway.
-fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Observed {
+/// What the requests got back, and the Redis state after them, as
+/// [`unmerged_replies`] gives them.
+fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Unmerged {
     let redis = Redis::start();
     seed_social_network(&mut redis.conn());
     let port = free_port();
@@ -57,18 +55,24 @@ fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Observed {
             program.output()
         );
     }
-    (replies, redis.dump())
+    Unmerged {
+        replies,
+        state: redis.dump(),
+    }
 }
 
 const PAIR: &[&str] = &["write-home-timeline", "social-graph-get-followers"];
 
 #[test]
 fn the_fused_pair_answers_like_the_unmerged_pair() {
-    let (expected, expected_state) = unmerged_replies(PAIR[0], PAIR_REQUESTS);
-    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
+    let Unmerged {
+        replies: expected,
+        state: expected_state,
+    } = unmerged_replies(PAIR[0], PAIR_REQUESTS);
+    let Unmerged { replies, state } = fused(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
     assert_eq!(replies, expected);
-    assert_eq!(replies[0], (200, r#"{"updated":4}"#.to_string()));
-    assert_eq!(replies[3].0, 400, "malformed JSON is still a 400");
+    assert_eq!(replies[0], HttpReply::new(200, r#"{"updated":4}"#));
+    assert_eq!(replies[3].status, 400, "malformed JSON is still a 400");
     assert_eq!(state, expected_state);
     assert!(
         state.keys().any(|k| k.starts_with("home-timeline:")),
@@ -79,13 +83,13 @@ fn the_fused_pair_answers_like_the_unmerged_pair() {
 #[test]
 fn the_fused_chain_answers_like_the_unmerged_chain() {
     let chain = COMPOSE_POST_TREE;
-    let (expected, expected_state) = unmerged_replies(chain[0], SAMPLE_POSTS);
-    let (replies, state) = fused(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
+    let Unmerged {
+        replies: expected,
+        state: expected_state,
+    } = unmerged_replies(chain[0], SAMPLE_POSTS);
+    let Unmerged { replies, state } = fused(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
     assert_eq!(replies, expected);
-    assert!(
-        replies.iter().all(|(status, _)| *status == 200),
-        "{replies:?}"
-    );
+    assert!(replies.iter().all(|r| r.status == 200), "{replies:?}");
     assert_eq!(state, expected_state);
     // Every member wrote what it writes: posts, short URLs, timelines, the id counter.
     for prefix in ["post:", "short-url:", "home-timeline:", "unique-id:counter"] {

@@ -17,7 +17,7 @@ fn the_call_log_records_calls_at_once_then_one_after() {
     cmd.env("port", callee_port.to_string())
         .env("metrics_port", "0")
         .env("listen_address", "127.0.0.1")
-        .env(CALLER_KEY.0, CALLER_KEY.1);
+        .env(fmerge_contract::CALLER_KEY_VAR, CALLER_KEY);
     let callee = Server::start(cmd, callee_port);
     let metrics = free_port();
     let caller = keyed_probe(&[
@@ -89,7 +89,7 @@ fn the_call_log_records_calls_at_once_then_one_after() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.1.as_bytes()).unwrap();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.as_bytes()).unwrap();
     mac.update(format!("/calls\n{t}").as_bytes());
     let sig = format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()));
     let signed = [

@@ -14,7 +14,7 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, RawResponse, closed_after, request};
+use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
 use fmerge_testkit::free_port;
 use std::time::{Duration, Instant};
 use support::fronts::{Front, both, both_started, start};
@@ -158,12 +158,12 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
                 s.server.output()
             );
         }
-        let (code, after) = s
-            .server
-            .wait_exit(Duration::from_secs(15))
-            .unwrap_or_else(|| {
-                panic!("{front:?}: still running 15 s after the in-flight requests finished")
-            });
+        let Exited { code, after } =
+            s.server
+                .wait_exit(Duration::from_secs(15))
+                .unwrap_or_else(|| {
+                    panic!("{front:?}: still running 15 s after the in-flight requests finished")
+                });
         eprintln!(
             "{front:?}: exit {code:?}, {:?} after the signal",
             signalled.elapsed()

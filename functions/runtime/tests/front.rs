@@ -11,7 +11,9 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, RawResponse, probe, request, rss_kib};
+use fmerge_testkit::dataplane::{
+    self, Exited, ProbeServer, RawResponse, ResidentKib, probe, request, rss_kib,
+};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -30,7 +32,7 @@ fn count(metrics: u16, code: u16) -> u64 {
 
 #[test]
 fn x_timeout_can_only_lower_exec_timeout() {
-    let (s, _) = probe(&[("exec_timeout", "1s")]);
+    let ProbeServer { server: s, .. } = probe(&[("exec_timeout", "1s")]);
     // Zero, a rounding to zero, garbage and a longer one: all keep the 1 s.
     for value in ["0", "0s", "0.1ns", "never", "10s"] {
         let asked = Instant::now();
@@ -49,7 +51,7 @@ fn x_timeout_can_only_lower_exec_timeout() {
 #[test]
 fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_and_sigterm_drains()
 {
-    let (mut s, _) = probe(&[
+    let ProbeServer { server: mut s, .. } = probe(&[
         ("exec_timeout", "2s"),
         ("TOKIO_WORKER_THREADS", "2"),
         ("healthcheck_interval", "1s"),
@@ -76,7 +78,7 @@ fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_
         eprintln!("504 after {after:?}");
     }
     s.signal("TERM");
-    let (code, after) = s
+    let Exited { code, after } = s
         .wait_exit(Duration::from_secs(30))
         .unwrap_or_else(|| panic!("still running 30 s after SIGTERM:\n{}", s.output()));
     eprintln!("exit {code:?} {after:?} after SIGTERM, handler threads still asleep");
@@ -88,7 +90,7 @@ fn a_blocked_handler_answered_504_no_longer_holds_its_max_inflight_slot() {
     // As of-watchdog's limit counts its own requests, not its upstream's:
     // once the front has answered, the next request is admitted even while
     // the abandoned handler still blocks its thread.
-    let (s, _) = probe(&[
+    let ProbeServer { server: s, .. } = probe(&[
         ("exec_timeout", "1s"),
         ("max_inflight", "1"),
         ("TOKIO_WORKER_THREADS", "2"),
@@ -108,7 +110,8 @@ fn a_blocked_handler_answered_504_no_longer_holds_its_max_inflight_slot() {
 
 #[test]
 fn a_client_that_goes_away_and_a_request_past_exec_timeout_are_counted() {
-    let (s, metrics) = probe(&[("exec_timeout", "1s"), ("FMERGE_ACCESS_LOG", "1")]);
+    let ProbeServer { server: s, metrics } =
+        probe(&[("exec_timeout", "1s"), ("FMERGE_ACCESS_LOG", "1")]);
     let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
     c.write_all(b"GET /sleep?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
@@ -153,7 +156,8 @@ fn post_body(port: u16, size: usize, ms: u64) -> Result<u16, String> {
 
 #[test]
 fn bodies_past_max_buffered_bytes_get_503_and_memory_stays_bounded() {
-    let (s, _) = probe(&[("max_buffered_bytes", &(64usize << 20).to_string())]);
+    let ProbeServer { server: s, .. } =
+        probe(&[("max_buffered_bytes", &(64usize << 20).to_string())]);
     let port = s.port;
     // Eight 31 MiB bodies at once, each held 2 s: two fit the 64 MiB budget;
     // the others wait for budget, and those that wait too long get 503.
@@ -166,7 +170,7 @@ fn bodies_past_max_buffered_bytes_get_503_and_memory_stays_bounded() {
         .collect();
     let ok = statuses.iter().filter(|&&s| s == 200).count();
     let refused = statuses.iter().filter(|&&s| s == 503).count();
-    let (peak, _) = rss_kib(s.pid());
+    let ResidentKib { peak, .. } = rss_kib(s.pid());
     eprintln!(
         "8 × 31 MiB at once: {ok} × 200, {refused} × 503; peak RSS {} MiB",
         peak >> 10
@@ -194,7 +198,7 @@ const BUDGET: &str = "67108864";
 
 #[test]
 fn two_connections_declaring_32_mib_and_sending_nothing_take_no_budget() {
-    let (s, _) = probe(&[("max_buffered_bytes", BUDGET)]);
+    let ProbeServer { server: s, .. } = probe(&[("max_buffered_bytes", BUDGET)]);
     let liars: Vec<TcpStream> = (0..2)
         .map(|_| {
             let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
@@ -217,7 +221,7 @@ fn two_connections_declaring_32_mib_and_sending_nothing_take_no_budget() {
 
 #[test]
 fn a_chunked_upload_of_70000_one_byte_chunks_is_charged_its_size() {
-    let (s, _) = probe(&[("max_buffered_bytes", BUDGET)]);
+    let ProbeServer { server: s, .. } = probe(&[("max_buffered_bytes", BUDGET)]);
     let head = "POST /sleep?ms=0 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n";
     let mut chunks = b"1\r\nx\r\n".repeat(70_000);
     chunks.extend_from_slice(b"0\r\n\r\n");
@@ -229,7 +233,7 @@ fn a_chunked_upload_of_70000_one_byte_chunks_is_charged_its_size() {
 
 #[test]
 fn a_body_waits_for_budget_and_gets_503_with_retry_after_only_past_its_wait() {
-    let (s, _) = probe(&[("max_buffered_bytes", "1048576")]);
+    let ProbeServer { server: s, .. } = probe(&[("max_buffered_bytes", "1048576")]);
     let port = s.port;
     let body = vec![b'b'; 900 << 10];
     let post = move |ms: u64, body: &[u8]| {
@@ -264,7 +268,8 @@ fn a_body_waits_for_budget_and_gets_503_with_retry_after_only_past_its_wait() {
 
 #[test]
 fn a_request_waiting_for_a_handler_thread_gets_504_at_exec_timeout_from_its_arrival() {
-    let (s, _) = probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
+    let ProbeServer { server: s, .. } =
+        probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
     let blockers = at_once(2, s.port, "/block?ms=6000");
     std::thread::sleep(Duration::from_millis(300));
     let asked = Instant::now();
@@ -301,7 +306,8 @@ fn read_reply(c: &mut TcpStream) -> (u16, String) {
 
 #[test]
 fn the_next_request_of_a_keep_alive_connection_gets_504_at_exec_timeout_while_threads_block() {
-    let (s, _) = probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
+    let ProbeServer { server: s, .. } =
+        probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
     let mut kept = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
     kept.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();

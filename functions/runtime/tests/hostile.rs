@@ -10,7 +10,7 @@
 mod support;
 
 use fmerge_runtime::{BoxResponse, Bytes, Error, Input, Request, Response, invoke};
-use fmerge_testkit::dataplane::{self, method_flood, probe};
+use fmerge_testkit::dataplane::{self, ProbeServer, ResidentKib, method_flood, probe};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
 use support::{get, merge_locally, probe_on};
@@ -21,7 +21,7 @@ fn metrics_text(port: u16) -> String {
 
 #[test]
 fn a_flood_of_made_up_methods_is_one_unknown_label() {
-    let (s, metrics) = probe(&[]);
+    let ProbeServer { server: s, metrics } = probe(&[]);
     let statuses = method_flood(s.port, 3000);
     assert_eq!(statuses, vec![200; 3001]);
     let text = metrics_text(metrics);
@@ -43,7 +43,7 @@ fn a_flood_of_made_up_methods_is_one_unknown_label() {
 
 #[test]
 fn a_forged_caller_header_creates_no_label() {
-    let (s, metrics) = probe(&[]);
+    let ProbeServer { server: s, metrics } = probe(&[]);
     for i in 0..100 {
         let forged = format!("attacker-{i}");
         let r = get(s.port, "/echo", &[("X-Fmerge-Caller", &forged)]);
@@ -70,7 +70,7 @@ fn a_caller_key_too_short_or_an_unimplemented_of_watchdog_setting_stops_the_star
         ("jwt_auth", "true", "jwt_auth=true"),
         ("mode", "streaming", "mode=\"streaming\""),
         ("ready_path", "/ready", "ready_path"),
-        (CALLER_KEY.0, "short", "at least 16"),
+        (fmerge_contract::CALLER_KEY_VAR, "short", "at least 16"),
     ] {
         let out = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
             .env("port", free_port().to_string())
@@ -91,7 +91,7 @@ fn a_bad_call_id_is_neither_logged_nor_passed_on_and_a_callee_reply_is_read_up_t
     let callee_port = free_port();
     let gateway = Gateway::start(&[("callee", callee_port)]);
     let _callee = probe_on(callee_port, &[]);
-    let (caller, _) = probe(&[
+    let ProbeServer { server: caller, .. } = probe(&[
         ("GATEWAY_URL", &gateway.url()),
         ("FMERGE_ACCESS_LOG", "1"),
         ("FMERGE_INVOKE_MAX_REPLY_BYTES", "1048576"),
@@ -183,7 +183,7 @@ fn a_32_mib_bad_json_string_gets_a_short_400_and_log_line_in_bounded_memory() {
     let mut body = vec![b'a'; 32 << 20];
     body[0] = b'"';
     *body.last_mut().unwrap() = b'"';
-    let (_, before) = dataplane::rss_kib(s.pid());
+    let ResidentKib { now: before, .. } = dataplane::rss_kib(s.pid());
     let reply = dataplane::request(port, "POST", "/json", &[], &body).unwrap();
     assert_eq!(
         reply.status,
@@ -215,7 +215,7 @@ fn a_32_mib_bad_json_string_gets_a_short_400_and_log_line_in_bounded_memory() {
     // The body itself (32 MiB, counted in max_buffered_bytes) and little
     // else: serde's rendering of the whole string would be 32 MiB more at
     // least, the reply and the log line as much again.
-    let (peak, _) = dataplane::rss_kib(s.pid());
+    let ResidentKib { peak, .. } = dataplane::rss_kib(s.pid());
     assert!(
         peak < before + (32 << 10) + (24 << 10),
         "peak {peak} KiB, {before} KiB before"
@@ -252,9 +252,9 @@ fn a_panic_with_a_huge_payload_is_logged_short_and_replied_with_a_stable_message
 #[test]
 fn a_caller_signature_replayed_past_a_short_window_is_unverified() {
     use hmac::{Hmac, Mac};
-    let (s, metrics) = probe(&[]);
+    let ProbeServer { server: s, metrics } = probe(&[]);
     let signed = |caller: &str, t: u64| {
-        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.1.as_bytes()).unwrap();
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.as_bytes()).unwrap();
         mac.update(format!("{caller}\n{t}").as_bytes());
         format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()))
     };

@@ -9,7 +9,8 @@
 //! Run: `cargo test --release -p fmerge-runtime --test limits`.
 
 use fmerge_testkit::dataplane::{
-    self, Server, cpu_ticks, keyed_probe, request, rss_kib, ticks_per_second,
+    self, ProbeServer, ResidentKib, Server, cpu_ticks, keyed_probe, request, rss_kib,
+    ticks_per_second,
 };
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::io::{Read, Write};
@@ -56,7 +57,7 @@ fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
         let r = r.join().unwrap().unwrap();
         assert!(r.starts_with("HTTP/1.1 413"), "{r}");
     }
-    let (peak, now) = rss_kib(s.pid());
+    let ResidentKib { peak, now } = rss_kib(s.pid());
     eprintln!("after 1 GiB + 100 × 50 MiB declared: peak RSS {peak} KiB, now {now} KiB");
     assert!(peak < 64 << 10, "peak RSS {peak} KiB");
     // A chunked body (no length declared) is cut off while it is read.
@@ -85,7 +86,7 @@ fn a_body_over_max_body_size_is_refused_413_before_it_is_read() {
 #[test]
 fn an_accepted_body_costs_about_its_size_in_memory_not_twice() {
     let s = keyed_probe(&[]);
-    let (base, _) = rss_kib(s.pid());
+    let ResidentKib { peak: base, .. } = rss_kib(s.pid());
     let body = vec![b'z'; 24 << 20];
     let r = request(s.server_port(), "POST", "/sleep?ms=0", &[], &body).unwrap();
     assert_eq!(r.status, 200);
@@ -99,7 +100,7 @@ fn an_accepted_body_costs_about_its_size_in_memory_not_twice() {
     )
     .unwrap();
     assert_eq!(r.status, 200);
-    let (peak, _) = rss_kib(s.pid());
+    let ResidentKib { peak, .. } = rss_kib(s.pid());
     let grew = peak.saturating_sub(base);
     eprintln!("a 24 MiB body: peak RSS grew by {grew} KiB (from {base} KiB)");
     assert!(
@@ -278,7 +279,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     cmd.env("port", callee_port.to_string())
         .env("metrics_port", callee_metrics.to_string())
         .env("listen_address", "127.0.0.1")
-        .env(CALLER_KEY.0, CALLER_KEY.1);
+        .env(fmerge_contract::CALLER_KEY_VAR, CALLER_KEY);
     let callee = Server::start(cmd, callee_port);
     let caller_metrics = free_port().to_string();
     let caller = keyed_probe(&[
@@ -339,14 +340,14 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 
 #[test]
 fn metrics_export_the_process_resident_memory_and_cpu_seconds() {
-    let (s, metrics) = dataplane::probe(&[]);
+    let ProbeServer { server: s, metrics } = dataplane::probe(&[]);
     for _ in 0..200 {
         let r = request(s.server_port(), "POST", "/echo", &[], &[b'x'; 4096]).unwrap();
         assert_eq!(r.status, 200, "{r:?}");
     }
     let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
     // After the scrape: the kernel's own figures for the same process.
-    let (peak_kib, _) = rss_kib(s.pid());
+    let ResidentKib { peak: peak_kib, .. } = rss_kib(s.pid());
     let cpu_after = cpu_ticks(s.pid()) as f64 / ticks_per_second() as f64;
     assert!(
         text.contains("# TYPE process_resident_memory_bytes gauge\n"),
@@ -373,7 +374,10 @@ fn metrics_export_the_process_resident_memory_and_cpu_seconds() {
 #[test]
 fn an_idle_process_names_its_function_beside_its_usage() {
     // No request yet: the scrape must still say whose figures these are.
-    let (_s, metrics) = dataplane::probe(&[]);
+    let ProbeServer {
+        server: _s,
+        metrics,
+    } = dataplane::probe(&[]);
     let text = request(metrics, "GET", "/metrics", &[], b"").unwrap().body;
     assert!(
         text.contains(r#"http_requests_in_flight{function="fmerge-runtime"} 0"#),

@@ -8,7 +8,7 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, Server, probe};
+use fmerge_testkit::dataplane::{self, ProbeServer, Server, probe};
 use fmerge_testkit::free_port;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -155,7 +155,10 @@ fn read_timeout_covers_the_line_headers_and_body_together() {
 
 #[test]
 fn the_metrics_port_closes_a_client_that_stalls_and_caps_its_connections() {
-    let (_s, metrics) = probe(&[]);
+    let ProbeServer {
+        server: _s,
+        metrics,
+    } = probe(&[]);
     // Half a request: closed at the read timeout (of-watchdog: 500 ms).
     let mut c = patient(stalled(metrics, "GET /metrics HTTP/1.1\r\nHo"));
     let asked = Instant::now();

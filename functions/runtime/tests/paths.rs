@@ -10,8 +10,8 @@
 mod support;
 
 use fmerge_testkit::{
-    Deployment, Redis, SAMPLE_POSTS, SeedOptions, post, seed, seed_password, seed_social_network,
-    seed_username,
+    Deployment, HttpReply, Redis, SAMPLE_POSTS, Scored, SeedOptions, post, seed, seed_password,
+    seed_social_network, seed_username,
 };
 use serde_json::{Value, json};
 use support::{Answers, error_of};
@@ -41,7 +41,7 @@ fn register_then_log_in_and_look_users_up() {
     // A taken username: a 400, and no social-graph entry for it.
     system.refused("register-user", alice, "user alice already exists");
     let bad = r#"{"first_name": "", "last_name": "", "username": "no spaces", "password": "x"}"#;
-    let (status, body) = post(&system.url("register-user"), bad);
+    let HttpReply { status, body } = post(&system.url("register-user"), bad);
     assert_eq!(status, 400, "{body}");
     assert!(error_of(&body).contains("is not valid"), "{body}");
     system.ok("register-user-with-id",
@@ -115,7 +115,7 @@ fn register_then_log_in_and_look_users_up() {
         r#"{"username": "alice", "password": "hunter2"}"#,
         r#"{"username": "nobody", "password": "hunter2"}"#,
     ] {
-        let (status, body) = post(&system.url("user-login"), wrong);
+        let HttpReply { status, body } = post(&system.url("user-login"), wrong);
         assert_eq!(
             (status, error_of(&body).as_str()),
             (400, "incorrect username or password"),
@@ -151,7 +151,7 @@ fn register_then_log_in_and_look_users_up() {
     );
 
     // A registered user can be mentioned in a post.
-    let (status, body) = post(
+    let HttpReply { status, body } = post(
         &system.url("user-mention"),
         r#"{"usernames": ["bob", "alice"]}"#,
     );
@@ -182,11 +182,11 @@ fn follow_and_unfollow_by_id_and_by_username() {
     );
     assert_eq!(
         redis.zrange("social-graph:followers:3"),
-        [("1".to_string(), 1), ("4".to_string(), 100)]
+        [Scored::new("1", 1), Scored::new("4", 100)]
     );
     assert_eq!(
         redis.zrange("social-graph:followees:4"),
-        [("3".to_string(), 100)]
+        [Scored::new("3", 100)]
     );
     system.ok(
         "social-graph-get-followers",
@@ -230,7 +230,7 @@ fn follow_and_unfollow_by_id_and_by_username() {
     assert_eq!(system.gateway.requests_for("social-graph-follow"), 5);
 
     // An unknown username: get-user-id refuses, nothing is followed.
-    let (status, body) = post(
+    let HttpReply { status, body } = post(
         &system.url("social-graph-follow-with-username"),
         r#"{"username": "erin", "followee_username": "nobody", "timestamp": 400}"#,
     );
@@ -253,19 +253,19 @@ fn follow_and_unfollow_by_id_and_by_username() {
         r#"{"username": "erin", "followee_username": "carol"}"#,
         r#"{"unfollowed":true}"#,
     );
-    let (status, body) = post(
+    let HttpReply { status, body } = post(
         &system.url("social-graph-unfollow-with-username"),
         r#"{"username": "nobody", "followee_username": "carol"}"#,
     );
     callee_refused(status, &body, "user nobody is not registered");
     assert_eq!(
         redis.zrange("social-graph:followers:3"),
-        [("1".to_string(), 1)]
+        [Scored::new("1", 1)]
     );
     assert!(redis.zrange("social-graph:followees:4").is_empty());
     assert_eq!(
         redis.zrange("social-graph:followees:5"),
-        [("4".to_string(), 300)]
+        [Scored::new("4", 300)]
     );
     assert_eq!(system.gateway.requests_for("social-graph-unfollow"), 3);
 
@@ -286,7 +286,7 @@ fn composed_posts_come_back_on_the_user_and_home_timelines() {
     // alice posts SAMPLE_POSTS[0] and [3], bob posts [1].
     let mut ids = Vec::new();
     for request in [SAMPLE_POSTS[0], SAMPLE_POSTS[1], SAMPLE_POSTS[3]] {
-        let (status, body) = post(&system.url("compose-post"), request);
+        let HttpReply { status, body } = post(&system.url("compose-post"), request);
         assert_eq!(status, 200, "{body}\n{}", system.outputs());
         ids.push(
             serde_json::from_str::<Value>(&body).unwrap()["post_id"]

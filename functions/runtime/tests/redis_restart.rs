@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test redis_restart -- --nocapture`
 
-use fmerge_testkit::{Deployment, Redis, try_post};
+use fmerge_testkit::{Deployment, HttpReply, Redis, try_post};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ fn traffic_succeeds_again_within_seconds_of_a_redis_restart() {
                         r#"{{"username":"alice","user_id":1,"text":"restart https://example.com/{ts}","timestamp":{ts}}}"#
                     );
                     let start = Instant::now();
-                    let ok = matches!(try_post(&compose, &request), Ok((200, _)));
+                    let ok = matches!(try_post(&compose, &request), Ok(HttpReply { status: 200, .. }));
                     let end = Instant::now();
                     samples
                         .lock()

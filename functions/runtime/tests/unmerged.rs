@@ -11,8 +11,8 @@
 mod support;
 
 use fmerge_testkit::{
-    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, Redis, SAMPLE_POSTS, Stub, free_port, post,
-    seed_social_network, unmerged_replies,
+    COMPOSE_POST_TREE, Deployment, FUNCTIONS, Function, HttpReply, Redis, SAMPLE_POSTS, Scored,
+    Stub, free_port, post, seed_social_network, unmerged_replies,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     for user in [2, 3, 4, 5] {
         assert_eq!(
             redis.zrange(&format!("home-timeline:{user}")),
-            [("100".to_string(), 1700000000)],
+            [Scored::new("100", 1700000000)],
             "user {user}"
         );
     }
@@ -64,8 +64,8 @@ fn the_pair_writes_every_follower_and_mention_timeline() {
     assert_eq!(
         redis.zrange("home-timeline:2"),
         [
-            ("100".to_string(), 1700000000),
-            ("101".to_string(), 1700000001)
+            Scored::new("100", 1700000000),
+            Scored::new("101", 1700000001)
         ]
     );
 
@@ -81,7 +81,7 @@ fn compose_post_runs_the_whole_call_tree() {
     seed_social_network(&mut redis.conn());
     let system = Deployment::unmerged(&redis, &[], &[]);
 
-    let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
+    let HttpReply { status, body } = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
     assert_eq!(status, 200, "{body}\n{}", system.outputs());
     assert_eq!(body, format!(r#"{{"post_id":{FIRST_POST_ID}}}"#));
 
@@ -117,14 +117,14 @@ fn compose_post_runs_the_whole_call_tree() {
     for user in [2, 4, 5] {
         assert_eq!(
             redis.zrange(&format!("home-timeline:{user}")),
-            [(FIRST_POST_ID.to_string(), 1700000000000)]
+            [Scored::new(FIRST_POST_ID, 1700000000000)]
         );
     }
     assert_eq!(redis.keys("home-timeline:*").len(), 3);
     // write-user-timeline: the author's own timeline.
     assert_eq!(
         redis.zrange("user-timeline:1"),
-        [(FIRST_POST_ID.to_string(), 1700000000000)]
+        [Scored::new(FIRST_POST_ID, 1700000000000)]
     );
     assert_eq!(redis.keys("user-timeline:*"), ["user-timeline:1"]);
 
@@ -141,14 +141,14 @@ fn compose_post_runs_the_whole_call_tree() {
     }
 
     // The next post gets the next id; mentions of a non-follower reach them.
-    let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[1]);
+    let HttpReply { status, body } = post(&system.url("compose-post"), SAMPLE_POSTS[1]);
     assert_eq!(
         (status, body),
         (200, format!(r#"{{"post_id":{}}}"#, FIRST_POST_ID + 1))
     );
     assert_eq!(
         redis.zrange("home-timeline:3"),
-        [((FIRST_POST_ID + 1).to_string(), 1700000001000)]
+        [Scored::new(FIRST_POST_ID + 1, 1700000001000)]
     );
     assert_eq!(redis.keys("short-url:*").len(), 3);
 }
@@ -176,7 +176,7 @@ fn compose_post_fans_out_concurrently_in_both_stages() {
     let request =
         r#"{"username": "g", "user_id": 3, "text": "raw", "media_ids": [], "timestamp": 5}"#;
     let started = Instant::now();
-    let (status, body) = post(&system.url("compose-post"), request);
+    let HttpReply { status, body } = post(&system.url("compose-post"), request);
     let took = started.elapsed();
     assert_eq!(
         (status, body.as_str()),
@@ -232,7 +232,7 @@ fn text_service_asks_url_shorten_and_user_mention_concurrently() {
     );
 
     let started = Instant::now();
-    let (status, body) = post(
+    let HttpReply { status, body } = post(
         &system.url("text-service"),
         r#"{"text": "hi @zed: https://a.b/c now"}"#,
     );
@@ -297,7 +297,7 @@ fn malformed_requests_are_a_400_that_says_why() {
     let redis = Redis::start();
     let system = Deployment::unmerged(&redis, &[], &[]);
     for function in FUNCTIONS {
-        let (status, body) = post(&system.url(function), "{not json");
+        let HttpReply { status, body } = post(&system.url(function), "{not json");
         assert_eq!(status, 400, "{function}: {body}");
         let error = error_of(&body);
         assert!(
@@ -305,7 +305,7 @@ fn malformed_requests_are_a_400_that_says_why() {
             "{function}: {error}"
         );
         // Well-formed JSON of the wrong shape is malformed too.
-        let (status, body) = post(&system.url(function), r#""not an object""#);
+        let HttpReply { status, body } = post(&system.url(function), r#""not an object""#);
         assert_eq!(status, 400, "{function}: {body}");
         assert!(
             error_of(&body).starts_with("malformed JSON request: "),
@@ -366,7 +366,7 @@ fn a_panicking_user_mention_fails_one_request_and_the_next_succeeds() {
 
     // The process survived, and the next request succeeds.
     assert!(system.function("user-mention").is_running());
-    let (status, body) = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
+    let HttpReply { status, body } = post(&system.url("compose-post"), SAMPLE_POSTS[0]);
     assert_eq!(status, 200, "{body}\n{}", system.outputs());
     assert_eq!(redis.keys("post:*").len(), 1);
     assert!(
@@ -382,20 +382,23 @@ fn two_runs_on_the_same_data_give_identical_replies_and_state() {
     let run = || unmerged_replies("compose-post", SAMPLE_POSTS);
     let (first, second) = (run(), run());
     assert!(
-        first.0.iter().all(|(status, _)| *status == 200),
+        first.replies.iter().all(|r| r.status == 200),
         "{:?}",
-        first.0
+        first.replies
     );
-    assert_eq!(first.0, second.0);
-    assert_eq!(first.1, second.1);
+    assert_eq!(first.replies, second.replies);
+    assert_eq!(first.state, second.state);
     // The state is non-trivial: posts, timelines, short URLs, the counter.
-    let kinds = |prefix: &str| first.1.keys().filter(|k| k.starts_with(prefix)).count();
+    let kinds = |prefix: &str| first.state.keys().filter(|k| k.starts_with(prefix)).count();
     assert_eq!(
         (kinds("post:"), kinds("short-url:")),
         (SAMPLE_POSTS.len(), 3)
     );
     assert!(kinds("home-timeline:") >= 4);
-    assert_eq!(first.1["unique-id:counter"], SAMPLE_POSTS.len().to_string());
+    assert_eq!(
+        first.state["unique-id:counter"],
+        SAMPLE_POSTS.len().to_string()
+    );
 }
 
 #[test]

@@ -2,6 +2,10 @@
 //! HTTP/1.1 exchange whose every byte the test controls, a server process
 //! that can be sent signals, /proc figures, and the real of-watchdog.
 
+mod proc;
+
+pub use proc::{ResidentKib, cpu_ticks, rss_kib, ticks_per_second};
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -179,12 +183,15 @@ impl Server {
         assert!(ok, "kill -{signal} {} failed", self.pid());
     }
 
-    /// Waits up to `within` for the process to exit: its exit code and when.
-    pub fn wait_exit(&mut self, within: Duration) -> Option<(Option<i32>, Duration)> {
+    /// Waits up to `within` for the process to exit.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<Exited> {
         let start = Instant::now();
         while start.elapsed() < within {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Some((status.code(), start.elapsed()));
+                return Some(Exited {
+                    code: status.code(),
+                    after: start.elapsed(),
+                });
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -196,6 +203,14 @@ impl Server {
     }
 }
 
+/// How a process exited: its exit code (none if a signal ended it), and
+/// how long after the wait began.
+#[derive(Debug, Clone, Copy)]
+pub struct Exited {
+    pub code: Option<i32>,
+    pub after: Duration,
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = Command::new("kill")
@@ -205,40 +220,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// CPU time (user + system) a process has used, in clock ticks, from
-/// `/proc/<pid>/stat`.
-pub fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
-    // The command name may hold spaces: fields count from after its `)`.
-    let after = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = after.split(' ').collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// Clock ticks per second (`getconf CLK_TCK`, 100 on Linux).
-pub fn ticks_per_second() -> u64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100)
-}
-
-/// A process's peak resident set (VmHWM) and current (VmRSS), in KiB.
-pub fn rss_kib(pid: u32) -> (u64, u64) {
-    let status =
-        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/<pid>/status");
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
 }
 
 /// The real of-watchdog 0.11.6: `$FMERGE_OF_WATCHDOG`, or built by
@@ -345,17 +326,25 @@ pub fn example_binary(package: &str, name: &str) -> PathBuf {
 }
 
 /// The runtime's probe function (`fmerge-runtime`'s `examples/probe.rs`) on
-/// 127.0.0.1 with a metrics port, the tests' caller key and `env`; the
-/// server and its metrics port.
-pub fn probe(env: &[(&str, &str)]) -> (Server, u16) {
+/// 127.0.0.1 with a metrics port, the tests' caller key and `env`.
+pub fn probe(env: &[(&str, &str)]) -> ProbeServer {
     let (port, metrics) = (crate::free_port(), crate::free_port());
     let mut cmd = Command::new(example_binary("fmerge-runtime", "probe"));
     cmd.env("port", port.to_string())
         .env("metrics_port", metrics.to_string())
         .env("listen_address", "127.0.0.1")
-        .env(crate::CALLER_KEY.0, crate::CALLER_KEY.1)
+        .env(fmerge_contract::CALLER_KEY_VAR, crate::CALLER_KEY)
         .envs(env.iter().copied());
-    (Server::start(cmd, port), metrics)
+    ProbeServer {
+        server: Server::start(cmd, port),
+        metrics,
+    }
+}
+
+/// A [`probe`] server, and its metrics port.
+pub struct ProbeServer {
+    pub server: Server,
+    pub metrics: u16,
 }
 
 /// Sends `n` requests to `/echo` on one connection, each with a made-up
@@ -387,7 +376,7 @@ pub fn keyed_probe(env: &[(&str, &str)]) -> Server {
     cmd.env("port", port.to_string())
         .env("metrics_port", "0")
         .env("listen_address", "127.0.0.1")
-        .env(crate::CALLER_KEY.0, crate::CALLER_KEY.1)
+        .env(fmerge_contract::CALLER_KEY_VAR, crate::CALLER_KEY)
         .envs(env.iter().copied());
     Server::start(cmd, port)
 }

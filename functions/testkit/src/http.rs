@@ -48,42 +48,62 @@ pub(crate) fn agent() -> &'static ureq::Agent {
     })
 }
 
-/// POSTs `json` to `url` (blocking, 60 s timeout) and returns the status and
-/// body. Panics if there is no HTTP answer at all.
-pub fn post(url: &str, json: &str) -> (u16, String) {
+/// An HTTP reply: its status and its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpReply {
+    pub status: u16,
+    pub body: String,
+}
+
+impl HttpReply {
+    /// A reply of `status` with `body`, for tests to compare against.
+    pub fn new(status: u16, body: &str) -> HttpReply {
+        HttpReply {
+            status,
+            body: body.to_string(),
+        }
+    }
+}
+
+/// POSTs `json` to `url` (blocking, 60 s timeout) and returns the reply.
+/// Panics if there is no HTTP answer at all.
+pub fn post(url: &str, json: &str) -> HttpReply {
     try_post(url, json).unwrap_or_else(|e| panic!("POST {url}: {e}"))
 }
 
 /// [`post`] that returns transport errors instead of panicking.
-pub fn try_post(url: &str, json: &str) -> Result<(u16, String), ureq::Error> {
+pub fn try_post(url: &str, json: &str) -> Result<HttpReply, ureq::Error> {
     let mut reply = agent()
         .post(url)
         .header("content-type", "application/json")
         .send(json)?;
     let status = reply.status().as_u16();
-    Ok((status, reply.body_mut().read_to_string()?))
+    let body = reply.body_mut().read_to_string()?;
+    Ok(HttpReply { status, body })
 }
 
 /// GETs `url`; like [`post`].
-pub fn get(url: &str) -> (u16, String) {
-    let result = agent()
-        .get(url)
-        .call()
-        .and_then(|mut r| Ok((r.status().as_u16(), r.body_mut().read_to_string()?)));
+pub fn get(url: &str) -> HttpReply {
+    let result = agent().get(url).call().and_then(|mut r| {
+        Ok(HttpReply {
+            status: r.status().as_u16(),
+            body: r.body_mut().read_to_string()?,
+        })
+    });
     result.unwrap_or_else(|e| panic!("GET {url}: {e}"))
 }
 
 /// GETs `http://127.0.0.1:<port><path>` until it answers or `timeout` passes.
-pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<(u16, String), String> {
+pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<HttpReply, String> {
     let url = format!("http://127.0.0.1:{port}{path}");
     let deadline = Instant::now() + timeout;
     loop {
         match agent().get(&url).call() {
             Ok(mut r) => {
-                return Ok((
-                    r.status().as_u16(),
-                    r.body_mut().read_to_string().unwrap_or_default(),
-                ));
+                return Ok(HttpReply {
+                    status: r.status().as_u16(),
+                    body: r.body_mut().read_to_string().unwrap_or_default(),
+                });
             }
             Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),

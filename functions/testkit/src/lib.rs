@@ -38,7 +38,7 @@ pub use build::*;
 pub use fixture::*;
 pub use gateway::*;
 pub use http::wait_http;
-pub use http::{free_port, get, post, try_post};
+pub use http::{HttpReply, free_port, get, post, try_post};
 pub use inspect::*;
 pub use process::{CALLER_KEY, Function, Stub, need, wait_for};
 pub use seed::*;

@@ -97,12 +97,10 @@ pub struct Function {
     log: tempfile::NamedTempFile,
 }
 
-/// The caller key the tests' function processes share (the variable and a
-/// value), as an application's functions share one OpenFaaS secret.
-pub const CALLER_KEY: (&str, &str) = (
-    fmerge_contract::CALLER_KEY_VAR,
-    "fmerge-tests-caller-key-0123456789",
-);
+/// The caller key the tests' function processes share (in
+/// [`fmerge_contract::CALLER_KEY_VAR`]), as an application's functions
+/// share one OpenFaaS secret.
+pub const CALLER_KEY: &str = "fmerge-tests-caller-key-0123456789";
 
 impl Function {
     /// Spawns `binary` as function `name` on 127.0.0.1:`port`, with env
@@ -126,7 +124,7 @@ impl Function {
         let child = Command::new(binary)
             .env("port", port.to_string())
             .env("GATEWAY_URL", "http://127.0.0.1:9")
-            .env(CALLER_KEY.0, CALLER_KEY.1)
+            .env(fmerge_contract::CALLER_KEY_VAR, CALLER_KEY)
             .envs(envs)
             .stdin(Stdio::null())
             .stdout(log.reopen().expect("log"))

@@ -10,7 +10,7 @@
 //! every second. With `concurrency` 1 the post ids are the same on every run
 //! too; with more, which post gets which id depends on timing.
 
-use crate::http::try_post;
+use crate::http::{HttpReply, try_post};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -48,9 +48,15 @@ pub fn seed_password(i: u64) -> String {
     format!("pw-{i}-seeded")
 }
 
-/// The follow graph: `(follower, followee)` pairs, each user following
-/// `degree` distinct others.
-pub fn follow_graph(opts: &SeedOptions) -> Vec<(u64, u64)> {
+/// One user following another, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Follow {
+    pub follower: u64,
+    pub followee: u64,
+}
+
+/// The follow graph: each user following `degree` distinct others.
+pub fn follow_graph(opts: &SeedOptions) -> Vec<Follow> {
     let n = opts.users;
     let degree = opts.degree.min(n.saturating_sub(1));
     let mut rng = SplitMix(opts.seed ^ 0xF011_0500);
@@ -62,7 +68,10 @@ pub fn follow_graph(opts: &SeedOptions) -> Vec<(u64, u64)> {
             while (chosen.len() as u64) < degree {
                 let other = 1 + rng.next() % n;
                 if other != user && chosen.insert(other) {
-                    edges.push((user, other));
+                    edges.push(Follow {
+                        follower: user,
+                        followee: other,
+                    });
                 }
             }
         } else {
@@ -71,7 +80,10 @@ pub fn follow_graph(opts: &SeedOptions) -> Vec<(u64, u64)> {
             for k in 0..degree as usize {
                 let pick = k + (rng.next() % (others.len() - k) as u64) as usize;
                 others.swap(k, pick);
-                edges.push((user, others[k]));
+                edges.push(Follow {
+                    follower: user,
+                    followee: others[k],
+                });
             }
         }
     }
@@ -100,9 +112,11 @@ pub fn seed(gateway: &str, opts: &SeedOptions) -> Result<Seeded, String> {
     let follows: Vec<String> = follow_graph(opts)
         .iter()
         .enumerate()
-        .map(|(k, (user, followee))| {
+        .map(|(k, follow)| {
             format!(
-                r#"{{"user_id":{user},"followee_id":{followee},"timestamp":{}}}"#,
+                r#"{{"user_id":{},"followee_id":{},"timestamp":{}}}"#,
+                follow.follower,
+                follow.followee,
                 1_600_000_000_000u64 + k as u64
             )
         })
@@ -149,8 +163,8 @@ fn run(gateway: &str, function: &str, bodies: &[String], concurrency: usize) -> 
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(body) = bodies.get(i) else { return };
                     let why = match try_post(&url, body) {
-                        Ok((200, _)) => continue,
-                        Ok((status, reply)) => format!("answered HTTP {status}: {reply}"),
+                        Ok(HttpReply { status: 200, .. }) => continue,
+                        Ok(HttpReply { status, body }) => format!("answered HTTP {status}: {body}"),
                         Err(e) => format!("could not be reached: {e}"),
                     };
                     let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
@@ -208,8 +222,8 @@ mod tests {
             for user in 1..=users {
                 let mine: HashSet<u64> = edges
                     .iter()
-                    .filter(|(f, _)| *f == user)
-                    .map(|(_, t)| *t)
+                    .filter(|e| e.follower == user)
+                    .map(|e| e.followee)
                     .collect();
                 assert_eq!(mine.len() as u64, degree);
                 assert!(mine.iter().all(|&t| t != user && (1..=users).contains(&t)));

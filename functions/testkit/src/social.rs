@@ -77,7 +77,8 @@ impl Deployment {
         self.metrics
             .iter()
             .map(|port| {
-                let (status, body) = crate::get(&format!("http://127.0.0.1:{port}/metrics"));
+                let crate::HttpReply { status, body } =
+                    crate::get(&format!("http://127.0.0.1:{port}/metrics"));
                 assert_eq!(status, 200, "GET /metrics on {port}: {body}");
                 body
             })

@@ -282,11 +282,19 @@ pub fn closure(
 }
 
 /// Where a function's code is: its package folder, and those of the path
-/// packages (the user's own crates) it links, by name.
+/// packages (the user's own crates) it links.
 pub struct Code {
     pub name: String,
     pub own: PathBuf,
-    pub deps: Vec<(String, PathBuf)>,
+    /// By name.
+    pub deps: Vec<PathPackage>,
+}
+
+/// A path package (one of the user's own crates): its name and its folder.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PathPackage {
+    pub name: String,
+    pub dir: PathBuf,
 }
 
 /// The code of each of `names`, from one `cargo metadata` of the workspace
@@ -308,12 +316,17 @@ pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>>
         let package = local
             .get(&function.package_id)
             .context("a function is a path package")?;
-        let mut deps: Vec<(String, PathBuf)> = function
+        let mut deps: Vec<PathPackage> = function
             .closure
             .iter()
             .filter(|id| **id != package.id)
             .filter_map(|id| local.get(id))
-            .filter_map(|p| Some((p.name.to_string(), dir(p)?)))
+            .filter_map(|p| {
+                Some(PathPackage {
+                    name: p.name.to_string(),
+                    dir: dir(p)?,
+                })
+            })
             .collect();
         deps.sort();
         out.push(Code {

@@ -65,7 +65,7 @@ pub fn invoke_sites(module: &Module<'_>) -> Vec<Site> {
             continue;
         }
         let value = inkwell::values::AsValueRef::as_value_ref(&f);
-        for (user, index) in ir::uses(value) {
+        for ir::UseSite { user, index } in ir::uses(value) {
             let within = ir::demangle(&ir::enclosing_function(user));
             // SAFETY: `user` is a live instruction or constant of `module`.
             let called = ir::is_call(user) && unsafe { LLVMGetCalledValue(user) } == value;

@@ -80,16 +80,24 @@ pub fn globals(module: &Module) -> Vec<Value> {
     )
 }
 
-/// Each `(user, operand index)` where `v` is used.
-pub fn uses(v: Value) -> Vec<(Value, u32)> {
+/// One place a value is used: operand `index` of `user`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct UseSite {
+    pub user: Value,
+    pub index: u32,
+}
+
+/// Each place where `v` is used.
+pub fn uses(v: Value) -> Vec<UseSite> {
     let mut out = Vec::new();
     unsafe {
         let mut u = LLVMGetFirstUse(v);
         while !u.is_null() {
             let user = LLVMGetUser(u);
             for i in 0..LLVMGetNumOperands(user).max(0) as u32 {
-                if LLVMGetOperand(user, i) == v && !out.contains(&(user, i)) {
-                    out.push((user, i));
+                let site = UseSite { user, index: i };
+                if LLVMGetOperand(user, i) == v && !out.contains(&site) {
+                    out.push(site);
                 }
             }
             u = LLVMGetNextUse(u);
@@ -122,8 +130,14 @@ pub fn const_u64(v: Value) -> Option<u64> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v)) }
 }
 
-/// `getelementptr (i8, ptr @g, i64 k)` as `(@g, k)`.
-pub fn byte_offset(v: Value) -> Option<(Value, u64)> {
+/// A constant pointer `offset` bytes into `base`.
+pub struct ByteOffset {
+    pub base: Value,
+    pub offset: u64,
+}
+
+/// `getelementptr (i8, ptr @g, i64 k)` as `@g` and `k`.
+pub fn byte_offset(v: Value) -> Option<ByteOffset> {
     unsafe {
         if LLVMIsAConstantExpr(v).is_null()
             || LLVMGetConstOpcode(v) != LLVMOpcode::LLVMGetElementPtr
@@ -139,7 +153,10 @@ pub fn byte_offset(v: Value) -> Option<(Value, u64)> {
         {
             return None;
         }
-        Some((LLVMGetOperand(v, 0), const_u64(LLVMGetOperand(v, 1))?))
+        Some(ByteOffset {
+            base: LLVMGetOperand(v, 0),
+            offset: const_u64(LLVMGetOperand(v, 1))?,
+        })
     }
 }
 
@@ -175,7 +192,7 @@ pub fn holding_global(c: Value) -> Option<Value> {
         if seen > 64 {
             return None;
         }
-        for (user, _) in uses(v) {
+        for UseSite { user, .. } in uses(v) {
             unsafe {
                 if !LLVMIsAGlobalVariable(user).is_null() {
                     return Some(user);
@@ -248,13 +265,20 @@ pub fn const_byte_array(like: Value, bytes: &[u8]) -> Value {
     }
 }
 
-/// `agg` with operand `i` replaced by `v`, as a new constant struct of the same type.
-pub fn with_struct_fields(agg: Value, fields: &[(u32, Value)]) -> Value {
+/// Field `index` of a constant struct, given `value`.
+pub struct FieldValue {
+    pub index: u32,
+    pub value: Value,
+}
+
+/// `agg` with each of `fields` in place of the operand it names, as a new
+/// constant struct of the same type.
+pub fn with_struct_fields(agg: Value, fields: &[FieldValue]) -> Value {
     unsafe {
         let n = LLVMGetNumOperands(agg) as u32;
         let mut ops: Vec<Value> = (0..n).map(|k| LLVMGetOperand(agg, k)).collect();
-        for &(i, v) in fields {
-            ops[i as usize] = v;
+        for field in fields {
+            ops[field.index as usize] = field.value;
         }
         LLVMConstNamedStruct(LLVMTypeOf(agg), ops.as_mut_ptr(), n)
     }
@@ -298,9 +322,12 @@ pub fn str_arg(call: Value, i: u32) -> Option<String> {
         return None;
     }
     let (ptr, len) = (operand(call, i), const_u64(operand(call, i + 1))? as usize);
-    let (global, offset) = byte_offset(ptr).unwrap_or((ptr, 0));
-    let bytes = string_bytes(global)?;
-    let slice = bytes.get(offset as usize..offset as usize + len)?;
+    let at = byte_offset(ptr).unwrap_or(ByteOffset {
+        base: ptr,
+        offset: 0,
+    });
+    let bytes = string_bytes(at.base)?;
+    let slice = bytes.get(at.offset as usize..at.offset as usize + len)?;
     Some(String::from_utf8_lossy(slice).into_owned())
 }
 

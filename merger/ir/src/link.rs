@@ -26,8 +26,16 @@ pub fn parse<'ctx>(
     })
 }
 
-/// Links every module into one, as `llvm-link` does, and returns it. Each
-/// comes with the crates it holds (for errors) and its size (bitcode bytes).
+/// A module to link, with what [`all`] needs to know of it.
+pub struct Linkable<'ctx> {
+    pub module: Module<'ctx>,
+    /// The crates it holds, for errors.
+    pub crates: String,
+    /// Its size, in bitcode bytes.
+    pub size: usize,
+}
+
+/// Links every module into one, as `llvm-link` does, and returns it.
 ///
 /// Every link first scans its whole destination module, so linking unit
 /// after unit into one growing module costs the square of its size (it was
@@ -35,21 +43,21 @@ pub fn parse<'ctx>(
 /// together are linked first, until one module is left, the later always
 /// into the earlier: where `linkonce` copies meet, the earliest unit's wins,
 /// as in a left-to-right `llvm-link`, and the order of units is kept.
-pub fn all<'ctx>(mut modules: Vec<(Module<'ctx>, String, usize)>) -> Result<Module<'ctx>> {
+pub fn all<'ctx>(mut modules: Vec<Linkable<'ctx>>) -> Result<Module<'ctx>> {
     while modules.len() > 1 {
         // The neighbours whose link is cheapest: the smallest pair.
         let i = (0..modules.len() - 1)
-            .min_by_key(|&i| modules[i].2 + modules[i + 1].2)
+            .min_by_key(|&i| modules[i].size + modules[i + 1].size)
             .expect("two or more");
-        let (src, src_crates, src_size) = modules.remove(i + 1);
-        let (dest, crates, size) = &mut modules[i];
-        into(dest, src, &src_crates)?;
-        *crates = format!("{crates}, {src_crates}");
-        *size += src_size;
+        let src = modules.remove(i + 1);
+        let dest = &mut modules[i];
+        into(&dest.module, src.module, &src.crates)?;
+        dest.crates = format!("{}, {}", dest.crates, src.crates);
+        dest.size += src.size;
     }
     modules
         .pop()
-        .map(|(module, _, _)| module)
+        .map(|linkable| linkable.module)
         .ok_or_else(|| anyhow!("cargo built nothing to merge"))
 }
 

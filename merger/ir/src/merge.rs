@@ -144,7 +144,11 @@ pub fn merge(
             for (index, unit) in units {
                 let module = link::parse(ctx, &unit.bitcode, &unit.crate_name, &unit.path)?;
                 each(index, &unit, &module)?;
-                modules.push((module, unit.crate_name, unit.bitcode.len()));
+                modules.push(link::Linkable {
+                    module,
+                    crates: unit.crate_name,
+                    size: unit.bitcode.len(),
+                });
             }
             link::all(modules)
         })?),

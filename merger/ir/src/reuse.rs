@@ -98,10 +98,16 @@ pub(crate) fn keeps_used(module: &inkwell::module::Module<'_>) -> bool {
         .any(|name| module.get_global(name).is_some())
 }
 
+/// A callee of the dispatch table.
+pub struct RoutedCallee {
+    pub name: String,
+    /// It runs on threads of its own.
+    pub isolate: bool,
+}
+
 /// The dispatch table alone, as bitcode: `fmerge.routes` (exported) naming
-/// each callee's entry, which the callee's own object defines. `callees`:
-/// each with whether it runs on threads of its own.
-pub fn table(callees: &[(String, bool)], target: &Target) -> Result<Vec<u8>> {
+/// each callee's entry, which the callee's own object defines.
+pub fn table(callees: &[RoutedCallee], target: &Target) -> Result<Vec<u8>> {
     let machine = codegen::machine(target.triple, target.opt_level)?;
     let ctx = Context::create();
     let module = ctx.create_module("fmerge.routes");
@@ -110,12 +116,17 @@ pub fn table(callees: &[(String, bool)], target: &Target) -> Result<Vec<u8>> {
     let entry_type = ctx.void_type().fn_type(&[], false);
     let entries: Vec<_> = callees
         .iter()
-        .map(|(callee, isolate)| {
-            let symbol = fmerge_contract::entry_symbol(callee);
-            let entry = module.add_function(&symbol, entry_type, Some(Linkage::External));
-            let pointer = entry.as_global_value().as_pointer_value();
-            (callee.as_str(), pointer, *isolate)
-        })
+        .map(
+            |RoutedCallee {
+                 name: callee,
+                 isolate,
+             }| {
+                let symbol = fmerge_contract::entry_symbol(callee);
+                let entry = module.add_function(&symbol, entry_type, Some(Linkage::External));
+                let pointer = entry.as_global_value().as_pointer_value();
+                (callee.as_str(), pointer, *isolate)
+            },
+        )
         .collect();
     let table = routes::table(&module, &entries);
     table.set_name(ROUTES);
@@ -127,11 +138,14 @@ pub fn table(callees: &[(String, bool)], target: &Target) -> Result<Vec<u8>> {
 /// The callees and whether each runs on threads of its own, for [`table`].
 pub(crate) fn callees(
     callees: &[String],
-    blocking: &BTreeMap<String, (String, String)>,
-) -> Vec<(String, bool)> {
+    blocking: &BTreeMap<String, crate::passes::blocking::BlockingCall>,
+) -> Vec<RoutedCallee> {
     callees
         .iter()
-        .map(|c| (c.clone(), blocking.contains_key(c)))
+        .map(|c| RoutedCallee {
+            name: c.clone(),
+            isolate: blocking.contains_key(c),
+        })
         .collect()
 }
 
@@ -158,7 +172,11 @@ pub fn compile(
         .enumerate()
         .map(|(i, b)| {
             let module = link::parse(&ctx, b, what, Path::new(what))?;
-            Ok((module, format!("{what} #{i}"), b.len()))
+            Ok(link::Linkable {
+                module,
+                crates: format!("{what} #{i}"),
+                size: b.len(),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     let joint = modules.len() > 1;

@@ -338,7 +338,7 @@ fn check(case: &Case) -> Vec<String> {
         found
             .isolated
             .iter()
-            .map(|(f, k)| format!("{f} {k}"))
+            .map(|read| format!("{} {}", read.function, read.key))
             .collect(),
         all("ISOLATED"),
     );
@@ -357,7 +357,7 @@ fn check(case: &Case) -> Vec<String> {
         found
             .blocking
             .iter()
-            .map(|(callee, (target, _))| format!("{callee} {target}"))
+            .map(|(callee, call)| format!("{callee} {}", call.target))
             .collect(),
         all("BLOCKING"),
     );

@@ -4,22 +4,22 @@
 //!
 //! Run: `cargo test --release -p fmerge-ir --test link`
 
-use fmerge_ir::{Context, link};
+use fmerge_ir::Context;
+use fmerge_ir::link::{self, Linkable};
 use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::Module;
 
-fn unit<'ctx>(ctx: &'ctx Context, i: usize) -> (Module<'ctx>, String, usize) {
+fn unit<'ctx>(ctx: &'ctx Context, i: usize) -> Linkable<'ctx> {
     let ir = format!(
         "define i64 @own_{i}() {{\n  %x = call i64 @shared()\n  ret i64 %x\n}}\n\
          define linkonce_odr i64 @shared() {{\n  ret i64 {i}\n}}\n"
     );
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("unit{i}"));
     // Sizes that make the cheapest links happen out of order.
-    (
-        ctx.create_module_from_ir(buffer).unwrap(),
-        format!("crate_{i}"),
-        [5, 1, 9, 2, 2, 7, 1, 3][i % 8],
-    )
+    Linkable {
+        module: ctx.create_module_from_ir(buffer).unwrap(),
+        crates: format!("crate_{i}"),
+        size: [5, 1, 9, 2, 2, 7, 1, 3][i % 8],
+    }
 }
 
 #[test]
@@ -51,11 +51,11 @@ fn a_symbol_two_units_define_names_the_crates() {
         let ir = format!("define i64 @same() {{\n  ret i64 {i}\n}}\n");
         let buffer =
             MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), &format!("strong{i}"));
-        (
-            ctx.create_module_from_ir(buffer).unwrap(),
-            format!("strong_{i}"),
-            1,
-        )
+        Linkable {
+            module: ctx.create_module_from_ir(buffer).unwrap(),
+            crates: format!("strong_{i}"),
+            size: 1,
+        }
     };
     let err = link::all(vec![unit(&ctx, 0), strong(1), unit(&ctx, 2), strong(3)])
         .unwrap_err()

@@ -71,7 +71,7 @@ pub struct Model {
     /// report gives what they add up to.
     pub requests: Vec<[Option<f64>; 2]>,
     /// Callees and calls per invocation of the caller.
-    pub calls: Vec<Vec<(usize, f64)>>,
+    pub calls: Vec<Vec<CallsTo>>,
     /// Requests from outside, per function, as its share of the
     /// application's requests (they add up to 1): every figure of the model
     /// is per request of the application.
@@ -104,20 +104,27 @@ pub struct Model {
     pub usage: Vec<[Option<f64>; 2]>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
-    /// Calls left out to make the graph acyclic, as `(from, to)`.
-    pub cycles: Vec<(usize, usize)>,
-    /// Calls seen in traffic, in all, per `(from, to)` where measured: a
-    /// cycle is cut at its lightest call.
-    pub seen: BTreeMap<(usize, usize), f64>,
-    /// Measured cost of one gateway call, ms, per `(from, to)` where known.
-    pub measured_hop_ms: BTreeMap<(usize, usize), f64>,
+    /// Calls left out to make the graph acyclic.
+    pub cycles: Vec<CallEdge>,
+    /// Calls seen in traffic, in all, per call where measured: a cycle is
+    /// cut at its lightest call.
+    pub seen: BTreeMap<CallEdge, f64>,
+    /// Measured cost of one gateway call, ms, per call where known.
+    pub measured_hop_ms: BTreeMap<CallEdge, f64>,
     /// Each function's calls in the order its code makes them
     /// ([`Round`]s); after [`finish`](Self::finish), every callee of
     /// `calls` is in them.
     pub rounds: Vec<Vec<Round>>,
-    /// Calls whose order the code does not show, as `(from, to)`:
-    /// [`finish`](Self::finish) takes them one after another.
-    pub unplaced: Vec<(usize, usize)>,
+    /// Calls whose order the code does not show: [`finish`](Self::finish)
+    /// takes them one after another.
+    pub unplaced: Vec<CallEdge>,
+}
+
+/// Function `from`'s calls of function `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallEdge {
+    pub from: usize,
+    pub to: usize,
 }
 
 /// Calls a function makes at once, by callee, one entry per call site; the
@@ -148,17 +155,27 @@ pub struct Plan {
     pub gain_ms: f64,
 }
 
+/// A plan's group: its root, and its members (the root among them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootedGroup {
+    pub root: usize,
+    pub set: Set,
+}
+
 impl Plan {
     /// Groups with members besides their root, by root.
-    pub fn merged(&self) -> Vec<(usize, Set)> {
+    pub fn merged(&self) -> Vec<RootedGroup> {
         (0..self.groups.len())
             .filter(|&r| self.groups[r] != bit(r))
-            .map(|r| (r, self.groups[r]))
+            .map(|r| RootedGroup {
+                root: r,
+                set: self.groups[r],
+            })
             .collect()
     }
 
     pub fn members(&self) -> u32 {
-        self.merged().iter().map(|(_, s)| s.count_ones() - 1).sum()
+        self.merged().iter().map(|g| g.set.count_ones() - 1).sum()
     }
 }
 
@@ -240,7 +257,11 @@ impl Model {
             if runs[u] == 0.0 {
                 continue;
             }
-            for &(v, m) in &self.calls[u] {
+            for &CallsTo {
+                callee: v,
+                calls: m,
+            } in &self.calls[u]
+            {
                 let calls = runs[u] * m;
                 if v != root && set.contains(v) {
                     runs[v] += calls;
@@ -255,19 +276,21 @@ impl Model {
             .iter()
             .enumerate()
             .filter(|(_, r)| **r > 0.0)
-            .map(|(i, r)| (i, *r))
+            .map(|(member, &runs)| RunsOf { member, runs })
             .collect();
         Flow {
             removed,
-            out: out.into_iter().collect(),
+            out: out
+                .into_iter()
+                .map(|(callee, calls)| CallsTo { callee, calls })
+                .collect(),
             inside,
         }
     }
 
-    /// The hops `groups` remove per request of the application, with the
-    /// requests that arrive at each deployment (per request of the
-    /// application too).
-    pub fn value(&self, groups: &[Set]) -> (f64, Vec<f64>) {
+    /// The hops `groups` remove, and the requests that arrive at each
+    /// deployment.
+    pub fn value(&self, groups: &[Set]) -> PlanFlow {
         let mut arrivals = self.external.clone();
         let mut removed = 0.0;
         for &r in &self.order {
@@ -276,18 +299,18 @@ impl Model {
             }
             let flow = self.flow(r, groups[r]);
             removed += arrivals[r] * flow.removed;
-            for (v, calls) in flow.out {
+            for CallsTo { callee: v, calls } in flow.out {
                 arrivals[v] += arrivals[r] * calls;
             }
         }
-        (removed, arrivals)
+        PlanFlow { removed, arrivals }
     }
 
     /// How often each function runs per request of the application (merged or
     /// not, the same): a bound on the requests its deployment can get.
     pub fn invocations(&self) -> Vec<f64> {
         let singletons: Vec<Set> = (0..self.n()).map(bit).collect();
-        self.value(&singletons).1
+        self.value(&singletons).arrivals
     }
 
     /// Functions reachable from `root` (itself included).
@@ -301,7 +324,7 @@ impl Model {
         let mut seen = bit(root);
         let mut todo = vec![root];
         while let Some(u) = todo.pop() {
-            for &(v, _) in &self.calls[u] {
+            for &CallsTo { callee: v, .. } in &self.calls[u] {
                 if !seen.contains(v) && within.contains(v) {
                     seen |= bit(v);
                     todo.push(v);
@@ -328,15 +351,39 @@ impl Model {
     }
 }
 
+/// What a plan's groups do, per request of the application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanFlow {
+    /// Gateway hops removed.
+    pub removed: f64,
+    /// Requests that arrive at each deployment.
+    pub arrivals: Vec<f64>,
+}
+
 /// What one request at a group's root does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flow {
     /// Calls made in-process: gateway hops removed.
     pub removed: f64,
-    /// Calls that leave the process, per callee: `(callee, calls)`.
-    pub out: Vec<(usize, f64)>,
-    /// Runs in-process, per member but the root: `(member, runs)`.
-    pub inside: Vec<(usize, f64)>,
+    /// Calls that leave the process, per callee.
+    pub out: Vec<CallsTo>,
+    /// Runs in-process, per member but the root.
+    pub inside: Vec<RunsOf>,
+}
+
+/// How many calls go to `callee` (per invocation of the caller, or per
+/// request at a group's root).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallsTo {
+    pub callee: usize,
+    pub calls: f64,
+}
+
+/// How many times `member` runs in-process, per request at its group's root.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunsOf {
+    pub member: usize,
+    pub runs: f64,
 }
 
 mod constraints;
@@ -347,4 +394,4 @@ mod order;
 pub use constraints::{Constraints, DEFAULT_HOP_MS};
 pub use cost::{Figure, HEADROOM, Kept, Pod, Reserved, Source};
 pub use latency::Hops;
-pub use objective::{Figures, Objective};
+pub use objective::{Figures, GroupWorth, Objective};

@@ -6,7 +6,7 @@
 //! minimums ([`score`]); at an equal objective, fewer merged members
 //! (smaller binaries) win.
 
-use crate::model::{Figures, Model, Plan, Reserved, Resource, Set, bit, members};
+use crate::model::{CallsTo, Figures, Model, Plan, Reserved, Resource, RunsOf, Set, bit, members};
 
 mod candidates;
 mod cheaper;
@@ -42,8 +42,8 @@ struct Candidate {
     /// memory and cpu ([`Model::pod`]).
     pod: [f64; 4],
     hops: f64,
-    out: Vec<(usize, f64)>,
-    inside: Vec<(usize, f64)>,
+    out: Vec<CallsTo>,
+    inside: Vec<RunsOf>,
 }
 
 /// The exact plan, or `None` when the search passed its limits.
@@ -307,11 +307,15 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                     continue; // past --max-total-memory or --max-total-cpu
                 }
                 let mut next = arrivals.to_vec();
-                for &(v, calls) in &o.out {
+                for &CallsTo { callee: v, calls } in &o.out {
                     next[v] += a * calls;
                 }
                 let mut within = inside.to_vec();
-                for &(v, calls) in &o.inside {
+                for &RunsOf {
+                    member: v,
+                    runs: calls,
+                } in &o.inside
+                {
                     within[v] += a * calls;
                 }
                 self.choice[r] = o.set;
@@ -336,7 +340,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         }
     }
     let alone: Vec<Set> = (0..n).map(bit).collect();
-    let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|&(v, _)| v == i));
+    let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|c| c.callee == i));
     let sure: Vec<bool> = (0..n)
         .map(|i| model.declared[i] || model.external[i] > 0.0 || !called(i))
         .collect();

@@ -1,7 +1,9 @@
 //! What the cluster pays under a plan: which deployments stay, a merged
 //! pod's requests and limits, the total caps and the cost objective.
 
-use fmerge_plan::model::{HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit};
+use fmerge_plan::model::{
+    CallsTo, HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit,
+};
 use fmerge_plan::search::{self, Limits};
 
 /// A model of `n` functions named a, b, c, … with these calls (one per
@@ -24,7 +26,10 @@ fn model(n: usize, calls: &[(usize, usize)]) -> Model {
         ..Model::default()
     };
     for &(u, v) in calls {
-        m.calls[u].push((v, 1.0));
+        m.calls[u].push(CallsTo {
+            callee: v,
+            calls: 1.0,
+        });
     }
     m.external[0] = 1.0;
     m.finish().unwrap();

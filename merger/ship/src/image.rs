@@ -62,7 +62,7 @@ pub struct ImageSpec {
     /// Extra environment (after `port=8080`), e.g. the callees' namespaced
     /// `<FUNCTION_UPPER_SNAKE>__KEY` settings. Never secrets: names that look like one
     /// (`*_PASSWORD`, `*_TOKEN`, …) are refused.
-    pub env: Vec<(String, String)>,
+    pub env: Vec<context::EnvVar>,
     /// The source revision (e.g. `git rev-parse HEAD`), written to the
     /// `org.opencontainers.image.revision` label.
     pub source_revision: Option<String>,

@@ -146,7 +146,7 @@ fn stack_settings(mut stack: StackSpec, merged: &MergedBinary) -> StackSpec {
     if !unset.is_empty() {
         stack
             .annotations
-            .push(("org.fmerge.env-without-default".into(), unset.join(" ")));
+            .insert("org.fmerge.env-without-default".into(), unset.join(" "));
     }
     // A default with `$` would be substituted by faas-cli on deploy; the code's
     // default applies anyway when the variable is unset, so it is left out.
@@ -156,7 +156,7 @@ fn stack_settings(mut stack: StackSpec, merged: &MergedBinary) -> StackSpec {
         .filter(|s| !s.from_env && !s.default.contains('$'))
     {
         if &s.function == caller {
-            stack.environment.push((s.key.clone(), s.default.clone()));
+            stack.environment.insert(s.key.clone(), s.default.clone());
         } else {
             stack.callee_environment.push(CalleeEnv {
                 function: s.function.clone(),

@@ -41,15 +41,15 @@ pub struct StackSpec {
     /// The image reference to deploy (as built/pushed: `docker.io/alice/pair:3f2a…`).
     pub image: String,
     /// The caller's own environment, written as is.
-    pub environment: Vec<(String, String)>,
+    pub environment: BTreeMap<String, String>,
     /// The callees' environment, written under namespaced keys.
     pub callee_environment: Vec<CalleeEnv>,
     /// OpenFaaS secret names to mount under `/var/openfaas/secrets/`.
     pub secrets: Vec<String>,
     /// Extra labels (Kubernetes label rules apply).
-    pub labels: Vec<(String, String)>,
+    pub labels: BTreeMap<String, String>,
     /// Extra annotations.
-    pub annotations: Vec<(String, String)>,
+    pub annotations: BTreeMap<String, String>,
     /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
     pub limits: BTreeMap<String, String>,
     pub requests: BTreeMap<String, String>,
@@ -194,14 +194,14 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
         validate_label_key(&k)?;
         validate_label_value(&k, &v)?;
     }
-    for (k, _) in &spec.annotations {
+    for k in spec.annotations.keys() {
         validate_label_key(k)?;
     }
     Ok(())
 }
 
 fn environment(spec: &StackSpec) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = spec.environment.iter().cloned().collect();
+    let mut env = spec.environment.clone();
     for e in &spec.callee_environment {
         env.insert(namespaced_env_key(&e.function, &e.key), e.value.clone());
     }
@@ -221,7 +221,7 @@ fn labels(spec: &StackSpec) -> BTreeMap<String, String> {
     for (i, m) in spec.members.iter().enumerate() {
         l.insert(format!("org.fmerge.member-{i}"), m.clone());
     }
-    l.extend(spec.labels.iter().cloned());
+    l.extend(spec.labels.clone());
     l
 }
 
@@ -268,7 +268,7 @@ pub fn entry(spec: &StackSpec) -> Result<serde_yaml_ng::Value> {
 /// The YAML text (after [`validate`]).
 pub fn render(spec: &StackSpec) -> Result<String> {
     validate(spec)?;
-    let mut annotations: BTreeMap<String, String> = spec.annotations.iter().cloned().collect();
+    let mut annotations = spec.annotations.clone();
     annotations.insert("org.fmerge.members".into(), spec.members.join(","));
     annotations.insert("org.fmerge.version".into(), crate::FMERGE_VERSION.into());
     let file = StackFile {

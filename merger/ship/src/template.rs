@@ -24,9 +24,13 @@ pub const LANG: &str = "rust-fmerge";
 /// The template's folder that holds the vendored crates, one folder each.
 pub const VENDOR: &str = "vendor";
 
-/// One file: its path (inside the template, or inside a vendored crate's
-/// folder) and its text.
-pub type File = (&'static str, &'static str);
+/// One file of the template.
+#[derive(Debug, Clone, Copy)]
+pub struct File {
+    /// Inside the template, or inside a vendored crate's folder.
+    pub path: &'static str,
+    pub text: &'static str,
+}
 
 /// A crate vendored into the template.
 #[derive(Debug, Clone, Copy)]
@@ -72,14 +76,14 @@ pub fn install(
         .prefix(".rust-fmerge-new-")
         .tempdir_in(&parent)
         .with_context(|| format!("cannot write in {}", parent.display()))?;
-    for (path, text) in files {
-        write(&staging.path().join(path), text)?;
+    for file in files {
+        write(&staging.path().join(file.path), file.text)?;
     }
     for (krate, manifest) in crates.iter().zip(&manifests) {
         let folder = staging.path().join(VENDOR).join(krate.dir);
         write(&folder.join("Cargo.toml"), manifest)?;
-        for (path, text) in krate.files {
-            write(&folder.join(path), text)?;
+        for file in krate.files {
+            write(&folder.join(file.path), file.text)?;
         }
     }
     if root.exists() {
@@ -110,11 +114,17 @@ fn write(path: &Path, text: &str) -> Result<()> {
 mod tests {
     use super::*;
 
-    const FILES: &[File] = &[("template.yml", "language: rust-fmerge\n")];
+    const FILES: &[File] = &[File {
+        path: "template.yml",
+        text: "language: rust-fmerge\n",
+    }];
     const CRATES: &[Crate] = &[Crate {
         dir: "fmerge-contract",
         manifest: "[package]\nname = \"fmerge-contract\"\nversion.workspace = true\n",
-        files: &[("src/lib.rs", "")],
+        files: &[File {
+            path: "src/lib.rs",
+            text: "",
+        }],
     }];
     const WORKSPACE: &str = "[workspace.package]\nversion = \"0.1.0\"\n";
 
@@ -141,7 +151,7 @@ mod tests {
         install_with(dir.path(), true).unwrap();
         assert_eq!(
             std::fs::read_to_string(root.join("template.yml")).unwrap(),
-            FILES[0].1
+            FILES[0].text
         );
         let left: Vec<_> = std::fs::read_dir(dir.path().join("template"))
             .unwrap()

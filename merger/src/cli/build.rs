@@ -71,7 +71,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
         args.plan.is_none() || !args.select.is_some(),
         "--filter and --regex select the functions to plan, and --plan's groups are planned already\nfix: drop them, or use -f STACK --all"
     );
-    let (plan, groups) = crate::plan::PlanFile::load(&plan_path)?;
+    let crate::plan::LoadedPlan { file: plan, groups } = crate::plan::PlanFile::load(&plan_path)?;
     anyhow::ensure!(
         !groups.is_empty(),
         "{}: the plan has no [[group]] (no merge pays off); nothing to build\nfix: plan with other constraints (`fmerge plan --help`), or merge a group by hand",

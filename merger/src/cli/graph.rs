@@ -138,15 +138,10 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     let traffic = match (scrape, counts) {
         (Some(scrape), _) => Some(scrape),
         (None, Some(counts)) => {
-            let edges: Vec<(String, String, usize)> = graph
-                .edges
-                .iter()
-                .filter_map(|e| Some((e.from.clone(), e.to.clone()?, e.sites)))
-                .collect();
             let log = source.access_log.as_deref().expect("counts come from it");
             Some(access_log::traffic(
                 &counts,
-                &edges,
+                &graph.edges,
                 &log.display().to_string(),
             ))
         }

@@ -127,7 +127,10 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
             "fmerge plan needs the application, and there is no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml, or --graph calls.json from `fmerge graph`"
         );
     }
-    let (hop_ms, hop_source) = plan::hop_ms(args.hop_ms);
+    let plan::HopCost {
+        ms: hop_ms,
+        source: hop_source,
+    } = plan::hop_ms(args.hop_ms);
     let constraints = Constraints {
         objective: args.objective.into(),
         hop_ms,
@@ -169,7 +172,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
                 &stack,
                 args.source.select.apply(stack.names())?,
             )?
-            .0,
+            .functions,
             ..Default::default()
         };
         plan::model(&unbuilt, &constraints)?;
@@ -187,8 +190,14 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     } = if args.evaluate.is_some() || args.dry_run.no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &args.evaluate {
-            Some(file) => (PlanFile::load(file)?.0.plan(&model)?, "given (--evaluate)"),
-            None => plan::solve_within(&model, method, time_limit)?,
+            Some(file) => (
+                PlanFile::load(file)?.file.plan(&model)?,
+                "given (--evaluate)",
+            ),
+            None => {
+                let solution = plan::solve_within(&model, method, time_limit)?;
+                (solution.plan, solution.proof.name())
+            }
         };
         dry_run::Solved {
             model,
@@ -223,9 +232,9 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     )?;
     // Check what was written reads back as a plan.
     PlanFile::load(&plan_file)?;
-    let (_, arrivals) = model.value(&plan.groups);
+    let arrivals = model.value(&plan.groups).arrivals;
     let mut written = vec![plan_file];
-    for (r, set) in plan.merged() {
+    for crate::plan::model::RootedGroup { root: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let path = out.join(format!("{}.toml", model.names[r]));
         fmerge_cargo::artifact::write(

@@ -4,6 +4,7 @@
 //! requests (and a function with no caller in the stack gets them from
 //! outside): an estimate, said so in the graph's `traffic` field.
 
+use super::Edge;
 use super::traffic::Traffic;
 use anyhow::{Context as _, Result, bail};
 use std::collections::BTreeMap;
@@ -46,11 +47,7 @@ pub fn parse(text: &str, source: &str) -> Result<BTreeMap<String, f64>> {
 /// Spreads per-function request counts over the graph's static edges (see
 /// the module doc): the requests of a function with callers are divided
 /// among them in proportion to each caller's requests times its call sites.
-pub fn traffic(
-    counts: &BTreeMap<String, f64>,
-    edges: &[(String, String, usize)],
-    source: &str,
-) -> Traffic {
+pub fn traffic(counts: &BTreeMap<String, f64>, edges: &[Edge], source: &str) -> Traffic {
     let mut traffic = Traffic {
         source: format!("nginx {source} (per-edge calls estimated from per-function requests)"),
         ..Traffic::default()
@@ -58,11 +55,11 @@ pub fn traffic(
     for (function, &n) in counts {
         let callers: Vec<(&String, f64)> = edges
             .iter()
-            .filter(|(_, to, _)| to == function)
-            .map(|(from, _, sites)| {
+            .filter(|e| e.to.as_ref() == Some(function))
+            .map(|e| {
                 (
-                    from,
-                    counts.get(from).copied().unwrap_or(0.0) * *sites as f64,
+                    &e.from,
+                    counts.get(&e.from).copied().unwrap_or(0.0) * e.sites as f64,
                 )
             })
             .collect();
@@ -93,7 +90,13 @@ mod tests {
         let counts = parse(log, "log").unwrap();
         assert_eq!(counts["a"], 1.0);
         assert_eq!(counts["b"], 2.0);
-        let t = traffic(&counts, &[("a".into(), "b".into(), 1)], "log");
+        let edge = Edge {
+            from: "a".into(),
+            to: Some("b".into()),
+            sites: 1,
+            ..Edge::default()
+        };
+        let t = traffic(&counts, &[edge], "log");
         assert_eq!(t.external["a"], 1.0);
         assert_eq!(t.calls[&("a".into(), "b".into())], 2.0);
         assert!(parse("nothing here\n", "log").is_err());

@@ -9,13 +9,18 @@ use fmerge_cargo::workspace;
 use fmerge_ship::stack_in::{self, StackIn};
 use std::collections::BTreeMap;
 
+/// The stack's functions, before the build.
+pub struct StackFunctions {
+    /// Each with its limits: the graph's nodes.
+    pub functions: Vec<Function>,
+    /// Each Rust function's source.
+    pub sources: Vec<workspace::FunctionProject>,
+}
+
 /// The stack's functions `names` with their limits, each Rust one's source
 /// (none built): what the graph starts from, and what `fmerge plan` checks
 /// its constraints on before the build.
-pub fn functions_of(
-    stack_in: &StackIn,
-    names: Vec<String>,
-) -> Result<(Vec<Function>, Vec<workspace::FunctionProject>)> {
+pub fn functions_of(stack_in: &StackIn, names: Vec<String>) -> Result<StackFunctions> {
     // A limit that is not a quantity stops the graph before its build.
     stack_in.check_every_quantity()?;
     let (mut functions, mut sources) = (Vec::new(), Vec::new());
@@ -46,5 +51,5 @@ pub fn functions_of(
         }
         functions.push(function);
     }
-    Ok((functions, sources))
+    Ok(StackFunctions { functions, sources })
 }

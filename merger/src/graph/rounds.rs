@@ -246,7 +246,9 @@ impl Scan {
             return None;
         }
         let rules = self.macros.get(name)?;
-        let (binds, body) = rules.iter().find_map(|(m, t)| Some((bind(m, input)?, t)))?;
+        let (binds, body) = rules
+            .iter()
+            .find_map(|r| Some((bind(&r.matcher, input)?, &r.transcriber)))?;
         self.expansions += 1;
         Some(transcribe(body, &binds))
     }

@@ -33,6 +33,13 @@ const SERVE_COUNT: &str = "http_request_duration_seconds_count";
 /// The samples read; the rest of a scrape is only checked for its format.
 const READ: [&str; 5] = [METRIC, HOP_SUM, HOP_COUNT, SERVE_SUM, SERVE_COUNT];
 
+/// Seconds in all and how many: what a mean time is made of.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timed {
+    pub seconds: f64,
+    pub count: f64,
+}
+
 /// Requests seen: per edge, and from outside per function.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Traffic {
@@ -47,10 +54,10 @@ pub struct Traffic {
     /// all and how many, as the callers saw them ([`HOP_METRIC`]; its
     /// `callee` label is the name given to `invoke`, `name.namespace`
     /// counted under `name`).
-    pub hops: BTreeMap<(String, String), (f64, f64)>,
+    pub hops: BTreeMap<(String, String), Timed>,
     /// Requests served, per (caller, callee): seconds in all and how many,
     /// as the callee's runtime timed them (`http_request_duration_seconds`).
-    pub served: BTreeMap<(String, String), (f64, f64)>,
+    pub served: BTreeMap<(String, String), Timed>,
     /// The functions the figures cover (those with a sample of their own),
     /// when the source can tell; the others' figures are unknown, not zero.
     pub covered: Option<BTreeSet<String>>,
@@ -91,8 +98,12 @@ pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
                 increase(&before, after),
                 format!("prometheus {a} minus {b} (the requests between the two scrapes)"),
             );
-            let between = usage::seconds_between(before_path, after_path)
-                .map(|seconds| (before_text.as_str(), seconds));
+            let between = usage::seconds_between(before_path, after_path).map(|seconds| {
+                usage::EarlierScrape {
+                    text: &before_text,
+                    seconds,
+                }
+            });
             traffic.usage = usage::usage(between, &after_text);
             Ok(traffic)
         }
@@ -228,11 +239,11 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.as_str())
         };
-        let sum_or_count = |pair: &mut (f64, f64)| {
+        let sum_or_count = |timed: &mut Timed| {
             if metric.ends_with("_sum") {
-                pair.0 += count;
+                timed.seconds += count;
             } else {
-                pair.1 += count;
+                timed.count += count;
             }
         };
         if metric == SERVE_SUM || metric == SERVE_COUNT {

@@ -44,12 +44,12 @@ impl Graph {
             }
         }
         fn mean_ms(
-            m: &BTreeMap<(String, String), (f64, f64)>,
+            m: &BTreeMap<(String, String), traffic::Timed>,
             key: &(String, String),
         ) -> Option<f64> {
             m.get(key)
-                .filter(|(_, count)| *count > 0.0)
-                .map(|(seconds, count)| seconds / count * 1000.0)
+                .filter(|t| t.count > 0.0)
+                .map(|t| t.seconds / t.count * 1000.0)
         }
         for e in &mut self.edges {
             // What merging removes: the call as its caller saw it, less the

@@ -4,8 +4,9 @@
 //! requests and limits with where each figure comes from. The rules are
 //! the model's (`fmerge_plan::model::cost`); this file only shows them.
 
-use super::model::{Kept, Model, Plan, Reserved, Resource, Set, bit};
+use super::model::{Kept, Model, Plan, Reserved, Resource, RootedGroup, Set, bit};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// One row of plan.json's `reserved`: what the deployments reserve of one
@@ -98,7 +99,7 @@ pub fn reservations(model: &Model, plan: &Plan) -> Vec<Reservation> {
 /// One merged pod's requests and limits as stack.yml writes them, with
 /// where each comes from (the plan file's `[group.requests]` and
 /// `[group.limits]`).
-pub fn pod_quantities(model: &Model, root: usize, set: Set) -> [Vec<(String, String)>; 2] {
+pub fn pod_quantities(model: &Model, root: usize, set: Set) -> [BTreeMap<String, String>; 2] {
     let pod = model.pod(root, set);
     [pod.requests, pod.limits].map(|figures| {
         [("memory", Resource::Memory), ("cpu", Resource::Cpu)]
@@ -175,7 +176,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
             );
         }
     }
-    for (r, set) in plan.merged() {
+    for RootedGroup { root: r, set } in plan.merged() {
         let pod = model.pod(r, set);
         let show = |f: super::model::Figure, res: Resource| {
             f.amount.map_or("unset".to_string(), |a| {
@@ -209,7 +210,7 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
     let pods: Vec<serde_json::Value> = plan
         .merged()
         .into_iter()
-        .map(|(r, set)| {
+        .map(|RootedGroup { root: r, set }| {
             let pod = model.pod(r, set);
             let figure = |f: super::model::Figure| {
                 serde_json::json!({"amount": f.amount, "from": f.from.name()})

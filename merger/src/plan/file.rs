@@ -43,9 +43,15 @@ pub struct PlanGroup {
     pub limits: BTreeMap<String, String>,
 }
 
+/// A plan file as read, and its groups as `fmerge build` takes them.
+pub struct LoadedPlan {
+    pub file: PlanFile,
+    pub groups: Vec<Group>,
+}
+
 impl PlanFile {
     /// Reads a plan file; each group is checked as a group file would be.
-    pub fn load(path: &Path) -> Result<(PlanFile, Vec<Group>)> {
+    pub fn load(path: &Path) -> Result<LoadedPlan> {
         let mut plan: PlanFile = artifact::read_parsed(
             path,
             |text| toml::from_str(text),
@@ -116,7 +122,7 @@ impl PlanFile {
             group.merge.sharing.allow_shared_static = plan.allow_shared_static.clone();
             groups.push(group);
         }
-        Ok((plan, groups))
+        Ok(LoadedPlan { file: plan, groups })
     }
 }
 
@@ -145,7 +151,7 @@ impl PlanFile {
                 groups[r] |= bit(index(c)?);
             }
         }
-        let (removed, _) = model.value(&groups);
+        let removed = model.value(&groups).removed;
         let gain_ms = model.gain_ms(&groups);
         Ok(Plan {
             groups,

@@ -4,7 +4,7 @@
 //! higher `--min-gain-ms` ([`fmerge_plan::front`]); as a table and a
 //! picture.
 
-use super::model::{Model, Objective, Plan};
+use super::model::{Model, Objective, Plan, RootedGroup};
 use super::search::Limits;
 use super::{Method, solve_within};
 use anyhow::Result;
@@ -50,7 +50,9 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             .plan
             .merged()
             .iter()
-            .map(|&(r, set)| format!("{}+{}", model.names[r], set.count_ones() - 1))
+            .map(|&RootedGroup { root: r, set }| {
+                format!("{}+{}", model.names[r], set.count_ones() - 1)
+            })
             .collect();
         let _ = writeln!(
             out,

@@ -6,11 +6,22 @@ pub use fmerge_plan::model::DEFAULT_HOP_MS;
 /// Where [`DEFAULT_HOP_MS`] comes from, as the plan's report says it.
 const DEFAULT_SOURCE: &str = "the default, fmerge's bench on its pinned testbed's chain (docs/PERFORMANCE.md, \"The default hop cost\"); measure yours with --metrics or give --hop-ms";
 
-/// The per-hop latency to project gains with, and where it comes from:
-/// `--hop-ms`, else [`DEFAULT_HOP_MS`].
-pub fn hop_ms(given: Option<f64>) -> (f64, String) {
-    match given {
-        Some(ms) => (ms, "--hop-ms".to_string()),
-        None => (DEFAULT_HOP_MS, DEFAULT_SOURCE.to_string()),
+/// The per-hop latency to project gains with, ms, and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HopCost {
+    pub ms: f64,
+    pub source: String,
+}
+
+/// The per-hop latency to project gains with: `--hop-ms`, else
+/// [`DEFAULT_HOP_MS`].
+pub fn hop_ms(given: Option<f64>) -> HopCost {
+    let (ms, source) = match given {
+        Some(ms) => (ms, "--hop-ms"),
+        None => (DEFAULT_HOP_MS, DEFAULT_SOURCE),
+    };
+    HopCost {
+        ms,
+        source: source.to_string(),
     }
 }

@@ -1,7 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{Hops, MIB, Model, Plan, Set, bit, members};
+use super::model::{CallEdge, CallsTo, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -72,14 +72,14 @@ pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
 pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String {
     let mut out = String::new();
     let hop_ms = model.constraints.hop_ms;
-    let (_, arrivals) = model.value(&plan.groups);
+    let arrivals = model.value(&plan.groups).arrivals;
     let _ = writeln!(
         out,
         "search: {how}; objective: {} ({})",
         model.constraints.objective.name(),
         model.constraints.objective.says()
     );
-    for (r, set) in plan.merged() {
+    for RootedGroup { root: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
         let _ = writeln!(
@@ -103,7 +103,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         let set = plan.groups[r];
         let mut told = Vec::new();
         for u in members(set) {
-            for &(v, _) in &model.calls[u] {
+            for &CallsTo { callee: v, .. } in &model.calls[u] {
                 if !set.contains(v) && !told.contains(&v) {
                     told.push(v);
                     let _ = writeln!(
@@ -117,14 +117,14 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             }
         }
     }
-    for &(u, v) in &model.cycles {
+    for &CallEdge { from: u, to: v } in &model.cycles {
         let _ = writeln!(
             out,
             "note: the call {} → {} closes a cycle and is planned as a gateway call",
             model.names[u], model.names[v]
         );
     }
-    for &(u, v) in &model.unplaced {
+    for &CallEdge { from: u, to: v } in &model.unplaced {
         let _ = writeln!(
             out,
             "note: the order of {}'s calls of {} is not read from its code or a call log: taken as one call after another on the critical path",
@@ -145,7 +145,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         );
     }
     let _ = writeln!(out, "per-hop latency: {hop_ms} ms, from {hop_source}");
-    for (&(u, v), ms) in &model.measured_hop_ms {
+    for (&CallEdge { from: u, to: v }, ms) in &model.measured_hop_ms {
         let _ = writeln!(
             out,
             "  {} → {}: {ms:.2} ms per call, measured ({})",

@@ -4,7 +4,7 @@
 //! traffic has them and taken from the code where it has none.
 
 use super::Graph;
-use super::model::Model;
+use super::model::{CallEdge, CallsTo, Model};
 
 /// Each known call's calls per invocation, calls seen and measured cost
 /// into `m`: from the traffic when it has both the caller's and the call's
@@ -36,12 +36,15 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
             Some(calls) if measured && runs[from] > 0.0 => calls / runs[from],
             _ => e.sites as f64,
         };
-        m.calls[from].push((to, per_call));
+        m.calls[from].push(CallsTo {
+            callee: to,
+            calls: per_call,
+        });
         if let (true, Some(calls)) = (measured, e.calls) {
-            m.seen.insert((from, to), calls);
+            m.seen.insert(CallEdge { from, to }, calls);
         }
         if let Some(ms) = e.hop_ms {
-            m.measured_hop_ms.insert((from, to), ms);
+            m.measured_hop_ms.insert(CallEdge { from, to }, ms);
         }
     }
 }
@@ -73,7 +76,7 @@ pub(super) fn entry_points(graph: &Graph, m: &mut Model) {
     };
     m.assumed.clear();
     for (i, &seen) in measured.iter().enumerate() {
-        let called = m.calls.iter().any(|c| c.iter().any(|(v, _)| *v == i));
+        let called = m.calls.iter().any(|c| c.iter().any(|c| c.callee == i));
         m.external[i] = match seen {
             Some(x) => x,
             None if called => 0.0,

@@ -1,7 +1,7 @@
 //! The planner's unit tests: entry points after the cycle cut, memory
 //! caps, the front, measured hop costs, the built-in hop figure.
 
-use super::model::{MIB, Objective, bit};
+use super::model::{CallEdge, MIB, Objective, RootedGroup, bit};
 use super::*;
 use crate::graph::{Edge, Function, Round};
 
@@ -51,7 +51,7 @@ fn refused(g: &Graph, c: &Constraints, says: &str) {
 
 /// `method`'s plan of `m`, whose report must say `says`.
 fn plan_saying(m: &Model, method: Method, says: &str) -> Plan {
-    let (plan, _) = solve(m, method).unwrap();
+    let plan = solve(m, method).unwrap().plan;
     let text = report(m, &plan, "test", "test");
     assert!(text.contains(says), "{method:?}: {text}");
     plan
@@ -87,7 +87,7 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     let ms = m.latency(0, &alone);
     assert_eq!((ms.critical_before, ms.total_before), (5.0, 7.0));
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     let e = &entries(&m, &plan)[0];
     assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
     assert_eq!(plan.gain_ms, 5.0);
@@ -121,13 +121,13 @@ fn what_stays_deployed_counts_against_the_total_memory() {
     );
     // No room for a copy: no group.
     let m = model(&g, &total(350.0)).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert!(plan.merged().is_empty());
     // Not entry points: their deployments go with the merge, and the whole
     // group fits where the unmerged application does.
     let mut g = fan_out_of_100mi();
     let m = model(&g, &total(300.0)).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
     assert!(
         report(&m, &plan, "test", "test").contains("pods 3 → 1; memory limits 300Mi → 300Mi"),
@@ -167,7 +167,7 @@ fn the_front_trades_latency_for_cost_and_marks_the_plan() {
         close(steps[1].0, (2.0 / 3.0 + 4.0 / 3.0) / 2.0) && close(steps[1].1, 1.0),
         "{steps:?}"
     );
-    let (chosen, _) = solve(&m, Method::Exact).unwrap();
+    let chosen = solve(&m, Method::Exact).unwrap().plan;
     let table = front::table(&m, &points, &chosen);
     for row in [
         "*     1.00        1.00 ms           3.00  a+2",
@@ -216,18 +216,18 @@ fn the_objective_chooses_between_latency_and_calls() {
     for method in [Method::Exact, Method::Heuristic] {
         // Latency: the longer path in-process shortens the critical path.
         let m = model(&g, &room_for_two(Objective::Latency)).unwrap();
-        let (plan, _) = solve(&m, method).unwrap();
+        let plan = solve(&m, method).unwrap().plan;
         assert_eq!(named_groups(&m, &plan)["a"], ["a", "c", "d"], "{method:?}");
         assert_eq!((plan.gain_ms, plan.removed), (1.5, 2.0), "{method:?}");
         // Calls: b's three calls and c's one.
         let m = model(&g, &room_for_two(Objective::Calls)).unwrap();
-        let (plan, _) = solve(&m, method).unwrap();
+        let plan = solve(&m, method).unwrap().plan;
         assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"], "{method:?}");
         assert_eq!((plan.gain_ms, plan.removed), (1.0, 4.0), "{method:?}");
     }
     // No cap: every member is needed to take the whole critical path.
     let m = model(&g, &hop(1.0)).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c", "d"]);
     assert_eq!(plan.gain_ms, 2.0);
 }
@@ -247,7 +247,7 @@ fn the_memory_objective_takes_the_least_copies_for_the_gain_asked() {
             (2.0, &["a", "b", "c", "d"]),
         ] {
             let m = model(&g, &least(gain)).unwrap();
-            let (plan, _) = solve(&m, method).unwrap();
+            let plan = solve(&m, method).unwrap().plan;
             assert_eq!(named_groups(&m, &plan)["a"], members, "{method:?} {gain}");
         }
         // More than any plan gains: refused with the most there is.
@@ -295,10 +295,16 @@ fn every_copy_counts_against_the_total_cpu() {
 
 #[test]
 fn the_default_hop_is_the_named_constant_and_says_where_it_comes_from() {
-    let (ms, from) = hop_ms(None);
+    let HopCost { ms, source: from } = hop_ms(None);
     assert_eq!(ms, DEFAULT_HOP_MS);
     assert!(from.contains("docs/PERFORMANCE.md"), "{from}");
-    assert_eq!(hop_ms(Some(2.0)), (2.0, "--hop-ms".to_string()));
+    assert_eq!(
+        hop_ms(Some(2.0)),
+        HopCost {
+            ms: 2.0,
+            source: "--hop-ms".to_string()
+        }
+    );
 }
 
 #[test]
@@ -306,8 +312,8 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     let mut g = graph(&[("a", "b")]);
     g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
     let m = model(&g, &Constraints::default()).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
-    let (root, set) = plan.merged()[0];
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let RootedGroup { root, set } = plan.merged()[0];
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.toml");
     std::fs::write(&file, group_toml(&m, root, set, 1.0)).unwrap();
@@ -318,7 +324,7 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     );
     let path = dir.path().join("plan.toml");
     std::fs::write(&path, plan_toml(&m, &plan, None, "exact")).unwrap();
-    let (_, groups) = PlanFile::load(&path).unwrap();
+    let groups = PlanFile::load(&path).unwrap().groups;
     assert_eq!(
         groups[0].merge.sharing.allow_shared_static,
         g.allow_shared_static
@@ -331,7 +337,8 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
     let mut g = fan_out_of_100mi();
     g.edges[0].hop_ms = Some(5.0);
     let m = model(&g, &hop(2.0)).unwrap();
-    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    let solution = solve(&m, Method::Exact).unwrap();
+    let (plan, how) = (solution.plan, solution.proof.name());
     let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, how)).unwrap();
     assert_eq!(file.plan(&m).unwrap(), plan);
     // Groups chosen elsewhere are valued as given: a with c only.
@@ -379,7 +386,8 @@ mod traffic;
 #[test]
 fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
     let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
-    let (plan, how) = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, BEST_FOUND);
     assert!(m.meets(&plan));
     let e = solve_within(&m, Method::Exact, Duration::ZERO)
@@ -389,7 +397,10 @@ fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
         e.contains("did not finish within --time-limit") && e.contains("\nfix: raise --time-limit"),
         "{e}"
     );
-    let (_, how) = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT).unwrap();
+    let how = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT)
+        .unwrap()
+        .proof
+        .name();
     assert_eq!(how, "exact");
 }
 
@@ -406,7 +417,8 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
         (f.usage_memory_bytes, f.usage_cpu) = (Some(8.0 * MIB), Some(0.02));
     }
     let m = model(&g, &hop(1.0)).unwrap();
-    let (plan, how) = solve(&m, Method::Exact).unwrap();
+    let solution = solve(&m, Method::Exact).unwrap();
+    let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
     let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, how)).unwrap();
     let cluster = &doc["cluster"];
@@ -459,7 +471,9 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
 fn the_stack_declares_socialnetworks_entry_points_once() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/stack.yml");
     let stack = fmerge_ship::stack_in::StackIn::load(&path).unwrap();
-    let (functions, _) = crate::graph::functions_of(&stack, stack.names()).unwrap();
+    let functions = crate::graph::functions_of(&stack, stack.names())
+        .unwrap()
+        .functions;
     let entry = |name: &str| functions.iter().find(|f| f.name == name).unwrap().entry;
     for name in [
         "compose-post",

@@ -32,8 +32,8 @@ pub fn read(code: &Code) -> Result<Calls> {
     let deps: Vec<PathBuf> = code
         .deps
         .iter()
-        .filter(|(name, _)| users(name))
-        .map(|(_, dir)| dir.clone())
+        .filter(|p| users(&p.name))
+        .map(|p| p.dir.clone())
         .collect();
     let mut calls = Calls::default();
     for round in rounds::read(&code.own, &deps)

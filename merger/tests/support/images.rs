@@ -41,9 +41,9 @@ pub fn spec(tag: &str) -> ImageSpec {
         name: FUNCTION.into(),
         tag: Some(tag.into()),
         members: vec![FUNCTION.into()],
-        env: vec![(
-            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL".into(),
-            "redis://127.0.0.1:6379".into(),
+        env: vec![fmerge_ship::image::context::EnvVar::new(
+            "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL",
+            "redis://127.0.0.1:6379",
         )],
         source_revision: Some("0123456789abcdef".into()),
         dockerfile: fmerge::assets::DOCKERFILE.into(),

@@ -88,7 +88,9 @@ pub fn planned(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>)
         .iter()
         .position(|a| *a == "--out")
         .map_or("plan", |i| args[i + 1]);
-    let (_, groups) = fmerge::plan::PlanFile::load(&dir.join(out).join("plan.toml")).unwrap();
+    let groups = fmerge::plan::PlanFile::load(&dir.join(out).join("plan.toml"))
+        .unwrap()
+        .groups;
     (stdout, groups)
 }
 

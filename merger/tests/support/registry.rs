@@ -363,8 +363,8 @@ impl Drop for DnsServer {
     }
 }
 
-/// POSTs `body` to `http://127.0.0.1:<port><path>`: (status, body).
-pub fn post(port: u16, path: &str, body: &str) -> (u16, String) {
+/// POSTs `body` to `http://127.0.0.1:<port><path>`.
+pub fn post(port: u16, path: &str, body: &str) -> fmerge_testkit::HttpReply {
     fmerge_testkit::post(&format!("http://127.0.0.1:{port}{path}"), body)
 }
 

@@ -9,8 +9,8 @@ pub mod fronts;
 
 use fmerge_runtime::Entry;
 use fmerge_runtime::hooks::{Route, Routes};
-use fmerge_testkit::Deployment;
 use fmerge_testkit::dataplane::{self, RawResponse, Server, request};
+use fmerge_testkit::{Deployment, HttpReply};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -44,14 +44,14 @@ impl Answers for Deployment {
     }
 
     fn refused(&self, function: &str, request: &str, error: &str) {
-        let (status, body) = fmerge_testkit::post(&self.url(function), request);
+        let HttpReply { status, body } = fmerge_testkit::post(&self.url(function), request);
         assert_eq!((status, error_of(&body).as_str()), (400, error));
     }
 }
 
 /// POSTs `request` to `url`, expects `status`, and returns the reply's error.
 pub fn failure(url: &str, request: &str, status: u16) -> String {
-    let (got, body) = fmerge_testkit::post(url, request);
+    let HttpReply { status: got, body } = fmerge_testkit::post(url, request);
     assert_eq!(got, status, "{body}");
     error_of(&body)
 }

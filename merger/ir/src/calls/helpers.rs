@@ -182,11 +182,12 @@ fn stores(f: Value) -> Vec<(u32, u64, Value)> {
 /// Every call of `helper`, when it is used only by direct calls.
 fn direct_calls(helper: Value) -> Option<Vec<Value>> {
     let uses = ir::uses(helper);
-    let direct = |&(user, index): &(Value, u32)| {
+    let direct = |&ir::UseSite { user, index }: &ir::UseSite| {
         // SAFETY: `user` is a live value of the module.
         ir::is_call(user)
             && unsafe { LLVMGetCalledValue(user) } == helper
             && index == ir::operand_count(user) - 1
     };
-    (!uses.is_empty() && uses.iter().all(direct)).then(|| uses.into_iter().map(|u| u.0).collect())
+    (!uses.is_empty() && uses.iter().all(direct))
+        .then(|| uses.into_iter().map(|u| u.user).collect())
 }

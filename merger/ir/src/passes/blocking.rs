@@ -48,7 +48,7 @@
 pub mod names;
 
 use crate::ir;
-use crate::passes::call_graph::{CallGraph, Id, Ref};
+use crate::passes::call_graph::{CallGraph, Id, Ref, Reference};
 use crate::passes::{Facts, Found};
 use anyhow::Result;
 use fmerge_contract::ENTRY_PREFIX;
@@ -57,6 +57,15 @@ use std::collections::{BTreeMap, VecDeque};
 
 /// Frames of a chain kept on each side of an elision.
 const CHAIN_ENDS: usize = 3;
+
+/// What a callee's handler reaches that blocks its thread.
+#[derive(Debug, Clone)]
+pub struct BlockingCall {
+    /// The function that waits.
+    pub target: String,
+    /// The chain of calls from the handler to it.
+    pub chain: String,
+}
 
 /// Records each callee whose handler reaches a wait (into `found.blocking`,
 /// with one warning each).
@@ -82,7 +91,9 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
              or move the call into tokio::task::spawn_blocking",
             caller = facts.caller,
         ));
-        found.blocking.insert(callee.clone(), (target, chain));
+        found
+            .blocking
+            .insert(callee.clone(), BlockingCall { target, chain });
     }
     Ok(())
 }
@@ -148,7 +159,7 @@ fn first_wait(
             names::Io::Other => false,
         };
         let refs = &graph.refs[at as usize];
-        for &(to, how) in refs {
+        for &Reference { to, how } in refs {
             if parent.contains_key(&(to, io)) {
                 continue;
             }
@@ -158,7 +169,7 @@ fn first_wait(
                     judge(to).1.starts_with(names::TASK_POLL)
                         && refs
                             .iter()
-                            .any(|&(r, _)| judge(r).1.starts_with(names::BLOCKING_POOL))
+                            .any(|r| judge(r.to).1.starts_with(names::BLOCKING_POOL))
                 }
                 Ref::Call => false,
             };

@@ -39,6 +39,13 @@ pub enum Ref {
     Taken,
 }
 
+/// One reference of a function: to function `to`, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reference {
+    pub to: Id,
+    pub how: Ref,
+}
+
 /// What every function of the crates seen so far refers to, by symbol.
 #[derive(Default)]
 pub struct CallGraph {
@@ -46,7 +53,7 @@ pub struct CallGraph {
     /// Each function's symbol.
     pub names: Vec<String>,
     /// Each function's references.
-    pub refs: Vec<Vec<(Id, Ref)>>,
+    pub refs: Vec<Vec<Reference>>,
     /// Some crate defines it (otherwise only its name says what it does).
     pub defined: Vec<bool>,
     /// The functions of a callee's own crates that hold a busy loop.
@@ -119,8 +126,9 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
                 Use::Taken => Ref::Taken,
             };
             let refs = &mut graph.refs[from as usize];
-            if !refs.contains(&(to, how)) {
-                refs.push((to, how));
+            let reference = Reference { to, how };
+            if !refs.contains(&reference) {
+                refs.push(reference);
             }
         }
     }

@@ -49,9 +49,9 @@ pub fn run(module: &Module<'_>, _: &Crate, _: &Facts, found: &mut Found) -> Resu
     found.settings.extend(read(module));
     found
         .settings
-        .extend(found.isolated.iter().map(|(function, key)| Setting {
-            function: function.clone(),
-            key: key.clone(),
+        .extend(found.isolated.iter().map(|read| Setting {
+            function: read.function.clone(),
+            key: read.key.clone(),
             default: String::new(),
             from_env: true,
         }));
@@ -65,9 +65,10 @@ fn read(module: &Module<'_>) -> Vec<Setting> {
     };
     ir::uses(reader.as_global_value().as_pointer_value().as_value_ref())
         .into_iter()
-        .filter(|(user, _)| ir::is_call(*user) && ir::callee_name(*user).as_deref() == Some(CONFIG))
+        .map(|site| site.user)
+        .filter(|&user| ir::is_call(user) && ir::callee_name(user).as_deref() == Some(CONFIG))
         // Rust ABI: (sret String, function, function len, key, key len, default, default len).
-        .filter_map(|(call, _)| {
+        .filter_map(|call| {
             Some(Setting {
                 function: ir::str_arg(call, 1)?,
                 key: ir::str_arg(call, 3)?,

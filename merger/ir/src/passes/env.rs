@@ -31,6 +31,13 @@ const BY_NAME: &[&str] = &[
 ];
 const ALL: &[&str] = &["std::env::vars", "std::env::vars_os"];
 
+/// A `std::env` read, now namespaced: `function`'s read of `key`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EnvRead {
+    pub function: String,
+    pub key: String,
+}
+
 /// Rewrites the env reads of one of the user's crates, when a single callee
 /// links it (into `found.isolated`); in a crate that the caller (or several
 /// callees) link too, reads are only reported (`found.warnings`).
@@ -62,7 +69,10 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
                 ir::set_operand(call, i, global);
                 ir::set_operand(call, i + 1, ir::const_int_like(len, new.len() as u64));
                 found.touched = true;
-                found.isolated.insert((function.to_string(), key));
+                found.isolated.insert(EnvRead {
+                    function: function.to_string(),
+                    key,
+                });
             }
             (Some(function), None) => found.warnings.push(format!(
                 "{function} (crate {crate_name}) reads an environment variable whose name is computed at run time in `{site}`: \
@@ -99,7 +109,7 @@ fn env_calls(module: &Module<'_>) -> Vec<(Value, String)> {
         }
         let value =
             inkwell::values::AsValueRef::as_value_ref(&f.as_global_value().as_pointer_value());
-        for (user, _) in ir::uses(value) {
+        for ir::UseSite { user, .. } in ir::uses(value) {
             if ir::is_call(user) && ir::callee_name(user).as_deref() == Some(name.as_str()) {
                 out.push((user, path.clone()));
             }

@@ -256,10 +256,10 @@ pub struct Found {
     /// What each function of the crates callees link refers to (`call_graph`).
     pub calls: call_graph::CallGraph,
     /// Callees whose handler reaches a function that blocks its thread, with
-    /// that function and the chain of calls to it (`blocking`).
-    pub blocking: BTreeMap<String, (String, String)>,
-    /// `(function, key)` of each `std::env` read now namespaced (`env`).
-    pub isolated: BTreeSet<(String, String)>,
+    /// that call (`blocking`).
+    pub blocking: BTreeMap<String, blocking::BlockingCall>,
+    /// Each `std::env` read now namespaced (`env`).
+    pub isolated: BTreeSet<env::EnvRead>,
     /// Unmangled symbols defined so far, with who defines them (`exports`).
     pub exported: HashMap<String, exports::Definer>,
     /// The `#[global_allocator]` the merged binary uses, if a member sets

@@ -171,8 +171,8 @@ impl Model {
                     }
                     return kept;
                 }
-                let called = self.calls[u].iter().map(|&(v, _)| v);
-                let cut = self.cycles.iter().filter(|e| e.0 == u).map(|e| e.1);
+                let called = self.calls[u].iter().map(|c| c.callee);
+                let cut = self.cycles.iter().filter(|e| e.from == u).map(|e| e.to);
                 for v in called.chain(cut) {
                     let remote = v == d || !set.contains(v);
                     if remote && kept[v].is_none() {

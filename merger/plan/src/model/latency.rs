@@ -3,7 +3,7 @@
 //! call), the expected cost in all, and the gain the latency objective
 //! maximizes, with the bound the exact search prunes by.
 
-use super::{Model, Round, Set, bit};
+use super::{CallEdge, CallsTo, Model, Round, Set, bit};
 use std::collections::BTreeMap;
 
 impl Model {
@@ -56,7 +56,7 @@ impl Model {
     /// it, else the default.
     pub fn hop_cost(&self, u: usize, v: usize) -> f64 {
         self.measured_hop_ms
-            .get(&(u, v))
+            .get(&CallEdge { from: u, to: v })
             .copied()
             .unwrap_or(self.constraints.hop_ms)
     }
@@ -118,7 +118,11 @@ impl Model {
             (hop + c, hop + t)
         };
         let mut total = 0.0;
-        for &(v, m) in &self.calls[u] {
+        for &CallsTo {
+            callee: v,
+            calls: m,
+        } in &self.calls[u]
+        {
             total += m * below(v, memo).1;
         }
         let mut critical = 0.0;
@@ -162,7 +166,11 @@ impl Model {
     /// looped sites the rest (iterations); without a looped site, the
     /// surplus is repeats made at once (`join_all` over a list), one long.
     fn share(&self, u: usize, v: usize, looped: bool) -> (f64, f64) {
-        let m: f64 = self.calls[u].iter().filter(|c| c.0 == v).map(|c| c.1).sum();
+        let m: f64 = self.calls[u]
+            .iter()
+            .filter(|c| c.callee == v)
+            .map(|c| c.calls)
+            .sum();
         let (mut once, mut loops) = (0usize, 0usize);
         for (w, l) in self.rounds[u].iter().flat_map(Round::sites) {
             if w == v {

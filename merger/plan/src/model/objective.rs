@@ -8,6 +8,15 @@
 
 use super::{Model, Set};
 
+/// What the greedy search compares groups by ([`Objective::worth`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupWorth {
+    /// The objective's figure.
+    pub figure: f64,
+    /// What decides between groups whose figures are equal.
+    pub tie_break: f64,
+}
+
 /// What a plan is chosen for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Objective {
@@ -107,14 +116,15 @@ impl Objective {
     /// What the greedy search compares a group of `root` by, objective's
     /// figure first, then a tie-break: `hops` are the hops the group removes
     /// per request at its root, `groups` the plan with the group in place.
-    pub fn worth(self, model: &Model, groups: &[Set], hops: f64) -> (f64, f64) {
-        match self {
+    pub fn worth(self, model: &Model, groups: &[Set], hops: f64) -> GroupWorth {
+        let (figure, tie_break) = match self {
             Objective::Calls => (hops, 0.0),
             // The memory objective grows groups for latency; the trim then
             // drops the copies the gain asked for does not need.
             Objective::Latency | Objective::Memory => (model.gain_ms(groups), hops),
             Objective::Cost => (-model.cost(groups), model.gain_ms(groups)),
-        }
+        };
+        GroupWorth { figure, tie_break }
     }
 
     /// Whether a trim may drop a member: the plan after (`now`) serves this

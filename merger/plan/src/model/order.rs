@@ -1,7 +1,7 @@
 //! The order the model values functions in, callers first, and the cut
 //! that makes it possible: a call of each cycle, the lightest in traffic.
 
-use super::{Model, Round, Set};
+use super::{CallEdge, Model, Round, Set};
 use anyhow::{Result, bail};
 
 impl Model {
@@ -25,8 +25,10 @@ impl Model {
             match self.depth_first() {
                 Ok(post) => break post,
                 Err(cycle) => {
-                    let weight =
-                        |e: &(usize, usize)| self.seen.get(e).copied().unwrap_or(f64::INFINITY);
+                    let weight = |&(from, to): &(usize, usize)| {
+                        let e = CallEdge { from, to };
+                        self.seen.get(&e).copied().unwrap_or(f64::INFINITY)
+                    };
                     let (u, v) = cycle
                         .iter()
                         .copied()
@@ -35,8 +37,8 @@ impl Model {
                             _ => Some(e),
                         })
                         .expect("a cycle has a call");
-                    self.calls[u].retain(|(w, _)| *w != v);
-                    cut.push((u, v));
+                    self.calls[u].retain(|c| c.callee != v);
+                    cut.push(CallEdge { from: u, to: v });
                 }
             }
         };
@@ -46,7 +48,7 @@ impl Model {
         self.rounds.resize(n, Vec::new());
         self.unplaced.clear();
         for u in 0..n {
-            let calls: Vec<usize> = self.calls[u].iter().map(|&(v, _)| v).collect();
+            let calls: Vec<usize> = self.calls[u].iter().map(|c| c.callee).collect();
             let rounds = &mut self.rounds[u];
             for r in rounds.iter_mut() {
                 r.calls.retain(|v| calls.contains(v));
@@ -59,7 +61,7 @@ impl Model {
                         calls: Vec::new(),
                         looped: vec![v],
                     });
-                    self.unplaced.push((u, v));
+                    self.unplaced.push(CallEdge { from: u, to: v });
                 }
             }
         }
@@ -83,7 +85,7 @@ impl Model {
             while let Some((u, k)) = stack.pop() {
                 if k < self.calls[u].len() {
                     stack.push((u, k + 1));
-                    let v = self.calls[u][k].0;
+                    let v = self.calls[u][k].callee;
                     match state[v] {
                         0 => {
                             state[v] = 1;

@@ -45,10 +45,9 @@ pub fn cheaper(model: &Model, plan: Plan, limits: &Limits) -> Plan {
     if groups == plan.groups {
         return plan;
     }
-    let (removed, _) = model.value(&groups);
     Plan {
         gain_ms: model.gain_ms(&groups),
-        removed,
+        removed: model.value(&groups).removed,
         groups,
     }
 }
@@ -73,7 +72,7 @@ fn held_by_its_callers(
 ) -> Option<Vec<Set>> {
     let mut next = groups.to_vec();
     for d in (0..model.n()).filter(|&d| d != v && kept[d].is_some()) {
-        let calls_v = |u: usize| model.calls[u].iter().any(|&(w, _)| w == v);
+        let calls_v = |u: usize| model.calls[u].iter().any(|c| c.callee == v);
         if members(groups[d]).any(calls_v) {
             let set = next[d] | bit(v);
             if !model.feasible(set) {

@@ -4,7 +4,7 @@
 
 use super::improve::adds;
 use super::{EPS, Limits, finish, improve, score};
-use crate::model::{Figures, Model, Plan, Resource, Set, bit, members};
+use crate::model::{CallsTo, Figures, GroupWorth, Model, Plan, Resource, Set, bit, members};
 
 /// Greedy: callers first, each root grows its group by the member that
 /// adds the most to the objective (latency removed, then hops removed; for
@@ -105,22 +105,23 @@ fn grow(model: &Model) -> Vec<Set> {
         let a = arrivals[r];
         if a > 0.0 && model.left_out[r].is_none() {
             // What a group of r is worth: the objective's figure first.
-            let worth = |set: Set, groups: &mut Vec<Set>| -> (f64, f64) {
+            let worth = |set: Set, groups: &mut Vec<Set>| -> GroupWorth {
                 let hops = model.flow(r, set).removed;
                 groups[r] = set;
                 let worth = model.constraints.objective.worth(model, groups, hops);
                 groups[r] = bit(r);
                 worth
             };
-            let better = |a: (f64, f64), b: (f64, f64)| {
-                a.0 > b.0 + EPS || (a.0 > b.0 - EPS && a.1 > b.1 + EPS)
+            let better = |a: GroupWorth, b: GroupWorth| {
+                a.figure > b.figure + EPS
+                    || (a.figure > b.figure - EPS && a.tie_break > b.tie_break + EPS)
             };
             let mut set = bit(r);
             let mut value = worth(set, &mut groups);
             loop {
-                let mut best: Option<((f64, f64), Set)> = None;
+                let mut best: Option<(GroupWorth, Set)> = None;
                 for u in members(set) {
-                    for &(v, _) in &model.calls[u] {
+                    for &CallsTo { callee: v, .. } in &model.calls[u] {
                         let next = set | bit(v);
                         if next == set
                             || v == r
@@ -145,7 +146,7 @@ fn grow(model: &Model) -> Vec<Set> {
             }
             groups[r] = set;
         }
-        for (v, calls) in model.flow(r, groups[r]).out {
+        for CallsTo { callee: v, calls } in model.flow(r, groups[r]).out {
             arrivals[v] += a * calls;
         }
     }
@@ -159,7 +160,7 @@ fn grow(model: &Model) -> Vec<Set> {
 fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
     let c = &model.constraints;
     let score = |groups: &[Set]| Figures {
-        removed: model.value(groups).0,
+        removed: model.value(groups).removed,
         gain_ms: model.gain_ms(groups),
         copies: 0.0,
         cost: if c.objective.needs_cost() {

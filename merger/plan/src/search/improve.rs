@@ -8,7 +8,7 @@
 
 use super::score::{extra, score};
 use super::{EPS, Limits};
-use crate::model::{Model, Set, bit, members};
+use crate::model::{CallsTo, Model, Set, bit, members};
 
 /// A plan's score and merged members: more score, then fewer members.
 #[derive(Clone, Copy)]
@@ -91,14 +91,14 @@ fn moved(model: &Model, groups: &mut [Set], now: Worth, limits: &Limits) -> Opti
 /// Each group with one more member, a callee of one of its members, that
 /// the model's rules allow (caps and minimums are the score's).
 pub(super) fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
-    let (_, arrivals) = model.value(groups);
+    let arrivals = model.value(groups).arrivals;
     let mut out = Vec::new();
     for r in 0..groups.len() {
         if arrivals[r] <= 0.0 || model.left_out[r].is_some() {
             continue;
         }
         for u in members(groups[r]) {
-            for &(v, _) in &model.calls[u] {
+            for &CallsTo { callee: v, .. } in &model.calls[u] {
                 let next = groups[r] | bit(v);
                 if v != r && next != groups[r] && !out.contains(&(r, next)) && model.feasible(next)
                 {

@@ -10,7 +10,7 @@
 //! by chances at most the calls per invocation, so no plan removes more
 //! latency than the calls to the functions it copies cost in all.
 
-use crate::model::{Model, Set};
+use crate::model::{CallsTo, Model, Set};
 
 pub(super) struct Room {
     /// Which total caps the model has (memory, cpu).
@@ -37,7 +37,11 @@ impl Room {
         let per = if requests > 0.0 { 1.0 / requests } else { 0.0 };
         let mut callers = vec![Vec::new(); n];
         for (u, &run) in runs.iter().enumerate() {
-            for &(v, m) in &model.calls[u] {
+            for &CallsTo {
+                callee: v,
+                calls: m,
+            } in &model.calls[u]
+            {
                 callers[v].push((u, run * m * model.hop_cost(u, v) * per));
             }
         }
@@ -49,7 +53,7 @@ impl Room {
         let mut above = vec![Set::EMPTY; n];
         for &u in &model.order {
             above[u] |= Set::of(u);
-            for &(v, _) in &model.calls[u] {
+            for &CallsTo { callee: v, .. } in &model.calls[u] {
                 let from = above[u];
                 above[v] |= from;
             }

@@ -18,7 +18,7 @@ pub fn score(model: &Model, groups: &[Set]) -> Option<f64> {
         return None;
     }
     let c = &model.constraints;
-    let removed = model.value(groups).0;
+    let removed = model.value(groups).removed;
     let gain = if c.objective.needs_gain() || c.min_gain_ms.is_some() {
         model.gain_ms(groups)
     } else {
@@ -56,13 +56,13 @@ pub(super) fn extra(groups: &[Set]) -> usize {
 /// Drops groups that remove nothing (no request arrives at their root) and
 /// members that remove nothing, then values the plan.
 pub(super) fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
-    let (_, arrivals) = model.value(&groups);
+    let arrivals = model.value(&groups).arrivals;
     for r in 0..model.n() {
         if arrivals[r] == 0.0 {
             groups[r] = bit(r);
         }
     }
-    let (removed, _) = model.value(&groups);
+    let removed = model.value(&groups).removed;
     let gain_ms = model.gain_ms(&groups);
     Plan {
         groups,

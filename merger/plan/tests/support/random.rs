@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-use fmerge_plan::model::{Constraints, MIB, Model, Objective, Round};
+use fmerge_plan::model::{CallEdge, CallsTo, Constraints, MIB, Model, Objective, Round};
 
 #[path = "social_network.rs"]
 mod social_network;
@@ -51,7 +51,10 @@ fn build(
     let mut rounds: Vec<Vec<Round>> = vec![Vec::new(); n];
     let mut called = vec![false; n];
     for &(u, v, m, at_once) in edges {
-        calls[u].push((v, m));
+        calls[u].push(CallsTo {
+            callee: v,
+            calls: m,
+        });
         called[v] = true;
         let looped = m > 1.0;
         match rounds[u].last_mut() {
@@ -87,7 +90,9 @@ fn build(
         ..Model::default()
     };
     for &(u, v, ms) in hop_ms {
-        model.measured_hop_ms.insert((u, v), ms);
+        model
+            .measured_hop_ms
+            .insert(CallEdge { from: u, to: v }, ms);
     }
     model.finish().expect("an application the planner takes");
     model

@@ -47,14 +47,25 @@ enum Content {
     Bytes(Vec<u8>),
 }
 
+/// One `ENV` line of the image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvVar {
+    pub key: String,
+    pub value: String,
+}
+
+impl EnvVar {
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> EnvVar {
+        EnvVar {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+}
+
 /// Builds the context for `binary`, installed as `/usr/local/bin/<name>`, with
 /// the Dockerfile `template` filled in (see [`render_dockerfile`]).
-pub fn build(
-    template: &str,
-    binary: &Path,
-    name: &str,
-    env: &[(String, String)],
-) -> Result<BuildContext> {
+pub fn build(template: &str, binary: &Path, name: &str, env: &[EnvVar]) -> Result<BuildContext> {
     let resolved = libs::resolve(binary)?;
     let entrypoint = PathBuf::from("/usr/local/bin").join(name);
 
@@ -197,16 +208,16 @@ fn append_bytes(b: &mut tar::Builder<Vec<u8>>, path: &Path, data: &[u8], mode: u
 pub fn render_dockerfile(
     template: &str,
     entrypoint: &Path,
-    env: &[(String, String)],
+    env: &[EnvVar],
     resolved: &Resolved,
 ) -> Result<String> {
     let mut env_lines = String::new();
-    let mut all_env: Vec<(String, String)> = Vec::new();
+    let mut all_env: Vec<EnvVar> = Vec::new();
     if resolved.needs_library_path {
-        all_env.push(("LD_LIBRARY_PATH".into(), libs::EXTRA_LIBRARY_DIR.into()));
+        all_env.push(EnvVar::new("LD_LIBRARY_PATH", libs::EXTRA_LIBRARY_DIR));
     }
     all_env.extend(env.iter().cloned());
-    for (key, value) in &all_env {
+    for EnvVar { key, value } in &all_env {
         validate_env(key, value)?;
         let escaped = value
             .replace('\\', "\\\\")
@@ -286,7 +297,7 @@ mod tests {
         let df = render_dockerfile(
             TEMPLATE,
             Path::new("/usr/local/bin/x"),
-            &[("A".into(), r#"a "b" $HOME \ c"#.into())],
+            &[EnvVar::new("A", r#"a "b" $HOME \ c"#)],
             &r,
         )
         .unwrap();
@@ -295,7 +306,7 @@ mod tests {
         assert!(df.contains("FROM scratch"));
         assert!(!df.contains("{{"));
         let refused = |key: &str, value: &str| {
-            render_dockerfile(TEMPLATE, Path::new("/x"), &[(key.into(), value.into())], &r).is_err()
+            render_dockerfile(TEMPLATE, Path::new("/x"), &[EnvVar::new(key, value)], &r).is_err()
         };
         assert!(refused("REDIS_PASSWORD", "p"));
         assert!(refused("1A", "p"));

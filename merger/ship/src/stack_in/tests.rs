@@ -53,7 +53,7 @@ fn limits_add_up_and_secrets_unite() {
     assert_eq!(spec.secrets, ["s1", "s2"]);
     assert_eq!(
         spec.environment,
-        [("REDIS_URL".to_string(), "redis://a".to_string())]
+        BTreeMap::from([("REDIS_URL".to_string(), "redis://a".to_string())])
     );
     assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
     let notes = merge_into(

@@ -11,7 +11,7 @@
 
 use crate::graph::{Conflict, Graph};
 use crate::options::{self, CargoFlags, Merge, Options, SharedStaticFlags};
-use crate::plan::model::{Model, Plan, members};
+use crate::plan::model::{Model, Plan, RootedGroup, members};
 use crate::plan::{self, Constraints, Method};
 use anyhow::{Context as _, Result};
 use fmerge_cargo::{resolve, workspace};
@@ -56,7 +56,8 @@ pub(super) fn solve(
     let mut input: Option<StackIn> = None;
     loop {
         let model = plan::model(graph, constraints)?;
-        let (plan, how) = plan::solve_within(&model, method, time_limit)?;
+        let solution = plan::solve_within(&model, method, time_limit)?;
+        let (plan, how) = (solution.plan, solution.proof.name());
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
             return Ok(Solved {
@@ -67,7 +68,7 @@ pub(super) fn solve(
             });
         };
         let mut refused = false;
-        for (root, set) in plan.merged() {
+        for RootedGroup { root, set } in plan.merged() {
             let caller = model.names[root].clone();
             let callees: Vec<String> = members(set)
                 .filter(|&i| i != root)

@@ -5,8 +5,12 @@
 use crate::graph::tokens::Tree;
 use std::collections::HashMap;
 
-/// One `macro_rules!` arm: its matcher and its transcriber.
-pub type Rule = (Vec<Tree>, Vec<Tree>);
+/// One `macro_rules!` arm.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub matcher: Vec<Tree>,
+    pub transcriber: Vec<Tree>,
+}
 
 /// Every `macro_rules!` in `trees` (the first of a name wins).
 pub fn collect(trees: &[Tree], macros: &mut HashMap<String, Vec<Rule>>) {
@@ -21,7 +25,10 @@ pub fn collect(trees: &[Tree], macros: &mut HashMap<String, Vec<Rule>>) {
             while let (Some(Tree::Group(_, m)), Some(Tree::Group(_, t))) =
                 (body.get(k), body.get(k + 3))
             {
-                rules.push((m.clone(), t.clone()));
+                rules.push(Rule {
+                    matcher: m.clone(),
+                    transcriber: t.clone(),
+                });
                 k += 4;
                 if body.get(k).is_some_and(|t| t.is_punct(';')) {
                     k += 1;

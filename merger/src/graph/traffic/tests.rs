@@ -96,7 +96,13 @@ fn hop_costs_are_the_gateway_calls_sum_over_count() {
         fmerge_invoke_duration_seconds_count{caller=\"a\",callee=\"c\",transport=\"in-process\"} 100\n\
         http_requests_total{function=\"b\",caller=\"a\"} 100\n";
     let t = parse_prometheus(text, "m").unwrap();
-    assert_eq!(t.hops[&("a".into(), "b".into())], (0.3, 100.0));
+    assert_eq!(
+        t.hops[&("a".into(), "b".into())],
+        Timed {
+            seconds: 0.3,
+            count: 100.0
+        }
+    );
     assert_eq!(t.hops.len(), 1, "in-process calls are no hop: {:?}", t.hops);
 }
 
@@ -109,7 +115,7 @@ fn the_callees_serving_time_is_read_per_caller() {
     let t = parse_prometheus(&std::fs::read_to_string(path).unwrap(), path).unwrap();
     let served = t.served[&("compose-post".into(), "unique-id".into())];
     assert!(
-        (served.0 - 3.299856518).abs() < 1e-9 && served.1 == 1.0,
+        (served.seconds - 3.299856518).abs() < 1e-9 && served.count == 1.0,
         "{served:?}"
     );
     assert_eq!(t.served.len(), 2, "{:?}", t.served);

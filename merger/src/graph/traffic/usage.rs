@@ -97,11 +97,18 @@ fn function_label(labels: &str) -> Option<String> {
     Some(rest[..rest.find('"')?].to_string())
 }
 
+/// The earlier of two scrapes, and the seconds from it to the later.
+#[derive(Debug, Clone, Copy)]
+pub struct EarlierScrape<'a> {
+    pub text: &'a str,
+    pub seconds: f64,
+}
+
 /// Each function's usage from one scrape (`after`; memory only) or two
-/// (`before` too, and the seconds between them).
-pub fn usage(before: Option<(&str, f64)>, after: &str) -> BTreeMap<String, Usage> {
+/// (`before` too).
+pub fn usage(before: Option<EarlierScrape<'_>>, after: &str) -> BTreeMap<String, Usage> {
     let later = pods(after);
-    let earlier = before.map(|(text, seconds)| (pods(text), seconds));
+    let earlier = before.map(|b| (pods(b.text), b.seconds));
     later
         .iter()
         .map(|(function, pods)| {
@@ -151,7 +158,13 @@ process_cpu_seconds_total 2.0
         let after = BEFORE
             .replace("10485760", "12582912")
             .replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
-        let u = usage(Some((BEFORE, 10.0)), &after);
+        let u = usage(
+            Some(EarlierScrape {
+                text: BEFORE,
+                seconds: 10.0,
+            }),
+            &after,
+        );
         assert_eq!(u["a"].memory_bytes, Some(12582912.0));
         assert_eq!(u["a"].cpu, Some(0.2));
         assert_eq!(u["b"].cpu, Some(0.0));

@@ -39,7 +39,7 @@ fn calls_the_code_does_not_order_are_taken_one_after_another_and_said_so() {
     in_rounds(&mut g, "a", &[&["c"]]);
     let m = model(&g, &Constraints::default()).unwrap();
     let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
-    assert_eq!(m.unplaced, [(a, b)]);
+    assert_eq!(m.unplaced, [CallEdge { from: a, to: b }]);
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     assert_eq!(m.hops(a, &alone).critical_before, 3.0);
     let says = "note: the order of a's calls of b is not read from its code";
@@ -84,7 +84,7 @@ fn a_call_cut_to_break_a_cycle_leaves_the_rounds_too() {
         m.index("b").unwrap(),
         m.index("c").unwrap(),
     );
-    assert_eq!(m.cycles, [(b, a)]);
+    assert_eq!(m.cycles, [CallEdge { from: b, to: a }]);
     assert_eq!(m.rounds[b].len(), 1);
     assert_eq!(m.rounds[b][0].calls, [c]);
     assert!(m.unplaced.is_empty());

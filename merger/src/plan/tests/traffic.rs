@@ -42,9 +42,9 @@ fn mutual_calls_are_cut_where_the_traffic_is_lightest() {
         );
         let m = model(&g, &Constraints::default()).unwrap();
         let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
-        assert_eq!(m.cycles, [(a, b)], "{listing:?}");
+        assert_eq!(m.cycles, [CallEdge { from: a, to: b }], "{listing:?}");
         assert_eq!(m.hops(b, &alone(&m)).critical_before, 1.0, "{listing:?}");
-        let (plan, _) = solve(&m, Method::Exact).unwrap();
+        let plan = solve(&m, Method::Exact).unwrap().plan;
         let mut group = named_groups(&m, &plan)["b"].clone();
         group.sort();
         assert_eq!(group, ["a", "b"], "{listing:?}");
@@ -64,7 +64,7 @@ fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() 
         .collect();
     assert_eq!(entries, ["a", "c"]);
     assert_eq!(m.cycles.len(), 2, "{:?}", m.cycles);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     let groups = named_groups(&m, &plan);
     assert_eq!(groups["a"], ["a", "b"]);
     assert_eq!(groups["c"], ["c", "d"]);
@@ -83,7 +83,7 @@ fn an_entry_point_the_scrape_misses_is_planned_from_the_code() {
     let c = m.index("c").unwrap();
     assert_eq!(m.external[c], m.external[m.index("a").unwrap()]);
     assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     let groups = named_groups(&m, &plan);
     assert_eq!(groups["c"], ["c", "d"]);
     assert_eq!(groups["a"], ["a", "b"]);
@@ -107,7 +107,7 @@ fn calls_seen_from_a_caller_that_never_ran_are_taken_from_the_code() {
     let m = model(&g, &Constraints::default()).unwrap();
     let c = m.index("c").unwrap();
     assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["c"], ["c", "d"]);
 }
 
@@ -120,7 +120,7 @@ fn every_figure_is_per_request_of_the_application() {
         &[("a", "b", 100.0)],
     );
     let m = model(&g, &hop(1.0)).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!((plan.removed, plan.gain_ms), (1.0, 1.0));
     let text = report(&m, &plan, "exact", "test");
     assert!(
@@ -166,12 +166,12 @@ fn a_rare_call_is_priced_by_its_share_of_the_requests() {
         ..hop(1.0)
     };
     let m = model(&rare_branch(), &capped).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "b"]);
     assert!((plan.gain_ms - 0.99).abs() < 1e-9, "{}", plan.gain_ms);
     // Both in: the whole hop; c adds its 1%.
     let m = model(&rare_branch(), &hop(1.0)).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert!((plan.gain_ms - 1.0).abs() < 1e-9, "{}", plan.gain_ms);
 }
 
@@ -203,7 +203,7 @@ fn a_plan_without_copies_reserves_no_negative_zero() {
         ..Constraints::default()
     };
     let m = model(&g, &capped).unwrap();
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert!(plan.merged().is_empty());
     let text = report(&m, &plan, "exact", "test");
     assert!(text.contains("memory limits 400Mi → 400Mi"), "{text}");
@@ -232,7 +232,7 @@ fn calls_through_a_computed_name_are_planned_from_the_traffic() {
     let m = model(&g, &hop(1.0)).unwrap();
     let a = m.index("a").unwrap();
     assert_eq!(m.hops(a, &alone(&m)).critical_before, 3.0);
-    let (plan, _) = solve(&m, Method::Exact).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "c"]);
     assert_eq!(plan.gain_ms, 3.0);
 }

@@ -97,7 +97,7 @@ pub(super) fn rewrite(
         }
     };
     // Constant structs are rebuilt whole: group the fields of each first.
-    let mut structs: Vec<(Value, Vec<(u32, Value)>)> = Vec::new();
+    let mut structs: Vec<(Value, Vec<ir::FieldValue>)> = Vec::new();
     for u in &uses {
         match *u {
             Use::Call {
@@ -121,7 +121,16 @@ pub(super) fn rewrite(
                 let mut tail =
                     ir::const_bytes(ir::operand(agg, field + 1)).expect("checked in uses()");
                 tail[..8].copy_from_slice(&len.to_le_bytes());
-                let fields = vec![(field, ptr), (field + 1, ir::const_byte_array(agg, &tail))];
+                let fields = vec![
+                    ir::FieldValue {
+                        index: field,
+                        value: ptr,
+                    },
+                    ir::FieldValue {
+                        index: field + 1,
+                        value: ir::const_byte_array(agg, &tail),
+                    },
+                ];
                 match structs.iter_mut().find(|(a, _)| *a == agg) {
                     Some((_, f)) => f.extend(fields),
                     None => structs.push((agg, fields)),

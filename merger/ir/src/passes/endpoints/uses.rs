@@ -34,7 +34,7 @@ pub(super) fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> 
     let mut out = Vec::new();
     let mut todo: Vec<(Value, u32, u64)> = ir::uses(global)
         .into_iter()
-        .map(|(u, i)| (u, i, 0))
+        .map(|site| (site.user, site.index, 0))
         .collect();
     let fits = |offset: u64, len: u64| offset.checked_add(len).is_some_and(|end| end <= size);
     while let Some((user, arg, offset)) = todo.pop() {
@@ -72,8 +72,13 @@ pub(super) fn uses(global: Value, size: u64, scope: &Scope) -> Result<Vec<Use>> 
                 continue;
             }
         }
-        if let Some((_, k)) = ir::byte_offset(user) {
-            todo.extend(ir::uses(user).into_iter().map(|(u, i)| (u, i, offset + k)));
+        if let Some(at) = ir::byte_offset(user) {
+            let k = at.offset;
+            todo.extend(
+                ir::uses(user)
+                    .into_iter()
+                    .map(|s| (s.user, s.index, offset + k)),
+            );
             continue;
         }
         let what = if ir::is_call(user) && ir::calls_intrinsic(user) {
