@@ -1,7 +1,8 @@
-"""The application bench's checks: what issue 42 asks of the planner's
-deployment on socialNetwork under the mixed workload, each with its
+"""The application bench's checks: the goals config.TARGETS sets the
+planner's deployment on socialNetwork under the mixed workload, each with its
 measured figure and the goal from config.TARGETS: memory requests and pods
-against unmerged's, every declared entry point still deployed, the highest
+against unmerged's, every declared entry point still deployed, each merged
+pod's resident memory within its request, the highest
 sustained rate against unmerged's, and, for every deployment, the projected
 p50 gain against the measured one per entry point at the rates every
 deployment sustained in every round."""
@@ -36,7 +37,20 @@ def resource_checks(res, kind="planner"):
         check(f"pods, {kind} ÷ unmerged", f"≤ {goal_pods:g}", pods, pods <= goal_pods, f"{mine['pods']} of {base['pods']}"),
         check(f"declared entry points {kind} keeps deployed", "all", len(res["resources"]["declared_entries"]) - len(missing),
               not missing, "missing: " + ", ".join(missing) if missing else "every one"),
-    ]
+    ] + pod_check(mine.get("merged_pods") or {}, kind)
+
+
+def pod_check(pods, kind):
+    """Each merged pod's resident memory against the memory request the
+    plan gave it: a request below what the process holds is a model the
+    scheduler would be misled by."""
+    judged = {n: p for n, p in pods.items() if p["request_mib"] is not None and p["rss_mib"] is not None}
+    if not judged:
+        return []
+    over = [f"{n} {p['rss_mib']:.1f} > {p['request_mib']:.1f} MiB" for n, p in judged.items() if p["rss_mib"] > p["request_mib"]]
+    return [check(f"merged pods of {kind} within their memory requests", "all", f"{len(judged) - len(over)} of {len(judged)}",
+                  not over, "; ".join(over) if over else ", ".join(f"{n} {p['rss_mib']:.1f} ≤ {p['request_mib']:.1f} MiB"
+                                                                  for n, p in judged.items()))]
 
 
 def throughput_check(res, kind="planner", workload="mixed"):

@@ -170,8 +170,25 @@ def resources(builds, load, workload="mixed"):
             "rss_mib": interval([r.get("rss_mib_mean") if r else None for r in runs]),
             "rss_mib_peak": max([r["rss_mib_peak"] for r in runs if r and r.get("rss_mib_peak")], default=None),
             "planner_reserved": planner_reserved(doc)[0] if doc else base,
-            "planner_deployment": (doc or {}).get("cluster")}
+            "planner_deployment": (doc or {}).get("cluster"),
+            "merged_pods": merged_pods(stack, runs)}
     unmerged = out["deployments"].get("unmerged", {}).get("rss_mib")
     for row in out["deployments"].values():
         row["rss_change"] = row["rss_mib"]["mean"] / unmerged["mean"] - 1 if unmerged and row["rss_mib"] else None
+    return out
+
+
+def merged_pods(stack, runs):
+    """Each merged pod's memory request beside the resident memory its
+    process held (the most of the rounds' means, MiB): whether the requests
+    the planner made of the members' usage hold the merged process."""
+    out = {}
+    for e in stack:
+        if "group" not in e:
+            continue
+        held = [(r.get("rss_mib_by_process") or {}).get(e["group"]) for r in runs if r]
+        held = [x for x in held if x is not None]
+        request = e["requests"]["memory"]
+        out[e["name"]] = {"group": e["group"], "request_mib": request / 2 ** 20 if request is not None else None,
+                          "rss_mib": max(held) if held else None}
     return out

@@ -1,5 +1,5 @@
 """The application benchmark's part of results.md: the deployments, the
-checks against issue 42's goals, the builds (one `fmerge build --plan`
+checks against the goals config.TARGETS sets, the builds (one `fmerge build --plan`
 against the groups one by one), the gateway hops each deployment makes per
 request, the latency per entry point at every fixed rate of every round, the
 highest sustained rates over rounds, function-tier CPU, the verdicts against
@@ -159,7 +159,7 @@ def render_verdicts(L, lo):
 
 
 def render_checks(L, lo):
-    """Issue 42's goals for the whole application (appchecks), each with its figure."""
+    """The goals for the whole application (appchecks), each with its figure."""
     L.append("### Checks")
     L.append("")
     L.append("| check | goal | measured | | |")
@@ -306,10 +306,11 @@ def render_resources(L, lo):
     L.append("")
     L.append("Pods: the entries of the stack the deployment runs (the bench starts exactly these; of-watchdog shares its "
              "function's pod). Requests and limits: added up over those entries, from `functions/stack.yml` (through "
-             "calls.json); a merged pod takes its caller's place with "
-             f"the figures plan.json gives it (\"{FROM_PLAN}\") or else its members' sums, as `fmerge build` writes the "
-             "merged stack; a callee stays deployed unless plan.json drops it. Declared entry points: every function the "
-             f"front end calls ({', '.join(m['declared_entries'])}); \"missing\": not deployed. RSS: the sum over every "
+             "calls.json); a merged pod takes its caller's place with the figures plan.json gives it "
+             f"(\"{FROM_PLAN}\", planned from the profile run's scrapes) where its plan file carries them, else its "
+             "members' sums, as `fmerge build` writes the merged stack; a callee stays deployed unless plan.json drops it. "
+             "Declared entry points: the functions the stack labels `com.openfaas.fmerge.entry` "
+             f"({', '.join(m['declared_entries'])}); \"missing\": not deployed. RSS: the sum over every "
              "process of the function tier the bench started (not nginx or Redis), sampled every "
              f"{RSS_EVERY:g} s during the {m['workload']} run at {m['rate']} req/s (the highest rate every deployment "
              "sustained in every round), each round's mean, over rounds; the peak is the highest sample of any round. "
@@ -332,6 +333,16 @@ def render_resources(L, lo):
                  f"{', '.join(row['missing_entries']) or 'none'} | {iv(row['rss_mib'], 0)} | {f(row['rss_mib_peak'], 0)} | "
                  f"{change} | {amount('memory', p.get('memory limits'))} / {amount('memory', p.get('memory requests'))} |")
     L.append("")
+    pods = [(d, n, x) for d in APP_DEPLOYMENTS for n, x in ((m["deployments"].get(d) or {}).get("merged_pods") or {}).items()]
+    if pods:
+        L.append("Each merged pod's memory request beside the resident memory its process held (the most of the rounds' "
+                 "means at the same rate):")
+        L.append("")
+        L.append("| deployment | pod | memory request | RSS MiB |")
+        L.append("| --- | --- | ---: | ---: |")
+        for d, n, x in pods:
+            L.append(f"| {d} | {x['group']} | {f(x['request_mib'], 1)} MiB | {f(x['rss_mib'], 1)} |")
+        L.append("")
 
 
 def amount(what, x):

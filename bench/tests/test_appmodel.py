@@ -17,7 +17,8 @@ from pathlib import Path
 from helpers import BENCH  # noqa: F401  (makes fmbench importable)
 
 from fmbench.appchecks import checks
-from fmbench.appmodel import agreement, deployment_stacks, entry_gains, planner_reserved, projections, resources
+from fmbench.appmodel import (agreement, deployment_stacks, entry_gains, merged_pods, planner_reserved, projections,
+                              resources)
 from fmbench.appreport import render_checks, render_projection, render_resources
 from fmbench.apptier import rss_figures, rss_kib, scrape, tree_rss_kib
 from test_app import mix_run, results
@@ -113,6 +114,24 @@ class Agreement(unittest.TestCase):
 
 FUNCTIONS = [{"name": n, "memory_bytes": 64 * MI, "cpu": 0.2, "requests_memory_bytes": 16 * MI, "requests_cpu": 0.02}
              for n in ("a", "b", "c")]
+
+
+class MergedPods(unittest.TestCase):
+    STACK = [{"name": "a", "group": "a-merged", "requests": {"memory": 8 * MI}},
+             {"name": "d", "requests": {"memory": 16 * MI}}]
+
+    def test_each_merged_pod_beside_the_most_its_process_held(self):
+        runs = [{"rss_mib_by_process": {"a-merged": 5.0, "d": 4.0}}, None, {"rss_mib_by_process": {"a-merged": 6.5}}]
+        self.assertEqual(merged_pods(self.STACK, runs), {"a": {"group": "a-merged", "request_mib": 8.0, "rss_mib": 6.5}})
+
+    def test_a_pod_over_its_request_is_a_miss_named(self):
+        from fmbench.appchecks import pod_check
+        ok = pod_check({"a": {"group": "a-merged", "request_mib": 8.0, "rss_mib": 6.5}}, "planner")[0]
+        self.assertEqual((ok["measured"], ok["met"]), ("1 of 1", True))
+        over = pod_check({"a": {"group": "a-merged", "request_mib": 8.0, "rss_mib": 9.0},
+                          "b": {"group": "b-merged", "request_mib": 8.0, "rss_mib": None}}, "planner")[0]
+        self.assertEqual((over["measured"], over["met"]), ("0 of 1", False))
+        self.assertIn("a 9.0 > 8.0 MiB", over["detail"])
 
 
 class PlannerFigures(unittest.TestCase):
