@@ -207,7 +207,8 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
         ],
         "127.0.0.1:5000/pair@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
     );
-    spec.environment
+    spec.deployment
+        .environment
         .insert("REDIS_URL".into(), "redis://redis:6379".into());
     spec.callee_environment
         .push(fmerge_ship::stack_out::CalleeEnv {
@@ -215,7 +216,7 @@ fn faas_cli_reads_the_stack_file_fmerge_writes_for_a_merge_without_one() {
             key: "REDIS_URL".into(),
             value: "redis://graph:6379".into(),
         });
-    spec.secrets.push("redis-password".into());
+    spec.deployment.secrets.push("redis-password".into());
     let path = fmerge_ship::stack_out::write(&spec, dir.path()).unwrap();
     let generated = faas(
         &cli,

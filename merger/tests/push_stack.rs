@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use fmerge_ship::image::{self, engine};
 use fmerge_ship::push::{self, Auth, Credentials};
-use fmerge_ship::stack_out::{self as stack, CalleeEnv, StackSpec};
+use fmerge_ship::stack_out::{self as stack, CalleeEnv, Deployment, StackSpec};
 use images::{
     FUNCTION, is_child, push_error, quick_retries, registry_and_image, remove_local, run_child,
     spec,
@@ -212,14 +212,16 @@ fn stack_spec() -> StackSpec {
         gateway: "http://127.0.0.1:8080".into(),
         members: vec!["write-home-timeline".into(), FUNCTION.into()],
         image: "docker.io/alice/write-home-timeline:3f2a9c81d0e4".into(),
-        environment: BTreeMap::from([("REDIS_URL".into(), "redis://redis:6379".into())]),
+        deployment: Deployment {
+            environment: BTreeMap::from([("REDIS_URL".into(), "redis://redis:6379".into())]),
+            secrets: vec!["redis-password".into()],
+            ..Deployment::default()
+        },
         callee_environment: vec![CalleeEnv {
             function: FUNCTION.into(),
             key: "REDIS_URL".into(),
             value: "redis://graph:6379".into(),
         }],
-        secrets: vec!["redis-password".into()],
-        ..StackSpec::default()
     }
 }
 
@@ -354,14 +356,20 @@ fn stack_yml_rejects_bad_input_and_names_the_fix() {
     );
     check(
         StackSpec {
-            environment: BTreeMap::from([("DB_PASSWORD".into(), "x".into())]),
+            deployment: Deployment {
+                environment: BTreeMap::from([("DB_PASSWORD".into(), "x".into())]),
+                ..stack_spec().deployment
+            },
             ..stack_spec()
         },
         &["secret"],
     );
     check(
         StackSpec {
-            labels: BTreeMap::from([("team".into(), "a b".into())]),
+            deployment: Deployment {
+                labels: BTreeMap::from([("team".into(), "a b".into())]),
+                ..stack_spec().deployment
+            },
             ..stack_spec()
         },
         &["Kubernetes"],

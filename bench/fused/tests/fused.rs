@@ -61,19 +61,25 @@ fn fused(bin: &str, members: &[&str], requests: &[&str]) -> Unmerged {
     }
 }
 
+/// Sends `requests` to the unmerged deployment of `members` and to the fused
+/// binary `bin`; asserts both give the same replies and leave the same Redis
+/// state, and returns the fused binary's, for each test's own checks.
+fn answers_like_unmerged(bin: &str, members: &[&str], requests: &[&str]) -> Unmerged {
+    let unmerged = unmerged_replies(members[0], requests);
+    let fused = fused(bin, members, requests);
+    assert_eq!(fused.replies, unmerged.replies);
+    assert_eq!(fused.state, unmerged.state);
+    fused
+}
+
 const PAIR: &[&str] = &["write-home-timeline", "social-graph-get-followers"];
 
 #[test]
 fn the_fused_pair_answers_like_the_unmerged_pair() {
-    let Unmerged {
-        replies: expected,
-        state: expected_state,
-    } = unmerged_replies(PAIR[0], PAIR_REQUESTS);
-    let Unmerged { replies, state } = fused(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
-    assert_eq!(replies, expected);
+    let Unmerged { replies, state } =
+        answers_like_unmerged(env!("CARGO_BIN_EXE_fused-pair"), PAIR, PAIR_REQUESTS);
     assert_eq!(replies[0], HttpReply::new(200, r#"{"updated":4}"#));
     assert_eq!(replies[3].status, 400, "malformed JSON is still a 400");
-    assert_eq!(state, expected_state);
     assert!(
         state.keys().any(|k| k.starts_with("home-timeline:")),
         "{state:?}"
@@ -83,14 +89,9 @@ fn the_fused_pair_answers_like_the_unmerged_pair() {
 #[test]
 fn the_fused_chain_answers_like_the_unmerged_chain() {
     let chain = COMPOSE_POST_TREE;
-    let Unmerged {
-        replies: expected,
-        state: expected_state,
-    } = unmerged_replies(chain[0], SAMPLE_POSTS);
-    let Unmerged { replies, state } = fused(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
-    assert_eq!(replies, expected);
+    let Unmerged { replies, state } =
+        answers_like_unmerged(env!("CARGO_BIN_EXE_fused-chain"), chain, SAMPLE_POSTS);
     assert!(replies.iter().all(|r| r.status == 200), "{replies:?}");
-    assert_eq!(state, expected_state);
     // Every member wrote what it writes: posts, short URLs, timelines, the id counter.
     for prefix in ["post:", "short-url:", "home-timeline:", "unique-id:counter"] {
         assert!(

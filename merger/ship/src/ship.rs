@@ -145,6 +145,7 @@ fn stack_settings(mut stack: StackSpec, merged: &MergedBinary) -> StackSpec {
         .collect();
     if !unset.is_empty() {
         stack
+            .deployment
             .annotations
             .insert("org.fmerge.env-without-default".into(), unset.join(" "));
     }
@@ -156,7 +157,10 @@ fn stack_settings(mut stack: StackSpec, merged: &MergedBinary) -> StackSpec {
         .filter(|s| !s.from_env && !s.default.contains('$'))
     {
         if &s.function == caller {
-            stack.environment.insert(s.key.clone(), s.default.clone());
+            stack
+                .deployment
+                .environment
+                .insert(s.key.clone(), s.default.clone());
         } else {
             stack.callee_environment.push(CalleeEnv {
                 function: s.function.clone(),

@@ -27,19 +27,31 @@ pub struct StackIn {
     doc: Value,
 }
 
-/// One function's entry, with `environment_file`s read in.
+/// What a stack.yml entry deploys a function with: read from each member's
+/// entry, and (folded by [`merge_into`]) written for the merged function.
+#[derive(Debug, Clone, Default)]
+pub struct Deployment {
+    /// The environment, with `environment_file`s read in.
+    pub environment: BTreeMap<String, String>,
+    /// OpenFaaS secret names to mount under `/var/openfaas/secrets/`.
+    pub secrets: Vec<String>,
+    /// Labels (Kubernetes label rules apply).
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
+    pub limits: BTreeMap<String, String>,
+    pub requests: BTreeMap<String, String>,
+    /// Node placement constraints.
+    pub constraints: Vec<String>,
+}
+
+/// One function's entry.
 #[derive(Debug, Clone, Default)]
 pub struct Entry {
     pub name: String,
     /// The `handler:` folder, absolute.
     pub handler: PathBuf,
-    pub environment: BTreeMap<String, String>,
-    pub secrets: Vec<String>,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub limits: BTreeMap<String, String>,
-    pub requests: BTreeMap<String, String>,
-    pub constraints: Vec<String>,
+    pub deployment: Deployment,
     /// Declared an entry point ([`ENTRY_LABEL`] is `"true"`).
     pub entry: bool,
 }
@@ -132,6 +144,7 @@ impl StackIn {
             handler: handler.canonicalize()?,
             ..Entry::default()
         };
+        let d = &mut entry.deployment;
         for file in strings(f.get("environment_file")) {
             let path = self.dir().join(&file);
             let env: Value = artifact::read_parsed(
@@ -146,12 +159,12 @@ impl StackIn {
                 },
                 || format!("{} is not valid YAML", path.display()),
             )?;
-            entry.environment.extend(map(env.get("environment")));
+            d.environment.extend(map(env.get("environment")));
         }
-        entry.environment.extend(map(f.get("environment")));
-        entry.secrets = strings(f.get("secrets"));
-        entry.labels = map(f.get("labels"));
-        entry.entry = match entry.labels.get(ENTRY_LABEL).map(String::as_str) {
+        d.environment.extend(map(f.get("environment")));
+        d.secrets = strings(f.get("secrets"));
+        d.labels = map(f.get("labels"));
+        entry.entry = match d.labels.get(ENTRY_LABEL).map(String::as_str) {
             None | Some("false") => false,
             Some("true") => true,
             Some(other) => bail!(
@@ -159,11 +172,11 @@ impl StackIn {
                 self.path.display()
             ),
         };
-        entry.annotations = map(f.get("annotations"));
+        d.annotations = map(f.get("annotations"));
         self.check_quantities(name)?;
-        entry.limits = map(f.get("limits"));
-        entry.requests = map(f.get("requests"));
-        entry.constraints = strings(f.get("constraints"));
+        d.limits = map(f.get("limits"));
+        d.requests = map(f.get("requests"));
+        d.constraints = strings(f.get("constraints"));
         Ok(entry)
     }
 
@@ -247,44 +260,42 @@ impl StackIn {
 pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
     let mut notes = Vec::new();
     let (caller, callees) = entries.split_first().expect("the caller");
-    spec.environment.extend(
-        caller
-            .environment
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
+    let (own, out) = (&caller.deployment, &mut spec.deployment);
+    out.environment
+        .extend(own.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
     for callee in callees {
+        let environment = &callee.deployment.environment;
         spec.callee_environment
-            .extend(callee.environment.iter().map(|(k, v)| CalleeEnv {
+            .extend(environment.iter().map(|(k, v)| CalleeEnv {
                 function: callee.name.clone(),
                 key: k.clone(),
                 value: v.clone(),
             }));
     }
-    let secrets: BTreeSet<String> = spec
+    let secrets: BTreeSet<String> = out
         .secrets
         .iter()
         .cloned()
-        .chain(entries.iter().flat_map(|e| e.secrets.iter().cloned()))
+        .chain(
+            entries
+                .iter()
+                .flat_map(|e| e.deployment.secrets.iter().cloned()),
+        )
         .collect();
-    spec.secrets = secrets.into_iter().collect();
-    spec.labels
-        .extend(caller.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-    spec.annotations.extend(
-        caller
-            .annotations
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    spec.constraints = caller.constraints.clone();
+    out.secrets = secrets.into_iter().collect();
+    out.labels
+        .extend(own.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out.annotations
+        .extend(own.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out.constraints = own.constraints.clone();
     for (field, get) in [
         (
             "limits",
-            (|e: &Entry| &e.limits) as fn(&Entry) -> &BTreeMap<String, String>,
+            (|e: &Entry| &e.deployment.limits) as fn(&Entry) -> &BTreeMap<String, String>,
         ),
-        ("requests", |e: &Entry| &e.requests),
+        ("requests", |e: &Entry| &e.deployment.requests),
     ] {
-        let mut out = get(caller).clone();
+        let mut totals = get(caller).clone();
         for resource in ["memory", "cpu"] {
             let values: Vec<Option<&String>> =
                 entries.iter().map(|e| get(e).get(resource)).collect();
@@ -298,7 +309,7 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
                 .map(|q| q.iter().sum::<f64>());
             match summed {
                 Some(total) => {
-                    out.insert(resource.into(), crate::quantity::format(resource, total));
+                    totals.insert(resource.into(), crate::quantity::format(resource, total));
                 }
                 None => notes.push(format!(
                     "{field}.{resource}: not every member sets a value fmerge can add up; the merged function keeps the caller's ({})",
@@ -307,8 +318,8 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
             }
         }
         match field {
-            "limits" => spec.limits = out,
-            _ => spec.requests = out,
+            "limits" => out.limits = totals,
+            _ => out.requests = totals,
         }
     }
     notes

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+pub use crate::stack_in::Deployment;
+
 /// The file name written by [`write`](fn@write).
 pub const FILE_NAME: &str = "stack.yml";
 /// faas-cli's default gateway.
@@ -40,21 +42,12 @@ pub struct StackSpec {
     pub members: Vec<String>,
     /// The image reference to deploy (as built/pushed: `docker.io/alice/pair:3f2a…`).
     pub image: String,
-    /// The caller's own environment, written as is.
-    pub environment: BTreeMap<String, String>,
+    /// The caller's settings, with the callees' secrets and summed limits
+    /// and requests ([`merge_into`](crate::stack_in::merge_into)); its
+    /// labels come after fmerge's member labels.
+    pub deployment: Deployment,
     /// The callees' environment, written under namespaced keys.
     pub callee_environment: Vec<CalleeEnv>,
-    /// OpenFaaS secret names to mount under `/var/openfaas/secrets/`.
-    pub secrets: Vec<String>,
-    /// Extra labels (Kubernetes label rules apply).
-    pub labels: BTreeMap<String, String>,
-    /// Extra annotations.
-    pub annotations: BTreeMap<String, String>,
-    /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
-    pub limits: BTreeMap<String, String>,
-    pub requests: BTreeMap<String, String>,
-    /// Node placement constraints.
-    pub constraints: Vec<String>,
 }
 
 impl StackSpec {
@@ -186,7 +179,7 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
             ))
         })?;
     }
-    for s in &spec.secrets {
+    for s in &spec.deployment.secrets {
         validate_function_name(s)
             .with_context(|| format!("secret name {s:?} must be a DNS label too"))?;
     }
@@ -194,14 +187,14 @@ pub fn validate(spec: &StackSpec) -> Result<()> {
         validate_label_key(&k)?;
         validate_label_value(&k, &v)?;
     }
-    for k in spec.annotations.keys() {
+    for k in spec.deployment.annotations.keys() {
         validate_label_key(k)?;
     }
     Ok(())
 }
 
 fn environment(spec: &StackSpec) -> BTreeMap<String, String> {
-    let mut env = spec.environment.clone();
+    let mut env = spec.deployment.environment.clone();
     for e in &spec.callee_environment {
         env.insert(namespaced_env_key(&e.function, &e.key), e.value.clone());
     }
@@ -221,7 +214,7 @@ fn labels(spec: &StackSpec) -> BTreeMap<String, String> {
     for (i, m) in spec.members.iter().enumerate() {
         l.insert(format!("org.fmerge.member-{i}"), m.clone());
     }
-    l.extend(spec.labels.clone());
+    l.extend(spec.deployment.labels.clone());
     l
 }
 
@@ -268,7 +261,7 @@ pub fn entry(spec: &StackSpec) -> Result<serde_yaml_ng::Value> {
 /// The YAML text (after [`validate`]).
 pub fn render(spec: &StackSpec) -> Result<String> {
     validate(spec)?;
-    let mut annotations = spec.annotations.clone();
+    let mut annotations = spec.deployment.annotations.clone();
     annotations.insert("org.fmerge.members".into(), spec.members.join(","));
     annotations.insert("org.fmerge.version".into(), crate::FMERGE_VERSION.into());
     let file = StackFile {
@@ -284,12 +277,12 @@ pub fn render(spec: &StackSpec) -> Result<String> {
                 skip_build: true,
                 image: &spec.image,
                 environment: environment(spec),
-                secrets: &spec.secrets,
+                secrets: &spec.deployment.secrets,
                 labels: labels(spec),
                 annotations,
-                limits: &spec.limits,
-                requests: &spec.requests,
-                constraints: &spec.constraints,
+                limits: &spec.deployment.limits,
+                requests: &spec.deployment.requests,
+                constraints: &spec.deployment.constraints,
             },
         )]),
     };

@@ -31,14 +31,15 @@ pub fn functions_of(stack_in: &StackIn, names: Vec<String>) -> Result<StackFunct
         };
         match stack_in.entry(&name) {
             Ok(entry) => {
-                function.memory = entry.limits.get("memory").cloned();
+                let (limits, requests) = (&entry.deployment.limits, &entry.deployment.requests);
+                function.memory = limits.get("memory").cloned();
                 let quantity = |map: &BTreeMap<String, String>, resource: &str| {
                     map.get(resource).and_then(|q| stack_in::quantity(q))
                 };
-                function.memory_bytes = quantity(&entry.limits, "memory");
-                function.cpu = quantity(&entry.limits, "cpu");
-                function.requests_memory_bytes = quantity(&entry.requests, "memory");
-                function.requests_cpu = quantity(&entry.requests, "cpu");
+                function.memory_bytes = quantity(limits, "memory");
+                function.cpu = quantity(limits, "cpu");
+                function.requests_memory_bytes = quantity(requests, "memory");
+                function.requests_cpu = quantity(requests, "cpu");
                 function.entry = entry.entry;
                 sources.push(workspace::FunctionProject {
                     function: name.clone(),

@@ -50,8 +50,8 @@ pub fn build(requests: Vec<Request>, plan_file: Option<&crate::plan::PlanFile>) 
             let imaging = Instant::now();
             let mut done = ship.image(&shipped(merged), quiet)?;
             if let Some(g) = plan_file.and_then(|p| p.group(&done.spec.members[0])) {
-                done.spec.requests.extend(g.requests.clone());
-                done.spec.limits.extend(g.limits.clone());
+                done.spec.deployment.requests.extend(g.requests.clone());
+                done.spec.deployment.limits.extend(g.limits.clone());
             }
             let took = imaging.elapsed();
             wall.images += took;

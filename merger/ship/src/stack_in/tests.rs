@@ -15,7 +15,9 @@ fn a_plans_merged_stack_drops_what_the_plan_drops_and_keeps_the_rest() {
     // a's group holds b and c; the plan drops b (only a calls it), c
     // stays (another caller, say); d is no member.
     let mut spec = StackSpec::new(vec!["a".into(), "b".into(), "c".into()], "x/a-merged:1");
-    spec.requests.insert("memory".into(), "40Mi".into());
+    spec.deployment
+        .requests
+        .insert("memory".into(), "40Mi".into());
     let merged = stack
         .merged_all(std::slice::from_ref(&spec), false, &["b".into()])
         .unwrap();
@@ -41,18 +43,21 @@ fn a_plans_merged_stack_drops_what_the_plan_drops_and_keeps_the_rest() {
 fn limits_add_up_and_secrets_unite() {
     let e = |name: &str, mem: &str, secret: &str| Entry {
         name: name.into(),
-        limits: BTreeMap::from([("memory".into(), mem.into())]),
-        secrets: vec![secret.into()],
-        environment: BTreeMap::from([("REDIS_URL".into(), format!("redis://{name}"))]),
+        deployment: Deployment {
+            limits: BTreeMap::from([("memory".into(), mem.into())]),
+            secrets: vec![secret.into()],
+            environment: BTreeMap::from([("REDIS_URL".into(), format!("redis://{name}"))]),
+            ..Deployment::default()
+        },
         ..Entry::default()
     };
     let mut spec = StackSpec::new(vec!["a".into(), "b".into()], "img:1");
     let notes = merge_into(&mut spec, &[e("a", "128Mi", "s1"), e("b", "64Mi", "s2")]);
     assert!(notes.is_empty(), "{notes:?}");
-    assert_eq!(spec.limits["memory"], "192Mi");
-    assert_eq!(spec.secrets, ["s1", "s2"]);
+    assert_eq!(spec.deployment.limits["memory"], "192Mi");
+    assert_eq!(spec.deployment.secrets, ["s1", "s2"]);
     assert_eq!(
-        spec.environment,
+        spec.deployment.environment,
         BTreeMap::from([("REDIS_URL".to_string(), "redis://a".to_string())])
     );
     assert_eq!(spec.callee_environment[0].key, "REDIS_URL");
