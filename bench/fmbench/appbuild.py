@@ -9,29 +9,19 @@ and which variables its merged callees read, so the bench never copies
 fmerge's naming rules."""
 
 import json
-import re
 import shutil
 import subprocess
 import tomllib
 from pathlib import Path
 
+from .appstack import function_blocks
 from .builds import functions_build, functions_target, timed
 from .config import APP_BOUNDED_MEMORY, APP_ENTRIES, APP_STACK, child_env, die, log
 
 
 def stack_functions(stack):
-    """The function names of a faas-cli stack file, in order (the two-space
-    keys under `functions:`; the bench reads no YAML library)."""
-    names, inside = [], False
-    for line in Path(stack).read_text().splitlines():
-        if re.match(r"^functions:\s*$", line):
-            inside = True
-            continue
-        if inside and re.match(r"^\S", line):
-            break
-        m = re.match(r"^  ([A-Za-z0-9][A-Za-z0-9_.-]*):\s*$", line) if inside else None
-        if m:
-            names.append(m.group(1))
+    """The function names of a faas-cli stack file, in order."""
+    names = [name for name, _ in function_blocks(stack)]
     if not names:
         die(f"{stack}: no functions found under `functions:`")
     return names

@@ -7,9 +7,8 @@ sustained rate against unmerged's, and, for every deployment, the projected
 p50 gain against the measured one per entry point at the rates every
 deployment sustained in every round."""
 
+from .appstack import MIB
 from .config import TARGETS
-
-MIB = 1024 * 1024
 
 
 def check(name, goal, measured, met, detail=""):

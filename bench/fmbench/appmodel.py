@@ -11,7 +11,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from .appstack import declared_entries, deployment_stack, missing_entries, planned_deployment, totals
+from .appstack import MIB, declared_entries, deployment_stack, missing_entries, planned_deployment, totals
 from .appstats import common_rate, hop_source, interval, p50_gains, rounds, runs_at, steady_rates, sustained_at
 from .config import APP_WORKLOADS, TARGETS, child_env, die, log
 
@@ -189,6 +189,6 @@ def merged_pods(stack, runs):
         held = [(r.get("rss_mib_by_process") or {}).get(e["group"]) for r in runs if r]
         held = [x for x in held if x is not None]
         request = e["requests"]["memory"]
-        out[e["name"]] = {"group": e["group"], "request_mib": request / 2 ** 20 if request is not None else None,
+        out[e["name"]] = {"group": e["group"], "request_mib": request / MIB if request is not None else None,
                           "rss_mib": max(held) if held else None}
     return out

@@ -8,12 +8,11 @@ measured ones, and the pods, requests, limits and RSS of each deployment.
 A figure over rounds reads "mean [low, high]": its mean and its 95%
 Student's t interval over the rounds."""
 
-from .appstack import FROM_PLAN
+from .appstack import FROM_PLAN, MIB
 from .appstats import common_rate, interval, rounds, runs_at
 from .apptier import RSS_EVERY
 from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
 
-MIB = 1024 * 1024
 
 TITLES = {
     "unmerged": "unmerged (every function its own process, behind the gateway)",

@@ -20,6 +20,8 @@ bench's workloads exercise it or not."""
 import re
 from pathlib import Path
 
+# Bytes in a MiB, the unit stack files write memory in.
+MIB = 1024 * 1024
 # A pod's resources, and the calls.json keys of each function's own.
 FIGURES = {("limits", "memory"): "memory_bytes", ("limits", "cpu"): "cpu",
            ("requests", "memory"): "requests_memory_bytes", ("requests", "cpu"): "requests_cpu"}
@@ -31,13 +33,11 @@ FROM_PLAN, MEMBERS_SUM = "plan.json", "members' sum"
 ENTRY_LABEL = "com.openfaas.fmerge.entry"
 
 
-def declared_entries(stack):
-    """The functions a faas-cli stack file declares as entry points, in the
-    stack's order: those whose labels set ENTRY_LABEL to true. Read as text
-    (the bench reads no YAML library): a function is a two-space key under
-    `functions:`, the label a line of its block."""
-    out, inside, current = [], False, None
-    label = re.compile(r"^\s+" + re.escape(ENTRY_LABEL) + r"""\s*:\s*["']?true["']?\s*(#.*)?$""")
+def function_blocks(stack):
+    """The functions of a faas-cli stack file, in order, each with the lines
+    of its block: [(name, [line])]. Read as text (the bench reads no YAML
+    library): a function is a two-space key under `functions:`."""
+    out, inside = [], False
     for line in Path(stack).read_text().splitlines():
         if re.match(r"^functions:\s*$", line):
             inside = True
@@ -48,10 +48,17 @@ def declared_entries(stack):
             break
         m = re.match(r"^  ([A-Za-z0-9][A-Za-z0-9_.-]*):\s*$", line)
         if m:
-            current = m.group(1)
-        elif current and label.match(line) and current not in out:
-            out.append(current)
+            out.append((m.group(1), []))
+        elif out:
+            out[-1][1].append(line)
     return out
+
+
+def declared_entries(stack):
+    """The functions a faas-cli stack file declares as entry points, in the
+    stack's order: those whose labels set ENTRY_LABEL to true."""
+    label = re.compile(r"^\s+" + re.escape(ENTRY_LABEL) + r"""\s*:\s*["']?true["']?\s*(#.*)?$""")
+    return [name for name, lines in function_blocks(stack) if any(label.match(line) for line in lines)]
 
 
 def own_figures(function):
