@@ -90,7 +90,9 @@ pub fn serve(name: &'static str, entry: Entry) {
         in_flight: AtomicUsize::new(0),
     }));
     dispatch::serve_home(name, entry, &server.settings, &server.in_flight);
-    crate::metrics::serving(&[&[name][..], &dispatch::merged()[..]].concat());
+    let mut served = dispatch::merged();
+    served.push(name);
+    crate::metrics::serving(&served);
     error::bound_panic_messages();
     front.block_on(run(server));
     // Handlers abandoned at exec_timeout or by the drain, blocked or not,

@@ -108,9 +108,7 @@ impl Model {
                 .usage
                 .iter()
                 .filter_map(|u| u[Resource::Memory.index()])
-                .fold(None, |least: Option<f64>, u| {
-                    Some(least.map_or(u, |l| l.min(u)))
-                })
+                .reduce(f64::min)
                 .unwrap_or(0.0),
             Resource::Cpu => 0.0,
         }
