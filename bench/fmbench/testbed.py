@@ -4,10 +4,15 @@ fused binaries, all on 127.0.0.1; and the checks that they answer alike."""
 
 import json
 import os
+from pathlib import Path
 
 from .config import GROUPS, HOP_FUNCTION, REQUESTS, die, hops, log
 from .load import run_oha
 from .processes import Redis, free_port, http, seed, wait_health, wait_port
+
+
+# The http block's settings the tests' gateway (fmerge-testkit) shares.
+PROXY = (Path(__file__).resolve().parents[2] / "functions/testkit/gateway-proxy.conf").read_text()
 
 
 def nginx_conf(d, port, routes, workers, pass_through=False):
@@ -22,17 +27,8 @@ error_log {d}/error.log warn;
 worker_rlimit_nofile 65536;
 events {{ worker_connections 8192; }}
 http {{
-    client_body_temp_path {d}/client_body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    access_log off;
-    keepalive_requests 1000000;
+{PROXY}    access_log off;
     keepalive_timeout 120s;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    proxy_read_timeout 120s;
 """
     for i, (_, upstream) in enumerate(routes):
         conf += f"    upstream fn{i} {{ server 127.0.0.1:{upstream} max_fails=0; keepalive 128; keepalive_requests 1000000; }}\n"

@@ -225,6 +225,9 @@ class Configs(unittest.TestCase):
         self.assertIn("location = /function/a { proxy_pass http://fn0/; }", conf)
         self.assertIn("location /function/b/ { proxy_pass http://fn1/; }", conf)
         self.assertIn("worker_processes auto;", conf)
+        # The settings it shares with the tests' gateway (functions/testkit/gateway-proxy.conf).
+        self.assertIn("proxy_http_version 1.1;", conf)
+        self.assertIn("client_body_temp_path client_body;", conf)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,9 @@ fn nginx_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/sbin/nginx"))
 }
 
+/// The http block's settings the bench's gateway shares.
+const PROXY: &str = include_str!("../gateway-proxy.conf");
+
 fn nginx_conf(dir: &Path, port: u16, routes: &[(&str, u16)]) -> String {
     let d = dir.display();
     // `master_process off`: a single process that serves every request in
@@ -147,21 +150,12 @@ pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    client_body_temp_path {d}/client_body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    map $uri $fmerge_function {{
+{PROXY}    map $uri $fmerge_function {{
         ~^/function/(?<name>[^/]+) $name;
         default -;
     }}
     log_format fmerge '$fmerge_function $status $request_time $upstream_addr $request_method $uri';
     access_log {d}/access.log fmerge;
-    keepalive_requests 1000000;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    proxy_read_timeout 120s;
 "#
     );
     for (i, (_, upstream)) in routes.iter().enumerate() {
