@@ -21,11 +21,12 @@ mod value;
 
 use fmerge::graph::{Graph, Round};
 use fmerge::plan::PlanFile;
+use fmerge_plan::model::{Constraints, Objective};
 use graphs::{
     Rng, edge, function, random_app, random_graph, random_rounds, social_network,
     social_network_app,
 };
-use oracle::{Flags, MIB, Reading};
+use oracle::{MIB, Reading};
 use serde_json::Value;
 use value::{Figures, Set, bit};
 
@@ -33,7 +34,7 @@ use value::{Figures, Set, bit};
 struct Case {
     graph: Graph,
     metrics: Option<String>,
-    flags: Flags,
+    flags: Constraints,
 }
 
 /// What a checked case came to.
@@ -84,7 +85,7 @@ fn plan(case: &Case, reading: &Reading, search: &str) -> Result<(Vec<Set>, Value
         std::fs::write(&path, scrape).unwrap();
         args.extend(["--metrics".into(), path.to_str().unwrap().into()]);
     }
-    args.extend(case.flags.args());
+    args.extend(oracle::args(&case.flags));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (ok, stdout, stderr) = support::fmerge_cli(dir.path(), &args);
     if !ok {
@@ -121,9 +122,12 @@ fn check(case: &Case, name: &str) -> Checked {
             "{name}"
         );
         match f.objective {
-            Some("calls") => Some(ilp::best(&reading).0),
-            Some("latency") | None => Some(value::best_latency_uncoupled(&reading)),
-            Some(other) => panic!("{name}: no second method for {other} past 8 functions"),
+            Objective::Calls => Some(ilp::best(&reading).0),
+            Objective::Latency => Some(value::best_latency_uncoupled(&reading)),
+            other => panic!(
+                "{name}: no second method for {} past 8 functions",
+                other.name()
+            ),
         }
     };
     let planned = plan(case, &reading, "exact");
@@ -242,10 +246,10 @@ fn check_heuristic(case: &Case, c: &Checked, name: &str) {
     );
 }
 
-fn flags() -> Flags {
-    Flags {
+fn flags() -> Constraints {
+    Constraints {
         hop_ms: 1.0,
-        ..Flags::default()
+        ..Constraints::default()
     }
 }
 
@@ -270,7 +274,7 @@ fn measured(mut graph: Graph, external: &[(&str, f64)], calls: &[(&str, &str, f6
 
 /// This repo's eight socialNetwork functions, without traffic, checked
 /// under `flags`.
-fn check_social(flags: Flags, name: &str) -> Checked {
+fn check_social(flags: Constraints, name: &str) -> Checked {
     let graph = social_network();
     let metrics = None;
     check(
@@ -334,14 +338,14 @@ fn the_latency_objective_on_compose_posts_tree() {
 
 #[test]
 fn the_calls_objective_with_a_memory_cap_per_group() {
-    let flags = Flags {
-        objective: Some("calls"),
+    let flags = Constraints {
+        objective: Objective::Calls,
         max_memory: Some(256.0 * MIB),
         ..flags()
     };
     let c = check_social(flags, "calls");
-    let uncapped = Flags {
-        objective: Some("calls"),
+    let uncapped = Constraints {
+        objective: Objective::Calls,
         ..self::flags()
     };
     let uncapped = check_social(uncapped, "calls, no cap");
@@ -356,7 +360,7 @@ fn the_calls_objective_with_a_memory_cap_per_group() {
 #[test]
 fn the_latency_objective_under_a_memory_cap_per_group() {
     // 192Mi: compose-post (128Mi) and one 64Mi callee.
-    let flags = Flags {
+    let flags = Constraints {
         max_memory: Some(192.0 * MIB),
         ..flags()
     };
@@ -378,7 +382,7 @@ fn the_latency_objective_under_a_memory_cap_per_group() {
 #[test]
 fn a_total_memory_cap_bounds_the_copies() {
     // What the eight functions reserve alone (576Mi) and room for two copies.
-    let flags = Flags {
+    let flags = Constraints {
         max_total_memory: Some((576.0 + 128.0) * MIB),
         ..flags()
     };
@@ -401,7 +405,7 @@ fn a_total_cpu_cap_bounds_the_copies() {
         f.requests_memory_bytes = Some(16.0 * MIB);
     }
     let base: f64 = graph.functions.iter().map(|f| f.cpu.unwrap()).sum();
-    let flags = Flags {
+    let flags = Constraints {
         max_total_cpu: Some(base + 0.3),
         ..flags()
     };
@@ -423,8 +427,8 @@ fn a_total_cpu_cap_bounds_the_copies() {
 fn minimums_bound_every_objective_and_refuse_what_no_plan_reaches() {
     let graph = social_network();
     // The least copies' memory that removes 2 ms.
-    let memory = Flags {
-        objective: Some("memory"),
+    let memory = Constraints {
+        objective: Objective::Memory,
         min_gain_ms: Some(2.0),
         ..flags()
     };
@@ -439,8 +443,8 @@ fn minimums_bound_every_objective_and_refuse_what_no_plan_reaches() {
     let f = c.figures.unwrap();
     assert!(f.gain_ms >= 2.0 - 1e-9 && f.copies("memory limits") < 7.0 * 64.0 * MIB);
     // Calls removed under a per-group cap, at least 5 of them.
-    let calls = Flags {
-        objective: Some("calls"),
+    let calls = Constraints {
+        objective: Objective::Calls,
         max_memory: Some(256.0 * MIB),
         min_calls_removed: Some(5.0),
         ..flags()
@@ -456,16 +460,16 @@ fn minimums_bound_every_objective_and_refuse_what_no_plan_reaches() {
     // More than any plan removes: refused, by both.
     for (flags, what) in [
         (
-            Flags {
+            Constraints {
                 min_gain_ms: Some(4.5),
                 ..flags()
             },
             "min-gain-ms",
         ),
         (
-            Flags {
+            Constraints {
                 min_calls_removed: Some(7.5),
-                objective: Some("calls"),
+                objective: Objective::Calls,
                 ..flags()
             },
             "min-calls-removed",
@@ -664,7 +668,7 @@ fn traffic_as(mut graph: Graph, how: Traffic, missing: Option<usize>) -> (Graph,
 /// it now and then (a cycle), random memory and cpu limits, conflicts, a
 /// function left out now and then, measured traffic (or none), rounds with
 /// loops and measured hop costs, and random caps and minimums.
-fn random_case(rng: &mut Rng, n: usize, objective: &'static str) -> (Case, Traffic) {
+fn random_case(rng: &mut Rng, n: usize, objective: Objective) -> (Case, Traffic) {
     let graph = random_graph(rng, n);
     let mut graph = graphs::random_traffic(rng, graph);
     for f in &mut graph.functions {
@@ -699,14 +703,14 @@ fn random_case(rng: &mut Rng, n: usize, objective: &'static str) -> (Case, Traff
     let (graph, metrics) = traffic_as(graph, how, missing);
     let memory: f64 = graph.functions.iter().filter_map(|f| f.memory_bytes).sum();
     let cpu: f64 = graph.functions.iter().filter_map(|f| f.cpu).sum();
-    let mut flags = Flags {
-        objective: Some(objective),
+    let mut flags = Constraints {
+        objective,
         hop_ms: 0.5 * (1 + rng.below(4)) as f64,
         // Small groups past 6 functions: the enumeration's size.
         max_memory: (n > 6 || rng.below(2) == 0).then(|| (48 + 16 * rng.below(6)) as f64 * MIB),
         max_total_memory: (rng.below(3) == 0).then(|| memory + (16 * rng.below(8)) as f64 * MIB),
         max_total_cpu: (rng.below(3) == 0).then(|| cpu + 0.1 * rng.below(6) as f64),
-        ..Flags::default()
+        ..Constraints::default()
     };
     if rng.below(4) == 0 {
         let (a, b) = (rng.below(n as u64), rng.below(n as u64));
@@ -718,8 +722,8 @@ fn random_case(rng: &mut Rng, n: usize, objective: &'static str) -> (Case, Traff
     }
     let minimum = 0.1 * rng.below(8) as f64;
     match (objective, rng.below(4)) {
-        ("memory", 0 | 1) | ("latency", 0) => flags.min_gain_ms = Some(minimum),
-        ("memory", _) | ("calls", 0) => flags.min_calls_removed = Some(minimum),
+        (Objective::Memory, 0 | 1) | (Objective::Latency, 0) => flags.min_gain_ms = Some(minimum),
+        (Objective::Memory, _) | (Objective::Calls, 0) => flags.min_calls_removed = Some(minimum),
         _ => {}
     }
     (
@@ -781,11 +785,14 @@ fn every_objective_agrees_with_the_enumeration_on_random_graphs_of_up_to_8_funct
     let mut reached = Reached::default();
     for k in 0..180 {
         let n = 3 + k % 6;
-        let objective = ["latency", "calls", "memory"][k / 6 % 3];
+        let objective = [Objective::Latency, Objective::Calls, Objective::Memory][k / 6 % 3];
         let (case, how) = random_case(&mut rng, n, objective);
         let c = check(
             &case,
-            &format!("case {k}, {n} functions, {objective}, traffic {how:?}"),
+            &format!(
+                "case {k}, {n} functions, {}, traffic {how:?}",
+                objective.name()
+            ),
         );
         reached.add(&c, &case, how);
     }
@@ -836,7 +843,7 @@ fn sweep_large(
     seed: u64,
     cases: usize,
     mut shape: impl FnMut(&mut Rng, Graph) -> Graph,
-    mut flags: impl FnMut(&mut Rng, &Graph, usize) -> Flags,
+    mut flags: impl FnMut(&mut Rng, &Graph, usize) -> Constraints,
 ) -> Reached {
     let mut rng = Rng(seed);
     let mut reached = Reached::default();
@@ -876,15 +883,15 @@ fn the_calls_objective_agrees_with_the_program_up_to_26_functions() {
     let reached = sweep_large(0x11_9e5e_2026, 60, with_cpu, |rng, graph, n| {
         let memory: f64 = graph.functions.iter().filter_map(|f| f.memory_bytes).sum();
         let cpu: f64 = graph.functions.iter().filter_map(|f| f.cpu).sum();
-        Flags {
-            objective: Some("calls"),
+        Constraints {
+            objective: Objective::Calls,
             hop_ms: 1.0,
             max_memory: (rng.below(2) == 0).then(|| group_cap(rng)),
             max_total_memory: (rng.below(2) == 0)
                 .then(|| memory + (16 * rng.below(23)) as f64 * MIB),
             max_total_cpu: (rng.below(3) == 0).then(|| cpu + 0.1 * rng.below(10) as f64),
             keep_apart: apart(graph, 0, n - 1),
-            ..Flags::default()
+            ..Constraints::default()
         }
     });
     let r = &reached;
@@ -901,8 +908,8 @@ fn minimums_are_per_request_of_the_application_whatever_the_scrapes_count() {
     let case = |min: f64| Case {
         graph: calls_graph(&[("a", "b")]),
         metrics: Some(metrics.clone()),
-        flags: Flags {
-            objective: Some("calls"),
+        flags: Constraints {
+            objective: Objective::Calls,
             min_calls_removed: Some(min),
             ..flags()
         },
@@ -940,11 +947,13 @@ fn a_call_only_the_scrape_shows_is_planned_from_the_traffic() {
 /// program on the oracle's reading.
 #[test]
 fn the_latency_objective_agrees_with_a_dynamic_program_up_to_26_functions() {
-    let reached = sweep_large(0x1a7e_2026, 45, random_rounds, |rng, graph, n| Flags {
-        hop_ms: 0.5 * (1 + rng.below(4)) as f64,
-        max_memory: (rng.below(3) != 0).then(|| group_cap(rng)),
-        keep_apart: apart(graph, 1, n - 1),
-        ..Flags::default()
+    let reached = sweep_large(0x1a7e_2026, 45, random_rounds, |rng, graph, n| {
+        Constraints {
+            hop_ms: 0.5 * (1 + rng.below(4)) as f64,
+            max_memory: (rng.below(3) != 0).then(|| group_cap(rng)),
+            keep_apart: apart(graph, 1, n - 1),
+            ..Constraints::default()
+        }
     });
     let r = &reached;
     assert!(

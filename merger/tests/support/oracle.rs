@@ -7,64 +7,46 @@
 //! code), and each call site's share of the invocations and iterations.
 //! `oracle_value.rs` values plans on that reading and enumerates them;
 //! `ilp.rs` solves the calls objective on it as an integer program.
+//! What a case asks for is the planner's own [`Constraints`], the one type
+//! that names `fmerge plan`'s flags: the oracle turns it into the command
+//! line and reads its values, never the planner's use of them.
 //!
 //! A part of the oracle tests (`#[path = "support/oracle.rs"] mod oracle;`).
 
+use fmerge_plan::model::Constraints;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const MIB: f64 = 1048576.0;
 
-/// What the team asks `fmerge plan` for: the flags a case passes.
-#[derive(Debug, Clone, Default)]
-pub struct Flags {
-    /// `latency` (the default), `calls` or `memory`.
-    pub objective: Option<&'static str>,
-    /// `--hop-ms`: the cost of a gateway call nothing measured.
-    pub hop_ms: f64,
-    /// Bytes.
-    pub max_memory: Option<f64>,
-    /// Bytes.
-    pub max_total_memory: Option<f64>,
-    /// Cores.
-    pub max_total_cpu: Option<f64>,
-    pub min_gain_ms: Option<f64>,
-    pub min_calls_removed: Option<f64>,
-    pub keep_apart: Vec<Vec<String>>,
-}
-
-impl Flags {
-    /// The command line that asks for them (quantities in plain bytes and
-    /// millicores, which Kubernetes reads too).
-    pub fn args(&self) -> Vec<String> {
-        let mut args = vec!["--hop-ms".to_string(), self.hop_ms.to_string()];
-        let mut flag = |name: &str, value: String| {
-            args.push(name.to_string());
-            args.push(value);
-        };
-        if let Some(o) = self.objective {
-            flag("--objective", o.into());
-        }
-        if let Some(m) = self.max_memory {
-            flag("--max-memory", format!("{}", m.round()));
-        }
-        if let Some(m) = self.max_total_memory {
-            flag("--max-total-memory", format!("{}", m.round()));
-        }
-        if let Some(c) = self.max_total_cpu {
-            flag("--max-total-cpu", format!("{}m", (c * 1000.0).round()));
-        }
-        if let Some(g) = self.min_gain_ms {
-            flag("--min-gain-ms", g.to_string());
-        }
-        if let Some(c) = self.min_calls_removed {
-            flag("--min-calls-removed", c.to_string());
-        }
-        for set in &self.keep_apart {
-            flag("--keep-apart", set.join(","));
-        }
-        args
+/// The command line that asks `fmerge plan` for `c` (quantities in plain
+/// bytes and millicores, which Kubernetes reads too).
+pub fn args(c: &Constraints) -> Vec<String> {
+    let mut args = vec!["--hop-ms".to_string(), c.hop_ms.to_string()];
+    let mut flag = |name: &str, value: String| {
+        args.push(name.to_string());
+        args.push(value);
+    };
+    flag("--objective", c.objective.name().into());
+    if let Some(m) = c.max_memory {
+        flag("--max-memory", format!("{}", m.round()));
     }
+    if let Some(m) = c.max_total_memory {
+        flag("--max-total-memory", format!("{}", m.round()));
+    }
+    if let Some(c) = c.max_total_cpu {
+        flag("--max-total-cpu", format!("{}m", (c * 1000.0).round()));
+    }
+    if let Some(g) = c.min_gain_ms {
+        flag("--min-gain-ms", g.to_string());
+    }
+    if let Some(m) = c.min_calls_removed {
+        flag("--min-calls-removed", m.to_string());
+    }
+    for set in &c.keep_apart {
+        flag("--keep-apart", set.join(","));
+    }
+    args
 }
 
 /// One call site of a function's rounds: how often it is made and how many
@@ -104,7 +86,7 @@ pub struct Reading {
     pub share: Vec<f64>,
     /// Callers before callees.
     pub order: Vec<usize>,
-    pub flags: Flags,
+    pub flags: Constraints,
 }
 
 /// A scrape's figures: outside requests per function, calls per caller and
@@ -155,7 +137,7 @@ struct Call {
 }
 
 /// Reads `calls.json` (and the scrape given to `fmerge plan --metrics`).
-pub fn read(graph: &str, metrics: Option<&str>, flags: &Flags) -> Reading {
+pub fn read(graph: &str, metrics: Option<&str>, flags: &Constraints) -> Reading {
     let g: Value = serde_json::from_str(graph).unwrap();
     let functions = g["functions"].as_array().unwrap();
     let names: Vec<String> = functions

@@ -12,6 +12,7 @@
 //! that long is made, at most 1).
 
 use crate::oracle::Reading;
+use fmerge_plan::model::Objective;
 use std::collections::HashMap;
 
 pub type Set = u128;
@@ -255,11 +256,11 @@ pub fn meets(a: &Reading, f: &Figures) -> bool {
 
 /// What the objective maximizes.
 pub fn score(a: &Reading, f: &Figures) -> f64 {
-    match a.flags.objective.unwrap_or("latency") {
-        "latency" => f.gain_ms,
-        "calls" => f.removed,
-        "memory" => -f.copies("memory limits"),
-        other => panic!("objective {other}"),
+    match a.flags.objective {
+        Objective::Latency => f.gain_ms,
+        Objective::Calls => f.removed,
+        Objective::Memory => -f.copies("memory limits"),
+        other => panic!("objective {}", other.name()),
     }
 }
 
