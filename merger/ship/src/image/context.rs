@@ -266,20 +266,24 @@ fix: create an OpenFaaS secret (`faas-cli secret create`) and read it from /var/
     Ok(())
 }
 
-/// `PASSWORD`, `*_PASSWORD`, `*_SECRET`, `*_TOKEN`, `*_API_KEY`, `*_PRIVATE_KEY`, … (case-insensitive).
+/// The names [`looks_secret`] takes for a secret's, alone or after a `_`
+/// (`PASSWORD`, `DB_PASSWORD`).
+const SECRET_WORDS: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "SECRET",
+    "TOKEN",
+    "API_KEY",
+    "APIKEY",
+    "PRIVATE_KEY",
+    "CREDENTIALS",
+];
+
+/// Whether a variable's name is one of `SECRET_WORDS` or ends in `_` and
+/// one (case-insensitive).
 pub fn looks_secret(key: &str) -> bool {
     let k = key.to_ascii_uppercase();
-    const WORDS: &[&str] = &[
-        "PASSWORD",
-        "PASSWD",
-        "SECRET",
-        "TOKEN",
-        "API_KEY",
-        "APIKEY",
-        "PRIVATE_KEY",
-        "CREDENTIALS",
-    ];
-    WORDS
+    SECRET_WORDS
         .iter()
         .any(|w| k == *w || k.ends_with(&format!("_{w}")))
 }
