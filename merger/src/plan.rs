@@ -34,7 +34,7 @@ pub use solution::{BEST_FOUND, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
-use model::{Model, Plan, Resource, RootedGroup, Round, Set, members};
+use model::{Apart, Model, Plan, Resource, RootedGroup, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -109,7 +109,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         .collect();
     for c in &graph.conflicts {
         if let (Some(a), Some(b)) = (index(&c.a), index(&c.b)) {
-            m.apart.insert((a.min(b), a.max(b)), c.reason.clone());
+            m.apart.insert(Apart::new(a, b), c.reason.clone());
         }
     }
     for set in &constraints.keep_apart {
@@ -123,7 +123,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             for &b in &ids[k + 1..] {
                 if a != b {
                     m.apart
-                        .entry((a.min(b), a.max(b)))
+                        .entry(Apart::new(a, b))
                         .or_insert_with(|| format!("--keep-apart {}", set.join(",")));
                 }
             }

@@ -98,7 +98,6 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         .iter()
         .map(|c| function(&metadata, c))
         .collect::<Result<Vec<_>>>()?;
-    check_bin_names(std::iter::once(&caller).chain(&callees))?;
     let local: HashMap<PackageId, String> = metadata
         .packages
         .iter()
@@ -112,7 +111,7 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         .filter(|p| p.source.is_none())
         .filter_map(|p| Some((p.id.clone(), p.manifest_path.parent()?.into())))
         .collect();
-    Ok(Members {
+    let members = Members {
         caller,
         callees,
         manifest_path: metadata.workspace_root.join("Cargo.toml").into(),
@@ -121,7 +120,9 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         local,
         local_dirs,
         local_on_top,
-    })
+    };
+    check_bin_names(members.functions())?;
+    Ok(members)
 }
 
 /// The packages of `local` that only each other link: a `[patch]` may

@@ -86,7 +86,7 @@ pub struct Model {
     /// Why no group may hold the function.
     pub left_out: Vec<Option<String>>,
     /// Pairs no group may hold both of, with the reason.
-    pub apart: BTreeMap<(usize, usize), String>,
+    pub apart: BTreeMap<Apart, String>,
     /// What the conflicts let functions share (the graph's
     /// `--allow-shared-static`): every group's file says it to `fmerge build`.
     pub allow_shared_static: Vec<String>,
@@ -205,7 +205,7 @@ impl Model {
         if self
             .apart
             .keys()
-            .any(|&(a, b)| set.contains(a) && set.contains(b))
+            .any(|p| set.contains(p.a) && set.contains(p.b))
         {
             return false;
         }
@@ -391,7 +391,7 @@ mod cost;
 mod latency;
 mod objective;
 mod order;
-pub use constraints::{Constraints, DEFAULT_HOP_MS};
-pub use cost::{Figure, HEADROOM, Kept, Pod, Reserved, Source};
+pub use constraints::{Apart, Constraints, DEFAULT_HOP_MS};
+pub use cost::{Figure, HEADROOM, Kept, Origin, Pod, Reserved};
 pub use latency::Hops;
 pub use objective::{Figures, GroupWorth, Objective};

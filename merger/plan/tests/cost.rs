@@ -2,7 +2,7 @@
 //! pod's requests and limits, the total caps and the cost objective.
 
 use fmerge_plan::model::{
-    CallsTo, HEADROOM, Kept, MIB, Model, Objective, Resource, Set, Source, bit,
+    CallsTo, HEADROOM, Kept, MIB, Model, Objective, Origin, Resource, Set, bit,
 };
 use fmerge_plan::search::{self, Limits};
 
@@ -112,7 +112,7 @@ fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
     // Nothing measured: the members' requests added up.
     let pod = m.pod(0, set);
     assert_eq!(pod.requests[0].amount, Some(64.0 * MIB));
-    assert_eq!(pod.requests[0].from, Source::Stack);
+    assert_eq!(pod.requests[0].from, Origin::Stack);
     // Both measured: their usage as one process, with the headroom: the
     // memory every process holds (the least measured, 4Mi) once, the cpu
     // added up.
@@ -121,7 +121,7 @@ fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
     assert_eq!(pod.requests[0].amount, Some(8.0 * MIB * (1.0 + HEADROOM)));
     let cpu = pod.requests[1].amount.unwrap();
     assert!((cpu - 0.03 * (1.0 + HEADROOM)).abs() < 1e-12, "{cpu}");
-    assert_eq!(pod.requests[0].from, Source::Measured);
+    assert_eq!(pod.requests[0].from, Origin::Measured);
     // One measured: its usage, the other's request.
     m.usage[1] = [None, None];
     let pod = m.pod(0, set);
@@ -129,7 +129,7 @@ fn requests_come_from_measured_usage_and_the_sum_where_unmeasured() {
         pod.requests[0].amount,
         Some(8.0 * MIB * (1.0 + HEADROOM) + 32.0 * MIB)
     );
-    assert_eq!(pod.requests[1].from, Source::Mixed);
+    assert_eq!(pod.requests[1].from, Origin::Mixed);
     // A function alone keeps the stack's figures.
     assert_eq!(m.pod(1, bit(1)).requests[0].amount, Some(32.0 * MIB));
 }

@@ -5,7 +5,7 @@
 //! outside): an estimate, said so in the graph's `traffic` field.
 
 use super::Edge;
-use super::traffic::Traffic;
+use super::traffic::{CallPair, Traffic};
 use anyhow::{Context as _, Result, bail};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,7 +71,7 @@ pub fn traffic(counts: &BTreeMap<String, f64>, edges: &[Edge], source: &str) -> 
         for (from, w) in callers {
             traffic
                 .calls
-                .insert((from.clone(), function.clone()), n * w / total);
+                .insert(CallPair::new(from, function), n * w / total);
         }
     }
     traffic
@@ -98,7 +98,7 @@ mod tests {
         };
         let t = traffic(&counts, &[edge], "log");
         assert_eq!(t.external["a"], 1.0);
-        assert_eq!(t.calls[&("a".into(), "b".into())], 2.0);
+        assert_eq!(t.calls[&CallPair::new("a", "b")], 2.0);
         assert!(parse("nothing here\n", "log").is_err());
     }
 }

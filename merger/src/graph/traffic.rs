@@ -40,10 +40,27 @@ pub struct Timed {
     pub count: f64,
 }
 
+/// A caller and the function it calls, by name: the key of the figures
+/// kept per call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CallPair {
+    pub caller: String,
+    pub callee: String,
+}
+
+impl CallPair {
+    pub fn new(caller: impl Into<String>, callee: impl Into<String>) -> Self {
+        CallPair {
+            caller: caller.into(),
+            callee: callee.into(),
+        }
+    }
+}
+
 /// Requests seen: per edge, and from outside per function.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Traffic {
-    pub calls: BTreeMap<(String, String), f64>,
+    pub calls: BTreeMap<CallPair, f64>,
     pub external: BTreeMap<String, f64>,
     /// Requests from callers the runtime could not name (its `other`
     /// label, past its first 64 callers): from inside the application, so
@@ -54,10 +71,10 @@ pub struct Traffic {
     /// all and how many, as the callers saw them ([`HOP_METRIC`]; its
     /// `callee` label is the name given to `invoke`, `name.namespace`
     /// counted under `name`).
-    pub hops: BTreeMap<(String, String), Timed>,
+    pub hops: BTreeMap<CallPair, Timed>,
     /// Requests served, per (caller, callee): seconds in all and how many,
     /// as the callee's runtime timed them (`http_request_duration_seconds`).
-    pub served: BTreeMap<(String, String), Timed>,
+    pub served: BTreeMap<CallPair, Timed>,
     /// The functions the figures cover (those with a sample of their own),
     /// when the source can tell; the others' figures are unknown, not zero.
     pub covered: Option<BTreeSet<String>>,
@@ -239,7 +256,8 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.as_str())
         };
-        let sum_or_count = |timed: &mut Timed| {
+        let sum_or_count = |figures: &mut BTreeMap<CallPair, Timed>, pair: CallPair| {
+            let timed = figures.entry(pair).or_default();
             if metric.ends_with("_sum") {
                 timed.seconds += count;
             } else {
@@ -248,12 +266,7 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
         };
         if metric == SERVE_SUM || metric == SERVE_COUNT {
             if let (Some(caller), Some(function)) = (label("caller"), label("function")) {
-                sum_or_count(
-                    traffic
-                        .served
-                        .entry((caller.to_string(), function.to_string()))
-                        .or_default(),
-                );
+                sum_or_count(&mut traffic.served, CallPair::new(caller, function));
             }
             continue;
         }
@@ -264,12 +277,7 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
                 // The callee as `invoke` was given it: `name.namespace`
                 // names `name`, as the graph's edges do.
                 let callee = super::function_of(callee).to_string();
-                sum_or_count(
-                    traffic
-                        .hops
-                        .entry((caller.to_string(), callee))
-                        .or_default(),
-                );
+                sum_or_count(&mut traffic.hops, CallPair::new(caller, callee));
             }
             continue;
         }
@@ -285,7 +293,7 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
             caller => {
                 *traffic
                     .calls
-                    .entry((caller.to_string(), function))
+                    .entry(CallPair::new(caller, function))
                     .or_default() += count
             }
         }

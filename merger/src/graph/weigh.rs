@@ -30,7 +30,14 @@ impl Graph {
         // Calls the code does not name (a name computed at run time, or a
         // call the bitcode reader does not see) are edges all the same: the
         // traffic names both ends.
-        for ((from, to), n) in &traffic.calls {
+        for (
+            traffic::CallPair {
+                caller: from,
+                callee: to,
+            },
+            n,
+        ) in &traffic.calls
+        {
             let known = self.edge(from, to).is_some();
             if !known && names.contains(from) && names.contains(to) {
                 notes.push(format!(
@@ -44,8 +51,8 @@ impl Graph {
             }
         }
         fn mean_ms(
-            m: &BTreeMap<(String, String), traffic::Timed>,
-            key: &(String, String),
+            m: &BTreeMap<traffic::CallPair, traffic::Timed>,
+            key: &traffic::CallPair,
         ) -> Option<f64> {
             m.get(key)
                 .filter(|t| t.count > 0.0)
@@ -54,7 +61,7 @@ impl Graph {
         for e in &mut self.edges {
             // What merging removes: the call as its caller saw it, less the
             // callee's own serving time (its work, and its own calls, stay).
-            let key = e.to.as_ref().map(|to| (e.from.clone(), to.clone()));
+            let key = e.to.as_ref().map(|to| traffic::CallPair::new(&e.from, to));
             let seen = key.as_ref().and_then(|k| mean_ms(&traffic.hops, k));
             let served = key.as_ref().and_then(|k| mean_ms(&traffic.served, k));
             e.hop_ms = match (seen, served) {
@@ -74,7 +81,7 @@ impl Graph {
                 e.calls = Some(
                     traffic
                         .calls
-                        .get(&(e.from.clone(), to.clone()))
+                        .get(&traffic::CallPair::new(&e.from, to))
                         .copied()
                         .unwrap_or(0.0),
                 );
@@ -112,7 +119,7 @@ impl Graph {
             .external
             .keys()
             .chain(traffic.unnamed.keys())
-            .chain(traffic.calls.keys().map(|(_, to)| to))
+            .chain(traffic.calls.keys().map(|c| &c.callee))
         {
             if !names.contains(name) {
                 notes.push(format!(

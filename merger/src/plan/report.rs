@@ -1,7 +1,9 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{CallEdge, CallsTo, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members};
+use super::model::{
+    Apart, CallEdge, CallsTo, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members,
+};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -11,7 +13,7 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
         return reason.clone();
     }
     for u in members(set) {
-        if let Some(reason) = model.apart.get(&(u.min(v), u.max(v))) {
+        if let Some(reason) = model.apart.get(&Apart::new(u, v)) {
             return format!("cannot share a binary with {}: {reason}", model.names[u]);
         }
     }

@@ -1,7 +1,8 @@
 //! What the team asks of a plan: the objective and the constraints, each
 //! field named as its `fmerge plan` flag is (`--max-total-memory` is
 //! `max_total_memory`, `--min-calls-removed` is `min_calls_removed`), held
-//! once by the [`Model`](super::Model) that plans under them.
+//! once by the [`Model`](super::Model) that plans under them; and the pairs
+//! kept apart.
 
 use super::Objective;
 
@@ -53,6 +54,24 @@ impl Default for Constraints {
             min_gain_ms: None,
             min_calls_removed: None,
             keep_apart: Vec::new(),
+        }
+    }
+}
+
+/// Two functions no group may hold both of (`--keep-apart`'s, or a
+/// conflict's), the lower index first, so that either order names the
+/// same pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Apart {
+    pub a: usize,
+    pub b: usize,
+}
+
+impl Apart {
+    pub fn new(x: usize, y: usize) -> Self {
+        Apart {
+            a: x.min(y),
+            b: x.max(y),
         }
     }
 }

@@ -16,7 +16,7 @@ pub const HEADROOM: f64 = 0.25;
 
 /// Where a pod's figure comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub enum Origin {
     /// The stack file's own value (an unmerged deployment), or the members'
     /// values added up: nothing was measured.
     Stack,
@@ -26,20 +26,20 @@ pub enum Source {
     Mixed,
 }
 
-impl Source {
+impl Origin {
     pub fn name(self) -> &'static str {
         match self {
-            Source::Stack => "stack",
-            Source::Measured => "measured",
-            Source::Mixed => "mixed",
+            Origin::Stack => "stack",
+            Origin::Measured => "measured",
+            Origin::Mixed => "mixed",
         }
     }
 
-    fn of(measured: usize, members: usize) -> Source {
+    fn of(measured: usize, members: usize) -> Origin {
         match measured {
-            0 => Source::Stack,
-            m if m == members => Source::Measured,
-            _ => Source::Mixed,
+            0 => Origin::Stack,
+            m if m == members => Origin::Measured,
+            _ => Origin::Mixed,
         }
     }
 }
@@ -67,7 +67,7 @@ pub enum Kept {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Figure {
     pub amount: Option<f64>,
-    pub from: Source,
+    pub from: Origin,
 }
 
 /// What one deployment's pod reserves, indexed by [`Resource::index`].
@@ -200,11 +200,11 @@ impl Model {
                 return [
                     Figure {
                         amount: self.requests[root][k].or(self.limit(resource, root)),
-                        from: Source::Stack,
+                        from: Origin::Stack,
                     },
                     Figure {
                         amount: self.limit(resource, root),
-                        from: Source::Stack,
+                        from: Origin::Stack,
                     },
                 ];
             }
@@ -232,7 +232,7 @@ impl Model {
                     .map(|j| own[j] + others - room(j))
                     .fold(request, f64::max)
             });
-            let from = Source::of(measured, all.len());
+            let from = Origin::of(measured, all.len());
             [
                 Figure {
                     amount: Some(request),

@@ -11,7 +11,7 @@ fn scrape_counts_edges_and_outside_requests() {
         http_requests_total{function=\"b\",caller=\"a\"} 2\n\
         other_metric 5\n";
     let t = parse_prometheus(text, "m").unwrap();
-    assert_eq!(t.calls[&("a".into(), "b".into())], 32.0);
+    assert_eq!(t.calls[&CallPair::new("a", "b")], 32.0);
     assert_eq!(t.external["a"], 10.0);
 }
 
@@ -25,7 +25,7 @@ fn a_real_runtime_scrape_is_read() {
     );
     let text = std::fs::read_to_string(path).unwrap();
     let t = parse_prometheus(&text, path).unwrap();
-    assert_eq!(t.calls[&("compose-post".into(), "unique-id".into())], 1.0);
+    assert_eq!(t.calls[&CallPair::new("compose-post", "unique-id")], 1.0);
     assert_eq!(t.calls.len(), 1);
     assert_eq!(t.external["unique-id"], 1.0);
 }
@@ -63,7 +63,7 @@ fn pods_add_up_and_two_scrapes_give_the_requests_between_them() {
         http_requests_total{function=\"a\",caller=\"\"} 10\n\
         http_requests_total{function=\"c\",caller=\"a\"} 2\n";
     assert_eq!(
-        parse_prometheus(before, "m").unwrap().calls[&("a".into(), "b".into())],
+        parse_prometheus(before, "m").unwrap().calls[&CallPair::new("a", "b")],
         50.0
     );
     let dir = tempfile::tempdir().unwrap();
@@ -72,9 +72,9 @@ fn pods_add_up_and_two_scrapes_give_the_requests_between_them() {
     std::fs::write(&a, after).unwrap();
     let t = prometheus(&[b.clone(), a.clone()]).unwrap();
     // 15 more on pod 1, 4 since pod 2's restart.
-    assert_eq!(t.calls[&("a".into(), "b".into())], 19.0);
+    assert_eq!(t.calls[&CallPair::new("a", "b")], 19.0);
     assert_eq!(
-        t.calls[&("a".into(), "c".into())],
+        t.calls[&CallPair::new("a", "c")],
         2.0,
         "a new series counts whole"
     );
@@ -97,7 +97,7 @@ fn hop_costs_are_the_gateway_calls_sum_over_count() {
         http_requests_total{function=\"b\",caller=\"a\"} 100\n";
     let t = parse_prometheus(text, "m").unwrap();
     assert_eq!(
-        t.hops[&("a".into(), "b".into())],
+        t.hops[&CallPair::new("a", "b")],
         Timed {
             seconds: 0.3,
             count: 100.0
@@ -113,7 +113,7 @@ fn the_callees_serving_time_is_read_per_caller() {
         "/tests/fixtures/traffic/runtime-scrape.txt"
     );
     let t = parse_prometheus(&std::fs::read_to_string(path).unwrap(), path).unwrap();
-    let served = t.served[&("compose-post".into(), "unique-id".into())];
+    let served = t.served[&CallPair::new("compose-post", "unique-id")];
     assert!(
         (served.seconds - 3.299856518).abs() < 1e-9 && served.count == 1.0,
         "{served:?}"
