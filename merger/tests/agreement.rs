@@ -157,7 +157,7 @@ fn read_graph(dir: &Path, stack: &Path, extra: &[&str]) -> Graph {
         extra,
     ]
     .concat();
-    let (ok, _, stderr) = fmerge_command(dir, &args);
+    let Ran { ok, stderr, .. } = fmerge_command(dir, &args);
     assert!(ok, "fmerge {args:?} failed:\n{stderr}");
     Graph::load(&out.join("calls.json")).unwrap()
 }
@@ -207,7 +207,10 @@ fn the_planner_and_the_build_agree_on_every_refusal_fixture() {
         &FAST[..],
     ]
     .concat();
-    let (_, _, plan_stderr) = fmerge_in(dir.path(), &plan_args);
+    let Ran {
+        stderr: plan_stderr,
+        ..
+    } = fmerge_in(dir.path(), &plan_args);
 
     for case in CASES {
         let (said, built) = if case.allowed {
@@ -217,7 +220,7 @@ fn the_planner_and_the_build_agree_on_every_refusal_fixture() {
                 &FAST[..],
             ]
             .concat();
-            let (ok, _, stderr) = fmerge_in(dir.path(), &args);
+            let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &args);
             (planner(&allowed_graph, case), (!ok).then_some(stderr))
         } else {
             let name = format!("{}-merged", case.caller);

@@ -8,11 +8,11 @@ mod support;
 use fmerge::options::values::{Progress, RegistryAuth};
 use std::path::PathBuf;
 use std::process::Command;
-use support::{fmerge_in, fmerge_in_repo as fmerge, workspace_root, write_file};
+use support::{Ran, fmerge_in, fmerge_in_repo as fmerge, workspace_root, write_file};
 
 /// Asserts that `fmerge build args` fails with stderr containing every one of `needles`.
 fn fails_with(args: &[&str], needles: &[&str]) -> String {
-    let (ok, _, stderr) = fmerge(args);
+    let Ran { ok, stderr, .. } = fmerge(args);
     assert!(!ok, "fmerge build {args:?} should fail");
     for needle in needles {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
@@ -131,7 +131,7 @@ fn a_rewrite_in_a_crate_the_caller_shares_is_refused() {
 
 #[test]
 fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
-    let (ok, _, stderr) = fmerge(&[
+    let Ran { ok, stderr, .. } = fmerge(&[
         "write-home-timeline",
         "social-graph-get-followers",
         "--opt-level",
@@ -150,7 +150,7 @@ fn a_bad_opt_level_and_a_bad_config_file_are_refused() {
 
 #[test]
 fn a_bad_lto_mode_is_refused_on_the_command_line_and_in_a_group() {
-    let (ok, _, stderr) = fmerge(&[
+    let Ran { ok, stderr, .. } = fmerge(&[
         "write-home-timeline",
         "social-graph-get-followers",
         "--lto",
@@ -194,7 +194,7 @@ fn fixture(name: &str) -> tempfile::TempDir {
 #[test]
 fn an_exported_symbol_defined_by_two_crates_is_a_clash_naming_both() {
     let ws = fixture("clash");
-    let (ok, _, stderr) = fmerge_in(
+    let Ran { ok, stderr, .. } = fmerge_in(
         ws.path(),
         &[
             "caller-fn",
@@ -226,7 +226,7 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
     std::fs::create_dir_all(&out).unwrap();
     let good = out.join("broken-caller-merged");
     std::fs::write(&good, b"an earlier good build").unwrap();
-    let (ok, _, stderr) = fmerge_in(
+    let Ran { ok, stderr, .. } = fmerge_in(
         ws.path(),
         &["broken-caller", "ok-callee", "--out", out.to_str().unwrap()],
     );
@@ -249,7 +249,7 @@ fn a_crate_that_fails_to_compile_shows_cargos_error_and_keeps_the_old_binary() {
 #[test]
 fn an_uncalled_callee_allowed_with_allow_uncalled_is_a_warning() {
     let out = workspace_root().join("target/fmerge-tests/uncalled");
-    let (ok, stdout, stderr) = fmerge(&[
+    let Ran { ok, stdout, stderr } = fmerge(&[
         "write-home-timeline",
         "unique-id",
         "--allow-uncalled",
@@ -304,7 +304,7 @@ fn bad_image_options_are_refused_before_the_long_build() {
         "social-graph-get-followers",
         "--image",
     ];
-    let (ok, _, stderr) = fmerge(&[&base[..], &["--registry-auth", "keychain"]].concat());
+    let Ran { ok, stderr, .. } = fmerge(&[&base[..], &["--registry-auth", "keychain"]].concat());
     assert!(
         !ok && stderr.contains("invalid value 'keychain'")
             && stderr.contains("[possible values: auto, env, docker, none]"),
@@ -314,9 +314,10 @@ fn bad_image_options_are_refused_before_the_long_build() {
         !stderr.contains("building"),
         "refused before cargo ran:\n{stderr}"
     );
-    let (ok, _, stderr) = fmerge(&[&base[..], &["--gateway", "gateway.openfaas:8080"]].concat());
+    let Ran { ok, stderr, .. } =
+        fmerge(&[&base[..], &["--gateway", "gateway.openfaas:8080"]].concat());
     assert!(!ok && stderr.contains("not an http(s) URL"), "{stderr}");
-    let (ok, _, stderr) = fmerge(&[&base[..], &["--progress", "loud"]].concat());
+    let Ran { ok, stderr, .. } = fmerge(&[&base[..], &["--progress", "loud"]].concat());
     assert!(!ok && !stderr.contains("building"), "{stderr}");
 }
 

@@ -10,14 +10,14 @@ mod support;
 
 use support::dataplane::request;
 use support::merge_in as merge;
-use support::{Function, Gateway, HttpReply, fixture, free_port, post};
+use support::{BuiltBinary, Function, Gateway, HttpReply, fixture, free_port, post};
 
 /// The merged binary serving cy-front with `env`, on a port the gateway
 /// routes both functions to (as a deployment of it would be routed), and
 /// its metrics port.
 fn behind_gateway(env: &[(&str, &str)]) -> (Gateway, Function, u16) {
     let ws = fixture("cycle", &[]);
-    let (binary, _) = merge(ws.path(), &["cy-front", "cy-back"], &[]);
+    let BuiltBinary { binary, .. } = merge(ws.path(), &["cy-front", "cy-back"], &[]);
     let (port, metrics_port) = (free_port(), free_port());
     let gateway = Gateway::start(&[("cy-front", port), ("cy-back", port)]);
     let (url, metrics) = (gateway.url(), metrics_port.to_string());

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::dataplane::request;
 use support::{
-    FUNCTIONS, Function, Gateway, HttpReply, PAIR_REQUESTS, Redis, built_binary, fixture,
+    FUNCTIONS, Function, Gateway, HttpReply, PAIR_REQUESTS, Ran, Redis, built_binary, fixture,
     fmerge_out, free_port, function_binary, post, redis_env, seed_social_network, workspace_root,
 };
 
@@ -36,7 +36,7 @@ fn merged_pair() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let out = workspace_root().join("target/fmerge-tests/dataplane-pair");
-            let (ok, stdout, stderr) = support::fmerge(
+            let Ran { ok, stdout, stderr } = support::fmerge(
                 &workspace_root(),
                 &[
                     CALLER,
@@ -230,7 +230,7 @@ fn failure_cases(
 #[test]
 fn per_function_counts_stay_the_same_after_the_merge_on_timeouts_429s_and_clients_that_go_away() {
     let ws = fixture("blocking", &[]);
-    let (ok, stdout, stderr) = fmerge_out(ws.path(), &["bl-front", "bl-slow"]);
+    let Ran { ok, stdout, stderr } = fmerge_out(ws.path(), &["bl-front", "bl-slow"]);
     assert!(ok, "fmerge build failed:\n{stderr}");
     let merged = PathBuf::from(stdout.lines().last().expect("the binary path"));
 

@@ -29,7 +29,7 @@ fn read_graph(dir: &Path, extra: &[&str]) -> (Graph, String) {
         out.to_str().unwrap(),
     ];
     args.extend(extra);
-    let (ok, stdout, stderr) = fmerge_command(dir, &args);
+    let Ran { ok, stdout, stderr } = fmerge_command(dir, &args);
     assert!(ok, "{stderr}");
     (Graph::load(&out.join("calls.json")).unwrap(), stdout)
 }
@@ -182,7 +182,7 @@ fn traffic_weighs_the_edges() {
 
     // A malformed scrape is an error naming the line.
     std::fs::write(&metrics, "http_requests_total{function=\"a\"} one\n").unwrap();
-    let (ok, _, stderr) = fmerge_cli(
+    let Ran { ok, stderr, .. } = fmerge_cli(
         dir.path(),
         &[
             "graph",
@@ -229,7 +229,7 @@ fn bad_graph_input_gets_a_clear_error() {
 fn a_callee_named_at_run_time_is_unknown_never_guessed() {
     let ws = fixture("dynamic", &[]);
     stack_of(ws.path(), &["dyn-front", "dyn-back"]);
-    let (ok, _, stderr) =
+    let Ran { ok, stderr, .. } =
         fmerge_command(ws.path(), &["graph", "-f", "stack.yml", "--picture", "svg"]);
     assert!(ok, "{stderr}");
     let graph = Graph::load(&ws.path().join("callgraph/calls.json")).unwrap();

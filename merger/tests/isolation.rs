@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::merge_in as merge;
-use support::{Function, HttpReply, assert_says, fixture, free_port, get, post};
+use support::{BuiltBinary, Function, HttpReply, assert_says, fixture, free_port, get, post};
 
 /// Callees that do not block their thread, though each does something the
 /// name list this check once was took for blocking.
@@ -56,7 +56,7 @@ fn merged_with(callees: &'static [&'static str]) -> &'static str {
         // bl-front calls bl-slow only: the others are merged to have their
         // handlers judged.
         let args = ["--out", dir.to_str().unwrap(), "--allow-uncalled"];
-        support::merged(ws.path(), &[functions.as_slice(), &args].concat()).1
+        support::merged(ws.path(), &[functions.as_slice(), &args].concat()).stderr
     })
 }
 
@@ -211,7 +211,7 @@ fn release(latch: &Path, blocked: Vec<JoinHandle<HttpReply>>) {
 #[test]
 fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_isolate_overrides() {
     let ws = fixture("blocking", &[]);
-    let (binary, stderr) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let BuiltBinary { binary, stderr } = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
     assert_says(
         &stderr,
         &[
@@ -267,7 +267,7 @@ fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_i
 #[test]
 fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering() {
     let ws = fixture("blocking", &[]);
-    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let BuiltBinary { binary, .. } = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
     let latch = tempfile::tempdir().unwrap();
     let port = free_port();
     let merged = front(
@@ -301,7 +301,7 @@ fn a_callee_that_blocks_its_thread_can_be_isolated_so_the_caller_keeps_answering
 #[test]
 fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_out_of_rotation() {
     let ws = fixture("blocking", &[]);
-    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let BuiltBinary { binary, .. } = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
     let latch = tempfile::tempdir().unwrap();
     let (port, metrics_port) = (free_port(), free_port());
     let metrics = metrics_port.to_string();
@@ -354,7 +354,7 @@ fn an_isolated_callee_with_every_thread_stuck_past_exec_timeout_takes_the_pod_ou
 #[test]
 fn a_bad_fmerge_isolate_threads_stops_the_start_naming_it() {
     let ws = fixture("blocking", &[]);
-    let (binary, _) = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
+    let BuiltBinary { binary, .. } = merge(ws.path(), &["bl-front", "bl-slow"], &[]);
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut child = std::process::Command::new(&binary)
         .env("port", free_port().to_string())

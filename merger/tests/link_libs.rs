@@ -9,12 +9,12 @@
 mod support;
 
 use std::path::PathBuf;
-use support::{Function, HttpReply, fixture, fmerge_out, free_port, post};
+use support::{Function, HttpReply, Ran, fixture, fmerge_out, free_port, post};
 
 #[test]
 fn libraries_of_link_attributes_are_linked_into_the_merged_binary_and_reported() {
     let ws = fixture("syslib", &[]);
-    let (ok, stdout, stderr) = fmerge_out(
+    let Ran { ok, stdout, stderr } = fmerge_out(
         ws.path(),
         &["zl-front", "zl-back", "--message-format", "json"],
     );

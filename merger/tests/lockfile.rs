@@ -100,14 +100,14 @@ fn plan_json(dir: &Path) -> serde_json::Value {
 fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
     let (_repo, dir) = projects(true);
     // The graph's verdict alone proposes the group.
-    let (stdout, groups) = plan_stack(dir.path(), &["--no-dry-run", "--out", "trusting"]);
+    let Planned { stdout, groups } = plan_stack(dir.path(), &["--no-dry-run", "--out", "trusting"]);
     assert_eq!(groups.len(), 1, "{stdout}");
     assert_eq!(groups[0].caller.as_deref(), Some("lk-front"));
     assert_eq!(groups[0].merge.callees, ["lk-back"]);
     assert!(!stdout.contains("dry run"), "{stdout}");
 
     // The dry run builds it as `fmerge build` would, and the build refuses.
-    let (stdout, groups) = plan_stack(dir.path(), &["--out", "plan"]);
+    let Planned { stdout, groups } = plan_stack(dir.path(), &["--out", "plan"]);
     assert!(groups.is_empty(), "{stdout}");
     let clash =
         "symbol clash: crates lk_hook and lk_local both define the exported symbol `lk_hook`";
@@ -133,7 +133,8 @@ fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
     );
 
     // And `fmerge build` of that group says the same.
-    let (ok, _, stderr) = fmerge(dir.path(), &["-f", "stack.yml", "lk-front", "lk-back"], &[]);
+    let Ran { ok, stderr, .. } =
+        fmerge(dir.path(), &["-f", "stack.yml", "lk-front", "lk-back"], &[]);
     assert!(!ok && stderr.contains(clash), "{stderr}");
 
     // So does `fmerge build --plan`, with lk-back's group (lk-back's lock,
@@ -145,7 +146,7 @@ fn a_group_the_callers_lock_file_refuses_is_not_proposed() {
          [[group]]\ncaller = \"lk-front\"\ncallees = [\"lk-back\"]\nname = \"lk-front-merged\"\n",
     )
     .unwrap();
-    let (ok, _, stderr) = fmerge(dir.path(), &["--plan", "both.toml", "--force"], &[]);
+    let Ran { ok, stderr, .. } = fmerge(dir.path(), &["--plan", "both.toml", "--force"], &[]);
     assert!(!ok && stderr.contains(clash), "{stderr}");
 }
 
@@ -154,7 +155,7 @@ fn a_group_the_build_merges_is_checked_and_kept() {
     // lk-front's lock pins lk-hook's head, which the graph takes too: its
     // lock file is still another, so the group is built, and merges.
     let (_repo, dir) = projects(false);
-    let (stdout, groups) = plan_stack(dir.path(), &["--out", "plan"]);
+    let Planned { stdout, groups } = plan_stack(dir.path(), &["--out", "plan"]);
     assert_says(
         &stdout,
         &[

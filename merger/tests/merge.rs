@@ -9,21 +9,25 @@
 mod support;
 
 use std::path::PathBuf;
+use support::{BuiltBinary, Ran, assert_ok, fmerge_in_repo as fmerge, target_dir};
 use support::{
     Deployment, Function, Gateway, HttpReply, PAIR_REQUESTS, Redis, SAMPLE_POSTS, Unmerged,
     free_port, post, redis_env, seed_social_network, unmerged_replies, workspace_root,
 };
-use support::{assert_ok, fmerge_in_repo as fmerge, target_dir};
 
 /// Merges `functions` (the caller first) as `name`; returns the binary and fmerge's stderr.
-fn merge(name: &str, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
+fn merge(name: &str, functions: &[&str], extra: &[&str]) -> BuiltBinary {
     let out = workspace_root().join("target/fmerge-tests").join(name);
     let mut args = functions.to_vec();
     args.extend(["--name", name, "--out", out.to_str().unwrap()]);
     args.extend(extra);
-    let (binary, stderr) = support::merged(&workspace_root(), &args);
-    assert_eq!(binary, out.join(name), "the last stdout line is the binary");
-    (binary, stderr)
+    let built = support::merged(&workspace_root(), &args);
+    assert_eq!(
+        built.binary,
+        out.join(name),
+        "the last stdout line is the binary"
+    );
+    built
 }
 
 /// The merged binary serves `caller` behind the gateway; every other function
@@ -78,7 +82,7 @@ fn same_as_unmerged(
 
 #[test]
 fn the_pair_merged_answers_like_the_unmerged_pair_without_the_gateway() {
-    let (binary, stderr) = merge(
+    let BuiltBinary { binary, stderr } = merge(
         "pair",
         &["write-home-timeline", "social-graph-get-followers"],
         &["--emit-ll"],
@@ -116,7 +120,7 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let (ok, stdout, stderr) = fmerge(&args);
+    let Ran { ok, stdout, stderr } = fmerge(&args);
     assert!(ok, "{stderr}");
     let ll = out.join("ll.ll");
     assert_eq!(stdout.lines().next().map(PathBuf::from), Some(ll.clone()));
@@ -131,7 +135,7 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
     // Nothing changed: the next merge keeps the binary instead of redoing it.
     let binary = out.join("ll");
     let before = std::fs::metadata(&binary).unwrap().modified().unwrap();
-    let (ok, _, stderr) = fmerge(&args);
+    let Ran { ok, stderr, .. } = fmerge(&args);
     assert!(
         ok && stderr.contains("nothing changed since the last merge"),
         "{stderr}"
@@ -141,7 +145,7 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
         before
     );
     // Another option is another binary.
-    let (ok, _, stderr) = fmerge(
+    let Ran { ok, stderr, .. } = fmerge(
         &[
             &args[..],
             &[
@@ -155,8 +159,8 @@ fn emit_ll_writes_ir_that_parses_back_through_the_same_llvm() {
 
     // Another fmerge (rebuilt or upgraded: here, one byte more) never keeps a
     // binary that an older one made.
-    assert!(fmerge(&args).0, "back to the first options");
-    let (ok, _, stderr) = fmerge(&args);
+    assert!(fmerge(&args).ok, "back to the first options");
+    let Ran { ok, stderr, .. } = fmerge(&args);
     assert!(
         ok && stderr.contains("nothing changed since the last merge"),
         "{stderr}"
@@ -194,7 +198,7 @@ fn a_rewrite_sends_the_callee_to_its_own_redis_and_leaves_the_caller_alone() {
         "social-graph-get-followers:sn-redis-master.openfaas-fn.svc.cluster.local:6379=127.0.0.1:{}",
         b.port()
     );
-    let (binary, stderr) = merge(
+    let BuiltBinary { binary, stderr } = merge(
         "rewrite",
         &["write-home-timeline", "social-graph-get-followers"],
         &["--rewrite", &rewrite],
@@ -235,7 +239,7 @@ fn a_rewrite_sends_the_callee_to_its_own_redis_and_leaves_the_caller_alone() {
 #[test]
 fn the_whole_compose_post_chain_merged_matches_unmerged() {
     let chain = support::COMPOSE_POST_TREE;
-    let (binary, stderr) = merge("chain", chain, &[]);
+    let BuiltBinary { binary, stderr } = merge("chain", chain, &[]);
     assert!(
         !stderr.contains("blocks its thread"),
         "no function of the chain blocks its thread:\n{stderr}"
@@ -266,7 +270,7 @@ fn no_socialnetwork_function_is_found_blocking_its_thread() {
         .chain(others.copied())
         .collect();
     // unique-id calls none of them: each is merged to have its handler judged.
-    let (_, stderr) = merge("all", &functions, &["--allow-uncalled"]);
+    let BuiltBinary { stderr, .. } = merge("all", &functions, &["--allow-uncalled"]);
     assert!(
         stderr.contains("— 25 routes"),
         "every other function merged:\n{stderr}"
@@ -277,7 +281,7 @@ fn no_socialnetwork_function_is_found_blocking_its_thread() {
 #[test]
 fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic() {
     let functions = ["text-service", "url-shorten", "user-mention"];
-    let (binary, stderr) = merge("fanout", &functions, &[]);
+    let BuiltBinary { binary, stderr } = merge("fanout", &functions, &[]);
     assert!(stderr.contains("static=shortcode"), "{stderr}");
 
     let texts = [
@@ -308,7 +312,7 @@ fn the_text_service_fan_out_merged_matches_unmerged_and_survives_a_callee_panic(
 
 #[test]
 fn a_partial_merge_still_reaches_the_other_functions_through_the_gateway() {
-    let (binary, _) = merge(
+    let BuiltBinary { binary, .. } = merge(
         "partial",
         &["compose-post", "unique-id", "text-service"],
         &[],
@@ -348,7 +352,7 @@ fn one_thread_or_two_give_a_byte_identical_binary() {
         let out = workspace_root()
             .join("target/fmerge-tests")
             .join(format!("jobs-{jobs}"));
-        let (ok, stdout, stderr) = fmerge(&[
+        let Ran { ok, stdout, stderr } = fmerge(&[
             "write-home-timeline",
             "social-graph-get-followers",
             "--name",

@@ -19,7 +19,8 @@ use faas::{faas, faas_cli, two_functions};
 use std::path::Path;
 use std::process::Command;
 use support::{
-    Function, Gateway, HttpReply, Redis, assert_says, built_binary, free_port, post, workspace_root,
+    Function, Gateway, HttpReply, Ran, Redis, assert_says, built_binary, free_port, post,
+    workspace_root,
 };
 
 /// The replies, and each Redis's contents.
@@ -58,7 +59,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         "--out",
         out.to_str().unwrap(),
     ];
-    let (ok, stdout, stderr) = support::fmerge(dir.path(), &args, &[]);
+    let Ran { ok, stdout, stderr } = support::fmerge(dir.path(), &args, &[]);
     assert!(ok, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
     let [reference, merged_stack, binary] = lines[..] else {
@@ -147,7 +148,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
         "the callee stays deployed by default:\n{kept}"
     );
     // --remove-callees: the merged function alone replaces the pair.
-    let (ok, _, stderr) = support::fmerge(
+    let Ran { ok, stderr, .. } = support::fmerge(
         dir.path(),
         &[&args[..], &["--remove-callees"]].concat(),
         &[],
@@ -168,7 +169,7 @@ fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmer
             .replace("name = \"handler\"", &format!("name = \"{f}\""));
         std::fs::write(&manifest, text).unwrap();
     }
-    let (ok, stdout, stderr) = support::fmerge(
+    let Ran { ok, stdout, stderr } = support::fmerge(
         dir.path(),
         &[
             "of-front",

@@ -28,6 +28,7 @@ use graphs::{
 };
 use oracle::{MIB, Reading};
 use serde_json::Value;
+use support::Ran;
 use value::{Figures, Set, bit};
 
 /// A case: the graph file, the scrape given with `--metrics`, the flags.
@@ -87,7 +88,7 @@ fn plan(case: &Case, reading: &Reading, search: &str) -> Result<(Vec<Set>, Value
     }
     args.extend(oracle::args(&case.flags));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (ok, stdout, stderr) = support::fmerge_cli(dir.path(), &args);
+    let Ran { ok, stdout, stderr } = support::fmerge_cli(dir.path(), &args);
     if !ok {
         return Err(stderr);
     }

@@ -208,7 +208,7 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
     let graph = write_graph(dir.path(), &social_network());
     let out = dir.path().join("plan");
     let extra = ["--out", out.to_str().unwrap(), "--hop-ms", "8.8"];
-    let (ok, stdout, stderr) = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
     assert!(ok, "{stderr}");
     assert_says(
         &stdout,
@@ -297,7 +297,7 @@ fn a_function_with_a_shared_static_is_left_out_with_the_reason() {
     // which `fmerge build` refuses; the plan keeps them apart and says why.
     let ws = fixture("shared", &[]);
     stack_of(ws.path(), &["st-front", "st-back"]);
-    let (stdout, groups) = plan_stack(ws.path(), &[]);
+    let Planned { stdout, groups } = plan_stack(ws.path(), &[]);
     assert_says(
         &stdout,
         &[
@@ -331,7 +331,7 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
         ));
     }
     std::fs::write(dir.path().join("stack.yml"), text).unwrap();
-    let (ok, stdout, stderr) = fmerge_command(
+    let Ran { ok, stdout, stderr } = fmerge_command(
         dir.path(),
         &[
             "plan",
@@ -357,7 +357,7 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
     assert!(!stdout.contains("dry run"), "{stdout}");
     assert!(!stderr.contains("Cargo.lock is not the one"), "{stderr}");
     // text-service's group (two callees, one with a C library) builds as written.
-    let (ok, stdout, stderr) = fmerge(
+    let Ran { ok, stdout, stderr } = fmerge(
         dir.path(),
         &["-f", "stack.yml", "--config", "plan/text-service.toml"],
         &[],

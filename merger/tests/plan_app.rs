@@ -130,7 +130,7 @@ fn measured_plan(dir: &std::path::Path) {
         "--out",
         "measured",
     ];
-    let (stdout, groups) = planned(dir, &args);
+    let Planned { stdout, groups } = planned(dir, &args);
     let row = |entry: &str| {
         stdout
             .lines()
@@ -221,14 +221,14 @@ fn the_planned_application_answers_like_the_unmerged_one() {
         "--picture",
         "none",
     ];
-    let (ok, _, stderr) = fmerge_command(dir.path(), &graph);
+    let Ran { ok, stderr, .. } = fmerge_command(dir.path(), &graph);
     assert!(ok, "{stderr}");
-    let (_, groups) = planned(
+    let Planned { groups, .. } = planned(
         dir.path(),
         &["--graph", "graph/calls.json", "--out", "plan"],
     );
     assert!(!groups.is_empty(), "the planner proposed no group");
-    let (ok, stdout, stderr) = fmerge(dir.path(), &["--plan", "plan/plan.toml"], &[]);
+    let Ran { ok, stdout, stderr } = fmerge(dir.path(), &["--plan", "plan/plan.toml"], &[]);
     assert!(ok, "{stderr}");
 
     // The merged binaries, under their callers' names; the rest unmerged.

@@ -66,7 +66,8 @@ fn a_plan_builds_every_group_with_one_cargo_build() {
     if engine {
         args.extend(["--image", "--registry", &registry]);
     }
-    let (ok, stdout, stderr) = fmerge(dir.path(), &args, &[("CARGO", wrapper.to_str().unwrap())]);
+    let Ran { ok, stdout, stderr } =
+        fmerge(dir.path(), &args, &[("CARGO", wrapper.to_str().unwrap())]);
     assert!(ok, "{stderr}");
     let runs = std::fs::read_to_string(&log).unwrap();
     let builds = runs.lines().filter(|l| *l == "build").count();

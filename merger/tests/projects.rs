@@ -50,7 +50,8 @@ fn answers(binary: &Path) {
 #[test]
 fn functions_of_separate_projects_build_as_in_their_own_folder() {
     let dir = projects();
-    let (binary, _) = merged(dir.path(), &["-f", "stack.yml", "glue-front", "glue-back"]);
+    let BuiltBinary { binary, .. } =
+        merged(dir.path(), &["-f", "stack.yml", "glue-front", "glue-back"]);
     answers(&binary);
 }
 
@@ -58,7 +59,7 @@ fn functions_of_separate_projects_build_as_in_their_own_folder() {
 fn the_graph_of_a_stack_with_c_glue_is_read() {
     let dir = projects();
     let out = dir.path().join("graph");
-    let (ok, _, stderr) = fmerge_command(
+    let Ran { ok, stderr, .. } = fmerge_command(
         dir.path(),
         &["graph", "-f", "stack.yml", "--out", out.to_str().unwrap()],
     );
@@ -84,7 +85,7 @@ fn a_plan_over_a_stack_with_c_glue_builds() {
     )
     .unwrap();
     // One group: the last line is its binary.
-    let (binary, _) = merged(dir.path(), &["--plan", "plan.toml", "--force"]);
+    let BuiltBinary { binary, .. } = merged(dir.path(), &["--plan", "plan.toml", "--force"]);
     assert_eq!(
         binary,
         target_dir().join("fmerge/glue-merged").join("glue-merged")

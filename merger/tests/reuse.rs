@@ -12,7 +12,7 @@ mod support;
 use std::path::Path;
 use std::sync::Mutex;
 use support::merge_in as merge;
-use support::{Function, HttpReply, fixture, free_port, post};
+use support::{BuiltBinary, Function, HttpReply, fixture, free_port, post};
 
 /// Held by each test: the fixture's copies build the same units into one
 /// target dir, and one test edits them.
@@ -45,7 +45,7 @@ fn ask(binary: &Path, body: &str) -> HttpReply {
 /// units read, the objects compiled from IR and the crates linked from
 /// cargo's objects.
 fn merge_counted(ws: &Path, extra: &[&str]) -> (std::path::PathBuf, String, [usize; 3]) {
-    let (binary, stderr) = merge(ws, &["dyn-front", "dyn-back"], extra);
+    let BuiltBinary { binary, stderr } = merge(ws, &["dyn-front", "dyn-back"], extra);
     let stage = "compiling what the merge changed";
     let counts = [
         count(&stderr, "reading IR", "units"),
@@ -127,7 +127,7 @@ fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
         &format!("{nanos}:"),
         &format!("{nanos}b:"),
     );
-    let (binary, stderr) = merged();
+    let BuiltBinary { binary, stderr } = merged();
     assert!(
         stderr.contains("2 object(s) from IR (1 compiled, 1 cached)"),
         "only the edited callee compiles; the table comes from the cache: {stderr}"
@@ -140,7 +140,7 @@ fn a_re_merge_after_an_edit_compiles_only_the_edited_function() {
     // The caller's edit: cargo recompiles its bin, fmerge nothing.
     let front = format!("Ok([b\"F{nanos}:\".as_slice(), &fourth].concat())");
     edit(ws.path(), "dyn-front", "Ok(fourth.to_vec())", &front);
-    let (binary, stderr) = merged();
+    let BuiltBinary { binary, stderr } = merged();
     assert!(
         stderr.contains("2 object(s) from IR (0 compiled, 2 cached)"),
         "the callee and the table come from the cache: {stderr}"

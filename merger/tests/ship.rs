@@ -12,7 +12,9 @@ mod support;
 use registry::{Container, Registry, docker, docker_ok, unique, wait_http};
 use std::path::PathBuf;
 use std::time::Duration;
-use support::{Function, HttpReply, Redis, free_port, post, seed_social_network, workspace_root};
+use support::{
+    Function, HttpReply, Ran, Redis, free_port, post, seed_social_network, workspace_root,
+};
 
 const REQUEST: &str =
     r#"{"post_id": 100, "user_id": 1, "timestamp": 1700000000, "user_mentions_id": [5, 3]}"#;
@@ -26,7 +28,7 @@ fn the_merged_pair_is_pushed_pulled_back_and_answers_like_the_binary() {
     let reg = Registry::start();
     let tag = format!("{}/pair:{}", reg.host(), unique("t"));
     let out = workspace_root().join("target/fmerge-tests/ship");
-    let (ok, stdout, stderr) = support::fmerge(
+    let Ran { ok, stdout, stderr } = support::fmerge(
         &workspace_root(),
         &[
             "write-home-timeline",

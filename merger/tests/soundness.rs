@@ -12,8 +12,8 @@ mod support;
 use std::path::Path;
 use support::merge_in as merge;
 use support::{
-    Function, Gateway, HttpReply, Redis, assert_ok, assert_says, built_binary, fixture, free_port,
-    post, refuses, sha256,
+    BuiltBinary, Function, Gateway, HttpReply, Redis, assert_ok, assert_says, built_binary,
+    fixture, free_port, post, refuses, sha256,
 };
 
 /// Asserts that the merge fails with every one of `needles` in its error,
@@ -54,7 +54,7 @@ fn endpoints_written_every_common_way_move_and_std_env_settings_stay_the_callees
     // Its own store moves to 127.0.0.12, an address one byte longer.
     let moved = Redis::start_at("127.0.0.12");
     let rewrite = format!("{}={}", store.addr(), moved.addr());
-    let (binary, stderr) = merge(
+    let BuiltBinary { binary, stderr } = merge(
         ws.path(),
         &["front", "ep-store", "ep-env"],
         &["--name", "outsider", "--rewrite", &rewrite],
@@ -227,7 +227,7 @@ fn mutable_statics_in_a_crate_two_functions_link_are_refused_unless_allowed() {
         ],
     );
     // Allowed, the two functions share the counter: the callee sees the caller's call.
-    let (binary, _) = merge(
+    let BuiltBinary { binary, .. } = merge(
         ws.path(),
         &["st-front", "st-back"],
         &["--allow-shared-static", "st-helper"],
@@ -282,13 +282,16 @@ fn answer_alike(binaries: &[&Path], function: &str, gateway: &str, expected: &Ht
 #[test]
 fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_identical_binary() {
     let ws = fixture("native", &[]);
-    let (binary, stderr) = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
+    let BuiltBinary { binary, stderr } = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
     assert!(
         stderr.contains("sn_tag in rn-back is now sn_tag.rn-back"),
         "{stderr}"
     );
     let first = sha256(&binary);
-    let (again, stderr) = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
+    let BuiltBinary {
+        binary: again,
+        stderr,
+    } = merge(ws.path(), &["rn-front", "rn-back"], &["--force"]);
     assert!(
         !stderr.contains("nothing changed"),
         "--force redoes the merge: {stderr}"
@@ -304,7 +307,7 @@ fn renamed_symbols_keep_each_function_its_own_and_identical_inputs_give_an_ident
     let expected = post(&gateway.function_url("rn-front"), "abc");
     assert_eq!(expected, HttpReply::new(200, "front=1003 back=2003"));
     // `--lto own` links the renamed crates into one module: still their own.
-    let (own, _) = merge(
+    let BuiltBinary { binary: own, .. } = merge(
         ws.path(),
         &["rn-front", "rn-back"],
         &["--lto", "own", "--name", "renamed-own"],
@@ -336,8 +339,8 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
 
     // One: the merged binary allocates with it (also when `--lto own`
     // optimizes the functions' crates as one module).
-    let (binary, stderr) = merge(ws.path(), &["alloc-caller", "alloc-callee"], &[]);
-    let (own, _) = merge(
+    let BuiltBinary { binary, stderr } = merge(ws.path(), &["alloc-caller", "alloc-callee"], &[]);
+    let BuiltBinary { binary: own, .. } = merge(
         ws.path(),
         &["alloc-caller", "alloc-callee"],
         &["--lto", "own", "--name", "allocator-own"],
@@ -373,7 +376,7 @@ fn one_global_allocator_serves_the_merged_binary_and_two_different_ones_are_refu
 fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only_its_call() {
     let ws = fixture("profiles", &[]);
     // pf-back has a second binary (an admin CLI): fmerge picks the function.
-    let (binary, stderr) = merge(ws.path(), &["pf-front", "pf-back"], &[]);
+    let BuiltBinary { binary, stderr } = merge(ws.path(), &["pf-front", "pf-back"], &[]);
     assert!(
         stderr.contains("panic = \"unwind\"") && stderr.contains("profile.release sets lto"),
         "{stderr}"
@@ -440,7 +443,7 @@ fn common_release_profiles_merge_and_a_callee_panic_under_panic_abort_fails_only
         .replace("lto = true", "lto = \"thin\"")
         .replace("opt-level = \"z\"", "opt-level = \"s\"");
     std::fs::write(&manifest, text).unwrap();
-    let (binary, _) = merge(ws.path(), &["pf-front", "pf-back"], &[]);
+    let BuiltBinary { binary, .. } = merge(ws.path(), &["pf-front", "pf-back"], &[]);
     drop(merged);
     let port = free_port();
     let merged = Function::start(&binary, "pf-front", port, env(&gateway2));

@@ -17,13 +17,13 @@ mod support;
 use faas::{faas, faas_cli};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{assert_says, fmerge_cli, workspace_root};
+use support::{Ran, assert_says, fmerge_cli, workspace_root};
 
 #[test]
 fn faas_cli_builds_a_template_function_from_its_build_context_alone_offline() {
     let Some(cli) = faas_cli() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["template"]);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &["template"]);
     assert!(ok, "{stderr}");
     faas(
         &cli,
@@ -99,14 +99,14 @@ fn faas_cli_builds_a_template_function_from_its_build_context_alone_offline() {
 #[test]
 fn a_second_template_is_refused_without_overwrite_and_replaced_with_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr) = fmerge_cli(dir.path(), &["template"]);
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &["template"]);
     assert!(ok, "{stderr}");
     let installed = PathBuf::from(stdout.trim());
     let yml = installed.join("template.yml");
     let ours = std::fs::read_to_string(&yml).unwrap();
     std::fs::write(&yml, "language: rust-fmerge\n# mine\n").unwrap();
 
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["template"]);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &["template"]);
     assert!(!ok, "a second install must be refused:\n{stderr}");
     assert_says(
         &stderr,
@@ -122,7 +122,7 @@ fn a_second_template_is_refused_without_overwrite_and_replaced_with_it() {
         "the first template is untouched"
     );
 
-    let (ok, _, stderr) = fmerge_cli(dir.path(), &["template", "--overwrite"]);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &["template", "--overwrite"]);
     assert!(ok, "{stderr}");
     assert_eq!(std::fs::read_to_string(&yml).unwrap(), ours);
     assert!(installed.join("vendor/fmerge-runtime/src/lib.rs").is_file());

@@ -4,7 +4,7 @@
 //! A part of `openfaas.rs` (`#[path = "support/faas.rs"] mod faas;`), beside
 //! `support`.
 
-use crate::support::{fmerge_cli, workspace_root};
+use crate::support::{Ran, fmerge_cli, workspace_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -85,7 +85,7 @@ rt::function!(handle);
 /// settings and secrets added to the stack file. Returns the stack file.
 #[allow(dead_code)] // openfaas.rs's; template.rs makes its own function
 pub fn two_functions(cli: &Path, dir: &Path) -> PathBuf {
-    let (ok, stdout, stderr) = fmerge_cli(dir, &["template"]);
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir, &["template"]);
     assert!(ok, "{stderr}");
     assert!(
         PathBuf::from(stdout.trim()).join("template.yml").is_file(),

@@ -16,9 +16,32 @@ pub fn target_dir() -> PathBuf {
     workspace_root().join("target")
 }
 
+/// What a run of `fmerge` came to.
+#[allow(dead_code)]
+pub struct Ran {
+    /// It exited with success.
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// A plan `fmerge plan` wrote: its stdout and the groups of its plan.toml.
+#[allow(dead_code)]
+pub struct Planned {
+    pub stdout: String,
+    pub groups: Vec<fmerge::group::Group>,
+}
+
+/// A merge that succeeded: its binary, and what fmerge said on stderr.
+#[allow(dead_code)]
+pub struct BuiltBinary {
+    pub binary: PathBuf,
+    pub stderr: String,
+}
+
 /// `fmerge build ARGS` run in `dir` with `env` added (credentials, say),
-/// building into [`target_dir`]; returns (success, stdout, stderr).
-pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+/// building into [`target_dir`].
+pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
     let args: Vec<&str> = std::iter::once("build")
         .chain(args.iter().copied())
         .collect();
@@ -27,24 +50,24 @@ pub fn fmerge(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String,
 
 /// `fmerge build ARGS` in `dir`.
 #[allow(dead_code)] // each test binary compiles this module; only some use each helper
-pub fn fmerge_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+pub fn fmerge_in(dir: &Path, args: &[&str]) -> Ran {
     fmerge(dir, args, &[])
 }
 
 /// `fmerge build ARGS` in this repo's workspace (the socialNetwork functions).
 #[allow(dead_code)]
-pub fn fmerge_in_repo(args: &[&str]) -> (bool, String, String) {
+pub fn fmerge_in_repo(args: &[&str]) -> Ran {
     fmerge(&workspace_root(), args, &[])
 }
 
 /// Any `fmerge` command that builds (`graph`, `plan`, `build`), in `dir`,
 /// building into [`target_dir`].
 #[allow(dead_code)]
-pub fn fmerge_command(dir: &Path, args: &[&str]) -> (bool, String, String) {
+pub fn fmerge_command(dir: &Path, args: &[&str]) -> Ran {
     fmerge_command_with(dir, args, &[])
 }
 
-fn fmerge_command_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+fn fmerge_command_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
     let target = target_dir();
     let args: Vec<&str> = args
         .iter()
@@ -56,11 +79,11 @@ fn fmerge_command_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool
 
 /// Any `fmerge` command (`fmerge template`, say) in `dir`, as given.
 #[allow(dead_code)]
-pub fn fmerge_cli(dir: &Path, args: &[&str]) -> (bool, String, String) {
+pub fn fmerge_cli(dir: &Path, args: &[&str]) -> Ran {
     fmerge_cli_with(dir, args, &[])
 }
 
-fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
     let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
         .current_dir(dir)
         .args(args)
@@ -69,20 +92,20 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, St
         .envs(env.iter().copied())
         .output()
         .expect("run fmerge");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    Ran {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    }
 }
 
 /// `fmerge plan ARGS` in `dir` (building into [`target_dir`]), which must
-/// succeed; returns its stdout and the groups of the plan.toml it wrote
-/// (into `--out` of ARGS, else `plan`).
+/// succeed; the groups are those of the plan.toml it wrote into `--out` of
+/// ARGS, else `plan`.
 #[allow(dead_code)]
-pub fn planned(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
+pub fn planned(dir: &Path, args: &[&str]) -> Planned {
     let all = [&["plan"], args].concat();
-    let (ok, stdout, stderr) = fmerge_command(dir, &all);
+    let Ran { ok, stdout, stderr } = fmerge_command(dir, &all);
     assert!(ok, "fmerge {all:?} failed:\n{stderr}");
     let out = args
         .iter()
@@ -91,20 +114,20 @@ pub fn planned(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>)
     let groups = fmerge::plan::PlanFile::load(&dir.join(out).join("plan.toml"))
         .unwrap()
         .groups;
-    (stdout, groups)
+    Planned { stdout, groups }
 }
 
 /// [`planned`] from the `stack.yml` in `dir`: `fmerge plan -f stack.yml ARGS`.
 #[allow(dead_code)]
-pub fn plan_stack(dir: &Path, args: &[&str]) -> (String, Vec<fmerge::group::Group>) {
+pub fn plan_stack(dir: &Path, args: &[&str]) -> Planned {
     planned(dir, &[&["-f", "stack.yml"], args].concat())
 }
 
-/// `fmerge build ARGS` in `dir`, which must succeed; returns the binary (the
-/// last line of stdout, which must exist) and fmerge's stderr.
+/// `fmerge build ARGS` in `dir`, which must succeed; the binary is the last
+/// line of stdout, which must exist.
 #[allow(dead_code)]
-pub fn merged(dir: &Path, args: &[&str]) -> (PathBuf, String) {
-    let (ok, stdout, stderr) = fmerge_in(dir, args);
+pub fn merged(dir: &Path, args: &[&str]) -> BuiltBinary {
+    let Ran { ok, stdout, stderr } = fmerge_in(dir, args);
     assert!(ok, "fmerge build {args:?} failed:\n{stderr}");
     let binary = PathBuf::from(
         stdout
@@ -113,12 +136,12 @@ pub fn merged(dir: &Path, args: &[&str]) -> (PathBuf, String) {
             .expect("fmerge printed the binary path"),
     );
     assert!(binary.is_file(), "{} is not a file", binary.display());
-    (binary, stderr)
+    BuiltBinary { binary, stderr }
 }
 
 /// `fmerge build ARGS --out <ws>/out` in the fixture workspace `ws`.
 #[allow(dead_code)]
-pub fn fmerge_out(ws: &Path, args: &[&str]) -> (bool, String, String) {
+pub fn fmerge_out(ws: &Path, args: &[&str]) -> Ran {
     let out = ws.join("out");
     let args: Vec<&str> = args
         .iter()
@@ -129,10 +152,9 @@ pub fn fmerge_out(ws: &Path, args: &[&str]) -> (bool, String, String) {
 }
 
 /// Merges `functions` (the caller first) with the options `extra` in the
-/// fixture workspace `ws`, into `<ws>/out`; asserts success and returns the
-/// binary and stderr.
+/// fixture workspace `ws`, into `<ws>/out`; asserts success.
 #[allow(dead_code)]
-pub fn merge_in(ws: &Path, functions: &[&str], extra: &[&str]) -> (PathBuf, String) {
+pub fn merge_in(ws: &Path, functions: &[&str], extra: &[&str]) -> BuiltBinary {
     let out = ws.join("out");
     let mut args = functions.to_vec();
     args.extend(["--out", out.to_str().unwrap()]);
@@ -152,7 +174,7 @@ pub fn assert_says(text: &str, needles: &[&str]) {
 /// `needles` in its error; returns its stderr.
 #[allow(dead_code)]
 pub fn refuses(dir: &Path, args: &[&str], needles: &[&str]) -> String {
-    let (ok, _, stderr) = fmerge_in(dir, args);
+    let Ran { ok, stderr, .. } = fmerge_in(dir, args);
     assert!(!ok, "fmerge build {args:?} must refuse");
     assert_says(&stderr, needles);
     stderr
@@ -162,7 +184,7 @@ pub fn refuses(dir: &Path, args: &[&str], needles: &[&str]) -> String {
 /// with every one of `needles` in its error.
 #[allow(dead_code)]
 pub fn cli_refuses(dir: &Path, args: &[&str], needles: &[&str]) {
-    let (ok, _, stderr) = fmerge_cli(dir, args);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir, args);
     assert!(!ok, "fmerge {args:?} must fail:\n{stderr}");
     assert_says(&stderr, needles);
 }
