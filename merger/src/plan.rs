@@ -19,6 +19,7 @@ pub mod cluster;
 mod file;
 pub mod front;
 mod hop;
+mod refuse;
 mod report;
 mod requests;
 mod solution;
@@ -107,9 +108,25 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
                 .collect()
         })
         .collect();
+    m.apart = apart(graph, constraints, &names)?;
+    refuse::unmeetable(&m)?;
+    m.finish()?;
+    requests::entry_points(graph, &mut m);
+    Ok(m)
+}
+
+/// The pairs no group may hold: the graph's conflicts, then each
+/// `--keep-apart` set's pairs (named in the stack, checked here).
+fn apart(
+    graph: &Graph,
+    constraints: &Constraints,
+    names: &[String],
+) -> Result<BTreeMap<Apart, String>> {
+    let index = |name: &str| names.iter().position(|n| n == name);
+    let mut apart = BTreeMap::new();
     for c in &graph.conflicts {
         if let (Some(a), Some(b)) = (index(&c.a), index(&c.b)) {
-            m.apart.insert(Apart::new(a, b), c.reason.clone());
+            apart.insert(Apart::new(a, b), c.reason.clone());
         }
     }
     for set in &constraints.keep_apart {
@@ -117,97 +134,19 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             .stack
             .as_ref()
             .map_or("the graph".to_string(), |s| s.display().to_string());
-        crate::preflight::keep_apart(set, &names, &place)?;
+        crate::preflight::keep_apart(set, names, &place)?;
         let ids: Vec<usize> = set.iter().filter_map(|name| index(name)).collect();
         for (k, &a) in ids.iter().enumerate() {
             for &b in &ids[k + 1..] {
                 if a != b {
-                    m.apart
+                    apart
                         .entry(Apart::new(a, b))
                         .or_insert_with(|| format!("--keep-apart {}", set.join(",")));
                 }
             }
         }
     }
-    // A group's cap needs its possible members' limits; the application's,
-    // every function's (any may stay deployed).
-    for (flag, given, all, resource) in [
-        (
-            "--max-memory",
-            constraints.max_memory.is_some(),
-            false,
-            Resource::Memory,
-        ),
-        (
-            "--max-total-memory",
-            constraints.max_total_memory.is_some(),
-            true,
-            Resource::Memory,
-        ),
-        (
-            "--max-total-cpu",
-            constraints.max_total_cpu.is_some(),
-            true,
-            Resource::Cpu,
-        ),
-    ] {
-        let (key, example) = match resource {
-            Resource::Memory => ("memory", "like 128Mi"),
-            Resource::Cpu => ("cpu", "like 200m"),
-        };
-        let missing: Vec<&str> = (0..n)
-            .filter(|&i| given && (all || m.left_out[i].is_none()))
-            .filter(|&i| match resource {
-                Resource::Memory => m.memory[i].is_none(),
-                Resource::Cpu => m.cpu[i].is_none(),
-            })
-            .map(|i| names[i].as_str())
-            .collect();
-        if !missing.is_empty() {
-            bail!(
-                "{flag} needs each function's {key} limit, and {} set{} no `limits: {key}:` in the stack file (or none fmerge reads, {example})\n\
-                 fix: set their limits, or plan without {flag}",
-                missing.join(", "),
-                if missing.len() == 1 { "s" } else { "" }
-            );
-        }
-    }
-    if constraints.objective.needs_minimum()
-        && constraints.min_gain_ms.is_none()
-        && constraints.min_calls_removed.is_none()
-    {
-        bail!(
-            "--objective memory asks for the least memory that still gains something, and no gain was asked for (the least is no merge at all)\n\
-             fix: give --min-gain-ms MS or --min-calls-removed N, or choose --objective latency or calls"
-        );
-    }
-    // With no usage measured a merged pod's limits are its members' sums,
-    // so no plan reserves less than the unmerged application: a cap below
-    // that is refused now, before any build.
-    if m.usage.iter().all(|u| u.iter().all(Option::is_none)) {
-        for (flag, cap, resource) in [
-            (
-                "--max-total-memory",
-                constraints.max_total_memory,
-                Resource::Memory,
-            ),
-            ("--max-total-cpu", constraints.max_total_cpu, Resource::Cpu),
-        ] {
-            if let Some(max) = cap
-                && m.base(resource) > max * (1.0 + 1e-12)
-            {
-                let base = resource.show(m.base(resource));
-                bail!(
-                    "the application reserves {base} before any merge (every function's limits), more than {flag} {} allows\n\
-                     fix: raise {flag} to at least {base}, or plan without it",
-                    resource.show(max)
-                );
-            }
-        }
-    }
-    m.finish()?;
-    requests::entry_points(graph, &mut m);
-    Ok(m)
+    Ok(apart)
 }
 
 /// [`solve_within`] the default time limit; `Method::Exact` runs to its
