@@ -81,6 +81,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         model.constraints.objective.name(),
         model.constraints.objective.says()
     );
+    let kept = model.kept(&plan.groups);
     for RootedGroup { root: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
@@ -95,6 +96,21 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
                 .map(|b| format!(", {:.0}Mi", b / MIB))
                 .unwrap_or_default()
         );
+        // A group no request reaches removes nothing: it is there so that
+        // its callees' own deployments can go.
+        let goes: Vec<&str> = members(set)
+            .filter(|&m| m != r && kept[m].is_none())
+            .map(|m| model.names[m].as_str())
+            .collect();
+        if arrivals[r] == 0.0 && !goes.is_empty() {
+            let _ = writeln!(
+                out,
+                "  no request reaches {}: its group holds {} so that {} own deployment can go",
+                model.names[r],
+                goes.join(", "),
+                if goes.len() == 1 { "its" } else { "their" }
+            );
+        }
     }
     out.push_str(&super::cluster::report(model, plan));
     // Why a callee a group could reach is not in it.

@@ -147,6 +147,35 @@ fn what_stays_deployed_counts_against_the_total_memory() {
 }
 
 #[test]
+fn a_group_no_request_reaches_says_which_deployment_it_lets_go() {
+    // a and b, both declared entry points, call c; the traffic reaches a
+    // only. b's group gains nothing, yet holding c there drops c's pod.
+    let mut g = graph(&[("a", "c"), ("b", "c")]);
+    g.traffic = Some("test".into());
+    for f in &mut g.functions {
+        f.entry = f.name != "c";
+        f.external = Some(if f.name == "a" { 10.0 } else { 0.0 });
+    }
+    for e in &mut g.edges {
+        e.calls = Some(if e.from == "a" { 10.0 } else { 0.0 });
+    }
+    let constraints = Constraints {
+        hop_ms: 1.0,
+        ..Constraints::default()
+    };
+    let m = model(&g, &constraints).unwrap();
+    let plan = plan_saying(
+        &m,
+        Method::Auto,
+        "no request reaches b: its group holds c so that its own deployment can go",
+    );
+    assert_eq!(named_groups(&m, &plan)["b"], ["b", "c"]);
+    // a's group, which requests reach, says no such thing.
+    let text = report(&m, &plan, "test", "test");
+    assert!(!text.contains("no request reaches a"), "{text}");
+}
+
+#[test]
 fn the_front_trades_latency_for_cost_and_marks_the_plan() {
     // c an entry point: a group with c keeps c's deployment and pays its
     // copy; b is dropped with its merge.
