@@ -4,12 +4,21 @@
 //! [`emit`]. The last record is always [`FinishedRecord`], also when the
 //! command fails.
 
+use crate::options::values::MessageFormat;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A record of `--message-format json`: only these go through [`emit`].
 pub trait Record: Serialize {}
+
+/// Prints a file written: its path, or its `written` record.
+pub fn print_written(path: &Path, format: MessageFormat) {
+    match format {
+        MessageFormat::Json => emit(&WrittenRecord { path }),
+        MessageFormat::Human => println!("{}", path.display()),
+    }
+}
 
 /// Prints `record` as one line on stdout.
 pub fn emit(record: &impl Record) {

@@ -3,7 +3,8 @@
 //! flags and `graph_of` are `fmerge plan`'s too.
 
 use crate::graph::{self, Graph, access_log, call_log, render, traffic};
-use crate::message::{self, WrittenRecord};
+use crate::message::print_written;
+use crate::ops::absolute;
 use crate::options::heading;
 use crate::options::stack::{Select, default_stack};
 use crate::options::values::{MessageFormat, Picture};
@@ -79,14 +80,6 @@ pub struct GraphArgs {
     /// last `"reason": "finished"`.
     #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
     pub message_format: MessageFormat,
-}
-
-/// Prints a file written: its path, or its `written` record.
-pub(crate) fn print_written(path: &Path, format: MessageFormat) {
-    match format {
-        MessageFormat::Json => message::emit(&WrittenRecord { path }),
-        MessageFormat::Human => println!("{}", path.display()),
-    }
 }
 
 /// Reads the graph (from the code, or a calls.json) and weighs it.
@@ -247,10 +240,6 @@ pub fn run(mut args: GraphArgs) -> Result<()> {
         print_written(&picture, args.message_format);
     }
     Ok(())
-}
-
-pub(crate) fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]

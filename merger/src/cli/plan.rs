@@ -1,16 +1,16 @@
-//! `fmerge plan`: the merge groups that serve the team's objective best
-//! (latency, gateway calls, or memory), written as plan.toml and one group
-//! file per merge, with their figures in plan.json.
+//! `fmerge plan`: the command line checked into the team's constraints
+//! (before anything is built: the flags' values, then the constraints
+//! against the stack's functions and limits), the graph read, and the plan
+//! operation ([`crate::ops::plan`]) on them.
 
-mod dry_run;
-
-use super::graph::{Source, absolute, beside, graph_of, print_written};
+use super::graph::{Source, beside, graph_of};
+use crate::ops::{self, absolute};
 use crate::options::heading;
 use crate::options::values::{MessageFormat, Objective, Search};
-use crate::plan::{self, Constraints, Method, PlanFile};
-use anyhow::{Context as _, Result, bail};
+use crate::plan::{self, Constraints, PlanFile};
+use anyhow::{Result, bail};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `fmerge plan --help`'s examples.
 const EXAMPLES: &str = "Examples:
@@ -180,121 +180,24 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     if let Some(file) = &args.evaluate {
         PlanFile::load(file)?;
     }
-    let method: Method = args.search.into();
-    let mut graph = graph_of(&args.source, args.graph.as_deref())?;
-    let dry_run::Solved {
-        model,
-        plan,
-        how,
-        checked,
-    } = if args.evaluate.is_some() || args.dry_run.no_dry_run {
-        let model = plan::model(&graph, &constraints)?;
-        let (plan, how) = match &args.evaluate {
-            Some(file) => (
-                PlanFile::load(file)?.file.plan(&model)?,
-                "given (--evaluate)",
-            ),
-            None => {
-                let solution = plan::solve_within(&model, method, time_limit)?;
-                (solution.plan, solution.proof.name())
-            }
-        };
-        dry_run::Solved {
-            model,
-            plan,
-            how,
-            checked: Vec::new(),
-        }
-    } else {
-        dry_run::solve(
-            &mut graph,
-            &constraints,
-            method,
-            time_limit,
-            &args.source.cargo,
-        )?
-    };
     let out = args
         .out
         .map(|d| absolute(&d))
         .unwrap_or_else(|| beside(&args.source, args.graph.as_deref(), "plan"));
-    std::fs::create_dir_all(&out).with_context(|| {
-        format!(
-            "cannot create {}\nfix: give a writable --out",
-            out.display()
-        )
-    })?;
-    let stack = graph.stack.as_deref().map(|s| relative_to(s, &out));
-    let plan_file = out.join("plan.toml");
-    fmerge_cargo::artifact::write(
-        &plan_file,
-        plan::plan_toml(&model, &plan, stack.as_deref(), how).as_bytes(),
-    )?;
-    // Check what was written reads back as a plan.
-    PlanFile::load(&plan_file)?;
-    let arrivals = model.value(&plan.groups).arrivals;
-    let mut written = vec![plan_file];
-    for crate::plan::model::RootedGroup { root: r, set } in plan.merged() {
-        let hops = model.flow(r, set).removed;
-        let path = out.join(format!("{}.toml", model.names[r]));
-        fmerge_cargo::artifact::write(
-            &path,
-            plan::group_toml(&model, r, set, hops * arrivals[r]).as_bytes(),
-        )?;
-        written.push(path);
-    }
-    let figures = out.join("plan.json");
-    let mut json = plan::json(&model, &plan, how);
-    if !checked.is_empty() {
-        let mut value: serde_json::Value = serde_json::from_str(&json)?;
-        value["dry_run"] = dry_run::json(&checked);
-        json = serde_json::to_string_pretty(&value)? + "\n";
-    }
-    fmerge_cargo::artifact::write(&figures, json.as_bytes())?;
-    written.push(figures);
-    let json = args.message_format == MessageFormat::Json;
-    // The report is for people: on stdout, unless stdout is for records.
-    let say = |text: String| {
-        if json {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-        }
-    };
-    say(plan::report(&model, &plan, how, &hop_source));
-    say(dry_run::report(&checked, graph.lock.as_deref()));
-    if args.front {
-        let points = plan::front::front(&model, method, time_limit)?;
-        say(plan::front::table(&model, &points, &plan));
-        let picture = out.join("front.svg");
-        fmerge_cargo::artifact::write(&picture, plan::front::svg(&points, &plan)?.as_bytes())?;
-        written.push(picture);
-    }
-    for path in written {
-        print_written(&path, args.message_format);
-    }
-    Ok(())
-}
-
-/// `path` relative to `dir` when it lies below dir's parent chain; else absolute.
-fn relative_to(path: &Path, dir: &Path) -> PathBuf {
-    let (path, dir) = (absolute(path), absolute(dir));
-    let common = path
-        .components()
-        .zip(dir.components())
-        .take_while(|(a, b)| a == b)
-        .count();
-    if common == 0 {
-        return path;
-    }
-    let mut out = PathBuf::new();
-    for _ in dir.components().skip(common) {
-        out.push("..");
-    }
-    for c in path.components().skip(common) {
-        out.push(c);
-    }
-    out
+    let graph = graph_of(&args.source, args.graph.as_deref())?;
+    ops::plan::plan(ops::plan::Request {
+        graph,
+        constraints,
+        hop_source,
+        method: args.search.into(),
+        time_limit,
+        evaluate: args.evaluate,
+        dry_run: !args.dry_run.no_dry_run,
+        cargo: args.source.cargo,
+        out,
+        front: args.front,
+        format: args.message_format,
+    })
 }
 
 #[cfg(test)]
