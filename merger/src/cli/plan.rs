@@ -192,7 +192,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         method: args.search.into(),
         time_limit,
         evaluate: args.evaluate,
-        dry_run: !args.dry_run.no_dry_run,
+        no_dry_run: args.dry_run.no_dry_run,
         cargo: args.source.cargo,
         out,
         front: args.front,

@@ -26,9 +26,9 @@ pub struct Request {
     pub time_limit: Duration,
     /// A plan file whose groups are valued instead of searched.
     pub evaluate: Option<PathBuf>,
-    /// Build the groups whose caller's lock file is not the graph's, as
-    /// `fmerge build` would, before the plan is written.
-    pub dry_run: bool,
+    /// `--no-dry-run`: write the plan without building the groups whose
+    /// caller's lock file is not the graph's, as `fmerge build` would.
+    pub no_dry_run: bool,
     /// How that build runs.
     pub cargo: CargoFlags,
     /// Where the files go.
@@ -48,7 +48,7 @@ pub fn plan(request: Request) -> Result<()> {
         method,
         time_limit,
         evaluate,
-        dry_run,
+        no_dry_run,
         cargo,
         out,
         front,
@@ -59,7 +59,7 @@ pub fn plan(request: Request) -> Result<()> {
         plan,
         how,
         checked,
-    } = if evaluate.is_some() || !dry_run {
+    } = if evaluate.is_some() || no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &evaluate {
             Some(file) => (
