@@ -311,12 +311,8 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                     next[v] += a * calls;
                 }
                 let mut within = inside.to_vec();
-                for &RunsOf {
-                    member: v,
-                    runs: calls,
-                } in &o.inside
-                {
-                    within[v] += a * calls;
+                for &RunsOf { member: v, runs } in &o.inside {
+                    within[v] += a * runs;
                 }
                 self.choice[r] = o.set;
                 let copies = o.set & !bit(r);
