@@ -98,18 +98,20 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         );
         // A group no request reaches removes nothing: it is there so that
         // its callees' own deployments can go.
-        let goes: Vec<&str> = members(set)
-            .filter(|&m| m != r && kept[m].is_none())
-            .map(|m| model.names[m].as_str())
-            .collect();
-        if arrivals[r] == 0.0 && !goes.is_empty() {
-            let _ = writeln!(
-                out,
-                "  no request reaches {}: its group holds {} so that {} own deployment can go",
-                model.names[r],
-                goes.join(", "),
-                if goes.len() == 1 { "its" } else { "their" }
-            );
+        if arrivals[r] == 0.0 {
+            let goes: Vec<&str> = members(set)
+                .filter(|&m| m != r && kept[m].is_none())
+                .map(|m| model.names[m].as_str())
+                .collect();
+            if !goes.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  no request reaches {}: its group holds {} so that {} own deployment can go",
+                    model.names[r],
+                    goes.join(", "),
+                    if goes.len() == 1 { "its" } else { "their" }
+                );
+            }
         }
     }
     out.push_str(&super::cluster::report(model, plan));
