@@ -21,7 +21,7 @@ pub struct Request {
     pub graph: Graph,
     pub constraints: Constraints,
     /// Where the hop cost comes from, for the report.
-    pub hop_source: String,
+    pub hop_source: &'static str,
     pub method: Method,
     pub time_limit: Duration,
     /// A plan file whose groups are valued instead of searched.
@@ -123,7 +123,7 @@ pub fn plan(request: Request) -> Result<()> {
             print!("{text}");
         }
     };
-    say(plan::report(&model, &plan, how, &hop_source));
+    say(plan::report(&model, &plan, how, hop_source));
     say(dry_run::report(&checked, graph.lock.as_deref()));
     if front {
         let points = plan::front::front(&model, method, time_limit)?;

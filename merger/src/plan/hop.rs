@@ -10,18 +10,20 @@ const DEFAULT_SOURCE: &str = "the default, fmerge's bench on its pinned testbed'
 #[derive(Debug, Clone, PartialEq)]
 pub struct HopCost {
     pub ms: f64,
-    pub source: String,
+    pub source: &'static str,
 }
 
 /// The per-hop latency to project gains with: `--hop-ms`, else
 /// [`DEFAULT_HOP_MS`].
 pub fn hop_ms(given: Option<f64>) -> HopCost {
-    let (ms, source) = match given {
-        Some(ms) => (ms, "--hop-ms"),
-        None => (DEFAULT_HOP_MS, DEFAULT_SOURCE),
-    };
-    HopCost {
-        ms,
-        source: source.to_string(),
+    match given {
+        Some(ms) => HopCost {
+            ms,
+            source: "--hop-ms",
+        },
+        None => HopCost {
+            ms: DEFAULT_HOP_MS,
+            source: DEFAULT_SOURCE,
+        },
     }
 }

@@ -331,7 +331,7 @@ fn the_default_hop_is_the_named_constant_and_says_where_it_comes_from() {
         hop_ms(Some(2.0)),
         HopCost {
             ms: 2.0,
-            source: "--hop-ms".to_string()
+            source: "--hop-ms"
         }
     );
 }
