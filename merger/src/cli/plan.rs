@@ -177,9 +177,10 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         };
         plan::model(&unbuilt, &constraints)?;
     }
-    if let Some(file) = &args.evaluate {
-        PlanFile::load(file)?;
-    }
+    let evaluate = match &args.evaluate {
+        Some(file) => Some(PlanFile::load(file)?.file),
+        None => None,
+    };
     let out = args
         .out
         .map(|d| absolute(&d))
@@ -191,7 +192,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         hop_source,
         method: args.search.into(),
         time_limit,
-        evaluate: args.evaluate,
+        evaluate,
         no_dry_run: args.dry_run.no_dry_run,
         cargo: args.source.cargo,
         out,

@@ -24,8 +24,9 @@ pub struct Request {
     pub hop_source: &'static str,
     pub method: Method,
     pub time_limit: Duration,
-    /// A plan file whose groups are valued instead of searched.
-    pub evaluate: Option<PathBuf>,
+    /// A plan file (read, checked) whose groups are valued instead of
+    /// searched.
+    pub evaluate: Option<PlanFile>,
     /// `--no-dry-run`: write the plan without building the groups whose
     /// caller's lock file is not the graph's, as `fmerge build` would.
     pub no_dry_run: bool,
@@ -62,10 +63,7 @@ pub fn plan(request: Request) -> Result<()> {
     } = if evaluate.is_some() || no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &evaluate {
-            Some(file) => (
-                PlanFile::load(file)?.file.plan(&model)?,
-                "given (--evaluate)",
-            ),
+            Some(file) => (file.plan(&model)?, "given (--evaluate)"),
             None => {
                 let solution = plan::solve_within(&model, method, time_limit)?;
                 (solution.plan, solution.proof.name())
