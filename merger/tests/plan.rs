@@ -228,6 +228,55 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
 }
 
 #[test]
+fn evaluate_values_the_groups_of_a_plan_file_and_refuses_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = write_graph(dir.path(), &social_network());
+    let out = dir.path().join("plan");
+    let planned = ["--out", out.to_str().unwrap(), "--hop-ms", "8.8"];
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &plan_args(&graph, &planned));
+    assert!(ok, "{stderr}");
+    // The plan's own groups, valued again: the same groups, said to be given.
+    let plan_file = out.join("plan.toml");
+    let again = dir.path().join("again");
+    let extra = [
+        "--evaluate",
+        plan_file.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+        "--hop-ms",
+        "8.8",
+    ];
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
+    assert!(ok, "{stderr}");
+    assert_says(&stdout, &["search: given (--evaluate)", "compose-post"]);
+    let callees = |file: &std::path::Path| {
+        PlanFile::load(file).unwrap().groups[0]
+            .merge
+            .callees
+            .clone()
+    };
+    assert_eq!(callees(&again.join("plan.toml")), callees(&plan_file));
+    // A plan file that is not there, or that names a function the graph
+    // does not have, is refused with its fix.
+    cli_refuses(
+        dir.path(),
+        &plan_args(&graph, &["--evaluate", "missing.toml"]),
+        &["missing.toml", "fix:"],
+    );
+    let text = std::fs::read_to_string(&plan_file).unwrap();
+    std::fs::write(
+        dir.path().join("other.toml"),
+        text.replace("\"unique-id\"", "\"nope\""),
+    )
+    .unwrap();
+    cli_refuses(
+        dir.path(),
+        &plan_args(&graph, &["--evaluate", "other.toml"]),
+        &["names nope, which is not in the call graph", "fix:"],
+    );
+}
+
+#[test]
 fn bad_plan_input_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let graph = write_graph(dir.path(), &social_network());
