@@ -261,8 +261,7 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
     let mut notes = Vec::new();
     let (caller, callees) = entries.split_first().expect("the caller");
     let (own, out) = (&caller.deployment, &mut spec.deployment);
-    out.environment
-        .extend(own.environment.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out.environment.extend(own.environment.clone());
     for callee in callees {
         let environment = &callee.deployment.environment;
         spec.callee_environment
@@ -283,10 +282,8 @@ pub fn merge_into(spec: &mut StackSpec, entries: &[Entry]) -> Vec<String> {
         )
         .collect();
     out.secrets = secrets.into_iter().collect();
-    out.labels
-        .extend(own.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-    out.annotations
-        .extend(own.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out.labels.extend(own.labels.clone());
+    out.annotations.extend(own.annotations.clone());
     out.constraints = own.constraints.clone();
     for (field, get) in [
         (
