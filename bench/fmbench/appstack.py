@@ -93,11 +93,10 @@ def planned_deployment(doc):
         return None
     pods = {}
     for p in c.get("pods", []):
-        pod = {kind: {what: (p.get(kind) or {}).get(what, {}).get("amount") for what in ("memory", "cpu")}
-               for kind in ("limits", "requests")}
-        pod["from"] = {kind: {what: (p.get(kind) or {}).get(what, {}).get("from") for what in ("memory", "cpu")}
-                       for kind in ("limits", "requests")}
-        pods[p["caller"]] = pod
+        def each(key):
+            return {kind: {what: (p.get(kind) or {}).get(what, {}).get(key) for what in ("memory", "cpu")}
+                    for kind in ("limits", "requests")}
+        pods[p["caller"]] = {**each("amount"), "from": each("from")}
     return {"dropped": list(c.get("dropped", [])), "pods": pods}
 
 
