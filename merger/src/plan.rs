@@ -255,15 +255,11 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         model.constraints.objective.name(),
         model.constraints.objective.says(),
     );
-    let deployed = model.deployed(&plan.groups);
     let file = PlanFile {
         stack: stack.map(Path::to_path_buf),
         hop_ms: Some(model.constraints.hop_ms),
         allow_shared_static: model.allow_shared_static.clone(),
-        dropped: (0..model.n())
-            .filter(|&i| !deployed[i])
-            .map(|i| model.names[i].clone())
-            .collect(),
+        dropped: model.names_of(model.dropped(&plan.groups)),
         group: plan
             .merged()
             .into_iter()

@@ -155,10 +155,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
         model.cost(&plan.groups)
     );
     let kept = model.kept(&plan.groups);
-    let dropped: Vec<&str> = (0..model.n())
-        .filter(|&i| kept[i].is_none())
-        .map(|i| model.names[i].as_str())
-        .collect();
+    let dropped = model.names_of(model.dropped(&plan.groups));
     if !dropped.is_empty() {
         let _ = writeln!(
             out,
@@ -206,7 +203,6 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
             "limits": {"memory": r.limits[0], "cpu": r.limits[1]},
         })
     };
-    let kept = model.kept(&plan.groups);
     let pods: Vec<serde_json::Value> = plan
         .merged()
         .into_iter()
@@ -226,7 +222,7 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
         "before": side(&unmerged(model)),
         "after": side(&model.reserved(&plan.groups)),
         "cost": model.cost(&plan.groups),
-        "dropped": (0..model.n()).filter(|&i| kept[i].is_none()).map(|i| &model.names[i]).collect::<Vec<_>>(),
+        "dropped": model.names_of(model.dropped(&plan.groups)),
         "pods": pods,
     })
 }

@@ -81,7 +81,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         model.constraints.objective.name(),
         model.constraints.objective.says()
     );
-    let kept = model.kept(&plan.groups);
+    let dropped = model.dropped(&plan.groups);
     for RootedGroup { root: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
@@ -98,20 +98,15 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         );
         // A group no request reaches removes nothing: it is there so that
         // its callees' own deployments can go.
-        if arrivals[r] == 0.0 {
-            let goes: Vec<&str> = members(set)
-                .filter(|&m| m != r && kept[m].is_none())
-                .map(|m| model.names[m].as_str())
-                .collect();
-            if !goes.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  no request reaches {}: its group holds {} so that {} own deployment can go",
-                    model.names[r],
-                    goes.join(", "),
-                    if goes.len() == 1 { "its" } else { "their" }
-                );
-            }
+        let goes = model.names_of(set & dropped);
+        if arrivals[r] == 0.0 && !goes.is_empty() {
+            let _ = writeln!(
+                out,
+                "  no request reaches {}: its group holds {} so that {} own deployment can go",
+                model.names[r],
+                goes.join(", "),
+                if goes.len() == 1 { "its" } else { "their" }
+            );
         }
     }
     out.push_str(&super::cluster::report(model, plan));

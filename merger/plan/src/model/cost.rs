@@ -128,6 +128,14 @@ impl Model {
         self.kept(groups).iter().map(Option::is_some).collect()
     }
 
+    /// The functions whose own deployment `groups` no longer need.
+    pub fn dropped(&self, groups: &[Set]) -> Set {
+        let kept = self.kept(groups);
+        (0..self.n())
+            .filter(|&i| kept[i].is_none())
+            .fold(Set::EMPTY, |set, i| set | bit(i))
+    }
+
     /// Why each function keeps its own deployment under `groups`, `None`
     /// for the deployments dropped: every function no group holds as a
     /// copy, every group's root, and a copy that gets requests from
