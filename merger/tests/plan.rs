@@ -202,14 +202,22 @@ fn plan_args<'a>(graph: &'a std::path::Path, extra: &[&'a str]) -> Vec<&'a str> 
     args
 }
 
+/// `fmerge plan --graph GRAPH --out <dir>/OUT --hop-ms 8.8 EXTRA` in `dir`,
+/// which must succeed; its stdout.
+fn plan_into(dir: &std::path::Path, graph: &std::path::Path, out: &str, extra: &[&str]) -> String {
+    let out = dir.join(out);
+    let mut args = plan_args(graph, &["--out", out.to_str().unwrap(), "--hop-ms", "8.8"]);
+    args.extend(extra);
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir, &args);
+    assert!(ok, "fmerge {args:?} failed:\n{stderr}");
+    stdout
+}
+
 #[test]
 fn the_plan_command_writes_group_files_fmerge_build_reads() {
     let dir = tempfile::tempdir().unwrap();
     let graph = write_graph(dir.path(), &social_network());
-    let out = dir.path().join("plan");
-    let extra = ["--out", out.to_str().unwrap(), "--hop-ms", "8.8"];
-    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
-    assert!(ok, "{stderr}");
+    let stdout = plan_into(dir.path(), &graph, "plan", &[]);
     assert_says(
         &stdout,
         &[
@@ -220,6 +228,7 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
             "35.20–61.60 ms",
         ],
     );
+    let out = dir.path().join("plan");
     let group = fmerge::group::Group::load(&out.join("compose-post.toml")).unwrap();
     assert_eq!(group.caller.as_deref(), Some("compose-post"));
     assert_eq!(group.merge.callees.len(), 7);
@@ -231,23 +240,11 @@ fn the_plan_command_writes_group_files_fmerge_build_reads() {
 fn evaluate_values_the_groups_of_a_plan_file_and_refuses_a_bad_one() {
     let dir = tempfile::tempdir().unwrap();
     let graph = write_graph(dir.path(), &social_network());
-    let out = dir.path().join("plan");
-    let planned = ["--out", out.to_str().unwrap(), "--hop-ms", "8.8"];
-    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &plan_args(&graph, &planned));
-    assert!(ok, "{stderr}");
+    plan_into(dir.path(), &graph, "plan", &[]);
     // The plan's own groups, valued again: the same groups, said to be given.
-    let plan_file = out.join("plan.toml");
-    let again = dir.path().join("again");
-    let extra = [
-        "--evaluate",
-        plan_file.to_str().unwrap(),
-        "--out",
-        again.to_str().unwrap(),
-        "--hop-ms",
-        "8.8",
-    ];
-    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &plan_args(&graph, &extra));
-    assert!(ok, "{stderr}");
+    let plan_file = dir.path().join("plan/plan.toml");
+    let evaluate = ["--evaluate", plan_file.to_str().unwrap()];
+    let stdout = plan_into(dir.path(), &graph, "again", &evaluate);
     assert_says(&stdout, &["search: given (--evaluate)", "compose-post"]);
     let callees = |file: &std::path::Path| {
         PlanFile::load(file).unwrap().groups[0]
@@ -255,7 +252,10 @@ fn evaluate_values_the_groups_of_a_plan_file_and_refuses_a_bad_one() {
             .callees
             .clone()
     };
-    assert_eq!(callees(&again.join("plan.toml")), callees(&plan_file));
+    assert_eq!(
+        callees(&dir.path().join("again/plan.toml")),
+        callees(&plan_file)
+    );
     // A plan file that is not there, or that names a function the graph
     // does not have, is refused with its fix.
     cli_refuses(
