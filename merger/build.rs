@@ -2,6 +2,8 @@
 //! - `vendored.rs`: every source file of fmerge-runtime and fmerge-contract,
 //!   which `fmerge template` vendors into the faas-cli template (found by
 //!   listing, so a new runtime module needs no edit here);
+//! - `shim.rs`: every source file of fmerge-shim, which a merged binary of
+//!   watchdog-process functions links (compiled for each group);
 //! - `built.rs`: the rustc and libLLVM that `fmerge-llvm` is linked with, for
 //!   `fmerge --version` and for the launcher, which loads that libLLVM from
 //!   the sysroot of the rustc it runs with (src/launcher.rs says why).
@@ -24,15 +26,21 @@ const VENDORED: &[(&str, &str)] = &[
     ("fmerge-contract", "../functions/contract"),
 ];
 
+/// The shim, in the same form.
+const SHIM: &[(&str, &str)] = &[("fmerge-shim", "../functions/shim")];
+
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("vendored.rs"), vendored()).expect("write vendored.rs");
+    std::fs::write(out.join("vendored.rs"), crates(VENDORED)).expect("write vendored.rs");
+    std::fs::write(out.join("shim.rs"), crates(SHIM)).expect("write shim.rs");
     std::fs::write(out.join("built.rs"), built()).expect("write built.rs");
 }
 
-fn vendored() -> String {
+/// The `Crate` list of `crates` (each its name and folder), every source
+/// file included.
+fn crates(crates: &[(&str, &str)]) -> String {
     let mut s = String::from("&[\n");
-    for (name, dir) in VENDORED {
+    for (name, dir) in crates {
         let dir = Path::new(dir).canonicalize().expect("a vendored crate");
         println!(
             "cargo:rerun-if-changed={}",

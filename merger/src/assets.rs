@@ -15,6 +15,11 @@ use fmerge_ship::template::{Crate, File};
 /// The symbol policy of a merged binary (`--version-script`).
 pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver");
 
+/// The symbol policy of a merged binary of watchdog-process functions: the
+/// shim's `connect` and `getaddrinfo` are exported, so that a shared
+/// library (a system libcurl) calls them too.
+pub const PROCESS_VERSION_SCRIPT: &str = include_str!("../../linker-scripts/process.ver");
+
 /// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.
 pub const DOCKERFILE: &str = include_str!("../../docker/Dockerfile.scratch");
 
@@ -40,6 +45,10 @@ pub const FAAS_TEMPLATE: &[File] = &[
 /// The crates `fmerge template` vendors into the template: fmerge-runtime
 /// and its path dependencies, every source file (build.rs lists them).
 pub const VENDORED: &[Crate] = include!(concat!(env!("OUT_DIR"), "/vendored.rs"));
+
+/// fmerge-shim, which a merged binary of watchdog-process functions links:
+/// every source file (build.rs lists them).
+pub const SHIM: &Crate = &include!(concat!(env!("OUT_DIR"), "/shim.rs"))[0];
 
 /// The workspace's Cargo.toml, whose settings the vendored crates inherit.
 pub const WORKSPACE_MANIFEST: &str = include_str!("../../Cargo.toml");

@@ -16,6 +16,7 @@
 
 pub mod access_log;
 pub mod call_log;
+pub mod client_calls;
 mod functions;
 pub mod render;
 pub mod rounds;
@@ -200,7 +201,7 @@ pub fn read(
     } = functions_of(&stack_in, names)?;
     if sources.len() < 2 {
         bail!(
-            "{}: a call graph needs two or more Rust functions on fmerge-runtime, and it has {}\nfix: pass a stack file that lists two or more of them",
+            "{}: a call graph needs two or more Rust functions, and it has {}\nfix: pass a stack file that lists two or more of them",
             stack.display(),
             sources.len()
         );
@@ -297,6 +298,33 @@ pub fn read(
         }
     }
 
+    // A watchdog-process function's calls go through its own HTTP client.
+    for f in members
+        .functions()
+        .filter(|f| f.form == resolve::Form::Process)
+    {
+        let own = sources
+            .iter()
+            .find(|s| s.function == f.name)
+            .and_then(|s| s.manifest.parent())
+            .map(Path::to_path_buf);
+        let Some(own) = own else { continue };
+        for site in client_calls::read(&own, &user_deps(f, &members))? {
+            let to = site.callee.as_deref().map(|c| function_of(c).to_string());
+            let edge = edges
+                .entry((f.name.clone(), to.clone()))
+                .or_insert_with(|| Edge {
+                    from: f.name.clone(),
+                    to,
+                    ..Edge::default()
+                });
+            edge.sites += 1;
+            if !edge.within.contains(&site.within) {
+                edge.within.push(site.within);
+            }
+        }
+    }
+
     let edges: Vec<Edge> = edges.into_values().collect();
     let mut unread = BTreeSet::new();
     for f in members.functions() {
@@ -317,8 +345,17 @@ pub fn read(
         }
     }
 
-    // Refusals of one function, in any group.
+    // Refusals of one function, in any group. A watchdog-process function
+    // has no handler entry, and needs none.
+    let process: BTreeSet<&str> = members
+        .functions()
+        .filter(|f| f.form == resolve::Form::Process)
+        .map(|f| f.name.as_str())
+        .collect();
     for (unit, survey) in units.iter().zip(&surveys) {
+        if unit.krate.function.is_some_and(|f| process.contains(f)) {
+            continue;
+        }
         for reason in survey.entry.iter() {
             for owner in unit.krate.owners {
                 let f = functions
@@ -356,6 +393,18 @@ pub fn read(
     Ok(graph)
 }
 
+/// The folders of the user's own crates `f` links, its own aside.
+fn user_deps(f: &resolve::Function, members: &resolve::Members) -> Vec<PathBuf> {
+    let mut deps: Vec<PathBuf> = f
+        .closure
+        .iter()
+        .filter(|id| **id != f.package_id && members.local.get(*id).is_some_and(|p| users(p)))
+        .filter_map(|id| members.local_dirs.get(id).cloned())
+        .collect();
+    deps.sort();
+    deps
+}
+
 /// The function a callee name names: OpenFaaS's `name.namespace` names `name`.
 pub fn function_of(callee: &str) -> &str {
     callee.split_once('.').map_or(callee, |(n, _)| n)
@@ -380,13 +429,7 @@ fn rounds_of(
     let Some(own) = own else {
         bail!("its package has no folder of its own");
     };
-    let mut deps: Vec<PathBuf> = f
-        .closure
-        .iter()
-        .filter(|id| **id != f.package_id && members.local.get(*id).is_some_and(|p| users(p)))
-        .filter_map(|id| members.local_dirs.get(id).cloned())
-        .collect();
-    deps.sort();
+    let deps = user_deps(f, members);
     let sites: BTreeMap<&str, usize> = edges
         .iter()
         .filter(|e| e.from == f.name)

@@ -40,13 +40,13 @@ fn an_unknown_function_is_named_with_the_known_ones() {
 }
 
 #[test]
-fn a_crate_that_does_not_use_the_runtime_is_refused() {
+fn a_library_crate_is_refused_as_no_function() {
     // shortcode is a real crate of the workspace: a C library wrapper, not a function.
     fails_with(
         &["url-shorten", "shortcode"],
         &[
-            "shortcode is not a function built on fmerge-runtime",
-            "function!(handler)",
+            "shortcode has no binary target, so it is a library, not a function",
+            "\nfix: name the function's own package",
         ],
     );
 }

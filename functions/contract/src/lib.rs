@@ -43,6 +43,42 @@ pub fn entry_symbol(function: &str) -> String {
     s
 }
 
+/// Prefix of a callee's C `main` once the merger renamed it:
+/// `fmerge.main.<package>`. For a function in the watchdog-process form the
+/// merged binary starts a callee by calling it (see `fmerge-shim`).
+pub const MAIN_PREFIX: &str = "fmerge.main.";
+
+/// `fmerge.main.<package>`.
+pub fn main_symbol(package: &str) -> String {
+    let mut s = String::from(MAIN_PREFIX);
+    s.push_str(package);
+    s
+}
+
+/// The OpenFaaS name of a function whose cargo package is `package`: the
+/// package name itself when it is already a DNS label (`write-home-timeline`),
+/// else its words in kebab case (`WriteHomeTimeline`, `write_home_timeline`
+/// → `write-home-timeline`), as teams name a CamelCase package's deployment.
+pub fn function_name(package: &str) -> String {
+    let mut name = String::with_capacity(package.len() + 4);
+    let mut previous: Option<char> = None;
+    for c in package.chars() {
+        if c == '_' || c == '-' {
+            name.push('-');
+        } else if c.is_ascii_uppercase() {
+            let boundary = previous.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
+            if boundary {
+                name.push('-');
+            }
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+        previous = Some(c);
+    }
+    name
+}
+
 /// One merged callee: its name as UTF-8 bytes (not NUL-terminated), its
 /// entry, and whether it runs on threads of its own by default (1: fmerge
 /// found it calls functions that block their thread; 0: not).
@@ -127,5 +163,15 @@ mod tests {
             "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
         );
         assert_eq!(namespaced("a.b_c", "K"), "A_B_C__K");
+        assert_eq!(main_symbol("UserFilter"), "fmerge.main.UserFilter");
+    }
+
+    #[test]
+    fn openfaas_names_of_packages() {
+        assert_eq!(function_name("write-home-timeline"), "write-home-timeline");
+        assert_eq!(function_name("WriteHomeTimeline"), "write-home-timeline");
+        assert_eq!(function_name("write_home_timeline"), "write-home-timeline");
+        assert_eq!(function_name("Oauth2Login"), "oauth2-login");
+        assert_eq!(function_name("URLShorten"), "urlshorten");
     }
 }

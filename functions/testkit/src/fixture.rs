@@ -8,7 +8,9 @@ use std::process::Command;
 /// Copies the fixture workspace `merger/tests/fixtures/<name>` to a temp
 /// dir, replacing `@RUNTIME@` with the path of this repo's runtime and each
 /// `(pattern, value)`, and gives it this repo's lock file, so that it builds
-/// with the same dependency versions into the shared target dir.
+/// with the same dependency versions into the shared target dir. A fixture
+/// that needs crates this repo does not use (`watchdog`: curl) keeps a
+/// `Cargo.lock` of its own, made from this repo's plus those crates.
 pub fn fixture(name: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
     let src = workspace_root().join("merger/tests/fixtures").join(name);
     let dir = tempfile::Builder::new()
@@ -27,11 +29,13 @@ pub fn fixture(name: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
         }
         std::fs::write(dest, text).unwrap();
     }
-    std::fs::copy(
-        workspace_root().join("Cargo.lock"),
-        dir.path().join("Cargo.lock"),
-    )
-    .unwrap();
+    if !src.join("Cargo.lock").is_file() {
+        std::fs::copy(
+            workspace_root().join("Cargo.lock"),
+            dir.path().join("Cargo.lock"),
+        )
+        .unwrap();
+    }
     dir
 }
 

@@ -24,50 +24,67 @@ impl Gateway {
     pub fn start(routes: &[(&str, u16)]) -> Gateway {
         need("nginx", "nginx");
         start_fresh("nginx", "fmerge-nginx-", |dir, port| {
-            std::fs::write(
-                dir.path().join("nginx.conf"),
-                nginx_conf(dir.path(), port, routes),
-            )
-            .expect("nginx.conf");
-            let log = std::fs::File::create(dir.path().join("stderr.log")).expect("nginx stderr");
-            let child = Command::new(nginx_path())
-                .arg("-p")
-                .arg(dir.path())
-                .arg("-c")
-                .arg(dir.path().join("nginx.conf"))
-                // Before it reads the conf, nginx opens its compiled-in error log.
-                .arg("-e")
-                .arg(dir.path().join("error.log"))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("nginx stderr"))
-                .stderr(log)
-                .spawn()
-                .expect("cannot spawn nginx");
-            let mut gateway = Gateway { child, port, dir };
-            let (errors, stderr) = (
-                gateway.dir.path().join("error.log"),
-                gateway.dir.path().join("stderr.log"),
-            );
-            let flush = gateway.flush_url();
-            let started = wait_for(
-                "nginx",
-                || {
-                    let status = gateway.child.try_wait().ok().flatten()?;
-                    Some(format!(
-                        "nginx exited ({status}):\n{}{}",
-                        read(&stderr),
-                        read(&errors)
-                    ))
-                },
-                || {
-                    agent()
-                        .get(&flush)
-                        .call()
-                        .is_ok_and(|r| r.status().as_u16() == 204)
-                },
-            );
-            started.map(|()| gateway)
+            Gateway::spawn(dir, port, routes)
         })
+    }
+
+    /// [`Gateway::start`] on the given `port` (8080, as OpenFaaS's gateway
+    /// listens, in a network namespace of the test's own), in one attempt:
+    /// a fixed port taken is not a race that a retry would win.
+    pub fn start_on(port: u16, routes: &[(&str, u16)]) -> Gateway {
+        need("nginx", "nginx");
+        let dir = tempfile::Builder::new()
+            .prefix("fmerge-nginx-")
+            .tempdir()
+            .expect("temp dir");
+        Gateway::spawn(dir, port, routes)
+            .unwrap_or_else(|why| panic!("cannot start nginx on port {port}: {why}"))
+    }
+
+    fn spawn(dir: tempfile::TempDir, port: u16, routes: &[(&str, u16)]) -> Result<Gateway, String> {
+        std::fs::write(
+            dir.path().join("nginx.conf"),
+            nginx_conf(dir.path(), port, routes),
+        )
+        .expect("nginx.conf");
+        let log = std::fs::File::create(dir.path().join("stderr.log")).expect("nginx stderr");
+        let child = Command::new(nginx_path())
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            // Before it reads the conf, nginx opens its compiled-in error log.
+            .arg("-e")
+            .arg(dir.path().join("error.log"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("nginx stderr"))
+            .stderr(log)
+            .spawn()
+            .expect("cannot spawn nginx");
+        let mut gateway = Gateway { child, port, dir };
+        let (errors, stderr) = (
+            gateway.dir.path().join("error.log"),
+            gateway.dir.path().join("stderr.log"),
+        );
+        let flush = gateway.flush_url();
+        let started = wait_for(
+            "nginx",
+            || {
+                let status = gateway.child.try_wait().ok().flatten()?;
+                Some(format!(
+                    "nginx exited ({status}):\n{}{}",
+                    read(&stderr),
+                    read(&errors)
+                ))
+            },
+            || {
+                agent()
+                    .get(&flush)
+                    .call()
+                    .is_ok_and(|r| r.status().as_u16() == 204)
+            },
+        );
+        started.map(|()| gateway)
     }
 
     pub fn port(&self) -> u16 {

@@ -18,6 +18,8 @@
 //!   [`assert_ok`]: a 200 with the expected body.
 //! - [`seed`]: a data set of any size, made through the functions (the
 //!   `seed` binary runs it).
+//! - [`watchdog`]: functions in the watchdog-process form behind
+//!   of-watchdog, in a network and mount namespace of the test's own.
 //!
 //! Needs `redis-server` and `nginx` on PATH (Debian: packages `redis-server`
 //! and `nginx`); `bash .ci/run` installs them. Without them the tests panic,
@@ -33,6 +35,7 @@ pub(crate) mod process;
 mod seed;
 mod social;
 mod store;
+pub mod watchdog;
 
 pub use build::*;
 pub use fixture::*;

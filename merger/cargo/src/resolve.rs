@@ -23,7 +23,46 @@ pub struct Function {
     /// The package's binary targets; the one that declares the function is
     /// picked after the build (`emit`).
     pub bins: Vec<String>,
+    /// How the function serves its requests.
+    pub form: Form,
 }
+
+/// The form a function is written in: how its binary serves requests, and
+/// so how the merged binary runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// On fmerge's runtime (`function!`): a callee's handler runs in-process.
+    Runtime,
+    /// A plain `fn main()` that of-watchdog runs once per request, body on
+    /// stdin, reply on stdout; it calls other functions with its own HTTP
+    /// client. A callee runs from the merged binary (`fmerge-shim`).
+    Process,
+}
+
+impl Form {
+    /// The form, for people.
+    pub fn says(self) -> &'static str {
+        match self {
+            Form::Runtime => "on fmerge-runtime (`function!`)",
+            Form::Process => {
+                "a watchdog process (a `main` run once per request: stdin in, stdout out)"
+            }
+        }
+    }
+}
+
+/// Crates a function's binary serves HTTP with itself: such a function runs
+/// behind of-watchdog's `http` mode, a form fmerge does not merge yet.
+const HTTP_SERVERS: &[&str] = &[
+    "axum",
+    "actix-web",
+    "warp",
+    "rocket",
+    "poem",
+    "tiny_http",
+    "salvo",
+    "hyper",
+];
 
 /// The functions resolved (the caller first, then the callees) and the
 /// workspace they are in: what the merge works on. (A merge *plan* is
@@ -122,7 +161,28 @@ pub fn run(manifest_path: Option<&Path>, caller: &str, callees: &[String]) -> Re
         local_on_top,
     };
     check_bin_names(members.functions())?;
+    check_one_form(members.functions())?;
     Ok(members)
+}
+
+/// The merged binary runs its members one way: on the runtime's dispatch
+/// table, or from the process-form members' mains; not both at once.
+fn check_one_form<'a>(mut functions: impl Iterator<Item = &'a Function>) -> Result<()> {
+    let Some(caller) = functions.next() else {
+        return Ok(());
+    };
+    if let Some(other) = functions.find(|f| f.form != caller.form) {
+        bail!(
+            "{} is {} and {} is {}: fmerge merges a group of one form\n\
+             fix: merge {} with callees of its own form, and call the others over the gateway as before",
+            caller.name,
+            caller.form.says(),
+            other.name,
+            other.form.says(),
+            caller.name
+        );
+    }
+    Ok(())
 }
 
 /// The packages of `local` that only each other link: a `[patch]` may
@@ -192,26 +252,26 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
             unknown_function(name, &known, metadata.workspace_root.as_str(), WORKSPACE)
         );
     };
-    if !package
+    let on_runtime = package
         .dependencies
         .iter()
-        .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
-    {
-        bail!(
-            "{name} is not a function built on {RUNTIME}: it does not depend on it\n\
-             fix: add `{RUNTIME}` to its [dependencies] and declare its handler with `fmerge_runtime::function!(handler)`"
-        );
-    }
-    if !package
+        .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal);
+    let bin_count = package
         .targets
         .iter()
-        .any(|t| t.kind.contains(&TargetKind::Bin))
-    {
+        .filter(|t| t.kind.contains(&TargetKind::Bin))
+        .count();
+    if bin_count == 0 {
         bail!(
-            "{name} depends on {RUNTIME} but has no binary target, so it is a library, not a function\n\
-             fix: give it a binary target (src/main.rs) that ends with `fmerge_runtime::function!(handler)`"
+            "{name} has no binary target, so it is a library, not a function\n\
+             fix: name the function's own package (the one whose binary of-watchdog runs as `fprocess`), \
+             or give it a binary target (src/main.rs)"
         );
     }
+    let form = match on_runtime {
+        true => Form::Runtime,
+        false => process_form(package)?,
+    };
     let bins = package
         .targets
         .iter()
@@ -223,7 +283,41 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
         package_id: package.id.clone(),
         closure: closure(metadata, &package.id, &[DependencyKind::Normal]),
         bins,
+        form,
     })
+}
+
+/// A function not on the runtime: a watchdog process, unless it serves
+/// HTTP itself, which is refused naming the crate, as is a package whose
+/// several binaries leave fmerge unable to tell which one is `fprocess`.
+fn process_form(package: &Package) -> Result<Form> {
+    let name = &package.name;
+    if let Some(server) = package
+        .dependencies
+        .iter()
+        .find(|d| d.kind == DependencyKind::Normal && HTTP_SERVERS.contains(&d.name.as_str()))
+    {
+        bail!(
+            "{name} serves HTTP itself (it depends on `{}`), so of-watchdog runs it in `http` mode, a form fmerge does not merge yet\n\
+             fix: leave {name} out of the group (calls to it keep going through the gateway), or write it on fmerge-runtime \
+             (`fmerge_runtime::function!(handler)`)",
+            server.name
+        );
+    }
+    let bins: Vec<&str> = package
+        .targets
+        .iter()
+        .filter(|t| t.kind.contains(&TargetKind::Bin))
+        .map(|t| t.name.as_str())
+        .collect();
+    if bins.len() > 1 {
+        bail!(
+            "{name} has several binaries ({}), and a function written as a plain `main` does not say which one of-watchdog runs\n\
+             fix: merge a package with one binary, the function's `fprocess`",
+            bins.join(", ")
+        );
+    }
+    Ok(Form::Process)
 }
 
 /// A function: a package on the runtime with a binary whose source
@@ -286,6 +380,7 @@ pub fn closure(
 /// packages (the user's own crates) it links.
 pub struct Code {
     pub name: String,
+    pub form: Form,
     pub own: PathBuf,
     /// By name.
     pub deps: Vec<PathPackage>,
@@ -332,6 +427,7 @@ pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>>
         deps.sort();
         out.push(Code {
             name: name.clone(),
+            form: function.form,
             own: dir(package).context("a package folder")?,
             deps,
         });

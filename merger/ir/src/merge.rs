@@ -73,8 +73,11 @@ pub struct MergedModule {
     pub allocator: Option<String>,
     /// With `reuse`: how each crate gets into the binary, in the order merged.
     pub pieces: Vec<Piece>,
-    /// With `reuse`: the dispatch table alone, as bitcode ([`reuse::table`]).
+    /// With `reuse`: the dispatch table alone, as bitcode ([`reuse::table`]);
+    /// none for process-form members, which have no table.
     pub table: Option<Vec<u8>>,
+    /// The gateway base URLs the process-form members' code holds.
+    pub gateway_urls: Vec<String>,
 }
 
 /// The machine the merged binary is for.
@@ -174,7 +177,7 @@ pub fn merge(
             Ok(())
         })?;
     }
-    let table = match reuse {
+    let table = match reuse && !facts.process {
         true => {
             found.routes = facts.callees.len();
             Some(reuse::table(
@@ -192,6 +195,7 @@ pub fn merge(
         settings: found.settings.into_iter().collect(),
         internalized: found.internalized,
         routes: found.routes,
+        gateway_urls: found.gateway_urls.into_iter().collect(),
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
     })
 }

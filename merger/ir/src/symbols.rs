@@ -15,7 +15,12 @@ pub fn is_exported(name: &str) -> bool {
 /// call, and the allocator's `___rustc` symbols that the standard library
 /// and the shim call.
 pub fn stays_external(name: &str) -> bool {
-    name == "main" || name.starts_with("llvm.") || name.contains("___rustc") || is_exported(name)
+    name == "main"
+        || name.starts_with("llvm.")
+        || name.contains("___rustc")
+        || is_exported(name)
+        // A process-form callee's `main`, which the shim calls.
+        || name.starts_with(fmerge_contract::MAIN_PREFIX)
 }
 
 /// Makes every symbol the module defines internal but those `keep` names

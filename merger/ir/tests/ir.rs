@@ -99,6 +99,8 @@ impl Case {
                 .collect(),
             caller,
             callees,
+            // `; FORM: process`: the members are watchdog processes.
+            process: self.one("FORM") == Some("process"),
         }
     }
 

@@ -117,10 +117,15 @@ impl<'a> Merging<'a> {
         };
         let own_allocator = merged.allocator.is_some();
         self.write_ll(&merged)?;
-        let (objects, rlibs) = match reuse {
+        let shim = match self.members.caller.form {
+            resolve::Form::Process => Some(self.shim(&merged.gateway_urls)?),
+            resolve::Form::Runtime => None,
+        };
+        let (mut objects, rlibs) = match reuse {
             true => self.compile_reusing(merged, emitted)?,
             false => (self.compile(merged)?, Vec::new()),
         };
+        objects.extend(shim);
         self.link(probe, &objects, &rlibs, emitted, own_allocator)?;
         cache::store(&self.work, &key, &self.binary, &outcome)?;
         Ok(self.finish(emitted, outcome, false))
@@ -226,7 +231,11 @@ impl<'a> Merging<'a> {
     ) -> Result<()> {
         let stage = self.progress.stage("linking the binary", None);
         let script = self.work.join("merged.ver");
-        std::fs::write(&script, crate::assets::VERSION_SCRIPT)?;
+        let policy = match self.members.caller.form {
+            resolve::Form::Runtime => crate::assets::VERSION_SCRIPT,
+            resolve::Form::Process => crate::assets::PROCESS_VERSION_SCRIPT,
+        };
+        std::fs::write(&script, policy)?;
         let mut probe = probe
             .join()
             .map_err(|_| anyhow::anyhow!("fmerge crashed while asking rustc how it links"))??;

@@ -12,9 +12,9 @@
 //! argument, read where the macro is used.
 
 use crate::graph::tokens::{Tree, parse, split_commas, test_only};
-use crate::graph::{function_of, rounds, users};
+use crate::graph::{client_calls, function_of, rounds, users};
 use anyhow::{Context as _, Result, bail};
-use fmerge_cargo::resolve::Code;
+use fmerge_cargo::resolve::{Code, Form};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,9 @@ pub fn read(code: &Code) -> Result<Calls> {
         .map(|p| p.dir.clone())
         .collect();
     let mut calls = Calls::default();
+    if code.form == Form::Process {
+        return client_names(code, &mut calls).map(|()| calls);
+    }
     for round in rounds::read(&code.own, &deps)
         .with_context(|| format!("cannot read the calls of {}", code.name))?
     {
@@ -56,6 +59,24 @@ pub fn read(code: &Code) -> Result<Calls> {
     Ok(calls)
 }
 
+/// A watchdog-process function calls others through its own HTTP client:
+/// its calls are the names its code puts after `/function/` in a URL
+/// (`fmerge graph`'s reading, [`client_calls`]).
+fn client_names(code: &Code, calls: &mut Calls) -> Result<()> {
+    let deps: Vec<PathBuf> = code.deps.iter().map(|p| p.dir.clone()).collect();
+    for site in client_calls::read(&code.own, &deps)
+        .with_context(|| format!("cannot read the calls of {}", code.name))?
+    {
+        match site.callee {
+            Some(name) => {
+                calls.named.insert(function_of(&name).to_string());
+            }
+            None => calls.computed = true,
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a callee of `callees` that no member calls, unless some member
 /// computes a callee's name or `allow` is set. `calls` are the members',
 /// the caller first, in the order of `[caller, callees…]`.
@@ -65,10 +86,11 @@ pub fn check(caller: &str, callees: &[String], calls: &[Calls], allow: bool) -> 
     }
     let members: Vec<&str> = fmerge_cargo::resolve::members(caller, callees).collect();
     for (i, callee) in callees.iter().enumerate() {
-        let called = members
-            .iter()
-            .zip(calls)
-            .any(|(m, c)| *m != callee && c.named.contains(callee));
+        // A process-form function is called by its OpenFaaS name.
+        let openfaas = fmerge_contract::function_name(callee);
+        let called = members.iter().zip(calls).any(|(m, c)| {
+            *m != callee && (c.named.contains(callee) || c.named.contains(&openfaas))
+        });
         if called {
             continue;
         }

@@ -4,15 +4,16 @@
 //! `fmerge_runtime::function!` exports (`fmerge.entry.<name>`); a function
 //! with a hand-written `main` has none, and could only be reached over the
 //! network. Checked on each function's own bin, before linking, so the error
-//! names that function.
+//! names that function. A watchdog-process member has no entry: its `main`
+//! is what runs ([`Facts::process`]).
 
 use crate::passes::{Crate, Facts, Found};
 use anyhow::{Result, bail};
 use inkwell::module::Module;
 use inkwell::values::FunctionValue;
 
-pub fn run(module: &Module<'_>, krate: &Crate, _: &Facts, _: &mut Found) -> Result<()> {
-    if let Some(function) = krate.function {
+pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, _: &mut Found) -> Result<()> {
+    if let Some(function) = krate.function.filter(|_| !facts.process) {
         find(module, function)?;
     }
     Ok(())

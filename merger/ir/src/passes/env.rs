@@ -42,7 +42,8 @@ pub struct EnvRead {
 /// links it (into `found.isolated`); in a crate that the caller (or several
 /// callees) link too, reads are only reported (`found.warnings`).
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
-    if !krate.local {
+    // A process-form callee gets its own environment in its own process.
+    if !krate.local || facts.process {
         return Ok(());
     }
     let (crate_name, owner, shared_by) = (krate.name, krate.callee_owner(facts), krate.owners);

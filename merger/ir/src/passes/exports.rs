@@ -80,11 +80,25 @@ pub fn drop_main(module: &Module<'_>, function: &str) -> bool {
     true
 }
 
+/// Renames a watchdog-process callee's `main` to
+/// [`fmerge_contract::main_symbol`], still exported: the merged binary's
+/// shim calls it to run that callee in a process of its own. Whether there
+/// was one.
+pub fn keep_main(module: &Module<'_>, function: &str) -> bool {
+    let Some(main) = module.get_function("main") else {
+        return false;
+    };
+    main.as_global_value()
+        .set_name(&fmerge_contract::main_symbol(function));
+    true
+}
+
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
-    if let Some(function) = krate.function.filter(|f| *f != facts.caller)
-        && drop_main(module, function)
-    {
-        found.dropped_main = true;
+    if let Some(function) = krate.function.filter(|f| *f != facts.caller) {
+        match facts.process {
+            true => found.touched |= keep_main(module, function),
+            false => found.dropped_main = drop_main(module, function),
+        }
     }
     let this = Definer::of(krate);
     for global in exported(module) {

@@ -8,6 +8,12 @@
 //! is. A URL built with `format!` sits in a template whose text pieces carry
 //! their length in front of them: it is shown as written, `{}` for each
 //! placeholder.
+//!
+//! For watchdog-process members ([`Facts::process`]) the calls are not
+//! rewritten but redirected at run time: every base URL of a gateway in
+//! their code (`http://host[:port]` alone, or followed by `/function/`)
+//! goes into [`Found::gateway_urls`], and the merged binary answers the
+//! calls made to it that name a member in the pod (`fmerge-shim`).
 
 use crate::passes::{Crate, Facts, Found};
 use crate::{fmt_args, ir};
@@ -17,6 +23,9 @@ use inkwell::module::Module;
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
     if !krate.local {
         return Ok(());
+    }
+    if facts.process {
+        return collect_bases(module, krate, found);
     }
     let members = facts.members();
     let mut urls = Vec::new();
@@ -40,6 +49,47 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         ));
     }
     Ok(())
+}
+
+/// Adds the gateway base URLs of a process-form member's crate to
+/// `found.gateway_urls`, with a note naming each.
+fn collect_bases(module: &Module<'_>, krate: &Crate, found: &mut Found) -> Result<()> {
+    let mut bases = std::collections::BTreeSet::new();
+    for bytes in ir::globals(module).into_iter().filter_map(ir::string_bytes) {
+        let text = fmt_args::render(&bytes)
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
+        bases.extend(gateway_bases(&text));
+    }
+    for base in bases {
+        found.notes.push(format!(
+            "{} calls functions at the gateway `{base}`: calls to members are answered in the pod",
+            krate.describe()
+        ));
+        found.gateway_urls.insert(base);
+    }
+    Ok(())
+}
+
+/// The gateway base URLs in `text`: `http://host[:port]` standing alone
+/// (a constant the code appends `/function/<name>` to) or followed by
+/// `/function/`. A host that is a placeholder (`http://{}:8080/…`) is not
+/// one: its value comes at run time.
+fn gateway_bases(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("http://") {
+        let rest = &text[at + "http://".len()..];
+        let end = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '{')
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        let after = &rest[end..];
+        let alone = at == 0 && (after.is_empty() || after == "/");
+        if authority.is_empty() || !(alone || after.starts_with("/function/")) {
+            continue;
+        }
+        out.push(format!("http://{authority}"));
+    }
+    out
 }
 
 /// The URL in `text` that ends in `/function/<member>` (the word around
@@ -67,7 +117,20 @@ fn url_of(text: &str, member: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::url_of;
+    use super::{gateway_bases, url_of};
+
+    #[test]
+    fn gateway_bases_are_hosts_that_serve_functions() {
+        assert_eq!(
+            gateway_bases("http://gateway.openfaas.svc.cluster.local.:8080/function/{}"),
+            ["http://gateway.openfaas.svc.cluster.local.:8080"]
+        );
+        assert_eq!(gateway_bases("http://gw:8080"), ["http://gw:8080"]);
+        assert_eq!(gateway_bases("http://gw:8080/"), ["http://gw:8080"]);
+        assert!(gateway_bases("http://{}:8080/function/{}").is_empty());
+        assert!(gateway_bases("see http://example.com/docs").is_empty());
+        assert!(gateway_bases("calling http://api.example.com/v1/x").is_empty());
+    }
 
     #[test]
     fn the_url_is_the_word_around_the_match() {

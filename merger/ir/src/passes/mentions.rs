@@ -19,11 +19,16 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         .filter_map(ir::string_bytes)
         .collect();
     for callee in facts.callees.iter().filter(|c| *c != function) {
-        let needle = callee.as_bytes();
-        if literals
-            .iter()
-            .any(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
-        {
+        // A process-form function is called by its OpenFaaS name, which a
+        // CamelCase package's is not.
+        let names = [callee.clone(), fmerge_contract::function_name(callee)];
+        let named = names.iter().any(|name| {
+            let needle = name.as_bytes();
+            literals
+                .iter()
+                .any(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+        });
+        if named {
             found.mentioned.insert(callee.clone());
         }
     }

@@ -189,6 +189,12 @@ pub struct Facts {
     /// Symbols that native code (build scripts' static libraries) calls by
     /// name, each with the library.
     pub native_refs: BTreeMap<String, String>,
+    /// The members are watchdog processes (plain `main`s, stdin in, stdout
+    /// out): each callee's `main` stays callable as `fmerge.main.<name>`
+    /// and runs in a process of its own, with its own environment, so
+    /// there is no handler entry, dispatch table, settings rewrite or
+    /// shared static to see to.
+    pub process: bool,
 }
 
 impl Facts {
@@ -258,6 +264,9 @@ pub struct Found {
     /// Callees whose handler reaches a function that blocks its thread, with
     /// that call (`blocking`).
     pub blocking: BTreeMap<String, blocking::BlockingCall>,
+    /// The gateway URLs a process-form member's code holds (`gateway_urls`):
+    /// calls made to them are answered in the pod when they name a member.
+    pub gateway_urls: BTreeSet<String>,
     /// Each `std::env` read now namespaced (`env`).
     pub isolated: BTreeSet<env::EnvRead>,
     /// Unmangled symbols defined so far, with who defines them (`exports`).

@@ -35,6 +35,9 @@ fn layout<'ctx>(ctx: &ContextRef<'ctx>, fields: &[Field]) -> StructType<'ctx> {
 /// Fills the dispatch table with the callees. Fails if a callee exports no
 /// entry, which means it does not declare its handler with `function!`.
 pub fn run(module: &Module<'_>, facts: &Facts, found: &mut Found) -> Result<()> {
+    if facts.process {
+        return Ok(()); // no runtime, no table: the shim runs process-form callees
+    }
     let old = module.get_global(ROUTES).context(
         "the merged module has no `fmerge.routes` table: the functions were built with an fmerge-runtime \
          that predates in-process dispatch\n\

@@ -17,7 +17,8 @@ use inkwell::module::Module;
 /// Checks one of the user's crates that several merged functions
 /// (`krate.owners`) link.
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, _: &mut Found) -> Result<()> {
-    if !krate.local || krate.owners.len() < 2 {
+    // Process-form members each run in a process of their own: no static is shared.
+    if !krate.local || krate.owners.len() < 2 || facts.process {
         return Ok(());
     }
     let (package, crate_name, functions, allowed) = (

@@ -28,7 +28,14 @@ impl Merging<'_> {
             rewrites,
             allow_shared_static: self.opts.sharing.allow_shared_static.clone(),
             native_refs: native::undefined_in_static_libs(&emitted.native),
+            process: self.members.caller.form == resolve::Form::Process,
         };
+        let forms: Vec<String> = self
+            .members
+            .functions()
+            .map(|f| format!("{} is a {} function", f.name, f.form.says()))
+            .collect();
+        self.progress.note(&forms.join("; "));
         let units = ir_units(&self.members, emitted, bitcode, self.lto);
         let count = units.len();
         let target = self.target();

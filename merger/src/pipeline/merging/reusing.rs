@@ -9,6 +9,7 @@ use crate::pipeline::stages::StageTime;
 use anyhow::{Result, anyhow};
 use fmerge_cargo::emit;
 use fmerge_cargo::objects::{self, Cache};
+use fmerge_cargo::shim;
 use fmerge_ir::{self as ir, reuse};
 use std::path::PathBuf;
 
@@ -71,14 +72,15 @@ impl Merging<'_> {
                 bitcode,
             });
         }
-        let table = table.expect("the reuse path builds the table");
-        from_ir.push(FromIr {
-            what: "the dispatch table".to_string(),
-            is_table: true,
-            why: "the merge fills it",
-            key: Cache::key(&settings, &[&table]),
-            bitcode: vec![table],
-        });
+        if let Some(table) = table {
+            from_ir.push(FromIr {
+                what: "the dispatch table".to_string(),
+                is_table: true,
+                why: "the merge fills it",
+                key: Cache::key(&settings, &[&table]),
+                bitcode: vec![table],
+            });
+        }
         let compiled = self.compile_missing(&from_ir)?;
         self.objects.prune()?;
         let list: Vec<String> = from_ir
@@ -126,6 +128,42 @@ impl Merging<'_> {
     }
 
     /// What decides an object besides its IR: the tools and the codegen.
+    /// The shim's object for this group's members (`fmerge_cargo::shim`),
+    /// with a note naming the gateways whose calls stay in the pod.
+    pub(super) fn shim(&self, gateway_urls: &[String]) -> Result<PathBuf> {
+        let settings = self.object_settings();
+        let members = shim::members(&self.members);
+        let table = shim::table(&members[0].name, &members, gateway_urls);
+        let sources: Vec<shim::Source> = crate::assets::SHIM
+            .files
+            .iter()
+            .map(|f| shim::Source {
+                path: f.path,
+                text: f.text,
+            })
+            .collect();
+        let object = shim::compile(
+            &self.toolchain,
+            &sources,
+            &table,
+            &settings,
+            &self.objects,
+            &self.work,
+        )?;
+        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+        self.progress.note(&format!(
+            "calls to {} through the gateway ({}, or the URL in ${}) are answered in the pod; \
+             each callee runs in a process of its own started from this binary",
+            names.join(", "),
+            match gateway_urls {
+                [] => "no literal URL in the code".to_string(),
+                urls => urls.join(", "),
+            },
+            shim::GATEWAY_VARS.join(", $"),
+        ));
+        Ok(object)
+    }
+
     fn object_settings(&self) -> Vec<String> {
         let mut settings = self.tools.clone();
         settings.push(format!(

@@ -1,0 +1,286 @@
+//! The C symbols that put the stand-in between the members and the gateway,
+//! whatever HTTP client they use: `connect` and `getaddrinfo`, defined here
+//! in place of libc's (the binary's own code binds to these at link time; a
+//! shared libcurl binds to them because fmerge exports them), and the
+//! constructor that runs the member named by `FMERGE_RUN_MEMBER`.
+
+use std::ffi::{CStr, c_char, c_int, c_long, c_void};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::gateway;
+use crate::server;
+
+const AF_INET: u16 = 2;
+const AF_INET6: u16 = 10;
+const SYS_CONNECT: c_long = 42;
+const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
+
+#[repr(C)]
+struct SockaddrIn {
+    family: u16,
+    port: [u8; 2],
+    addr: [u8; 4],
+    zero: [u8; 8],
+}
+
+#[repr(C)]
+struct SockaddrIn6 {
+    family: u16,
+    port: [u8; 2],
+    flowinfo: u32,
+    addr: [u8; 16],
+    scope_id: u32,
+}
+
+/// glibc's `struct addrinfo` (x86_64: `ai_addr` before `ai_canonname`).
+#[repr(C)]
+struct AddrInfo {
+    flags: c_int,
+    family: c_int,
+    socktype: c_int,
+    protocol: c_int,
+    addrlen: u32,
+    addr: *const u8,
+    canonname: *mut c_char,
+    next: *const AddrInfo,
+}
+
+unsafe extern "C" {
+    fn syscall(num: c_long, ...) -> c_long;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    fn bind(fd: c_int, addr: *const u8, len: u32) -> c_int;
+    fn getsockname(fd: c_int, addr: *mut u8, len: *mut u32) -> c_int;
+}
+
+/// Reads a socket address in the AF_INET or AF_INET6 layout.
+///
+/// # Safety
+/// `addr` must point to `len` readable bytes.
+unsafe fn read_addr(addr: *const u8, len: u32) -> Option<SocketAddr> {
+    if addr.is_null() || (len as usize) < size_of::<u16>() {
+        return None;
+    }
+    // SAFETY: at least the family is readable (checked above).
+    let family = unsafe { (addr as *const u16).read_unaligned() };
+    if family == AF_INET && len as usize >= size_of::<SockaddrIn>() {
+        // SAFETY: the caller's buffer holds a whole sockaddr_in.
+        let a = unsafe { (addr as *const SockaddrIn).read_unaligned() };
+        return Some(SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::from(a.addr)),
+            u16::from_be_bytes(a.port),
+        ));
+    }
+    if family == AF_INET6 && len as usize >= size_of::<SockaddrIn6>() {
+        // SAFETY: the caller's buffer holds a whole sockaddr_in6.
+        let a = unsafe { (addr as *const SockaddrIn6).read_unaligned() };
+        return Some(SocketAddr::new(
+            IpAddr::V6(Ipv6Addr::from(a.addr)),
+            u16::from_be_bytes(a.port),
+        ));
+    }
+    None
+}
+
+/// The stand-in's address in the layout of `family`: an IPv6 socket reaches
+/// 127.0.0.1 through its v4-mapped address.
+fn loopback(family: u16, port: u16) -> Vec<u8> {
+    let p = port.to_be_bytes();
+    let bytes: Vec<u8> = if family == AF_INET {
+        let a = SockaddrIn {
+            family,
+            port: p,
+            addr: [127, 0, 0, 1],
+            zero: [0; 8],
+        };
+        // SAFETY: a plain-old-data struct viewed as its bytes.
+        unsafe {
+            std::slice::from_raw_parts(
+                &a as *const SockaddrIn as *const u8,
+                size_of::<SockaddrIn>(),
+            )
+        }
+        .to_vec()
+    } else {
+        let addr = Ipv4Addr::LOCALHOST.to_ipv6_mapped().octets();
+        let a = SockaddrIn6 {
+            family,
+            port: p,
+            flowinfo: 0,
+            addr,
+            scope_id: 0,
+        };
+        // SAFETY: as above.
+        unsafe {
+            std::slice::from_raw_parts(
+                &a as *const SockaddrIn6 as *const u8,
+                size_of::<SockaddrIn6>(),
+            )
+        }
+        .to_vec()
+    };
+    bytes
+}
+
+/// libc's `connect`, by system call: there is no "next" `connect` to find
+/// once this one replaced it in the executable.
+///
+/// # Safety
+/// As `connect(2)`.
+unsafe fn real_connect(fd: c_int, addr: *const u8, len: u32) -> c_int {
+    // SAFETY: the arguments are the caller's, passed through.
+    unsafe { syscall(SYS_CONNECT, fd as c_long, addr, len as c_long) as c_int }
+}
+
+/// The local port of socket `fd`, binding it to loopback first if it is not
+/// bound yet, so that the stand-in can tell which destination an accepted
+/// connection had before the connection even exists.
+fn local_port(fd: c_int, family: u16) -> Option<u16> {
+    let mut buf = [0u8; 128];
+    let mut len = buf.len() as u32;
+    // SAFETY: `buf` has `len` writable bytes.
+    if unsafe { getsockname(fd, buf.as_mut_ptr(), &mut len) } != 0 {
+        return None;
+    }
+    // SAFETY: getsockname wrote `len` bytes.
+    let port = unsafe { read_addr(buf.as_ptr(), len) }?.port();
+    if port != 0 {
+        return Some(port);
+    }
+    let any = loopback(family, 0);
+    // SAFETY: `any` is a whole sockaddr of the socket's family.
+    if unsafe { bind(fd, any.as_ptr(), any.len() as u32) } != 0 {
+        return None;
+    }
+    let mut len = buf.len() as u32;
+    // SAFETY: as above.
+    if unsafe { getsockname(fd, buf.as_mut_ptr(), &mut len) } != 0 {
+        return None;
+    }
+    // SAFETY: as above.
+    Some(unsafe { read_addr(buf.as_ptr(), len) }?.port())
+}
+
+/// Sends a connect to a gateway to the stand-in; `None` leaves it alone.
+fn redirect(fd: c_int, dest: SocketAddr) -> Option<c_int> {
+    let state = gateway::state();
+    if gateway::bypassed() || !state.is_gateway(dest) {
+        return None;
+    }
+    let stand_in = server::stand_in_port()?;
+    let family = if dest.is_ipv4() { AF_INET } else { AF_INET6 };
+    let port = local_port(fd, family)?;
+    state.set_origin(port, dest);
+    let to = loopback(family, stand_in);
+    // SAFETY: `to` is a whole sockaddr of the socket's family.
+    let r = unsafe { real_connect(fd, to.as_ptr(), to.len() as u32) };
+    let pending = std::io::Error::last_os_error().raw_os_error() == Some(115); // EINPROGRESS
+    if r != 0 && !pending {
+        state.take_origin(port);
+    }
+    Some(r)
+}
+
+/// `connect(2)`, redirecting connections to a gateway to the stand-in.
+///
+/// # Safety
+/// As `connect(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn connect(fd: c_int, addr: *const u8, len: u32) -> c_int {
+    // SAFETY: `addr` has `len` bytes, as connect(2) requires of the caller.
+    if let Some(dest) = unsafe { read_addr(addr, len) }
+        && let Some(r) = redirect(fd, dest)
+    {
+        return r;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { real_connect(fd, addr, len) }
+}
+
+type GetAddrInfo =
+    unsafe extern "C" fn(*const c_char, *const c_char, *const c_void, *mut *const c_void) -> c_int;
+
+/// `getaddrinfo(3)`: libc's, noting the addresses a gateway's name resolves to.
+///
+/// # Safety
+/// As `getaddrinfo(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getaddrinfo(
+    node: *const c_char,
+    service: *const c_char,
+    hints: *const c_void,
+    res: *mut *const c_void,
+) -> c_int {
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    let mut real = REAL.load(Ordering::Acquire);
+    if real == 0 {
+        // SAFETY: dlsym with a NUL-terminated name.
+        real = unsafe { dlsym(RTLD_NEXT, c"getaddrinfo".as_ptr()) } as usize;
+        if real == 0 {
+            return -4; // EAI_FAIL
+        }
+        REAL.store(real, Ordering::Release);
+    }
+    // SAFETY: `real` is libc's getaddrinfo, which has this signature.
+    let real: GetAddrInfo = unsafe { std::mem::transmute::<usize, GetAddrInfo>(real) };
+    // SAFETY: the caller's arguments, passed through.
+    let r = unsafe { real(node, service, hints, res) };
+    if r != 0 || node.is_null() || res.is_null() {
+        return r;
+    }
+    // SAFETY: `node` is a C string, as getaddrinfo requires.
+    let Ok(name) = unsafe { CStr::from_ptr(node) }.to_str() else {
+        return r;
+    };
+    let state = gateway::state();
+    if let Some(gw) = state.gateway_named(name) {
+        // SAFETY: on success `*res` is a list that libc built.
+        let mut ai = unsafe { *res } as *const AddrInfo;
+        while !ai.is_null() {
+            // SAFETY: each node and its address are libc's, still alive.
+            let node = unsafe { &*ai };
+            if let Some(a) = unsafe { read_addr(node.addr, node.addrlen) } {
+                state.remember(gw, a.ip().to_canonical());
+            }
+            ai = node.next;
+        }
+    }
+    r
+}
+
+/// Runs the member `FMERGE_RUN_MEMBER` names instead of `main`.
+extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
+    let Some(name) = std::env::var_os(crate::RUN_MEMBER_VAR) else {
+        return;
+    };
+    let name = name.to_string_lossy().into_owned();
+    let Some(member) = crate::member(&name) else {
+        let known: Vec<&str> = crate::members().iter().map(|m| m.name).collect();
+        eprintln!(
+            "error: {}={name} names no member of this merged binary",
+            crate::RUN_MEMBER_VAR
+        );
+        eprintln!(
+            "fix: unset {} or set it to one of: {}",
+            crate::RUN_MEMBER_VAR,
+            known.join(", ")
+        );
+        std::process::exit(2);
+    };
+    // SAFETY: constructors run before main, on the only thread there is yet.
+    unsafe { std::env::remove_var(crate::RUN_MEMBER_VAR) };
+    // SAFETY: the member's C main, with the process's own argc and argv.
+    let code = unsafe { (member.main)(argc, argv as *const *const u8) };
+    // The C library's exit, not std's: the member's `main` went through
+    // std's runtime, which flushed stdout and marked this thread as the one
+    // exiting; `std::process::exit` would abort as a second exit.
+    unsafe extern "C" {
+        fn exit(code: c_int) -> !;
+    }
+    // SAFETY: ends the process as the member's own `main` returning would.
+    unsafe { exit(code) }
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static RUN_MEMBER: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = run_member;

@@ -1,0 +1,82 @@
+//! The shim linked into a merged binary of watchdog-process functions.
+//!
+//! Each member is an ordinary `fn main()` run once per request by of-watchdog
+//! and calls the others over HTTP through the gateway, with whatever client
+//! it likes. The shim keeps those calls inside the pod without touching the
+//! functions' code:
+//! - [`gateway`] knows the gateway's names and addresses, and the
+//!   `interpose` module (merged builds only) redirects `connect`s to them to an
+//!   in-process stand-in;
+//! - [`server`] is that stand-in: a call to a member runs the member in a
+//!   process of its own ([`mod@member`]), as of-watchdog would; anything else is
+//!   relayed to the real gateway ([`relay`]);
+//! - at start, a constructor runs the member named by [`RUN_MEMBER_VAR`]
+//!   instead of the caller's `main`.
+//!
+//! Only std: fmerge compiles `src/` with a bare `rustc` against its own
+//! generated `table.rs` (see that file for the interface).
+//!
+//! What the merged binary's link must give the shim: the std of the same
+//! rustc, each callee's C `main` under `fmerge.main.<name>` (the caller's
+//! stays `main`), and `connect` and `getaddrinfo` exported from the
+//! executable (`-Wl,--export-dynamic-symbol=connect` and the same for
+//! `getaddrinfo`), so that a shared library such as libcurl binds to these
+//! definitions and not to libc's.
+
+pub mod cgi;
+pub mod gateway;
+pub mod http;
+#[cfg(fmerge_merged)]
+mod interpose;
+pub mod member;
+pub mod relay;
+pub mod server;
+mod table;
+
+/// The variable that makes the binary run a member instead of the caller:
+/// set by the stand-in on the process it spawns for a call.
+pub const RUN_MEMBER_VAR: &str = "FMERGE_RUN_MEMBER";
+
+/// One function merged into this binary.
+pub struct Member {
+    /// The function's name, as in `/function/<name>`.
+    pub name: &'static str,
+    /// Its C `main` (renamed by fmerge for every member but the caller).
+    pub main: unsafe extern "C" fn(i32, *const *const u8) -> i32,
+    /// The of-watchdog mode it was deployed with.
+    pub mode: Mode,
+}
+
+/// The of-watchdog modes a watchdog-process member can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// of-watchdog's default: stdout is streamed back, always with 200.
+    Streaming,
+    /// Output buffered; a failure answers 500 with the error.
+    Serializing,
+}
+
+/// The members of this binary, from the generated table.
+pub fn members() -> &'static [Member] {
+    table::MEMBERS
+}
+
+/// The member whose `main` is the binary's own `main` (empty in cargo builds).
+pub fn caller() -> &'static str {
+    table::CALLER
+}
+
+/// The member called `name`, if it is one.
+pub fn member(name: &str) -> Option<&'static Member> {
+    members().iter().find(|m| m.name == name)
+}
+
+/// Gateway base URLs found as literals in the members' code.
+pub fn gateway_urls() -> &'static [&'static str] {
+    table::GATEWAY_URLS
+}
+
+/// Environment variables whose values the members use as the gateway's URL.
+pub fn gateway_vars() -> &'static [&'static str] {
+    table::GATEWAY_VARS
+}

@@ -1,0 +1,216 @@
+//! Runs a call to a member the way of-watchdog 0.11.6 runs a request: a
+//! process per call (this same binary, told by `FMERGE_RUN_MEMBER` which
+//! member to be), the body on stdin, the reply from stdout, killed with
+//! SIGKILL at `exec_timeout` as Go's `exec.CommandContext` does. A process of
+//! its own, not a thread, because a member is a whole program: it owns its
+//! globals, its stdio and its exit.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cgi::{self, Call};
+use crate::{Member, Mode};
+
+/// of-watchdog's `content_type` when unset (config.go).
+pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
+/// of-watchdog's `exec_timeout` when unset or unparsable (config.go's
+/// `defaultTimeout`).
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A reply to send back for a call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// The of-watchdog settings of one member that shape its reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub content_type: String,
+    /// `None`: no limit (`exec_timeout` of zero or less).
+    pub timeout: Option<Duration>,
+}
+
+/// A member's settings, from its namespaced variables in `env`.
+pub fn settings(name: &str, env: &[(OsString, OsString)]) -> Settings {
+    let prefix = cgi::namespaced_prefix(name);
+    let get = |key: &str| {
+        let want = format!("{prefix}{key}");
+        env.iter()
+            .rev()
+            .find(|(k, _)| k.to_str() == Some(want.as_str()))
+            .and_then(|(_, v)| v.to_str().map(str::to_string))
+    };
+    let timeout = match get("exec_timeout").and_then(|v| cgi::parse_watchdog_duration(&v)) {
+        Some(d) => d.timeout(),
+        None => Some(DEFAULT_EXEC_TIMEOUT),
+    };
+    Settings {
+        content_type: get("content_type").unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string()),
+        timeout,
+    }
+}
+
+/// The binary to start members from: this one.
+pub fn current_program() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"))
+}
+
+/// Runs `call` to `member` from this binary, with this process's environment.
+pub fn run(member: &Member, call: &Call) -> Reply {
+    run_program(
+        &current_program(),
+        member.mode,
+        call,
+        std::env::vars_os().collect(),
+    )
+}
+
+/// Runs `call` with `program` (`argv[0]` the member's name), `base` being the
+/// environment it inherits, and answers as of-watchdog's runner for `mode`.
+pub fn run_program(
+    program: &Path,
+    mode: Mode,
+    call: &Call,
+    base: Vec<(OsString, OsString)>,
+) -> Reply {
+    let settings = settings(&call.name, &base);
+    let env = cgi::member_env(base, call);
+    let start = Instant::now();
+    let (out, result) = execute(program, call, env, settings.timeout);
+    let mut headers = vec![("Content-Type".to_string(), settings.content_type)];
+    let duration = || {
+        (
+            "X-Duration-Seconds".to_string(),
+            format!("{:.6}", start.elapsed().as_secs_f64()),
+        )
+    };
+    match mode {
+        // Streaming: the header is written before the process runs, so a
+        // failure cannot change the status.
+        Mode::Streaming => Reply {
+            status: 200,
+            headers,
+            body: out,
+        },
+        Mode::Serializing => match result {
+            Ok(()) => {
+                headers.push(duration());
+                Reply {
+                    status: 200,
+                    headers,
+                    body: out,
+                }
+            }
+            Err(e) => {
+                headers.push(duration());
+                Reply {
+                    status: 500,
+                    headers,
+                    body: e.into_bytes(),
+                }
+            }
+        },
+    }
+}
+
+/// Go's `ExitError` text for a status that is not success.
+fn status_error(status: ExitStatus) -> Result<(), String> {
+    if status.success() {
+        return Ok(());
+    }
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Err(format!("exit status {code}")),
+        (None, Some(9)) => Err("signal: killed".to_string()),
+        (None, Some(sig)) => Err(format!("signal: {sig}")),
+        _ => Err(format!("{status}")),
+    }
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+    fn waitid(idtype: u32, id: u32, info: *mut [u64; 16], options: i32) -> i32;
+}
+const SIGKILL: i32 = 9;
+const P_PID: u32 = 1;
+const WEXITED: i32 = 4;
+const WNOWAIT: i32 = 0x0100_0000;
+
+/// Starts the process, feeds it `call.body`, and returns what it wrote to
+/// stdout with how it ended.
+fn execute(
+    program: &Path,
+    call: &Call,
+    env: Vec<(OsString, OsString)>,
+    timeout: Option<Duration>,
+) -> (Vec<u8>, Result<(), String>) {
+    let mut cmd = Command::new(program);
+    cmd.arg0(&call.name)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return (Vec::new(), Err(e.to_string())),
+    };
+    let pid = child.id();
+    // Set once the process is known to have exited but before it is reaped,
+    // so that the timer never kills a pid that may have been reused.
+    let exited = Arc::new(Mutex::new(false));
+    let (done, timer_rx) = mpsc::channel::<()>();
+    let timer = timeout.map(|t| {
+        let exited = Arc::clone(&exited);
+        std::thread::spawn(move || {
+            if let Err(RecvTimeoutError::Timeout) = timer_rx.recv_timeout(t) {
+                let exited = exited.lock().unwrap_or_else(|p| p.into_inner());
+                if !*exited {
+                    // SAFETY: the child is not reaped while `exited` is false
+                    // and this lock is held, so `pid` is still that child.
+                    unsafe { kill(pid as i32, SIGKILL) };
+                }
+            }
+        })
+    });
+    // A thread writes stdin so that a member that answers before reading
+    // everything cannot deadlock against a full pipe.
+    let mut stdin = child.stdin.take();
+    let body = call.body.clone();
+    let writer = std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            let _ = s.write_all(&body);
+        }
+    });
+    let mut out = Vec::new();
+    let read = child.stdout.take().map(|mut s| s.read_to_end(&mut out));
+    let mut info = [0u64; 16];
+    loop {
+        // SAFETY: `info` is as large as siginfo_t; WNOWAIT leaves the child
+        // unreaped, so its pid stays valid for the timer.
+        let r = unsafe { waitid(P_PID, pid, &mut info, WEXITED | WNOWAIT) };
+        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    *exited.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    drop(done);
+    let status = child.wait();
+    let _ = writer.join();
+    if let Some(t) = timer {
+        let _ = t.join();
+    }
+    let result = match (status, read) {
+        (Err(e), _) | (_, Some(Err(e))) => Err(e.to_string()),
+        (Ok(s), _) => status_error(s),
+    };
+    (out, result)
+}

@@ -1,0 +1,111 @@
+//! Relays a request the stand-in does not serve to where the client meant to
+//! send it (the real gateway), and the response back byte for byte. The
+//! upstream connection is kept for the client connection's next requests, as
+//! the client would have kept its own.
+
+use std::io::{self, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+
+use crate::gateway;
+use crate::http::{self, Framing, Request, ResponseHead};
+
+/// A connection to the original destination.
+pub struct Upstream {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Upstream {
+    /// Connects to `dest` itself: the bypass keeps the interposed `connect`
+    /// from sending the stand-in back to itself.
+    pub fn connect(dest: SocketAddr) -> io::Result<Upstream> {
+        let stream = gateway::with_bypass(|| TcpStream::connect(dest))?;
+        stream.set_nodelay(true)?;
+        Ok(Upstream {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+        })
+    }
+}
+
+/// Sends `req` on the connection in `slot` (opened if there is none) and
+/// reads the response's head; `None` if the upstream closed first.
+fn send(
+    slot: &mut Option<Upstream>,
+    dest: SocketAddr,
+    req: &Request,
+) -> io::Result<Option<ResponseHead>> {
+    if slot.is_none() {
+        *slot = Some(Upstream::connect(dest)?);
+    }
+    let up = slot.as_mut().expect("connected just above");
+    up.writer.write_all(&req.raw)?;
+    http::read_response_head(&mut up.reader)
+}
+
+/// Relays `req` to `dest` and its response to `client`. Returns whether the
+/// client connection can stay open: an error before any byte of the response
+/// reached the client comes back as `Err` with nothing written, so the
+/// caller can still answer 502.
+pub fn forward(
+    slot: &mut Option<Upstream>,
+    dest: SocketAddr,
+    req: &Request,
+    client: &mut dyn Write,
+) -> io::Result<bool> {
+    let reused = slot.is_some();
+    let first = send(slot, dest, req);
+    let head = match first {
+        Ok(Some(head)) => head,
+        // An idle kept-alive connection the upstream closed: once more on a
+        // fresh one, as HTTP clients retry.
+        _ if reused => {
+            *slot = None;
+            send(slot, dest, req)?.ok_or(io::ErrorKind::UnexpectedEof)?
+        }
+        Ok(None) => return Err(io::ErrorKind::UnexpectedEof.into()),
+        Err(e) => return Err(e),
+    };
+    match relay_response(slot, head, req, client) {
+        Ok(keep) => Ok(keep),
+        Err(e) => {
+            *slot = None;
+            // Part of the response is out: the client can only learn of the
+            // failure by the connection closing.
+            let _ = client.flush();
+            Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                format!("relay broke mid-response: {e}"),
+            ))
+        }
+    }
+}
+
+fn relay_response(
+    slot: &mut Option<Upstream>,
+    mut head: ResponseHead,
+    req: &Request,
+    client: &mut dyn Write,
+) -> io::Result<bool> {
+    let up = slot.as_mut().expect("the response came on it");
+    // Interim responses (100 Continue, 103 Early Hints) pass through; the
+    // final one follows on the same connection.
+    while head.status < 200 && head.status != 101 {
+        client.write_all(&head.raw)?;
+        client.flush()?;
+        head = http::read_response_head(&mut up.reader)?.ok_or(io::ErrorKind::UnexpectedEof)?;
+    }
+    client.write_all(&head.raw)?;
+    let framing = if head.status == 101 {
+        Framing::UntilClose
+    } else {
+        http::response_framing(&req.method, &head)?
+    };
+    http::read_body(&mut up.reader, framing, client, None)?;
+    client.flush()?;
+    let keep = http::response_keeps_alive(&head, framing);
+    if !keep {
+        *slot = None;
+    }
+    Ok(keep)
+}

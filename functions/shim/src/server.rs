@@ -1,0 +1,172 @@
+//! The in-pod gateway stand-in: an HTTP/1.1 server on 127.0.0.1, one thread
+//! per connection, that the interposed `connect` sends gateway connections
+//! to. A call to a member is run here; anything else is relayed to the real
+//! gateway, so a partial merge keeps working.
+
+use std::io::{self, BufReader, BufWriter, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, OnceLock};
+
+use crate::cgi::{self, Call};
+use crate::http::{self, Request};
+use crate::member::{self, Reply};
+use crate::relay::{self, Upstream};
+
+/// Finds where an accepted connection was originally headed.
+pub type Origin = dyn Fn(&TcpStream) -> Option<SocketAddr> + Send + Sync;
+
+/// What the server needs from its surroundings, so that tests can run it
+/// with their own members and upstream.
+pub struct Config {
+    /// Whether `/function/<name>` is served here.
+    pub is_member: Box<dyn Fn(&str) -> bool + Send + Sync>,
+    /// Runs a call to a member.
+    pub run: Box<dyn Fn(&Call) -> Reply + Send + Sync>,
+    /// Where an accepted connection was originally headed.
+    pub origin: Box<Origin>,
+}
+
+impl Config {
+    /// This binary's: its table's members, run as processes, and the
+    /// destinations the interposed `connect` noted.
+    pub fn merged() -> Config {
+        Config {
+            is_member: Box::new(|name| crate::member(name).is_some()),
+            run: Box::new(|call| match crate::member(&call.name) {
+                Some(m) => member::run(m, call),
+                None => reply(
+                    502,
+                    &format!("{} is not a member of this binary", call.name),
+                ),
+            }),
+            origin: Box::new(|s| crate::gateway::state().take_origin(s.peer_addr().ok()?.port())),
+        }
+    }
+}
+
+/// Serves `listener` on a thread of its own.
+pub fn spawn(listener: TcpListener, config: Arc<Config>) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("fmerge-gateway".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let config = Arc::clone(&config);
+                let _ = std::thread::Builder::new()
+                    .name("fmerge-conn".into())
+                    .spawn(move || {
+                        let _ = serve_connection(stream, &config);
+                    });
+            }
+        })?;
+    Ok(())
+}
+
+/// The port of this binary's stand-in, started on first need; `None` if it
+/// cannot be started (connections then go where they were addressed).
+pub fn stand_in_port() -> Option<u16> {
+    static PORT: OnceLock<Option<u16>> = OnceLock::new();
+    *PORT.get_or_init(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").ok()?;
+        let port = listener.local_addr().ok()?.port();
+        spawn(listener, Arc::new(Config::merged())).ok()?;
+        Some(port)
+    })
+}
+
+/// A reply with a plain-text body.
+fn reply(status: u16, text: &str) -> Reply {
+    Reply {
+        status,
+        headers: vec![("Content-Type".into(), "text/plain; charset=utf-8".into())],
+        body: text.as_bytes().to_vec(),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        _ => "",
+    }
+}
+
+/// Writes `r` with a `Content-Length`, without its body for a HEAD request.
+pub fn write_reply(w: &mut dyn Write, r: &Reply, method: &str, keep: bool) -> io::Result<()> {
+    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
+    for (k, v) in &r.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n", r.body.len()));
+    if !keep {
+        head.push_str("Connection: close\r\n");
+    }
+    head.push_str("\r\n");
+    w.write_all(head.as_bytes())?;
+    if !method.eq_ignore_ascii_case("HEAD") {
+        w.write_all(&r.body)?;
+    }
+    w.flush()
+}
+
+/// The call `req` makes to a member served here, if it is one.
+pub fn member_call(req: &Request, is_member: &dyn Fn(&str) -> bool) -> Option<Call> {
+    let (name, rest, query) = cgi::function_target(&req.target)?;
+    if !is_member(name) {
+        return None;
+    }
+    Some(Call {
+        name: name.to_string(),
+        method: req.method.clone(),
+        path: if rest.is_empty() {
+            "/".to_string()
+        } else {
+            cgi::decode_path(rest)
+        },
+        query: query.map(str::to_string),
+        headers: req.headers.clone(),
+        body: req.body.clone(),
+        chunked: req.chunked,
+    })
+}
+
+/// Serves one client connection until either side ends it.
+pub fn serve_connection(stream: TcpStream, config: &Config) -> io::Result<()> {
+    let origin = (config.origin)(&stream);
+    stream.set_nodelay(true)?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = BufWriter::new(stream);
+    let mut upstream: Option<Upstream> = None;
+    loop {
+        let req = match http::read_request(&mut reader, &mut writer) {
+            Ok(Some(req)) => req,
+            Ok(None) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                return write_reply(&mut writer, &reply(400, &e.to_string()), "GET", false);
+            }
+            Err(e) => return Err(e),
+        };
+        let mut keep = req.keep_alive();
+        if let Some(call) = member_call(&req, &*config.is_member) {
+            write_reply(&mut writer, &(config.run)(&call), &req.method, keep)?;
+        } else if let Some(dest) = origin {
+            match relay::forward(&mut upstream, dest, &req, &mut writer) {
+                Ok(up_keep) => keep &= up_keep,
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e),
+                Err(e) => {
+                    let text = format!(
+                        "error: the gateway {dest} did not answer: {e}\nfix: check that it runs and is reachable from this pod"
+                    );
+                    return write_reply(&mut writer, &reply(502, &text), &req.method, false);
+                }
+            }
+        } else {
+            let text = "error: this connection was not redirected from a gateway address, so there is nowhere to relay to\nfix: call /function/<member> or connect through the gateway URL";
+            return write_reply(&mut writer, &reply(502, text), &req.method, false);
+        }
+        if !keep {
+            return writer.flush();
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! What the end-to-end tests share: the shim compiled as fmerge compiles it
+//! (a bare `rustc --emit obj --cfg fmerge_merged` against a generated table)
+//! and linked into a small program, and a gateway listener on loopback.
+
+use std::io::{BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use fmerge_shim::http;
+
+/// The table fmerge would write for the test program: the program itself
+/// (`main`) and the member `echo` (`echo_main`).
+const TABLE: &str = r#"//! The members of the test program.
+use crate::{Member, Mode};
+pub(crate) static CALLER: &str = "prog";
+pub(crate) static MEMBERS: &[Member] = &[
+    Member { name: "prog", main: m0, mode: Mode::Streaming },
+    Member { name: "echo", main: m1, mode: Mode::Streaming },
+];
+unsafe extern "C" {
+    #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
+    #[link_name = "echo_main"] fn m1(argc: i32, argv: *const *const u8) -> i32;
+}
+pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
+pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
+"#;
+
+/// The member `echo`, a watchdog-process function: its body upper-cased,
+/// then what it sees of the call.
+pub const ECHO_MAIN: &str = r#"
+#[unsafe(no_mangle)]
+pub extern "C" fn echo_main(_argc: i32, _argv: *const *const u8) -> i32 {
+    use std::io::{Read, Write};
+    let mut input = Vec::new();
+    std::io::stdin().read_to_end(&mut input).unwrap();
+    let mut out = std::io::stdout();
+    out.write_all(&input.to_ascii_uppercase()).unwrap();
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    write!(out, "|{}|{}|{}|{}", var("Http_Path"), var("Http_X_Test"), var("GREETING"), var("Http_Caller")).unwrap();
+    out.flush().unwrap();
+    0
+}
+"#;
+
+/// What the gateway answers to anything.
+pub const UPSTREAM_REPLY: &[u8] =
+    b"HTTP/1.1 201 Created\r\nX-Upstream: yes\r\nContent-Length: 8\r\n\r\nupstream";
+
+fn rustc(dir: &Path, args: &[&str]) {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{rustc} {args:?}:\n{stderr}");
+    assert!(out.stderr.is_empty(), "warnings from {args:?}:\n{stderr}");
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fmerge-shim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Builds `program` (plus [`ECHO_MAIN`]) in `dir` with the shim linked in
+/// as a merged binary has it, `link` being extra `-C link-arg`s.
+pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
+    let src = dir.join("src");
+    if !dir.join("shim.o").exists() {
+        std::fs::create_dir_all(&src).unwrap();
+        let shim_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for entry in std::fs::read_dir(shim_src).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, src.join(path.file_name().unwrap())).unwrap();
+        }
+        std::fs::write(src.join("table.rs"), TABLE).unwrap();
+        let mut args = vec!["--edition", "2024", "--crate-type", "lib", "--emit", "obj"];
+        args.extend([
+            "-C",
+            "codegen-units=1",
+            "-C",
+            "opt-level=2",
+            "--cfg",
+            "fmerge_merged",
+        ]);
+        args.extend([
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "src/lib.rs",
+            "-o",
+            "shim.o",
+        ]);
+        rustc(dir, &args);
+    }
+    std::fs::write(dir.join("main.rs"), format!("{program}\n{ECHO_MAIN}")).unwrap();
+    let out = format!("prog{}", link.len());
+    let mut links = vec![format!("link-arg={}", dir.join("shim.o").display())];
+    links.extend(link.iter().map(|l| format!("link-arg={l}")));
+    let mut args = vec!["--edition", "2024", "--target", "x86_64-unknown-linux-gnu"];
+    for l in &links {
+        args.extend(["-C", l]);
+    }
+    args.extend(["main.rs", "-o", &out]);
+    rustc(dir, &args);
+    dir.join(out)
+}
+
+/// The requests that reached the gateway, each as its bytes.
+pub type Seen = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// A gateway on 127.0.0.1 (and ::1 on the same port when it can) answering
+/// [`UPSTREAM_REPLY`] to one request per connection.
+pub fn gateway() -> (SocketAddr, Seen) {
+    let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = v4.local_addr().unwrap();
+    let seen = Seen::default();
+    let v6 = TcpListener::bind(("::1", addr.port())).ok();
+    for listener in std::iter::once(v4).chain(v6) {
+        let seen = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                if let Ok(Some(req)) = http::read_request(&mut r, &mut std::io::sink()) {
+                    seen.lock().unwrap().push(req.raw);
+                    stream.write_all(UPSTREAM_REPLY).unwrap();
+                }
+            }
+        });
+    }
+    (addr, seen)
+}
+
+/// Splits the program's output into the replies it printed as `len\nbytes`.
+pub fn replies(mut out: &[u8]) -> Vec<Vec<u8>> {
+    let mut all = Vec::new();
+    while let Some(nl) = out.iter().position(|&b| b == b'\n') {
+        let len: usize = std::str::from_utf8(&out[..nl]).unwrap().parse().unwrap();
+        all.push(out[nl + 1..nl + 1 + len].to_vec());
+        out = &out[nl + 1 + len..];
+    }
+    all
+}

@@ -1,0 +1,327 @@
+//! The `watchdog` fixture chain (functions in the watchdog-process form,
+//! issue 49) deployed as OpenFaaS deploys it: each function behind an
+//! of-watchdog in streaming mode, nginx as the gateway on 8080, a Redis with
+//! a password on 6379 and the password as a secret file, inside the test's
+//! own namespace ([`fmerge_testkit::watchdog`]); the same requests sent
+//! unmerged and merged, and what each run came to.
+
+use crate::support::{FUNCTION_RUSTFLAGS, TARGET, build_dir, fixture, free_port, merged};
+use fmerge_testkit::Gateway;
+use fmerge_testkit::dataplane::request;
+use fmerge_testkit::watchdog::{ClusterRedis, Watchdog, enter_cluster, run_isolated};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The chain's packages, the caller first; their OpenFaaS names are [`NAMES`].
+pub const PACKAGES: [&str; 4] = [
+    "WriteHomeTimeline",
+    "SocialGraphGetFollowers",
+    "UserFilter",
+    "AuditLog",
+];
+/// The kebab-case of [`PACKAGES`], as the functions call each other.
+pub const NAMES: [&str; 4] = [
+    "write-home-timeline",
+    "social-graph-get-followers",
+    "user-filter",
+    "audit-log",
+];
+
+/// The gateway as the functions' pods see it; `FaasRpc` has it written in.
+const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
+const HOSTS: [&str; 2] = [
+    "gateway.openfaas.svc.cluster.local.",
+    "redis.openfaas-fn.svc.cluster.local.",
+];
+const PASSWORD: &str = "fmerge-watchdog-redis-password";
+
+/// What the test binary passes to its copy in the namespace.
+const UNMERGED_VAR: &str = "FMERGE_WD_UNMERGED";
+const MERGED_VAR: &str = "FMERGE_WD_MERGED";
+const REAL_VAR: &str = "FMERGE_WD_REAL";
+const PATCHED_VAR: &str = "FMERGE_WD_PATCHED";
+
+/// The requests, each to write-home-timeline through the gateway: (what it
+/// probes, body).
+pub const REQUESTS: [(&str, &str); 4] = [
+    ("normal", r#"{"post_id":100,"user_id":1,"timestamp":1000}"#),
+    // social-graph-get-followers panics on user 0.
+    (
+        "callee panics",
+        r#"{"post_id":101,"user_id":0,"timestamp":1001}"#,
+    ),
+    // User 7's followers include -1: user-filter exits with code 1.
+    (
+        "callee exits 1",
+        r#"{"post_id":102,"user_id":7,"timestamp":1002}"#,
+    ),
+    ("malformed", r#"{"post_id":"#),
+];
+
+/// Lines the callees write to stderr on the failing requests.
+pub const PANIC_MESSAGE: &str = "no such user: 0";
+pub const EXIT_MESSAGE: &str = "user-filter: negative id";
+
+/// The fixture workspace, one per test process.
+pub fn workspace() -> &'static Path {
+    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
+    WS.get_or_init(|| fixture("watchdog", &[])).path()
+}
+
+/// The unmerged binaries, built once per test process as fmerge builds
+/// (same target dir, target and flags, so that fmerge reuses the build).
+pub fn unmerged_binaries() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(workspace())
+            .args(["build", "--release", "--target", TARGET])
+            .env("CARGO_TARGET_DIR", build_dir())
+            .env("RUSTFLAGS", FUNCTION_RUSTFLAGS)
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_BUILD_RUSTFLAGS");
+        for package in PACKAGES {
+            cmd.args(["-p", package]);
+        }
+        let out = cmd.output().expect("cannot run cargo");
+        assert!(
+            out.status.success(),
+            "building the watchdog fixture failed ({cmd:?}):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        build_dir().join(TARGET).join("release")
+    })
+}
+
+/// `fmerge build FUNCTIONS` of the fixture, into `<ws>/<caller>-…`; the
+/// merged binary and fmerge's stderr. Once per set of functions.
+pub fn merge(functions: &[&str]) -> (PathBuf, String) {
+    let ws = workspace();
+    let out = ws.join(format!("out-{}", functions.len()));
+    let manifest = ws.join("Cargo.toml");
+    let mut args = functions.to_vec();
+    args.extend(["--manifest-path", manifest.to_str().unwrap()]);
+    args.extend(["--out", out.to_str().unwrap()]);
+    let built = merged(ws, &args);
+    (built.binary, built.stderr)
+}
+
+/// Runs the ignored test `child` in a namespace of its own with the
+/// unmerged binaries, both of-watchdogs and, if given, the merged binary;
+/// panics with its output if it fails. Builds everything first, outside:
+/// there is no network inside for cargo.
+pub fn run_child(child: &str, merged: Option<&Path>) {
+    let real = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog 0.11.6 is needed: {e}"));
+    let patched = fmerge_testkit::watchdog::metrics_port_watchdog()
+        .unwrap_or_else(|e| panic!("of-watchdog with metrics_port is needed: {e}"));
+    let mut env = vec![
+        (UNMERGED_VAR, path_string(unmerged_binaries())),
+        (REAL_VAR, path_string(&real)),
+        (PATCHED_VAR, path_string(&patched)),
+    ];
+    if let Some(binary) = merged {
+        env.push((MERGED_VAR, path_string(binary)));
+    }
+    match run_isolated(child, &env) {
+        Ok(output) => println!("{output}"),
+        Err(why) => panic!("{why}"),
+    }
+}
+
+fn path_string(path: &Path) -> String {
+    path.to_str().expect("UTF-8 path").to_string()
+}
+
+fn env_path(var: &str) -> PathBuf {
+    PathBuf::from(
+        std::env::var_os(var).unwrap_or_else(|| panic!("{var} is not set: run through run_child")),
+    )
+}
+
+/// The merged binary the parent test built.
+pub fn merged_binary() -> PathBuf {
+    env_path(MERGED_VAR)
+}
+
+/// One reply, with the headers of-watchdog sets that do not change from
+/// run to run (Content-Type; not Date).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: String,
+}
+
+/// What one run came to.
+#[derive(Debug)]
+pub struct Observed {
+    /// Per request of [`REQUESTS`], in order.
+    pub replies: Vec<Reply>,
+    /// Every `home-timeline:*` sorted set after the requests.
+    pub timelines: BTreeMap<String, Vec<(String, String)>>,
+    /// Requests the gateway served, per function name.
+    pub calls: BTreeMap<String, usize>,
+    /// Each watchdog's log (its function's stderr), by the name it serves.
+    pub logs: BTreeMap<String, String>,
+}
+
+/// Enters the cluster (namespace already made by [`run_child`]) and starts
+/// its Redis; once per child.
+pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
+    let cluster = enter_cluster(&HOSTS, &[("redis-password", PASSWORD)]);
+    (cluster, ClusterRedis::start(PASSWORD))
+}
+
+/// Deploys the chain, every function unmerged except that the functions of
+/// `merged` (the caller first) are served by `binary` under the real
+/// of-watchdog at the caller's name; sends [`REQUESTS`] on freshly seeded
+/// data and reads back what happened.
+pub fn run_chain(redis: &ClusterRedis, merged: Option<(&Path, &[&str])>) -> Observed {
+    redis.run(&[
+        &["FLUSHALL"],
+        &[
+            "ZADD",
+            "social-graph:followers:1",
+            "1",
+            "2",
+            "2",
+            "3",
+            "3",
+            "4",
+        ],
+        &["ZADD", "social-graph:followers:7", "1", "5", "2", "-1"],
+        &["SADD", "blocked", "3"],
+    ]);
+    let (real, patched, unmerged) = (
+        env_path(REAL_VAR),
+        env_path(PATCHED_VAR),
+        env_path(UNMERGED_VAR),
+    );
+    // No backtraces: their frames differ between binaries by design, the
+    // panic messages around them must not.
+    let env = [
+        ("GATEWAY_URL", GATEWAY),
+        ("OPENFAAS_URL", GATEWAY),
+        ("RUST_BACKTRACE", "0"),
+    ];
+    let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
+    for (package, name) in PACKAGES.iter().zip(NAMES) {
+        let port = free_port();
+        let watchdog = match merged {
+            // The merged binary keeps the caller's contract: the real
+            // of-watchdog, its metrics on 8081.
+            Some((binary, members)) if members[0] == *package => {
+                Watchdog::start(&real, binary, port, None, &env)
+            }
+            // A merged callee stays deployed, as in a cluster: a call that
+            // still reached it would show in the gateway's log.
+            _ => Watchdog::start(
+                &patched,
+                &unmerged.join(package),
+                port,
+                Some(free_port()),
+                &env,
+            ),
+        };
+        watchdogs.push((name, watchdog));
+    }
+    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
+    let gateway = Gateway::start_on(8080, &routes);
+    let replies = REQUESTS
+        .iter()
+        .map(|(what, body)| {
+            let path = format!("/function/{}", NAMES[0]);
+            let reply = request(8080, "POST", &path, &[], body.as_bytes())
+                .unwrap_or_else(|e| panic!("request {what:?}: {e}"));
+            Reply {
+                status: reply.status,
+                content_type: reply.headers.get("content-type").cloned(),
+                body: reply.body,
+            }
+        })
+        .collect();
+    let calls = NAMES
+        .iter()
+        .map(|n| (n.to_string(), gateway.requests_for(n)))
+        .collect();
+    println!("gateway access log:\n{}", gateway.access_log());
+    let logs = watchdogs
+        .iter()
+        .map(|(n, w)| (n.to_string(), w.log()))
+        .collect();
+    Observed {
+        replies,
+        timelines: redis.sorted_sets("home-timeline:*"),
+        calls,
+        logs,
+    }
+}
+
+/// Asserts that `merged` answered as `unmerged` did: status, Content-Type
+/// and body of each request, and the Redis state after.
+pub fn assert_same_answers(unmerged: &Observed, merged: &Observed) {
+    for (i, (what, _)) in REQUESTS.iter().enumerate() {
+        assert_eq!(
+            merged.replies[i], unmerged.replies[i],
+            "request {what:?}: merged (left) and unmerged (right) replies differ;\nmerged logs: {:#?}",
+            merged.logs
+        );
+    }
+    assert_eq!(
+        merged.timelines, unmerged.timelines,
+        "Redis after the merged run (left) and the unmerged (right)"
+    );
+}
+
+/// What the functions wrote to stderr, as the watchdogs' logs show it
+/// (`stderr: <line>`), thread ids left out (`thread 'main' (123)`), sorted:
+/// processes that run at once interleave their lines.
+pub fn stderr_lines<'a>(logs: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let mut lines: Vec<String> = logs
+        .into_iter()
+        .flat_map(|log| log.lines())
+        // `<date> <time> stderr: <text>`; the watchdog's own lines, such as
+        // `<date> <time> Error reading stderr: …`, are not the function's.
+        .filter_map(|line| line.splitn(3, ' ').nth(2)?.strip_prefix("stderr: "))
+        .map(|text| match text.split_once("' (") {
+            Some((thread, rest)) if thread.starts_with("thread '") => {
+                format!("{thread}'{}", &rest[rest.find(')').map_or(0, |i| i + 1)..])
+            }
+            _ => text.to_string(),
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// The status of each request a watchdog's log records (`POST / - 500 - …`),
+/// in order: what of-watchdog makes of the process's exit.
+pub fn logged_statuses(log: &str) -> Vec<String> {
+    log.lines()
+        .filter_map(|line| line.split_once(" POST / - "))
+        .filter_map(|(_, rest)| rest.split(" - ").next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asserts that the merged function `merged` (the caller's name) logged
+/// what the unmerged `members` did together: the same stderr lines, and the
+/// same status per request as the caller's watchdog.
+pub fn assert_same_logs(unmerged: &Observed, merged: &Observed, members: &[&str]) {
+    let caller = members[0];
+    let before = stderr_lines(members.iter().map(|m| &unmerged.logs[*m]));
+    let after = stderr_lines([&merged.logs[caller]]);
+    assert_eq!(
+        after, before,
+        "the merged function's stderr (left) and its members' unmerged (right)"
+    );
+    assert_eq!(
+        logged_statuses(&merged.logs[caller]),
+        logged_statuses(&unmerged.logs[caller]),
+        "the statuses the caller's watchdog logged, merged (left) and unmerged (right)"
+    );
+}
