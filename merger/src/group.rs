@@ -106,9 +106,14 @@ mod tests {
     fn a_group_file_takes_the_flags_names_and_checks() {
         let group = load(
             "caller = \"a\"\ncallees = [\"b\"]\nlto = \"fat\"\nopt-level = 1\nout = \"bin\"\n\
-             manifest-path = \"x/Cargo.toml\"\nquiet = true\n[image]\nbuild = true\nprogress = \"plain\"\n",
+             manifest-path = \"x/Cargo.toml\"\nquiet = true\n[image]\nbuild = true\nprogress = \"plain\"\n\
+             watchdog = \"tools/fwatchdog\"\n",
         )
         .unwrap();
+        assert!(
+            group.ship.watchdog.unwrap().ends_with("tools/fwatchdog"),
+            "[image] watchdog is read"
+        );
         assert_eq!(group.merge.lto, Some(Lto::Fat));
         assert_eq!(group.merge.opt_level, 1);
         assert!(

@@ -81,7 +81,9 @@ impl Options {
 
     /// `caller`'s group with `merge`'s options, each member's project read
     /// from its entry in `stack` (its `handler:` folder), as `fmerge build -f
-    /// STACK` finds them.
+    /// STACK` finds them; a member of-watchdog runs in a mode fmerge does
+    /// not merge, or whose `fprocess` is no binary of its package, is
+    /// refused.
     pub fn in_stack(caller: &str, merge: Merge, stack: &StackIn) -> Result<Self> {
         let mut opts = Options {
             caller: caller.into(),
@@ -93,10 +95,20 @@ impl Options {
             .members()
             .map(|name| {
                 let entry = stack.entry(name)?;
-                Ok(workspace::FunctionProject {
-                    function: entry.name,
+                let project = workspace::FunctionProject {
+                    function: entry.name.clone(),
                     manifest: entry.handler.join("Cargo.toml"),
-                })
+                };
+                // How of-watchdog runs a plain-`main` function (its
+                // Dockerfile's or environment's `fprocess` and `mode`),
+                // checked before cargo starts.
+                if let Some(watchdog) = &entry.watchdog {
+                    let own = workspace::own_package(&project)?;
+                    if !own.on_runtime {
+                        watchdog.check(&entry.name, &own.name, &own.bins)?;
+                    }
+                }
+                Ok(project)
             })
             .collect::<Result<_>>()?;
         Ok(opts)

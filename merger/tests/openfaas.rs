@@ -350,7 +350,9 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
         ],
     );
 
-    // A handler that is a Rust crate, but not on the runtime.
+    // A handler that is a Rust crate, but not on the runtime: a plain
+    // `main` (the watchdog-process form), which does not merge with a
+    // function on the runtime.
     std::fs::write(
         dir.path().join("b/Cargo.toml"),
         "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n",
@@ -358,12 +360,8 @@ fn bad_stack_files_and_handlers_are_refused_naming_the_file_and_the_fix() {
     .unwrap();
     refused(
         dir.path(),
-        &["-f", s, "a", "b"],
-        &[
-            "function b",
-            "is not built on fmerge-runtime",
-            "\nfix: add `fmerge-runtime`",
-        ],
+        &["-f", s, "a", "b", "--allow-uncalled"],
+        &["b is a watchdog process", "a group of one form", "\nfix: "],
     );
 
     // Two functions on two different versions of the runtime.

@@ -22,7 +22,7 @@ mod package;
 
 use crate::resolve::RUNTIME;
 use anyhow::{Context as _, Result, bail};
-use cargo_metadata::{DependencyKind, MetadataCommand, Package};
+use cargo_metadata::{DependencyKind, MetadataCommand, Package, TargetKind};
 use package::{mirror, quote, wrapper_manifest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -152,7 +152,9 @@ fn lock_in(root: &Path) -> Option<PathBuf> {
 }
 
 /// The package at `source.manifest` (a workspace's root manifest names
-/// its member of the function's name), and its workspace's root.
+/// its member of the function's name), and its workspace's root. Whether
+/// it is a function, and of which form, `resolve` decides on the generated
+/// workspace, before cargo builds.
 fn package_of(source: &FunctionProject) -> Result<(Package, PathBuf)> {
     if !source.manifest.is_file() {
         bail!(
@@ -191,23 +193,42 @@ fn package_of(source: &FunctionProject) -> Result<(Package, PathBuf)> {
                 .join(", ")
         );
     };
-    if !package
-        .dependencies
-        .iter()
-        .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal)
-    {
-        bail!(
-            "function {} ({}) is not built on {RUNTIME}: it does not depend on it\n\
-             fix: add `{RUNTIME}` to its [dependencies] and end its main.rs with `fmerge_runtime::function!(handler)` \
-             (`fmerge template` installs a faas-cli template that does both)",
-            source.function,
-            source.manifest.display()
-        );
-    }
     Ok((
         (*package).clone(),
         metadata.workspace_root.clone().into_std_path_buf(),
     ))
+}
+
+/// A function's own package, read before any build: what `fmerge build
+/// -f` checks a stack entry against.
+#[derive(Debug, Clone)]
+pub struct OwnPackage {
+    /// Its name in its project (`WriteHomeTimeline`), not the function's.
+    pub name: String,
+    /// Its binary targets' names, as its project builds them.
+    pub bins: Vec<String>,
+    /// It depends on fmerge's runtime (else `resolve` checks it as the
+    /// watchdog-process form).
+    pub on_runtime: bool,
+}
+
+/// The package of `source` in its own project (`cargo metadata
+/// --no-deps`: nothing is resolved or built).
+pub fn own_package(source: &FunctionProject) -> Result<OwnPackage> {
+    let (package, _) = package_of(source)?;
+    Ok(OwnPackage {
+        name: package.name.to_string(),
+        bins: package
+            .targets
+            .iter()
+            .filter(|t| t.kind.contains(&TargetKind::Bin))
+            .map(|t| t.name.clone())
+            .collect(),
+        on_runtime: package
+            .dependencies
+            .iter()
+            .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal),
+    })
 }
 
 fn read_table(path: &Path) -> Result<toml::Table> {

@@ -24,6 +24,7 @@ pub mod context;
 pub mod engine;
 pub mod libs;
 pub mod reference;
+pub mod watchdog;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -71,6 +72,9 @@ pub struct ImageSpec {
     /// The Dockerfile template, whose `{{…}}` placeholders [`context`] fills
     /// (fmerge's is `docker/Dockerfile.scratch`, passed in by the fmerge binary).
     pub dockerfile: String,
+    /// For a watchdog-process group: the of-watchdog that runs the binary
+    /// (the entrypoint), and how.
+    pub watchdog: Option<watchdog::Watchdog>,
 }
 
 impl ImageSpec {
@@ -104,7 +108,8 @@ pub struct BuiltImage {
     pub binary_sha256: String,
     /// The files put into the image (absolute paths in the image).
     pub files: Vec<PathBuf>,
-    /// The entrypoint (`/usr/local/bin/<name>`).
+    /// The entrypoint (`/usr/local/bin/<name>`, or of-watchdog's
+    /// [`watchdog::IN_IMAGE`]).
     pub entrypoint: PathBuf,
     /// The labels set on the image.
     pub labels: HashMap<String, String>,
@@ -167,7 +172,13 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
     let binary_sha256 = hex(&Sha256::digest(&binary_bytes));
     drop(binary_bytes);
 
-    let ctx = context::build(&spec.dockerfile, &spec.binary, &spec.name, &spec.env)?;
+    let ctx = context::build(
+        &spec.dockerfile,
+        &spec.binary,
+        &spec.name,
+        &spec.env,
+        spec.watchdog.as_ref(),
+    )?;
     let labels = labels(spec, &members, &binary_sha256);
     for (k, v) in &labels {
         if v.chars().any(char::is_control) {
@@ -259,6 +270,9 @@ fn labels(spec: &ImageSpec, members: &[String], binary_sha256: &str) -> HashMap<
     l.insert("org.fmerge.name".into(), spec.name.clone());
     l.insert("org.fmerge.caller".into(), members[0].clone());
     l.insert("org.fmerge.members".into(), members.join(","));
+    if let Some(w) = &spec.watchdog {
+        l.insert("org.fmerge.watchdog.mode".into(), w.mode.clone());
+    }
     l.insert("org.fmerge.version".into(), FMERGE_VERSION.into());
     l.insert("org.fmerge.binary.sha256".into(), binary_sha256.into());
     l.insert("org.opencontainers.image.title".into(), spec.name.clone());

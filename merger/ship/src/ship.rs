@@ -43,6 +43,9 @@ pub struct Ship {
     pub dockerfile: &'static str,
     /// The input stack.yml the group's functions come from, if any.
     pub stack: Option<InputStack>,
+    /// For a watchdog-process group: the of-watchdog that runs the merged
+    /// binary in the image, in the caller's mode.
+    pub watchdog: Option<image::watchdog::Watchdog>,
 }
 
 /// The input stack.yml of a merged group, which the merged stack is
@@ -96,9 +99,21 @@ impl Ship {
         spec.tag = self.tag;
         spec.repository_prefix = self.registry.filter(|p| !p.is_empty());
         spec.source_revision = self.revision.or_else(git_revision);
+        spec.watchdog = self.watchdog.clone();
         let built = image::build(&spec)?;
         if !quiet {
             eprintln!("fmerge: {built}");
+            if let Some(w) = &self.watchdog {
+                let size = std::fs::metadata(&w.binary).map_or(0, |m| m.len());
+                eprintln!(
+                    "fmerge: of-watchdog ({}, {:.1} MiB of the image) runs {} in {} mode, as it ran {}",
+                    w.binary.display(),
+                    size as f64 / (1024.0 * 1024.0),
+                    w.fprocess(&image::context::installed(merged.name)),
+                    w.mode,
+                    merged.members[0]
+                );
+            }
         }
         let reference = if self.push {
             let options = PushOptions {
@@ -122,6 +137,15 @@ impl Ship {
                     eprintln!("fmerge: note: {note}");
                 }
             }
+        }
+        if let Some(w) = &self.watchdog {
+            // Deployed environment wins over the image's: a caller's own
+            // `fprocess` (its binary, not in this image) must not stay.
+            let env = &mut spec.deployment.environment;
+            env.remove("function_process");
+            let fprocess = w.fprocess(&image::context::installed(merged.name));
+            env.insert("fprocess".into(), fprocess);
+            env.insert("mode".into(), w.mode.clone());
         }
         Ok(Shipped {
             reference,

@@ -7,6 +7,10 @@
 //! and every other key, is kept as written, so `${…}` values are left for
 //! faas-cli to substitute on deploy exactly as before.
 
+mod watchdog;
+
+pub use watchdog::{DEFAULT_MODE, Watchdog, dockerfile_env};
+
 use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::artifact;
@@ -54,6 +58,9 @@ pub struct Entry {
     pub deployment: Deployment,
     /// Declared an entry point ([`ENTRY_LABEL`] is `"true"`).
     pub entry: bool,
+    /// How of-watchdog runs it (`fprocess`, `mode`), when its Dockerfile
+    /// (`lang: dockerfile`) or its environment says.
+    pub watchdog: Option<Watchdog>,
 }
 
 impl StackIn {
@@ -134,7 +141,7 @@ impl StackIn {
         if !handler.join("Cargo.toml").is_file() {
             bail!(
                 "{}: function {name}'s handler {} holds no Cargo.toml\n\
-                 fix: fmerge merges Rust functions built on fmerge-runtime; create one with `fmerge template && faas-cli new --lang rust-fmerge {name}`",
+                 fix: point `handler:` at the function's cargo package (fmerge merges Rust functions), or create one with `fmerge template && faas-cli new --lang rust-fmerge {name}`",
                 self.path.display(),
                 handler.display()
             );
@@ -177,6 +184,8 @@ impl StackIn {
         d.limits = map(f.get("limits"));
         d.requests = map(f.get("requests"));
         d.constraints = strings(f.get("constraints"));
+        let lang = f.get("lang").and_then(Value::as_str);
+        entry.watchdog = Watchdog::read(&entry.handler, lang, &entry.deployment.environment)?;
         Ok(entry)
     }
 

@@ -1,12 +1,16 @@
 //! How a merged group is shipped: the image options checked against the
 //! group before anything is built (the gateway, the names an image and a
-//! stack entry take, the tag), and the merged binary as shipping sees it.
+//! stack entry take, the tag, the watchdog a watchdog-process group's image
+//! needs), and the merged binary as shipping sees it.
 
 use crate::options::values::Progress;
 use crate::options::{ImageFlags, Options};
 use crate::pipeline::MergedGroup;
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
+use fmerge_cargo::resolve::{self, Form};
+use fmerge_cargo::workspace;
 use fmerge_ship::image::ImageRef;
+use fmerge_ship::image::watchdog::{self, Watchdog};
 use fmerge_ship::push;
 use fmerge_ship::ship::{EnvSetting, InputStack, MergedBinary, Ship};
 use fmerge_ship::stack_out;
@@ -37,7 +41,9 @@ pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) ->
             reference.check_pushable()?;
         }
     }
+    let watchdog = watchdog_of(flags, opts, stack.as_ref())?;
     Ok(Ship {
+        watchdog,
         tag: flags.tag.clone(),
         registry: flags.registry.clone().filter(|p| !p.is_empty()),
         push: flags.push,
@@ -48,6 +54,62 @@ pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) ->
         dockerfile: crate::assets::DOCKERFILE,
         stack,
     })
+}
+
+/// For a group in the watchdog-process form, how its image runs the
+/// merged binary: by the of-watchdog of `--watchdog` (required, and
+/// static), in the caller's mode with its `fprocess`'s arguments (from its
+/// stack entry; else of-watchdog's default mode). `None` for the runtime's
+/// form, whose binary serves HTTP itself.
+fn watchdog_of(
+    flags: &ImageFlags,
+    opts: &Options,
+    stack: Option<&InputStack>,
+) -> Result<Option<Watchdog>> {
+    if caller_form(opts) != Some(Form::Process) {
+        return Ok(None);
+    }
+    let caller = &opts.caller;
+    let Some(path) = &flags.watchdog else {
+        bail!(
+            "{caller} is a watchdog-process function (a `main` that of-watchdog starts per request), so its image needs \
+             of-watchdog to run the merged binary as it ran {caller}, and no --watchdog is given\n\
+             fix: add --watchdog PATH, a static of-watchdog binary (the `fwatchdog` of its release images), \
+             or `watchdog = \"PATH\"` under [image] in the group file; or build without --image/--push"
+        );
+    };
+    watchdog::check(path)?;
+    let own = stack
+        .and_then(|s| s.entries.iter().find(|e| &e.name == caller))
+        .and_then(|e| e.watchdog.as_ref());
+    Ok(Some(Watchdog {
+        binary: std::path::absolute(path)?,
+        mode: own
+            .map_or(fmerge_ship::stack_in::DEFAULT_MODE, |w| &w.mode)
+            .into(),
+        arguments: own.map_or("", |w| w.arguments()).into(),
+    }))
+}
+
+/// The caller's form, read without a build (`cargo metadata`); `None`
+/// when it cannot be read, and the build's own resolve says why.
+fn caller_form(opts: &Options) -> Option<Form> {
+    match opts.sources.iter().find(|s| s.function == opts.caller) {
+        Some(source) => workspace::own_package(source).ok().map(|p| {
+            if p.on_runtime {
+                Form::Runtime
+            } else {
+                Form::Process
+            }
+        }),
+        None => resolve::code(
+            opts.manifest_path.as_deref(),
+            std::slice::from_ref(&opts.caller),
+        )
+        .ok()?
+        .first()
+        .map(|c| c.form),
+    }
 }
 
 /// The merged binary as shipping sees it: each setting with the variable

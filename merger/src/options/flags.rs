@@ -149,4 +149,9 @@ pub struct ImageFlags {
     /// The OpenFaaS gateway written into stack.yml, as faas-cli reads it.
     #[arg(short, long, value_name = "URL", env = "OPENFAAS_URL", help_heading = heading::IMAGE)]
     pub gateway: Option<String>,
+    /// A static of-watchdog binary that runs the merged binary in the image
+    /// of a watchdog-process group (a plain `main` per request), as it ran
+    /// the caller: `fprocess` the merged binary, the caller's mode.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = heading::IMAGE)]
+    pub watchdog: Option<PathBuf>,
 }

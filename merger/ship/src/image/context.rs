@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 
 use super::libs::{self, Resolved};
+use super::watchdog::Watchdog;
 
 /// The CA bundle that Debian's `ca-certificates` package writes.
 pub const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
@@ -37,7 +38,7 @@ pub struct BuildContext {
     pub dockerfile: String,
     /// Absolute paths of the files put into the image (not directories).
     pub files: Vec<PathBuf>,
-    /// The binary's path inside the image (the entrypoint).
+    /// The entrypoint: the binary's path inside the image, or of-watchdog's.
     pub entrypoint: PathBuf,
 }
 
@@ -64,17 +65,39 @@ impl EnvVar {
 }
 
 /// Builds the context for `binary`, installed as `/usr/local/bin/<name>`, with
-/// the Dockerfile `template` filled in (see [`render_dockerfile`]).
-pub fn build(template: &str, binary: &Path, name: &str, env: &[EnvVar]) -> Result<BuildContext> {
+/// the Dockerfile `template` filled in (see [`render_dockerfile`]). With a
+/// `watchdog`, of-watchdog is the entrypoint and runs the binary as its
+/// `fprocess` in the caller's mode.
+pub fn build(
+    template: &str,
+    binary: &Path,
+    name: &str,
+    env: &[EnvVar],
+    watchdog: Option<&Watchdog>,
+) -> Result<BuildContext> {
     let resolved = libs::resolve(binary)?;
-    let entrypoint = PathBuf::from("/usr/local/bin").join(name);
+    let installed = installed(name);
 
     let mut files: Vec<(PathBuf, Content, u32)> = Vec::new();
     files.push((
-        entrypoint.clone(),
+        installed.clone(),
         Content::Host(binary.to_path_buf()),
         0o755,
     ));
+    let mut env = env.to_vec();
+    let entrypoint = match watchdog {
+        None => installed,
+        Some(w) => {
+            files.push((
+                PathBuf::from(super::watchdog::IN_IMAGE),
+                Content::Host(w.binary.clone()),
+                0o755,
+            ));
+            env.push(EnvVar::new("fprocess", w.fprocess(&installed)));
+            env.push(EnvVar::new("mode", &w.mode));
+            PathBuf::from(super::watchdog::IN_IMAGE)
+        }
+    };
     for lib in &resolved.libs {
         files.push((
             lib.image_path.clone(),
@@ -117,7 +140,7 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
         0o644,
     ));
 
-    let dockerfile = render_dockerfile(template, &entrypoint, env, &resolved)?;
+    let dockerfile = render_dockerfile(template, &entrypoint, &env, &resolved)?;
 
     let mut builder = tar::Builder::new(Vec::new());
     builder.mode(tar::HeaderMode::Deterministic);
@@ -167,6 +190,11 @@ passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nservices: files\
         files: files.into_iter().map(|(p, _, _)| p).collect(),
         entrypoint,
     })
+}
+
+/// Where the merged binary `name` is in the image.
+pub fn installed(name: &str) -> PathBuf {
+    PathBuf::from("/usr/local/bin").join(name)
 }
 
 fn rootfs_path(image_path: &Path) -> PathBuf {

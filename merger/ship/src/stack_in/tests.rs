@@ -1,4 +1,5 @@
-//! The merged stack: what merge_into folds, what merged_all keeps.
+//! The merged stack: what merge_into folds, what merged_all keeps; and
+//! how of-watchdog runs a function its Dockerfile builds.
 
 use super::*;
 
@@ -66,4 +67,138 @@ fn limits_add_up_and_secrets_unite() {
         &[e("a", "lots", "s"), e("b", "1Gi", "s")],
     );
     assert!(notes[0].contains("limits.memory"), "{notes:?}");
+}
+
+/// The ENV lines of a Dockerfile in the forms teams write them.
+#[test]
+fn a_dockerfile_says_fprocess_and_mode_in_every_env_form() {
+    let env = |text: &str| dockerfile_env(text);
+    let team = "FROM ghcr.io/openfaas/of-watchdog:0.11.6 AS watchdog\n\
+                FROM rust:1-bookworm AS build\n\
+                ENV fprocess=cargo-in-the-build-stage\n\
+                RUN cargo build --release\n\
+                FROM debian:bookworm-slim\n\
+                COPY --from=watchdog /fwatchdog /usr/bin/fwatchdog\n\
+                # ENV fprocess=commented-out\n\
+                ENV fprocess=\"/usr/bin/WriteHomeTimeline\"\n\
+                CMD [\"fwatchdog\"]\n";
+    // The final stage's only: the build stage's ENV is not in the image.
+    let e = env(team);
+    assert_eq!(e["fprocess"], "/usr/bin/WriteHomeTimeline", "{e:?}");
+    assert!(!e.contains_key("mode"));
+    let e = env("from scratch\nenv fprocess WriteHomeTimeline --verbose\n");
+    assert_eq!(e["fprocess"], "WriteHomeTimeline --verbose");
+    let e = env("FROM x\nENV fprocess='./a b' mode=serializing \\\n    write_timeout=\"10s\"\n");
+    assert_eq!(
+        (
+            e["fprocess"].as_str(),
+            e["mode"].as_str(),
+            e["write_timeout"].as_str()
+        ),
+        ("./a b", "serializing", "10s")
+    );
+    let e = env("FROM x\nENV fprocess=\"a \\\"q\\\" \\x\"\n");
+    assert_eq!(e["fprocess"], "a \"q\" \\x");
+    // A stage FROM an earlier one starts with its environment.
+    let e = env("FROM x AS base\nENV mode=serializing\nFROM base\nENV fprocess=f\n");
+    assert_eq!(
+        (e["fprocess"].as_str(), e["mode"].as_str()),
+        ("f", "serializing")
+    );
+}
+
+/// The stack's environment wins over the Dockerfile's, as at run time;
+/// `function_process` over `fprocess`, as of-watchdog reads them.
+#[test]
+fn the_stack_environment_wins_over_the_dockerfile() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("fn");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::write(f.join("Cargo.toml"), "[package]\nname = \"Fn\"\n").unwrap();
+    std::fs::write(
+        f.join("Dockerfile"),
+        "FROM scratch\nENV fprocess=Fn mode=serializing\nCMD [\"fwatchdog\"]\n",
+    )
+    .unwrap();
+    let stack = |lang: &str, extra: &str| {
+        let path = dir.path().join("stack.yml");
+        std::fs::write(
+            &path,
+            format!(
+                "provider: {{name: openfaas}}\nfunctions:\n  my-fn:\n    lang: {lang}\n    handler: ./fn\n{extra}"
+            ),
+        )
+        .unwrap();
+        StackIn::load(&path)
+            .unwrap()
+            .entry("my-fn")
+            .unwrap()
+            .watchdog
+    };
+    let w = stack("dockerfile", "").unwrap();
+    assert_eq!(
+        (w.fprocess.as_deref(), w.mode.as_str(), w.from.as_str()),
+        (Some("Fn"), "serializing", "its Dockerfile")
+    );
+    let w = stack(
+        "dockerfile",
+        "    environment:\n      mode: streaming\n      function_process: ./Fn -v\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (w.fprocess.as_deref(), w.mode.as_str()),
+        (Some("./Fn -v"), "streaming")
+    );
+    assert_eq!((w.program(), w.arguments()), (Some("Fn"), "-v"));
+    // Another lang's Dockerfile is its template's, not this folder's.
+    assert_eq!(stack("rust", ""), None);
+    // No mode anywhere: of-watchdog's default.
+    let w = Watchdog::from_env(
+        &BTreeMap::from([("fprocess".into(), "Fn".into())]),
+        &BTreeMap::new(),
+    );
+    assert_eq!(w.unwrap().mode, DEFAULT_MODE);
+}
+
+/// Modes that are not a process per request are refused naming the
+/// function, the mode and the fix; so is an `fprocess` of another binary.
+#[test]
+fn http_mode_and_a_foreign_fprocess_are_refused() {
+    let w = |fprocess: Option<&str>, mode: &str| Watchdog {
+        fprocess: fprocess.map(str::to_string),
+        mode: mode.into(),
+        from: "its Dockerfile".into(),
+    };
+    let bins = ["UserFilter".to_string()];
+    w(Some("/usr/bin/UserFilter"), "serializing")
+        .check("user-filter", "UserFilter", &bins)
+        .unwrap();
+    for mode in ["http", "static", "inproc", "afterburn", "nonsense"] {
+        let e = w(Some("UserFilter"), mode)
+            .check("user-filter", "UserFilter", &bins)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("function user-filter runs in of-watchdog mode `")
+                && e.contains(mode)
+                && e.contains("\nfix: leave user-filter out of the group"),
+            "{e}"
+        );
+    }
+    let e = w(Some("xargs cat"), "streaming")
+        .check("user-filter", "UserFilter", &bins)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("runs `xargs`") && e.contains("its package UserFilter (it has UserFilter)"),
+        "{e}"
+    );
+    let e = w(None, "streaming")
+        .check("user-filter", "UserFilter", &bins)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no `fprocess`") && e.contains("\nfix: set `ENV fprocess="),
+        "{e}"
+    );
 }

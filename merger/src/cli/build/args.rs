@@ -118,23 +118,27 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
         None => Options::in_workspace(caller, args.merge.clone(), &args.manifest_path)?,
     };
     opts.check()?;
+    let entries = match &stack {
+        Some(file) => opts
+            .members()
+            .map(|m| file.entry(m))
+            .collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
+    if !opts.cargo.quiet {
+        say_watchdogs(&entries);
+    }
     let ship = if args.ship.image || args.ship.push {
-        let stack = match stack {
-            Some(file) => Some(InputStack {
-                entries: opts
-                    .members()
-                    .map(|m| file.entry(m))
-                    .collect::<Result<_>>()?,
-                file,
-                remove_callees: args.remove_callees,
-            }),
-            None => None,
-        };
+        let stack = stack.map(|file| InputStack {
+            entries,
+            file,
+            remove_callees: args.remove_callees,
+        });
         Some(ops::ship::prepare(&args.ship, &opts, stack)?)
     } else {
         // Image options given without an image are a mistake, not a no-op
         // (from the environment, such as OPENFAAS_URL, they are not given).
-        for flag in ["tag", "gateway", "progress", "registry-auth"] {
+        for flag in ["tag", "gateway", "progress", "registry-auth", "watchdog"] {
             anyhow::ensure!(
                 !explicit.by_flag(&flag.replace('-', "_")),
                 "--{flag} applies to the image, and no image is built\nfix: add --image (or --push), or drop --{flag}"
@@ -155,4 +159,20 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
         ship,
         json: args.message_format == MessageFormat::Json,
     })
+}
+
+/// Says how of-watchdog runs each member the stack builds by a Dockerfile,
+/// as the merged binary will be run in its place.
+fn say_watchdogs(entries: &[fmerge_ship::stack_in::Entry]) {
+    for e in entries {
+        if let Some(w) = &e.watchdog {
+            eprintln!(
+                "fmerge: {}: of-watchdog runs `{}` in {} mode (from {})",
+                e.name,
+                w.fprocess.as_deref().unwrap_or_default(),
+                w.mode,
+                w.from
+            );
+        }
+    }
 }

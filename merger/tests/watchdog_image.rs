@@ -1,0 +1,246 @@
+//! The image of a watchdog-process group (issue 49, item 5) against the
+//! real Docker Engine and the real of-watchdog: `fmerge build -f stack.yml
+//! --image --watchdog PATH` puts of-watchdog in the `FROM scratch` image as
+//! its entrypoint, running the merged binary as `fprocess` in the caller's
+//! mode (read from the caller's Dockerfile); the container answers
+//! `/_/health` and runs the caller; `stack.merged.yml` keeps `fprocess`
+//! and `mode` and namespaces the callee's settings. Without `--watchdog`,
+//! `--image` is refused before cargo starts.
+//!
+//! The pair is written here (std only, so it builds in seconds): `front`
+//! answers `front got: <body>` and calls `back` only on input `call`, so a
+//! run without a gateway still answers.
+//!
+//! The container runs on the Engine's bridge network with its ports
+//! published on 127.0.0.1, not `--network host`: of-watchdog 0.11.6 always
+//! binds its metrics port 8081, which another test may hold on the host.
+//!
+//! Run: `cargo test --release -p fmerge --test watchdog_image`
+
+mod support;
+
+use fmerge_ship::image::engine;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::{Ran, assert_says, fmerge_in, free_port};
+
+const FRONT: &str = r#"//! front: echoes its input; on `call`, calls back through the gateway.
+use std::io::{Read as _, Write as _};
+
+fn main() {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    if input.trim() == "call" {
+        let mut s = std::net::TcpStream::connect("gateway.openfaas:8080").unwrap();
+        let body = "from front";
+        write!(s, "POST /function/back HTTP/1.0\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        print!("{reply}");
+        return;
+    }
+    print!("front got: {input}");
+}
+"#;
+
+const BACK: &str = r#"//! back: answers what it was sent, with its level.
+use std::io::Read as _;
+
+fn main() {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    let level = std::env::var("LEVEL").unwrap_or_default();
+    print!("back {level}: {input}");
+}
+"#;
+
+/// The pair, each function its own package with a team's Dockerfile, and
+/// the stack: front runs in serializing mode, back sets `LEVEL`.
+fn pair() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("fmerge-wd-image-")
+        .tempdir()
+        .unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[workspace]\nresolver = \"3\"\nmembers = [\"front\", \"back\"]\n",
+    )
+    .unwrap();
+    for (name, source, mode) in [("front", FRONT, "serializing"), ("back", BACK, "streaming")] {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(folder.join("src")).unwrap();
+        std::fs::write(
+            folder.join("Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"),
+        )
+        .unwrap();
+        std::fs::write(folder.join("src/main.rs"), source).unwrap();
+        std::fs::write(
+            folder.join("Dockerfile"),
+            format!(
+                "FROM ghcr.io/openfaas/of-watchdog:0.11.6 AS watchdog\n\
+                 FROM rust:1-bookworm AS build\nCOPY . .\nRUN cargo build --release\n\
+                 FROM debian:bookworm-slim\n\
+                 COPY --from=watchdog /fwatchdog /usr/bin/fwatchdog\n\
+                 COPY --from=build /target/release/{name} /usr/bin/{name}\n\
+                 ENV fprocess=\"{name}\" mode={mode}\n\
+                 CMD [\"fwatchdog\"]\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.path().join("stack.yml"),
+        "version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n\
+         \x20 front:\n    lang: dockerfile\n    handler: ./front\n    image: team/front:1\n\
+         \x20 back:\n    lang: dockerfile\n    handler: ./back\n    image: team/back:1\n    environment:\n      LEVEL: \"3\"\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn build(dir: &Path, extra: &[&str]) -> Ran {
+    let out = dir.join("out");
+    let mut args = vec!["-f", "stack.yml", "front", "back", "--allow-uncalled"];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    fmerge_in(dir, &args)
+}
+
+fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().expect("docker");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Removes the container (and then the image) on drop.
+struct Cleanup(Vec<Vec<String>>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for args in self.0.iter().rev() {
+            let _ = Command::new("docker").args(args).output();
+        }
+    }
+}
+
+#[test]
+fn an_image_without_a_watchdog_is_refused_before_cargo_starts() {
+    let dir = pair();
+    let Ran { ok, stderr, .. } = build(dir.path(), &["--image"]);
+    assert!(!ok, "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "error: front is a watchdog-process function",
+            "no --watchdog is given",
+            "\nfix: add --watchdog PATH",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+    // A watchdog that needs a loader the image lacks is refused too.
+    let Ran { ok, stderr, .. } = build(dir.path(), &["--image", "--watchdog", "/bin/sh"]);
+    assert!(!ok && stderr.contains("is dynamically linked"), "{stderr}");
+}
+
+#[test]
+fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
+    if let Some(reason) = engine::missing_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let watchdog = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    let dir = pair();
+    let tag = format!("fmerge-wd/front:t{}", std::process::id());
+    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let Ran { ok, stdout, stderr } = build(
+        dir.path(),
+        &[
+            "--image",
+            "--tag",
+            &tag,
+            "--watchdog",
+            watchdog.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "fmerge build --image failed:\n{stderr}");
+    assert_says(&stdout, &[&tag]);
+    assert_says(
+        &stderr,
+        &[
+            &format!("image {tag} built: "),
+            " MiB of the image) runs /usr/local/bin/front-merged in serializing mode, as it ran front",
+        ],
+    );
+
+    // The image's config, through the Engine.
+    let config = engine::block_on(async {
+        let docker = engine::connect().await.unwrap();
+        docker.inspect_image(&tag).await.unwrap().config.unwrap()
+    })
+    .unwrap();
+    assert_eq!(config.entrypoint.unwrap(), ["/usr/bin/fwatchdog"]);
+    let env = config.env.unwrap();
+    for wanted in [
+        "fprocess=/usr/local/bin/front-merged",
+        "mode=serializing",
+        "port=8080",
+    ] {
+        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
+    }
+
+    // Run it: of-watchdog's health, metrics, and the caller's answer.
+    let (port, metrics) = (free_port(), free_port());
+    let id = docker(&[
+        "run",
+        "-d",
+        "-p",
+        &format!("127.0.0.1:{port}:8080"),
+        "-p",
+        &format!("127.0.0.1:{metrics}:8081"),
+        &tag,
+    ]);
+    cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let health = fmerge_testkit::wait_http(port, "/_/health", Duration::from_secs(10));
+        if health.as_ref().is_ok_and(|r| r.status == 200) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/_/health: {health:?}\n{}",
+            docker(&["logs", &id])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "hello");
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (200, "front got: hello"),
+        "{}",
+        docker(&["logs", &id])
+    );
+    let scrape = fmerge_testkit::wait_http(metrics, "/metrics", Duration::from_secs(5)).unwrap();
+    assert!(
+        scrape.body.contains("http_requests_total"),
+        "{}",
+        scrape.body
+    );
+
+    // stack.merged.yml: the merged entry keeps of-watchdog's contract, and
+    // the callee's settings are namespaced as for any merge.
+    let merged = std::fs::read_to_string(dir.path().join("stack.merged.yml")).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&merged).unwrap();
+    let env = &doc["functions"]["front"]["environment"];
+    assert_eq!(env["fprocess"], "/usr/local/bin/front-merged", "{merged}");
+    assert_eq!(env["mode"], "serializing", "{merged}");
+    assert_eq!(env["BACK__LEVEL"], "3", "{merged}");
+    assert_eq!(doc["functions"]["front"]["image"], tag.as_str(), "{merged}");
+}

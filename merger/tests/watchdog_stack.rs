@@ -1,0 +1,164 @@
+//! `fmerge build -f stack.yml` on functions in the watchdog-process form
+//! (issue 49) that teams build with a Dockerfile of their own (`lang:
+//! dockerfile`): fmerge reads each Dockerfile's `fprocess` and `mode`
+//! (never builds it), under the stack's `environment:`, says each
+//! function's form and mode, merges the `watchdog` fixture chain whose
+//! packages are CamelCase under kebab-case stack keys, and refuses before
+//! cargo starts a mode it does not merge or an `fprocess` of another binary.
+//!
+//! Run: `cargo test --release -p fmerge --test watchdog_stack`
+
+mod support;
+
+use std::path::Path;
+use support::{Ran, assert_says, fixture, fmerge_in};
+
+/// The chain: (stack key, package, the Dockerfile's ENV line).
+const CHAIN: [(&str, &str, &str); 4] = [
+    (
+        "write-home-timeline",
+        "WriteHomeTimeline",
+        "ENV fprocess=\"WriteHomeTimeline\"",
+    ),
+    (
+        "social-graph-get-followers",
+        "SocialGraphGetFollowers",
+        "ENV fprocess=SocialGraphGetFollowers mode=streaming",
+    ),
+    (
+        "user-filter",
+        "UserFilter",
+        "ENV fprocess /usr/bin/UserFilter",
+    ),
+    (
+        "audit-log",
+        "AuditLog",
+        "ENV mode=streaming \\\n    fprocess=\"AuditLog\"",
+    ),
+];
+
+/// A Dockerfile as a team writes one for a Rust function behind
+/// of-watchdog: a stage with the watchdog, the cargo build, `env_line`.
+fn dockerfile(package: &str, env_line: &str) -> String {
+    format!(
+        "FROM ghcr.io/openfaas/of-watchdog:0.11.6 AS watchdog\n\
+         FROM rust:1-bookworm AS build\n\
+         WORKDIR /home/rust\n\
+         COPY . .\n\
+         RUN cargo build --release -p {package}\n\
+         \n\
+         FROM debian:bookworm-slim\n\
+         COPY --from=watchdog /fwatchdog /usr/bin/fwatchdog\n\
+         COPY --from=build /home/rust/target/release/{package} /usr/bin/{package}\n\
+         {env_line}\n\
+         EXPOSE 8080\n\
+         HEALTHCHECK --interval=3s CMD [ -e /tmp/.lock ] || exit 1\n\
+         CMD [\"fwatchdog\"]\n"
+    )
+}
+
+/// The fixture chain with a Dockerfile in each function's folder and a
+/// stack.yml naming them by their OpenFaaS names; `extra` is added to
+/// audit-log's entry.
+fn chain_stack(extra: &str) -> tempfile::TempDir {
+    let ws = fixture("watchdog", &[]);
+    let mut stack = String::from("version: 1.0\nprovider:\n  name: openfaas\nfunctions:\n");
+    for (key, package, env_line) in CHAIN {
+        std::fs::write(
+            ws.path().join(package).join("Dockerfile"),
+            dockerfile(package, env_line),
+        )
+        .unwrap();
+        stack.push_str(&format!(
+            "  {key}:\n    lang: dockerfile\n    handler: ./{package}\n    image: team/{key}:1\n"
+        ));
+    }
+    stack.push_str(extra);
+    std::fs::write(ws.path().join("stack.yml"), stack).unwrap();
+    ws
+}
+
+fn build(ws: &Path, members: &[&str]) -> Ran {
+    let out = ws.join("out");
+    let mut args = vec!["-f", "stack.yml"];
+    args.extend(members);
+    args.extend(["--out", out.to_str().unwrap()]);
+    fmerge_in(ws, &args)
+}
+
+const KEYS: [&str; 4] = [CHAIN[0].0, CHAIN[1].0, CHAIN[2].0, CHAIN[3].0];
+
+#[test]
+fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
+    // audit-log's stack environment wins over its Dockerfile's mode.
+    let ws = chain_stack("    environment:\n      mode: serializing\n");
+    let Ran { ok, stdout, stderr } = build(ws.path(), &KEYS);
+    assert!(ok, "fmerge build failed:\n{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "write-home-timeline: of-watchdog runs `WriteHomeTimeline` in streaming mode (from its Dockerfile)",
+            "social-graph-get-followers: of-watchdog runs `SocialGraphGetFollowers` in streaming mode (from its Dockerfile)",
+            "user-filter: of-watchdog runs `/usr/bin/UserFilter` in streaming mode (from its Dockerfile)",
+            "audit-log: of-watchdog runs `AuditLog` in serializing mode (from its Dockerfile and stack environment)",
+        ],
+    );
+    // The form, as the build found it, for each function by its stack key.
+    // (The pipeline's wording: `<name> is a … watchdog process … function`.)
+    for key in KEYS {
+        let said = stderr.lines().any(|l| {
+            l.split("; ").any(|part| {
+                part.contains(&format!("{key} is a")) && part.contains("watchdog process")
+            })
+        });
+        assert!(said, "the form of {key} is not said:\n{stderr}");
+    }
+    let binary = Path::new(stdout.lines().last().expect("the binary's path"));
+    assert!(binary.is_file(), "{stdout}");
+    assert_eq!(
+        binary.file_name().unwrap(),
+        "write-home-timeline-merged",
+        "named after the caller's stack key"
+    );
+    // The members answer to their OpenFaaS names (the stack keys, which
+    // their callers post to), not their packages'.
+    let bytes = std::fs::read(binary).unwrap();
+    for key in KEYS {
+        assert!(
+            bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+            "{key} is not named in the merged binary"
+        );
+    }
+}
+
+#[test]
+fn a_mode_fmerge_does_not_merge_is_refused_before_cargo_starts() {
+    let ws = chain_stack("    environment:\n      mode: http\n");
+    let Ran { ok, stderr, .. } = build(ws.path(), &KEYS);
+    assert!(!ok, "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "error: function audit-log runs in of-watchdog mode `http` (its Dockerfile and stack environment)",
+            "a form fmerge does not merge yet",
+            "\nfix: leave audit-log out of the group",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}
+
+#[test]
+fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
+    let ws = chain_stack("    environment:\n      fprocess: /usr/bin/SomethingElse --flag\n");
+    let Ran { ok, stderr, .. } = build(ws.path(), &KEYS);
+    assert!(!ok, "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "error: function audit-log: of-watchdog runs `SomethingElse`",
+            "which is not a binary of its package AuditLog (it has AuditLog)",
+            "\nfix: ",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}
