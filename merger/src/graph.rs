@@ -332,7 +332,11 @@ pub fn read(
             .iter()
             .find(|s| s.function == f.name)
             .and_then(|s| s.manifest.parent());
-        let rounds = rounds_of(f, own, &members, &edges).unwrap_or_else(|e| {
+        let rounds = match f.form {
+            resolve::Form::Process => Ok(one_after_another(&f.name, &edges)),
+            resolve::Form::Runtime => rounds_of(f, own, &members, &edges),
+        };
+        let rounds = rounds.unwrap_or_else(|e| {
             progress.note(&format!(
                 "note: the order of {}'s calls is not read from its code ({e:#}): each is taken as made one after another",
                 f.name
@@ -391,6 +395,21 @@ pub fn read(
         }
     }
     Ok(graph)
+}
+
+/// The rounds of a watchdog-process function: its HTTP client waits for
+/// each reply, so each call is a round of its own.
+fn one_after_another(from: &str, edges: &[Edge]) -> Vec<Round> {
+    edges
+        .iter()
+        .filter(|e| e.from == from)
+        .filter_map(|e| Some((e.to.clone()?, e.sites)))
+        .flat_map(|(to, sites)| std::iter::repeat_n(to, sites))
+        .map(|to| Round {
+            calls: vec![to],
+            looped: Vec::new(),
+        })
+        .collect()
 }
 
 /// The folders of the user's own crates `f` links, its own aside.

@@ -21,6 +21,7 @@ use anyhow::{Result, bail};
 use fmerge_cargo::{resolve, workspace};
 use fmerge_ir as ir;
 use fmerge_ship::stack_in::StackIn;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The merge options that do not change the merged binary, each for a
@@ -50,6 +51,10 @@ pub struct Options {
     /// several `--manifest-path`s), the caller first: built in a workspace
     /// fmerge writes (see fmerge_cargo::workspace).
     pub sources: Vec<workspace::FunctionProject>,
+    /// The of-watchdog mode of each watchdog-process member whose stack
+    /// entry says it (by function name); a member not listed runs in
+    /// `streaming`, of-watchdog's default.
+    pub modes: BTreeMap<String, String>,
     pub merge: Merge,
 }
 
@@ -75,6 +80,7 @@ impl Options {
             caller: caller.into(),
             manifest_path: None,
             sources: Vec::new(),
+            modes: BTreeMap::new(),
             merge,
         }
     }
@@ -89,8 +95,10 @@ impl Options {
             caller: caller.into(),
             manifest_path: None,
             sources: Vec::new(),
+            modes: BTreeMap::new(),
             merge,
         };
+        let mut modes = BTreeMap::new();
         opts.sources = opts
             .members()
             .map(|name| {
@@ -106,11 +114,13 @@ impl Options {
                     let own = workspace::own_package(&project)?;
                     if !own.on_runtime {
                         watchdog.check(&entry.name, &own.name, &own.bins)?;
+                        modes.insert(entry.name.clone(), watchdog.mode.clone());
                     }
                 }
                 Ok(project)
             })
             .collect::<Result<_>>()?;
+        opts.modes = modes;
         Ok(opts)
     }
 
@@ -122,6 +132,7 @@ impl Options {
             caller: caller.into(),
             manifest_path: None,
             sources: Vec::new(),
+            modes: BTreeMap::new(),
             merge,
         };
         if manifests.len() > 1 {

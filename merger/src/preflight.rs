@@ -59,7 +59,12 @@ fn code_of(opts: &Options, members: &[String]) -> Result<Option<Vec<Code>>> {
         };
         match resolve::code(Some(&source.manifest), std::slice::from_ref(name)) {
             Ok(one) => code.extend(one),
-            Err(_) => return Ok(None),
+            // A stack key that is not its package's name (`write-home-timeline`
+            // for `WriteHomeTimeline`): the package at the handler is the function.
+            Err(_) => match resolve::code_of_package(&source.manifest, name) {
+                Ok(one) => code.push(one),
+                Err(_) => return Ok(None),
+            },
         }
     }
     Ok(Some(code))

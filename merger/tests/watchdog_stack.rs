@@ -4,14 +4,16 @@
 //! (never builds it), under the stack's `environment:`, says each
 //! function's form and mode, merges the `watchdog` fixture chain whose
 //! packages are CamelCase under kebab-case stack keys, and refuses before
-//! cargo starts a mode it does not merge or an `fprocess` of another binary.
+//! cargo starts a mode it does not merge or an `fprocess` of another binary;
+//! `fmerge graph` finds the calls the chain makes through its own HTTP
+//! clients, and `fmerge plan` and `build --plan` take it.
 //!
 //! Run: `cargo test --release -p fmerge --test watchdog_stack`
 
 mod support;
 
 use std::path::Path;
-use support::{Ran, assert_says, fixture, fmerge_in};
+use support::{Ran, assert_says, fixture, fmerge_command, fmerge_in};
 
 /// The chain: (stack key, package, the Dockerfile's ENV line).
 const CHAIN: [(&str, &str, &str); 4] = [
@@ -161,4 +163,71 @@ fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
         ],
     );
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}
+
+/// The calls go through each team's own client and helper (`make_rpc` with
+/// libcurl, `call_function` with reqwest, inline ureq), by literal names:
+/// `fmerge graph` finds each, through the helper, in the function that
+/// passes the name; `fmerge plan` groups the chain and `build --plan`
+/// builds it.
+#[test]
+fn graph_and_plan_see_the_calls_through_the_teams_own_clients() {
+    let ws = chain_stack("");
+    let dir = ws.path();
+    let graph = fmerge_command(dir, &["graph", "-f", "stack.yml"]);
+    assert!(graph.ok, "fmerge graph failed:\n{}", graph.stderr);
+    let calls: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("callgraph/calls.json")).unwrap())
+            .unwrap();
+    let mut edges: Vec<(String, String, Vec<String>)> = calls["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let within = e["within"].as_array().unwrap();
+            (
+                e["from"].as_str().unwrap().to_string(),
+                e["to"]
+                    .as_str()
+                    .expect("every name is a literal")
+                    .to_string(),
+                within
+                    .iter()
+                    .map(|w| w.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    edges.sort();
+    let edge = |from: &str, to: &str, within: &str| {
+        (from.to_string(), to.to_string(), vec![within.to_string()])
+    };
+    assert_eq!(
+        edges,
+        [
+            edge("social-graph-get-followers", "user-filter", "main"),
+            edge("user-filter", "audit-log", "audit"),
+            edge("write-home-timeline", "social-graph-get-followers", "main"),
+        ]
+    );
+    for f in calls["functions"].as_array().unwrap() {
+        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
+    }
+    let plan = fmerge_command(dir, &["plan"]);
+    assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
+    let toml = std::fs::read_to_string(dir.join("plan/plan.toml")).unwrap();
+    for key in KEYS {
+        assert!(
+            toml.contains(&format!("\"{key}\"")),
+            "{key} not in the plan:\n{toml}"
+        );
+    }
+    let built = fmerge_in(dir, &["--plan", "plan/plan.toml"]);
+    assert!(built.ok, "fmerge build --plan failed:\n{}", built.stderr);
+    let binary = built
+        .stdout
+        .lines()
+        .find(|l| l.ends_with("-merged"))
+        .unwrap_or_default();
+    assert!(Path::new(binary).is_file(), "{}", built.stdout);
 }

@@ -398,6 +398,27 @@ pub struct PathPackage {
 /// [`run`] refuses it.
 pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>> {
     let metadata = workspace_metadata(manifest_path)?;
+    code_in(&metadata, names)
+}
+
+/// The code of the function `name` whose own package is the one at
+/// `manifest` (a stack's handler), whatever that package is called: a
+/// stack names a function by its key (`write-home-timeline`), a team its
+/// package as it likes (`WriteHomeTimeline`).
+pub fn code_of_package(manifest: &Path, name: &str) -> Result<Code> {
+    let metadata = workspace_metadata(Some(manifest))?;
+    let package = metadata.root_package().with_context(|| {
+        format!(
+            "{} is no package's manifest\nfix: point the handler at the folder of the function's own Cargo.toml",
+            manifest.display()
+        )
+    })?;
+    let mut code = code_in(&metadata, &[package.name.to_string()])?.remove(0);
+    code.name = name.to_string();
+    Ok(code)
+}
+
+fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
     let local: HashMap<&PackageId, &Package> = metadata
         .packages
         .iter()
@@ -408,7 +429,7 @@ pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>>
     let mut out = Vec::new();
     for name in names {
         // Refused as `run` refuses it: unknown, or not a function.
-        let function = function(&metadata, name)?;
+        let function = function(metadata, name)?;
         let package = local
             .get(&function.package_id)
             .context("a function is a path package")?;

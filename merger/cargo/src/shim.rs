@@ -12,6 +12,7 @@ use crate::objects::Cache;
 use crate::resolve::Members;
 use crate::toolchain::Toolchain;
 use anyhow::{Context as _, Result, bail};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,11 +39,35 @@ pub struct Member {
     pub name: String,
     /// The symbol of its C `main` in the merged binary.
     pub main: String,
+    /// Its of-watchdog mode: how a call to it is answered.
+    pub mode: Mode,
+}
+
+/// The of-watchdog modes a watchdog-process member may run in (the shim's
+/// `Mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One process per request, stdout streamed back (of-watchdog's default).
+    Streaming,
+    /// One process per request, the whole reply buffered.
+    Serializing,
+}
+
+impl Mode {
+    /// The mode of-watchdog's `mode` setting names (absent: streaming); the
+    /// others are refused before the build (`stack_in::watchdog`).
+    pub fn of(setting: Option<&str>) -> Mode {
+        match setting {
+            Some("serializing") => Mode::Serializing,
+            _ => Mode::Streaming,
+        }
+    }
 }
 
 /// The members of a merge, the caller first: the caller's `main` starts
-/// the binary, each callee's was renamed ([`fmerge_contract::main_symbol`]).
-pub fn members(members: &Members) -> Vec<Member> {
+/// the binary, each callee's was renamed ([`fmerge_contract::main_symbol`]);
+/// `modes` are the of-watchdog modes known, by function name.
+pub fn members(members: &Members, modes: &BTreeMap<String, String>) -> Vec<Member> {
     members
         .functions()
         .map(|f| Member {
@@ -51,6 +76,7 @@ pub fn members(members: &Members) -> Vec<Member> {
                 true => "main".to_string(),
                 false => fmerge_contract::main_symbol(&f.name),
             },
+            mode: Mode::of(modes.get(&f.name).map(String::as_str)),
         })
         .collect()
 }
@@ -67,8 +93,8 @@ pub fn table(caller: &str, members: &[Member], gateway_urls: &[String]) -> Strin
     for (i, m) in members.iter().enumerate() {
         let _ = writeln!(
             s,
-            "    Member {{ name: {:?}, main: m{i}, mode: Mode::Streaming }},",
-            m.name
+            "    Member {{ name: {:?}, main: m{i}, mode: Mode::{:?} }},",
+            m.name, m.mode
         );
     }
     s.push_str("];\nunsafe extern \"C\" {\n");
@@ -152,15 +178,17 @@ mod tests {
             Member {
                 name: "write-home-timeline".into(),
                 main: "main".into(),
+                mode: Mode::Streaming,
             },
             Member {
                 name: "user-filter".into(),
                 main: "fmerge.main.UserFilter".into(),
+                mode: Mode::Serializing,
             },
         ];
         let table = table("write-home-timeline", &members, &["http://gw:8080".into()]);
         assert!(
-            table.contains(r#"Member { name: "user-filter", main: m1, mode: Mode::Streaming }"#)
+            table.contains(r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing }"#)
         );
         assert!(table.contains(r#"#[link_name = "fmerge.main.UserFilter"] fn m1("#));
         assert!(table.contains(r#"GATEWAY_URLS: &[&str] = &["http://gw:8080"];"#));

@@ -33,9 +33,9 @@ impl Merging<'_> {
         let forms: Vec<String> = self
             .members
             .functions()
-            .map(|f| format!("{} is a {} function", f.name, f.form.says()))
+            .map(|f| format!("{} is {}", f.name, f.form.says()))
             .collect();
-        self.progress.note(&forms.join("; "));
+        self.progress.note(&format!("forms: {}", forms.join("; ")));
         let units = ir_units(&self.members, emitted, bitcode, self.lto);
         let count = units.len();
         let target = self.target();

@@ -132,7 +132,7 @@ impl Merging<'_> {
     /// with a note naming the gateways whose calls stay in the pod.
     pub(super) fn shim(&self, gateway_urls: &[String]) -> Result<PathBuf> {
         let settings = self.object_settings();
-        let members = shim::members(&self.members);
+        let members = shim::members(&self.members, &self.opts.modes);
         let table = shim::table(&members[0].name, &members, gateway_urls);
         let sources: Vec<shim::Source> = crate::assets::SHIM
             .files
