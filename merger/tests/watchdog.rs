@@ -20,21 +20,21 @@ mod support;
 
 use chain::{
     EXIT_MESSAGE, NAMES, Observed, PACKAGES, PANIC_MESSAGE, assert_same_answers, assert_same_logs,
-    cluster, merge, merged_binary, run_chain, run_child, stderr_lines,
+    cluster, merge, merge_with, merged_binary, run_chain, run_child, stderr_lines,
 };
 
 /// The chain unmerged answers as the fixture's code says it must, through
 /// the gateway at each hop: what the merged runs are compared with.
 #[test]
 fn the_unmerged_chain_answers_behind_of_watchdog() {
-    run_child("in_namespace_unmerged", None);
+    run_child("in_namespace_unmerged", None, &[]);
 }
 
 #[test]
 #[ignore = "run by the_unmerged_chain_answers_behind_of_watchdog in its own namespace"]
 fn in_namespace_unmerged() {
     let (_cluster, redis) = cluster();
-    let seen = run_chain(&redis, None);
+    let seen = run_chain(&redis, &redis, None, None);
     println!("{seen:#?}");
     let normal = &seen.replies[0];
     assert_eq!(
@@ -84,16 +84,16 @@ fn calls(seen: &Observed) -> Vec<usize> {
 fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
     let (binary, stderr) = merge(&PACKAGES);
     println!("fmerge:\n{stderr}");
-    run_child("in_namespace_merged", Some(&binary));
+    run_child("in_namespace_merged", Some(&binary), &[]);
 }
 
 #[test]
 #[ignore = "run by the_merged_chain_answers_as_unmerged_without_the_gateway in its own namespace"]
 fn in_namespace_merged() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, None);
+    let unmerged = run_chain(&redis, &redis, None, None);
     let binary = merged_binary();
-    let merged = run_chain(&redis, Some((&binary, &PACKAGES)));
+    let merged = run_chain(&redis, &redis, Some((&binary, &PACKAGES)), None);
     println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
     assert_same_answers(&unmerged, &merged);
     assert_eq!(
@@ -117,16 +117,16 @@ fn in_namespace_merged() {
 fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
     let (binary, stderr) = merge(&PACKAGES[..2]);
     println!("fmerge:\n{stderr}");
-    run_child("in_namespace_partial", Some(&binary));
+    run_child("in_namespace_partial", Some(&binary), &[]);
 }
 
 #[test]
 #[ignore = "run by a_partial_merge_still_calls_the_rest_through_the_gateway in its own namespace"]
 fn in_namespace_partial() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, None);
+    let unmerged = run_chain(&redis, &redis, None, None);
     let binary = merged_binary();
-    let merged = run_chain(&redis, Some((&binary, &PACKAGES[..2])));
+    let merged = run_chain(&redis, &redis, Some((&binary, &PACKAGES[..2])), None);
     println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
     assert_same_answers(&unmerged, &merged);
     assert_eq!(calls(&merged), [4, 0, 2, 1], "{:?}", merged.calls);
@@ -146,4 +146,58 @@ fn in_namespace_partial() {
             "{outsider}'s own stderr"
         );
     }
+}
+
+/// The seed's case: social-graph-get-followers' cluster has a Redis of its
+/// own, and both functions' shared helper (`RedisStore`) writes in the host
+/// and reads the password from `/var/openfaas/secrets/redis-password`.
+/// Merged into write-home-timeline's pod, the callee must keep its own
+/// Redis and secret: `--rewrite` of the shared helper's literals applies in
+/// the callee's own process (the name resolves as its own Redis's, the
+/// secret opens as its own file), never in the caller's. Without the
+/// rewrites the answers differ, so the comparison can tell.
+#[test]
+fn a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper() {
+    let flags = [
+        "--rewrite",
+        "SocialGraphGetFollowers:redis.openfaas-fn.svc.cluster.local.=redis.sgf.svc.cluster.local.",
+        "--rewrite",
+        "SocialGraphGetFollowers:/var/openfaas/secrets/redis-password=/var/openfaas/secrets/sgf-redis-password",
+    ];
+    let (binary, stderr) = merge_with(&PACKAGES, &flags, "-own-stores");
+    println!("fmerge:\n{stderr}");
+    assert!(
+        stderr.contains("in SocialGraphGetFollowers's own process"),
+        "the build says where the rewrites apply:\n{stderr}"
+    );
+    let (plain, _) = merge(&PACKAGES);
+    run_child(
+        "in_namespace_own_stores",
+        Some(&binary),
+        &[(chain::PLAIN_VAR, plain.to_str().unwrap().to_string())],
+    );
+}
+
+#[test]
+#[ignore = "run by a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper in its own namespace"]
+fn in_namespace_own_stores() {
+    let (_cluster, redis, followers, pod) = chain::two_clusters();
+    let unmerged = run_chain(&redis, &followers, None, Some(&pod.watchdog()));
+    let binary = merged_binary();
+    let merged = run_chain(&redis, &followers, Some((&binary, &PACKAGES)), None);
+    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    assert_eq!(
+        (
+            unmerged.replies[0].status,
+            unmerged.replies[0].body.as_str()
+        ),
+        (200, r#"{"updated":2}"#),
+        "unmerged, get-followers reads its own Redis"
+    );
+    assert_same_answers(&unmerged, &merged);
+    assert_eq!(calls(&merged), [4, 0, 0, 0], "{:?}", merged.calls);
+    // The same merge without the rewrites reads the caller's Redis.
+    let plain = chain::plain_binary();
+    let wrong = run_chain(&redis, &followers, Some((&plain, &PACKAGES)), None);
+    assert_eq!(wrong.replies[0].body, r#"{"updated":0}"#, "{wrong:#?}");
 }

@@ -2,13 +2,17 @@
 //! whatever HTTP client they use: `connect` and `getaddrinfo`, defined here
 //! in place of libc's (the binary's own code binds to these at link time; a
 //! shared libcurl binds to them because fmerge exports them), and the
-//! constructor that runs the member named by `FMERGE_RUN_MEMBER`.
+//! constructor that runs the member named by `FMERGE_RUN_MEMBER`. In a
+//! member's process they also apply its rewrites ([`rewrite`]): host names
+//! in `getaddrinfo`, ports in `connect`, and file paths in the opens
+//! (`open`, `open64`, `openat`, `openat64`) the binary's own code calls.
 
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::gateway;
+use crate::rewrite;
 use crate::server;
 
 const AF_INET: u16 = 2;
@@ -188,10 +192,22 @@ fn redirect(fd: c_int, dest: SocketAddr) -> Option<c_int> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn connect(fd: c_int, addr: *const u8, len: u32) -> c_int {
     // SAFETY: `addr` has `len` bytes, as connect(2) requires of the caller.
-    if let Some(dest) = unsafe { read_addr(addr, len) }
+    let dest = unsafe { read_addr(addr, len) };
+    if let Some(dest) = dest
         && let Some(r) = redirect(fd, dest)
     {
         return r;
+    }
+    if rewrite::any()
+        && let Some(to) = dest.and_then(rewrite::destination)
+    {
+        // The same address with the rewritten port (bytes 2 and 3 of both
+        // layouts), the rest as the caller gave it.
+        // SAFETY: `addr` has `len` bytes.
+        let mut copy = unsafe { std::slice::from_raw_parts(addr, len as usize) }.to_vec();
+        copy[2..4].copy_from_slice(&to.port().to_be_bytes());
+        // SAFETY: `copy` is the caller's sockaddr with another port.
+        return unsafe { real_connect(fd, copy.as_ptr(), len) };
     }
     // SAFETY: the caller's arguments, passed through.
     unsafe { real_connect(fd, addr, len) }
@@ -223,6 +239,31 @@ pub unsafe extern "C" fn getaddrinfo(
     }
     // SAFETY: `real` is libc's getaddrinfo, which has this signature.
     let real: GetAddrInfo = unsafe { std::mem::transmute::<usize, GetAddrInfo>(real) };
+    if rewrite::any()
+        && !node.is_null()
+        // SAFETY: `node` is a C string, as getaddrinfo requires.
+        && let Ok(name) = unsafe { CStr::from_ptr(node) }.to_str()
+        && let Some((host, ports)) = rewrite::host(name)
+        && let Ok(host) = std::ffi::CString::new(host)
+    {
+        // SAFETY: the caller's arguments, the node replaced by another C string.
+        let r = unsafe { real(host.as_ptr(), service, hints, res) };
+        if r == 0
+            && let Some(ports) = ports
+        {
+            // SAFETY: on success `*res` is a list that libc built.
+            let mut ai = unsafe { *res } as *const AddrInfo;
+            while !ai.is_null() {
+                // SAFETY: each node and its address are libc's, still alive.
+                let node = unsafe { &*ai };
+                if let Some(a) = unsafe { read_addr(node.addr, node.addrlen) } {
+                    rewrite::remember_port(a.ip().to_canonical(), ports);
+                }
+                ai = node.next;
+            }
+        }
+        return r;
+    }
     // SAFETY: the caller's arguments, passed through.
     let r = unsafe { real(node, service, hints, res) };
     if r != 0 || node.is_null() || res.is_null() {
@@ -248,6 +289,95 @@ pub unsafe extern "C" fn getaddrinfo(
     r
 }
 
+const SYS_OPENAT: c_long = 257;
+const AT_FDCWD: c_int = -100;
+
+/// `openat(2)` by system call, with `path` replaced when a rewrite of this
+/// member's names it.
+///
+/// # Safety
+/// As `openat(2)`.
+unsafe fn open_at(dirfd: c_int, path: *const c_char, flags: c_int, mode: u32) -> c_int {
+    let mut path = path;
+    let replaced;
+    if rewrite::any()
+        && !path.is_null()
+        // SAFETY: `path` is a C string, as open(2) requires.
+        && let Ok(name) = unsafe { CStr::from_ptr(path) }.to_str()
+        && let Some(to) = rewrite::path(name)
+        && let Ok(to) = std::ffi::CString::new(to)
+    {
+        replaced = to;
+        path = replaced.as_ptr();
+    }
+    // SAFETY: the caller's arguments, `path` maybe another C string.
+    unsafe {
+        syscall(
+            SYS_OPENAT,
+            dirfd as c_long,
+            path,
+            flags as c_long,
+            mode as c_long,
+        ) as c_int
+    }
+}
+
+// The C library's opens, so that a rewritten secret file opens as its
+// member's own (std's `File::open` calls `open64`). `mode` is the variadic
+// argument: on x86-64 it arrives in the third argument's register whether
+// the caller passed one or not, and the kernel reads it only with
+// `O_CREAT` or `O_TMPFILE`, when the caller must pass it.
+
+/// `open(2)`.
+///
+/// # Safety
+/// As `open(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: u32) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { open_at(AT_FDCWD, path, flags, mode) }
+}
+
+/// `open64(2)`, the same on 64-bit targets.
+///
+/// # Safety
+/// As `open(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: u32) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { open_at(AT_FDCWD, path, flags, mode) }
+}
+
+/// `openat(2)`.
+///
+/// # Safety
+/// As `openat(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn openat(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: u32,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { open_at(dirfd, path, flags, mode) }
+}
+
+/// `openat64(2)`, the same on 64-bit targets.
+///
+/// # Safety
+/// As `openat(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn openat64(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: u32,
+) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { open_at(dirfd, path, flags, mode) }
+}
+
 /// Runs the member `FMERGE_RUN_MEMBER` names instead of `main`.
 extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
     let Some(name) = std::env::var_os(crate::RUN_MEMBER_VAR) else {
@@ -269,6 +399,7 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
     };
     // SAFETY: constructors run before main, on the only thread there is yet.
     unsafe { std::env::remove_var(crate::RUN_MEMBER_VAR) };
+    rewrite::activate(member.name, crate::rewrites());
     // SAFETY: the member's C main, with the process's own argc and argv.
     let code = unsafe { (member.main)(argc, argv as *const *const u8) };
     // The C library's exit, not std's: the member's `main` went through

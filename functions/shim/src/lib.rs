@@ -30,6 +30,7 @@ pub mod http;
 mod interpose;
 pub mod member;
 pub mod relay;
+pub mod rewrite;
 pub mod server;
 mod table;
 
@@ -74,6 +75,11 @@ pub fn member(name: &str) -> Option<&'static Member> {
 /// Gateway base URLs found as literals in the members' code.
 pub fn gateway_urls() -> &'static [&'static str] {
     table::GATEWAY_URLS
+}
+
+/// Each member's rewrites of its data stores and secrets ([`rewrite`]).
+pub fn rewrites() -> &'static [rewrite::Rewrite] {
+    table::REWRITES
 }
 
 /// Environment variables whose values the members use as the gateway's URL.

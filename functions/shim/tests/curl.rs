@@ -88,6 +88,7 @@ fn run(prog: &std::path::Path, url: &str) -> Vec<Vec<u8>> {
 fn libcurl_calls_are_redirected_when_the_symbols_are_exported() {
     let dir = common::scratch("curl");
     let exported = common::build(&dir, PROGRAM, EXPORTS);
+    std::fs::write(common::REWRITTEN_SECRET.0, common::REWRITTEN_SECRET.1).unwrap();
     let (addr, seen) = common::gateway();
     let port = addr.port();
     let hosts: Vec<String> = std::iter::once("127.0.0.1".to_string())
@@ -97,7 +98,7 @@ fn libcurl_calls_are_redirected_when_the_symbols_are_exported() {
         seen.lock().unwrap().clear();
         let url = format!("http://{host}:{port}");
         let replies = run(&exported, &url);
-        let body = b"HELLO|/sub||hi|";
+        let body = b"HELLO|/sub||hi||its-own";
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
             body.len()

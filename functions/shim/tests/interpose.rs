@@ -33,6 +33,7 @@ fn main() {
 fn calls_to_members_stay_in_the_binary_and_the_rest_reach_the_gateway() {
     let dir = common::scratch("e2e");
     let prog = common::build(&dir, PROGRAM, &[]);
+    std::fs::write(common::REWRITTEN_SECRET.0, common::REWRITTEN_SECRET.1).unwrap();
     let (addr, seen) = common::gateway();
 
     // An IP literal (connect alone) and a name (getaddrinfo, then connect).
@@ -51,7 +52,7 @@ fn calls_to_members_stay_in_the_binary_and_the_rest_reach_the_gateway() {
             String::from_utf8_lossy(&out.stderr)
         );
         let replies = common::replies(&out.stdout);
-        let body = b"HELLO|/sub|yes|hi|";
+        let body = b"HELLO|/sub|yes|hi||its-own";
         let head = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
@@ -84,7 +85,7 @@ fn calls_to_members_stay_in_the_binary_and_the_rest_reach_the_gateway() {
         .unwrap();
     child.stdin.take().unwrap().write_all(b"direct").unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.stdout, b"DIRECT||||");
+    assert_eq!(out.stdout, b"DIRECT|||||its-own");
     let out = Command::new(&prog)
         .env("FMERGE_RUN_MEMBER", "nope")
         .output()

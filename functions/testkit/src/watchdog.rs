@@ -88,6 +88,12 @@ pub struct Cluster {
 /// without the trailing dot) to 127.0.0.1 through a private `/etc/hosts`,
 /// and mounts a dir holding `secrets` (name, value) over [`SECRETS_DIR`].
 pub fn enter_cluster(hosts: &[&str], secrets: &[(&str, &str)]) -> Cluster {
+    let hosts: Vec<(&str, &str)> = hosts.iter().map(|h| (*h, "127.0.0.1")).collect();
+    enter_cluster_at(&hosts, secrets)
+}
+
+/// [`enter_cluster`], each host mapped to its own loopback address.
+pub fn enter_cluster_at(hosts: &[(&str, &str)], secrets: &[(&str, &str)]) -> Cluster {
     assert!(
         std::env::var(ISOLATED_VAR).is_ok_and(|v| v == "1"),
         "this test only runs inside its own namespace: run the test that calls run_isolated for it"
@@ -97,23 +103,68 @@ pub fn enter_cluster(hosts: &[&str], secrets: &[(&str, &str)]) -> Cluster {
         .prefix("fmerge-cluster-")
         .tempdir()
         .expect("temp dir");
-    let mut text = String::from("127.0.0.1 localhost\n::1 localhost\n");
-    for host in hosts {
-        let host = host.trim_end_matches('.');
-        text += &format!("127.0.0.1 {host} {host}.\n");
-    }
-    let etc_hosts = files.path().join("hosts");
-    std::fs::write(&etc_hosts, text).expect("hosts");
+    let (etc_hosts, secrets_dir) = pod_files(files.path(), hosts, secrets);
     mount_over(&etc_hosts, Path::new("/etc/hosts"));
-    let secrets_dir = files.path().join("secrets");
-    std::fs::create_dir(&secrets_dir).expect("secrets dir");
-    for (name, value) in secrets {
-        std::fs::write(secrets_dir.join(name), value).expect("secret");
-    }
     // The mount point is the only trace left outside: an empty dir.
     std::fs::create_dir_all(SECRETS_DIR).expect("mount point for the secrets");
     mount_over(&secrets_dir, Path::new(SECRETS_DIR));
     Cluster { _files: files }
+}
+
+/// A hosts file mapping each of `hosts` (with and without the trailing dot)
+/// to its address, and a dir holding `secrets`, in `dir`.
+fn pod_files(dir: &Path, hosts: &[(&str, &str)], secrets: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let mut text = String::from("127.0.0.1 localhost\n::1 localhost\n");
+    for (host, ip) in hosts {
+        let host = host.trim_end_matches('.');
+        text += &format!("{ip} {host} {host}.\n");
+    }
+    let etc_hosts = dir.join("hosts");
+    std::fs::write(&etc_hosts, text).expect("hosts");
+    let secrets_dir = dir.join("secrets");
+    std::fs::create_dir(&secrets_dir).expect("secrets dir");
+    for (name, value) in secrets {
+        std::fs::write(secrets_dir.join(name), value).expect("secret");
+    }
+    (etc_hosts, secrets_dir)
+}
+
+/// A pod of its own inside the cluster, as a function deployed in another
+/// cluster sees the world: `watchdog` started in a mount namespace of its
+/// own with its own `/etc/hosts` and secrets. [`OwnPod::watchdog`] is the
+/// program to start in its place.
+pub struct OwnPod {
+    files: tempfile::TempDir,
+}
+
+impl OwnPod {
+    pub fn new(watchdog: &Path, hosts: &[(&str, &str)], secrets: &[(&str, &str)]) -> OwnPod {
+        let files = tempfile::Builder::new()
+            .prefix("fmerge-pod-")
+            .tempdir()
+            .expect("temp dir");
+        let (etc_hosts, secrets_dir) = pod_files(files.path(), hosts, secrets);
+        let script = format!(
+            "#!/bin/sh\nexec {} --mount --propagation private sh -c \
+             'mount --bind \"$1\" /etc/hosts && mount --bind \"$2\" {SECRETS_DIR} && exec \"$3\"' \
+             own-pod {} {} {}\n",
+            need("unshare", "util-linux").display(),
+            etc_hosts.display(),
+            secrets_dir.display(),
+            watchdog.display()
+        );
+        let wrapper = files.path().join("watchdog");
+        std::fs::write(&wrapper, script).expect("the pod's wrapper");
+        let mut perms = std::fs::metadata(&wrapper).expect("wrapper").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&wrapper, perms).expect("wrapper mode");
+        OwnPod { files }
+    }
+
+    /// The watchdog, as started in this pod.
+    pub fn watchdog(&self) -> PathBuf {
+        self.files.path().join("watchdog")
+    }
 }
 
 fn mount_over(source: &Path, target: &Path) {
@@ -282,6 +333,7 @@ impl Watchdog {
 /// persistence. Killed on drop.
 pub struct ClusterRedis {
     child: Child,
+    ip: String,
     password: String,
     _dir: tempfile::TempDir,
 }
@@ -290,13 +342,18 @@ impl ClusterRedis {
     pub const PORT: u16 = 6379;
 
     pub fn start(password: &str) -> ClusterRedis {
+        Self::start_on("127.0.0.1", password)
+    }
+
+    /// A Redis of another cluster, at another loopback address (`ip`).
+    pub fn start_on(ip: &str, password: &str) -> ClusterRedis {
         let server = need("redis-server", "redis-server");
         let dir = tempfile::Builder::new()
             .prefix("fmerge-redis-")
             .tempdir()
             .expect("temp dir");
         let child = Command::new(server)
-            .args(["--bind", "127.0.0.1", "--port", &Self::PORT.to_string()])
+            .args(["--bind", ip, "--port", &Self::PORT.to_string()])
             .args([
                 "--requirepass",
                 password,
@@ -314,6 +371,7 @@ impl ClusterRedis {
             .expect("cannot spawn redis-server");
         let mut redis = ClusterRedis {
             child,
+            ip: ip.to_string(),
             password: password.to_string(),
             _dir: dir,
         };
@@ -333,7 +391,7 @@ impl ClusterRedis {
     }
 
     fn try_connection(&self) -> Option<redis::Connection> {
-        let uri = format!("redis://:{}@127.0.0.1:{}/", self.password, Self::PORT);
+        let uri = format!("redis://:{}@{}:{}/", self.password, self.ip, Self::PORT);
         let mut conn = redis::Client::open(uri).ok()?.get_connection().ok()?;
         redis::cmd("PING").query::<String>(&mut conn).ok()?;
         Some(conn)

@@ -78,6 +78,8 @@ pub struct MergedModule {
     pub table: Option<Vec<u8>>,
     /// The gateway base URLs the process-form members' code holds.
     pub gateway_urls: Vec<String>,
+    /// The rewrites process-form callees apply in their own processes.
+    pub at_run_time: Vec<crate::passes::endpoints::AtRunTime>,
 }
 
 /// The machine the merged binary is for.
@@ -196,6 +198,7 @@ pub fn merge(
         internalized: found.internalized,
         routes: found.routes,
         gateway_urls: found.gateway_urls.into_iter().collect(),
+        at_run_time: found.at_run_time.into_iter().collect(),
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
     })
 }

@@ -8,7 +8,9 @@
 use crate::support::{FUNCTION_RUSTFLAGS, TARGET, build_dir, fixture, free_port, merged};
 use fmerge_testkit::Gateway;
 use fmerge_testkit::dataplane::request;
-use fmerge_testkit::watchdog::{ClusterRedis, Watchdog, enter_cluster, run_isolated};
+use fmerge_testkit::watchdog::{
+    ClusterRedis, OwnPod, Watchdog, enter_cluster, enter_cluster_at, run_isolated,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,10 +33,8 @@ pub const NAMES: [&str; 4] = [
 
 /// The gateway as the functions' pods see it; `FaasRpc` has it written in.
 const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
-const HOSTS: [&str; 2] = [
-    "gateway.openfaas.svc.cluster.local.",
-    "redis.openfaas-fn.svc.cluster.local.",
-];
+const GATEWAY_HOST: &str = "gateway.openfaas.svc.cluster.local.";
+const HOSTS: [&str; 2] = [GATEWAY_HOST, "redis.openfaas-fn.svc.cluster.local."];
 const PASSWORD: &str = "fmerge-watchdog-redis-password";
 
 /// What the test binary passes to its copy in the namespace.
@@ -99,10 +99,16 @@ pub fn unmerged_binaries() -> &'static Path {
 /// `fmerge build FUNCTIONS` of the fixture, into `<ws>/<caller>-…`; the
 /// merged binary and fmerge's stderr. Once per set of functions.
 pub fn merge(functions: &[&str]) -> (PathBuf, String) {
+    merge_with(functions, &[], "")
+}
+
+/// [`merge`] with more flags, into an output dir of its own (`tag`).
+pub fn merge_with(functions: &[&str], flags: &[&str], tag: &str) -> (PathBuf, String) {
     let ws = workspace();
-    let out = ws.join(format!("out-{}", functions.len()));
+    let out = ws.join(format!("out-{}{tag}", functions.len()));
     let manifest = ws.join("Cargo.toml");
     let mut args = functions.to_vec();
+    args.extend(flags);
     args.extend(["--manifest-path", manifest.to_str().unwrap()]);
     args.extend(["--out", out.to_str().unwrap()]);
     let built = merged(ws, &args);
@@ -113,7 +119,7 @@ pub fn merge(functions: &[&str]) -> (PathBuf, String) {
 /// unmerged binaries, both of-watchdogs and, if given, the merged binary;
 /// panics with its output if it fails. Builds everything first, outside:
 /// there is no network inside for cargo.
-pub fn run_child(child: &str, merged: Option<&Path>) {
+pub fn run_child(child: &str, merged: Option<&Path>, more: &[(&'static str, String)]) {
     let real = fmerge_testkit::dataplane::of_watchdog()
         .unwrap_or_else(|e| panic!("the real of-watchdog 0.11.6 is needed: {e}"));
     let patched = fmerge_testkit::watchdog::metrics_port_watchdog()
@@ -126,6 +132,7 @@ pub fn run_child(child: &str, merged: Option<&Path>) {
     if let Some(binary) = merged {
         env.push((MERGED_VAR, path_string(binary)));
     }
+    env.extend(more.iter().cloned());
     match run_isolated(child, &env) {
         Ok(output) => println!("{output}"),
         Err(why) => panic!("{why}"),
@@ -145,6 +152,49 @@ fn env_path(var: &str) -> PathBuf {
 /// The merged binary the parent test built.
 pub fn merged_binary() -> PathBuf {
     env_path(MERGED_VAR)
+}
+
+/// A merged binary built without the flags under test, for comparison.
+pub const PLAIN_VAR: &str = "FMERGE_WD_PLAIN";
+
+/// The binary [`PLAIN_VAR`] names.
+pub fn plain_binary() -> PathBuf {
+    env_path(PLAIN_VAR)
+}
+
+/// social-graph-get-followers' cluster, for the seed's case: its Redis at
+/// 127.0.0.2 with a password of its own, named `redis.sgf.svc.cluster.local`
+/// in the merged pod, which holds its password as the secret
+/// `sgf-redis-password`; unmerged, its pod ([`OwnPod`]) sees that Redis
+/// under the shared helper's name and its password as `redis-password`.
+/// The cluster entered, its Redis, the callee's Redis and the callee's pod.
+pub fn two_clusters() -> (
+    fmerge_testkit::watchdog::Cluster,
+    ClusterRedis,
+    ClusterRedis,
+    OwnPod,
+) {
+    const OWN_PASSWORD: &str = "fmerge-watchdog-sgf-password";
+    let mut hosts: Vec<(&str, &str)> = HOSTS.iter().map(|h| (*h, "127.0.0.1")).collect();
+    hosts.push(("redis.sgf.svc.cluster.local.", "127.0.0.2"));
+    let cluster = enter_cluster_at(
+        &hosts,
+        &[
+            ("redis-password", PASSWORD),
+            ("sgf-redis-password", OWN_PASSWORD),
+        ],
+    );
+    let pod = OwnPod::new(
+        &env_path(PATCHED_VAR),
+        &[(GATEWAY_HOST, "127.0.0.1"), (HOSTS[1], "127.0.0.2")],
+        &[("redis-password", OWN_PASSWORD)],
+    );
+    (
+        cluster,
+        ClusterRedis::start(PASSWORD),
+        ClusterRedis::start_on("127.0.0.2", OWN_PASSWORD),
+        pod,
+    )
 }
 
 /// One reply, with the headers of-watchdog sets that do not change from
@@ -179,9 +229,16 @@ pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
 /// Deploys the chain, every function unmerged except that the functions of
 /// `merged` (the caller first) are served by `binary` under the real
 /// of-watchdog at the caller's name; sends [`REQUESTS`] on freshly seeded
-/// data and reads back what happened.
-pub fn run_chain(redis: &ClusterRedis, merged: Option<(&Path, &[&str])>) -> Observed {
-    redis.run(&[
+/// data and reads back what happened. The follower sets are in `followers`
+/// (`redis`, or social-graph-get-followers' own cluster's Redis, whose
+/// unmerged watchdog then starts through `own_pod`).
+pub fn run_chain(
+    redis: &ClusterRedis,
+    followers: &ClusterRedis,
+    merged: Option<(&Path, &[&str])>,
+    own_pod: Option<&Path>,
+) -> Observed {
+    followers.run(&[
         &["FLUSHALL"],
         &[
             "ZADD",
@@ -194,8 +251,11 @@ pub fn run_chain(redis: &ClusterRedis, merged: Option<(&Path, &[&str])>) -> Obse
             "4",
         ],
         &["ZADD", "social-graph:followers:7", "1", "5", "2", "-1"],
-        &["SADD", "blocked", "3"],
     ]);
+    if !std::ptr::eq(redis, followers) {
+        redis.run(&[&["FLUSHALL"]]);
+    }
+    redis.run(&[&["SADD", "blocked", "3"]]);
     let (real, patched, unmerged) = (
         env_path(REAL_VAR),
         env_path(PATCHED_VAR),
@@ -220,7 +280,10 @@ pub fn run_chain(redis: &ClusterRedis, merged: Option<(&Path, &[&str])>) -> Obse
             // A merged callee stays deployed, as in a cluster: a call that
             // still reached it would show in the gateway's log.
             _ => Watchdog::start(
-                &patched,
+                match own_pod {
+                    Some(pod) if name == NAMES[1] => pod,
+                    _ => &patched,
+                },
                 &unmerged.join(package),
                 port,
                 Some(free_port()),

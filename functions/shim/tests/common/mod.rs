@@ -13,6 +13,7 @@ use fmerge_shim::http;
 /// The table fmerge would write for the test program: the program itself
 /// (`main`) and the member `echo` (`echo_main`).
 const TABLE: &str = r#"//! The members of the test program.
+use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
 pub(crate) static CALLER: &str = "prog";
 pub(crate) static MEMBERS: &[Member] = &[
@@ -25,7 +26,14 @@ unsafe extern "C" {
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
+pub(crate) static REWRITES: &[Rewrite] = &[
+    Rewrite { member: "echo", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
+];
 "#;
+
+/// The file `echo`'s rewrite opens in place of `/fmerge-shim-test/secret`,
+/// which does not exist, and what it holds.
+pub const REWRITTEN_SECRET: (&str, &str) = ("/tmp/fmerge-shim-test-secret", "its-own");
 
 /// The member `echo`, a watchdog-process function: its body upper-cased,
 /// then what it sees of the call.
@@ -39,6 +47,9 @@ pub extern "C" fn echo_main(_argc: i32, _argv: *const *const u8) -> i32 {
     out.write_all(&input.to_ascii_uppercase()).unwrap();
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     write!(out, "|{}|{}|{}|{}", var("Http_Path"), var("Http_X_Test"), var("GREETING"), var("Http_Caller")).unwrap();
+    // A secret file its rewrite points elsewhere, in its own process only.
+    let secret = std::fs::read_to_string("/fmerge-shim-test/secret").unwrap_or_else(|_| "none".into());
+    write!(out, "|{secret}").unwrap();
     out.flush().unwrap();
     0
 }

@@ -82,6 +82,29 @@ impl Rewrite {
     }
 }
 
+/// A rewrite of a watchdog-process callee applied in its own process, for a
+/// literal in a crate others link too ([`fmerge_shim::rewrite`]): a host
+/// name or a file path FROM used as TO.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AtRunTime {
+    pub callee: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// Whether the shim can apply FROM=TO at run time: both absolute paths, or
+/// both host names, with a port on both sides or on neither.
+fn at_run_time(from: &str, to: &str) -> bool {
+    use fmerge_shim::rewrite::{Target, target};
+    match (target(from), target(to)) {
+        (Some(Target::Path(_)), Some(Target::Path(_))) => true,
+        (Some(Target::Host { port: a, .. }), Some(Target::Host { port: b, .. })) => {
+            a.is_some() == b.is_some()
+        }
+        _ => false,
+    }
+}
+
 /// Where one rewrite may apply: the crate being rewritten and the merged
 /// functions that link it (named in every refusal).
 struct Scope<'a> {
@@ -119,6 +142,29 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
             }
             if !owners.is_subset(&targets) {
                 let others: Vec<_> = owners.difference(&targets).cloned().collect();
+                if facts.process && at_run_time(&rewrite.from, &rewrite.to) {
+                    // Each process-form callee runs in a process of its own:
+                    // the rewrite applies there, where the literal is used.
+                    let callees: Vec<String> = owners.intersection(&targets).cloned().collect();
+                    for callee in &callees {
+                        found.at_run_time.insert(AtRunTime {
+                            callee: callee.clone(),
+                            from: rewrite.from.clone(),
+                            to: rewrite.to.clone(),
+                        });
+                    }
+                    found.notes.push(format!(
+                        "--rewrite {}: `{}` is in crate {crate_name}, which {} link too: in {}'s own process the \
+                         name resolves, or the file opens, as `{}`; the others' code is unchanged",
+                        rewrite.from,
+                        rewrite.from,
+                        others.join(", "),
+                        callees.join(", "),
+                        rewrite.to
+                    ));
+                    found.rewritten[i] += 1;
+                    break;
+                }
                 bail!(
                     "--rewrite {}: `{}` is in a literal of crate {crate_name}, which {} link too, so rewriting it would change them as well\n\
                      fix: make FROM specific to the callee's own literal, or move the address into the callee's own crate \

@@ -259,6 +259,9 @@ pub struct Found {
     pub mentioned: BTreeSet<String>,
     /// For each `--rewrite`, how many literals it changed (`endpoints`).
     pub rewritten: Vec<usize>,
+    /// Rewrites of process-form callees applied in their own processes
+    /// (`endpoints`), for literals in crates others link too.
+    pub at_run_time: BTreeSet<endpoints::AtRunTime>,
     /// What each function of the crates callees link refers to (`call_graph`).
     pub calls: call_graph::CallGraph,
     /// Callees whose handler reaches a function that blocks its thread, with

@@ -130,10 +130,22 @@ impl Merging<'_> {
     /// What decides an object besides its IR: the tools and the codegen.
     /// The shim's object for this group's members (`fmerge_cargo::shim`),
     /// with a note naming the gateways whose calls stay in the pod.
-    pub(super) fn shim(&self, gateway_urls: &[String]) -> Result<PathBuf> {
+    pub(super) fn shim(
+        &self,
+        gateway_urls: &[String],
+        at_run_time: &[ir::passes::endpoints::AtRunTime],
+    ) -> Result<PathBuf> {
         let settings = self.object_settings();
         let members = shim::members(&self.members, &self.opts.modes);
-        let table = shim::table(&members[0].name, &members, gateway_urls);
+        let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
+            .iter()
+            .map(|r| shim::RuntimeRewrite {
+                member: fmerge_contract::function_name(&r.callee),
+                from: r.from.clone(),
+                to: r.to.clone(),
+            })
+            .collect();
+        let table = shim::table(&members[0].name, &members, gateway_urls, &rewrites);
         let sources: Vec<shim::Source> = crate::assets::SHIM
             .files
             .iter()

@@ -1,0 +1,151 @@
+//! A member's own data stores and secrets, in its own process.
+//!
+//! `fmerge build --rewrite CALLEE:FROM=TO` changes a callee's literals in
+//! the crates only it links. A literal in a crate the caller links too (the
+//! team's Redis helper, with the cluster's host and the secret file every
+//! function reads) cannot change without changing the caller. But a
+//! watchdog-process member runs in a process of its own, so there the
+//! rewrite applies where the literal is used: a host name FROM resolves as
+//! TO's host (and a connection to FROM's port goes to TO's), a file FROM
+//! opens as TO. Only in that member's process; never in the caller's.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Mutex, OnceLock};
+
+/// One rewrite of one member (the generated table's `REWRITES`).
+pub struct Rewrite {
+    /// The member's name, as in `/function/<name>`.
+    pub member: &'static str,
+    /// A host name, `host:port`, or an absolute file path.
+    pub from: &'static str,
+    pub to: &'static str,
+}
+
+/// What a rewrite's FROM or TO stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Host { host: String, port: Option<u16> },
+    Path(String),
+}
+
+/// FROM or TO read as a target: an absolute path, or `host[:port]`.
+pub fn target(text: &str) -> Option<Target> {
+    if text.starts_with('/') {
+        return Some(Target::Path(text.to_string()));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port.parse().ok()?)),
+        None => (text, None),
+    };
+    let name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_';
+    if host.is_empty() || !host.chars().all(name) {
+        return None;
+    }
+    Some(Target::Host {
+        host: crate::gateway::normalize(host),
+        port,
+    })
+}
+
+/// The rewrites in force in this process, once its member is known.
+struct Active {
+    /// (FROM, TO) pairs, each side a [`Target`].
+    pairs: Vec<(Target, Target)>,
+    /// Addresses a rewritten host resolved to, with FROM's port and TO's.
+    ports: Mutex<Vec<(IpAddr, u16, u16)>>,
+}
+
+static ACTIVE: OnceLock<Active> = OnceLock::new();
+
+/// Puts `member`'s rewrites of `table` in force in this process (its
+/// constructor calls it once it knows which member it runs).
+pub fn activate(member: &str, table: &[Rewrite]) {
+    let pairs: Vec<(Target, Target)> = table
+        .iter()
+        .filter(|r| r.member == member)
+        .filter_map(|r| Some((target(r.from)?, target(r.to)?)))
+        .collect();
+    if !pairs.is_empty() {
+        let _ = ACTIVE.set(Active {
+            pairs,
+            ports: Mutex::new(Vec::new()),
+        });
+    }
+}
+
+/// Whether any rewrite is in force: the cheap test before every other.
+pub fn any() -> bool {
+    ACTIVE.get().is_some()
+}
+
+/// The host to resolve in place of `node`, with (FROM's port, TO's port)
+/// when the rewrite names both.
+pub fn host(node: &str) -> Option<(String, Option<(u16, u16)>)> {
+    let node = crate::gateway::normalize(node);
+    ACTIVE.get()?.pairs.iter().find_map(|pair| match pair {
+        (Target::Host { host, port: from }, Target::Host { host: to, port }) if *host == node => {
+            Some((to.clone(), from.zip(*port)))
+        }
+        _ => None,
+    })
+}
+
+/// Notes that a rewritten host resolved to `ip`, whose connections on port
+/// `ports.0` go to `ports.1`.
+pub fn remember_port(ip: IpAddr, ports: (u16, u16)) {
+    if let Some(active) = ACTIVE.get() {
+        let mut seen = active.ports.lock().unwrap_or_else(|e| e.into_inner());
+        if !seen.contains(&(ip, ports.0, ports.1)) {
+            seen.push((ip, ports.0, ports.1));
+        }
+    }
+}
+
+/// The destination a connection to `dest` goes to instead, if a rewritten
+/// host resolved to it with a port rewrite.
+pub fn destination(dest: SocketAddr) -> Option<SocketAddr> {
+    let active = ACTIVE.get()?;
+    let seen = active.ports.lock().unwrap_or_else(|e| e.into_inner());
+    let ip = dest.ip().to_canonical();
+    seen.iter()
+        .find(|(i, from, _)| *i == ip && *from == dest.port())
+        .map(|(_, _, to)| SocketAddr::new(dest.ip(), *to))
+}
+
+/// The file to open in place of `path`.
+pub fn path(path: &str) -> Option<&str> {
+    ACTIVE.get()?.pairs.iter().find_map(|pair| match pair {
+        (Target::Path(from), Target::Path(to)) if from == path => Some(to.as_str()),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_paths_or_hosts() {
+        assert_eq!(
+            target("/var/openfaas/secrets/redis-password"),
+            Some(Target::Path("/var/openfaas/secrets/redis-password".into()))
+        );
+        assert_eq!(
+            target("redis.openfaas-fn.svc.cluster.local."),
+            Some(Target::Host {
+                host: "redis.openfaas-fn.svc.cluster.local".into(),
+                port: None
+            })
+        );
+        assert_eq!(
+            target("Redis-B:6380"),
+            Some(Target::Host {
+                host: "redis-b".into(),
+                port: Some(6380)
+            })
+        );
+        assert_eq!(target("redis://x:6379"), None);
+        assert_eq!(target("host:port"), None);
+        assert_eq!(target(""), None);
+    }
+}
