@@ -19,8 +19,9 @@ mod chain;
 mod support;
 
 use chain::{
-    EXIT_MESSAGE, NAMES, Observed, PACKAGES, PANIC_MESSAGE, assert_same_answers, assert_same_logs,
-    cluster, merge, merge_with, merged_binary, run_chain, run_child, stderr_lines,
+    Deploy, EXIT_MESSAGE, NAMES, Observed, PACKAGES, PANIC_MESSAGE, assert_same_answers,
+    assert_same_logs, cluster, merge, merge_with, merged_binary, run_chain, run_child,
+    stderr_lines,
 };
 
 /// The chain unmerged answers as the fixture's code says it must, through
@@ -34,7 +35,7 @@ fn the_unmerged_chain_answers_behind_of_watchdog() {
 #[ignore = "run by the_unmerged_chain_answers_behind_of_watchdog in its own namespace"]
 fn in_namespace_unmerged() {
     let (_cluster, redis) = cluster();
-    let seen = run_chain(&redis, &redis, None, None);
+    let seen = run_chain(&redis, &redis, &Deploy::default());
     println!("{seen:#?}");
     let normal = &seen.replies[0];
     assert_eq!(
@@ -91,9 +92,16 @@ fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
 #[ignore = "run by the_merged_chain_answers_as_unmerged_without_the_gateway in its own namespace"]
 fn in_namespace_merged() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, None, None);
+    let unmerged = run_chain(&redis, &redis, &Deploy::default());
     let binary = merged_binary();
-    let merged = run_chain(&redis, &redis, Some((&binary, &PACKAGES)), None);
+    let merged = run_chain(
+        &redis,
+        &redis,
+        &Deploy {
+            merged: Some((&binary, &PACKAGES)),
+            ..Deploy::default()
+        },
+    );
     println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
     assert_same_answers(&unmerged, &merged);
     assert_eq!(
@@ -124,9 +132,16 @@ fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
 #[ignore = "run by a_partial_merge_still_calls_the_rest_through_the_gateway in its own namespace"]
 fn in_namespace_partial() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, None, None);
+    let unmerged = run_chain(&redis, &redis, &Deploy::default());
     let binary = merged_binary();
-    let merged = run_chain(&redis, &redis, Some((&binary, &PACKAGES[..2])), None);
+    let merged = run_chain(
+        &redis,
+        &redis,
+        &Deploy {
+            merged: Some((&binary, &PACKAGES[..2])),
+            ..Deploy::default()
+        },
+    );
     println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
     assert_same_answers(&unmerged, &merged);
     assert_eq!(calls(&merged), [4, 0, 2, 1], "{:?}", merged.calls);
@@ -182,9 +197,23 @@ fn a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper() {
 #[ignore = "run by a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper in its own namespace"]
 fn in_namespace_own_stores() {
     let (_cluster, redis, followers, pod) = chain::two_clusters();
-    let unmerged = run_chain(&redis, &followers, None, Some(&pod.watchdog()));
+    let unmerged = run_chain(
+        &redis,
+        &followers,
+        &Deploy {
+            own_pod: Some(&pod.watchdog()),
+            ..Deploy::default()
+        },
+    );
     let binary = merged_binary();
-    let merged = run_chain(&redis, &followers, Some((&binary, &PACKAGES)), None);
+    let merged = run_chain(
+        &redis,
+        &followers,
+        &Deploy {
+            merged: Some((&binary, &PACKAGES)),
+            ..Deploy::default()
+        },
+    );
     println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
     assert_eq!(
         (
@@ -198,6 +227,62 @@ fn in_namespace_own_stores() {
     assert_eq!(calls(&merged), [4, 0, 0, 0], "{:?}", merged.calls);
     // The same merge without the rewrites reads the caller's Redis.
     let plain = chain::plain_binary();
-    let wrong = run_chain(&redis, &followers, Some((&plain, &PACKAGES)), None);
+    let wrong = run_chain(
+        &redis,
+        &followers,
+        &Deploy {
+            merged: Some((&plain, &PACKAGES)),
+            ..Deploy::default()
+        },
+    );
     assert_eq!(wrong.replies[0].body, r#"{"updated":0}"#, "{wrong:#?}");
+}
+
+/// A callee past its own `exec_timeout` is killed, merged as unmerged:
+/// social-graph-get-followers' deployment allows it 1 ms, less than its
+/// process start and the two calls it makes take, so it is cut off with
+/// nothing written, and the caller, whose reply does not parse, fails the
+/// request as it does unmerged. Merged, the setting is the callee's own,
+/// namespaced in the merged deployment.
+#[test]
+fn a_callee_past_its_exec_timeout_is_cut_off_as_of_watchdog_cuts_it() {
+    let (binary, _) = merge(&PACKAGES);
+    run_child("in_namespace_timeout", Some(&binary), &[]);
+}
+
+#[test]
+#[ignore = "run by a_callee_past_its_exec_timeout_is_cut_off_as_of_watchdog_cuts_it in its own namespace"]
+fn in_namespace_timeout() {
+    let (_cluster, redis) = cluster();
+    let settings = [(NAMES[1], "exec_timeout", "1ms")];
+    let unmerged = run_chain(
+        &redis,
+        &redis,
+        &Deploy {
+            settings: &settings,
+            ..Deploy::default()
+        },
+    );
+    let binary = merged_binary();
+    let merged = run_chain(
+        &redis,
+        &redis,
+        &Deploy {
+            merged: Some((&binary, &PACKAGES)),
+            settings: &settings,
+            ..Deploy::default()
+        },
+    );
+    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    assert_eq!(
+        (
+            unmerged.replies[0].status,
+            unmerged.replies[0].body.as_str()
+        ),
+        (200, ""),
+        "unmerged, the callee is killed before it answers"
+    );
+    assert!(unmerged.timelines.is_empty(), "{unmerged:#?}");
+    assert_same_answers(&unmerged, &merged);
+    assert_eq!(calls(&merged), [4, 0, 0, 0], "{:?}", merged.calls);
 }

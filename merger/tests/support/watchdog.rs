@@ -139,6 +139,10 @@ pub fn run_child(child: &str, merged: Option<&Path>, more: &[(&'static str, Stri
     }
 }
 
+fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
 fn path_string(path: &Path) -> String {
     path.to_str().expect("UTF-8 path").to_string()
 }
@@ -226,18 +230,32 @@ pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
     (cluster, ClusterRedis::start(PASSWORD))
 }
 
-/// Deploys the chain, every function unmerged except that the functions of
-/// `merged` (the caller first) are served by `binary` under the real
-/// of-watchdog at the caller's name; sends [`REQUESTS`] on freshly seeded
+/// How [`run_chain`] deploys the chain.
+#[derive(Default, Clone, Copy)]
+pub struct Deploy<'a> {
+    /// The merged binary and its members (packages, the caller first),
+    /// served under the real of-watchdog at the caller's name; every other
+    /// function unmerged.
+    pub merged: Option<(&'a Path, &'a [&'a str])>,
+    /// The watchdog social-graph-get-followers starts through unmerged
+    /// (its pod of its own, [`two_clusters`]).
+    pub own_pod: Option<&'a Path>,
+    /// Settings of the functions' deployments: (function name, key, value),
+    /// in its own watchdog's environment unmerged, and namespaced
+    /// (`<FUNCTION>__KEY`) in the merged one's for a merged callee, as
+    /// `stack.merged.yml` carries them.
+    pub settings: &'a [(&'a str, &'a str, &'a str)],
+}
+
+/// Deploys the chain as `deploy` says; sends [`REQUESTS`] on freshly seeded
 /// data and reads back what happened. The follower sets are in `followers`
-/// (`redis`, or social-graph-get-followers' own cluster's Redis, whose
-/// unmerged watchdog then starts through `own_pod`).
-pub fn run_chain(
-    redis: &ClusterRedis,
-    followers: &ClusterRedis,
-    merged: Option<(&Path, &[&str])>,
-    own_pod: Option<&Path>,
-) -> Observed {
+/// (`redis`, or social-graph-get-followers' own cluster's Redis).
+pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy) -> Observed {
+    let Deploy {
+        merged,
+        own_pod,
+        settings,
+    } = *deploy;
     followers.run(&[
         &["FLUSHALL"],
         &[
@@ -269,13 +287,33 @@ pub fn run_chain(
         ("RUST_BACKTRACE", "0"),
     ];
     let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
+    let of = |function: &str| -> Vec<(String, String)> {
+        settings
+            .iter()
+            .filter(|(f, _, _)| *f == function)
+            .map(|(_, k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
     for (package, name) in PACKAGES.iter().zip(NAMES) {
         let port = free_port();
+        let mut own: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        own.extend(of(name));
         let watchdog = match merged {
             // The merged binary keeps the caller's contract: the real
             // of-watchdog, its metrics on 8081.
             Some((binary, members)) if members[0] == *package => {
-                Watchdog::start(&real, binary, port, None, &env)
+                for member in &members[1..] {
+                    let callee = fmerge_contract::function_name(member);
+                    own.extend(
+                        of(&callee)
+                            .into_iter()
+                            .map(|(k, v)| (fmerge_contract::namespaced(&callee, &k), v)),
+                    );
+                }
+                Watchdog::start(&real, binary, port, None, &pairs(&own))
             }
             // A merged callee stays deployed, as in a cluster: a call that
             // still reached it would show in the gateway's log.
@@ -287,7 +325,7 @@ pub fn run_chain(
                 &unmerged.join(package),
                 port,
                 Some(free_port()),
-                &env,
+                &pairs(&own),
             ),
         };
         watchdogs.push((name, watchdog));
