@@ -213,6 +213,51 @@ fn graph_and_plan_see_the_calls_through_the_teams_own_clients() {
     for f in calls["functions"].as_array().unwrap() {
         assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
     }
+    // The gateway's access log weighs those edges: 4 requests from
+    // outside, each calling down the chain, 2 of them as far as audit-log.
+    let log = dir.join("access.log");
+    let line = |f: &str| {
+        format!(
+            "127.0.0.1 - - [28/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"curl\"\n"
+        )
+    };
+    let counts = [(KEYS[0], 4), (KEYS[1], 4), (KEYS[2], 2), (KEYS[3], 2)];
+    let text: String = counts
+        .iter()
+        .flat_map(|(f, n)| std::iter::repeat_n(line(f), *n))
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let weighed = fmerge_command(
+        dir,
+        &[
+            "graph",
+            "-f",
+            "stack.yml",
+            "--access-log",
+            log.to_str().unwrap(),
+            "--picture",
+            "none",
+        ],
+    );
+    assert!(
+        weighed.ok,
+        "fmerge graph --access-log failed:\n{}",
+        weighed.stderr
+    );
+    let calls: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("callgraph/calls.json")).unwrap())
+            .unwrap();
+    let weight = |from: &str, to: &str| {
+        calls["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["from"] == from && e["to"] == to)
+            .and_then(|e| e["calls"].as_f64())
+    };
+    assert_eq!(weight(KEYS[0], KEYS[1]), Some(4.0), "{calls}");
+    assert_eq!(weight(KEYS[1], KEYS[2]), Some(2.0), "{calls}");
+    assert_eq!(weight(KEYS[2], KEYS[3]), Some(2.0), "{calls}");
     let plan = fmerge_command(dir, &["plan"]);
     assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
     let toml = std::fs::read_to_string(dir.join("plan/plan.toml")).unwrap();
