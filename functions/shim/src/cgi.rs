@@ -27,19 +27,9 @@ pub struct Call {
 /// The prefix under which a member's own settings live in the merged
 /// binary's environment: `social-graph-get-followers` gives
 /// `SOCIAL_GRAPH_GET_FOLLOWERS__`.
+/// (The merge contract's rule, `<FUNCTION>__KEY`, with an empty key.)
 pub fn namespaced_prefix(name: &str) -> String {
-    let mut p: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    p.push_str("__");
-    p
+    crate::contract::namespaced(name, "")
 }
 
 /// Go's `textproto.CanonicalMIMEHeaderKey`: `x-call-id` becomes `X-Call-Id`;

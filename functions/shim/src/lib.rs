@@ -24,6 +24,12 @@
 //! definitions and not to libc's.
 
 pub mod cgi;
+// The merge contract's own source, as a module: the shim is compiled alone,
+// std only, and the `<FUNCTION>__KEY` rule must be the contract's, not a
+// copy (fmerge writes the file beside the shim's sources, at this path).
+#[allow(dead_code)]
+#[path = "../../contract/src/lib.rs"]
+mod contract;
 pub mod gateway;
 pub mod http;
 #[cfg(fmerge_merged)]

@@ -13,8 +13,8 @@
 //! is an unknown callee, never a guess. The helper's name and the way the
 //! URL is written do not matter, only where the parameter goes.
 
-use super::tokens::{Tree, parse, split_commas, test_only};
-use anyhow::{Context as _, Result};
+use super::tokens::{Tree, collect_consts, crate_files, split_commas, test_only};
+use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -46,13 +46,7 @@ enum Named {
 pub fn read(own: &Path, deps: &[PathBuf]) -> Result<Vec<Site>> {
     let mut files = Vec::new();
     for dir in std::iter::once(own).chain(deps.iter().map(PathBuf::as_path)) {
-        for file in rust_files(&dir.join("src"))? {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            files.push(
-                parse(&text).with_context(|| format!("cannot read {} as Rust", file.display()))?,
-            );
-        }
+        files.extend(crate_files(dir)?);
     }
     Ok(scan(&files))
 }
@@ -272,46 +266,10 @@ fn collect_items<'a>(trees: &'a [Tree], out: &mut Vec<Item<'a>>) {
     }
 }
 
-/// `const NAME: &str = "value";` and `static` alike, anywhere.
-fn collect_consts(trees: &[Tree], out: &mut HashMap<String, String>) {
-    for (i, t) in trees.iter().enumerate() {
-        if (t.is_ident("const") || t.is_ident("static"))
-            && let Some(Tree::Ident(name)) = trees.get(i + 1)
-            && let Some(end) = trees[i..].iter().position(|t| t.is_punct(';'))
-            && end >= 2
-            && let [Tree::Punct('='), Tree::Str(value)] = &trees[i + end - 2..i + end]
-        {
-            out.insert(name.clone(), value.clone());
-        }
-        if let Tree::Group(_, inner) = t {
-            collect_consts(inner, out);
-        }
-    }
-}
-
-fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::tokens::parse;
 
     fn sites(files: &[&str]) -> Vec<(Option<String>, String)> {
         let parsed: Vec<Vec<Tree>> = files.iter().map(|f| parse(f).unwrap()).collect();

@@ -37,8 +37,8 @@ mod macros;
 mod parts;
 use parts::looped;
 
-use super::tokens::{Tree, arms, brace_after, item_end, parse, test_only};
-use anyhow::{Context as _, Result};
+use super::tokens::{Tree, arms, brace_after, crate_files, item_end, test_only};
+use anyhow::Result;
 use macros::{Rule, bind, transcribe};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -86,39 +86,12 @@ const MAX_EXPANSIONS: usize = 32;
 /// The rounds of the function whose crate is at `own` (its package
 /// folder), with the macros of the user's crates at `deps`.
 pub fn read(own: &Path, deps: &[PathBuf]) -> Result<Vec<Round>> {
-    let load = |dir: &Path| -> Result<Vec<Vec<Tree>>> {
-        let mut files = Vec::new();
-        rust_files(&dir.join("src"), &mut files)?;
-        files.sort();
-        files
-            .iter()
-            .map(|f| {
-                let text = std::fs::read_to_string(f)
-                    .with_context(|| format!("cannot read {}", f.display()))?;
-                parse(&text).with_context(|| format!("cannot read {} as Rust", f.display()))
-            })
-            .collect()
-    };
-    let own = load(own)?;
+    let own = crate_files(own)?;
     let mut deps_trees = Vec::new();
     for d in deps {
-        deps_trees.extend(load(d)?);
+        deps_trees.extend(crate_files(d)?);
     }
     Ok(scan(&own, &deps_trees))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for entry in entries {
-        let path = entry?.path();
-        if path.is_dir() {
-            rust_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// The rounds of a crate whose files are `own`, with the macros defined in

@@ -2,7 +2,9 @@
 //! [`super::rounds`] to find `invoke` sites and the constructs around them,
 //! without a parser crate (fmerge's own build stays small).
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// One token, or a bracketed group of them.
 #[derive(Debug, Clone, PartialEq)]
@@ -241,4 +243,54 @@ pub fn arms(body: &[Tree]) -> Vec<&[Tree]> {
         k = end;
     }
     out
+}
+
+/// Every `.rs` file under `dir`, sorted.
+pub fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let entries =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The token trees of each source file of the crate whose package folder is
+/// `dir` (its `src/`), in file order.
+pub fn crate_files(dir: &Path) -> Result<Vec<Vec<Tree>>> {
+    rust_files(&dir.join("src"))?
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            parse(&text).with_context(|| format!("cannot read {} as Rust", f.display()))
+        })
+        .collect()
+}
+
+/// The string `const`s and `static`s of a file, by name.
+pub fn collect_consts(trees: &[Tree], out: &mut HashMap<String, String>) {
+    for (i, t) in trees.iter().enumerate() {
+        if (t.is_ident("const") || t.is_ident("static"))
+            && let Some(Tree::Ident(name)) = trees.get(i + 1)
+            && let Some(end) = trees[i..].iter().position(|t| t.is_punct(';'))
+            && end >= 2
+            && let [Tree::Punct('='), Tree::Str(value)] = &trees[i + end - 2..i + end]
+        {
+            out.insert(name.clone(), value.clone());
+        }
+        if let Tree::Group(_, inner) = t {
+            collect_consts(inner, out);
+        }
+    }
 }

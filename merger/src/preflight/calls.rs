@@ -11,12 +11,12 @@
 //! anything: then no callee is refused. A `$name` inside a `macro_rules!` is the macro's
 //! argument, read where the macro is used.
 
-use crate::graph::tokens::{Tree, parse, split_commas, test_only};
+use crate::graph::tokens::{Tree, collect_consts, crate_files, split_commas, test_only};
 use crate::graph::{client_calls, function_of, rounds, users};
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::resolve::{Code, Form};
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What one member's code can call.
 #[derive(Debug, Default)]
@@ -46,11 +46,7 @@ pub fn read(code: &Code) -> Result<Calls> {
         calls.named.extend(round.looped);
     }
     for dir in std::iter::once(&code.own).chain(&deps) {
-        for file in rust_files(&dir.join("src"))? {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let trees =
-                parse(&text).with_context(|| format!("cannot read {} as Rust", file.display()))?;
+        for trees in crate_files(dir)? {
             let mut consts = HashMap::new();
             collect_consts(&trees, &mut consts);
             sites(&trees, &consts, false, &mut calls);
@@ -148,42 +144,6 @@ fn quoted(arg: &str) -> String {
     }
 }
 
-fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        let entries =
-            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// The string `const`s and `static`s of a file, by name.
-fn collect_consts(trees: &[Tree], out: &mut HashMap<String, String>) {
-    for (i, t) in trees.iter().enumerate() {
-        if (t.is_ident("const") || t.is_ident("static"))
-            && let Some(Tree::Ident(name)) = trees.get(i + 1)
-            && let Some(end) = trees[i..].iter().position(|t| t.is_punct(';'))
-            && end >= 2
-            && let [Tree::Punct('='), Tree::Str(value)] = &trees[i + end - 2..i + end]
-        {
-            out.insert(name.clone(), value.clone());
-        }
-        if let Tree::Group(_, inner) = t {
-            collect_consts(inner, out);
-        }
-    }
-}
-
 /// The `invoke(NAME, …)` and `invoke_request(NAME, …)` sites of `trees`: a literal (or `const`) outside a
 /// macro definition is a name; a `$` argument of a macro is not read here;
 /// anything else is computed.
@@ -232,6 +192,7 @@ fn sites(trees: &[Tree], consts: &HashMap<String, String>, in_macro: bool, calls
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::tokens::parse;
 
     fn calls_of(text: &str) -> Calls {
         let trees = parse(text).unwrap();

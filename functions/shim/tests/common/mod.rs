@@ -82,7 +82,9 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Builds `program` (plus [`ECHO_MAIN`]) in `dir` with the shim linked in
 /// as a merged binary has it, `link` being extra `-C link-arg`s.
 pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
-    let src = dir.join("src");
+    // As fmerge lays them out: the shim's sources, and the contract's
+    // beside them, which the shim includes by a relative path.
+    let src = dir.join("shim/src");
     if !dir.join("shim.o").exists() {
         std::fs::create_dir_all(&src).unwrap();
         let shim_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -90,6 +92,10 @@ pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
             let path = entry.unwrap().path();
             std::fs::copy(&path, src.join(path.file_name().unwrap())).unwrap();
         }
+        let contract = dir.join("contract/src");
+        std::fs::create_dir_all(&contract).unwrap();
+        let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contract/src/lib.rs");
+        std::fs::copy(lib, contract.join("lib.rs")).unwrap();
         std::fs::write(src.join("table.rs"), TABLE).unwrap();
         let mut args = vec!["--edition", "2024", "--crate-type", "lib", "--emit", "obj"];
         args.extend([
@@ -103,7 +109,7 @@ pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
         args.extend([
             "--target",
             "x86_64-unknown-linux-gnu",
-            "src/lib.rs",
+            "shim/src/lib.rs",
             "-o",
             "shim.o",
         ]);

@@ -2,6 +2,7 @@
 //! after another, and what it leaves unplaced.
 
 use super::*;
+use crate::graph::tokens::parse;
 
 /// The rounds of one crate of one file, with the macros of `deps`, as one
 /// line: a round's calls `, `-separated, the rounds `|`-separated.

@@ -146,6 +146,17 @@ impl Merging<'_> {
             })
             .collect();
         let table = shim::table(&members[0].name, &members, gateway_urls, &rewrites);
+        // The shim's sources, and the contract's, which it includes from
+        // `../contract/src/lib.rs` as in the repository.
+        let contract = crate::assets::VENDORED
+            .iter()
+            .find(|c| c.dir == "fmerge-contract")
+            .expect("the contract is vendored");
+        let contract_lib = contract
+            .files
+            .iter()
+            .find(|f| f.path == "src/lib.rs")
+            .expect("the contract's lib.rs");
         let sources: Vec<shim::Source> = crate::assets::SHIM
             .files
             .iter()
@@ -153,6 +164,10 @@ impl Merging<'_> {
                 path: f.path,
                 text: f.text,
             })
+            .chain([shim::Source {
+                path: "../contract/src/lib.rs",
+                text: contract_lib.text,
+            }])
             .collect();
         let object = shim::compile(
             &self.toolchain,
