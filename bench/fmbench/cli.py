@@ -23,6 +23,7 @@ from .builds import build_phase, check_fused_source, dispatch_phase, functions_b
 from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
+from .process import check_fixture, only_process, run_worker
 from .processes import loadavg
 from .report import machine, render_md
 from .testbed import System, cpu_split
@@ -54,6 +55,13 @@ def estimate(args):
         # baseline's --plan only with --app-cold. The minutes are the last
         # runs' (docs/PERFORMANCE.md, "The loop a user lives in").
         return f"about {2 * 6.7 + (9 if args.app_cold else 0):.0f} min"
+    if args.only == "process":
+        # fmerge and the merge, then start-up, the per-call rounds, two closed
+        # loops, the fixed rates (about 4 from the ladder) in --repeat rounds
+        # and the refining runs.
+        runs = 2 * len(args.rates.get("pair", [0] * 4)) * args.repeat + 2 * (args.refine + 1)
+        load = 20 + args.calls * 0.2 + 2 * (args.closed_duration + 1.5) + runs * (args.duration + 1.5)
+        return f"about {(60 + load) / 60:.0f} min (builds 1, runs {load / 60:.0f})"
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
         per = len(APP_LADDER) * 0.7 + args.refine  # runs per deployment and workload, roughly
@@ -124,17 +132,22 @@ def parser(bench):
                     help="no builds at all: reuse the binaries of the last run in bench/out/bin (for debugging the bench)")
     ap.add_argument("--keep-builds", action="store_true", help="keep the cold target dirs under bench/out/build")
     ap.add_argument("--update-summary", action="store_true", help="then paste a summary of the results into docs/PERFORMANCE.md (bench/update-summary)")
-    ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only watchdog "
-                                      "bench/results-watchdog)")
+    ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only KIND "
+                                      "bench/results-KIND)")
     ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
-    ap.add_argument("--only", choices=["watchdog", "app", "loop"],
+    ap.add_argument("--only", choices=["watchdog", "app", "loop", "process"],
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
                          "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
                          "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
                          "workloads, --app-rounds rounds, and the cold build of every group at once against one by one (about an hour). loop: only the "
                          "loop a user lives in, for --baseline and for HEAD, each on a fresh clone: the README's first "
                          "command, the merge step, the re-merge after a one-line edit, and the application's plan built "
-                         "cold (about 40 min)")
+                         "cold (about 40 min). process: only the pair in the watchdog-process form (bench/process-pair), each "
+                         "function behind of-watchdog against fmerge's binary behind the real one, in a network and mount "
+                         "namespace of its own (as root), and the cost of one call between members (a few minutes)")
+    ap.add_argument("--calls", type=int, default=300,
+                    help="--only process: rounds of the per-call runs (every kind once per round; default 300)")
+    ap.add_argument("--process-worker", metavar="PLAN", help=argparse.SUPPRESS)
     ap.add_argument("--baseline", default=BASELINE, metavar="REV",
                     help=f"--only loop: the revision this source is measured against (default {BASELINE}, main as of "
                          "2026-11-23)")
@@ -162,7 +175,7 @@ def parse_args(argv, bench):
     args = parser(bench).parse_args(argv)
     if args.results is None:
         args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app",
-                                    "loop": "results-loop"}.get(args.only, "results"))
+                                    "loop": "results-loop", "process": "results-process"}.get(args.only, "results"))
     if args.render_only:
         return args
     if args.repeat < 1:
@@ -194,6 +207,13 @@ def parse_args(argv, bench):
     if args.only == "loop":
         args.skip_load = args.skip_dispatch = True
         args.app_cold = not args.no_app_cold
+    if args.only == "process":
+        if args.skip_load or args.no_watchdog or args.reuse_bins:
+            die("--only process builds and loads both deployments behind of-watchdog: drop --skip-load, --no-watchdog and --reuse-bins")
+        if args.calls < 1:
+            die(f"--calls {args.calls}: rounds of the per-call runs, 1 or more")
+        args.skip_dispatch = True
+        args.modes = []
     return args
 
 
@@ -237,6 +257,12 @@ def main(root, argv=None):
     ctx = Context(root)
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv, ctx.bench)
+    if args.process_worker:
+        # --only process re-runs this script here, in its namespace.
+        set_nice(args)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda s, f: sys.exit(128 + s))
+        return run_worker(ctx, args, ctx.tools / "bin" / "oha")
     if args.render_only:
         res = Path(args.results)
         if not res.with_suffix(".json").is_file():
@@ -266,6 +292,12 @@ def main(root, argv=None):
         return only_watchdog(ctx, args, R, oha, t0)
     if args.only == "app":
         return only_app(ctx, args, R, oha, t0)
+    if args.only == "process":
+        check_fixture(ctx)
+        fmerge = fmerge_tool(ctx, args)
+        R["nice"] = args.nice
+        only_process(ctx, args, R, oha, fmerge, Path(args.of_watchdog))
+        return finish(ctx, args, R, t0)
     bins, fused = builds(ctx, args, R)
     set_nice(args)
     R["nice"] = args.nice

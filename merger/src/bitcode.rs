@@ -46,14 +46,14 @@ pub fn build(
     let toolchain = std::thread::spawn(Toolchain::detect);
     // Held until cargo is done with the generated workspace (see `hold`).
     let mut held = None;
+    // Absolute: cargo reports its artifacts' paths so, and they are told
+    // apart from build scripts' by being under this folder.
+    let given_target = input.target_dir.map(std::path::absolute).transpose()?;
     let (manifest, target_dir) = match input.sources.first() {
-        None => (
-            input.manifest_path.map(Path::to_path_buf),
-            input.target_dir.map(Path::to_path_buf),
-        ),
+        None => (input.manifest_path.map(Path::to_path_buf), given_target),
         Some(caller) => {
-            let target_dir = match input.target_dir {
-                Some(dir) => dir.to_path_buf(),
+            let target_dir = match given_target {
+                Some(dir) => dir,
                 None => workspace::target_dir_of(&caller.manifest)?,
             };
             let dir = workspace::dir_of(&target_dir, input.purpose, input.sources);
