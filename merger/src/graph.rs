@@ -413,7 +413,7 @@ fn one_after_another(from: &str, edges: &[Edge]) -> Vec<Round> {
 }
 
 /// The folders of the user's own crates `f` links, its own aside.
-fn user_deps(f: &resolve::Function, members: &resolve::Members) -> Vec<PathBuf> {
+pub(crate) fn user_deps(f: &resolve::Function, members: &resolve::Members) -> Vec<PathBuf> {
     let mut deps: Vec<PathBuf> = f
         .closure
         .iter()

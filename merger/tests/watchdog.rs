@@ -123,8 +123,16 @@ fn in_namespace_merged() {
 /// and the replies are the same.
 #[test]
 fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
-    let (binary, stderr) = merge(&PACKAGES[..2]);
+    // Forced, so that the build says what a kept binary would not.
+    let (binary, stderr) = merge_with(&PACKAGES[..2], &["--force"], "");
     println!("fmerge:\n{stderr}");
+    // Each call site, and where its call goes.
+    for site in [
+        "write-home-timeline (`main`) → social-graph-get-followers: in the pod",
+        "social-graph-get-followers (`main`) → user-filter: through the gateway (not merged)",
+    ] {
+        assert!(stderr.contains(site), "not said: {site}\n{stderr}");
+    }
     run_child("in_namespace_partial", Some(&binary), &[]);
 }
 

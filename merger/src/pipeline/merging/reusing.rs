@@ -127,9 +127,9 @@ impl Merging<'_> {
         Ok(count)
     }
 
-    /// What decides an object besides its IR: the tools and the codegen.
     /// The shim's object for this group's members (`fmerge_cargo::shim`),
-    /// with a note naming the gateways whose calls stay in the pod.
+    /// with a note naming the gateways whose calls stay in the pod, and one
+    /// naming each call site the members' code makes and where it goes.
     pub(super) fn shim(
         &self,
         gateway_urls: &[String],
@@ -177,6 +177,7 @@ impl Merging<'_> {
             &self.objects,
             &self.work,
         )?;
+        self.note_call_sites(&members);
         let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
         self.progress.note(&format!(
             "calls to {} through the gateway ({}, or the URL in ${}) are answered in the pod; \
@@ -191,6 +192,40 @@ impl Merging<'_> {
         Ok(object)
     }
 
+    /// Says each call site of the members' code (read as `fmerge graph`
+    /// reads it) and where its call goes: in the pod (a member), through
+    /// the gateway (a function not merged), or decided at run time (a name
+    /// the code computes).
+    fn note_call_sites(&self, members: &[shim::Member]) {
+        let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+        let mut said = Vec::new();
+        for f in self.members.functions() {
+            let Some(own) = self.members.local_dirs.get(&f.package_id) else {
+                continue;
+            };
+            let deps = crate::graph::user_deps(f, &self.members);
+            let Ok(sites) = crate::graph::client_calls::read(own, &deps) else {
+                continue;
+            };
+            let from = fmerge_contract::function_name(&f.name);
+            for site in sites {
+                let goes = match site.callee.as_deref().map(crate::graph::function_of) {
+                    Some(to) if names.contains(&to) => format!("{to}: in the pod"),
+                    Some(to) => format!("{to}: through the gateway (not merged)"),
+                    None => {
+                        "a name computed at run time: in the pod if it names a member".to_string()
+                    }
+                };
+                said.push(format!("{from} (`{}`) → {goes}", site.within));
+            }
+        }
+        if !said.is_empty() {
+            self.progress
+                .note(&format!("call sites: {}", said.join("; ")));
+        }
+    }
+
+    /// What decides an object besides its IR: the tools and the codegen.
     fn object_settings(&self) -> Vec<String> {
         let mut settings = self.tools.clone();
         settings.push(format!(
