@@ -384,3 +384,67 @@ fn a_merge_group_holds_the_image_options_too() {
         (true, Some("http://127.0.0.1:8080"))
     );
 }
+
+/// A workspace in `dir` of plain-`main` functions `front` (the caller,
+/// calling `back` through the gateway) and `back`, whose manifest has
+/// `back_extra` added (and a second binary with `second_bin`), with this
+/// repo's lock file.
+fn process_pair(dir: &std::path::Path, back_extra: &str, second_bin: bool) {
+    for folder in ["front/src", "back/src/bin"] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+    }
+    write_file(
+        dir,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"3\"\nmembers = [\"front\", \"back\"]\n",
+    );
+    let package = |name: &str, extra: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n{extra}")
+    };
+    write_file(dir, "front/Cargo.toml", &package("front", ""));
+    write_file(
+        dir,
+        "front/src/main.rs",
+        "fn main() { let _ = format!(\"http://gateway:8080/function/back\"); }\n",
+    );
+    write_file(dir, "back/Cargo.toml", &package("back", back_extra));
+    write_file(dir, "back/src/main.rs", "fn main() {}\n");
+    if second_bin {
+        write_file(dir, "back/src/bin/tool.rs", "fn main() {}\n");
+    }
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+}
+
+#[test]
+fn a_function_that_serves_http_itself_is_refused_before_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    process_pair(dir.path(), "\n[dependencies]\nhyper = \"1\"\n", false);
+    let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &["front", "back"]);
+    assert!(!ok, "{stderr}");
+    support::assert_says(
+        &stderr,
+        &[
+            "error: back serves HTTP itself (it depends on `hyper`)",
+            "a form fmerge does not merge yet",
+            "\nfix: leave back out of the group",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}
+
+#[test]
+fn a_plain_main_package_with_several_binaries_is_refused_before_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    process_pair(dir.path(), "", true);
+    let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &["front", "back"]);
+    assert!(!ok, "{stderr}");
+    support::assert_says(
+        &stderr,
+        &[
+            "error: back has several binaries (",
+            "does not say which one of-watchdog runs",
+            "\nfix: merge a package with one binary",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}
