@@ -418,7 +418,8 @@ fn process_pair(dir: &std::path::Path, back_extra: &str, second_bin: bool) {
 #[test]
 fn a_function_that_serves_http_itself_is_refused_before_the_build() {
     let dir = tempfile::tempdir().unwrap();
-    process_pair(dir.path(), "\n[dependencies]\nhyper = \"1\"\n", false);
+    let hyper = "\n[dependencies]\nhyper = { version = \"1\", features = [\"server\"] }\n";
+    process_pair(dir.path(), hyper, false);
     let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &["front", "back"]);
     assert!(!ok, "{stderr}");
     support::assert_says(
@@ -435,7 +436,9 @@ fn a_function_that_serves_http_itself_is_refused_before_the_build() {
 #[test]
 fn a_plain_main_package_with_several_binaries_is_refused_before_the_build() {
     let dir = tempfile::tempdir().unwrap();
-    process_pair(dir.path(), "", true);
+    // hyper without its server feature is a client, as a watchdog process
+    // may use for its calls: not refused as a server.
+    process_pair(dir.path(), "\n[dependencies]\nhyper = \"1\"\n", true);
     let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &["front", "back"]);
     assert!(!ok, "{stderr}");
     support::assert_says(
@@ -446,5 +449,6 @@ fn a_plain_main_package_with_several_binaries_is_refused_before_the_build() {
             "\nfix: merge a package with one binary",
         ],
     );
+    assert!(!stderr.contains("serves HTTP"), "{stderr}");
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }

@@ -61,8 +61,21 @@ const HTTP_SERVERS: &[&str] = &[
     "poem",
     "tiny_http",
     "salvo",
-    "hyper",
 ];
+
+/// hyper serves HTTP only with one of these features; without them it is a
+/// client, which a watchdog process may well use for its calls.
+const HYPER_SERVER_FEATURES: &[&str] = &["server", "full"];
+
+/// Whether `dep` is a crate to serve HTTP with.
+fn serves_http(dep: &cargo_metadata::Dependency) -> bool {
+    HTTP_SERVERS.contains(&dep.name.as_str())
+        || (dep.name == "hyper"
+            && dep
+                .features
+                .iter()
+                .any(|f| HYPER_SERVER_FEATURES.contains(&f.as_str())))
+}
 
 /// The functions resolved (the caller first, then the callees) and the
 /// workspace they are in: what the merge works on. (A merge *plan* is
@@ -295,7 +308,7 @@ fn process_form(package: &Package) -> Result<Form> {
     if let Some(server) = package
         .dependencies
         .iter()
-        .find(|d| d.kind == DependencyKind::Normal && HTTP_SERVERS.contains(&d.name.as_str()))
+        .find(|d| d.kind == DependencyKind::Normal && serves_http(d))
     {
         bail!(
             "{name} serves HTTP itself (it depends on `{}`), so of-watchdog runs it in `http` mode, a form fmerge does not merge yet\n\
