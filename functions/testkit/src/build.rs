@@ -75,31 +75,39 @@ pub fn build_dir() -> PathBuf {
 /// that holds the binaries. Panics with cargo's output if the build fails.
 pub fn function_binaries() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root())
-            .args(["build", "--release", "--target", TARGET])
-            .env("CARGO_TARGET_DIR", build_dir())
-            .env("RUSTFLAGS", FUNCTION_RUSTFLAGS)
-            // It would take precedence over RUSTFLAGS.
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_BUILD_RUSTFLAGS");
-        for f in FUNCTIONS {
-            cmd.args(["-p", f]);
-        }
-        let out = cmd
-            .output()
-            .expect("cannot run cargo to build the functions");
-        if !out.status.success() {
-            panic!(
-                "building the functions failed ({:?}):\n{}",
-                cmd,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        build_dir().join(TARGET).join("release")
-    })
+    BUILT.get_or_init(|| build_packages(&workspace_root(), FUNCTIONS))
+}
+
+/// Builds `packages` of the workspace at `dir` as [`function_binaries`]
+/// builds this repo's functions (unmerged, release, [`TARGET`],
+/// [`FUNCTION_RUSTFLAGS`], into [`build_dir`], where fmerge builds them
+/// too) and returns the directory that holds the binaries. Panics with
+/// cargo's output if the build fails.
+pub fn build_packages(dir: &Path, packages: &[&str]) -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(dir)
+        .args(["build", "--release", "--target", TARGET])
+        .env("CARGO_TARGET_DIR", build_dir())
+        .env("RUSTFLAGS", FUNCTION_RUSTFLAGS)
+        // It would take precedence over RUSTFLAGS.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS");
+    for p in packages {
+        cmd.args(["-p", p]);
+    }
+    let out = cmd
+        .output()
+        .expect("cannot run cargo to build the functions");
+    if !out.status.success() {
+        panic!(
+            "building {} failed ({:?}):\n{}",
+            dir.display(),
+            cmd,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    build_dir().join(TARGET).join("release")
 }
 
 /// The unmerged binary of function `name` (built on first use).

@@ -5,7 +5,7 @@
 //! own namespace ([`fmerge_testkit::watchdog`]); the same requests sent
 //! unmerged and merged, and what each run came to.
 
-use crate::support::{FUNCTION_RUSTFLAGS, TARGET, build_dir, fixture, free_port, merged};
+use crate::support::{fixture, free_port, merged};
 use fmerge_testkit::Gateway;
 use fmerge_testkit::dataplane::request;
 use fmerge_testkit::watchdog::{
@@ -13,7 +13,6 @@ use fmerge_testkit::watchdog::{
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The chain's packages, the caller first; their OpenFaaS names are [`NAMES`].
@@ -74,26 +73,7 @@ pub fn workspace() -> &'static Path {
 /// (same target dir, target and flags, so that fmerge reuses the build).
 pub fn unmerged_binaries() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace())
-            .args(["build", "--release", "--target", TARGET])
-            .env("CARGO_TARGET_DIR", build_dir())
-            .env("RUSTFLAGS", FUNCTION_RUSTFLAGS)
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_BUILD_RUSTFLAGS");
-        for package in PACKAGES {
-            cmd.args(["-p", package]);
-        }
-        let out = cmd.output().expect("cannot run cargo");
-        assert!(
-            out.status.success(),
-            "building the watchdog fixture failed ({cmd:?}):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        build_dir().join(TARGET).join("release")
-    })
+    BUILT.get_or_init(|| fmerge_testkit::build_packages(workspace(), &PACKAGES))
 }
 
 /// `fmerge build FUNCTIONS` of the fixture, into `<ws>/<caller>-…`; the
