@@ -142,8 +142,8 @@ pub fn cgi_vars(call: &Call) -> Vec<(String, String)> {
 
 /// The whole environment of the process that runs `call`: `base` without the
 /// caller's own CGI variables and without [`RUN_MEMBER_VAR`], the member's
-/// namespaced settings under their plain names, the call's CGI variables,
-/// and [`RUN_MEMBER_VAR`] naming the member. Later entries win.
+/// namespaced settings under their plain names, and the call's CGI
+/// variables. Later entries win.
 pub fn member_env(
     base: impl IntoIterator<Item = (OsString, OsString)>,
     call: &Call,
@@ -170,7 +170,6 @@ pub fn member_env(
             .into_iter()
             .map(|(k, v)| (k.into(), v.into())),
     );
-    env.push((RUN_MEMBER_VAR.into(), call.name.clone().into()));
     env
 }
 

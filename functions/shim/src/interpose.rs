@@ -2,10 +2,11 @@
 //! whatever HTTP client they use: `connect` and `getaddrinfo`, defined here
 //! in place of libc's (the binary's own code binds to these at link time; a
 //! shared libcurl binds to them because fmerge exports them), and the
-//! constructor that runs the member named by `FMERGE_RUN_MEMBER`. In a
-//! member's process they also apply its rewrites ([`rewrite`]): host names
-//! in `getaddrinfo`, ports in `connect`, and file paths in the opens
-//! (`open`, `open64`, `openat`, `openat64`) the binary's own code calls.
+//! constructor that forks the zygote and runs the member named by
+//! `FMERGE_RUN_MEMBER`. In a member's process they also apply its rewrites
+//! ([`rewrite`]): host names in `getaddrinfo`, ports in `connect`, and file
+//! paths in the opens (`open`, `open64`, `openat`, `openat64`) the binary's
+//! own code calls.
 
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -378,8 +379,14 @@ pub unsafe extern "C" fn openat64(
     unsafe { open_at(dirfd, path, flags, mode) }
 }
 
-/// Runs the member `FMERGE_RUN_MEMBER` names instead of `main`.
+/// Forks the zygote members' processes come from, then runs the member
+/// `FMERGE_RUN_MEMBER` names instead of `main`.
 extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
+    if crate::members().len() > 1 {
+        // SAFETY: constructors run before main, on the only thread there is
+        // yet; argv lives as long as the process.
+        unsafe { crate::zygote::start(argc, argv as *const *const u8) };
+    }
     let Some(name) = std::env::var_os(crate::RUN_MEMBER_VAR) else {
         return;
     };

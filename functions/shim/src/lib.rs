@@ -8,10 +8,11 @@
 //!   `interpose` module (merged builds only) redirects `connect`s to them to an
 //!   in-process stand-in;
 //! - [`server`] is that stand-in: a call to a member runs the member in a
-//!   process of its own ([`mod@member`]), as of-watchdog would; anything else is
-//!   relayed to the real gateway ([`relay`]);
-//! - at start, a constructor runs the member named by [`RUN_MEMBER_VAR`]
-//!   instead of the caller's `main`.
+//!   process of its own ([`mod@member`]), as of-watchdog would, forked from
+//!   the binary's start ([`zygote`]); anything else is relayed to the real
+//!   gateway ([`relay`]);
+//! - at start, a constructor forks that zygote, and runs the member named by
+//!   [`RUN_MEMBER_VAR`] instead of the caller's `main`.
 //!
 //! Only std: fmerge compiles `src/` with a bare `rustc` against its own
 //! generated `table.rs` (see that file for the interface).
@@ -39,6 +40,7 @@ pub mod relay;
 pub mod rewrite;
 pub mod server;
 mod table;
+pub mod zygote;
 
 /// The variable that makes the binary run a member instead of the caller:
 /// set by the stand-in on the process it spawns for a call.

@@ -1,9 +1,10 @@
 //! Runs a call to a member the way of-watchdog 0.11.6 runs a request: a
-//! process per call (this same binary, told by `FMERGE_RUN_MEMBER` which
-//! member to be), the body on stdin, the reply from stdout, killed with
+//! process per call, the body on stdin, the reply from stdout, killed with
 //! SIGKILL at `exec_timeout` as Go's `exec.CommandContext` does. A process of
 //! its own, not a thread, because a member is a whole program: it owns its
-//! globals, its stdio and its exit.
+//! globals, its stdio and its exit. The process is forked by the binary's
+//! zygote ([`crate::zygote`]) where it can be, else started from this binary,
+//! told by `FMERGE_RUN_MEMBER` which member to be.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -15,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cgi::{self, Call};
-use crate::{Member, Mode};
+use crate::zygote::{self, Outcome};
+use crate::{Member, Mode, RUN_MEMBER_VAR};
 
 /// of-watchdog's `content_type` when unset (config.go).
 pub const DEFAULT_CONTENT_TYPE: &str = "application/octet-stream";
@@ -64,14 +66,21 @@ pub fn current_program() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"))
 }
 
-/// Runs `call` to `member` from this binary, with this process's environment.
+/// Runs `call` to `member` with this process's environment: forked by the
+/// zygote, or started from this binary where the zygote cannot serve.
 pub fn run(member: &Member, call: &Call) -> Reply {
-    run_program(
-        &current_program(),
-        member.mode,
-        call,
-        std::env::vars_os().collect(),
-    )
+    let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let settings = settings(&call.name, &base);
+    let env = cgi::member_env(base, call);
+    let start = Instant::now();
+    let ended = match zygote::execute(&call.name, &env, &call.body, settings.timeout) {
+        Outcome::Ran(out, status) => (
+            out,
+            status.and_then(|raw| status_error(ExitStatus::from_raw(raw))),
+        ),
+        Outcome::NotStarted => execute(&current_program(), call, env, settings.timeout),
+    };
+    answer(member.mode, settings, start, ended)
 }
 
 /// Runs `call` with `program` (`argv[0]` the member's name), `base` being the
@@ -85,7 +94,18 @@ pub fn run_program(
     let settings = settings(&call.name, &base);
     let env = cgi::member_env(base, call);
     let start = Instant::now();
-    let (out, result) = execute(program, call, env, settings.timeout);
+    let ended = execute(program, call, env, settings.timeout);
+    answer(mode, settings, start, ended)
+}
+
+/// The reply of-watchdog's runner for `mode` makes of a process that wrote
+/// `out` and ended with `result`, started at `start`.
+fn answer(
+    mode: Mode,
+    settings: Settings,
+    start: Instant,
+    (out, result): (Vec<u8>, Result<(), String>),
+) -> Reply {
     let mut headers = vec![("Content-Type".to_string(), settings.content_type)];
     let duration = || {
         (
@@ -156,6 +176,7 @@ fn execute(
     cmd.arg0(&call.name)
         .env_clear()
         .envs(env)
+        .env(RUN_MEMBER_VAR, &call.name)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());

@@ -84,6 +84,9 @@ pub fn fmerge_cli(dir: &Path, args: &[&str]) -> Ran {
 }
 
 fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    // Said in the test's output (shown with --nocapture or on failure), so
+    // that a slow suite shows which of its commands the time went to.
+    let start = std::time::Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
         .current_dir(dir)
         .args(args)
@@ -92,6 +95,11 @@ fn fmerge_cli_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
         .envs(env.iter().copied())
         .output()
         .expect("run fmerge");
+    eprintln!(
+        "[{:.1} s] fmerge {}",
+        start.elapsed().as_secs_f64(),
+        args.join(" ")
+    );
     Ran {
         ok: out.status.success(),
         stdout: String::from_utf8_lossy(&out.stdout).into(),

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use fmerge_shim::http;
 
 /// The table fmerge would write for the test program: the program itself
-/// (`main`) and the member `echo` (`echo_main`).
+/// (`main`), the member `echo` (`echo_main`) and the member `whoami`
+/// (`whoami_main`, in serializing mode).
 const TABLE: &str = r#"//! The members of the test program.
 use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
@@ -19,10 +20,12 @@ pub(crate) static CALLER: &str = "prog";
 pub(crate) static MEMBERS: &[Member] = &[
     Member { name: "prog", main: m0, mode: Mode::Streaming },
     Member { name: "echo", main: m1, mode: Mode::Streaming },
+    Member { name: "whoami", main: m2, mode: Mode::Serializing },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "echo_main"] fn m1(argc: i32, argv: *const *const u8) -> i32;
+    #[link_name = "whoami_main"] fn m2(argc: i32, argv: *const *const u8) -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
@@ -33,9 +36,11 @@ pub(crate) static REWRITES: &[Rewrite] = &[
 
 /// The file `echo`'s rewrite opens in place of `/fmerge-shim-test/secret`,
 /// which does not exist, and what it holds.
+// Each test file compiles this module; not all of them write the secret.
+#[allow(dead_code)]
 pub const REWRITTEN_SECRET: (&str, &str) = ("/tmp/fmerge-shim-test-secret", "its-own");
 
-/// The member `echo`, a watchdog-process function: its body upper-cased,
+/// The members, watchdog-process functions. `echo`: its body upper-cased,
 /// then what it sees of the call.
 pub const ECHO_MAIN: &str = r#"
 #[unsafe(no_mangle)]
@@ -52,6 +57,32 @@ pub extern "C" fn echo_main(_argc: i32, _argv: *const *const u8) -> i32 {
     write!(out, "|{secret}").unwrap();
     out.flush().unwrap();
     0
+}
+
+/// The member `whoami`: which process ran it and how, then what the body
+/// asks: `exit N`, `panic`, `sleep` (ten seconds) or nothing. A panic ends
+/// it with 101 and stdout is flushed at its end, as std's runtime does
+/// around a real `main`.
+#[unsafe(no_mangle)]
+pub extern "C" fn whoami_main(_argc: i32, _argv: *const *const u8) -> i32 {
+    use std::io::{Read, Write};
+    let code = std::panic::catch_unwind(|| {
+        let mut input = String::new();
+        std::io::stdin().read_to_string(&mut input).unwrap();
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let ppid = stat.rsplit(") ").next().unwrap().split(' ').nth(1).unwrap().to_string();
+        let var = |k: &str| std::env::var(k).unwrap_or_else(|_| "-".into());
+        print!("pid={} ppid={ppid} greeting={} marker={} len={}", std::process::id(), var("GREETING"), var("FMERGE_RUN_MEMBER"), input.len());
+        std::io::stdout().flush().unwrap();
+        eprintln!("whoami wrote to stderr");
+        match input.split_whitespace().collect::<Vec<_>>()[..] {
+            ["exit", n] => std::process::exit(n.parse().unwrap()),
+            ["panic"] => panic!("whoami was asked to panic"),
+            ["sleep"] => std::thread::sleep(std::time::Duration::from_secs(10)),
+            _ => {}
+        }
+    });
+    if code.is_ok() { 0 } else { 101 }
 }
 "#;
 
@@ -79,8 +110,8 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Builds `program` (plus [`ECHO_MAIN`]) in `dir` with the shim linked in
-/// as a merged binary has it, `link` being extra `-C link-arg`s.
+/// Builds `program` (plus the members, [`ECHO_MAIN`]) in `dir` with the
+/// shim linked in as a merged binary has it, `link` being extra `-C link-arg`s.
 pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
     // As fmerge lays them out: the shim's sources, and the contract's
     // beside them, which the shim includes by a relative path.

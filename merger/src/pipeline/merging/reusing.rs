@@ -181,7 +181,8 @@ impl Merging<'_> {
         let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
         self.progress.note(&format!(
             "calls to {} through the gateway ({}, or the URL in ${}) are answered in the pod; \
-             each callee runs in a process of its own started from this binary",
+             each callee runs in a process of its own, forked from the binary's start \
+             (no exec: a fork and the callee's own run a call)",
             names.join(", "),
             match gateway_urls {
                 [] => "no literal URL in the code".to_string(),

@@ -1,0 +1,581 @@
+//! Members' processes forked, not started: at the binary's start, before
+//! `main` and while the process still has one thread, a constructor forks a
+//! zygote, a copy of the process as exec left it (libraries loaded and
+//! relocated, no Rust runtime yet, no member's `main` run). A call to a member
+//! asks the zygote for a process; it forks one, gives it the call's stdin,
+//! stdout and environment, and runs the member's `main` in it. The member
+//! gets everything a fresh process of its own would (its globals, its stdio,
+//! its exit, its environment), without paying exec and the dynamic loader
+//! again: for binaries that link large shared libraries (libcurl brings
+//! OpenSSL, Kerberos, LDAP…), that load is most of a process start.
+//!
+//! The zygote is single-threaded and serves every call of the process tree
+//! (the caller's, and the nested calls of the members it runs) with `poll`:
+//! it forks each member, kills it at its `exec_timeout` through a pidfd (a
+//! pid cannot be reused while the zygote holds its pidfd and has not reaped
+//! it), reaps it, and writes its wait status to the call's status pipe. It
+//! ends when the caller's process ends (its end of the control socket
+//! closes). Where it cannot serve (no pidfds, an environment too large for
+//! one message, the zygote gone before the member started), the call runs
+//! in a process started from this binary instead ([`crate::member`]).
+
+use std::ffi::{OsStr, OsString, c_int, c_long, c_void};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+unsafe extern "C" {
+    fn fork() -> c_int;
+    fn socketpair(domain: c_int, kind: c_int, protocol: c_int, fds: *mut c_int) -> c_int;
+    fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
+    fn recvmsg(fd: c_int, msg: *mut MsgHdr, flags: c_int) -> isize;
+    fn poll(fds: *mut PollFd, n: u64, timeout: c_int) -> c_int;
+    fn pipe2(fds: *mut c_int, flags: c_int) -> c_int;
+    fn dup2(old: c_int, new: c_int) -> c_int;
+    fn close(fd: c_int) -> c_int;
+    fn _exit(code: c_int) -> !;
+    fn exit(code: c_int) -> !;
+    fn syscall(num: c_long, ...) -> c_long;
+    fn waitid(idtype: u32, id: u32, info: *mut [u64; 16], options: c_int) -> c_int;
+    fn signal(sig: c_int, handler: usize) -> usize;
+    fn prctl(option: c_int, arg: u64, ...) -> c_int;
+    fn getppid() -> c_int;
+    fn getpid() -> c_int;
+    fn kill(pid: c_int, sig: c_int) -> c_int;
+    fn clearenv() -> c_int;
+}
+
+const AF_UNIX: c_int = 1;
+const SOCK_SEQPACKET: c_int = 5;
+const O_CLOEXEC: c_int = 0x80000;
+const SOL_SOCKET: c_int = 1;
+const SCM_RIGHTS: c_int = 1;
+const MSG_NOSIGNAL: c_int = 0x4000;
+const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
+const MSG_TRUNC: c_int = 0x20;
+const POLLIN: i16 = 1;
+const SYS_PIDFD_OPEN: c_long = 434;
+const SYS_PIDFD_SEND_SIGNAL: c_long = 424;
+const P_PIDFD: u32 = 3;
+const WEXITED: c_int = 4;
+const SIGKILL: c_int = 9;
+const SIGPIPE: c_int = 13;
+const SIGCHLD: c_int = 17;
+const SIG_DFL: usize = 0;
+const SIG_IGN: usize = 1;
+const PR_SET_PDEATHSIG: c_int = 1;
+const CLD_EXITED: i32 = 1;
+const CLD_DUMPED: i32 = 3;
+
+/// The largest call message: the environment travels in it. A larger one
+/// runs its member from a process start instead.
+const MAX_MESSAGE: usize = 128 * 1024;
+/// The descriptors a call hands the zygote: the member's stdin, stdout and
+/// stderr, and the pipe its status is written to.
+const CALL_FDS: usize = 4;
+
+#[repr(C)]
+struct IoVec {
+    base: *mut c_void,
+    len: usize,
+}
+
+/// glibc's `struct msghdr` (x86_64).
+#[repr(C)]
+struct MsgHdr {
+    name: *mut c_void,
+    namelen: u32,
+    iov: *mut IoVec,
+    iovlen: usize,
+    control: *mut c_void,
+    controllen: usize,
+    flags: c_int,
+}
+
+/// A `cmsghdr` carrying exactly [`CALL_FDS`] descriptors, aligned as the
+/// kernel reads it.
+#[repr(C, align(8))]
+struct Rights {
+    len: usize,
+    level: c_int,
+    kind: c_int,
+    fds: [c_int; CALL_FDS],
+}
+
+#[repr(C)]
+struct PollFd {
+    fd: c_int,
+    events: i16,
+    revents: i16,
+}
+
+/// This process's end of the zygote's control socket; -1 when there is none.
+static CONTROL: AtomicI32 = AtomicI32::new(-1);
+
+/// What the zygote writes to a call's status pipe: first that the member's
+/// process exists, then how it ended.
+const STARTED: u8 = b'S';
+const ENDED: u8 = b'E';
+
+fn last_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { pipe2(fds.as_mut_ptr(), O_CLOEXEC) } != 0 {
+        return Err(last_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { socketpair(AF_UNIX, SOCK_SEQPACKET | O_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
+        return Err(last_error());
+    }
+    // SAFETY: as in `pipe`.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Forks the zygote, if this binary has members to run and the kernel
+/// gives pidfds. Called by the constructor, on the only thread there is.
+///
+/// # Safety
+/// The process must have a single thread; `argv` must live as long as it.
+pub unsafe fn start(argc: c_int, argv: *const *const u8) {
+    // Kernels without pidfds (before 5.3): no zygote, process starts.
+    // SAFETY: a system call on this process's own pid.
+    let probe = unsafe { syscall(SYS_PIDFD_OPEN, getpid() as c_long, 0 as c_long) };
+    if probe < 0 {
+        return;
+    }
+    // SAFETY: a descriptor this call opened.
+    unsafe { close(probe as c_int) };
+    let Ok((ours, its)) = socket_pair() else {
+        return;
+    };
+    // SAFETY: called before `main` on the only thread, so the child is a
+    // whole copy of the process.
+    let parent = unsafe { getpid() };
+    match unsafe { fork() } {
+        -1 => {}
+        0 => {
+            drop(ours);
+            // SAFETY: the zygote's own setup, single-threaded.
+            unsafe { become_zygote(parent, its, argc, argv) }
+        }
+        _ => {
+            drop(its);
+            CONTROL.store(std::os::fd::IntoRawFd::into_raw_fd(ours), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The zygote's life: detached from the caller's stdio, ending with it.
+unsafe fn become_zygote(parent: c_int, control: OwnedFd, argc: c_int, argv: *const *const u8) -> ! {
+    // SAFETY: plain system calls on this process.
+    unsafe {
+        // Ends with the caller even if the caller is killed.
+        prctl(PR_SET_PDEATHSIG, SIGKILL as u64);
+        if getppid() != parent {
+            _exit(0);
+        }
+        // The caller's stdio must close when the caller ends: a watchdog
+        // waits for the pipes' last writer to close.
+        if let Ok(null) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        {
+            for fd in 0..3 {
+                dup2(null.as_raw_fd(), fd);
+            }
+        }
+        // A status pipe whose reader is gone must not kill the zygote.
+        signal(SIGPIPE, SIG_IGN);
+        // Its members stay unreaped until it waits for them, whatever the
+        // caller's process inherited.
+        signal(SIGCHLD, SIG_DFL);
+    }
+    let mut zygote = Zygote {
+        clients: vec![control],
+        running: Vec::new(),
+        argc,
+        argv,
+    };
+    zygote.serve()
+}
+
+/// A member's process the zygote forked and has not reaped yet.
+struct Running {
+    pidfd: OwnedFd,
+    status: File,
+    deadline: Option<Instant>,
+}
+
+struct Zygote {
+    /// Control sockets: the caller's first (when it closes, the zygote
+    /// ends), then each member process's, for its own calls.
+    clients: Vec<OwnedFd>,
+    running: Vec<Running>,
+    argc: c_int,
+    argv: *const *const u8,
+}
+
+impl Zygote {
+    fn serve(&mut self) -> ! {
+        let mut buf = vec![0u8; MAX_MESSAGE];
+        loop {
+            let now = Instant::now();
+            let wait = self
+                .running
+                .iter()
+                .filter_map(|r| r.deadline)
+                // Rounded up, so that a deadline under a millisecond away
+                // is not polled for in a busy loop.
+                .map(|d| {
+                    let us = d.saturating_duration_since(now).as_micros();
+                    us.div_ceil(1000).min(i32::MAX as u128) as c_int
+                })
+                .min()
+                .unwrap_or(-1);
+            let mut fds: Vec<PollFd> = self
+                .clients
+                .iter()
+                .chain(self.running.iter().map(|r| &r.pidfd))
+                .map(|fd| PollFd {
+                    fd: fd.as_raw_fd(),
+                    events: POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: `fds` is a valid array of `fds.len()` entries.
+            let n = unsafe { poll(fds.as_mut_ptr(), fds.len() as u64, wait) };
+            if n < 0 && last_error().kind() != std::io::ErrorKind::Interrupted {
+                // SAFETY: ends the zygote; its members run on.
+                unsafe { _exit(1) };
+            }
+            let clients = self.clients.len();
+            let ready: Vec<usize> = (0..fds.len()).filter(|&i| fds[i].revents != 0).collect();
+            // Ended members first (before indices move), from the back.
+            for &i in ready.iter().rev().filter(|&&i| i >= clients) {
+                self.reap(i - clients);
+            }
+            for &i in ready.iter().rev().filter(|&&i| i < clients) {
+                if !self.take_call(i, &mut buf) {
+                    if i == 0 {
+                        // The caller ended.
+                        // SAFETY: ends the zygote alone.
+                        unsafe { _exit(0) };
+                    }
+                    self.clients.swap_remove(i);
+                }
+            }
+            let now = Instant::now();
+            for r in &mut self.running {
+                if r.deadline.is_some_and(|d| d <= now) {
+                    r.deadline = None;
+                    // SAFETY: signals the process this pidfd refers to, which
+                    // is unreaped, so it is still this member's.
+                    unsafe {
+                        syscall(
+                            SYS_PIDFD_SEND_SIGNAL,
+                            r.pidfd.as_raw_fd() as c_long,
+                            SIGKILL as c_long,
+                            0 as c_long,
+                            0 as c_long,
+                        )
+                    };
+                }
+            }
+        }
+    }
+
+    /// Reaps an ended member and writes its wait status for its caller.
+    fn reap(&mut self, i: usize) {
+        let mut info = [0u64; 16];
+        // SAFETY: `info` is as large as siginfo_t; the pidfd is this zygote's
+        // child's.
+        let r = unsafe {
+            waitid(
+                P_PIDFD,
+                self.running[i].pidfd.as_raw_fd() as u32,
+                &mut info,
+                WEXITED,
+            )
+        };
+        if r != 0 {
+            return;
+        }
+        let mut ended = self.running.swap_remove(i);
+        // siginfo_t: si_code at byte 8, si_status at byte 24.
+        let code = info[1] as i32;
+        let status = (info[3] & 0xffff_ffff) as i32;
+        let raw = match code {
+            CLD_EXITED => (status & 0xff) << 8,
+            CLD_DUMPED => (status & 0x7f) | 0x80,
+            _ => status & 0x7f,
+        };
+        let mut msg = [ENDED, 0, 0, 0, 0];
+        msg[1..].copy_from_slice(&raw.to_le_bytes());
+        let _ = ended.status.write_all(&msg);
+    }
+
+    /// Receives one call from client `i` and forks its member; false when
+    /// that client has gone.
+    fn take_call(&mut self, i: usize, buf: &mut [u8]) -> bool {
+        let mut iov = IoVec {
+            base: buf.as_mut_ptr() as *mut c_void,
+            len: buf.len(),
+        };
+        let mut rights = Rights {
+            len: 0,
+            level: 0,
+            kind: 0,
+            fds: [-1; CALL_FDS],
+        };
+        let mut msg = MsgHdr {
+            name: std::ptr::null_mut(),
+            namelen: 0,
+            iov: &mut iov,
+            iovlen: 1,
+            control: &mut rights as *mut Rights as *mut c_void,
+            controllen: size_of::<Rights>(),
+            flags: 0,
+        };
+        // SAFETY: every pointer in `msg` is valid for its length.
+        let n = unsafe { recvmsg(self.clients[i].as_raw_fd(), &mut msg, MSG_CMSG_CLOEXEC) };
+        if n < 0 {
+            return last_error().kind() == std::io::ErrorKind::Interrupted;
+        }
+        if n == 0 {
+            return false;
+        }
+        let whole = rights.len == size_of::<Rights>()
+            && rights.level == SOL_SOCKET
+            && rights.kind == SCM_RIGHTS;
+        if !whole {
+            // Not a call this shim sent: whatever descriptors came are
+            // dropped, and the caller sees no start (a process start then).
+            if rights.level == SOL_SOCKET && rights.kind == SCM_RIGHTS {
+                let count = rights.len.saturating_sub(16) / size_of::<c_int>();
+                for fd in rights.fds.iter().take(count.min(CALL_FDS)) {
+                    // SAFETY: descriptors received with the message.
+                    unsafe { close(*fd) };
+                }
+            }
+            return true;
+        }
+        // SAFETY: the kernel installed these descriptors for this process.
+        let [stdin, stdout, stderr, status] =
+            rights.fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+        let mut status = File::from(status);
+        let call = (msg.flags & MSG_TRUNC == 0)
+            .then(|| Message::decode(&buf[..n as usize]))
+            .flatten()
+            .and_then(|m| Some((crate::member(&m.name)?, m)));
+        let Some((member, call)) = call else {
+            return true;
+        };
+        let Ok((theirs, ours)) = socket_pair() else {
+            return true;
+        };
+        // SAFETY: the zygote has one thread, so the child is whole.
+        match unsafe { fork() } {
+            -1 => true,
+            0 => {
+                // The member's process.
+                drop(ours);
+                let keep = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+                // SAFETY: the child's own descriptors and dispositions.
+                unsafe {
+                    for (to, fd) in keep.iter().enumerate() {
+                        dup2(*fd, to as c_int);
+                    }
+                    signal(SIGPIPE, SIG_DFL);
+                    signal(SIGCHLD, SIG_DFL);
+                    prctl(PR_SET_PDEATHSIG, 0);
+                }
+                drop((stdin, stdout, stderr, status));
+                self.clients.clear();
+                self.running.clear();
+                CONTROL.store(
+                    std::os::fd::IntoRawFd::into_raw_fd(theirs),
+                    Ordering::Relaxed,
+                );
+                // SAFETY: this process has one thread; the member's `main`
+                // reads the environment only after this.
+                unsafe {
+                    clearenv();
+                    for (k, v) in &call.env {
+                        std::env::set_var(k, v);
+                    }
+                }
+                crate::rewrite::activate(member.name, crate::rewrites());
+                // SAFETY: the member's C main, with the process's argc and argv.
+                let code = unsafe { (member.main)(self.argc, self.argv) };
+                // The C library's exit: see `interpose::run_member`.
+                // SAFETY: ends this member's process as its `main` returning.
+                unsafe { exit(code) }
+            }
+            pid => {
+                drop(theirs);
+                // SAFETY: a pidfd for this zygote's own unreaped child.
+                let pidfd = unsafe { syscall(SYS_PIDFD_OPEN, pid as c_long, 0 as c_long) };
+                if pidfd < 0 {
+                    // Cannot time or reap it: kill it while its pid is ours.
+                    // SAFETY: our unreaped child.
+                    unsafe { kill(pid, SIGKILL) };
+                    return true;
+                }
+                let _ = status.write_all(&[STARTED]);
+                self.running.push(Running {
+                    // SAFETY: the descriptor pidfd_open just returned.
+                    pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
+                    status,
+                    deadline: call.timeout.map(|t| Instant::now() + t),
+                });
+                self.clients.push(ours);
+                true
+            }
+        }
+    }
+}
+
+/// A call as it travels to the zygote.
+struct Message {
+    name: String,
+    timeout: Option<Duration>,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Message {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&(self.name.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.name.as_bytes());
+        let ms = self.timeout.map_or(u64::MAX, |t| t.as_millis() as u64);
+        out.extend_from_slice(&ms.to_le_bytes());
+        for (k, v) in &self.env {
+            out.extend_from_slice(k.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(v.as_bytes());
+            out.push(0);
+        }
+        out
+    }
+
+    fn decode(b: &[u8]) -> Option<Message> {
+        let len = u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as usize;
+        let name = std::str::from_utf8(b.get(4..4 + len)?).ok()?.to_string();
+        let rest = b.get(4 + len..)?;
+        let ms = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+        let mut env = Vec::new();
+        for entry in rest[8..].split(|&c| c == 0).filter(|e| !e.is_empty()) {
+            let eq = entry.iter().position(|&c| c == b'=')?;
+            env.push((
+                OsStr::from_bytes(&entry[..eq]).to_os_string(),
+                OsStr::from_bytes(&entry[eq + 1..]).to_os_string(),
+            ));
+        }
+        Some(Message {
+            name,
+            timeout: (ms != u64::MAX).then(|| Duration::from_millis(ms)),
+            env,
+        })
+    }
+}
+
+/// How a call through the zygote went.
+pub enum Outcome {
+    /// The member ran: what it wrote to stdout, and its wait status.
+    Ran(Vec<u8>, Result<i32, String>),
+    /// No member process was started: run it another way.
+    NotStarted,
+}
+
+/// Runs `name` in a process forked by the zygote, with `env` as its whole
+/// environment, `body` on its stdin and SIGKILL at `timeout`.
+pub fn execute(
+    name: &str,
+    env: &[(OsString, OsString)],
+    body: &[u8],
+    timeout: Option<Duration>,
+) -> Outcome {
+    let control = CONTROL.load(Ordering::Relaxed);
+    if control < 0 {
+        return Outcome::NotStarted;
+    }
+    let message = Message {
+        name: name.to_string(),
+        timeout,
+        env: env.to_vec(),
+    }
+    .encode();
+    if message.len() > MAX_MESSAGE {
+        return Outcome::NotStarted;
+    }
+    let Ok(((in_r, in_w), (out_r, out_w), (st_r, st_w))) =
+        pipe().and_then(|i| Ok((i, pipe()?, pipe()?)))
+    else {
+        return Outcome::NotStarted;
+    };
+    let mut iov = IoVec {
+        base: message.as_ptr() as *mut c_void,
+        len: message.len(),
+    };
+    let mut rights = Rights {
+        len: size_of::<Rights>(),
+        level: SOL_SOCKET,
+        kind: SCM_RIGHTS,
+        fds: [in_r.as_raw_fd(), out_w.as_raw_fd(), 2, st_w.as_raw_fd()],
+    };
+    let msg = MsgHdr {
+        name: std::ptr::null_mut(),
+        namelen: 0,
+        iov: &mut iov,
+        iovlen: 1,
+        control: &mut rights as *mut Rights as *mut c_void,
+        controllen: size_of::<Rights>(),
+        flags: 0,
+    };
+    // SAFETY: every pointer in `msg` is valid for its length; the message
+    // is sent whole or not at all (a sequenced-packet socket).
+    let sent = unsafe { sendmsg(control, &msg, MSG_NOSIGNAL) };
+    drop((in_r, out_w, st_w));
+    if sent < 0 {
+        return Outcome::NotStarted;
+    }
+    let mut status = File::from(st_r);
+    let mut started = [0u8; 1];
+    if status.read_exact(&mut started).is_err() || started[0] != STARTED {
+        return Outcome::NotStarted;
+    }
+    // A thread writes stdin, so that a member that answers before reading
+    // everything cannot deadlock against a full pipe.
+    let mut stdin = File::from(in_w);
+    let body = body.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&body);
+    });
+    let mut out = Vec::new();
+    let read = File::from(out_r).read_to_end(&mut out);
+    let mut ended = [0u8; 5];
+    let result = match (read, status.read_exact(&mut ended)) {
+        (Err(e), _) => Err(e.to_string()),
+        (_, Err(_)) => Err("its process was lost with the zygote that ran it".to_string()),
+        _ if ended[0] != ENDED => Err("its zygote sent no status".to_string()),
+        _ => Ok(i32::from_le_bytes(
+            ended[1..].try_into().unwrap_or_default(),
+        )),
+    };
+    let _ = writer.join();
+    Outcome::Ran(out, result)
+}
