@@ -55,6 +55,9 @@ pub struct Options {
     /// entry says it (by function name); a member not listed runs in
     /// `streaming`, of-watchdog's default.
     pub modes: BTreeMap<String, String>,
+    /// The variables the caller's stack entry sets: a watchdog-process
+    /// member's process does not see them, as its own pod did not.
+    pub caller_env: Vec<String>,
     pub merge: Merge,
 }
 
@@ -81,6 +84,7 @@ impl Options {
             manifest_path: None,
             sources: Vec::new(),
             modes: BTreeMap::new(),
+            caller_env: Vec::new(),
             merge,
         }
     }
@@ -96,6 +100,7 @@ impl Options {
             manifest_path: None,
             sources: Vec::new(),
             modes: BTreeMap::new(),
+            caller_env: Vec::new(),
             merge,
         };
         let mut modes = BTreeMap::new();
@@ -121,6 +126,13 @@ impl Options {
             })
             .collect::<Result<_>>()?;
         opts.modes = modes;
+        opts.caller_env = stack
+            .entry(caller)?
+            .deployment
+            .environment
+            .keys()
+            .cloned()
+            .collect();
         Ok(opts)
     }
 
@@ -133,6 +145,7 @@ impl Options {
             manifest_path: None,
             sources: Vec::new(),
             modes: BTreeMap::new(),
+            caller_env: Vec::new(),
             merge,
         };
         if manifests.len() > 1 {

@@ -88,12 +88,25 @@ fn build(ws: &Path, members: &[&str]) -> Ran {
     fmerge_in(ws, &args)
 }
 
+/// A variable only the caller's stack entry sets.
+const CALLER_OWN: &str = "WHT_OWN_SETTING";
+
 const KEYS: [&str; 4] = [CHAIN[0].0, CHAIN[1].0, CHAIN[2].0, CHAIN[3].0];
 
 #[test]
 fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
     // audit-log's stack environment wins over its Dockerfile's mode.
     let ws = chain_stack("    environment:\n      mode: serializing\n");
+    // A setting of the caller's own deployment, which the members'
+    // processes must not see (the shim's table lists it).
+    let stack_path = ws.path().join("stack.yml");
+    let image = format!("image: team/{}:1\n", KEYS[0]);
+    let stack = std::fs::read_to_string(&stack_path).unwrap().replacen(
+        &image,
+        &format!("{image}    environment:\n      {CALLER_OWN}: \"x\"\n"),
+        1,
+    );
+    std::fs::write(&stack_path, stack).unwrap();
     let Ran { ok, stdout, stderr } = build(ws.path(), &KEYS);
     assert!(ok, "fmerge build failed:\n{stderr}");
     assert_says(
@@ -125,6 +138,12 @@ fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
     // The members answer to their OpenFaaS names (the stack keys, which
     // their callers post to), not their packages'.
     let bytes = std::fs::read(binary).unwrap();
+    assert!(
+        bytes
+            .windows(CALLER_OWN.len())
+            .any(|w| w == CALLER_OWN.as_bytes()),
+        "the caller's own settings are not in the shim's table"
+    );
     for key in KEYS {
         assert!(
             bytes.windows(key.len()).any(|w| w == key.as_bytes()),

@@ -141,12 +141,14 @@ pub fn cgi_vars(call: &Call) -> Vec<(String, String)> {
 }
 
 /// The whole environment of the process that runs `call`: `base` without the
-/// caller's own CGI variables and without [`RUN_MEMBER_VAR`], the member's
+/// caller's own CGI variables, without [`RUN_MEMBER_VAR`] and without the
+/// variables the caller's deployment sets (`caller_env`), the member's
 /// namespaced settings under their plain names, and the call's CGI
 /// variables. Later entries win.
 pub fn member_env(
     base: impl IntoIterator<Item = (OsString, OsString)>,
     call: &Call,
+    caller_env: &[&str],
 ) -> Vec<(OsString, OsString)> {
     let prefix = namespaced_prefix(&call.name);
     let mut env: Vec<(OsString, OsString)> = Vec::new();
@@ -156,7 +158,7 @@ pub fn member_env(
             env.push((k, v));
             continue;
         };
-        if key.starts_with("Http_") || key == RUN_MEMBER_VAR {
+        if key.starts_with("Http_") || key == RUN_MEMBER_VAR || caller_env.contains(&key) {
             continue;
         }
         if let Some(plain) = key.strip_prefix(&prefix).filter(|p| !p.is_empty()) {

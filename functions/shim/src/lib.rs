@@ -90,6 +90,13 @@ pub fn rewrites() -> &'static [rewrite::Rewrite] {
     table::REWRITES
 }
 
+/// The variables the caller's own deployment sets (its stack entry's
+/// `environment`): a member's process does not see them, as its own pod
+/// did not; its own settings come from `<MEMBER>__KEY`.
+pub fn caller_env() -> &'static [&'static str] {
+    table::CALLER_ENV
+}
+
 /// Environment variables whose values the members use as the gateway's URL.
 pub fn gateway_vars() -> &'static [&'static str] {
     table::GATEWAY_VARS

@@ -71,7 +71,7 @@ pub fn current_program() -> PathBuf {
 pub fn run(member: &Member, call: &Call) -> Reply {
     let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let settings = settings(&call.name, &base);
-    let env = cgi::member_env(base, call);
+    let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
     let ended = match zygote::execute(&call.name, &env, &call.body, settings.timeout) {
         Outcome::Ran(out, status) => (
@@ -92,7 +92,7 @@ pub fn run_program(
     base: Vec<(OsString, OsString)>,
 ) -> Reply {
     let settings = settings(&call.name, &base);
-    let env = cgi::member_env(base, call);
+    let env = cgi::member_env(base, call, &[]);
     let start = Instant::now();
     let ended = execute(program, call, env, settings.timeout);
     answer(mode, settings, start, ended)

@@ -9,3 +9,4 @@ pub(crate) static MEMBERS: &[Member] = &[];
 pub(crate) static GATEWAY_URLS: &[&str] = &[];
 pub(crate) static GATEWAY_VARS: &[&str] = &[];
 pub(crate) static REWRITES: &[Rewrite] = &[];
+pub(crate) static CALLER_ENV: &[&str] = &[];

@@ -104,8 +104,10 @@ fn member_env_drops_caller_cgi_and_maps_namespaced_settings() {
         os("FMERGE_RUN_MEMBER", "x"),
         os("SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_ADDR", "r:6379"),
         os("REDIS_ADDR", "caller:6379"),
+        os("CALLER_ONLY", "the caller's own"),
+        os("HOSTNAME", "the pod's"),
     ];
-    let env = cgi::member_env(base, &call());
+    let env = cgi::member_env(base, &call(), &["CALLER_ONLY", "REDIS_ADDR"]);
     let get = |k: &str| {
         env.iter()
             .rev()
@@ -114,6 +116,9 @@ fn member_env_drops_caller_cgi_and_maps_namespaced_settings() {
     };
     assert_eq!(get("PATH").as_deref(), Some("/bin"));
     assert_eq!(get("REDIS_ADDR").as_deref(), Some("r:6379"));
+    // What the caller's deployment sets is its own; the pod's stays.
+    assert_eq!(get("CALLER_ONLY"), None);
+    assert_eq!(get("HOSTNAME").as_deref(), Some("the pod's"));
     assert_eq!(get("Http_Path").as_deref(), Some("/"));
     // The caller's own marker never reaches a member's process.
     assert_eq!(get("FMERGE_RUN_MEMBER"), None);

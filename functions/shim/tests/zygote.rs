@@ -4,7 +4,8 @@
 //! must end with the caller. A call whose environment is too large for the
 //! zygote runs from a process start instead, with the same answer. Either
 //! way the member's exit, panic, `exec_timeout` and stderr are what
-//! of-watchdog's serializing runner makes of them.
+//! of-watchdog's serializing runner makes of them, and it sees its own
+//! settings, not what the caller's deployment sets.
 
 mod common;
 
@@ -53,6 +54,7 @@ fn run(prog: &std::path::Path, bodies: &[&str], extra_env: &[(&str, String)]) ->
         .env("BODIES", bodies.join("|"))
         .env("WHOAMI__GREETING", "its-own")
         .env("WHOAMI__exec_timeout", "1s")
+        .env("CALLER_ONLY", "set by the caller's deployment")
         .envs(extra_env.iter().map(|(k, v)| (k, v)))
         .output()
         .unwrap();

@@ -29,6 +29,7 @@ unsafe extern "C" {
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
+pub(crate) static CALLER_ENV: &[&str] = &["CALLER_ONLY"];
 pub(crate) static REWRITES: &[Rewrite] = &[
     Rewrite { member: "echo", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
 ];
@@ -72,7 +73,7 @@ pub extern "C" fn whoami_main(_argc: i32, _argv: *const *const u8) -> i32 {
         let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
         let ppid = stat.rsplit(") ").next().unwrap().split(' ').nth(1).unwrap().to_string();
         let var = |k: &str| std::env::var(k).unwrap_or_else(|_| "-".into());
-        print!("pid={} ppid={ppid} greeting={} marker={} len={}", std::process::id(), var("GREETING"), var("FMERGE_RUN_MEMBER"), input.len());
+        print!("pid={} ppid={ppid} greeting={} marker={} caller_only={} len={}", std::process::id(), var("GREETING"), var("FMERGE_RUN_MEMBER"), var("CALLER_ONLY"), input.len());
         std::io::stdout().flush().unwrap();
         eprintln!("whoami wrote to stderr");
         match input.split_whitespace().collect::<Vec<_>>()[..] {

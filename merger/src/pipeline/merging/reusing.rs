@@ -145,7 +145,13 @@ impl Merging<'_> {
                 to: r.to.clone(),
             })
             .collect();
-        let table = shim::table(&members[0].name, &members, gateway_urls, &rewrites);
+        let table = shim::table(
+            &members[0].name,
+            &members,
+            gateway_urls,
+            &rewrites,
+            &self.opts.caller_env,
+        );
         // The shim's sources, and the contract's, which it includes from
         // `../contract/src/lib.rs` as in the repository.
         let contract = crate::assets::VENDORED
