@@ -7,8 +7,9 @@ that turns each round, so that drift hits all alike:
   panic message);
 - the callee's run: its binary with the call's body on stdin (start +
   work: Redis connect, ZRANGE, the reply), and the merged binary run as that
-  member (`FMERGE_RUN_MEMBER`), the very process the stand-in starts per
-  call;
+  member by exec (`FMERGE_RUN_MEMBER`), the process the stand-in starts
+  where its zygote cannot fork one (the zygote's fork is in the merged path
+  below);
 - the unmerged hop: the call's request to the callee through nginx and its
   of-watchdog, a new connection each, to the gateway's name (as the
   caller's libcurl makes it);
@@ -54,8 +55,9 @@ def derive(m):
       caller code, same Redis work, its call the only difference besides
       the binary's start);
     - merged path: the unmerged hop less what merging saved, corrected for
-      the two binaries' start-ups (merged_idle − caller_idle): the stand-in,
-      the member's process from the merged binary and its work;
+      the two binaries' start-ups (merged_idle − caller_idle, the zygote's
+      fork at start included in both merged runs): the stand-in, the member's
+      process forked by the zygote and its work;
     - merged path over work: the figure the ≤ 2 ms target is about."""
     work = m["callee"] - m["callee_idle"]
     saved = m["caller_unmerged"] - m["caller_merged"]
