@@ -23,7 +23,7 @@ pub fn faas_cli() -> Option<PathBuf> {
         });
     if found.is_none() {
         let why = "faas-cli is not installed (set FAAS_CLI, or run ci/test, which builds it from ../shared/tools/faas-cli)";
-        if std::env::var_os("FMERGE_REQUIRE_FAAS_CLI").is_some_and(|v| v == "1") {
+        if fmerge_testkit::dataplane::tools_required() {
             panic!("{why}; CI requires it");
         }
         eprintln!("SKIPPED: {why}");
