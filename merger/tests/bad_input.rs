@@ -452,3 +452,20 @@ fn a_plain_main_package_with_several_binaries_is_refused_before_the_build() {
     assert!(!stderr.contains("serves HTTP"), "{stderr}");
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }
+
+#[test]
+fn a_misspelt_watchdog_process_function_is_offered_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    process_pair(dir.path(), "", false);
+    let Ran { ok, stderr, .. } = fmerge_in(dir.path(), &["front", "bak"]);
+    assert!(!ok, "{stderr}");
+    support::assert_says(
+        &stderr,
+        &[
+            "unknown function bak",
+            "did you mean `back`?",
+            "\nfix: write `back`",
+        ],
+    );
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+}

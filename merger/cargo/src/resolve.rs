@@ -255,9 +255,11 @@ fn check_bin_names<'a>(functions: impl Iterator<Item = &'a Function>) -> Result<
 fn function(metadata: &Metadata, name: &str) -> Result<Function> {
     let members: Vec<&Package> = metadata.workspace_packages();
     let Some(package) = members.iter().find(|p| p.name.as_str() == name) else {
+        // What fmerge would take: functions on the runtime, and packages it
+        // takes as watchdog processes.
         let known: Vec<String> = members
             .iter()
-            .filter(|p| is_function(p))
+            .filter(|p| is_function(p) || takes_as_process(p))
             .map(|p| p.name.to_string())
             .collect();
         bail!(
@@ -298,6 +300,18 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
         bins,
         form,
     })
+}
+
+/// Whether fmerge takes `p`, not on the runtime, as a watchdog-process
+/// function: one binary, and no HTTP server of its own.
+fn takes_as_process(p: &Package) -> bool {
+    let on_runtime = p.dependencies.iter().any(|d| d.name == RUNTIME);
+    let bins = p
+        .targets
+        .iter()
+        .filter(|t| t.kind.contains(&TargetKind::Bin))
+        .count();
+    !on_runtime && bins == 1 && process_form(p).is_ok()
 }
 
 /// A function not on the runtime: a watchdog process, unless it serves
