@@ -72,7 +72,7 @@ def build(ctx, fmerge):
     bins.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, src in [("merged", merged)] + [(pkg, function_binary(target, pkg)) for pkg in PACKAGES]:
-        dst = bins / ("WriteHomeTimeline-merged" if name == "merged" else name)
+        dst = bins / ("write-home-timeline-merged" if name == "merged" else name)
         shutil.copy2(src, dst)
         out[name] = str(dst.resolve())
     sizes = {k: os.path.getsize(v) for k, v in out.items()}

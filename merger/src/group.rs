@@ -45,9 +45,11 @@ pub const CLI_ONLY: [&str; 10] = [
     "image.source-revision",
 ];
 
-/// The name of a merge that is not given one: `<caller>-merged`.
+/// The name of a merge that is not given one: `<caller>-merged`, the
+/// caller by its OpenFaaS name (a CamelCase package `WriteHomeTimeline`
+/// gives `write-home-timeline-merged`, a name an image and a service take).
 pub fn default_name(caller: &str) -> String {
-    format!("{caller}-merged")
+    format!("{}-merged", fmerge_contract::function_name(caller))
 }
 
 impl BuildArgs {
@@ -137,5 +139,9 @@ mod tests {
             assert!(bad.contains("unknown field"), "{bad}");
         }
         assert_eq!(default_name("compose-post"), "compose-post-merged");
+        assert_eq!(
+            default_name("WriteHomeTimeline"),
+            "write-home-timeline-merged"
+        );
     }
 }

@@ -469,3 +469,44 @@ fn a_misspelt_watchdog_process_function_is_offered_its_name() {
     );
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }
+
+/// CamelCase packages (as teams name watchdog-process functions) built
+/// without a stack ship under their OpenFaaS names: the merge's default
+/// name and the members pass the image's name checks, so what stops this
+/// build is the Docker Engine it cannot reach, not a name.
+#[test]
+fn camel_case_packages_ship_under_their_kebab_case_names() {
+    let dir = tempfile::tempdir().unwrap();
+    process_pair(dir.path(), "", false);
+    for (from, to) in [("front", "FrontFn"), ("back", "BackFn")] {
+        let manifest = dir.path().join(from).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(
+            &manifest,
+            text.replace(&format!("name = \"{from}\""), &format!("name = \"{to}\"")),
+        )
+        .unwrap();
+    }
+    let main = dir.path().join("front/src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, text.replace("/function/back", "/function/back-fn")).unwrap();
+    let watchdog = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    let Ran { ok, stderr, .. } = support::fmerge(
+        dir.path(),
+        &[
+            "FrontFn",
+            "BackFn",
+            "--image",
+            "--watchdog",
+            watchdog.to_str().unwrap(),
+        ],
+        &[("DOCKER_HOST", "tcp://127.0.0.1:1")],
+    );
+    assert!(!ok, "{stderr}");
+    assert!(!stderr.contains("not a DNS label"), "{stderr}");
+    assert!(
+        stderr.contains("cannot reach the Docker Engine at tcp://127.0.0.1:1"),
+        "{stderr}"
+    );
+}

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 pub struct MergedBinary<'a> {
     pub name: &'a str,
     pub binary: &'a Path,
-    /// Caller first, then the callees.
-    pub members: &'a [String],
+    /// Caller first, then the callees, by their OpenFaaS names.
+    pub members: Vec<String>,
     pub settings: Vec<EnvSetting>,
 }
 

@@ -29,7 +29,7 @@ pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) ->
     stack_out::validate_function_name(&opts.label())
         .context("the merge name (--name) is also the image's name")?;
     for member in opts.members() {
-        stack_out::validate_function_name(member)?;
+        stack_out::validate_function_name(&fmerge_contract::function_name(member))?;
     }
     if let Some(tag) = &flags.tag {
         let reference = ImageRef::parse(tag)?;
@@ -119,7 +119,13 @@ pub fn shipped(merged: &MergedGroup) -> MergedBinary<'_> {
     MergedBinary {
         name: &merged.name,
         binary: &merged.binary,
-        members: &merged.members,
+        // A CamelCase package (a watchdog-process function built without a
+        // stack) is deployed under its kebab-case name.
+        members: merged
+            .members
+            .iter()
+            .map(|m| fmerge_contract::function_name(m))
+            .collect(),
         settings: merged
             .settings
             .iter()
