@@ -86,9 +86,36 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         usage: graph
             .functions
             .iter()
-            .map(|f| [f.usage_memory_bytes, f.usage_cpu])
+            .map(|f| match f.watchdog {
+                true => [None, None],
+                false => [f.usage_memory_bytes, f.usage_cpu],
+            })
+            .collect(),
+        pods: graph
+            .functions
+            .iter()
+            .map(|f| f.usage_pods.map(|p| p as f64))
+            .collect(),
+        unmeasured: graph
+            .functions
+            .iter()
+            .map(|f| {
+                let scraped = f.usage_memory_bytes.is_some() || f.usage_cpu.is_some();
+                (f.watchdog && scraped).then(|| {
+                    "its scrape is of-watchdog's process, not the function's: unmeasured"
+                        .to_string()
+                })
+            })
+            .collect(),
+        instant: graph
+            .functions
+            .iter()
+            .map(|f| f.usage_scrapes == Some(1))
             .collect(),
         allow_shared_static: graph.allow_shared_static.clone(),
+        partial: graph.partial.clone(),
+        watched: graph.functions.iter().map(|f| f.watched).collect(),
+        traffic: graph.traffic.clone(),
         ..Model::default()
     };
     requests::calls(graph, &mut m);
@@ -112,7 +139,42 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     refuse::unmeetable(&m)?;
     m.finish()?;
     requests::entry_points(graph, &mut m);
+    sizing(&mut m)?;
     Ok(m)
+}
+
+/// The measured usage a merged pod may be sized from: a cpu figure above
+/// the function's own limit is no pod's (a pod is throttled at its limit),
+/// so the scrapes' window is wrong and the plan is refused; a function the
+/// window saw no request reach is idle there, and its usage says nothing
+/// of its work: its stack figures size it instead, and the report says so.
+fn sizing(m: &mut Model) -> Result<()> {
+    let cpu = Resource::Cpu.index();
+    for i in 0..m.n() {
+        if let (Some(used), Some(limit)) = (m.usage[i][cpu], m.cpu[i])
+            && used > limit * (1.0 + 1e-6)
+        {
+            bail!(
+                "{} used {} per pod over the window of {}, above its own cpu limit of {}, which no pod can: the window between the scrapes is not the time their counters ran\n\
+                 fix: give two scrapes of the same pods taken a window apart, with the timestamps they were taken at",
+                m.names[i],
+                Resource::Cpu.show(used),
+                m.traffic.as_deref().unwrap_or("scrape"),
+                Resource::Cpu.show(limit)
+            );
+        }
+    }
+    if m.measured {
+        let runs = m.invocations();
+        for i in 0..m.n() {
+            if runs[i] == 0.0 && m.usage[i].iter().any(Option::is_some) {
+                m.usage[i] = [None, None];
+                m.unmeasured[i] =
+                    Some("idle in the window: its usage is no measure of its work".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pairs no group may hold: the graph's conflicts, then each
@@ -260,6 +322,7 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         hop_ms: Some(model.constraints.hop_ms),
         allow_shared_static: model.allow_shared_static.clone(),
         dropped: model.names_of(model.dropped(&plan.groups)),
+        evidence: cluster::evidence_by_name(model, plan),
         group: plan
             .merged()
             .into_iter()

@@ -7,8 +7,9 @@ use fmerge_plan::model::{
 use fmerge_plan::search::{self, Limits};
 
 /// A model of `n` functions named a, b, c, … with these calls (one per
-/// invocation), one request from outside at a, 100Mi and 1 core of limits
-/// each, no requests, nothing measured.
+/// invocation), one request from outside at a, its declared entry point,
+/// 100Mi and 1 core of limits each, no requests, no usage measured, and
+/// traffic that names every caller (what a drop needs: [`proven`]).
 fn model(n: usize, calls: &[(usize, usize)]) -> Model {
     let mut m = Model {
         names: (0..n)
@@ -25,6 +26,7 @@ fn model(n: usize, calls: &[(usize, usize)]) -> Model {
         usage: vec![[None, None]; n],
         ..Model::default()
     };
+    proven(&mut m);
     for &(u, v) in calls {
         m.calls[u].push(CallsTo {
             callee: v,
@@ -34,6 +36,16 @@ fn model(n: usize, calls: &[(usize, usize)]) -> Model {
     m.external[0] = 1.0;
     m.finish().unwrap();
     m
+}
+
+/// What lets a deployment go: the whole stack planned, the first function
+/// a declared entry point, and traffic naming every caller.
+fn proven(m: &mut Model) {
+    m.partial = None;
+    m.declared = vec![false; m.n()];
+    m.declared[0] = true;
+    m.measured = true;
+    m.watched = vec![true; m.n()];
 }
 
 fn alone(m: &Model) -> Vec<Set> {
