@@ -31,7 +31,7 @@ pub use report::{Entry, entries, json, report, why_not};
 
 pub use file::{LoadedPlan, PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
-pub use solution::{BEST_FOUND, Proof, Solution};
+pub use solution::{BEST_FOUND, CAPPED, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
@@ -287,24 +287,41 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
         return Ok(Solution {
             plan: search::cheaper(model, plan, &limits),
             proof: Proof::Heuristic,
+            capped: Vec::new(),
         });
     }
     let found = search::within(model, limits);
-    match (found.proven, method) {
-        (true, _) => Ok(Solution {
+    let capped = found.capped.clone();
+    let names = model.names_of(capped.iter().fold(Set::EMPTY, |s, &r| s | model::bit(r)));
+    match (found.proven, capped.is_empty(), method) {
+        (true, _, _) => Ok(Solution {
             plan: found.plan,
             proof: Proof::Exact,
+            capped,
         }),
-        (false, Method::Exact) => bail!(
-            "the exact search did not finish within --time-limit {}s for this application ({} functions), or a caller has more than {} possible groups\n\
+        (false, false, Method::Exact) => bail!(
+            "the exact search cannot prove a plan for this application: {} {} more than {} possible groups, more than it enumerates\n\
+             fix: use --search auto (the heuristic's group for {}, every other caller's proven), or bound the groups with --max-memory or --keep-apart",
+            names.join(", "),
+            if names.len() == 1 { "has" } else { "have" },
+            limits.candidates,
+            if names.len() == 1 { "it" } else { "them" },
+        ),
+        (false, true, Method::Exact) => bail!(
+            "the exact search did not finish within --time-limit {}s for this application ({} functions)\n\
              fix: raise --time-limit, or use --search auto (the best plan found in the time)",
             time_limit.as_secs_f64(),
             model.n(),
-            limits.candidates
         ),
-        (false, _) => Ok(Solution {
+        (false, false, _) => Ok(Solution {
+            plan: found.plan,
+            proof: Proof::Capped,
+            capped,
+        }),
+        (false, true, _) => Ok(Solution {
             plan: found.plan,
             proof: Proof::BestFound,
+            capped,
         }),
     }
 }

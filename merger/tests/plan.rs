@@ -618,3 +618,45 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
         ],
     );
 }
+
+#[test]
+fn a_caller_past_the_candidate_cap_takes_the_heuristics_group_and_says_so() {
+    // hub calls 17 leaves, room for 8 of them: more possible groups than
+    // the exact search enumerates for one caller.
+    let leaves: Vec<String> = (0..17).map(|i| format!("leaf{i}")).collect();
+    let mut functions = vec![function("hub", "64Mi")];
+    functions.extend(leaves.iter().map(|l| function(l, "64Mi")));
+    let graph = Graph {
+        functions,
+        edges: leaves.iter().map(|l| edge("hub", l)).collect(),
+        ..Graph::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), &graph);
+    let room = ["--objective", "calls", "--max-memory", "576Mi"];
+    // --search exact: refused with the cause, not the time limit.
+    let mut args = plan_args(&path, &room);
+    args.extend(["--search", "exact", "--time-limit", "60"]);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &args);
+    assert!(!ok);
+    assert_says(
+        &stderr,
+        &[
+            "hub has more than 50000 possible groups",
+            "fix: use --search auto (the heuristic's group for it",
+        ],
+    );
+    assert!(!stderr.contains("raise --time-limit"), "{stderr}");
+    // auto: the heuristic's group for hub, and the label says so.
+    let stdout = plan_into(dir.path(), &path, "plan", &room);
+    assert_says(
+        &stdout,
+        &[
+            "search: exact but for the callers past the candidate cap, whose groups are the heuristic's (hub)",
+        ],
+    );
+    let file = PlanFile::load(&dir.path().join("plan/plan.toml"))
+        .unwrap()
+        .file;
+    assert_eq!(file.group[0].callees.len(), 8);
+}

@@ -455,7 +455,12 @@ mod traffic;
 
 #[test]
 fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
-    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    // Room for a and one callee: no plan takes every critical path to 0.
+    let room_for_one = Constraints {
+        max_memory: Some(200.0 * MIB),
+        ..hop(1.0)
+    };
+    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
     let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
     let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, BEST_FOUND);
@@ -683,4 +688,34 @@ fn idle_unscraped_and_watchdog_members_are_sized_from_the_stack_and_said_so() {
     ] {
         assert!(lines.contains(says), "{says}: {lines}");
     }
+}
+
+#[test]
+fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
+    // No cap: the heuristic's plan takes every critical path to 0, which no
+    // plan beats, so it is exact though the branch and bound never ran.
+    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(solution.proof.name(), "exact");
+    let text = report(&m, &solution.plan, "exact", "test");
+    assert!(
+        text.contains(
+            "bound: at most 1.00 ms removed per request (every critical path at 0); gap 0.00 ms"
+        ),
+        "{text}"
+    );
+    // Under a cap the bound is out of reach (b's two calls and c's run at
+    // once, and only one callee fits): the exact plan removes nothing of
+    // the critical path, and its gap is the whole bound.
+    let room_for_one = Constraints {
+        max_memory: Some(200.0 * MIB),
+        ..hop(1.0)
+    };
+    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
+    assert_eq!(
+        (doc["bound"].as_f64(), doc["gap"].as_f64()),
+        (Some(1.0), Some(1.0))
+    );
 }
