@@ -166,8 +166,8 @@ fn sizing(m: &mut Model) -> Result<()> {
     }
     if m.measured {
         let runs = m.invocations();
-        for i in 0..m.n() {
-            if runs[i] == 0.0 && m.usage[i].iter().any(Option::is_some) {
+        for (i, &ran) in runs.iter().enumerate() {
+            if ran == 0.0 && m.usage[i].iter().any(Option::is_some) {
                 m.usage[i] = [None, None];
                 m.unmeasured[i] =
                     Some("idle in the window: its usage is no measure of its work".into());
