@@ -163,8 +163,24 @@ fn a_merged_pod_holds_what_every_process_holds_once() {
 }
 
 #[test]
-fn limits_leave_every_member_the_room_it_had_alone() {
+fn limits_hold_when_every_member_peaks_at_once() {
+    // a (100Mi) and b (50Mi), the lightest process 10Mi: at once they hold
+    // their limits less one copy of that part.
     let mut m = model(2, &[(0, 1)]);
+    m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
+    let set = bit(0) | bit(1);
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(150.0 * MIB));
+    m.usage = vec![[Some(20.0 * MIB), None], [Some(10.0 * MIB), None]];
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(140.0 * MIB));
+    m.memory[1] = None;
+    assert_eq!(m.pod(0, set).limits[0].amount, None);
+}
+
+#[test]
+fn limits_leave_every_member_the_room_it_had_alone() {
+    // --limits-assume-apart: lower limits, as if members never peak at once.
+    let mut m = model(2, &[(0, 1)]);
+    m.constraints.limits_assume_apart = true;
     m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
     let set = bit(0) | bit(1);
     // Unmeasured: the sum.

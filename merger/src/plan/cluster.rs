@@ -248,6 +248,21 @@ pub fn report(model: &Model, plan: &Plan) -> String {
         for line in sizing(model, set) {
             let _ = writeln!(out, "    {line}");
         }
+        if model.constraints.limits_assume_apart {
+            for (k, res) in [Resource::Memory, Resource::Cpu].into_iter().enumerate() {
+                if let (Some(limit), Some(together)) =
+                    (pod.limits[k].amount, model.together(res, set))
+                    && limit < together
+                {
+                    let _ = writeln!(
+                        out,
+                        "    risk: its {} limit assumes its members never peak together (--limits-assume-apart); at once they may need {}",
+                        ["memory", "cpu"][k],
+                        res.show(together)
+                    );
+                }
+            }
+        }
     }
     out
 }

@@ -506,9 +506,9 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     // shared part (the least measured, 8Mi) counts once; with the headroom.
     assert_eq!(mem("after", "requests"), (32.0 + 8.0 * 1.25) * MIB);
     assert_eq!(mem("before", "limits"), 300.0 * MIB);
-    // The most a member needs: b's (or c's) own 100Mi beside a's limit
-    // (a is unmeasured) and what the other adds beyond the shared part.
-    assert_eq!(mem("after", "limits"), 200.0 * MIB);
+    // What holds when all three peak at once: their 300Mi of limits, the
+    // part every process holds (8Mi) counted once.
+    assert_eq!(mem("after", "limits"), 284.0 * MIB);
     let pod = &cluster["pods"][0];
     assert_eq!(pod["requests"]["memory"]["from"], "mixed");
     let rows: Vec<&str> = doc["reserved"]
@@ -529,7 +529,7 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     );
     let text = report(&m, &plan, how, "test");
     assert!(
-        text.contains("pods 3 → 1; memory limits 300Mi → 200Mi")
+        text.contains("pods 3 → 1; memory limits 300Mi → 284Mi")
             && text.contains("deployments dropped (only their groups call them, in-process): b, c")
             && text.contains("a's merged pod: requests 42Mi (mixed)"),
         "{text}"
@@ -539,7 +539,23 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     assert_eq!(file.dropped, ["b", "c"]);
     let group = file.group("a").unwrap();
     assert_eq!(group.requests["memory"], "42Mi");
-    assert_eq!(group.limits["memory"], "200Mi");
+    assert_eq!(group.limits["memory"], "284Mi");
+    // --limits-assume-apart: the most a member needs, b's (or c's) own
+    // 100Mi beside a's limit (a is unmeasured) and what the other adds
+    // beyond the shared part; the report says the risk.
+    let apart = Constraints {
+        limits_assume_apart: true,
+        ..hop(1.0)
+    };
+    let m = model(&g, &apart).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let pod = m.pod(0, plan.groups[0]);
+    assert_eq!(pod.limits[0].amount, Some(200.0 * MIB));
+    let text = report(&m, &plan, "exact", "test");
+    assert!(
+        text.contains("risk: its memory limit assumes its members never peak together (--limits-assume-apart); at once they may need 284Mi"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -237,11 +237,13 @@ impl Model {
     ///   cpu, each member's work per request at the rate the pod will serve
     ///   it ([`work`](Self::work)); the own request (else limit) of each
     ///   member with none measured; unset when a member has neither;
-    /// - limits: the most any member needs to keep the room it had alone,
-    ///   its own limit plus what the others add (their usage beyond the
-    ///   shared part, with headroom; their limits where unmeasured, which
-    ///   makes the sum when nothing is measured); unset when a member sets
-    ///   none; never below the request.
+    /// - limits: what holds when every member peaks at once, their own
+    ///   limits added up with the shared part counted once; with
+    ///   `--limits-assume-apart`, the most any member needs to keep the
+    ///   room it had alone, its own limit plus what the others add (their
+    ///   usage beyond the shared part, with headroom; their limits where
+    ///   unmeasured, which makes the sum when nothing is measured). Unset
+    ///   when a member sets none; never below the request.
     pub fn pod(&self, root: usize, set: Set) -> Pod {
         let figures = |resource: Resource| -> [Figure; 2] {
             let k = resource.index();
@@ -286,6 +288,10 @@ impl Model {
                 .map(|sum| once + sum);
             let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
             let limit = limits.map(|own| {
+                if !self.constraints.limits_assume_apart {
+                    let together = self.together(resource, set).unwrap_or(0.0);
+                    return together.max(request.unwrap_or(0.0));
+                }
                 let room = |j: usize| added(all[j]).unwrap_or(own[j]);
                 let others: f64 = (0..all.len()).map(room).sum();
                 (0..all.len())
@@ -309,6 +315,16 @@ impl Model {
             requests: [memory[0], cpu[0]],
             limits: [memory[1], cpu[1]],
         }
+    }
+
+    /// What the members of `set` may hold of `resource` when every one
+    /// peaks at once: their own limits added up, the part every process
+    /// holds ([`shared`](Self::shared)) counted once; `None` when a member
+    /// sets no limit.
+    pub fn together(&self, resource: Resource, set: Set) -> Option<f64> {
+        let own: Option<f64> = members(set).map(|i| self.limit(resource, i)).sum();
+        let extra = set.count_ones().saturating_sub(1) as f64;
+        own.map(|sum| sum - self.shared(resource) * extra)
     }
 
     /// The cores each measured member of `root`'s group `set` will use in
