@@ -24,6 +24,8 @@
 //!   condition, or in a closure given to a function other than a join
 //!   (a stream's `then`, an iterator's `for_each`) is *looped*: on the
 //!   critical path once per iteration;
+//! - but the closure before a stream's `buffer_unordered`/`buffered`, or
+//!   given to `for_each_concurrent`, runs at once over the items;
 //! - a call of another `fn` of the crate that makes calls brings its
 //!   rounds in at that point;
 //! - anything else is awaited where it stands: its own round, in source
@@ -80,6 +82,17 @@ const JOIN_FNS: &[&str] = &[
     "select_ok",
     "try_select",
 ];
+/// Stream adapters that run the futures of the closure before them (`.map(|x|
+/// …).buffer_unordered(n)`) at once, up to `n`: taken as at once, the
+/// bound that never claims more than the calls' longest.
+const CONCURRENT_ADAPTERS: &[&str] = &[
+    "buffer_unordered",
+    "buffered",
+    "try_buffer_unordered",
+    "try_buffered",
+];
+/// Stream methods whose own closure runs at once over the items.
+const CONCURRENT_METHODS: &[&str] = &["for_each_concurrent", "try_for_each_concurrent"];
 /// Nested macro expansions followed at most.
 const MAX_EXPANSIONS: usize = 32;
 
@@ -340,6 +353,15 @@ impl Scan {
                 let rounds = self.branches(args, depth);
                 self.joining -= 1;
                 rounds
+            } else if args.iter().any(|a| a.is_punct('|'))
+                && self.joining == 0
+                && (CONCURRENT_METHODS.contains(&name.as_str()) || buffered(trees, i + 2))
+            {
+                // The closure's futures run at once over the items.
+                self.joining += 1;
+                let rounds = self.seq(args, depth);
+                self.joining -= 1;
+                rounds
             } else if args.iter().any(|a| a.is_punct('|')) && self.joining == 0 {
                 // A closure given to a method (a stream's `then`, an
                 // iterator's `for_each`) may run once per item, one after
@@ -363,6 +385,33 @@ impl Scan {
         }
         (Vec::new(), 1, false)
     }
+}
+
+/// Whether the method chain from `trees[from]` on (`.name(…)` after
+/// `.name(…)`) goes through a [`CONCURRENT_ADAPTERS`] one.
+fn buffered(trees: &[Tree], from: usize) -> bool {
+    let mut i = from;
+    while trees.get(i).is_some_and(|t| t.is_punct('.')) {
+        let Some(Tree::Ident(name)) = trees.get(i + 1) else {
+            return false;
+        };
+        if CONCURRENT_ADAPTERS.contains(&name.as_str()) {
+            return true;
+        }
+        // A method's turbofish or its arguments, then the next `.`.
+        i += 2;
+        while trees
+            .get(i)
+            .is_some_and(|t| !t.is_punct('.') && !t.is_punct(';'))
+        {
+            if trees[i].group('(').is_some() {
+                i += 1;
+                break;
+            }
+            i += 1;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
