@@ -25,7 +25,8 @@
 //!   (a stream's `then`, an iterator's `for_each`) is *looped*: on the
 //!   critical path once per iteration;
 //! - but the closure before a stream's `buffer_unordered`/`buffered`, or
-//!   given to `for_each_concurrent`, runs at once over the items;
+//!   given to `for_each_concurrent`, runs at once over the items, and so
+//!   do the tasks a loop whose body only spawns them starts;
 //! - a call of another `fn` of the crate that makes calls brings its
 //!   rounds in at that point;
 //! - anything else is awaited where it stands: its own round, in source
@@ -264,13 +265,21 @@ impl Scan {
 
     /// The rounds of code run in order.
     fn seq(&mut self, trees: &[Tree], depth: usize) -> Vec<Round> {
+        self.seq_spawning(trees, depth).0
+    }
+
+    /// [`seq`](Self::seq), and whether every construct of it that makes
+    /// calls is a `spawn` (a loop of such runs its iterations at once).
+    fn seq_spawning(&mut self, trees: &[Tree], depth: usize) -> (Vec<Round>, bool) {
         let mut out: Vec<Round> = Vec::new();
         // Where the run of `spawn`s going on began in `out`.
         let mut spawned: Option<usize> = None;
+        let mut only_spawns = true;
         let mut i = 0;
         while i < trees.len() {
             let (rounds, used, spawn) = self.step(trees, i, depth);
             if !rounds.is_empty() {
+                only_spawns &= spawn;
                 match (spawn, spawned) {
                     (true, Some(start)) => {
                         let before = out.split_off(start);
@@ -288,7 +297,7 @@ impl Scan {
             }
             i += used;
         }
-        out
+        (out, only_spawns)
     }
 
     /// The construct at `trees[i]`: its rounds, how many trees it spans,
@@ -312,10 +321,12 @@ impl Scan {
             if t.is_ident("while") {
                 rounds = looped(rounds);
             }
-            rounds.extend(looped(
-                self.seq(trees[b].group('{').expect("a block"), depth),
-            ));
-            return (rounds, b - i + 1, false);
+            // A body that only spawns tasks starts them all at once, as
+            // consecutive spawns do; what follows waits for them.
+            let (body, spawns) = self.seq_spawning(trees[b].group('{').expect("a block"), depth);
+            let spawns = spawns && !body.is_empty() && rounds.is_empty();
+            rounds.extend(if spawns { body } else { looped(body) });
+            return (rounds, b - i + 1, spawns);
         }
         if t.is_ident("if") {
             return self.alternatives(trees, i, depth);
@@ -346,6 +357,7 @@ impl Scan {
         if let Tree::Ident(name) = t
             && let Some(args) = next.and_then(|n| n.group('('))
         {
+            let mut inner_spawn = false;
             let rounds = if name == "invoke" || name == "invoke_request" {
                 self.site(args, depth)
             } else if JOIN_FNS.contains(&name.as_str()) {
@@ -376,9 +388,12 @@ impl Scan {
                 r.extend(called);
                 r
             } else {
-                self.seq(args, depth)
+                // A spawn handed on (`tasks.push(spawn(…))`) is a spawn.
+                let (rounds, spawns) = self.seq_spawning(args, depth);
+                inner_spawn = spawns && !rounds.is_empty();
+                rounds
             };
-            return (rounds, 2, name == "spawn");
+            return (rounds, 2, name == "spawn" || inner_spawn);
         }
         if let Tree::Group(_, inner) = t {
             return (self.seq(inner, depth), 1, false);

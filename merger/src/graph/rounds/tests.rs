@@ -233,3 +233,20 @@ fn a_buffered_streams_calls_run_at_once_not_one_after_another() {
         }"#;
     assert_eq!(rounds(code), "a | b | c (looped)");
 }
+
+#[test]
+fn tasks_a_loop_spawns_run_at_once() {
+    // One task per item, spawned, then awaited: the calls overlap; a call
+    // awaited in the loop's body still waits for the one before.
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            let mut tasks = Vec::new();
+            for id in ids.clone() {
+                tasks.push(tokio::spawn(async move { invoke("a", id).await }));
+            }
+            for id in ids {
+                invoke("b", id).await;
+            }
+        }"#;
+    assert_eq!(rounds(code), "a | b (looped)");
+}
