@@ -3,6 +3,7 @@ the resident memory of every process it started (sampled), and the runtime's
 Prometheus metrics (scraped before and after, for `fmerge plan --metrics`)."""
 
 import threading
+import time
 from pathlib import Path
 
 from .config import die
@@ -66,15 +67,29 @@ class RssSampler:
         return rss_figures(self.samples)
 
 
+def stamped(text, ms):
+    """`text` with each `process_` sample (no timestamp of its own yet)
+    timestamped `ms`."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("process_") and len(line.split()) == 2:
+            line = f"{line} {ms}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def scrape(ports, path):
     """Every runtime's /metrics ({name: metrics port}), concatenated into
-    `path` (`fmerge plan --metrics` adds up pods' scrapes so joined)."""
+    `path` (`fmerge plan --metrics` adds up pods' scrapes so joined). Each
+    process sample gets the time it was read (the text format's timestamp,
+    ms): `fmerge plan` takes the window between two scrapes from it, never
+    from the files' times."""
     parts = []
     for name, port in sorted(ports.items()):
         status, text = http(f"http://127.0.0.1:{port}/metrics")
         if status != 200:
             die(f"{name}'s metrics on :{port} answered {status}: is metrics_port set for it?")
-        parts.append(text.decode())
+        parts.append(stamped(text.decode(), int(time.time() * 1000)))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(p if p.endswith("\n") else p + "\n" for p in parts))
     return str(path)

@@ -20,7 +20,7 @@ from fmbench.appchecks import checks
 from fmbench.appmodel import (agreement, deployment_stacks, entry_gains, merged_pods, planner_reserved, projections,
                               resources)
 from fmbench.appreport import render_checks, render_projection, render_resources
-from fmbench.apptier import rss_figures, rss_kib, scrape, tree_rss_kib
+from fmbench.apptier import rss_figures, rss_kib, scrape, stamped, tree_rss_kib
 from test_app import mix_run, results
 
 MI = 1024 * 1024
@@ -93,6 +93,15 @@ class Scrape(unittest.TestCase):
             for s in servers.values():
                 s.shutdown()
                 s.server_close()
+
+
+    def test_process_samples_carry_the_time_they_were_read(self):
+        # fmerge plan takes the window between two scrapes from these
+        # timestamps, never from the files' times; a sample stamped already
+        # and every other series are left as they are.
+        text = "http_requests_total{function=\"a\"} 1\nprocess_cpu_seconds_total 1.5\nprocess_resident_memory_bytes 10 99\n# EOF"
+        self.assertEqual(stamped(text, 7), "http_requests_total{function=\"a\"} 1\nprocess_cpu_seconds_total 1.5 7\n"
+                                           "process_resident_memory_bytes 10 99\n# EOF\n")
 
 
 class Agreement(unittest.TestCase):

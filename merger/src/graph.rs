@@ -59,6 +59,11 @@ pub struct Graph {
     /// `fmerge plan` dry-runs the build on a group whose caller's differs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<PathBuf>,
+    /// Which part of the stack it covers, when not all of it (`--filter`,
+    /// `--regex`): the functions left out may call any of these, so a plan
+    /// of it drops no deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -100,6 +105,23 @@ pub struct Function {
     pub usage_memory_bytes: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_cpu: Option<f64>,
+    /// Whether the traffic names the caller of every request it got over
+    /// the window (a scrape that covers it; an access log names no caller,
+    /// so only a function that got no request there): without it, the plan
+    /// never drops its deployment.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watched: bool,
+    /// Its pods in the later scrape (its replicas), and how many scrapes
+    /// its memory comes from (1: one instant, not the window's peak).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_pods: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_scrapes: Option<usize>,
+    /// A watchdog-process function (a `main` of-watchdog starts per
+    /// request): the process its pod's metrics describe is of-watchdog's,
+    /// not the function's, so its usage sizes nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watchdog: bool,
 }
 
 /// `from` invokes `to`.
@@ -195,6 +217,7 @@ pub fn read(
 ) -> Result<Graph> {
     let stack_in = StackIn::load(stack)?;
     let names = select.apply(stack_in.names())?;
+    let partial = partial(select, names.len(), stack_in.names().len());
     let StackFunctions {
         mut functions,
         sources,
@@ -346,6 +369,7 @@ pub fn read(
         });
         if let Some(function) = functions.iter_mut().find(|g| g.name == f.name) {
             function.rounds = rounds;
+            function.watchdog = f.form == resolve::Form::Process;
         }
     }
 
@@ -383,6 +407,7 @@ pub fn read(
         allow_shared_static: allow_shared_static.to_vec(),
         traffic: None,
         lock: workspace::lock_of(&sources[0])?,
+        partial,
     };
     for f in &graph.functions {
         let unplaced = graph.unplaced(&f.name);
@@ -395,6 +420,21 @@ pub fn read(
         }
     }
     Ok(graph)
+}
+
+/// Which part of the stack a selection of `selected` of its `all`
+/// functions covers, when not all of it.
+pub fn partial(
+    select: &crate::options::stack::Select,
+    selected: usize,
+    all: usize,
+) -> Option<String> {
+    let how = match (&select.filter, &select.regex) {
+        (Some(f), _) => format!("--filter {f:?}"),
+        (None, Some(r)) => format!("--regex {r:?}"),
+        (None, None) => "the selection".to_string(),
+    };
+    (selected < all).then(|| format!("{how} selects {selected} of the stack's {all} functions"))
 }
 
 /// The rounds of a watchdog-process function: its HTTP client waits for

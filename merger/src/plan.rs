@@ -31,7 +31,7 @@ pub use report::{Entry, entries, json, report, why_not};
 
 pub use file::{LoadedPlan, PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
-pub use solution::{BEST_FOUND, Proof, Solution};
+pub use solution::{BEST_FOUND, CAPPED, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
@@ -86,9 +86,36 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         usage: graph
             .functions
             .iter()
-            .map(|f| [f.usage_memory_bytes, f.usage_cpu])
+            .map(|f| match f.watchdog {
+                true => [None, None],
+                false => [f.usage_memory_bytes, f.usage_cpu],
+            })
+            .collect(),
+        pods: graph
+            .functions
+            .iter()
+            .map(|f| f.usage_pods.map(|p| p as f64))
+            .collect(),
+        unmeasured: graph
+            .functions
+            .iter()
+            .map(|f| {
+                let scraped = f.usage_memory_bytes.is_some() || f.usage_cpu.is_some();
+                (f.watchdog && scraped).then(|| {
+                    "its scrape is of-watchdog's process, not the function's: unmeasured"
+                        .to_string()
+                })
+            })
+            .collect(),
+        instant: graph
+            .functions
+            .iter()
+            .map(|f| f.usage_scrapes == Some(1))
             .collect(),
         allow_shared_static: graph.allow_shared_static.clone(),
+        partial: graph.partial.clone(),
+        watched: graph.functions.iter().map(|f| f.watched).collect(),
+        traffic: graph.traffic.clone(),
         ..Model::default()
     };
     requests::calls(graph, &mut m);
@@ -112,7 +139,42 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     refuse::unmeetable(&m)?;
     m.finish()?;
     requests::entry_points(graph, &mut m);
+    sizing(&mut m)?;
     Ok(m)
+}
+
+/// The measured usage a merged pod may be sized from: a cpu figure above
+/// the function's own limit is no pod's (a pod is throttled at its limit),
+/// so the scrapes' window is wrong and the plan is refused; a function the
+/// window saw no request reach is idle there, and its usage says nothing
+/// of its work: its stack figures size it instead, and the report says so.
+fn sizing(m: &mut Model) -> Result<()> {
+    let cpu = Resource::Cpu.index();
+    for i in 0..m.n() {
+        if let (Some(used), Some(limit)) = (m.usage[i][cpu], m.cpu[i])
+            && used > limit * (1.0 + 1e-6)
+        {
+            bail!(
+                "{} used {} per pod over the window of {}, above its own cpu limit of {}, which no pod can: the window between the scrapes is not the time their counters ran\n\
+                 fix: give two scrapes of the same pods taken a window apart, with the timestamps they were taken at",
+                m.names[i],
+                Resource::Cpu.show(used),
+                m.traffic.as_deref().unwrap_or("scrape"),
+                Resource::Cpu.show(limit)
+            );
+        }
+    }
+    if m.measured {
+        let runs = m.invocations();
+        for (i, &ran) in runs.iter().enumerate() {
+            if ran == 0.0 && m.usage[i].iter().any(Option::is_some) {
+                m.usage[i] = [None, None];
+                m.unmeasured[i] =
+                    Some("idle in the window: its usage is no measure of its work".into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pairs no group may hold: the graph's conflicts, then each
@@ -225,24 +287,41 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
         return Ok(Solution {
             plan: search::cheaper(model, plan, &limits),
             proof: Proof::Heuristic,
+            capped: Vec::new(),
         });
     }
     let found = search::within(model, limits);
-    match (found.proven, method) {
-        (true, _) => Ok(Solution {
+    let capped = found.capped.clone();
+    let names = model.names_of(capped.iter().fold(Set::EMPTY, |s, &r| s | model::bit(r)));
+    match (found.proven, capped.is_empty(), method) {
+        (true, _, _) => Ok(Solution {
             plan: found.plan,
             proof: Proof::Exact,
+            capped,
         }),
-        (false, Method::Exact) => bail!(
-            "the exact search did not finish within --time-limit {}s for this application ({} functions), or a caller has more than {} possible groups\n\
+        (false, false, Method::Exact) => bail!(
+            "the exact search cannot prove a plan for this application: {} {} more than {} possible groups, more than it enumerates\n\
+             fix: use --search auto (the heuristic's group for {}, every other caller's proven), or bound the groups with --max-memory or --keep-apart",
+            names.join(", "),
+            if names.len() == 1 { "has" } else { "have" },
+            limits.candidates,
+            if names.len() == 1 { "it" } else { "them" },
+        ),
+        (false, true, Method::Exact) => bail!(
+            "the exact search did not finish within --time-limit {}s for this application ({} functions)\n\
              fix: raise --time-limit, or use --search auto (the best plan found in the time)",
             time_limit.as_secs_f64(),
             model.n(),
-            limits.candidates
         ),
-        (false, _) => Ok(Solution {
+        (false, false, _) => Ok(Solution {
+            plan: found.plan,
+            proof: Proof::Capped,
+            capped,
+        }),
+        (false, true, _) => Ok(Solution {
             plan: found.plan,
             proof: Proof::BestFound,
+            capped,
         }),
     }
 }
@@ -260,6 +339,7 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         hop_ms: Some(model.constraints.hop_ms),
         allow_shared_static: model.allow_shared_static.clone(),
         dropped: model.names_of(model.dropped(&plan.groups)),
+        evidence: cluster::evidence_by_name(model, plan),
         group: plan
             .merged()
             .into_iter()

@@ -98,8 +98,10 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     assert_eq!(groups["front-b"], names(&["front-b", "shared", "leaf"]));
     // Per request of the application: each entry point's removes two.
     assert_eq!(removed, 2.0);
-    // Both groups hold `shared` and `leaf`, and nothing else calls them:
-    // their own deployments go (the plan file's `dropped`).
+    // Both groups hold `shared` and `leaf`, and nothing else in the code
+    // calls them; but no entry point is declared and no traffic shows who
+    // calls them, so their own deployments stay (the plan file's
+    // `dropped` is empty; a drop's proof is tested below).
     let model = plan::model(&graph, &by_calls()).unwrap();
     let solution = plan::solve(&model, Method::Exact).unwrap();
     let (p, how) = (solution.plan, solution.proof.name());
@@ -110,7 +112,7 @@ fn a_callee_several_callers_use_is_copied_into_each_group() {
     assert_eq!(read.len(), 2);
     assert_eq!(file.group[0].caller, "front-a");
     assert_eq!(read[1].merge.callees, names(&["shared", "leaf"]));
-    assert_eq!(file.dropped, names(&["shared", "leaf"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
 }
 
 #[test]
@@ -414,4 +416,247 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
     assert!(ok, "{stderr}");
     let binary = std::path::PathBuf::from(stdout.lines().last().unwrap());
     assert!(binary.ends_with("text-service-merged/text-service-merged") && binary.is_file());
+}
+
+/// front calls mid (declared entry point front, 64Mi each): the graph of
+/// the drop tests.
+fn front_and_mid() -> Graph {
+    let mut graph = Graph {
+        functions: vec![function("front", "64Mi"), function("mid", "64Mi")],
+        edges: vec![edge("front", "mid")],
+        ..Graph::default()
+    };
+    graph.functions[0].entry = true;
+    graph
+}
+
+/// `fmerge plan --graph GRAPH --objective calls EXTRA` in a new folder,
+/// with each `(name, text)` written there first (`{dir}` in EXTRA is the
+/// folder): its stdout and plan.toml.
+fn plan_files(graph: &Graph, files: &[(&str, &str)], extra: &[&str]) -> (String, PlanFile) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), graph);
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let extra: Vec<String> = extra
+        .iter()
+        .map(|a| a.replace("{dir}", dir.path().to_str().unwrap()))
+        .collect();
+    let mut args = vec!["--objective", "calls"];
+    args.extend(extra.iter().map(String::as_str));
+    let stdout = plan_into(dir.path(), &path, "plan", &args);
+    let file = PlanFile::load(&dir.path().join("plan/plan.toml"))
+        .unwrap()
+        .file;
+    (stdout, file)
+}
+
+/// A scrape of front's 100 requests from outside, each calling mid once,
+/// and `more` (e.g. another caller's calls of mid).
+fn scrape(more: &str) -> String {
+    format!(
+        "http_requests_total{{function=\"front\",caller=\"\"}} 100\n\
+         http_requests_total{{function=\"mid\",caller=\"front\"}} 100\n{more}"
+    )
+}
+
+#[test]
+fn a_callee_only_its_group_calls_goes_with_the_evidence_named() {
+    // Entry points declared, every caller named by the scrape: mid goes,
+    // and the plan says what shows it may.
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("m.txt", &scrape(""))],
+        &["--metrics", "{dir}/m.txt"],
+    );
+    assert_eq!(file.dropped, names(&["mid"]));
+    let evidence = &file.evidence["mid"];
+    assert!(
+        evidence.contains("not one of the 1 declared entry points")
+            && evidence.contains("no request from outside, calls from front 100")
+            && evidence.contains("held in-process by front"),
+        "{evidence}"
+    );
+    assert_says(
+        &stdout,
+        &["mid goes: not one of the 1 declared entry points"],
+    );
+}
+
+#[test]
+fn a_callee_a_caller_outside_the_stack_calls_stays() {
+    // billing, not in the stack, calls mid 500 times: mid's deployment
+    // serves it, though front's group holds a copy.
+    let billing = "http_requests_total{function=\"mid\",caller=\"billing\"} 500\n";
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("m.txt", &scrape(billing))],
+        &["--metrics", "{dir}/m.txt"],
+    );
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert_says(
+        &stdout,
+        &["mid stays deployed: it gets requests from outside the application"],
+    );
+}
+
+#[test]
+fn access_log_requests_with_no_known_caller_are_outside_traffic() {
+    // 10 requests to front, each calling mid once, and 990 to mid straight
+    // from the front end: the log names no caller, so at most 10 are
+    // front's. The hops removed are 10 of 1000 requests, and mid stays.
+    let line =
+        |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
+    let log = line("front").repeat(10) + &line("mid").repeat(1000);
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("access.log", &log)],
+        &["--access-log", "{dir}/access.log"],
+    );
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &["mid stays deployed: it gets requests from outside"],
+    );
+    let model_graph = {
+        let mut g = front_and_mid();
+        let counts = fmerge::graph::access_log::parse(&log, "log").unwrap();
+        let t = fmerge::graph::access_log::traffic(&counts, &g.edges, "log");
+        g.weigh(&t);
+        g
+    };
+    let model = plan::model(&model_graph, &by_calls()).unwrap();
+    let p = plan::solve(&model, Method::Exact).unwrap().plan;
+    assert!((p.removed - 0.01).abs() < 1e-9, "{}", p.removed);
+}
+
+#[test]
+fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
+    // Every request to mid could be front's, yet the log names no caller:
+    // nothing shows mid has no other, so it stays, and the report says
+    // what would let it go.
+    let line =
+        |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
+    let log = line("front").repeat(10) + &line("mid").repeat(10);
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("access.log", &log)],
+        &["--access-log", "{dir}/access.log"],
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "does not name the caller of every request it got; give a --metrics scrape of its pods to let it go",
+        ],
+    );
+}
+
+#[test]
+fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
+    // No entry point declared: mid may be called by a client (a cron
+    // connector, another application) that no window showed.
+    let mut undeclared = front_and_mid();
+    undeclared.functions[0].entry = false;
+    let (stdout, file) = plan_files(
+        &undeclared,
+        &[("m.txt", &scrape(""))],
+        &["--metrics", "{dir}/m.txt"],
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "mid stays deployed: the stack declares no entry point",
+            "to let it go",
+        ],
+    );
+    // Declared, but no traffic: nothing shows who calls mid.
+    let (stdout, file) = plan_files(&front_and_mid(), &[], &[]);
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "mid stays deployed: no traffic was measured",
+            "give --metrics",
+        ],
+    );
+}
+
+#[test]
+fn a_plan_of_part_of_the_stack_drops_nothing() {
+    // The graph of two of the stack's functions (--filter): the rest of
+    // the application may call mid.
+    let select = fmerge::options::stack::Select {
+        filter: Some("*i*".into()),
+        regex: None,
+    };
+    let partial = fmerge::graph::partial(&select, 2, 26);
+    assert_eq!(
+        partial.as_deref(),
+        Some("--filter \"*i*\" selects 2 of the stack's 26 functions")
+    );
+    assert_eq!(fmerge::graph::partial(&select, 26, 26), None);
+    let mut graph = front_and_mid();
+    graph.partial = partial;
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", &scrape(""))],
+        &["--metrics", "{dir}/m.txt"],
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "mid stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 26 functions)",
+        ],
+    );
+}
+
+#[test]
+fn a_caller_past_the_candidate_cap_takes_the_heuristics_group_and_says_so() {
+    // hub calls 17 leaves, room for 8 of them: more possible groups than
+    // the exact search enumerates for one caller.
+    let leaves: Vec<String> = (0..17).map(|i| format!("leaf{i}")).collect();
+    let mut functions = vec![function("hub", "64Mi")];
+    functions.extend(leaves.iter().map(|l| function(l, "64Mi")));
+    let graph = Graph {
+        functions,
+        edges: leaves.iter().map(|l| edge("hub", l)).collect(),
+        ..Graph::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_graph(dir.path(), &graph);
+    let room = ["--objective", "calls", "--max-memory", "576Mi"];
+    // --search exact: refused with the cause, not the time limit.
+    let mut args = plan_args(&path, &room);
+    args.extend(["--search", "exact", "--time-limit", "60"]);
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &args);
+    assert!(!ok);
+    assert_says(
+        &stderr,
+        &[
+            "hub has more than 50000 possible groups",
+            "fix: use --search auto (the heuristic's group for it",
+        ],
+    );
+    assert!(!stderr.contains("raise --time-limit"), "{stderr}");
+    // auto: the heuristic's group for hub, and the label says so.
+    let stdout = plan_into(dir.path(), &path, "plan", &room);
+    assert_says(
+        &stdout,
+        &[
+            "search: exact but for the callers past the candidate cap, whose groups are the heuristic's (hub)",
+        ],
+    );
+    let file = PlanFile::load(&dir.path().join("plan/plan.toml"))
+        .unwrap()
+        .file;
+    assert_eq!(file.group[0].callees.len(), 8);
 }

@@ -118,6 +118,27 @@ pub struct Model {
     /// Calls whose order the code does not show: [`finish`](Self::finish)
     /// takes them one after another.
     pub unplaced: Vec<CallEdge>,
+    /// Which part of the stack the plan covers, when not all of it
+    /// (`--filter`, `--regex`): the rest may call any function of it, so
+    /// no deployment is dropped ([`Model::proof`]).
+    pub partial: Option<String>,
+    /// Per function: whether the traffic names the caller of every request
+    /// it got over the window (a scrape that covers it; in an access log,
+    /// which names no caller, only a function that got none). A function
+    /// without it is never dropped ([`Model::proof`]).
+    pub watched: Vec<bool>,
+    /// Where the traffic comes from, for the evidence of each drop.
+    pub traffic: Option<String>,
+    /// Its pods measured (its replicas), when the scrape has them: a
+    /// function's cpu is its pods' work, which a merged pod takes on.
+    pub pods: Vec<Option<f64>>,
+    /// Why a function's usage sizes nothing though the scrape has some
+    /// (of-watchdog's process, not the function's; idle in the window):
+    /// a merged pod takes its stack figures instead, and says why.
+    pub unmeasured: Vec<Option<String>>,
+    /// Whether a function's memory comes from one scrape (one instant,
+    /// not the window's peak).
+    pub instant: Vec<bool>,
 }
 
 /// Function `from`'s calls of function `to`.
@@ -392,6 +413,6 @@ mod latency;
 mod objective;
 mod order;
 pub use constraints::{Apart, Constraints, DEFAULT_HOP_MS};
-pub use cost::{Figure, HEADROOM, Kept, Origin, Pod, Reserved};
+pub use cost::{Figure, HEADROOM, Kept, Origin, Pod, Reserved, Unproven};
 pub use latency::Hops;
 pub use objective::{Figures, GroupWorth, Objective};

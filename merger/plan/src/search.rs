@@ -58,6 +58,11 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
 pub struct Bounded {
     pub plan: Option<Plan>,
     pub proven: bool,
+    /// Roots with more possible groups than [`Limits::candidates`]: each
+    /// was searched with no group or the incumbent's (the heuristic's) only,
+    /// so a search that finished proves the plan optimal for every other
+    /// root, not for these.
+    pub capped: Vec<usize>,
 }
 
 /// The branch and bound, started from `incumbent` (a plan that meets the
@@ -73,7 +78,9 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
     let gave_up = Bounded {
         plan: None,
         proven: false,
+        capped: Vec::new(),
     };
+    let mut capped = Vec::new();
     let n = model.n();
     let runs = model.invocations();
     let mut options: Vec<Vec<Candidate>> = Vec::with_capacity(n);
@@ -81,10 +88,21 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         if limits.late() {
             return gave_up;
         }
-        let sets = if run > 0.0 {
+        // A group at a root no request reaches removes nothing, yet under
+        // the cost objective it may let its members' own deployments go.
+        let sets = if run > 0.0 || model.constraints.objective.needs_cost() {
             match candidates_within(model, r, &limits) {
                 Some(sets) => sets,
-                None => return gave_up,
+                None if limits.late() => return gave_up,
+                // Past the cap: this root alone keeps the incumbent's group.
+                None => {
+                    capped.push(r);
+                    let mut sets = vec![bit(r)];
+                    if let Some(p) = incumbent.filter(|p| p.groups[r] != bit(r)) {
+                        sets.push(p.groups[r]);
+                    }
+                    sets
+                }
             }
         } else {
             vec![bit(r)]
@@ -135,7 +153,8 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         /// What the application reserves unmerged ([`Model::cost`]).
         unmerged: Reserved,
         /// Functions whose deployment stays whatever is merged: declared,
-        /// called from outside, or called by none.
+        /// called from outside, called by none, or with no proof that
+        /// nothing outside needs it ([`Model::proof`]).
         sure: Vec<bool>,
         /// No usage measured: a merged pod's limits are its members' sums.
         sums: bool,
@@ -281,8 +300,9 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                 .iter()
                 .position(|o| o.set == bit(r))
                 .expect("the root alone is a candidate");
-            // Nobody arrives: no group pays off here.
-            let tried: Vec<usize> = if a == 0.0 {
+            // Nobody arrives: no group pays off here, but for what it lets
+            // go (the cost objective) at a deployment that stays anyway.
+            let tried: Vec<usize> = if a == 0.0 && !(c.objective.needs_cost() && self.sure[r]) {
                 vec![alone]
             } else {
                 (0..options.len()).collect()
@@ -338,7 +358,9 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
     let alone: Vec<Set> = (0..n).map(bit).collect();
     let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|c| c.callee == i));
     let sure: Vec<bool> = (0..n)
-        .map(|i| model.declared[i] || model.external[i] > 0.0 || !called(i))
+        .map(|i| {
+            model.declared[i] || model.external[i] > 0.0 || !called(i) || model.proof(i).is_err()
+        })
         .collect();
     let mut floor = [0.0; 5];
     for i in (0..n).filter(|&i| sure[i]) {
@@ -375,20 +397,27 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         copied: Set::EMPTY,
         worth: 0.0,
     };
-    let proven = search.go(0, &model.external, &vec![0.0; n], start);
+    let finished = search.go(0, &model.external, &vec![0.0; n], start);
+    let proven = finished && capped.is_empty();
+    let capped = if finished { capped } else { Vec::new() };
     let found = search.best.map(|(_, _, groups)| groups);
     if found.is_some() && found == seeded {
-        return Bounded { plan: None, proven };
+        return Bounded {
+            plan: None,
+            proven,
+            capped,
+        };
     }
     // Finished, and no plan meets the minimums: the plan of no groups,
     // which `fmerge::plan::solve` refuses with the reason.
     let groups = match found {
         Some(groups) => groups,
-        None if proven => alone,
+        None if finished => alone,
         None => return gave_up,
     };
     Bounded {
         plan: Some(finish(model, groups)),
         proven,
+        capped,
     }
 }

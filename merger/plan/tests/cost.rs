@@ -7,8 +7,9 @@ use fmerge_plan::model::{
 use fmerge_plan::search::{self, Limits};
 
 /// A model of `n` functions named a, b, c, … with these calls (one per
-/// invocation), one request from outside at a, 100Mi and 1 core of limits
-/// each, no requests, nothing measured.
+/// invocation), one request from outside at a, its declared entry point,
+/// 100Mi and 1 core of limits each, no requests, no usage measured, and
+/// traffic that names every caller (what a drop needs: [`proven`]).
 fn model(n: usize, calls: &[(usize, usize)]) -> Model {
     let mut m = Model {
         names: (0..n)
@@ -25,6 +26,7 @@ fn model(n: usize, calls: &[(usize, usize)]) -> Model {
         usage: vec![[None, None]; n],
         ..Model::default()
     };
+    proven(&mut m);
     for &(u, v) in calls {
         m.calls[u].push(CallsTo {
             callee: v,
@@ -34,6 +36,16 @@ fn model(n: usize, calls: &[(usize, usize)]) -> Model {
     m.external[0] = 1.0;
     m.finish().unwrap();
     m
+}
+
+/// What lets a deployment go: the whole stack planned, the first function
+/// a declared entry point, and traffic naming every caller.
+fn proven(m: &mut Model) {
+    m.partial = None;
+    m.declared = vec![false; m.n()];
+    m.declared[0] = true;
+    m.measured = true;
+    m.watched = vec![true; m.n()];
 }
 
 fn alone(m: &Model) -> Vec<Set> {
@@ -151,8 +163,24 @@ fn a_merged_pod_holds_what_every_process_holds_once() {
 }
 
 #[test]
-fn limits_leave_every_member_the_room_it_had_alone() {
+fn limits_hold_when_every_member_peaks_at_once() {
+    // a (100Mi) and b (50Mi), the lightest process 10Mi: at once they hold
+    // their limits less one copy of that part.
     let mut m = model(2, &[(0, 1)]);
+    m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
+    let set = bit(0) | bit(1);
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(150.0 * MIB));
+    m.usage = vec![[Some(20.0 * MIB), None], [Some(10.0 * MIB), None]];
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(140.0 * MIB));
+    m.memory[1] = None;
+    assert_eq!(m.pod(0, set).limits[0].amount, None);
+}
+
+#[test]
+fn limits_leave_every_member_the_room_it_had_alone() {
+    // --limits-assume-apart: lower limits, as if members never peak at once.
+    let mut m = model(2, &[(0, 1)]);
+    m.constraints.limits_assume_apart = true;
     m.memory = vec![Some(100.0 * MIB), Some(50.0 * MIB)];
     let set = bit(0) | bit(1);
     // Unmeasured: the sum.

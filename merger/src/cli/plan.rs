@@ -55,6 +55,12 @@ pub struct PlanArgs {
     /// Functions no group may hold two of, comma-separated (repeatable).
     #[arg(long, value_name = "A,B", help_heading = heading::PLAN)]
     pub keep_apart: Vec<String>,
+    /// Set a merged pod's limits as if its members never peak together:
+    /// each keeps the room it had alone beside what the others use (lower
+    /// limits, at the risk of an out-of-memory kill when they do) [default:
+    /// limits that hold when every member peaks at once].
+    #[arg(long, help_heading = heading::PLAN)]
+    pub limits_assume_apart: bool,
     /// The latency of one gateway hop, for the projected gain
     /// [default: fmerge's bench figure, which the report prints].
     #[arg(long, value_name = "MS", help_heading = heading::PLAN)]
@@ -161,6 +167,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
                     .collect()
             })
             .collect(),
+        limits_assume_apart: args.limits_assume_apart,
     };
     // The constraints (the model's own checks, on the stack's functions and
     // limits without calls) and the files, before the graph's build.

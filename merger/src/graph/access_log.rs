@@ -1,8 +1,10 @@
 //! Traffic from an nginx gateway access log: one request per line,
-//! `"POST /function/<name> HTTP/1.1"`. A log has no caller, so a function's
-//! requests are spread over its static callers in proportion to their own
-//! requests (and a function with no caller in the stack gets them from
-//! outside): an estimate, said so in the graph's `traffic` field.
+//! `"POST /function/<name> HTTP/1.1"`. A log has no caller, so no request
+//! is known to come from a function: a function's static callers are
+//! credited with at most what their own requests make at one call per call
+//! site, and the rest of its requests count as from outside (which never
+//! drops a deployment and never claims hops the log does not show). An
+//! estimate, said so in the graph's `traffic` field.
 
 use super::Edge;
 use super::traffic::{CallPair, Traffic};
@@ -45,11 +47,14 @@ pub fn parse(text: &str, source: &str) -> Result<BTreeMap<String, f64>> {
 }
 
 /// Spreads per-function request counts over the graph's static edges (see
-/// the module doc): the requests of a function with callers are divided
-/// among them in proportion to each caller's requests times its call sites.
+/// the module doc): each caller is credited with its requests times its
+/// call sites (scaled down to the function's requests when they add up to
+/// more), and what is left counts as requests from outside.
 pub fn traffic(counts: &BTreeMap<String, f64>, edges: &[Edge], source: &str) -> Traffic {
     let mut traffic = Traffic {
-        source: format!("nginx {source} (per-edge calls estimated from per-function requests)"),
+        source: format!(
+            "nginx {source} (no caller named: calls credited at most one per call site, the rest counted from outside)"
+        ),
         ..Traffic::default()
     };
     for (function, &n) in counts {
@@ -63,15 +68,16 @@ pub fn traffic(counts: &BTreeMap<String, f64>, edges: &[Edge], source: &str) -> 
                 )
             })
             .collect();
-        let total: f64 = callers.iter().map(|(_, w)| w).sum();
-        if callers.is_empty() || total == 0.0 {
-            traffic.external.insert(function.clone(), n);
-            continue;
-        }
-        for (from, w) in callers {
-            traffic
+        let most: f64 = callers.iter().map(|(_, w)| w).sum();
+        let credited = most.min(n);
+        for (from, w) in callers.into_iter().filter(|(_, w)| *w > 0.0) {
+            *traffic
                 .calls
-                .insert(CallPair::new(from, function), n * w / total);
+                .entry(CallPair::new(from, function))
+                .or_default() += credited * w / most;
+        }
+        if n > credited {
+            traffic.external.insert(function.clone(), n - credited);
         }
     }
     traffic
@@ -98,7 +104,11 @@ mod tests {
         };
         let t = traffic(&counts, &[edge], "log");
         assert_eq!(t.external["a"], 1.0);
-        assert_eq!(t.calls[&CallPair::new("a", "b")], 2.0);
+        // a's one request makes at most one call of b: the other request
+        // to b came from a caller the log does not name.
+        assert_eq!(t.calls[&CallPair::new("a", "b")], 1.0);
+        assert_eq!(t.external["b"], 1.0);
+        assert!(!t.callers_named);
         assert!(parse("nothing here\n", "log").is_err());
     }
 }

@@ -24,6 +24,9 @@
 //!   condition, or in a closure given to a function other than a join
 //!   (a stream's `then`, an iterator's `for_each`) is *looped*: on the
 //!   critical path once per iteration;
+//! - but the closure before a stream's `buffer_unordered`/`buffered`, or
+//!   given to `for_each_concurrent`, runs at once over the items, and so
+//!   do the tasks a loop whose body only spawns them starts;
 //! - a call of another `fn` of the crate that makes calls brings its
 //!   rounds in at that point;
 //! - anything else is awaited where it stands: its own round, in source
@@ -80,6 +83,17 @@ const JOIN_FNS: &[&str] = &[
     "select_ok",
     "try_select",
 ];
+/// Stream adapters that run the futures of the closure before them (`.map(|x|
+/// …).buffer_unordered(n)`) at once, up to `n`: taken as at once, the
+/// bound that never claims more than the calls' longest.
+const CONCURRENT_ADAPTERS: &[&str] = &[
+    "buffer_unordered",
+    "buffered",
+    "try_buffer_unordered",
+    "try_buffered",
+];
+/// Stream methods whose own closure runs at once over the items.
+const CONCURRENT_METHODS: &[&str] = &["for_each_concurrent", "try_for_each_concurrent"];
 /// Nested macro expansions followed at most.
 const MAX_EXPANSIONS: usize = 32;
 
@@ -251,13 +265,21 @@ impl Scan {
 
     /// The rounds of code run in order.
     fn seq(&mut self, trees: &[Tree], depth: usize) -> Vec<Round> {
+        self.seq_spawning(trees, depth).0
+    }
+
+    /// [`seq`](Self::seq), and whether every construct of it that makes
+    /// calls is a `spawn` (a loop of such runs its iterations at once).
+    fn seq_spawning(&mut self, trees: &[Tree], depth: usize) -> (Vec<Round>, bool) {
         let mut out: Vec<Round> = Vec::new();
         // Where the run of `spawn`s going on began in `out`.
         let mut spawned: Option<usize> = None;
+        let mut only_spawns = true;
         let mut i = 0;
         while i < trees.len() {
             let (rounds, used, spawn) = self.step(trees, i, depth);
             if !rounds.is_empty() {
+                only_spawns &= spawn;
                 match (spawn, spawned) {
                     (true, Some(start)) => {
                         let before = out.split_off(start);
@@ -275,7 +297,7 @@ impl Scan {
             }
             i += used;
         }
-        out
+        (out, only_spawns)
     }
 
     /// The construct at `trees[i]`: its rounds, how many trees it spans,
@@ -299,10 +321,12 @@ impl Scan {
             if t.is_ident("while") {
                 rounds = looped(rounds);
             }
-            rounds.extend(looped(
-                self.seq(trees[b].group('{').expect("a block"), depth),
-            ));
-            return (rounds, b - i + 1, false);
+            // A body that only spawns tasks starts them all at once, as
+            // consecutive spawns do; what follows waits for them.
+            let (body, spawns) = self.seq_spawning(trees[b].group('{').expect("a block"), depth);
+            let spawns = spawns && !body.is_empty() && rounds.is_empty();
+            rounds.extend(if spawns { body } else { looped(body) });
+            return (rounds, b - i + 1, spawns);
         }
         if t.is_ident("if") {
             return self.alternatives(trees, i, depth);
@@ -333,11 +357,21 @@ impl Scan {
         if let Tree::Ident(name) = t
             && let Some(args) = next.and_then(|n| n.group('('))
         {
+            let mut inner_spawn = false;
             let rounds = if name == "invoke" || name == "invoke_request" {
                 self.site(args, depth)
             } else if JOIN_FNS.contains(&name.as_str()) {
                 self.joining += 1;
                 let rounds = self.branches(args, depth);
+                self.joining -= 1;
+                rounds
+            } else if args.iter().any(|a| a.is_punct('|'))
+                && self.joining == 0
+                && (CONCURRENT_METHODS.contains(&name.as_str()) || buffered(trees, i + 2))
+            {
+                // The closure's futures run at once over the items.
+                self.joining += 1;
+                let rounds = self.seq(args, depth);
                 self.joining -= 1;
                 rounds
             } else if args.iter().any(|a| a.is_punct('|')) && self.joining == 0 {
@@ -354,15 +388,45 @@ impl Scan {
                 r.extend(called);
                 r
             } else {
-                self.seq(args, depth)
+                // A spawn handed on (`tasks.push(spawn(…))`) is a spawn.
+                let (rounds, spawns) = self.seq_spawning(args, depth);
+                inner_spawn = spawns && !rounds.is_empty();
+                rounds
             };
-            return (rounds, 2, name == "spawn");
+            return (rounds, 2, name == "spawn" || inner_spawn);
         }
         if let Tree::Group(_, inner) = t {
             return (self.seq(inner, depth), 1, false);
         }
         (Vec::new(), 1, false)
     }
+}
+
+/// Whether the method chain from `trees[from]` on (`.name(…)` after
+/// `.name(…)`) goes through a [`CONCURRENT_ADAPTERS`] one.
+fn buffered(trees: &[Tree], from: usize) -> bool {
+    let mut i = from;
+    while trees.get(i).is_some_and(|t| t.is_punct('.')) {
+        let Some(Tree::Ident(name)) = trees.get(i + 1) else {
+            return false;
+        };
+        if CONCURRENT_ADAPTERS.contains(&name.as_str()) {
+            return true;
+        }
+        // A method's turbofish or its arguments, then the next `.`.
+        i += 2;
+        while trees
+            .get(i)
+            .is_some_and(|t| !t.is_punct('.') && !t.is_punct(';'))
+        {
+            if trees[i].group('(').is_some() {
+                i += 1;
+                break;
+            }
+            i += 1;
+        }
+    }
+    false
 }
 
 #[cfg(test)]

@@ -82,6 +82,11 @@ pub struct Traffic {
     pub source: String,
     /// Each function's pods' measured usage ([`usage`]).
     pub usage: BTreeMap<String, usage::Usage>,
+    /// What the usage could not measure, and why.
+    pub notes: Vec<String>,
+    /// Whether each request's caller is named (a scrape of the runtime's
+    /// counter), not only the function called (an access log).
+    pub callers_named: bool,
 }
 
 /// A series: its metric, its labels (sorted), and which of the samples with
@@ -105,23 +110,17 @@ pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
         [one] => {
             let (name, series, text) = read(one)?;
             let mut traffic = classify(series, format!("prometheus {name}"));
-            traffic.usage = usage::usage(None, &text);
+            (traffic.usage, traffic.notes) = usage::usage(None, &text, &name)?;
             Ok(traffic)
         }
-        [before_path, after_path] => {
-            let (b, before, before_text) = read(before_path)?;
-            let (a, after, after_text) = read(after_path)?;
+        [_, _] => {
+            let (b, before, before_text) = read(&paths[0])?;
+            let (a, after, after_text) = read(&paths[1])?;
             let mut traffic = classify(
                 increase(&before, after),
                 format!("prometheus {a} minus {b} (the requests between the two scrapes)"),
             );
-            let between = usage::seconds_between(before_path, after_path).map(|seconds| {
-                usage::EarlierScrape {
-                    text: &before_text,
-                    seconds,
-                }
-            });
-            traffic.usage = usage::usage(between, &after_text);
+            (traffic.usage, traffic.notes) = usage::usage(Some(&before_text), &after_text, &a)?;
             Ok(traffic)
         }
         _ => bail!(
@@ -147,7 +146,7 @@ fn increase(before: &BTreeMap<Series, f64>, after: BTreeMap<Series, f64>) -> BTr
 /// One scrape's figures.
 pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
     let mut traffic = classify(series(text, source)?, format!("prometheus {source}"));
-    traffic.usage = usage::usage(None, text);
+    (traffic.usage, traffic.notes) = usage::usage(None, text, source)?;
     Ok(traffic)
 }
 
@@ -247,6 +246,7 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
     let mut traffic = Traffic {
         source,
         covered: Some(BTreeSet::new()),
+        callers_named: true,
         ..Traffic::default()
     };
     for ((metric, labels, _), count) in series {

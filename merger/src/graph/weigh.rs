@@ -12,14 +12,42 @@ impl Graph {
     /// function's callers in the code, in proportion to their seen calls
     /// (else to their call sites).
     pub fn weigh(&mut self, traffic: &traffic::Traffic) -> Vec<String> {
-        let mut notes = Vec::new();
+        let mut notes = traffic.notes.clone();
         let names: BTreeSet<String> = self.functions.iter().map(|f| f.name.clone()).collect();
         let covered = |name: &str| traffic.covered.as_ref().is_none_or(|c| c.contains(name));
+        // A caller the stack does not hold (another application, or the
+        // rest of this one when part of it is planned) is outside: its
+        // calls are requests from outside, which keep a deployment.
+        let mut from_outside: BTreeMap<&str, f64> = BTreeMap::new();
+        for (pair, &n) in &traffic.calls {
+            if !names.contains(&pair.caller) && names.contains(&pair.callee) {
+                *from_outside.entry(pair.callee.as_str()).or_default() += n;
+                notes.push(format!(
+                    "traffic shows {n} calls {} → {}, and {0} is not in the stack: counted as requests from outside",
+                    pair.caller, pair.callee
+                ));
+            }
+        }
         for f in &mut self.functions {
-            f.external =
-                covered(&f.name).then(|| traffic.external.get(&f.name).copied().unwrap_or(0.0));
+            f.external = covered(&f.name).then(|| {
+                traffic.external.get(&f.name).copied().unwrap_or(0.0)
+                    + from_outside.get(f.name.as_str()).copied().unwrap_or(0.0)
+            });
+            let got = traffic.external.get(&f.name).copied().unwrap_or(0.0)
+                + traffic.unnamed.get(&f.name).copied().unwrap_or(0.0)
+                + traffic
+                    .calls
+                    .iter()
+                    .filter(|(pair, _)| pair.callee == f.name)
+                    .map(|(_, n)| n)
+                    .sum::<f64>();
+            f.watched = covered(&f.name) && (traffic.callers_named || got == 0.0);
             let usage = traffic.usage.get(&f.name).copied().unwrap_or_default();
             (f.usage_memory_bytes, f.usage_cpu) = (usage.memory_bytes, usage.cpu);
+            (f.usage_pods, f.usage_scrapes) = match usage.pods {
+                0 => (None, None),
+                pods => (Some(pods), Some(usage.memory_scrapes)),
+            };
             if f.external.is_none() {
                 notes.push(format!(
                     "{} has no figures in {} (not scraped, or no request counted yet): its requests and the calls into it are unknown, and the plan takes them from the code; scrape every function's /metrics",

@@ -63,10 +63,11 @@ pub fn plan(request: Request) -> Result<()> {
     } = if evaluate.is_some() || no_dry_run {
         let model = plan::model(&graph, &constraints)?;
         let (plan, how) = match &evaluate {
-            Some(file) => (file.plan(&model)?, "given (--evaluate)"),
+            Some(file) => (file.plan(&model)?, "given (--evaluate)".to_string()),
             None => {
                 let solution = plan::solve_within(&model, method, time_limit)?;
-                (solution.plan, solution.proof.name())
+                let how = solution.says(&model);
+                (solution.plan, how)
             }
         };
         dry_run::Solved {
@@ -88,7 +89,7 @@ pub fn plan(request: Request) -> Result<()> {
     let plan_file = out.join("plan.toml");
     fmerge_cargo::artifact::write(
         &plan_file,
-        plan::plan_toml(&model, &plan, stack.as_deref(), how).as_bytes(),
+        plan::plan_toml(&model, &plan, stack.as_deref(), &how).as_bytes(),
     )?;
     // Check what was written reads back as a plan.
     PlanFile::load(&plan_file)?;
@@ -104,7 +105,7 @@ pub fn plan(request: Request) -> Result<()> {
         written.push(path);
     }
     let figures = out.join("plan.json");
-    let mut json = plan::json(&model, &plan, how);
+    let mut json = plan::json(&model, &plan, &how);
     if !checked.is_empty() {
         let mut value: serde_json::Value = serde_json::from_str(&json)?;
         value["dry_run"] = dry_run::json(&checked);
@@ -121,7 +122,7 @@ pub fn plan(request: Request) -> Result<()> {
             print!("{text}");
         }
     };
-    say(plan::report(&model, &plan, how, hop_source));
+    say(plan::report(&model, &plan, &how, hop_source));
     say(dry_run::report(&checked, graph.lock.as_deref()));
     if front {
         let points = plan::front::front(&model, method, time_limit)?;

@@ -4,7 +4,9 @@
 //! requests and limits with where each figure comes from. The rules are
 //! the model's (`fmerge_plan::model::cost`); this file only shows them.
 
-use super::model::{Kept, Model, Plan, Reserved, Resource, RootedGroup, Set, bit};
+use super::model::{
+    CallEdge, Kept, Model, Plan, Reserved, Resource, RootedGroup, Set, Unproven, bit,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -105,7 +107,9 @@ pub fn pod_quantities(model: &Model, root: usize, set: Set) -> [BTreeMap<String,
         [("memory", Resource::Memory), ("cpu", Resource::Cpu)]
             .iter()
             .filter_map(|&(key, r)| {
-                let amount = figures[r.index()].amount?;
+                // No figure of 0 is written: a request of `0m` would
+                // override the namespace's default with nothing.
+                let amount = figures[r.index()].amount.filter(|&a| a > 0.0)?;
                 Some((key.to_string(), fmerge_ship::quantity::format(key, amount)))
             })
             .collect()
@@ -130,7 +134,51 @@ fn why_kept(model: &Model, kept: Kept) -> String {
             "{} calls a name computed at run time, which may be this one",
             model.names[by]
         ),
+        Kept::Unproven(why) => unproven(model, why),
     }
+}
+
+/// Why nothing shows a copy's deployment unneeded, and what would.
+fn unproven(model: &Model, why: Unproven) -> String {
+    match why {
+        Unproven::Partial => format!(
+            "the plan covers part of the stack ({}), and the rest may call it; plan the whole stack to let it go",
+            model.partial.as_deref().unwrap_or("a selection")
+        ),
+        Unproven::Undeclared => "the stack declares no entry point, so nothing shows no client calls it; label every function the application's clients call `com.openfaas.fmerge.entry: \"true\"` to let it go".into(),
+        Unproven::Untraced => "no traffic was measured, so nothing shows who calls it; give --metrics (scrapes of every function's pods, a window apart) to let it go".into(),
+        Unproven::Unwatched => format!(
+            "the traffic ({}) does not name the caller of every request it got; give a --metrics scrape of its pods to let it go",
+            model.traffic.as_deref().unwrap_or("none")
+        ),
+    }
+}
+
+/// What shows that nothing but its groups needs the deployment of `i`,
+/// dropped under `groups`: not declared though entry points are, no
+/// request from outside, and every caller the traffic saw holding it
+/// in-process.
+pub fn evidence(model: &Model, groups: &[Set], i: usize) -> String {
+    let declared = model.declared.iter().filter(|&&d| d).count();
+    let mut callers: Vec<String> = (0..model.n())
+        .filter_map(|u| {
+            let seen = model.seen.get(&CallEdge { from: u, to: i })?;
+            Some(format!("{} {seen}", model.names[u]))
+        })
+        .collect();
+    if callers.is_empty() {
+        callers.push("none".into());
+    }
+    let holders: Vec<&str> = (0..model.n())
+        .filter(|&r| groups[r] != bit(r) && groups[r].contains(i))
+        .map(|r| model.names[r].as_str())
+        .collect();
+    format!(
+        "not one of the {declared} declared entry points; {}: no request from outside, calls from {}; held in-process by {}",
+        model.traffic.as_deref().unwrap_or("no traffic"),
+        callers.join(", "),
+        holders.join(", ")
+    )
 }
 
 /// The report's lines: before → after, the deployments dropped, why each
@@ -155,13 +203,21 @@ pub fn report(model: &Model, plan: &Plan) -> String {
         model.cost(&plan.groups)
     );
     let kept = model.kept(&plan.groups);
-    let dropped = model.names_of(model.dropped(&plan.groups));
-    if !dropped.is_empty() {
+    let dropped = model.dropped(&plan.groups);
+    if dropped != Set::EMPTY {
         let _ = writeln!(
             out,
             "deployments dropped (only their groups call them, in-process): {}",
-            dropped.join(", ")
+            model.names_of(dropped).join(", ")
         );
+        for i in dropped.iter() {
+            let _ = writeln!(
+                out,
+                "  {} goes: {}",
+                model.names[i],
+                evidence(model, &plan.groups, i)
+            );
+        }
     }
     for (i, why) in kept.iter().enumerate() {
         if let Some(why) = why.filter(|w| !matches!(w, Kept::NoCopy | Kept::Root)) {
@@ -189,6 +245,70 @@ pub fn report(model: &Model, plan: &Plan) -> String {
             show(pod.limits[0], Resource::Memory),
             show(pod.limits[1], Resource::Cpu),
         );
+        for line in sizing(model, set) {
+            let _ = writeln!(out, "    {line}");
+        }
+        if model.constraints.limits_assume_apart {
+            for (k, res) in [Resource::Memory, Resource::Cpu].into_iter().enumerate() {
+                if let (Some(limit), Some(together)) =
+                    (pod.limits[k].amount, model.together(res, set))
+                    && limit < together
+                {
+                    let _ = writeln!(
+                        out,
+                        "    risk: its {} limit assumes its members never peak together (--limits-assume-apart); at once they may need {}",
+                        ["memory", "cpu"][k],
+                        res.show(together)
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What a merged pod's figures are not measured from, member by member:
+/// those sized from the stack's figures and why, and memory taken from one
+/// instant rather than the window's peak.
+pub fn sizing(model: &Model, set: Set) -> Vec<String> {
+    let at = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
+    let mut out = Vec::new();
+    let from_stack: Vec<String> = set
+        .iter()
+        .filter_map(|i| {
+            let why = model.unmeasured.get(i).cloned().flatten();
+            let measured = model.usage[i].iter().all(Option::is_some);
+            match (why, measured) {
+                (Some(why), _) => Some(format!("{} ({why})", model.names[i])),
+                (None, false) => Some(format!(
+                    "{} ({})",
+                    model.names[i],
+                    match model.usage[i] {
+                        [Some(_), None] =>
+                            "no cpu measured: two timestamped scrapes a window apart measure it",
+                        _ => "not scraped",
+                    }
+                )),
+                (None, true) => None,
+            }
+        })
+        .collect();
+    if !from_stack.is_empty() {
+        out.push(format!(
+            "sized from the stack's figures (requests, else limits): {}",
+            from_stack.join(", ")
+        ));
+    }
+    let instant: Vec<&str> = set
+        .iter()
+        .filter(|&i| at(&model.instant, i) && model.usage[i][0].is_some())
+        .map(|i| model.names[i].as_str())
+        .collect();
+    if !instant.is_empty() {
+        out.push(format!(
+            "memory of {} from one scrape: one instant, not the window's peak; give --metrics twice, a window apart",
+            instant.join(", ")
+        ));
     }
     out
 }
@@ -213,6 +333,7 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
             };
             serde_json::json!({
                 "caller": model.names[r],
+                "sizing": sizing(model, set),
                 "requests": {"memory": figure(pod.requests[0]), "cpu": figure(pod.requests[1])},
                 "limits": {"memory": figure(pod.limits[0]), "cpu": figure(pod.limits[1])},
             })
@@ -223,6 +344,16 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
         "after": side(&model.reserved(&plan.groups)),
         "cost": model.cost(&plan.groups),
         "dropped": model.names_of(model.dropped(&plan.groups)),
+        "evidence": evidence_by_name(model, plan),
         "pods": pods,
     })
+}
+
+/// [`evidence`] of each deployment `plan` drops, by name.
+pub fn evidence_by_name(model: &Model, plan: &Plan) -> BTreeMap<String, String> {
+    model
+        .dropped(&plan.groups)
+        .iter()
+        .map(|i| (model.names[i].clone(), evidence(model, &plan.groups, i)))
+        .collect()
 }

@@ -23,6 +23,10 @@ pub struct PlanFile {
     /// them out of the merged stack and keeps every other entry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    /// Per dropped deployment, what shows nothing but its groups needs it
+    /// (for people: the build reads `dropped`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub evidence: BTreeMap<String, String>,
     #[serde(default)]
     pub group: Vec<PlanGroup>,
 }

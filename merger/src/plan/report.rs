@@ -81,6 +81,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
         model.constraints.objective.name(),
         model.constraints.objective.says()
     );
+    let _ = writeln!(out, "{}", bound_line(model, plan));
     let dropped = model.dropped(&plan.groups);
     for RootedGroup { root: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
@@ -208,12 +209,43 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out
 }
 
+/// The most any plan can score by the objective, where known without a
+/// search ([`Model::trivial_bound`]), and the plan's gap to it.
+fn bound_and_gap(model: &Model, plan: &Plan) -> Option<(f64, f64)> {
+    let bound = model.trivial_bound()?;
+    let score = match model.constraints.objective {
+        super::model::Objective::Latency => plan.gain_ms,
+        _ => plan.removed,
+    };
+    Some((bound, (bound - score).max(0.0)))
+}
+
+/// The report's line on the bound: the most any plan can remove, and how
+/// far this plan is from it (a plan at it is proven, whatever the search).
+fn bound_line(model: &Model, plan: &Plan) -> String {
+    let objective = model.constraints.objective;
+    match (objective, bound_and_gap(model, plan)) {
+        (super::model::Objective::Latency, Some((bound, gap))) => format!(
+            "bound: at most {bound:.2} ms removed per request (every critical path at 0); gap {gap:.2} ms"
+        ),
+        (_, Some((bound, gap))) => format!(
+            "bound: at most {bound:.2} gateway calls removed per request (every call in-process); gap {gap:.2}"
+        ),
+        (_, None) => format!(
+            "bound: none computed for --objective {} (only the exact search proves its plan)",
+            objective.name()
+        ),
+    }
+}
+
 /// plan.json: the plan's figures for programs (the bench puts them beside
 /// what it measures): per entry point the hops and latency gain, and what
 /// the cluster reserves before → after ([`super::cluster`]).
 pub fn json(model: &Model, plan: &Plan, how: &str) -> String {
     let value = serde_json::json!({
         "search": how,
+        "bound": bound_and_gap(model, plan).map(|(bound, _)| bound),
+        "gap": bound_and_gap(model, plan).map(|(_, gap)| gap),
         "objective": model.constraints.objective.name(),
         "removed": plan.removed,
         "gain_ms": plan.gain_ms,

@@ -4,6 +4,7 @@
 use super::model::{CallEdge, MIB, Objective, RootedGroup, bit};
 use super::*;
 use crate::graph::{Edge, Function, Round};
+use std::collections::BTreeMap;
 
 fn graph(edges: &[(&str, &str)]) -> Graph {
     let mut names: Vec<&str> = edges.iter().flat_map(|(a, b)| [*a, *b]).collect();
@@ -95,6 +96,44 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
 }
 
+/// `g` with what a drop needs (`docs/planning.md`, "What a drop
+/// requires"): the functions no other calls declared entry points with one
+/// request each from outside, and a scrape that names every caller, each
+/// call site made once per invocation.
+fn observed(mut g: Graph) -> Graph {
+    let called = |g: &Graph, name: &str| g.edges.iter().any(|e| e.to.as_deref() == Some(name));
+    let mut runs: BTreeMap<String, f64> = BTreeMap::new();
+    for f in &g.functions {
+        let entry = !called(&g, &f.name);
+        runs.insert(f.name.clone(), if entry { 1.0 } else { 0.0 });
+    }
+    for _ in 0..g.functions.len() {
+        for f in &g.functions {
+            if called(&g, &f.name) {
+                let into: f64 = g
+                    .edges
+                    .iter()
+                    .filter(|e| e.to.as_deref() == Some(f.name.as_str()))
+                    .map(|e| runs[&e.from] * e.sites as f64)
+                    .sum();
+                runs.insert(f.name.clone(), into);
+            }
+        }
+    }
+    for e in &mut g.edges {
+        e.calls = Some(runs[&e.from] * e.sites as f64);
+    }
+    for i in 0..g.functions.len() {
+        let entry = !called(&g, &g.functions[i].name);
+        let f = &mut g.functions[i];
+        f.entry |= entry;
+        f.external = Some(if entry { 1.0 } else { 0.0 });
+        f.watched = true;
+    }
+    g.traffic = Some("prometheus test".into());
+    g
+}
+
 /// Every function but the first declared an entry point: each callee's
 /// own deployment stays, so every copy adds to what the cluster reserves.
 fn all_entries(mut g: Graph) -> Graph {
@@ -123,9 +162,10 @@ fn what_stays_deployed_counts_against_the_total_memory() {
     let m = model(&g, &total(350.0)).unwrap();
     let plan = solve(&m, Method::Exact).unwrap().plan;
     assert!(plan.merged().is_empty());
-    // Not entry points: their deployments go with the merge, and the whole
-    // group fits where the unmerged application does.
-    let mut g = fan_out_of_100mi();
+    // Not entry points, and the traffic shows no other caller: their
+    // deployments go with the merge, and the whole group fits where the
+    // unmerged application does.
+    let mut g = observed(fan_out_of_100mi());
     let m = model(&g, &total(300.0)).unwrap();
     let plan = solve(&m, Method::Exact).unwrap().plan;
     assert_eq!(named_groups(&m, &plan)["a"], ["a", "b", "c"]);
@@ -155,6 +195,7 @@ fn a_group_no_request_reaches_says_which_deployment_it_lets_go() {
     for f in &mut g.functions {
         f.entry = f.name != "c";
         f.external = Some(if f.name == "a" { 10.0 } else { 0.0 });
+        f.watched = true;
     }
     for e in &mut g.edges {
         e.calls = Some(if e.from == "a" { 10.0 } else { 0.0 });
@@ -179,7 +220,7 @@ fn a_group_no_request_reaches_says_which_deployment_it_lets_go() {
 fn the_front_trades_latency_for_cost_and_marks_the_plan() {
     // c an entry point: a group with c keeps c's deployment and pays its
     // copy; b is dropped with its merge.
-    let mut g = fan_out_of_100mi();
+    let mut g = observed(fan_out_of_100mi());
     g.functions[2].entry = true;
     let m = model(&g, &hop(1.0)).unwrap();
     let points = front::front(&m, Method::Exact, search::DEFAULT_TIME_LIMIT).unwrap();
@@ -363,7 +404,7 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
 #[test]
 fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
     // a calls b twice (5 ms measured) and c once; 100Mi each.
-    let mut g = fan_out_of_100mi();
+    let mut g = observed(fan_out_of_100mi());
     g.edges[0].hop_ms = Some(5.0);
     let m = model(&g, &hop(2.0)).unwrap();
     let solution = solve(&m, Method::Exact).unwrap();
@@ -414,7 +455,12 @@ mod traffic;
 
 #[test]
 fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
-    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    // Room for a and one callee: no plan takes every critical path to 0.
+    let room_for_one = Constraints {
+        max_memory: Some(200.0 * MIB),
+        ..hop(1.0)
+    };
+    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
     let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
     let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, BEST_FOUND);
@@ -437,7 +483,7 @@ fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
 fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     // a calls b twice and c; 100Mi / 0.2 cores of limits and 32Mi / 0.1 core of
     // requests each; b and c measured at 8Mi and 0.02 cores a pod, a not.
-    let mut g = fan_out_of_100mi();
+    let mut g = observed(fan_out_of_100mi());
     for f in &mut g.functions {
         (f.requests_memory_bytes, f.requests_cpu) = (Some(32.0 * MIB), Some(0.1));
         f.cpu = Some(0.2);
@@ -460,9 +506,9 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     // shared part (the least measured, 8Mi) counts once; with the headroom.
     assert_eq!(mem("after", "requests"), (32.0 + 8.0 * 1.25) * MIB);
     assert_eq!(mem("before", "limits"), 300.0 * MIB);
-    // The most a member needs: b's (or c's) own 100Mi beside a's limit
-    // (a is unmeasured) and what the other adds beyond the shared part.
-    assert_eq!(mem("after", "limits"), 200.0 * MIB);
+    // What holds when all three peak at once: their 300Mi of limits, the
+    // part every process holds (8Mi) counted once.
+    assert_eq!(mem("after", "limits"), 284.0 * MIB);
     let pod = &cluster["pods"][0];
     assert_eq!(pod["requests"]["memory"]["from"], "mixed");
     let rows: Vec<&str> = doc["reserved"]
@@ -483,7 +529,7 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     );
     let text = report(&m, &plan, how, "test");
     assert!(
-        text.contains("pods 3 → 1; memory limits 300Mi → 200Mi")
+        text.contains("pods 3 → 1; memory limits 300Mi → 284Mi")
             && text.contains("deployments dropped (only their groups call them, in-process): b, c")
             && text.contains("a's merged pod: requests 42Mi (mixed)"),
         "{text}"
@@ -493,7 +539,23 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
     assert_eq!(file.dropped, ["b", "c"]);
     let group = file.group("a").unwrap();
     assert_eq!(group.requests["memory"], "42Mi");
-    assert_eq!(group.limits["memory"], "200Mi");
+    assert_eq!(group.limits["memory"], "284Mi");
+    // --limits-assume-apart: the most a member needs, b's (or c's) own
+    // 100Mi beside a's limit (a is unmeasured) and what the other adds
+    // beyond the shared part; the report says the risk.
+    let apart = Constraints {
+        limits_assume_apart: true,
+        ..hop(1.0)
+    };
+    let m = model(&g, &apart).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let pod = m.pod(0, plan.groups[0]);
+    assert_eq!(pod.limits[0].amount, Some(200.0 * MIB));
+    let text = report(&m, &plan, "exact", "test");
+    assert!(
+        text.contains("risk: its memory limit assumes its members never peak together (--limits-assume-apart); at once they may need 284Mi"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -539,5 +601,137 @@ fn the_stack_declares_socialnetworks_entry_points_once() {
     assert!(
         e.contains("com.openfaas.fmerge.entry is `yes`") && e.contains("fix:"),
         "{e}"
+    );
+}
+
+/// a calls b once a request; both observed, a declared. a runs 1 pod at
+/// 0.1 core, b 4 pods at 0.5 core each; 1 core of cpu limit each.
+fn busy_callee() -> Graph {
+    let mut g = observed(graph(&[("a", "b")]));
+    for (f, (cores, pods)) in g.functions.iter_mut().zip([(0.1, 1), (0.5, 4)]) {
+        (f.usage_cpu, f.usage_pods) = (Some(cores), Some(pods));
+        f.cpu = Some(1.0);
+        f.memory_bytes = Some(64.0 * MIB);
+        f.usage_memory_bytes = Some(8.0 * MIB);
+        f.usage_scrapes = Some(2);
+    }
+    g
+}
+
+#[test]
+fn a_merged_pods_cpu_request_is_its_members_work_at_the_rate_it_serves() {
+    // b's 4 pods do 2 cores of work for a's requests; merged into a's one
+    // pod, that pod does a's 0.1 and b's 2: 2.1 cores, with the headroom.
+    let m = model(&busy_callee(), &hop(1.0)).unwrap();
+    let pod = m.pod(0, bit(0) | bit(1));
+    let cpu = pod.requests[1].amount.unwrap();
+    assert!((cpu - 2.1 * (1.0 + model::HEADROOM)).abs() < 1e-9, "{cpu}");
+    // Half of b's requests from elsewhere (an entry point of its own):
+    // a's group serves half of b's work.
+    let mut g = busy_callee();
+    g.functions[1].external = Some(1.0);
+    g.edges[0].calls = Some(1.0);
+    let m = model(&g, &hop(1.0)).unwrap();
+    let cpu = m.pod(0, bit(0) | bit(1)).requests[1].amount.unwrap();
+    assert!((cpu - 1.1 * (1.0 + model::HEADROOM)).abs() < 1e-9, "{cpu}");
+}
+
+#[test]
+fn a_cpu_figure_no_pod_could_use_is_refused_with_its_cause() {
+    // 1500 cores a pod under a 1-core limit: the window was wrong.
+    let mut g = busy_callee();
+    g.functions[1].usage_cpu = Some(1500.0);
+    refused(
+        &g,
+        &hop(1.0),
+        "b used 1500.00 cores per pod over the window of prometheus test",
+    );
+    let e = model(&g, &hop(1.0)).unwrap_err().to_string();
+    assert!(
+        e.contains("above its own cpu limit") && e.contains("\nfix: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn no_request_of_nothing_is_written_into_the_plan() {
+    // No function sets a cpu request or limit and none is measured: the
+    // merged pod's cpu request is unset, never `0m`.
+    let g = observed(fan_out_of_100mi());
+    let m = model(&g, &hop(1.0)).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let file: PlanFile = toml::from_str(&plan_toml(&m, &plan, None, "exact")).unwrap();
+    assert_eq!(file.group[0].callees, ["b", "c"]);
+    assert_eq!(
+        file.group[0].requests.get("cpu"),
+        None,
+        "{:?}",
+        file.group[0]
+    );
+    assert_eq!(file.group[0].requests["memory"], "300Mi");
+}
+
+#[test]
+fn idle_unscraped_and_watchdog_members_are_sized_from_the_stack_and_said_so() {
+    // a calls b and c; b got no request in the window (idle), c is a
+    // watchdog-process function (its scrape is of-watchdog's), d is not
+    // scraped at all.
+    let mut g = observed(graph(&[("a", "b"), ("a", "c"), ("a", "d")]));
+    for f in &mut g.functions {
+        f.memory_bytes = Some(64.0 * MIB);
+        f.requests_memory_bytes = Some(32.0 * MIB);
+        if f.name != "d" {
+            (f.usage_memory_bytes, f.usage_scrapes) = (Some(8.0 * MIB), Some(1));
+        }
+    }
+    g.edges[0].calls = Some(0.0);
+    g.functions[2].watchdog = true;
+    let m = model(&g, &hop(1.0)).unwrap();
+    let set = bit(0) | bit(1) | bit(2) | bit(3);
+    // a measured (8Mi with the headroom), b, c and d at their 32Mi requests.
+    let pod = m.pod(0, set);
+    assert_eq!(
+        pod.requests[0].amount,
+        Some((8.0 * 1.25 + 3.0 * 32.0) * MIB)
+    );
+    assert_eq!(pod.requests[0].from, model::Origin::Mixed);
+    let lines = cluster::sizing(&m, set).join("\n");
+    for says in [
+        "b (idle in the window",
+        "c (its scrape is of-watchdog's process, not the function's: unmeasured)",
+        "d (not scraped)",
+        "memory of a from one scrape: one instant, not the window's peak",
+    ] {
+        assert!(lines.contains(says), "{says}: {lines}");
+    }
+}
+
+#[test]
+fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
+    // No cap: the heuristic's plan takes every critical path to 0, which no
+    // plan beats, so it is exact though the branch and bound never ran.
+    let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
+    let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(solution.proof.name(), "exact");
+    let text = report(&m, &solution.plan, "exact", "test");
+    assert!(
+        text.contains(
+            "bound: at most 1.00 ms removed per request (every critical path at 0); gap 0.00 ms"
+        ),
+        "{text}"
+    );
+    // Under a cap the bound is out of reach (b's two calls and c's run at
+    // once, and only one callee fits): the exact plan removes nothing of
+    // the critical path, and its gap is the whole bound.
+    let room_for_one = Constraints {
+        max_memory: Some(200.0 * MIB),
+        ..hop(1.0)
+    };
+    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
+    assert_eq!(
+        (doc["bound"].as_f64(), doc["gap"].as_f64()),
+        (Some(1.0), Some(1.0))
     );
 }

@@ -40,6 +40,11 @@ pub struct Constraints {
     pub min_calls_removed: Option<f64>,
     /// `--keep-apart`: sets of functions no group may hold two of.
     pub keep_apart: Vec<Vec<String>>,
+    /// `--limits-assume-apart`: a merged pod's limits leave each member the
+    /// room it had alone beside what the others use, as if they never
+    /// peaked together (lower, at that risk); else they hold when every
+    /// member peaks at once.
+    pub limits_assume_apart: bool,
 }
 
 impl Default for Constraints {
@@ -54,6 +59,7 @@ impl Default for Constraints {
             min_gain_ms: None,
             min_calls_removed: None,
             keep_apart: Vec::new(),
+            limits_assume_apart: false,
         }
     }
 }

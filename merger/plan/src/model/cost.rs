@@ -60,6 +60,25 @@ pub enum Kept {
     Called { by: usize, from: usize },
     /// `by`, in a deployment that stays, calls a name computed at run time.
     Computed(usize),
+    /// Nothing shows that no caller outside its groups needs it.
+    Unproven(Unproven),
+}
+
+/// What is missing to show that a copied callee's own deployment has no
+/// caller but its groups: without it, the deployment stays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unproven {
+    /// The plan covers part of the stack (`--filter`, `--regex`): the rest
+    /// of the application may call it.
+    Partial,
+    /// The stack declares no entry point (`com.openfaas.fmerge.entry`), so
+    /// an undeclared function is no proof of an inside one.
+    Undeclared,
+    /// No traffic was measured: nothing shows who calls it.
+    Untraced,
+    /// The traffic does not name the caller of every request it got (not
+    /// scraped, or an access log, which names no caller).
+    Unwatched,
 }
 
 /// One figure of a pod: the amount (bytes of memory, cores of cpu; `None`:
@@ -136,10 +155,30 @@ impl Model {
             .fold(Set::EMPTY, |set, i| set | bit(i))
     }
 
+    /// Whether the inputs can show that function `i` has no caller outside
+    /// the plan's groups (what a drop requires besides not being declared,
+    /// no outside requests and no gateway call from a deployment that
+    /// stays): the whole stack planned, entry points declared, and traffic
+    /// that names the caller of every request `i` got over the window.
+    pub fn proof(&self, i: usize) -> Result<(), Unproven> {
+        if self.partial.is_some() {
+            Err(Unproven::Partial)
+        } else if !self.declared.iter().any(|&d| d) {
+            Err(Unproven::Undeclared)
+        } else if !self.measured {
+            Err(Unproven::Untraced)
+        } else if !self.watched.get(i).copied().unwrap_or(false) {
+            Err(Unproven::Unwatched)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Why each function keeps its own deployment under `groups`, `None`
     /// for the deployments dropped: every function no group holds as a
     /// copy, every group's root, and a copy that gets requests from
-    /// outside, is a declared entry point, or is still called from outside
+    /// outside, is a declared entry point, has no [`proof`](Self::proof)
+    /// that nothing outside needs it, or is still called from outside
     /// its group's process (a deployment that stays makes a gateway call to
     /// it, a cycle's cut call included). A deployment that stays and calls a
     /// name computed at run time keeps every function (any may be the one
@@ -163,7 +202,7 @@ impl Model {
                 } else if self.external[i] > 0.0 {
                     Some(Kept::Outside)
                 } else {
-                    None
+                    self.proof(i).err().map(Kept::Unproven)
                 }
             })
             .collect();
@@ -194,13 +233,17 @@ impl Model {
     /// What the deployment of `root` reserves with the group `set`: alone,
     /// the stack's own figures; merged, per resource,
     /// - requests: the measured members' usage, as one process
-    ///   ([`shared`](Self::shared) counted once), plus [`HEADROOM`]; the
-    ///   own request (else limit) of each member with none measured;
-    /// - limits: the most any member needs to keep the room it had alone,
-    ///   its own limit plus what the others add (their usage beyond the
-    ///   shared part, with headroom; their limits where unmeasured, which
-    ///   makes the sum when nothing is measured); unset when a member sets
-    ///   none; never below the request.
+    ///   ([`shared`](Self::shared) counted once), plus [`HEADROOM`]; of
+    ///   cpu, each member's work per request at the rate the pod will serve
+    ///   it ([`work`](Self::work)); the own request (else limit) of each
+    ///   member with none measured; unset when a member has neither;
+    /// - limits: what holds when every member peaks at once, their own
+    ///   limits added up with the shared part counted once; with
+    ///   `--limits-assume-apart`, the most any member needs to keep the
+    ///   room it had alone, its own limit plus what the others add (their
+    ///   usage beyond the shared part, with headroom; their limits where
+    ///   unmeasured, which makes the sum when nothing is measured). Unset
+    ///   when a member sets none; never below the request.
     pub fn pod(&self, root: usize, set: Set) -> Pod {
         let figures = |resource: Resource| -> [Figure; 2] {
             let k = resource.index();
@@ -220,30 +263,45 @@ impl Model {
             // What a measured member adds to a process that holds the
             // shared part already, with headroom.
             let shared = self.shared(resource);
-            let added = |i: usize| self.usage[i][k].map(|u| (u - shared) * (1.0 + HEADROOM));
+            let work = match resource {
+                Resource::Cpu => Some(self.work(root, set)),
+                Resource::Memory => None,
+            };
+            let added = |i: usize| {
+                let used = match &work {
+                    Some(work) => work[i],
+                    None => self.usage[i][k].map(|u| u - shared),
+                };
+                used.map(|u| u * (1.0 + HEADROOM))
+            };
             let measured = all.iter().filter(|&&i| added(i).is_some()).count();
             let once = if measured > 0 {
                 shared * (1.0 + HEADROOM)
             } else {
                 0.0
             };
-            let request: f64 = once
-                + all
-                    .iter()
-                    .map(|&i| added(i).unwrap_or_else(|| self.request(resource, i)))
-                    .sum::<f64>();
+            let own = |i: usize| self.requests[i][k].or(self.limit(resource, i));
+            let request: Option<f64> = all
+                .iter()
+                .map(|&i| added(i).or_else(|| own(i)))
+                .sum::<Option<f64>>()
+                .map(|sum| once + sum);
             let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
             let limit = limits.map(|own| {
+                if !self.constraints.limits_assume_apart {
+                    let together = self.together(resource, set).unwrap_or(0.0);
+                    return together.max(request.unwrap_or(0.0));
+                }
                 let room = |j: usize| added(all[j]).unwrap_or(own[j]);
                 let others: f64 = (0..all.len()).map(room).sum();
                 (0..all.len())
                     .map(|j| own[j] + others - room(j))
-                    .fold(request, f64::max)
+                    .fold(request.unwrap_or(0.0), f64::max)
             });
             let from = Origin::of(measured, all.len());
             [
                 Figure {
-                    amount: Some(request),
+                    amount: request,
                     from,
                 },
                 Figure {
@@ -257,6 +315,45 @@ impl Model {
             requests: [memory[0], cpu[0]],
             limits: [memory[1], cpu[1]],
         }
+    }
+
+    /// What the members of `set` may hold of `resource` when every one
+    /// peaks at once: their own limits added up, the part every process
+    /// holds ([`shared`](Self::shared)) counted once; `None` when a member
+    /// sets no limit.
+    pub fn together(&self, resource: Resource, set: Set) -> Option<f64> {
+        let own: Option<f64> = members(set).map(|i| self.limit(resource, i)).sum();
+        let extra = set.count_ones().saturating_sub(1) as f64;
+        own.map(|sum| sum - self.shared(resource) * extra)
+    }
+
+    /// The cores each measured member of `root`'s group `set` will use in
+    /// one of the merged deployment's pods: its pods' work (cores per pod
+    /// times its replicas) for the share of its runs the group serves (per
+    /// request at `root`, its runs in-process times `root`'s own runs, over
+    /// all of its runs: an upper bound, since a caller's merge only takes
+    /// requests from `root`), spread over `root`'s replicas. `None` for a
+    /// member whose cpu is not measured.
+    pub fn work(&self, root: usize, set: Set) -> Vec<Option<f64>> {
+        let k = Resource::Cpu.index();
+        if members(set).all(|i| self.usage[i][k].is_none()) {
+            return vec![None; self.n()];
+        }
+        let runs = self.invocations();
+        let pods = |i: usize| self.pods.get(i).copied().flatten().unwrap_or(1.0);
+        let mut share = vec![0.0; self.n()];
+        share[root] = 1.0;
+        for r in self.flow(root, set).inside {
+            if runs[r.member] > 0.0 {
+                share[r.member] = (r.runs * runs[root] / runs[r.member]).min(1.0);
+            }
+        }
+        (0..self.n())
+            .map(|i| {
+                let cores = self.usage[i][k]?;
+                Some(cores * pods(i) * share[i] / pods(root))
+            })
+            .collect()
     }
 
     /// What the deployments that stay under `groups` reserve

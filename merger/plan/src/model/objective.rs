@@ -158,3 +158,27 @@ impl Objective {
         }
     }
 }
+
+impl Model {
+    /// The most any plan can score by the objective, where one is known
+    /// without a search: every critical path at 0 (latency), every call
+    /// in-process (calls); a plan that reaches it is optimal. `None` for
+    /// memory and cost, whose floor is not that plain.
+    pub fn trivial_bound(&self) -> Option<f64> {
+        match self.constraints.objective {
+            Objective::Latency => {
+                let before = self.critical_alone();
+                Some((0..self.n()).map(|i| self.external[i] * before[i]).sum())
+            }
+            Objective::Calls => {
+                let runs = self.invocations();
+                Some(
+                    (0..self.n())
+                        .map(|u| runs[u] * self.calls[u].iter().map(|c| c.calls).sum::<f64>())
+                        .sum(),
+                )
+            }
+            Objective::Memory | Objective::Cost => None,
+        }
+    }
+}

@@ -54,11 +54,12 @@ pub(super) fn extra(groups: &[Set]) -> usize {
 }
 
 /// Drops groups that remove nothing (no request arrives at their root) and
-/// members that remove nothing, then values the plan.
+/// members that remove nothing, then values the plan. Under the cost
+/// objective a group no request reaches stays: what it lets go is its worth.
 pub(super) fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {
     let arrivals = model.value(&groups).arrivals;
     for r in 0..model.n() {
-        if arrivals[r] == 0.0 {
+        if arrivals[r] == 0.0 && !model.constraints.objective.needs_cost() {
             groups[r] = bit(r);
         }
     }

@@ -17,6 +17,10 @@ use std::time::Instant;
 pub struct Found {
     pub plan: Plan,
     pub proven: bool,
+    /// Roots past the candidate cap, whose groups are the heuristic's: the
+    /// search finished and the plan is optimal for every other root
+    /// ([`Bounded::capped`](super::Bounded::capped)).
+    pub capped: Vec<usize>,
 }
 
 /// The best plan found within `limits` (its deadline, its exact search's
@@ -34,8 +38,17 @@ pub fn within(model: &Model, limits: Limits) -> Found {
         },
     );
     let exact = branch_and_bound(model, limits, Some(&start));
+    let plan = cheaper(model, exact.plan.unwrap_or(start), &limits);
+    // A plan that scores the most any plan can is optimal, whether or not
+    // the branch and bound finished.
+    let score = super::score(model, &plan.groups);
+    let at_bound = model
+        .trivial_bound()
+        .zip(score)
+        .is_some_and(|(bound, score)| score >= bound - super::EPS && model.meets(&plan));
     Found {
-        plan: cheaper(model, exact.plan.unwrap_or(start), &limits),
-        proven: exact.proven,
+        proven: exact.proven || at_bound,
+        capped: if at_bound { Vec::new() } else { exact.capped },
+        plan,
     }
 }

@@ -78,7 +78,10 @@ fn build(
             .collect(),
         measured: true,
         left_out: vec![None; n],
-        declared: vec![false; n],
+        // The entry points declared, and traffic that names every caller:
+        // what lets a deployment go.
+        declared: called.iter().map(|c| !c).collect(),
+        watched: vec![true; n],
         computed: vec![false; n],
         usage: vec![[None, None]; n],
         rounds,

@@ -215,3 +215,38 @@ fn comments_strings_and_unbalanced_code() {
     assert!(parse("fn f() { (").is_err());
     assert!(parse("fn f() }").is_err());
 }
+
+#[test]
+fn a_buffered_streams_calls_run_at_once_not_one_after_another() {
+    // The closure before `buffer_unordered(n)`, and the one given to
+    // `for_each_concurrent`, run their calls at once over the items; a
+    // stream's `then` still one after another.
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            let got: Vec<_> = stream::iter(ids.clone())
+                .map(|id| async move { invoke("a", id).await })
+                .buffer_unordered(4)
+                .collect()
+                .await;
+            stream::iter(ids.clone()).for_each_concurrent(8, |id| async move { invoke("b", id).await; }).await;
+            let all: Vec<_> = stream::iter(ids).then(|id| async move { invoke("c", id).await }).collect().await;
+        }"#;
+    assert_eq!(rounds(code), "a | b | c (looped)");
+}
+
+#[test]
+fn tasks_a_loop_spawns_run_at_once() {
+    // One task per item, spawned, then awaited: the calls overlap; a call
+    // awaited in the loop's body still waits for the one before.
+    let code = r#"
+        async fn handle(ids: Vec<u64>) {
+            let mut tasks = Vec::new();
+            for id in ids.clone() {
+                tasks.push(tokio::spawn(async move { invoke("a", id).await }));
+            }
+            for id in ids {
+                invoke("b", id).await;
+            }
+        }"#;
+    assert_eq!(rounds(code), "a | b (looped)");
+}

@@ -9,13 +9,17 @@
 //! pod's other samples name; a pod that serves several functions (a merged
 //! one) is left out: its usage is not one function's.
 //!
-//! Memory is the most any of the function's pods holds (in the later scrape
-//! when two are given). Cpu needs two scrapes: the cpu seconds the
-//! function's pods used between them, over the seconds between the scrapes
-//! (the files' modification times), per pod.
+//! Memory is the most any of the function's pods holds in any scrape given
+//! (the peak the scrapes saw; one scrape is one instant, and says so). Cpu
+//! needs two scrapes: the cpu seconds the function's pods used between
+//! them, over the seconds between the samples' own timestamps (the text
+//! format's optional field, in ms), per pod. A file's modification time is
+//! not when its scrape was taken (a copy changes it), so without timestamps
+//! no cpu is measured; a later scrape whose timestamps are not later is
+//! refused.
 
+use anyhow::{Result, bail};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Resident memory, bytes: a gauge.
 pub const MEMORY: &str = "process_resident_memory_bytes";
@@ -25,10 +29,15 @@ pub const CPU: &str = "process_cpu_seconds_total";
 /// One function's measured usage, per pod.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
-    /// Bytes of resident memory.
+    /// Bytes of resident memory: the most any pod held in any scrape.
     pub memory_bytes: Option<f64>,
-    /// Cores.
+    /// How many scrapes the memory comes from (1: one instant, not a
+    /// window's peak).
+    pub memory_scrapes: usize,
+    /// Cores, per pod, over the window between the two scrapes.
     pub cpu: Option<f64>,
+    /// Its pods in the later scrape: its replicas.
+    pub pods: usize,
 }
 
 /// One pod's process figures.
@@ -36,6 +45,8 @@ pub struct Usage {
 struct Pod {
     memory: Option<f64>,
     cpu_seconds: Option<f64>,
+    /// The cpu sample's own timestamp, seconds since the epoch.
+    at: Option<f64>,
 }
 
 /// The pods of one scrape, per function.
@@ -43,13 +54,13 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
     let mut out: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
     for part in text.split("\n# EOF") {
         let mut named: Vec<String> = Vec::new();
-        let mut samples: Vec<(Option<String>, &str, f64)> = Vec::new();
+        let mut samples: Vec<(Option<String>, &str, f64, Option<f64>)> = Vec::new();
         for line in part.lines() {
             let prometheus_parse::LineInfo::Sample {
                 metric_name,
                 labels,
                 value,
-                ..
+                timestamp,
             } = prometheus_parse::LineInfo::parse(line)
             else {
                 continue;
@@ -60,7 +71,10 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
                     && v.is_finite()
                     && v >= 0.0
                 {
-                    samples.push((function, metric_name, v));
+                    let at = timestamp
+                        .and_then(|t| t.parse::<f64>().ok())
+                        .map(|ms| ms / 1000.0);
+                    samples.push((function, metric_name, v, at));
                 }
             } else if let Some(f) = function
                 && !named.contains(&f)
@@ -69,7 +83,7 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
             }
         }
         let mut pod: BTreeMap<String, Pod> = BTreeMap::new();
-        for (function, metric, v) in samples {
+        for (function, metric, v, at) in samples {
             let Some(function) = function.or_else(|| match &named[..] {
                 [one] => Some(one.clone()),
                 _ => None,
@@ -80,7 +94,7 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
             if metric == MEMORY {
                 p.memory = Some(v);
             } else {
-                p.cpu_seconds = Some(v);
+                (p.cpu_seconds, p.at) = (Some(v), at);
             }
         }
         for (function, p) in pod {
@@ -97,44 +111,74 @@ fn function_label(labels: &str) -> Option<String> {
     Some(rest[..rest.find('"')?].to_string())
 }
 
-/// The earlier of two scrapes, and the seconds from it to the later.
-#[derive(Debug, Clone, Copy)]
-pub struct EarlierScrape<'a> {
-    pub text: &'a str,
-    pub seconds: f64,
-}
-
 /// Each function's usage from one scrape (`after`; memory only) or two
-/// (`before` too).
-pub fn usage(before: Option<EarlierScrape<'_>>, after: &str) -> BTreeMap<String, Usage> {
+/// (`before` too), and notes on what was not measured. `source` names the
+/// later scrape in an error.
+pub fn usage(
+    before: Option<&str>,
+    after: &str,
+    source: &str,
+) -> Result<(BTreeMap<String, Usage>, Vec<String>)> {
     let later = pods(after);
-    let earlier = before.map(|b| (pods(b.text), b.seconds));
-    later
-        .iter()
-        .map(|(function, pods)| {
-            let memory_bytes = pods.iter().filter_map(|p| p.memory).reduce(f64::max);
-            let cpu = earlier.as_ref().and_then(|(then, seconds)| {
+    let earlier = before.map(pods);
+    let mut notes = Vec::new();
+    let mut out = BTreeMap::new();
+    for (function, pods) in &later {
+        let then = earlier.as_ref().and_then(|e| e.get(function));
+        let peak = |pods: &[Pod]| pods.iter().filter_map(|p| p.memory).reduce(f64::max);
+        let memories: Vec<f64> = [Some(&pods[..]), then.map(|p| &p[..])]
+            .into_iter()
+            .flatten()
+            .filter_map(peak)
+            .collect();
+        let memory_bytes = memories.iter().copied().reduce(f64::max);
+        let cpu = match then {
+            None => None,
+            Some(then) => {
                 let sum = |pods: &[Pod]| -> Option<f64> {
                     pods.iter().map(|p| p.cpu_seconds).sum::<Option<f64>>()
                 };
-                let now = sum(pods)?;
-                let was = then.get(function).and_then(|p| sum(p)).unwrap_or(0.0);
-                // A counter that went down restarted: its pods count whole.
-                let used = if now >= was { now - was } else { now };
-                (*seconds > 0.0).then(|| used / seconds / pods.len() as f64)
-            });
-            (function.clone(), Usage { memory_bytes, cpu })
-        })
-        .filter(|(_, u)| u.memory_bytes.is_some() || u.cpu.is_some())
-        .collect()
-}
-
-/// The seconds between two files' modification times (when the scrapes
-/// were written), if the file system keeps them.
-pub fn seconds_between(before: &Path, after: &Path) -> Option<f64> {
-    let at = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let d = at(after)?.duration_since(at(before)?).ok()?;
-    Some(d.as_secs_f64())
+                let when = |pods: &[Pod]| -> Option<f64> {
+                    pods.iter()
+                        .map(|p| p.at)
+                        .collect::<Option<Vec<f64>>>()?
+                        .into_iter()
+                        .reduce(f64::max)
+                };
+                match (sum(pods), sum(then), when(pods), when(then)) {
+                    (Some(now), Some(was), Some(t1), Some(t0)) => {
+                        let seconds = t1 - t0;
+                        if seconds <= 0.0 {
+                            bail!(
+                                "{source}: {function}'s {CPU} is timestamped {t1} s, not after the earlier scrape's {t0} s, so no cpu rate can be made of them\n\
+                                 fix: give the earlier scrape first and the later second, taken a window apart (a minute or more)"
+                            );
+                        }
+                        // A counter that went down restarted: its pods count whole.
+                        let used = if now >= was { now - was } else { now };
+                        Some(used / seconds / pods.len() as f64)
+                    }
+                    (Some(_), Some(_), _, _) => {
+                        notes.push(format!(
+                            "{function}'s {CPU} samples carry no timestamp, so its cpu is not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; scrape with timestamps (Prometheus' federate or API output keeps them)"
+                        ));
+                        None
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let usage = Usage {
+            memory_bytes,
+            memory_scrapes: memories.len(),
+            cpu,
+            pods: pods.len(),
+        };
+        if usage.memory_bytes.is_some() || usage.cpu.is_some() {
+            out.insert(function.clone(), usage);
+        }
+    }
+    Ok((out, notes))
 }
 
 #[cfg(test)]
@@ -153,25 +197,65 @@ process_cpu_seconds_total 2.0
 # EOF
 ";
 
+    /// `text` with each process sample timestamped at `ms`.
+    fn stamped(text: &str, ms: u64) -> String {
+        text.lines()
+            .map(|l| {
+                if l.starts_with("process_") {
+                    format!("{l} {ms}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn memory_is_the_peak_of_the_window_not_the_last_instant() {
+        // a held 10Mi at the first scrape and 8Mi at the second.
+        let after = BEFORE.replace("10485760", "8388608");
+        let (u, _) = usage(Some(BEFORE), &after, "m").unwrap();
+        assert_eq!(u["a"].memory_bytes, Some(10485760.0));
+    }
+
+    #[test]
+    fn the_window_is_the_scrapes_own_timestamps_never_a_files_time() {
+        let after = BEFORE.replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
+        // No timestamps: no cpu, and a note says why.
+        let (u, notes) = usage(Some(BEFORE), &after, "m").unwrap();
+        assert_eq!(u["a"].cpu, None);
+        assert!(
+            notes.iter().any(|n| n.contains("carry no timestamp")),
+            "{notes:?}"
+        );
+        // Timestamps 50 ms apart: 2 cpu seconds in 0.05 s is 40 cores, and
+        // the window is the scrapes' own.
+        let (u, _) = usage(Some(&stamped(BEFORE, 1_000)), &stamped(&after, 1_050), "m").unwrap();
+        assert!((u["a"].cpu.unwrap() - 40.0).abs() < 1e-9);
+        // A later scrape that is not later is refused.
+        let e = usage(Some(&stamped(BEFORE, 2_000)), &stamped(&after, 1_000), "m")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not after the earlier scrape") && e.contains("\nfix: "),
+            "{e}"
+        );
+    }
+
     #[test]
     fn usage_is_each_pods_own_memory_and_cpu_over_the_seconds_between() {
         let after = BEFORE
             .replace("10485760", "12582912")
             .replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
-        let u = usage(
-            Some(EarlierScrape {
-                text: BEFORE,
-                seconds: 10.0,
-            }),
-            &after,
-        );
+        let (u, _) = usage(Some(&stamped(BEFORE, 0)), &stamped(&after, 10_000), "m").unwrap();
         assert_eq!(u["a"].memory_bytes, Some(12582912.0));
+        assert_eq!(u["a"].memory_scrapes, 2);
         assert_eq!(u["a"].cpu, Some(0.2));
         assert_eq!(u["b"].cpu, Some(0.0));
-        // One scrape: memory only.
-        let u = usage(None, BEFORE);
+        // One scrape: memory only, from one instant.
+        let (u, _) = usage(None, BEFORE, "m").unwrap();
         assert_eq!(u["b"].memory_bytes, Some(20971520.0));
-        assert_eq!(u["b"].cpu, None);
+        assert_eq!((u["b"].memory_scrapes, u["b"].cpu), (1, None));
     }
 
     #[test]
@@ -182,12 +266,15 @@ http_requests_total{function=\"b\",caller=\"a\"} 3
 process_resident_memory_bytes 10485760
 # EOF
 ";
-        assert!(usage(None, merged).is_empty());
+        assert!(usage(None, merged, "m").unwrap().0.is_empty());
         // A `function` label names it.
         let labelled = merged.replace(
             "process_resident_memory_bytes 10485760",
             "process_resident_memory_bytes{function=\"a\"} 10485760",
         );
-        assert_eq!(usage(None, &labelled)["a"].memory_bytes, Some(10485760.0));
+        assert_eq!(
+            usage(None, &labelled, "m").unwrap().0["a"].memory_bytes,
+            Some(10485760.0)
+        );
     }
 }

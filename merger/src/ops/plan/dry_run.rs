@@ -36,8 +36,9 @@ pub(super) struct Checked {
 pub(super) struct Solved {
     pub model: Model,
     pub plan: Plan,
-    /// How the search found the plan (the method's name).
-    pub how: &'static str,
+    /// How the search found the plan (the method's name, and what it
+    /// proved: [`plan::Solution::says`]).
+    pub how: String,
     pub checked: Vec<Checked>,
 }
 
@@ -57,7 +58,8 @@ pub(super) fn solve(
     loop {
         let model = plan::model(graph, constraints)?;
         let solution = plan::solve_within(&model, method, time_limit)?;
-        let (plan, how) = (solution.plan, solution.proof.name());
+        let how = solution.says(&model);
+        let plan = solution.plan;
         let Some(stack) = graph.stack.clone() else {
             // A graph written by hand or a test: no functions to build.
             return Ok(Solved {
