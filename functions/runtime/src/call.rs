@@ -7,6 +7,7 @@
 //! task-locals do not follow `spawn`); calls from there name the process's
 //! primary function as caller and carry no ids.
 
+use crate::metrics;
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Sha256;
@@ -128,7 +129,7 @@ impl Call {
 /// proves that a function of it sent them: any client can send
 /// `X-Fmerge-Caller`, and the planner reads this label as call-graph edges.
 /// No header: [`EXTERNAL`]; a header without a valid `X-Fmerge-Caller-Sig`
-/// (or no key here): [`UNVERIFIED`]; past [`MAX_CALLERS`] names: [`OTHER`].
+/// (or no key here): [`UNVERIFIED`]; past `MAX_CALLERS` names: `other`.
 pub(crate) fn caller_of(headers: &HeaderMap) -> &'static str {
     let Some(name) = headers.get(&CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
         return EXTERNAL;
@@ -141,24 +142,7 @@ pub(crate) fn caller_of(headers: &HeaderMap) -> &'static str {
         return UNVERIFIED;
     }
     static SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    bounded(&SEEN, name)
-}
-
-/// `name` as a label value: itself for the first [`MAX_CALLERS`] distinct
-/// names `seen` gets, [`OTHER`] after, so that no one can grow the metrics
-/// without bound. Each name is kept for the process's life (as its metrics
-/// are), so labels borrow it instead of allocating per request.
-pub(crate) fn bounded(seen: &Mutex<Vec<&'static str>>, name: &str) -> &'static str {
-    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(known) = seen.iter().find(|s| **s == name) {
-        return known;
-    }
-    if seen.len() >= MAX_CALLERS {
-        return OTHER;
-    }
-    let kept: &'static str = Box::leak(name.into());
-    seen.push(kept);
-    kept
+    metrics::bounded(&SEEN, name)
 }
 
 /// The header that proves `X-Fmerge-Caller`: `t=<unix seconds>,s=<hex
@@ -269,14 +253,37 @@ pub(crate) fn call_id(headers: &HeaderMap) -> Option<&str> {
     valid.then_some(id)
 }
 
-/// Distinct callers counted under their own name.
-pub const MAX_CALLERS: usize = 64;
-/// The caller label beyond [`MAX_CALLERS`].
-pub const OTHER: &str = "other";
+/// The request `invoke` sends: `body` POSTed as `application/json`.
+pub(crate) fn post(body: bytes::Bytes) -> crate::Request {
+    let mut request = crate::Request::new(body);
+    *request.method_mut() = http::Method::POST;
+    request.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    request
+}
+
+/// Marks an outgoing request as sent by `caller` on behalf of the running
+/// call: `X-Fmerge-Caller` and the call's propagated headers.
+pub(crate) fn mark(request: &mut crate::Request, caller: &'static str) {
+    let headers = request.headers_mut();
+    // Checked as `from_str` checks, without copying the name.
+    if let Ok(value) =
+        http::HeaderValue::from_maybe_shared(bytes::Bytes::from_static(caller.as_bytes()))
+    {
+        headers.insert(CALLER_HEADER, value);
+    }
+    // Over HTTP it is proven with the application's key (see `caller_of`);
+    // a signature the handler copied from elsewhere is never passed on.
+    headers.remove(&CALLER_SIG_HEADER);
+    Call::pass_on(headers);
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::OTHER;
 
     #[test]
     fn a_signature_is_refused_past_a_short_window_either_way() {

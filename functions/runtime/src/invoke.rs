@@ -99,31 +99,6 @@ enum Outgoing {
     Request(Box<Request>),
 }
 
-/// The request `invoke` sends: `body` POSTed as `application/json`.
-pub(crate) fn post(body: Bytes) -> Request {
-    let mut request = Request::new(body);
-    *request.method_mut() = http::Method::POST;
-    request.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    request
-}
-
-/// Marks an outgoing request as sent by `caller` on behalf of the running
-/// call: `X-Fmerge-Caller` and the call's propagated headers.
-pub(crate) fn mark(request: &mut Request, caller: &'static str) {
-    let headers = request.headers_mut();
-    // Checked as `from_str` checks, without copying the name.
-    if let Ok(value) = http::HeaderValue::from_maybe_shared(Bytes::from_static(caller.as_bytes())) {
-        headers.insert(call::CALLER_HEADER, value);
-    }
-    // Over HTTP it is proven with the application's key (see `call::caller_of`);
-    // a signature the handler copied from elsewhere is never passed on.
-    headers.remove(&call::CALLER_SIG_HEADER);
-    Call::pass_on(headers);
-}
-
 /// Sends `outgoing` to `function`, in-process or over HTTP, and counts it.
 /// A body for a merged callee goes as it is (see [`crate::Input`]): no
 /// headers are built for it.
@@ -143,7 +118,7 @@ fn send(
         let input = match outgoing {
             Outgoing::Body(body) => Input::invoke(body, caller),
             Outgoing::Request(mut request) => {
-                mark(&mut request, caller);
+                call::mark(&mut request, caller);
                 Input::request(request)
             }
         };

@@ -160,7 +160,7 @@ fn too_many(limit: usize) -> Response {
 }
 
 /// 413 for a body over `max_body_size`.
-fn too_large(limit: usize) -> Response {
+pub(crate) fn too_large(limit: usize) -> Response {
     Error::with_status(
         413,
         format!("request body larger than max_body_size ({limit} bytes)"),
@@ -175,4 +175,11 @@ pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
         format!("function {function} did not finish within exec_timeout ({limit:?})"),
     )
     .into_response(function)
+}
+
+/// A reply after which the connection is closed (its request was not read whole).
+pub(crate) fn closing(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }

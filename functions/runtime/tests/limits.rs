@@ -157,15 +157,15 @@ fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close
 }
 
 #[test]
-fn beyond_max_connections_new_clients_wait_until_one_closes() {
+fn beyond_max_connections_a_new_client_closes_the_connection_idle_longest() {
     let s = keyed_probe(&[("max_connections", "4")]);
     let port = s.server_port();
-    // Four keep-alive connections, each answered once: all four accepted.
-    // (A function request: a connection that opens with a probe is closed
-    // after its answer, as kubelet's probes expect.)
+    // Four keep-alive connections, each answered once, one after another:
+    // the first has been idle longest.
     let mut idle: Vec<TcpStream> = (0..4)
         .map(|_| {
             let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
                 .unwrap();
             let mut reply = Vec::new();
@@ -175,22 +175,25 @@ fn beyond_max_connections_new_clients_wait_until_one_closes() {
                 assert!(n > 0, "closed before answering");
                 reply.extend_from_slice(&buf[..n]);
             }
+            std::thread::sleep(Duration::from_millis(50));
             c
         })
         .collect();
-    let waiting = std::thread::spawn(move || {
-        let start = Instant::now();
-        (request(port, "GET", "/echo", &[], b""), start.elapsed())
-    });
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(
-        !waiting.is_finished(),
-        "a fifth connection was served while 4 were open"
+    // A fifth client is served at once, and the first connection closed.
+    let fifth = request(port, "GET", "/echo", &[], b"").unwrap();
+    assert_eq!(fifth.status, 200);
+    let mut rest = [0u8; 64];
+    assert_eq!(
+        idle[0].read(&mut rest).map_err(|e| e.kind()),
+        Ok(0),
+        "the connection idle longest is still open"
     );
-    idle.pop();
-    let (reply, after) = waiting.join().unwrap();
-    assert_eq!(reply.unwrap().status, 200);
-    assert!(after >= Duration::from_millis(700), "{after:?}");
+    // The others are still served on their connections.
+    let last = idle.last_mut().unwrap();
+    last.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let n = last.read(&mut rest).unwrap();
+    assert!(rest[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &rest[..n]);
 }
 
 #[test]
