@@ -33,7 +33,7 @@ fn routes() -> &'static [Route] {
 /// A merged callee as the table describes it, its name read once as text
 /// (`?` if it were not UTF-8).
 pub(crate) struct Merged {
-    /// Its place in [`callees`], and so in the guards' table ([`HOME`]: the
+    /// Its place in [`callees`], and so in the guards' table ([`PRIMARY_INDEX`]: the
     /// function this binary serves).
     pub(crate) index: usize,
     pub(crate) name: &'static str,
@@ -43,7 +43,7 @@ pub(crate) struct Merged {
 }
 
 /// [`Merged::index`] of the function this binary serves.
-pub(crate) const HOME: usize = usize::MAX;
+pub(crate) const PRIMARY_INDEX: usize = usize::MAX;
 
 /// The merged callees, read once: a lookup per call compares names and
 /// nothing else.

@@ -4,7 +4,7 @@
 
 use crate::call::Call;
 pub(crate) use crate::callees::merged;
-use crate::callees::{HOME, Merged, callees};
+use crate::callees::{Merged, PRIMARY_INDEX, callees};
 use crate::limits::{self, deadline_after};
 use crate::record::Record;
 use crate::{CallLimits, Entry, Error, Input, Response, ServerSettings, isolation, namespaced};
@@ -27,9 +27,9 @@ pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
     }
     let find = |name: &str| {
         callees.iter().find(|c| c.name == name).or_else(|| {
-            HOME_FUNCTION
+            PRIMARY
                 .get()
-                .map(|(home, _)| home)
+                .map(|(primary, _)| primary)
                 .filter(|h| h.name == name)
         })
     };
@@ -158,18 +158,18 @@ pub(crate) struct Guards {
 }
 
 /// The function this binary serves, as a callee, with its server's guards.
-static HOME_FUNCTION: OnceLock<(Merged, Guards)> = OnceLock::new();
+static PRIMARY: OnceLock<(Merged, Guards)> = OnceLock::new();
 
 /// Makes the function this binary serves callable in-process, under its
 /// server's guards and counted in its `in_flight` (`serve` calls it once).
-pub(crate) fn serve_home(
+pub(crate) fn serve_primary(
     name: &'static str,
     entry: Entry,
     settings: &ServerSettings,
     in_flight: &'static AtomicUsize,
 ) {
     let callee = Merged {
-        index: HOME,
+        index: PRIMARY_INDEX,
         name,
         entry,
         isolate: false,
@@ -178,7 +178,7 @@ pub(crate) fn serve_home(
         limits: settings.limits,
         in_flight,
     };
-    let _ = HOME_FUNCTION.set((callee, guards));
+    let _ = PRIMARY.set((callee, guards));
 }
 
 /// The guards of each merged callee, in the order of [`callees`].
@@ -230,8 +230,8 @@ fn guards(callee: &Merged) -> &'static Guards {
         limits: CallLimits::NONE,
         in_flight: &UNCOUNTED,
     };
-    if callee.index == HOME {
-        return HOME_FUNCTION.get().map_or(&NONE, |(_, guards)| guards);
+    if callee.index == PRIMARY_INDEX {
+        return PRIMARY.get().map_or(&NONE, |(_, guards)| guards);
     }
     match guards_table() {
         Ok(table) => &table[callee.index],

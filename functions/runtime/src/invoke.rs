@@ -157,20 +157,29 @@ const CONNECTION_HEADERS: [http::HeaderName; 6] = [
 
 async fn over_http(function: &str, request: Request) -> Result<Response, Error> {
     let gw = gateway();
-    let path = request
-        .uri()
+    let (mut parts, body) = request.into_parts();
+    let path = parts
+        .uri
         .path_and_query()
         .map(|p| p.as_str())
         .filter(|p| *p != "/")
         .unwrap_or("");
     let url = format!("{}/function/{function}{path}", gw.base);
-    let (mut parts, body) = request.into_parts();
-    if let Some(sig) = parts
+    // Signed for the callee (its bare name, as it knows itself) and the
+    // request line it will see.
+    let signature = parts
         .headers
         .get(&call::CALLER_HEADER)
         .and_then(|v| v.to_str().ok())
-        .and_then(call::signature)
-    {
+        .and_then(|caller| {
+            call::signature(&call::Signed {
+                caller,
+                callee: function.split_once('.').map_or(function, |(name, _)| name),
+                method: parts.method.as_str(),
+                target: path,
+            })
+        });
+    if let Some(sig) = signature {
         parts.headers.insert(call::CALLER_SIG_HEADER, sig);
     }
     parts.uri = url

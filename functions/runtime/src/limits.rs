@@ -16,11 +16,16 @@ use tokio::task::JoinHandle;
 pub(crate) struct Slot<'a>(&'a AtomicUsize);
 
 impl<'a> Slot<'a> {
-    /// Enters unless `limit` (0: none) calls are in flight already.
+    /// Enters unless `limit` (0: none) calls are in flight already. A call
+    /// refused is never counted, not even for an instant: another call
+    /// checking meanwhile would be refused for it.
     fn enter(count: &'a AtomicUsize, limit: usize) -> Option<Slot<'a>> {
-        let slot = Slot(count);
-        let now = count.fetch_add(1, Ordering::SeqCst) + 1;
-        (limit == 0 || now <= limit).then_some(slot)
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                (limit == 0 || now < limit).then_some(now + 1)
+            })
+            .ok()
+            .map(|_| Slot(count))
     }
 }
 
@@ -32,7 +37,7 @@ impl Drop for Slot<'_> {
 
 /// A call within `max_inflight`, counted in flight (and in the
 /// `http_requests_in_flight` gauge) until it is answered: by its handler,
-/// or by the front's backstop, which frees the slot even while the
+/// or with 504 at its deadline, which frees the slot even while the
 /// abandoned handler still blocks (as of-watchdog's limit counts its own
 /// requests, not its upstream's).
 pub(crate) struct Admitted {

@@ -99,7 +99,7 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<B
         // Read, the call log stays (it says no more than the metrics do);
         // taken out, only by a holder of the application's key.
         (&Method::GET, "/calls") => calls(call_log::read(false)),
-        (&Method::POST, "/calls") if call::signed(req.headers(), TAKE_CALLS) => {
+        (&Method::POST, "/calls") if call::signed(req.headers(), TAKE_CALLS, "POST", "/calls") => {
             calls(call_log::read(true))
         }
         (&Method::POST, "/calls") => reply(

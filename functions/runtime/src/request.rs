@@ -37,12 +37,16 @@ pub(crate) struct Server {
     pub(crate) slots: Arc<Semaphore>,
     /// Function requests waiting for a slot (as many as `max_connections`).
     pub(crate) waiting: Arc<Semaphore>,
+    /// Handlers answered 504 whose task has not ended: each may block a
+    /// handler thread; with as many as there are threads, `/_/ready`
+    /// answers 503.
+    pub(crate) abandoned: AtomicUsize,
 }
 
 /// Serves one request of `conn`.
 pub(crate) async fn handle(
     server: &'static Server,
-    req: hyper::Request<Incoming>,
+    mut req: hyper::Request<Incoming>,
     conn: Arc<Conn>,
 ) -> Result<HttpResponse, Infallible> {
     let Some(_in_request) = InRequest::enter(&conn) else {
@@ -64,12 +68,11 @@ pub(crate) async fn handle(
         let id = call::call_id(req.headers()).map(str::to_string);
         Box::new((req.uri().clone(), id))
     });
-    let record = Record::start(
-        server.name,
-        call::caller_of(req.headers()),
-        req.method().clone(),
-        log,
-    );
+    let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let caller = call::caller_of(req.headers(), server.name, req.method().as_str(), target);
+    // Proven or not, the signature is the runtime's, not the handler's.
+    req.headers_mut().remove(&call::CALLER_SIG_HEADER);
+    let record = Record::start(server.name, caller, req.method().clone(), log);
     let response = guarded(server, req, arrived, read_deadline).await;
     record.finish(response.status(), response.body().len());
     Ok(http_response(response))
@@ -120,7 +123,9 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
         (StatusCode::NOT_FOUND, "not found")
     } else if method != Method::GET {
         (StatusCode::METHOD_NOT_ALLOWED, "")
-    } else if server.draining.load(Ordering::SeqCst) || (path == "/_/ready" && !dispatch::ready()) {
+    } else if server.draining.load(Ordering::SeqCst)
+        || (path == "/_/ready" && (!dispatch::ready() || stalled(server)))
+    {
         (StatusCode::SERVICE_UNAVAILABLE, "")
     } else if path == "/_/ready" && s.limits.full(&server.in_flight) {
         (StatusCode::TOO_MANY_REQUESTS, "")
@@ -168,6 +173,44 @@ async fn guarded(
     let context = Call::new(name, request.headers(), deadline);
     let run =
         crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
-    let task = server.handlers.spawn(run);
-    run_within(name, limit, deadline, task).await
+    let gone = Arc::new(AtomicBool::new(false));
+    let ended = Ended {
+        server,
+        gone: gone.clone(),
+    };
+    let task = server.handlers.spawn(async move {
+        let _ended = ended;
+        run.await
+    });
+    let response = run_within(name, limit, deadline, task).await;
+    if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
+        && !gone.swap(true, Ordering::AcqRel)
+    {
+        // Answered 504 with its task still there (see `Ended`).
+        server.abandoned.fetch_add(1, Ordering::Relaxed);
+    }
+    response
+}
+
+/// Whether every handler thread may be held by a handler answered 504
+/// that has not ended (blocked, or spinning).
+fn stalled(server: &Server) -> bool {
+    server.abandoned.load(Ordering::Relaxed) >= server.handlers.metrics().num_workers()
+}
+
+/// Dropped when a handler's task ends (its future returned, or dropped
+/// once aborted). Of the task's end and the front's 504, the later one
+/// finds `gone` set: a 504 that comes first counts the task abandoned,
+/// and its end uncounts it.
+struct Ended {
+    server: &'static Server,
+    gone: Arc<AtomicBool>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if self.gone.swap(true, Ordering::AcqRel) {
+            self.server.abandoned.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }

@@ -54,8 +54,9 @@ pub fn serve(name: &'static str, entry: Entry) {
         handlers: handlers.handle().clone(),
         draining: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
+        abandoned: AtomicUsize::new(0),
     }));
-    dispatch::serve_home(name, entry, &server.settings, &server.in_flight);
+    dispatch::serve_primary(name, entry, &server.settings, &server.in_flight);
     let mut served = dispatch::merged();
     served.push(name);
     crate::metrics::serving(&served);
