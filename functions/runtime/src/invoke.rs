@@ -143,10 +143,12 @@ fn send(
     }
 }
 
-/// Headers that belong to one HTTP connection, not to a function's reply:
-/// dropped from replies that came over HTTP, so that a reply looks the same
-/// whether its callee was merged or not.
-const CONNECTION_HEADERS: [http::HeaderName; 6] = [
+/// Headers that belong to one HTTP connection or its front, not to a
+/// function's reply (`X-Duration-Seconds` is the front's timing, which
+/// of-watchdog adds too): dropped from replies that came over HTTP, so
+/// that a reply looks the same whether its callee was merged or not.
+const CONNECTION_HEADERS: [http::HeaderName; 7] = [
+    http::HeaderName::from_static("x-duration-seconds"),
     http::header::CONNECTION,
     http::header::CONTENT_LENGTH,
     http::header::TRANSFER_ENCODING,

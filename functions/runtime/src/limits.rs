@@ -161,6 +161,19 @@ fn too_many(limit: usize) -> Response {
     *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    internal(r)
+}
+
+/// `X-OpenFaaS-Internal`, as of-watchdog marks the replies it makes
+/// itself (not the function's), so that a client can tell them apart.
+pub(crate) const X_OPENFAAS_INTERNAL: http::HeaderName =
+    http::HeaderName::from_static("x-openfaas-internal");
+
+fn internal(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        X_OPENFAAS_INTERNAL,
+        HeaderValue::from_static("fmerge-runtime"),
+    );
     r
 }
 
@@ -175,11 +188,13 @@ pub(crate) fn too_large(limit: usize) -> Response {
 
 /// 504 for a handler still running at `exec_timeout`.
 pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
-    Error::with_status(
-        504,
-        format!("function {function} did not finish within exec_timeout ({limit:?})"),
+    internal(
+        Error::with_status(
+            504,
+            format!("function {function} did not finish within exec_timeout ({limit:?})"),
+        )
+        .into_response(function),
     )
-    .into_response(function)
 }
 
 /// A reply after which the connection is closed (its request was not read whole).

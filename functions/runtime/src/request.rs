@@ -53,8 +53,10 @@ pub(crate) async fn handle(
         // Closed to make room for another client: this reply goes nowhere.
         return Ok(http_response(closing(Response::default())));
     };
+    // Only these two are the runtime's: any other path, `/_/…` too, is
+    // the function's, as of-watchdog passes it on.
     let path = req.uri().path();
-    if path.starts_with("/_/") {
+    if path == "/_/health" || path == "/_/ready" {
         return Ok(probe(server, req.method(), path));
     }
     let arrived = tokio::time::Instant::now();
@@ -73,8 +75,13 @@ pub(crate) async fn handle(
     // Proven or not, the signature is the runtime's, not the handler's.
     req.headers_mut().remove(&call::CALLER_SIG_HEADER);
     let record = Record::start(server.name, caller, req.method().clone(), log);
-    let response = guarded(server, req, arrived, read_deadline).await;
+    let mut response = guarded(server, req, arrived, read_deadline).await;
     record.finish(response.status(), response.body().len());
+    // As of-watchdog times every reply it passes on.
+    let took = format!("{:.6}", arrived.elapsed().as_secs_f64());
+    if let Ok(took) = HeaderValue::from_str(&took) {
+        response.headers_mut().insert(X_DURATION_SECONDS, took);
+    }
     Ok(http_response(response))
 }
 
@@ -116,12 +123,12 @@ async fn slot(
     })
 }
 
+const X_DURATION_SECONDS: http::HeaderName = http::HeaderName::from_static("x-duration-seconds");
+
 /// `/_/health` and `/_/ready`, as of-watchdog answers them.
 fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     let s = &server.settings;
-    let (status, body) = if path != "/_/health" && path != "/_/ready" {
-        (StatusCode::NOT_FOUND, "not found")
-    } else if method != Method::GET {
+    let (status, body) = if method != Method::GET {
         (StatusCode::METHOD_NOT_ALLOWED, "")
     } else if server.draining.load(Ordering::SeqCst)
         || (path == "/_/ready" && (!dispatch::ready() || stalled(server)))
@@ -134,6 +141,13 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     };
     let mut r = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *r.status_mut() = status;
+    if !body.is_empty() {
+        // What Go's server sniffs for the text of-watchdog writes.
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
     r
 }
 

@@ -276,7 +276,8 @@ fn head_and_options_do_not_run_a_body_shaped_handler() {
 #[test]
 fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let callee_port = free_port();
-    let gateway = Gateway::start(&[("callee", callee_port)]);
+    // Deployed under its package's name, which a caller signs for.
+    let gateway = Gateway::start(&[("fmerge-runtime", callee_port)]);
     let callee_metrics = free_port();
     let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
     cmd.env("port", callee_port.to_string())
@@ -293,7 +294,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let r = request(
         caller.server_port(),
         "GET",
-        "/invoke?target=callee&path=/echo%3Fstatus=409",
+        "/invoke?target=fmerge-runtime&path=/echo%3Fstatus=409",
         &[("X-Call-Id", "abc-123"), ("traceparent", traceparent)],
         b"",
     );
@@ -328,7 +329,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let port: u16 = caller_metrics.parse().unwrap();
     let mine = request(port, "GET", "/metrics", &[], b"").unwrap().body;
     assert!(
-        mine.contains(r#"fmerge_invoke_duration_seconds_count{caller="fmerge-runtime",callee="callee",transport="gateway"} 1"#),
+        mine.contains(r#"fmerge_invoke_duration_seconds_count{caller="fmerge-runtime",callee="fmerge-runtime",transport="gateway"} 1"#),
         "{mine}"
     );
     drop(callee);
