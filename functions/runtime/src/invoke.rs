@@ -30,20 +30,16 @@ fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
     GATEWAY.get_or_init(|| {
         let base = std::env::var("GATEWAY_URL").unwrap_or_else(|_| DEFAULT_GATEWAY.into());
-        let secs = std::env::var("FMERGE_INVOKE_TIMEOUT_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(30);
+        // `serve` checked both (see `check_settings`); a test calling in
+        // directly gets the defaults for values that do not parse.
+        let secs = timeout_secs().unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(connector);
-        let max_reply = std::env::var("FMERGE_INVOKE_MAX_REPLY_BYTES")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(DEFAULT_MAX_BODY_SIZE);
+        let max_reply = max_reply().unwrap_or(DEFAULT_MAX_BODY_SIZE);
         Gateway {
             base: base.trim_end_matches('/').to_string(),
             timeout: Duration::from_secs(secs),
@@ -51,6 +47,44 @@ fn gateway() -> &'static Gateway {
             client,
         }
     })
+}
+
+const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
+/// A number from the environment variable `key`, `default` when it is
+/// unset; an error naming it when it is set and not a number.
+fn number<T: std::str::FromStr>(key: &str, default: T, what: &str) -> Result<T, String> {
+    match std::env::var(key) {
+        Err(_) => Ok(default),
+        Ok(value) => value.trim().parse().map_err(|_| {
+            format!(
+                "{key}={value:?} is not {what}\nfix: give {what}, or unset {key} for the default"
+            )
+        }),
+    }
+}
+
+fn timeout_secs() -> Result<u64, String> {
+    number(
+        "FMERGE_INVOKE_TIMEOUT_SECS",
+        DEFAULT_TIMEOUT_SECS,
+        "a whole number of seconds",
+    )
+}
+
+fn max_reply() -> Result<usize, String> {
+    number(
+        "FMERGE_INVOKE_MAX_REPLY_BYTES",
+        DEFAULT_MAX_BODY_SIZE,
+        "a number of bytes",
+    )
+}
+
+/// Reads `invoke`'s settings: `serve` stops the start on a value that does
+/// not parse, as it does for its own.
+pub(crate) fn check_settings() -> Result<(), String> {
+    timeout_secs()?;
+    max_reply().map(|_| ())
 }
 
 /// Calls `function` with `payload` (POSTed as `application/json`) and

@@ -14,7 +14,7 @@
 use crate::front::{self, Front, Limits};
 use crate::request::{self, Server};
 use crate::server_settings::ServerSettings;
-use crate::{Entry, call, call_log, dispatch, error, function_config, metrics_port};
+use crate::{Entry, call, call_log, dispatch, error, function_config, invoke, metrics_port};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,7 +30,10 @@ pub fn serve(name: &'static str, entry: Entry) {
     function_config::set_primary(name);
     let settings = ServerSettings::from_env().unwrap_or_else(|e| fail(name, &e));
     raise_fd_limit();
-    if let Err(e) = dispatch::check_guards().and_then(|()| call::check_key()) {
+    let checked = dispatch::check_guards()
+        .and_then(|()| call::check_key())
+        .and_then(|()| invoke::check_settings());
+    if let Err(e) = checked {
         fail(name, &e);
     }
     let handlers = tokio::runtime::Builder::new_multi_thread()

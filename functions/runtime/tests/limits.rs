@@ -392,3 +392,49 @@ fn an_idle_process_names_its_function_beside_its_usage() {
         "{text}"
     );
 }
+
+#[test]
+fn a_bad_invoke_setting_stops_the_start_naming_the_variable() {
+    for (key, value) in [
+        ("FMERGE_INVOKE_TIMEOUT_SECS", "ten"),
+        ("FMERGE_INVOKE_MAX_REPLY_BYTES", "8M"),
+    ] {
+        let mut child = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
+            .env(key, value)
+            .env("port", free_port().to_string())
+            .env("metrics_port", "0")
+            .env("listen_address", "127.0.0.1")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(2),
+            "{key}={value}: started anyway: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("{key}=\"{value}\"")),
+            "{key}: {stderr}"
+        );
+        assert!(stderr.contains("\nfix: "), "{key}: {stderr}");
+    }
+}
