@@ -4,20 +4,17 @@
 //! little holds nothing; a body that finds the budget spent waits a while
 //! for it, then gets 503 with `Retry-After`.
 
-use crate::request::closing;
-use crate::serve::Server;
+use crate::front::BUDGET_UNIT;
+use crate::limits::closing;
+use crate::server_settings::ServerSettings;
 use crate::{Bytes, Error, Response};
 use bytes::BytesMut;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, TryAcquireError};
-
-/// The budget is counted in KiB, so that one request's share fits a `u32`;
-/// a body is charged its size rounded up to the next KiB, however many
-/// frames it came in.
-const BUDGET_UNIT: usize = 1024;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 /// How long a body may wait for budget to free, each time it needs more,
 /// before it gets [`over_budget`]. Bodies only ever wait on each other, so
@@ -28,11 +25,12 @@ const BUDGET_WAIT: Duration = Duration::from_secs(1);
 /// (bytes that arrived, never a declared length), waiting up to
 /// [`BUDGET_WAIT`] for it; the reply is [`over_budget`] if it does not free.
 async fn charge(
-    server: &Server,
+    settings: &ServerSettings,
+    buffered: &Arc<Semaphore>,
     held: &mut Option<OwnedSemaphorePermit>,
     total: usize,
 ) -> Result<(), Response> {
-    if server.settings.max_buffered_bytes == 0 {
+    if settings.max_buffered_bytes == 0 {
         return Ok(());
     }
     let need = total.div_ceil(BUDGET_UNIT);
@@ -40,18 +38,18 @@ async fn charge(
     if need <= have {
         return Ok(());
     }
-    if need > budget_units(server.settings.max_buffered_bytes) {
-        return Err(over_budget(server));
+    if need > budget_units(settings.max_buffered_bytes) {
+        return Err(over_budget(settings));
     }
     let more = u32::try_from(need - have).unwrap_or(u32::MAX);
-    let permit = match server.buffered.clone().try_acquire_many_owned(more) {
+    let permit = match buffered.clone().try_acquire_many_owned(more) {
         Ok(permit) => permit,
-        Err(TryAcquireError::Closed) => return Err(over_budget(server)),
+        Err(TryAcquireError::Closed) => return Err(over_budget(settings)),
         Err(TryAcquireError::NoPermits) => {
-            let wait = server.buffered.clone().acquire_many_owned(more);
+            let wait = buffered.clone().acquire_many_owned(more);
             match tokio::time::timeout(BUDGET_WAIT, wait).await {
                 Ok(Ok(permit)) => permit,
-                _ => return Err(over_budget(server)),
+                _ => return Err(over_budget(settings)),
             }
         }
     };
@@ -63,12 +61,12 @@ async fn charge(
 }
 
 /// 503 for a body past `max_buffered_bytes`.
-fn over_budget(server: &Server) -> Response {
+fn over_budget(settings: &ServerSettings) -> Response {
     let mut r = Error::with_status(
         503,
         format!(
             "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
-            server.settings.max_buffered_bytes
+            settings.max_buffered_bytes
         ),
     )
     .into_response_quiet();
@@ -91,12 +89,13 @@ const FIRST_ALLOCATION: usize = 1 << 20;
 /// buffer, holding the body budget for the bytes that arrived. A declared
 /// length over the limit is refused before a byte of the body is read.
 pub(crate) async fn read_body(
-    server: &Server,
+    settings: &ServerSettings,
+    buffered: &Arc<Semaphore>,
     headers: &http::HeaderMap,
-    mut body: Incoming,
+    body: Incoming,
     deadline: Option<tokio::time::Instant>,
 ) -> Result<(Bytes, Option<OwnedSemaphorePermit>), Response> {
-    let s = &server.settings;
+    let s = settings;
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -105,17 +104,19 @@ pub(crate) async fn read_body(
         s.limits.body_fits(n).map_err(|r| closing(*r))?;
     }
     let declared = declared.map_or(0, |n| n as usize);
+    let mut body = Limited::new(body, s.limits.max_body_size);
     let mut held = None;
     let mut buffer = BytesMut::new();
     let read = async {
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| {
-                Error::bad_request(format!("cannot read request body: {e}")).into_response_quiet()
+            let frame = frame.map_err(|e| match e.downcast_ref::<LengthLimitError>() {
+                Some(_) => closing(crate::limits::too_large(s.limits.max_body_size)),
+                None => Error::bad_request(format!("cannot read request body: {e}"))
+                    .into_response_quiet(),
             })?;
             if let Ok(data) = frame.into_data() {
                 let total = buffer.len() + data.len();
-                s.limits.body_fits(total as u64).map_err(|r| closing(*r))?;
-                charge(server, &mut held, total).await?;
+                charge(settings, buffered, &mut held, total).await?;
                 if buffer.capacity() == 0 {
                     buffer.reserve(declared.min(FIRST_ALLOCATION).max(data.len()));
                 }

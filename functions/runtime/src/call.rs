@@ -7,6 +7,7 @@
 //! task-locals do not follow `spawn`); calls from there name the process's
 //! primary function as caller and carry no ids.
 
+use crate::metrics;
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Sha256;
@@ -128,41 +129,38 @@ impl Call {
 /// proves that a function of it sent them: any client can send
 /// `X-Fmerge-Caller`, and the planner reads this label as call-graph edges.
 /// No header: [`EXTERNAL`]; a header without a valid `X-Fmerge-Caller-Sig`
-/// (or no key here): [`UNVERIFIED`]; past [`MAX_CALLERS`] names: [`OTHER`].
-pub(crate) fn caller_of(headers: &HeaderMap) -> &'static str {
+/// (or no key here): [`UNVERIFIED`]; past `MAX_CALLERS` names: `other`.
+/// The signature must be for this call: made for `callee` and the request
+/// line `method` `target` (see [`Signed`]).
+pub(crate) fn caller_of(
+    headers: &HeaderMap,
+    callee: &str,
+    method: &str,
+    target: &str,
+) -> &'static str {
     let Some(name) = headers.get(&CALLER_HEADER).and_then(|v| v.to_str().ok()) else {
         return EXTERNAL;
+    };
+    let signed = Signed {
+        caller: name,
+        callee,
+        method,
+        target,
     };
     let proven = headers
         .get(&CALLER_SIG_HEADER)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|sig| verify(name, sig, unix_now()));
+        .is_some_and(|sig| verify(&signed, sig, unix_now()));
     if !proven {
         return UNVERIFIED;
     }
     static SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    bounded(&SEEN, name)
-}
-
-/// `name` as a label value: itself for the first [`MAX_CALLERS`] distinct
-/// names `seen` gets, [`OTHER`] after, so that no one can grow the metrics
-/// without bound. Each name is kept for the process's life (as its metrics
-/// are), so labels borrow it instead of allocating per request.
-pub(crate) fn bounded(seen: &Mutex<Vec<&'static str>>, name: &str) -> &'static str {
-    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(known) = seen.iter().find(|s| **s == name) {
-        return known;
-    }
-    if seen.len() >= MAX_CALLERS {
-        return OTHER;
-    }
-    let kept: &'static str = Box::leak(name.into());
-    seen.push(kept);
-    kept
+    metrics::bounded(&SEEN, name)
 }
 
 /// The header that proves `X-Fmerge-Caller`: `t=<unix seconds>,s=<hex
-/// HMAC-SHA256(key, "<caller>\n<t>")>`, set by `invoke` over HTTP.
+/// HMAC-SHA256(key, "<caller>\n<callee>\n<method> <target>\n<t>")>`, set by
+/// `invoke` over HTTP (see [`Signed`]). It never reaches a handler.
 pub const CALLER_SIG_HEADER: HeaderName = HeaderName::from_static("x-fmerge-caller-sig");
 /// The caller label of a request whose `X-Fmerge-Caller` is not proven.
 pub const UNVERIFIED: &str = "unverified";
@@ -205,40 +203,68 @@ pub(crate) fn check_key() -> Result<(), String> {
     key().as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
-fn mac(key: &[u8], caller: &str, t: u64) -> Hmac<Sha256> {
+/// What a caller signature covers: who calls, whom, and the request line
+/// as the callee sees it (its method, its path and query; `/` for none),
+/// with the time. A signature captured on its way to one function, or for
+/// one call, proves nothing to another function or for another call; it
+/// can be replayed only as the same call to the same function, within
+/// `SIG_WINDOW_SECS`. The body is not covered: it may be streamed.
+pub(crate) struct Signed<'a> {
+    pub caller: &'a str,
+    pub callee: &'a str,
+    pub method: &'a str,
+    pub target: &'a str,
+}
+
+fn mac(key: &[u8], signed: &Signed<'_>, t: u64) -> Hmac<Sha256> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(caller.as_bytes());
+    let target = if signed.target.is_empty() {
+        "/"
+    } else {
+        signed.target
+    };
+    for part in [signed.caller, "\n", signed.callee, "\n", signed.method, " "] {
+        mac.update(part.as_bytes());
+    }
+    mac.update(target.as_bytes());
     mac.update(b"\n");
     mac.update(t.to_string().as_bytes());
     mac
 }
 
-/// The `X-Fmerge-Caller-Sig` value for `caller` now, if this process has a key.
-pub(crate) fn signature(caller: &str) -> Option<HeaderValue> {
+/// The `X-Fmerge-Caller-Sig` value for `signed` now, if this process has a key.
+pub(crate) fn signature(signed: &Signed<'_>) -> Option<HeaderValue> {
     let key = key().as_ref().ok()?.as_ref()?;
     let t = unix_now();
-    let s = hex::encode(mac(key, caller, t).finalize().into_bytes());
+    let s = hex::encode(mac(key, signed, t).finalize().into_bytes());
     HeaderValue::from_str(&format!("t={t},s={s}")).ok()
 }
 
 /// Whether `headers` name `name` in `X-Fmerge-Caller` and prove it with
-/// `X-Fmerge-Caller-Sig` (as [`caller_of`] checks a caller): a request
-/// only a holder of the application's key could send.
-pub(crate) fn signed(headers: &HeaderMap, name: &str) -> bool {
+/// `X-Fmerge-Caller-Sig` for the request line `method` `target` sent to
+/// `name` itself (as [`caller_of`] checks a caller): a request only a
+/// holder of the application's key could send.
+pub(crate) fn signed(headers: &HeaderMap, name: &str, method: &str, target: &str) -> bool {
     let header = |h: &HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
+    let signed = Signed {
+        caller: name,
+        callee: name,
+        method,
+        target,
+    };
     header(&CALLER_HEADER) == Some(name)
-        && header(&CALLER_SIG_HEADER).is_some_and(|sig| verify(name, sig, unix_now()))
+        && header(&CALLER_SIG_HEADER).is_some_and(|sig| verify(&signed, sig, unix_now()))
 }
 
-fn verify(caller: &str, sig: &str, now: u64) -> bool {
+fn verify(signed: &Signed<'_>, sig: &str, now: u64) -> bool {
     let Some(Some(key)) = key().as_ref().ok() else {
         return false;
     };
-    verified(key, caller, sig, now)
+    verified(key, signed, sig, now)
 }
 
-/// Whether `sig` proves `caller` with `key` at `now`.
-fn verified(key: &[u8], caller: &str, sig: &str, now: u64) -> bool {
+/// Whether `sig` proves `signed` with `key` at `now`.
+fn verified(key: &[u8], signed: &Signed<'_>, sig: &str, now: u64) -> bool {
     let Some((t, s)) = sig.split_once(',').and_then(|(t, s)| {
         Some((
             t.strip_prefix("t=")?.parse::<u64>().ok()?,
@@ -248,7 +274,7 @@ fn verified(key: &[u8], caller: &str, sig: &str, now: u64) -> bool {
         return false;
     };
     let Ok(s) = hex::decode(s) else { return false };
-    now.abs_diff(t) <= SIG_WINDOW_SECS && mac(key, caller, t).verify_slice(&s).is_ok()
+    now.abs_diff(t) <= SIG_WINDOW_SECS && mac(key, signed, t).verify_slice(&s).is_ok()
 }
 
 fn unix_now() -> u64 {
@@ -269,31 +295,96 @@ pub(crate) fn call_id(headers: &HeaderMap) -> Option<&str> {
     valid.then_some(id)
 }
 
-/// Distinct callers counted under their own name.
-pub const MAX_CALLERS: usize = 64;
-/// The caller label beyond [`MAX_CALLERS`].
-pub const OTHER: &str = "other";
+/// The request `invoke` sends: `body` POSTed as `application/json`.
+pub(crate) fn post(body: bytes::Bytes) -> crate::Request {
+    let mut request = crate::Request::new(body);
+    *request.method_mut() = http::Method::POST;
+    request.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    request
+}
+
+/// Marks an outgoing request as sent by `caller` on behalf of the running
+/// call: `X-Fmerge-Caller` and the call's propagated headers.
+pub(crate) fn mark(request: &mut crate::Request, caller: &'static str) {
+    let headers = request.headers_mut();
+    // Checked as `from_str` checks, without copying the name.
+    if let Ok(value) =
+        http::HeaderValue::from_maybe_shared(bytes::Bytes::from_static(caller.as_bytes()))
+    {
+        headers.insert(CALLER_HEADER, value);
+    }
+    // Over HTTP it is proven with the application's key (see `caller_of`);
+    // a signature the handler copied from elsewhere is never passed on.
+    headers.remove(&CALLER_SIG_HEADER);
+    Call::pass_on(headers);
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::OTHER;
+
+    fn call<'a>(caller: &'a str, callee: &'a str, target: &'a str) -> Signed<'a> {
+        Signed {
+            caller,
+            callee,
+            method: "POST",
+            target,
+        }
+    }
 
     #[test]
     fn a_signature_is_refused_past_a_short_window_either_way() {
         let key = b"another-test-key-of-enough-bytes";
+        let a = call("a", "f", "/x");
         let at = |t: u64| {
             format!(
                 "t={t},s={}",
-                hex::encode(mac(key, "a", t).finalize().into_bytes())
+                hex::encode(mac(key, &a, t).finalize().into_bytes())
             )
         };
         let now = 1_800_000_000;
-        assert!(verified(key, "a", &at(now), now));
-        assert!(verified(key, "a", &at(now - 10), now));
-        assert!(verified(key, "a", &at(now + 10), now));
-        assert!(!verified(key, "a", &at(now - 60), now));
-        assert!(!verified(key, "a", &at(now + 60), now));
-        assert!(!verified(key, "b", &at(now), now));
+        assert!(verified(key, &a, &at(now), now));
+        assert!(verified(key, &a, &at(now - 10), now));
+        assert!(verified(key, &a, &at(now + 10), now));
+        assert!(!verified(key, &a, &at(now - 60), now));
+        assert!(!verified(key, &a, &at(now + 60), now));
+        assert!(!verified(key, &call("b", "f", "/x"), &at(now), now));
+    }
+
+    #[test]
+    fn a_signature_proves_only_the_call_it_was_made_for() {
+        let key = b"another-test-key-of-enough-bytes";
+        let now = 1_800_000_000;
+        let made = call("a", "f", "/x?y=1");
+        let sig = format!(
+            "t={now},s={}",
+            hex::encode(mac(key, &made, now).finalize().into_bytes())
+        );
+        assert!(verified(key, &made, &sig, now));
+        for other in [
+            call("a", "g", "/x?y=1"),
+            call("a", "f", "/x?y=2"),
+            call("a", "f", "/"),
+            Signed {
+                method: "GET",
+                ..call("a", "f", "/x?y=1")
+            },
+        ] {
+            assert!(!verified(key, &other, &sig, now));
+        }
+        // No target is the root, as the callee sees it.
+        let root = |target| {
+            hex::encode(
+                mac(key, &call("a", "f", target), now)
+                    .finalize()
+                    .into_bytes(),
+            )
+        };
+        assert_eq!(root(""), root("/"));
     }
 
     #[test]
@@ -306,17 +397,15 @@ mod tests {
             if let Some(sig) = sig {
                 h.insert(CALLER_SIG_HEADER, sig);
             }
-            caller_of(&h)
+            caller_of(&h, "f", "POST", "/x")
         };
-        assert_eq!(caller_of(&HeaderMap::new()), EXTERNAL);
-        let signed = |name: &str| with(name, signature(name));
+        let sign = |name: &str| signature(&call(name, "f", "/x"));
+        assert_eq!(caller_of(&HeaderMap::new(), "f", "GET", "/"), EXTERNAL);
+        let signed = |name: &str| with(name, sign(name));
         assert_eq!(signed("write-home-timeline"), "write-home-timeline");
         assert_eq!(with("attacker-1", None), UNVERIFIED);
         // Another name's signature, a forged one, an old one.
-        assert_eq!(
-            with("attacker-1", signature("write-home-timeline")),
-            UNVERIFIED
-        );
+        assert_eq!(with("attacker-1", sign("write-home-timeline")), UNVERIFIED);
         assert_eq!(
             with("a", Some(HeaderValue::from_static("t=1,s=00"))),
             UNVERIFIED
@@ -325,7 +414,7 @@ mod tests {
         let old = unix_now() - 3600;
         let stale = format!(
             "t={old},s={}",
-            hex::encode(mac(key, "b", old).finalize().into_bytes())
+            hex::encode(mac(key, &call("b", "f", "/x"), old).finalize().into_bytes())
         );
         assert_eq!(with("b", Some(stale.parse().unwrap())), UNVERIFIED);
         for i in 0..100 {

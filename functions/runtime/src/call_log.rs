@@ -15,16 +15,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// The most records `FMERGE_CALL_LOG` may keep: at most a few hundred
-/// bytes each, tens of MiB in all.
-pub(crate) const MAX_RECORDS: usize = 100_000;
-/// A callee name longer than this is recorded as [`crate::call::OTHER`].
+/// A callee name longer than this is recorded as [`crate::metrics::OTHER`].
 const MAX_NAME: usize = 255;
 /// The first line of `GET /calls`: the columns, for whoever reads it.
 pub(crate) const HEADER: &str = "# fmerge calls: request caller callee start_us end_us";
 
 #[derive(Clone)]
-struct Record {
+struct LoggedCall {
     request: u64,
     caller: String,
     callee: String,
@@ -34,7 +31,7 @@ struct Record {
 
 struct Log {
     capacity: usize,
-    records: Mutex<VecDeque<Record>>,
+    records: Mutex<VecDeque<LoggedCall>>,
     dropped: AtomicU64,
     /// Where this process's microseconds count from.
     origin: Instant,
@@ -83,14 +80,14 @@ pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, e
     // One word each, so that a record stays one line of five columns.
     let word = |name: String| {
         if name.is_empty() || name.len() > MAX_NAME || name.contains(char::is_whitespace) {
-            crate::call::OTHER.to_string()
+            crate::metrics::OTHER.to_string()
         } else {
             name
         }
     };
     let callee = word(crate::metrics::callee_label(callee).to_string());
     let us = |t: Instant| t.saturating_duration_since(log.origin).as_micros() as u64;
-    let record = Record {
+    let record = LoggedCall {
         request,
         caller: word(caller.to_string()),
         callee,

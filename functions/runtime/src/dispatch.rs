@@ -1,78 +1,17 @@
 //! In-process dispatch to merged callees, and to the function this binary
-//! serves (a merged callee's call back to its caller).
-//!
-//! The table is a mutable global so that the optimizer of the runtime crate
-//! cannot fold its emptiness into `invoke`; the merger replaces it with a
-//! constant, after which the optimizer may fold lookups by constant name.
+//! serves (a merged callee's call back to its caller), each under the
+//! guards its own server would have held it to.
 
 use crate::call::Call;
-use crate::hooks::{Route, Routes};
+pub(crate) use crate::callees::merged;
+use crate::callees::{Merged, PRIMARY_INDEX, callees};
 use crate::limits::{self, deadline_after};
-use crate::request::Record;
+use crate::record::Record;
 use crate::{CallLimits, Entry, Error, Input, Response, ServerSettings, isolation, namespaced};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicUsize;
-
-#[unsafe(export_name = fmerge_contract::routes_symbol!())]
-#[used]
-static mut ROUTES: Routes = Routes {
-    routes: std::ptr::null(),
-    len: 0,
-};
-
-/// The merged callees: empty in an unmerged binary.
-fn routes() -> &'static [Route] {
-    // SAFETY: nothing in Rust writes the table; the merger sets it at build
-    // time to `len` valid routes (reading through the raw pointer makes no
-    // reference to the `static mut`).
-    unsafe {
-        let table = &raw const ROUTES;
-        if (*table).len == 0 {
-            return &[];
-        }
-        std::slice::from_raw_parts((*table).routes, (*table).len)
-    }
-}
-
-/// A merged callee as the table describes it, its name read once as text
-/// (`?` if it were not UTF-8).
-pub(crate) struct Callee {
-    /// Its place in [`callees`], and so in the guards' table ([`HOME`]: the
-    /// function this binary serves).
-    index: usize,
-    pub(crate) name: &'static str,
-    entry: Entry,
-    /// `fmerge build` found it blocks its thread (see [`crate::isolation`]).
-    pub(crate) isolate: bool,
-}
-
-/// [`Callee::index`] of the function this binary serves.
-const HOME: usize = usize::MAX;
-
-/// The merged callees, read once: a lookup per call compares names and
-/// nothing else.
-pub(crate) fn callees() -> &'static [Callee] {
-    static CALLEES: OnceLock<Vec<Callee>> = OnceLock::new();
-    CALLEES.get_or_init(|| {
-        routes()
-            .iter()
-            .enumerate()
-            .map(|(index, route)| {
-                // SAFETY: the merger writes each name as `len` bytes of
-                // UTF-8 in a constant.
-                let name = unsafe { std::slice::from_raw_parts(route.name, route.len) };
-                Callee {
-                    index,
-                    name: std::str::from_utf8(name).unwrap_or("?"),
-                    entry: route.entry,
-                    isolate: route.isolate != 0,
-                }
-            })
-            .collect()
-    })
-}
 
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
@@ -81,16 +20,16 @@ pub(crate) fn callees() -> &'static [Callee] {
 /// the function it serves is found too (after the table, so that a call of
 /// a callee costs no more): a callee's call back to its caller would have
 /// reached this same binary through the gateway.
-pub(crate) fn lookup(function: &str) -> Option<&'static Callee> {
+pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
     let callees = callees();
     if callees.is_empty() {
         return None;
     }
     let find = |name: &str| {
         callees.iter().find(|c| c.name == name).or_else(|| {
-            HOME_FUNCTION
+            PRIMARY
                 .get()
-                .map(|(home, _)| home)
+                .map(|(primary, _)| primary)
                 .filter(|h| h.name == name)
         })
     };
@@ -121,11 +60,6 @@ fn this_namespace() -> &'static str {
     })
 }
 
-/// The names of the functions merged into this binary.
-pub(crate) fn merged() -> Vec<&'static str> {
-    callees().iter().map(|c| c.name).collect()
-}
-
 /// Runs an entry and turns a panic into a 500 reply instead of unwinding
 /// into the caller or killing the connection.
 pub(crate) async fn run_guarded(function: &str, entry: Entry, input: Input) -> Response {
@@ -151,7 +85,7 @@ pub(crate) async fn run_guarded(function: &str, entry: Entry, input: Input) -> R
 /// the future returned holds neither the input nor the callee's state:
 /// every caller's own state carries (and copies) it. `invoke` calls this
 /// when it is polled, so nothing happens earlier than it did.
-pub(crate) fn call(callee: &'static Callee, input: Input) -> impl Future<Output = Response> + Send {
+pub(crate) fn call(callee: &'static Merged, input: Input) -> impl Future<Output = Response> + Send {
     let (name, entry) = (callee.name, callee.entry);
     let method = input.method();
     let head = method == http::Method::HEAD;
@@ -224,18 +158,18 @@ pub(crate) struct Guards {
 }
 
 /// The function this binary serves, as a callee, with its server's guards.
-static HOME_FUNCTION: OnceLock<(Callee, Guards)> = OnceLock::new();
+static PRIMARY: OnceLock<(Merged, Guards)> = OnceLock::new();
 
 /// Makes the function this binary serves callable in-process, under its
 /// server's guards and counted in its `in_flight` (`serve` calls it once).
-pub(crate) fn serve_home(
+pub(crate) fn serve_primary(
     name: &'static str,
     entry: Entry,
     settings: &ServerSettings,
     in_flight: &'static AtomicUsize,
 ) {
-    let callee = Callee {
-        index: HOME,
+    let callee = Merged {
+        index: PRIMARY_INDEX,
         name,
         entry,
         isolate: false,
@@ -244,7 +178,7 @@ pub(crate) fn serve_home(
         limits: settings.limits,
         in_flight,
     };
-    let _ = HOME_FUNCTION.set((callee, guards));
+    let _ = PRIMARY.set((callee, guards));
 }
 
 /// The guards of each merged callee, in the order of [`callees`].
@@ -253,7 +187,7 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
     TABLE.get_or_init(|| {
         callees()
             .iter()
-            .map(|&Callee { name, .. }| {
+            .map(|&Merged { name, .. }| {
                 let settings =
                     ServerSettings::from_lookup(|key| std::env::var(namespaced(name, key)).ok())
                         .map_err(|e| {
@@ -290,14 +224,14 @@ pub(crate) fn ready() -> bool {
     isolation::stuck().is_none()
 }
 
-fn guards(callee: &Callee) -> &'static Guards {
+fn guards(callee: &Merged) -> &'static Guards {
     static UNCOUNTED: AtomicUsize = AtomicUsize::new(0);
     static NONE: Guards = Guards {
         limits: CallLimits::NONE,
         in_flight: &UNCOUNTED,
     };
-    if callee.index == HOME {
-        return HOME_FUNCTION.get().map_or(&NONE, |(_, guards)| guards);
+    if callee.index == PRIMARY_INDEX {
+        return PRIMARY.get().map_or(&NONE, |(_, guards)| guards);
     }
     match guards_table() {
         Ok(table) => &table[callee.index],

@@ -203,7 +203,7 @@ impl Error {
         &self.message
     }
 
-    /// The failed callee, for an error that came from [`crate::invoke`].
+    /// The failed callee, for an error that came from `invoke`.
     pub fn callee(&self) -> Option<&Callee> {
         self.callee.as_ref()
     }
@@ -227,8 +227,19 @@ impl Error {
     pub(crate) fn into_response_quiet(self) -> crate::Response {
         let status = http::StatusCode::from_u16(self.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-        crate::handler::json_response(status, self.to_json().into())
+        json_response(status, self.to_json().into())
     }
+}
+
+/// A reply of `status` with a JSON `body`.
+pub(crate) fn json_response(status: http::StatusCode, body: bytes::Bytes) -> crate::Response {
+    let mut r = crate::Response::new(body);
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 impl fmt::Display for Error {

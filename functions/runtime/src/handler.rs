@@ -4,12 +4,14 @@
 //! response out) so that the merger and `invoke` need not know which shape a
 //! callee was written in. [`Handler`] adapts each shape to it.
 
-use crate::{BoxResponse, Bytes, Error, Request, Response, invoke};
+use crate::call;
+use crate::error::json_response;
+use crate::{BoxResponse, Bytes, Error, Request, Response};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use std::future::Future;
 
 /// What an [`Entry`](crate::Entry) is called with: a whole request, or the
-/// body of an in-process [`invoke`](crate::invoke). A body-shaped handler
+/// body of an in-process [`invoke`](super::invoke). A body-shaped handler
 /// takes that body as it is, and no request or reply headers are built for
 /// it (`invoke` reads only the reply's status and body); an HTTP-shaped
 /// handler gets the request `invoke` sends over HTTP.
@@ -66,8 +68,8 @@ impl Input {
         match self.0 {
             Inner::Request(r) => *r,
             Inner::Invoke { body, caller } => {
-                let mut request = invoke::post(body);
-                invoke::mark(&mut request, caller);
+                let mut request = call::post(body);
+                call::mark(&mut request, caller);
                 request
             }
         }
@@ -159,14 +161,4 @@ pub fn run_handler<S, H: Handler<S>>(
     input: Input,
 ) -> BoxResponse {
     handler.call(function, input)
-}
-
-pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response {
-    let mut r = Response::new(body);
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
 }

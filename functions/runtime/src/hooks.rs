@@ -6,6 +6,6 @@ pub use fmerge_contract::{CONFIG, ENTRY_PREFIX, ROUTES};
 /// One merged callee: its name as UTF-8 bytes, and its entry.
 pub type Route = fmerge_contract::Route<crate::Entry>;
 
-/// The dispatch table that [`crate::invoke`] consults before the network:
+/// The dispatch table that [`invoke`](super::invoke) consults before the network:
 /// empty in every unmerged binary; the merger replaces its initializer.
 pub type Routes = fmerge_contract::Routes<crate::Entry>;

@@ -30,20 +30,16 @@ fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
     GATEWAY.get_or_init(|| {
         let base = std::env::var("GATEWAY_URL").unwrap_or_else(|_| DEFAULT_GATEWAY.into());
-        let secs = std::env::var("FMERGE_INVOKE_TIMEOUT_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(30);
+        // `serve` checked both (see `check_settings`); a test calling in
+        // directly gets the defaults for values that do not parse.
+        let secs = timeout_secs().unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(connector);
-        let max_reply = std::env::var("FMERGE_INVOKE_MAX_REPLY_BYTES")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(DEFAULT_MAX_BODY_SIZE);
+        let max_reply = max_reply().unwrap_or(DEFAULT_MAX_BODY_SIZE);
         Gateway {
             base: base.trim_end_matches('/').to_string(),
             timeout: Duration::from_secs(secs),
@@ -51,6 +47,44 @@ fn gateway() -> &'static Gateway {
             client,
         }
     })
+}
+
+const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
+/// A number from the environment variable `key`, `default` when it is
+/// unset; an error naming it when it is set and not a number.
+fn number<T: std::str::FromStr>(key: &str, default: T, what: &str) -> Result<T, String> {
+    match std::env::var(key) {
+        Err(_) => Ok(default),
+        Ok(value) => value.trim().parse().map_err(|_| {
+            format!(
+                "{key}={value:?} is not {what}\nfix: give {what}, or unset {key} for the default"
+            )
+        }),
+    }
+}
+
+fn timeout_secs() -> Result<u64, String> {
+    number(
+        "FMERGE_INVOKE_TIMEOUT_SECS",
+        DEFAULT_TIMEOUT_SECS,
+        "a whole number of seconds",
+    )
+}
+
+fn max_reply() -> Result<usize, String> {
+    number(
+        "FMERGE_INVOKE_MAX_REPLY_BYTES",
+        DEFAULT_MAX_BODY_SIZE,
+        "a number of bytes",
+    )
+}
+
+/// Reads `invoke`'s settings: `serve` stops the start on a value that does
+/// not parse, as it does for its own.
+pub(crate) fn check_settings() -> Result<(), String> {
+    timeout_secs()?;
+    max_reply().map(|_| ())
 }
 
 /// Calls `function` with `payload` (POSTed as `application/json`) and
@@ -99,31 +133,6 @@ enum Outgoing {
     Request(Box<Request>),
 }
 
-/// The request `invoke` sends: `body` POSTed as `application/json`.
-pub(crate) fn post(body: Bytes) -> Request {
-    let mut request = Request::new(body);
-    *request.method_mut() = http::Method::POST;
-    request.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    request
-}
-
-/// Marks an outgoing request as sent by `caller` on behalf of the running
-/// call: `X-Fmerge-Caller` and the call's propagated headers.
-pub(crate) fn mark(request: &mut Request, caller: &'static str) {
-    let headers = request.headers_mut();
-    // Checked as `from_str` checks, without copying the name.
-    if let Ok(value) = http::HeaderValue::from_maybe_shared(Bytes::from_static(caller.as_bytes())) {
-        headers.insert(call::CALLER_HEADER, value);
-    }
-    // Over HTTP it is proven with the application's key (see `call::caller_of`);
-    // a signature the handler copied from elsewhere is never passed on.
-    headers.remove(&call::CALLER_SIG_HEADER);
-    Call::pass_on(headers);
-}
-
 /// Sends `outgoing` to `function`, in-process or over HTTP, and counts it.
 /// A body for a merged callee goes as it is (see [`crate::Input`]): no
 /// headers are built for it.
@@ -143,7 +152,7 @@ fn send(
         let input = match outgoing {
             Outgoing::Body(body) => Input::invoke(body, caller),
             Outgoing::Request(mut request) => {
-                mark(&mut request, caller);
+                call::mark(&mut request, caller);
                 Input::request(request)
             }
         };
@@ -168,10 +177,12 @@ fn send(
     }
 }
 
-/// Headers that belong to one HTTP connection, not to a function's reply:
-/// dropped from replies that came over HTTP, so that a reply looks the same
-/// whether its callee was merged or not.
-const CONNECTION_HEADERS: [http::HeaderName; 6] = [
+/// Headers that belong to one HTTP connection or its front, not to a
+/// function's reply (`X-Duration-Seconds` is the front's timing, which
+/// of-watchdog adds too): dropped from replies that came over HTTP, so
+/// that a reply looks the same whether its callee was merged or not.
+const CONNECTION_HEADERS: [http::HeaderName; 7] = [
+    http::HeaderName::from_static("x-duration-seconds"),
     http::header::CONNECTION,
     http::header::CONTENT_LENGTH,
     http::header::TRANSFER_ENCODING,
@@ -182,20 +193,29 @@ const CONNECTION_HEADERS: [http::HeaderName; 6] = [
 
 async fn over_http(function: &str, request: Request) -> Result<Response, Error> {
     let gw = gateway();
-    let path = request
-        .uri()
+    let (mut parts, body) = request.into_parts();
+    let path = parts
+        .uri
         .path_and_query()
         .map(|p| p.as_str())
         .filter(|p| *p != "/")
         .unwrap_or("");
     let url = format!("{}/function/{function}{path}", gw.base);
-    let (mut parts, body) = request.into_parts();
-    if let Some(sig) = parts
+    // Signed for the callee (its bare name, as it knows itself) and the
+    // request line it will see.
+    let signature = parts
         .headers
         .get(&call::CALLER_HEADER)
         .and_then(|v| v.to_str().ok())
-        .and_then(call::signature)
-    {
+        .and_then(|caller| {
+            call::signature(&call::Signed {
+                caller,
+                callee: function.split_once('.').map_or(function, |(name, _)| name),
+                method: parts.method.as_str(),
+                target: path,
+            })
+        });
+    if let Some(sig) = signature {
         parts.headers.insert(call::CALLER_SIG_HEADER, sig);
     }
     parts.uri = url

@@ -19,11 +19,7 @@
 //! poll, on isolated calls only.
 
 use crate::Response;
-use crate::dispatch::{self, Callee};
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use crate::callees::{self, Merged};
 use std::cell::Cell;
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -77,7 +73,7 @@ pub(crate) fn check() -> Result<(), String> {
 fn pools() -> &'static [Pool] {
     static POOLS: OnceLock<Vec<Pool>> = OnceLock::new();
     POOLS.get_or_init(|| {
-        let merged = dispatch::merged();
+        let merged = callees::merged();
         let (names, why): (Vec<&'static str>, &str) = match std::env::var("FMERGE_ISOLATE") {
             Ok(list) => (
                 list.split(',')
@@ -94,7 +90,7 @@ fn pools() -> &'static [Pool] {
                 "as FMERGE_ISOLATE says",
             ),
             Err(_) => (
-                dispatch::callees()
+                callees::callees()
                     .iter()
                     .filter(|c| c.isolate)
                     .map(|c| c.name)
@@ -105,6 +101,7 @@ fn pools() -> &'static [Pool] {
         if names.is_empty() {
             return Vec::new();
         }
+        crate::metrics::read_isolated_with(threads_stuck);
         // `serve` checked it; a test calling in directly gets the default.
         let threads = threads().unwrap_or(DEFAULT_THREADS);
         eprintln!(
@@ -138,7 +135,7 @@ pub(crate) fn start() {
 }
 
 /// The threads `callee` runs on, if it is isolated.
-pub(crate) fn pool(callee: &Callee) -> Option<&'static Pool> {
+pub(crate) fn pool(callee: &Merged) -> Option<&'static Pool> {
     pools().iter().find(|pool| pool.name == callee.name)
 }
 
@@ -218,44 +215,12 @@ pub(crate) fn stuck() -> Option<&'static str> {
         .map(|pool| pool.name)
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct FunctionLabel {
-    function: &'static str,
-}
-
-/// `fmerge_isolated_threads_stuck` and `fmerge_isolated_threads`, read at
-/// each scrape.
-#[derive(Debug)]
-pub(crate) struct Gauges;
-
-impl Collector for Gauges {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let (stuck, all) = (
-            Family::<FunctionLabel, Gauge>::default(),
-            Family::<FunctionLabel, Gauge>::default(),
-        );
-        let now = since_origin(Instant::now());
-        for pool in pools() {
-            let label = FunctionLabel {
-                function: pool.name,
-            };
-            stuck.get_or_create(&label).set(pool.stuck(now) as i64);
-            all.get_or_create(&label).set(pool.slots.len() as i64);
-        }
-        for (name, help, family) in [
-            (
-                "fmerge_isolated_threads_stuck",
-                "Threads of an isolated callee still running a call past its exec_timeout; all of them: /_/ready answers 503",
-                &stuck,
-            ),
-            (
-                "fmerge_isolated_threads",
-                "Threads of an isolated callee (FMERGE_ISOLATE_THREADS)",
-                &all,
-            ),
-        ] {
-            family.encode(encoder.encode_descriptor(name, help, None, family.metric_type())?)?;
-        }
-        Ok(())
-    }
+/// Per isolated callee: its name, its threads stuck past the deadline of
+/// the call they run, and its threads (the metrics read it at each scrape).
+fn threads_stuck() -> Vec<(&'static str, usize, usize)> {
+    let now = since_origin(Instant::now());
+    pools()
+        .iter()
+        .map(|pool| (pool.name, pool.stuck(now), pool.slots.len()))
+        .collect()
 }

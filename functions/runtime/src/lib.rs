@@ -16,16 +16,15 @@
 //! The hooks that fmerge relies on are documented in `functions/README.md`
 //! ("The merge contract"); the names live in [`hooks`].
 
-mod backstop;
 mod body;
 mod call;
 mod call_log;
-mod deadline;
+mod callees;
 mod dispatch;
 mod error;
+mod front;
 mod function_config;
 mod handler;
-mod handoff;
 pub mod hooks;
 mod invoke;
 mod isolation;
@@ -34,10 +33,10 @@ mod limits;
 mod metrics;
 mod metrics_port;
 mod process_metrics;
+mod record;
 mod request;
 mod serve;
 mod server_settings;
-mod slots;
 
 pub use bytes::Bytes;
 pub use error::{Error, MAX_ECHO, MAX_MESSAGE};

@@ -16,11 +16,16 @@ use tokio::task::JoinHandle;
 pub(crate) struct Slot<'a>(&'a AtomicUsize);
 
 impl<'a> Slot<'a> {
-    /// Enters unless `limit` (0: none) calls are in flight already.
+    /// Enters unless `limit` (0: none) calls are in flight already. A call
+    /// refused is never counted, not even for an instant: another call
+    /// checking meanwhile would be refused for it.
     fn enter(count: &'a AtomicUsize, limit: usize) -> Option<Slot<'a>> {
-        let slot = Slot(count);
-        let now = count.fetch_add(1, Ordering::SeqCst) + 1;
-        (limit == 0 || now <= limit).then_some(slot)
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                (limit == 0 || now < limit).then_some(now + 1)
+            })
+            .ok()
+            .map(|_| Slot(count))
     }
 }
 
@@ -32,7 +37,7 @@ impl Drop for Slot<'_> {
 
 /// A call within `max_inflight`, counted in flight (and in the
 /// `http_requests_in_flight` gauge) until it is answered: by its handler,
-/// or by the front's backstop, which frees the slot even while the
+/// or with 504 at its deadline, which frees the slot even while the
 /// abandoned handler still blocks (as of-watchdog's limit counts its own
 /// requests, not its upstream's).
 pub(crate) struct Admitted {
@@ -156,11 +161,24 @@ fn too_many(limit: usize) -> Response {
     *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    internal(r)
+}
+
+/// `X-OpenFaaS-Internal`, as of-watchdog marks the replies it makes
+/// itself (not the function's), so that a client can tell them apart.
+pub(crate) const X_OPENFAAS_INTERNAL: http::HeaderName =
+    http::HeaderName::from_static("x-openfaas-internal");
+
+fn internal(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        X_OPENFAAS_INTERNAL,
+        HeaderValue::from_static("fmerge-runtime"),
+    );
     r
 }
 
 /// 413 for a body over `max_body_size`.
-fn too_large(limit: usize) -> Response {
+pub(crate) fn too_large(limit: usize) -> Response {
     Error::with_status(
         413,
         format!("request body larger than max_body_size ({limit} bytes)"),
@@ -170,9 +188,18 @@ fn too_large(limit: usize) -> Response {
 
 /// 504 for a handler still running at `exec_timeout`.
 pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
-    Error::with_status(
-        504,
-        format!("function {function} did not finish within exec_timeout ({limit:?})"),
+    internal(
+        Error::with_status(
+            504,
+            format!("function {function} did not finish within exec_timeout ({limit:?})"),
+        )
+        .into_response(function),
     )
-    .into_response(function)
+}
+
+/// A reply after which the connection is closed (its request was not read whole).
+pub(crate) fn closing(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }

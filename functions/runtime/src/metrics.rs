@@ -11,7 +11,8 @@
 //! resident memory and CPU time are `process_metrics`'.
 
 use hyper::{Method, StatusCode};
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -99,7 +100,7 @@ fn metrics() -> &'static Metrics {
             "Seconds an invoke took as its caller saw it (the hop's cost), per caller, callee and transport (gateway or in-process)",
             invokes.clone(),
         );
-        registry.register_collector(Box::new(crate::isolation::Gauges));
+        registry.register_collector(Box::new(Gauges));
         registry.register_collector(Box::new(crate::process_metrics::ProcessCollector));
         Metrics {
             registry,
@@ -274,11 +275,33 @@ pub(crate) fn invoked(caller: &'static str, callee: &str, transport: Transport, 
     });
 }
 
-/// `callee` as a label: itself for the first [`crate::call::MAX_CALLERS`]
-/// names, [`crate::call::OTHER`] after.
+/// `name` as a label value: itself for the first [`MAX_CALLERS`] distinct
+/// names `seen` gets, [`OTHER`] after, so that no one can grow the metrics
+/// without bound. Each name is kept for the process's life (as its metrics
+/// are), so labels borrow it instead of allocating per request.
+pub(crate) fn bounded(seen: &std::sync::Mutex<Vec<&'static str>>, name: &str) -> &'static str {
+    let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = seen.iter().find(|s| **s == name) {
+        return known;
+    }
+    if seen.len() >= MAX_CALLERS {
+        return OTHER;
+    }
+    let kept: &'static str = Box::leak(name.into());
+    seen.push(kept);
+    kept
+}
+
+/// Distinct callers counted under their own name.
+pub const MAX_CALLERS: usize = 64;
+/// The caller label beyond [`MAX_CALLERS`].
+pub const OTHER: &str = "other";
+
+/// `callee` as a label: itself for the first [`MAX_CALLERS`]
+/// names, [`OTHER`] after.
 pub(crate) fn callee_label(callee: &str) -> &'static str {
     static CALLEES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    crate::call::bounded(&CALLEES, callee)
+    bounded(&CALLEES, callee)
 }
 
 /// The method label: one of HTTP's standard methods, or `unknown` (as
@@ -345,5 +368,53 @@ mod tests {
             r#"fmerge_invoke_duration_seconds_count{{caller="external",callee="{literal}",transport="in-process"}} 2"#
         );
         assert!(encode().lines().any(|l| l == count), "{}", encode());
+    }
+}
+
+/// How the isolated callees' threads are read (see [`Gauges`]): set once
+/// the isolated callees have threads.
+static ISOLATED: OnceLock<ReadIsolated> = OnceLock::new();
+
+/// Per isolated callee: its name, its threads stuck, its threads.
+type ReadIsolated = fn() -> Vec<(&'static str, usize, usize)>;
+
+/// Makes each scrape read the isolated callees' threads with `read`: per
+/// callee, its name, its threads stuck, its threads.
+pub(crate) fn read_isolated_with(read: ReadIsolated) {
+    let _ = ISOLATED.set(read);
+}
+
+/// `fmerge_isolated_threads_stuck` and `fmerge_isolated_threads`, read at
+/// each scrape from what `isolation` gives [`read_isolated_with`].
+#[derive(Debug)]
+pub(crate) struct Gauges;
+
+impl Collector for Gauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let (stuck, all) = (
+            Family::<FunctionLabel, Gauge>::default(),
+            Family::<FunctionLabel, Gauge>::default(),
+        );
+        let read = ISOLATED.get().map(|read| read()).unwrap_or_default();
+        for (function, stuck_now, threads) in read {
+            let label = FunctionLabel { function };
+            stuck.get_or_create(&label).set(stuck_now as i64);
+            all.get_or_create(&label).set(threads as i64);
+        }
+        for (name, help, family) in [
+            (
+                "fmerge_isolated_threads_stuck",
+                "Threads of an isolated callee still running a call past its exec_timeout; all of them: /_/ready answers 503",
+                &stuck,
+            ),
+            (
+                "fmerge_isolated_threads",
+                "Threads of an isolated callee (FMERGE_ISOLATE_THREADS)",
+                &all,
+            ),
+        ] {
+            family.encode(encoder.encode_descriptor(name, help, None, family.metric_type())?)?;
+        }
+        Ok(())
     }
 }

@@ -1,26 +1,26 @@
 //! The metrics port: `GET /metrics`, and the call log (`/calls`), served on
 //! a thread of its own, so that a slow scrape or a large call log never
 //! delays the front, with of-watchdog's bounds on it: 500 ms to read a
-//! request and to write a reply, and a cap on open connections.
+//! request and to write a reply; and a cap on open connections, kept as
+//! the function's port keeps it (see [`crate::front`]): idle clients make
+//! room for a scrape.
 
-use crate::deadline::Deadline;
+use crate::front::{self, Front, InRequest, Limits};
 use crate::{Bytes, call, call_log, metrics};
 use http_body_util::Full;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 
 /// How long a request may take to arrive, a keep-alive connection may sit
 /// idle, and a reply may take to be written: of-watchdog's `ReadTimeout`
 /// and `WriteTimeout` on its metrics server.
 pub(crate) const METRICS_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// Open connections to the metrics port; more wait in the accept queue.
+/// Open connections to the metrics port; past it, the one idle longest is
+/// closed for a new one.
 pub(crate) const METRICS_CONNECTIONS: usize = 32;
 
 /// The name `POST /calls` must be signed for (`X-Fmerge-Caller: /calls`
@@ -59,26 +59,24 @@ async fn serve(name: &'static str, addr: SocketAddr) {
         }
     };
     eprintln!("{name}: metrics on http://{addr}/metrics");
-    let open = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
-    loop {
-        let slot = open.clone().acquire_owned().await.expect("never closed");
-        let Ok((stream, _)) = listener.accept().await else {
-            // Out of descriptors, say: retrying at once would spin.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            continue;
-        };
-        tokio::spawn(async move {
-            let service =
-                hyper::service::service_fn(|req| async move { Ok::<_, Infallible>(answer(&req)) });
-            let io = TokioIo::new(Deadline::new(stream, METRICS_TIMEOUT));
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(METRICS_TIMEOUT)
-                .serve_connection(io, service)
-                .await;
-            drop(slot);
-        });
-    }
+    let front: &'static Front = Box::leak(Box::new(Front::new(Limits {
+        max_connections: METRICS_CONNECTIONS,
+        header_timeout: Some(METRICS_TIMEOUT),
+        write_timeout: METRICS_TIMEOUT,
+        budget: None,
+    })));
+    // Served until the process exits.
+    let (_never, stop) = tokio::sync::watch::channel(false);
+    front::serve(front, listener, stop, name, |conn| {
+        move |req| {
+            let entered = InRequest::enter(&conn);
+            async move {
+                let _entered = entered;
+                Ok::<_, Infallible>(answer(&req))
+            }
+        }
+    })
+    .await;
 }
 
 fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<Bytes>> {
@@ -101,7 +99,7 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<B
         // Read, the call log stays (it says no more than the metrics do);
         // taken out, only by a holder of the application's key.
         (&Method::GET, "/calls") => calls(call_log::read(false)),
-        (&Method::POST, "/calls") if call::signed(req.headers(), TAKE_CALLS) => {
+        (&Method::POST, "/calls") if call::signed(req.headers(), TAKE_CALLS, "POST", "/calls") => {
             calls(call_log::read(true))
         }
         (&Method::POST, "/calls") => reply(

@@ -1,168 +1,138 @@
-//! One request, as the server serves it: the probes, the call limits
-//! (`limits`, shared with in-process calls of merged callees), the body
-//! budget, then the handler under its time limit; counted and logged
-//! however it ends.
+//! One request, as the server serves it: the probes, a slot, the call
+//! limits (`limits`, shared with in-process calls of merged callees), the
+//! body budget, then the handler on the handlers' runtime under its time
+//! limit; counted and logged however it ends.
 
-use crate::backstop::Watched;
-use crate::call::{self, Call};
-use crate::limits::within;
-use crate::serve::Server;
-use crate::{Bytes, Request, Response, dispatch, metrics};
+use crate::call::Call;
+use crate::front::{Conn, HttpResponse, InRequest};
+use crate::limits::closing;
+use crate::limits::run_within;
+use crate::record::Record;
+use crate::server_settings::ServerSettings;
+use crate::{Bytes, Entry, Error, Request, Response, call, dispatch};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::{Method, StatusCode, Uri};
+use hyper::{Method, StatusCode};
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
-
-/// The status counted for a request whose client went away before its
-/// reply (nginx's "client closed request").
-pub(crate) const CLIENT_CLOSED: u16 = 499;
-
-/// A connection handed to the handlers' runtime, as its requests see it.
-pub(crate) struct Conn<'a> {
-    /// The connection as the front's backstop sees it.
-    pub watched: &'a Watched,
-    /// On its first request only: when the front handed it over, where
-    /// that request's `exec_timeout` starts (as of-watchdog's starts when
-    /// the request arrives, not when a handler thread is free).
-    pub handed: Option<tokio::time::Instant>,
+/// What the server's requests share.
+pub(crate) struct Server {
+    pub name: &'static str,
+    pub entry: Entry,
+    pub settings: ServerSettings,
+    /// Where handlers run (see `serve`).
+    pub handlers: tokio::runtime::Handle,
+    /// Set on SIGTERM/SIGINT: health and ready answer 503 from then on.
+    pub draining: AtomicBool,
+    pub in_flight: AtomicUsize,
+    /// Bytes of request heads and bodies held in memory now
+    /// (`max_buffered_bytes`).
+    pub buffered: Arc<Semaphore>,
+    /// Function requests being served (`max_connections`).
+    pub(crate) slots: Arc<Semaphore>,
+    /// Function requests waiting for a slot (as many as `max_connections`).
+    pub(crate) waiting: Arc<Semaphore>,
+    /// Handlers answered 504 whose task has not ended: each may block a
+    /// handler thread; with as many as there are threads, `/_/ready`
+    /// answers 503.
+    pub(crate) abandoned: AtomicUsize,
 }
 
-/// Serves one request of a connection; `conn` is `None` on the front's own
-/// connections.
+/// Serves one request of `conn`.
 pub(crate) async fn handle(
     server: &'static Server,
-    req: hyper::Request<Incoming>,
-    conn: Option<Conn<'_>>,
+    mut req: hyper::Request<Incoming>,
+    conn: Arc<Conn>,
 ) -> Result<HttpResponse, Infallible> {
-    let Some(conn) = conn else {
-        return Ok(serve_one(server, req, None, None).await);
+    let Some(_in_request) = InRequest::enter(&conn) else {
+        // Closed to make room for another client: this reply goes nowhere.
+        return Ok(http_response(closing(Response::default())));
     };
-    let read_deadline = conn.watched.clock.headers_read();
-    let reply = serve_one(server, req, Some(&conn), read_deadline).await;
-    conn.watched.clock.replied();
-    Ok(reply)
-}
-
-async fn serve_one(
-    server: &'static Server,
-    req: hyper::Request<Incoming>,
-    conn: Option<&Conn<'_>>,
-    read_deadline: Option<tokio::time::Instant>,
-) -> HttpResponse {
+    // Only these two are the runtime's: any other path, `/_/…` too, is
+    // the function's, as of-watchdog passes it on.
     let path = req.uri().path();
-    if path.starts_with("/_/") {
-        return probe(server, req.method(), path);
+    if path == "/_/health" || path == "/_/ready" {
+        return Ok(probe(server, req.method(), path));
     }
+    let arrived = tokio::time::Instant::now();
+    let read_deadline = (!server.settings.read_timeout.is_zero())
+        .then(|| conn.started() + server.settings.read_timeout);
+    let _slot = match slot(server, read_deadline).await {
+        Ok(slot) => slot,
+        Err(refusal) => return Ok(http_response(refusal)),
+    };
     let log = server.settings.access_log.then(|| {
         let id = call::call_id(req.headers()).map(str::to_string);
         Box::new((req.uri().clone(), id))
     });
-    let record = Record::start(
-        server.name,
-        call::caller_of(req.headers()),
-        req.method().clone(),
-        log,
-    );
-    let (response, record) = guarded(server, req, record, conn, read_deadline).await;
-    // None: the front's backstop answered and counted it.
-    if let Some(record) = record {
-        record.finish(response.status(), response.body().len());
+    let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let caller = call::caller_of(req.headers(), server.name, req.method().as_str(), target);
+    // Proven or not, the signature is the runtime's, not the handler's.
+    req.headers_mut().remove(&call::CALLER_SIG_HEADER);
+    let record = Record::start(server.name, caller, req.method().clone(), log);
+    let mut response = guarded(server, req, arrived, read_deadline).await;
+    record.finish(response.status(), response.body().len());
+    // As of-watchdog times every reply it passes on.
+    let took = format!("{:.6}", arrived.elapsed().as_secs_f64());
+    if let Ok(took) = HeaderValue::from_str(&took) {
+        response.headers_mut().insert(X_DURATION_SECONDS, took);
     }
+    Ok(http_response(response))
+}
+
+fn http_response(response: Response) -> HttpResponse {
     let (parts, body) = response.into_parts();
     hyper::Response::from_parts(parts, Full::new(body))
 }
 
-/// The URI and call id for the access log line, when it is on (boxed: a
-/// record lives in every call's state, the log is mostly off).
-pub(crate) type LogLine = Box<(Uri, Option<String>)>;
-
-/// Counts (and with the access log, logs) one request of `function` when
-/// it ends: with its reply's status, or [`CLIENT_CLOSED`] when it is
-/// dropped first (the client disconnected, or the caller gave up).
-pub(crate) struct Record {
-    function: &'static str,
-    caller: &'static str,
-    method: Method,
-    started: Instant,
-    log: Option<LogLine>,
-    done: bool,
+/// One of the `max_connections` slots for a function request: at once if
+/// one is free, else by `deadline` (the request's read deadline) if no more
+/// than as many requests wait already; else 503 with `Retry-After`.
+async fn slot(
+    server: &Server,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<OwnedSemaphorePermit, Response> {
+    if let Ok(slot) = server.slots.clone().try_acquire_owned() {
+        return Ok(slot);
+    }
+    let waited = async {
+        let _waiting = server.waiting.clone().try_acquire_owned().ok()?;
+        let slot = server.slots.clone().acquire_owned();
+        match deadline {
+            None => slot.await.ok(),
+            Some(deadline) => tokio::time::timeout_at(deadline, slot).await.ok()?.ok(),
+        }
+    };
+    waited.await.ok_or_else(|| {
+        let mut r = Error::with_status(
+            503,
+            format!(
+                "every connection slot (max_connections {}) stayed taken; retry later",
+                server.settings.max_connections
+            ),
+        )
+        .into_response_quiet();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        closing(r)
+    })
 }
 
-impl Record {
-    pub(crate) fn start(
-        function: &'static str,
-        caller: &'static str,
-        method: Method,
-        log: Option<LogLine>,
-    ) -> Record {
-        Record {
-            function,
-            caller,
-            method,
-            started: Instant::now(),
-            log,
-            done: false,
-        }
-    }
-
-    /// The record of a request that arrived `at`, before it was started.
-    pub(crate) fn since(mut self, at: Instant) -> Record {
-        self.started = at;
-        self
-    }
-
-    /// Drops the record uncounted: another took over the request.
-    pub(crate) fn forget(mut self) {
-        self.done = true;
-    }
-
-    pub(crate) fn finish(mut self, status: StatusCode, bytes: usize) {
-        self.done = true;
-        self.count(status, bytes);
-    }
-
-    fn count(&self, status: StatusCode, bytes: usize) {
-        let elapsed = self.started.elapsed();
-        metrics::finished(self.function, self.caller, &self.method, status, elapsed);
-        if let Some((uri, call_id)) = self.log.as_deref() {
-            let call_id = call_id
-                .as_deref()
-                .map(|id| format!(" call_id={id}"))
-                .unwrap_or_default();
-            eprintln!(
-                "{}: {} {uri} {} {bytes}B {:.4}s caller={}{call_id}",
-                self.function,
-                self.method,
-                status.as_u16(),
-                elapsed.as_secs_f64(),
-                self.caller,
-            );
-        }
-    }
-}
-
-impl Drop for Record {
-    fn drop(&mut self) {
-        if !self.done {
-            let closed = StatusCode::from_u16(CLIENT_CLOSED).expect("a valid status");
-            self.count(closed, 0);
-        }
-    }
-}
+const X_DURATION_SECONDS: http::HeaderName = http::HeaderName::from_static("x-duration-seconds");
 
 /// `/_/health` and `/_/ready`, as of-watchdog answers them.
 fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     let s = &server.settings;
-    let (status, body) = if path != "/_/health" && path != "/_/ready" {
-        (StatusCode::NOT_FOUND, "not found")
-    } else if method != Method::GET {
+    let (status, body) = if method != Method::GET {
         (StatusCode::METHOD_NOT_ALLOWED, "")
-    } else if server.draining.load(Ordering::SeqCst) || (path == "/_/ready" && !dispatch::ready()) {
+    } else if server.draining.load(Ordering::SeqCst)
+        || (path == "/_/ready" && (!dispatch::ready() || stalled(server)))
+    {
         (StatusCode::SERVICE_UNAVAILABLE, "")
     } else if path == "/_/ready" && s.limits.full(&server.in_flight) {
         (StatusCode::TOO_MANY_REQUESTS, "")
@@ -171,62 +141,90 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     };
     let mut r = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())));
     *r.status_mut() = status;
+    if !body.is_empty() {
+        // What Go's server sniffs for the text of-watchdog writes.
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
     r
 }
 
-/// One function request: the in-flight limit, the body limit and budget
-/// by the request's read deadline, then the handler under exec_timeout.
-/// Gives `record` back unless the backstop took it.
+/// One function request that arrived at `arrived`: the in-flight limit,
+/// the body limit and budget by the request's read deadline, then the
+/// handler on the handlers' runtime until `exec_timeout` from its arrival
+/// (as of-watchdog counts it), abandoned past it or when the client goes.
 async fn guarded(
     server: &'static Server,
     req: hyper::Request<Incoming>,
-    record: Record,
-    conn: Option<&Conn<'_>>,
+    arrived: tokio::time::Instant,
     read_deadline: Option<tokio::time::Instant>,
-) -> (Response, Option<Record>) {
+) -> Response {
     let limits = &server.settings.limits;
     let name = server.name;
-    let admitted = match limits.admit(name, &server.in_flight) {
+    let _admitted = match limits.admit(name, &server.in_flight) {
         Ok(admitted) => admitted,
-        Err(refusal) => return (*refusal, Some(record)),
+        Err(refusal) => return *refusal,
     };
     let (parts, body) = req.into_parts();
     // The body's bytes count against the budget until the handler is done with them.
-    let (body, _held) =
-        match crate::body::read_body(server, &parts.headers, body, read_deadline).await {
-            Ok(read) => read,
-            Err(refusal) => return (refusal, Some(record)),
-        };
+    let (body, _held) = match crate::body::read_body(
+        &server.settings,
+        &server.buffered,
+        &parts.headers,
+        body,
+        read_deadline,
+    )
+    .await
+    {
+        Ok(read) => read,
+        Err(refusal) => return refusal,
+    };
     let request = Request::from_parts(parts, body);
     let limit = limits.exec_limit(Some(request.headers()));
-    let started = conn.and_then(|c| c.handed);
-    let deadline =
-        (!limit.is_zero()).then(|| started.unwrap_or_else(tokio::time::Instant::now) + limit);
+    let deadline = (!limit.is_zero()).then(|| arrived + limit);
     let context = Call::new(name, request.headers(), deadline);
-    // Boxed once here: the handler's future is large, and each await below
-    // would otherwise copy it into its own state.
     let run =
         crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
-    match conn {
-        None => (within(name, limit, deadline, run).await, Some(record)),
-        Some(conn) => {
-            let running =
-                conn.watched
-                    .running(deadline.map(|d| d.into_std()), limit, record, admitted);
-            // None: the front answered this request while it waited for a
-            // thread, and closed the connection (this reply goes nowhere).
-            let Some(running) = running else {
-                return (Response::default(), None);
-            };
-            let response = within(name, limit, deadline, run).await;
-            (response, running.done())
-        }
+    let gone = Arc::new(AtomicBool::new(false));
+    let ended = Ended {
+        server,
+        gone: gone.clone(),
+    };
+    let task = server.handlers.spawn(async move {
+        let _ended = ended;
+        run.await
+    });
+    let response = run_within(name, limit, deadline, task).await;
+    if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
+        && !gone.swap(true, Ordering::AcqRel)
+    {
+        // Answered 504 with its task still there (see `Ended`).
+        server.abandoned.fetch_add(1, Ordering::Relaxed);
     }
+    response
 }
 
-/// A reply after which the connection is closed (its request was not read whole).
-pub(crate) fn closing(mut r: Response) -> Response {
-    r.headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    r
+/// Whether every handler thread may be held by a handler answered 504
+/// that has not ended (blocked, or spinning).
+fn stalled(server: &Server) -> bool {
+    server.abandoned.load(Ordering::Relaxed) >= server.handlers.metrics().num_workers()
+}
+
+/// Dropped when a handler's task ends (its future returned, or dropped
+/// once aborted). Of the task's end and the front's 504, the later one
+/// finds `gone` set: a 504 that comes first counts the task abandoned,
+/// and its end uncounts it.
+struct Ended {
+    server: &'static Server,
+    gone: Arc<AtomicBool>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if self.gone.swap(true, Ordering::AcqRel) {
+            self.server.abandoned.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }

@@ -5,6 +5,8 @@
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test call_log`.
 
+mod support;
+
 use fmerge_testkit::dataplane::{self, Server, keyed_probe, request};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
@@ -84,14 +86,7 @@ fn the_call_log_records_calls_at_once_then_one_after() {
         records(&request(metrics, "GET", "/calls", &[], b"").unwrap()),
         3
     );
-    use hmac::Mac;
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.as_bytes()).unwrap();
-    mac.update(format!("/calls\n{t}").as_bytes());
-    let sig = format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()));
+    let sig = support::caller_sig("/calls", "/calls", "POST", "/calls", support::unix_now());
     let signed = [
         ("X-Fmerge-Caller", "/calls"),
         ("X-Fmerge-Caller-Sig", sig.as_str()),

@@ -329,3 +329,35 @@ fn the_next_request_of_a_keep_alive_connection_gets_504_at_exec_timeout_while_th
         assert_eq!(b.join().unwrap().0.unwrap().status, 504);
     }
 }
+
+#[test]
+fn ready_answers_503_while_every_handler_thread_is_held_by_a_handler_answered_504() {
+    let ProbeServer { server: s, .. } =
+        probe(&[("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")]);
+    let blocked = at_once(2, s.port, "/block?ms=6000");
+    for b in blocked {
+        let (reply, after) = b.join().unwrap();
+        assert_eq!(reply.unwrap().status, 504, "after {after:?}");
+    }
+    // Both threads still block (for some 5 s): not ready, yet healthy.
+    let asked = Instant::now();
+    let ready = get(s.port, "/_/ready", &[]);
+    let health = get(s.port, "/_/health", &[]);
+    assert!(
+        asked.elapsed() < Duration::from_secs(4),
+        "the check came too late to mean anything"
+    );
+    assert_eq!(ready.status, 503, "{ready:?}");
+    assert_eq!(health.status, 200, "{health:?}");
+    // Ready again once the threads are back.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = get(s.port, "/_/ready", &[]);
+        if ready.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {ready:?} 20 s on");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(get(s.port, "/echo", &[]).status, 200);
+}

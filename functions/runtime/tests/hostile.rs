@@ -13,7 +13,7 @@ use fmerge_runtime::{BoxResponse, Bytes, Error, Input, Request, Response, invoke
 use fmerge_testkit::dataplane::{self, ProbeServer, ResidentKib, method_flood, probe};
 use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
 use std::process::Command;
-use support::{get, merge_locally, probe_on};
+use support::{caller_sig, get, merge_locally, probe_on, unix_now};
 
 fn metrics_text(port: u16) -> String {
     get(port, "/metrics", &[]).body
@@ -251,20 +251,11 @@ fn a_panic_with_a_huge_payload_is_logged_short_and_replied_with_a_stable_message
 
 #[test]
 fn a_caller_signature_replayed_past_a_short_window_is_unverified() {
-    use hmac::{Hmac, Mac};
     let ProbeServer { server: s, metrics } = probe(&[]);
-    let signed = |caller: &str, t: u64| {
-        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.as_bytes()).unwrap();
-        mac.update(format!("{caller}\n{t}").as_bytes());
-        format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()))
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = unix_now();
     // A signature seen a minute ago, replayed; and one made now.
     for (caller, t) in [("replayed", now - 60), ("fresh", now)] {
-        let sig = signed(caller, t);
+        let sig = caller_sig(caller, PROBE, "GET", "/echo", t);
         let headers = [("X-Fmerge-Caller", caller), ("X-Fmerge-Caller-Sig", &sig)];
         assert_eq!(get(s.port, "/echo", &headers).status, 200);
     }
@@ -272,4 +263,42 @@ fn a_caller_signature_replayed_past_a_short_window_is_unverified() {
     assert!(!text.contains(r#"caller="replayed""#), "{text}");
     assert!(text.contains(r#"caller="fresh""#), "{text}");
     assert!(text.contains(r#"caller="unverified""#), "{text}");
+}
+
+/// The probe function's name, as callers sign for it.
+const PROBE: &str = "fmerge-runtime";
+
+#[test]
+fn a_caller_signature_proves_only_its_own_call_and_never_reaches_the_handler() {
+    use hmac::Mac;
+    let ProbeServer { server: s, metrics } = probe(&[]);
+    let now = unix_now();
+    // Made for another function, for another request line, and one that
+    // covers the caller and time only (captured from any call).
+    let elsewhere = caller_sig("elsewhere", "another-function", "GET", "/echo", now);
+    let other_line = caller_sig("other-line", PROBE, "GET", "/echo?x=1", now);
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(CALLER_KEY.as_bytes()).unwrap();
+    mac.update(format!("captured\n{now}").as_bytes());
+    let captured = format!("t={now},s={}", hex::encode(mac.finalize().into_bytes()));
+    let this_call = caller_sig("this-call", PROBE, "GET", "/echo", now);
+    for (caller, sig) in [
+        ("elsewhere", &elsewhere),
+        ("other-line", &other_line),
+        ("captured", &captured),
+        ("this-call", &this_call),
+    ] {
+        let headers = [("X-Fmerge-Caller", caller), ("X-Fmerge-Caller-Sig", sig)];
+        let r = get(s.port, "/echo", &headers);
+        assert_eq!(r.status, 200, "{r:?}");
+        assert!(
+            !r.body.to_lowercase().contains("x-fmerge-caller-sig"),
+            "the handler saw the signature: {}",
+            r.body
+        );
+    }
+    let text = metrics_text(metrics);
+    for refused in ["elsewhere", "other-line", "captured"] {
+        assert!(!text.contains(&format!(r#"caller="{refused}""#)), "{text}");
+    }
+    assert!(text.contains(r#"caller="this-call""#), "{text}");
 }

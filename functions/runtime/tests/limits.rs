@@ -157,15 +157,15 @@ fn at_the_fd_limit_accept_backs_off_and_serves_again_once_idle_connections_close
 }
 
 #[test]
-fn beyond_max_connections_new_clients_wait_until_one_closes() {
+fn beyond_max_connections_a_new_client_closes_the_connection_idle_longest() {
     let s = keyed_probe(&[("max_connections", "4")]);
     let port = s.server_port();
-    // Four keep-alive connections, each answered once: all four accepted.
-    // (A function request: a connection that opens with a probe is closed
-    // after its answer, as kubelet's probes expect.)
+    // Four keep-alive connections, each answered once, one after another:
+    // the first has been idle longest.
     let mut idle: Vec<TcpStream> = (0..4)
         .map(|_| {
             let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             c.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
                 .unwrap();
             let mut reply = Vec::new();
@@ -175,22 +175,25 @@ fn beyond_max_connections_new_clients_wait_until_one_closes() {
                 assert!(n > 0, "closed before answering");
                 reply.extend_from_slice(&buf[..n]);
             }
+            std::thread::sleep(Duration::from_millis(50));
             c
         })
         .collect();
-    let waiting = std::thread::spawn(move || {
-        let start = Instant::now();
-        (request(port, "GET", "/echo", &[], b""), start.elapsed())
-    });
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(
-        !waiting.is_finished(),
-        "a fifth connection was served while 4 were open"
+    // A fifth client is served at once, and the first connection closed.
+    let fifth = request(port, "GET", "/echo", &[], b"").unwrap();
+    assert_eq!(fifth.status, 200);
+    let mut rest = [0u8; 64];
+    assert_eq!(
+        idle[0].read(&mut rest).map_err(|e| e.kind()),
+        Ok(0),
+        "the connection idle longest is still open"
     );
-    idle.pop();
-    let (reply, after) = waiting.join().unwrap();
-    assert_eq!(reply.unwrap().status, 200);
-    assert!(after >= Duration::from_millis(700), "{after:?}");
+    // The others are still served on their connections.
+    let last = idle.last_mut().unwrap();
+    last.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let n = last.read(&mut rest).unwrap();
+    assert!(rest[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &rest[..n]);
 }
 
 #[test]
@@ -273,7 +276,8 @@ fn head_and_options_do_not_run_a_body_shaped_handler() {
 #[test]
 fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let callee_port = free_port();
-    let gateway = Gateway::start(&[("callee", callee_port)]);
+    // Deployed under its package's name, which a caller signs for.
+    let gateway = Gateway::start(&[("fmerge-runtime", callee_port)]);
     let callee_metrics = free_port();
     let mut cmd = Command::new(dataplane::example_binary("fmerge-runtime", "probe"));
     cmd.env("port", callee_port.to_string())
@@ -290,7 +294,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let r = request(
         caller.server_port(),
         "GET",
-        "/invoke?target=callee&path=/echo%3Fstatus=409",
+        "/invoke?target=fmerge-runtime&path=/echo%3Fstatus=409",
         &[("X-Call-Id", "abc-123"), ("traceparent", traceparent)],
         b"",
     );
@@ -325,7 +329,7 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
     let port: u16 = caller_metrics.parse().unwrap();
     let mine = request(port, "GET", "/metrics", &[], b"").unwrap().body;
     assert!(
-        mine.contains(r#"fmerge_invoke_duration_seconds_count{caller="fmerge-runtime",callee="callee",transport="gateway"} 1"#),
+        mine.contains(r#"fmerge_invoke_duration_seconds_count{caller="fmerge-runtime",callee="fmerge-runtime",transport="gateway"} 1"#),
         "{mine}"
     );
     drop(callee);
@@ -387,4 +391,50 @@ fn an_idle_process_names_its_function_beside_its_usage() {
         sample(&text, "process_resident_memory_bytes").is_some(),
         "{text}"
     );
+}
+
+#[test]
+fn a_bad_invoke_setting_stops_the_start_naming_the_variable() {
+    for (key, value) in [
+        ("FMERGE_INVOKE_TIMEOUT_SECS", "ten"),
+        ("FMERGE_INVOKE_MAX_REPLY_BYTES", "8M"),
+    ] {
+        let mut child = Command::new(dataplane::example_binary("fmerge-runtime", "probe"))
+            .env(key, value)
+            .env("port", free_port().to_string())
+            .env("metrics_port", "0")
+            .env("listen_address", "127.0.0.1")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(2),
+            "{key}={value}: started anyway: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("{key}=\"{value}\"")),
+            "{key}: {stderr}"
+        );
+        assert!(stderr.contains("\nfix: "), "{key}: {stderr}");
+    }
 }

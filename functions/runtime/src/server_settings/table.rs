@@ -14,6 +14,10 @@ use std::time::Duration;
 /// `invoke` reads over HTTP.
 pub(crate) const DEFAULT_MAX_BODY_SIZE: usize = 32 << 20;
 
+/// The most records `FMERGE_CALL_LOG` may keep: at most a few hundred
+/// bytes each, tens of MiB in all.
+pub(crate) const MAX_RECORDS: usize = 100_000;
+
 settings_table! {
     /// The server's settings, read once from the environment (see
     /// `docs/operating.md`).
@@ -85,11 +89,11 @@ settings_table! {
             default: 4096,
             parse: positive("a number of connections", "would refuse every connection"),
             doc_default: "`4096`",
-            meaning: "open connections; beyond it new ones are read up to their first request \
-                line on a reserve kept for `/_/health` and `/_/ready`, so probes are answered \
-                while stalled clients hold every slot; a function request gives its reserve slot \
-                back at once and waits for a regular one (see \
-                [Limits](#limits-and-what-they-protect)). Not in of-watchdog",
+            meaning: "open connections, and function requests served at once; a new client past \
+                it closes the connection that waited longest outside a request (never one inside a \
+                request), so probes are answered whoever holds the others; a function request past \
+                it waits for a slot (see [Limits](#limits-and-what-they-protect)). Not in \
+                of-watchdog",
             past_it: "waits, then **503** with `Retry-After: 1`",
         },
         metrics_port: u16 {
@@ -114,7 +118,7 @@ settings_table! {
         call_log: usize {
             key: "FMERGE_CALL_LOG",
             default: 0,
-            parse: records(crate::call_log::MAX_RECORDS),
+            parse: records(MAX_RECORDS),
             doc_default: "`0` (off)",
             meaning: "records of `invoke` to keep for `fmerge graph --call-log` (at most \
                 100000): each call's start and end as its caller saw it, in a ring in memory \
@@ -126,7 +130,7 @@ settings_table! {
 
     /// The limits each call is held to, the same for an HTTP request and an
     /// in-process call of a merged callee (which reads them as
-    /// `<CALLEE>__<key>`; see `crate::limits`).
+    /// `<CALLEE>__<key>`; see the runtime's `limits`).
     limits CallLimits {
         exec_timeout: Duration {
             key: "exec_timeout",

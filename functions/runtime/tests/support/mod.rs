@@ -133,3 +133,21 @@ pub fn stalled(port: u16, sent: &str) -> TcpStream {
     c.write_all(sent.as_bytes()).unwrap();
     c
 }
+
+/// `X-Fmerge-Caller-Sig` for `caller` calling `callee` with the request
+/// line `method` `target`, made with the tests' caller key at unix time `t`.
+pub fn caller_sig(caller: &str, callee: &str, method: &str, target: &str, t: u64) -> String {
+    use hmac::Mac;
+    let key = fmerge_testkit::CALLER_KEY.as_bytes();
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    mac.update(format!("{caller}\n{callee}\n{method} {target}\n{t}").as_bytes());
+    format!("t={t},s={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}

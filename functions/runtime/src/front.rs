@@ -1,0 +1,525 @@
+//! Connections, served by hyper: the accept loop, the connection cap, and
+//! what hyper and tokio leave to the server. For the function's port and
+//! the metrics port alike.
+//!
+//! Every connection is accepted at once and served by hyper with its
+//! limits set (`max_buf_size`, the header read timeout, no half-close), so
+//! that a probe is answered whoever holds the other connections. The cap
+//! (`max_connections`) is kept by closing, when a new client arrives with
+//! every slot taken, the connection that has waited longest outside a
+//! request: one that never sent a whole request head is closed outright, an
+//! idle keep-alive one by hyper's graceful shutdown (its reply, if one is
+//! still being written, ends first). A connection inside a request is never
+//! closed for another; a function request that finds every slot taken waits
+//! for one (see `request.rs`).
+//!
+//! Hand-written, for want of a library that does it: the eviction (hyper
+//! and tower count connections or requests, neither closes idle ones to
+//! make room), the write deadline (hyper has a header read timeout only),
+//! and charging unfinished request heads to the memory budget.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::time::{Instant, Sleep};
+
+/// A reply as the front's services give it to hyper.
+pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
+
+/// hyper's read buffer, per connection: a request head (line and headers)
+/// larger than this gets 431. Go allows 1 MiB of headers, nginx 32 KiB.
+pub(crate) const MAX_HEAD: usize = 64 << 10;
+
+/// The bytes of a request head a connection may hold before they are
+/// charged to the budget: enough for any probe, so that a spent budget
+/// never refuses health; bounded by the connection cap.
+const FREE_HEAD: usize = 4 << 10;
+
+/// The budget's unit (see `body.rs`), and what a head is charged at a time.
+pub(crate) const BUDGET_UNIT: usize = 1024;
+const HEAD_CHARGE: u32 = 8;
+
+/// How a port's connections are held.
+pub(crate) struct Limits {
+    pub max_connections: usize,
+    /// How long a request head may take to arrive, and a keep-alive
+    /// connection wait for its next (`None`: for ever).
+    pub header_timeout: Option<Duration>,
+    /// How long a reply may take to be written (see [`Io`]).
+    pub write_timeout: Duration,
+    /// The memory budget heads are charged to (`None`: no budget).
+    pub budget: Option<Arc<Semaphore>>,
+}
+
+/// A connection's states.
+const FRESH: u8 = 0;
+const IDLE: u8 = 1;
+const BUSY: u8 = 2;
+const EVICTED: u8 = 3;
+
+/// One connection as its requests and the front see it.
+pub(crate) struct Conn {
+    id: u64,
+    state: AtomicU8,
+    /// When it entered its state, or (FRESH, IDLE) when the first byte of
+    /// its next request came; in nanoseconds since [`origin`].
+    since: AtomicU64,
+    /// When its current request began to arrive: the accept for its first
+    /// request, the first byte for a later one.
+    started: AtomicU64,
+    /// Requests taken up so far (the head charge is for the latest).
+    requests: AtomicU64,
+    evict: Notify,
+    /// Evicted before its first request: closed outright.
+    evicted_fresh: std::sync::atomic::AtomicBool,
+}
+
+fn origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+fn now_nanos() -> u64 {
+    u64::try_from(
+        Instant::now()
+            .saturating_duration_since(origin())
+            .as_nanos(),
+    )
+    .unwrap_or(u64::MAX)
+}
+
+impl Conn {
+    /// When the request being served began to arrive.
+    pub(crate) fn started(&self) -> Instant {
+        origin() + Duration::from_nanos(self.started.load(Ordering::Relaxed))
+    }
+
+    /// Marks a request taken up; false if the connection was evicted.
+    fn enter(&self) -> bool {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state == EVICTED {
+                return false;
+            }
+            match self
+                .state
+                .compare_exchange(state, BUSY, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => state = now,
+            }
+        }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    fn leave(&self) {
+        self.since.store(now_nanos(), Ordering::Relaxed);
+        let _ = self
+            .state
+            .compare_exchange(BUSY, IDLE, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Bytes arrived while not in a request: the first of a later request
+    /// starts its clock.
+    fn arrived(&self, previous_requests: u64) {
+        if self.requests.load(Ordering::Relaxed) != previous_requests {
+            return;
+        }
+        if self.state.load(Ordering::Relaxed) == IDLE {
+            let now = now_nanos();
+            if self.started.load(Ordering::Relaxed) < self.since.load(Ordering::Relaxed) {
+                self.started.store(now, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Marks it evicted unless it is inside a request; true if it was.
+    fn try_evict(&self) -> bool {
+        for from in [FRESH, IDLE] {
+            if self
+                .state
+                .compare_exchange(from, EVICTED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.evicted_fresh.store(from == FRESH, Ordering::Relaxed);
+                self.evict.notify_one();
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// A request taken up on its connection, left however it ends.
+pub(crate) struct InRequest(Arc<Conn>);
+
+impl InRequest {
+    /// Takes a request of `conn` up; `None` if the front has closed it to
+    /// make room (the reply would go nowhere).
+    pub(crate) fn enter(conn: &Arc<Conn>) -> Option<InRequest> {
+        conn.enter().then(|| InRequest(conn.clone()))
+    }
+}
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// The connections counted against the cap.
+pub(crate) struct Front {
+    limits: Limits,
+    open: Mutex<HashMap<u64, Arc<Conn>>>,
+    next: AtomicU64,
+}
+
+impl Front {
+    pub(crate) fn new(limits: Limits) -> Front {
+        Front {
+            limits,
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a new connection in, closing the one that has waited longest
+    /// outside a request if every slot is taken.
+    fn admit(&self) -> Arc<Conn> {
+        let now = now_nanos();
+        let conn = Arc::new(Conn {
+            id: self.next.fetch_add(1, Ordering::Relaxed),
+            state: AtomicU8::new(FRESH),
+            since: AtomicU64::new(now),
+            started: AtomicU64::new(now),
+            requests: AtomicU64::new(0),
+            evict: Notify::new(),
+            evicted_fresh: Default::default(),
+        });
+        let mut open = lock(&self.open);
+        while open.len() >= self.limits.max_connections {
+            let oldest = open
+                .values()
+                .filter(|c| matches!(c.state.load(Ordering::Relaxed), FRESH | IDLE))
+                .min_by_key(|c| c.since.load(Ordering::Relaxed))
+                .cloned();
+            // Every connection is inside a request: this one is served
+            // past the cap as far as its head (probes need no slot).
+            let Some(oldest) = oldest else { break };
+            if oldest.try_evict() {
+                open.remove(&oldest.id);
+            }
+        }
+        open.insert(conn.id, conn.clone());
+        conn
+    }
+
+    fn forget(&self, conn: &Conn) {
+        lock(&self.open).remove(&conn.id);
+    }
+}
+
+/// What [`serve`] ends with: the connections still open, to wait for.
+pub(crate) struct Draining {
+    done: mpsc::Receiver<()>,
+}
+
+impl Draining {
+    /// Until every connection has closed.
+    pub(crate) async fn wait(mut self) {
+        while self.done.recv().await.is_some() {}
+    }
+}
+
+/// Serves `listener`'s connections with the service `make` gives each
+/// until `stop` turns true; then asks every connection to close once its
+/// request is answered. `log` names the port in the accept errors logged.
+pub(crate) async fn serve<M, S, F>(
+    front: &'static Front,
+    listener: TcpListener,
+    mut stop: watch::Receiver<bool>,
+    log: &'static str,
+    make: M,
+) -> Draining
+where
+    M: Fn(Arc<Conn>) -> S,
+    S: Fn(hyper::Request<Incoming>) -> F + Send + 'static,
+    F: Future<Output = Result<HttpResponse, Infallible>> + Send + 'static,
+{
+    let (done_tx, done) = mpsc::channel::<()>(1);
+    let mut accept_errors = 0u64;
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        let stream = tokio::select! {
+            _ = stop.changed() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors (EMFILE/ENFILE) or memory: the
+                    // connection stays queued; retrying at once would spin.
+                    if accept_errors == 0 {
+                        eprintln!("{log}: accept failed: {e}; backing off up to 1s (further failures of this burst are counted, not logged)");
+                    }
+                    accept_errors += 1;
+                    tokio::select! {
+                        _ = stop.changed() => break,
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+            },
+        };
+        if accept_errors > 0 {
+            eprintln!("{log}: accepting again after {accept_errors} failed accepts");
+            accept_errors = 0;
+            backoff = Duration::from_millis(10);
+        }
+        let _ = stream.set_nodelay(true);
+        let conn = front.admit();
+        let service = make(conn.clone());
+        tokio::spawn(connection(
+            front,
+            stream,
+            conn,
+            service,
+            stop.clone(),
+            done_tx.clone(),
+        ));
+        // Lets the new connection read its head before the next accept can
+        // evict it: a probe is answered before a flood of new connections
+        // makes it the oldest.
+        tokio::task::yield_now().await;
+    }
+    Draining { done }
+}
+
+async fn connection<S, F>(
+    front: &'static Front,
+    stream: TcpStream,
+    conn: Arc<Conn>,
+    service: S,
+    mut stop: watch::Receiver<bool>,
+    _done: mpsc::Sender<()>,
+) where
+    S: Fn(hyper::Request<Incoming>) -> F + Send + 'static,
+    F: Future<Output = Result<HttpResponse, Infallible>> + Send + 'static,
+{
+    let limits = &front.limits;
+    let io = Io {
+        io: stream,
+        conn: conn.clone(),
+        limit: limits.write_timeout,
+        timer: None,
+        armed: false,
+        budget: limits.budget.clone(),
+        head: None,
+        head_read: 0,
+        charged_for: 0,
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        // hyper's header timer also runs while a keep-alive connection
+        // waits for its next request: it is the idle timeout too (Go's
+        // IdleTimeout defaults to ReadTimeout the same way).
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(MAX_HEAD)
+        // A client that closes its side is gone: its request is dropped
+        // and counted so (499), as nginx counts it.
+        .half_close(false);
+    let served = builder.serve_connection(TokioIo::new(io), hyper::service::service_fn(service));
+    tokio::pin!(served);
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            _ = served.as_mut() => break,
+            () = conn.evict.notified(), if !closing => {
+                if conn.evicted_fresh.load(Ordering::Relaxed) {
+                    // No request taken up: nothing of a reply to finish.
+                    break;
+                }
+                served.as_mut().graceful_shutdown();
+                closing = true;
+            }
+            _ = stop.changed(), if !closing => {
+                served.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
+    front.forget(&conn);
+}
+
+/// A connection's socket as hyper sees it: replies must be written within
+/// `limit`, counted from the first write the socket could not take at once
+/// (hyper flushes once a reply is wholly written, which ends it), and the
+/// bytes of a request head past [`FREE_HEAD`] are charged to the budget
+/// until the head is taken up.
+struct Io {
+    io: TcpStream,
+    conn: Arc<Conn>,
+    limit: Duration,
+    timer: Option<Pin<Box<Sleep>>>,
+    armed: bool,
+    budget: Option<Arc<Semaphore>>,
+    head: Option<OwnedSemaphorePermit>,
+    /// Bytes of the current head read so far.
+    head_read: usize,
+    /// The request count the head charge is for.
+    charged_for: u64,
+}
+
+impl Io {
+    /// How many bytes of a head may be read now; an error if the budget
+    /// is spent (hyper closes the connection).
+    fn head_room(&mut self) -> io::Result<usize> {
+        let requests = self.conn.requests.load(Ordering::Relaxed);
+        if requests != self.charged_for {
+            // The last head was taken up: its charge is over.
+            self.charged_for = requests;
+            self.head = None;
+            self.head_read = 0;
+        }
+        let Some(budget) = &self.budget else {
+            return Ok(usize::MAX);
+        };
+        let charged = self.head.as_ref().map_or(0, |p| p.num_permits()) * BUDGET_UNIT;
+        let allowed = FREE_HEAD + charged;
+        if self.head_read < allowed {
+            return Ok(allowed - self.head_read);
+        }
+        let more = budget
+            .clone()
+            .try_acquire_many_owned(HEAD_CHARGE)
+            .map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    "request head would exceed max_buffered_bytes",
+                )
+            })?;
+        match &mut self.head {
+            Some(head) => head.merge(more),
+            None => self.head = Some(more),
+        }
+        Ok(HEAD_CHARGE as usize * BUDGET_UNIT)
+    }
+
+    /// Called when the socket pushed back: arms the deadline if it is not
+    /// armed, and errs once it has passed.
+    fn pending<R>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+        let limit = self.limit;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        if !self.armed {
+            self.armed = true;
+            timer.as_mut().reset(Instant::now() + limit);
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("reply not written within write_timeout ({limit:?})"),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if this.conn.state.load(Ordering::Relaxed) == BUSY {
+            // A body: charged by its reader (`body.rs`).
+            return Pin::new(&mut this.io).poll_read(cx, buf);
+        }
+        let room = this.head_room()?;
+        let before = this.conn.requests.load(Ordering::Relaxed);
+        let n = if room >= buf.remaining() {
+            let filled = buf.filled().len();
+            ready!(Pin::new(&mut this.io).poll_read(cx, buf))?;
+            buf.filled().len() - filled
+        } else {
+            let mut part = buf.take(room);
+            ready!(Pin::new(&mut this.io).poll_read(cx, &mut part))?;
+            let n = part.filled().len();
+            // SAFETY: `part` is the start of `buf`'s unfilled part, and
+            // the read initialized its first `n` bytes.
+            unsafe { buf.assume_init(n) };
+            buf.advance(n);
+            n
+        };
+        if n > 0 {
+            this.head_read += n;
+            this.conn.arrived(before);
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.io).poll_write(cx, buf) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.io).poll_write_vectored(cx, bufs) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match Pin::new(&mut self.io).poll_flush(cx) {
+            Poll::Pending => self.pending(cx),
+            ready => {
+                ready!(ready)?;
+                self.armed = false;
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match Pin::new(&mut self.io).poll_shutdown(cx) {
+            Poll::Pending => self.pending(cx),
+            ready => ready,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
