@@ -17,7 +17,7 @@
 //! ends when the caller's process ends (its end of the control socket
 //! closes). Where it cannot serve (no pidfds, an environment too large for
 //! one message, the zygote gone before the member started), the call runs
-//! in a process started from this binary instead ([`crate::member`]).
+//! in a process started from this binary instead ([`mod@crate::member`]).
 
 use std::ffi::{OsStr, OsString, c_int, c_long, c_void};
 use std::fs::File;
