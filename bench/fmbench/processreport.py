@@ -55,8 +55,8 @@ def render_process(L, R):
              "namespace of the bench's own: nginx as the gateway on 8080, Redis with a password on 6379, the password a "
              "secret file. **unmerged**: each function behind an of-watchdog 0.11.6 in streaming mode (its metrics port set); "
              "**merged**: `fmerge build WriteHomeTimeline SocialGraphGetFollowers` as `fprocess` of the real of-watchdog, "
-             "its call answered by the in-pod stand-in, which starts the callee from the same binary. Every request starts "
-             "two processes in both.")
+             "its call answered by the in-pod stand-in, which runs the callee in a process forked by the zygote the binary "
+             "made at its start (no exec). Every request execs two processes unmerged, one merged.")
     L.append("")
     c = P["check"]
     L.append(f"Both answer `{c['unmerged']['reply']}`; gateway calls per request: unmerged "
@@ -125,7 +125,7 @@ def render_process(L, R):
     L.append(f"Derived from the medians: the callee's own work {ms(D['callee_work_ms'])} ms (callee − callee_idle); "
              f"the unmerged hop {ms(D['unmerged_hop_ms'])} ms, {ms(D['unmerged_hop_over_work_ms'])} ms over that work "
              f"(gateway + of-watchdog + the callee's process start); merging saves {ms(D['saved_per_call_ms'])} ms per call "
-             f"(caller_unmerged − caller_merged); the merged path (stand-in + a process from the merged binary + the work) "
+             f"(caller_unmerged − caller_merged); the merged path (stand-in + a process forked by the zygote + the work) "
              f"{ms(D['merged_path_ms'])} ms = hop − saved − (merged_idle − caller_idle), {ms(D['merged_path_over_work_ms'])} ms "
              f"over the work. The member's process alone: {ms(D['member_process_over_work_ms'])} ms over the work, "
              f"{ms(D['merged_start_over_callee_start_ms'])} ms more than the callee's own binary.")
@@ -146,7 +146,7 @@ KINDS = [
     ("caller_idle", "WriteHomeTimeline, the same"),
     ("merged_idle", "the merged binary, the same (the shim's constructor too)"),
     ("callee", "SocialGraphGetFollowers with the call's body: start-up + its work"),
-    ("member", "the merged binary as that member (`FMERGE_RUN_MEMBER`): what the stand-in starts per call"),
+    ("member", "the merged binary as that member by exec (`FMERGE_RUN_MEMBER`): the stand-in's fallback where its zygote cannot fork"),
     ("hop", "the call through nginx + of-watchdog to the callee, a new connection each"),
     ("caller_unmerged", "WriteHomeTimeline run directly, its call through the gateway"),
     ("caller_merged", "the merged binary run directly, its call through the stand-in"),

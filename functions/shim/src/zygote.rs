@@ -45,6 +45,8 @@ unsafe extern "C" {
     fn getppid() -> c_int;
     fn getpid() -> c_int;
     fn kill(pid: c_int, sig: c_int) -> c_int;
+    fn atexit(f: extern "C" fn()) -> c_int;
+    fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
     fn clearenv() -> c_int;
 }
 
@@ -114,6 +116,30 @@ struct PollFd {
 
 /// This process's end of the zygote's control socket; -1 when there is none.
 static CONTROL: AtomicI32 = AtomicI32::new(-1);
+/// The zygote this process forked (its child); 0 when none.
+static ZYGOTE: AtomicI32 = AtomicI32::new(0);
+
+/// At the caller's exit: closes the control socket, so that the zygote
+/// ends, and reaps it, so that its CPU time and its members' count as this
+/// process's (a watchdog and a pod's accounting see them) and no orphan is
+/// left behind.
+extern "C" fn reap_zygote() {
+    let zygote = ZYGOTE.swap(0, Ordering::Relaxed);
+    let control = CONTROL.swap(-1, Ordering::Relaxed);
+    if zygote <= 0 {
+        return;
+    }
+    // SAFETY: this process's own descriptor and child.
+    unsafe {
+        if control >= 0 {
+            close(control);
+        }
+        let mut status = 0;
+        while waitpid(zygote, &mut status, 0) < 0
+            && last_error().kind() == std::io::ErrorKind::Interrupted
+        {}
+    }
+}
 
 /// What the zygote writes to a call's status pipe: first that the member's
 /// process exists, then how it ended.
@@ -171,9 +197,12 @@ pub unsafe fn start(argc: c_int, argv: *const *const u8) {
             // SAFETY: the zygote's own setup, single-threaded.
             unsafe { become_zygote(parent, its, argc, argv) }
         }
-        _ => {
+        zygote => {
             drop(its);
             CONTROL.store(std::os::fd::IntoRawFd::into_raw_fd(ours), Ordering::Relaxed);
+            ZYGOTE.store(zygote, Ordering::Relaxed);
+            // SAFETY: registers a function with no captured state.
+            unsafe { atexit(reap_zygote) };
         }
     }
 }
