@@ -105,9 +105,12 @@ pub const CALLER_KEY: &str = "fmerge-tests-caller-key-0123456789";
 impl Function {
     /// Spawns `binary` as function `name` on 127.0.0.1:`port`, with env
     /// `port`, `GATEWAY_URL` (`http://127.0.0.1:9`, a closed port, unless
-    /// `envs` sets it), the application's caller key ([`CALLER_KEY`], as
-    /// every function of a deployment shares it) and `envs`, and waits
-    /// until `GET /_/health` answers 200.
+    /// `envs` sets it), `metrics_port` 0 (no metrics server, unless `envs`
+    /// sets one: the default, 8081, is of-watchdog's fixed port, which the
+    /// conformance tests' real of-watchdog must find free while other test
+    /// binaries run beside them), the application's caller key
+    /// ([`CALLER_KEY`], as every function of a deployment shares it) and
+    /// `envs`, and waits until `GET /_/health` answers 200.
     /// Panics, with the process's output, if it exits or does not come up.
     pub fn start<I, K, V>(binary: impl AsRef<Path>, name: &str, port: u16, envs: I) -> Function
     where
@@ -124,6 +127,7 @@ impl Function {
         let child = Command::new(binary)
             .env("port", port.to_string())
             .env("GATEWAY_URL", "http://127.0.0.1:9")
+            .env("metrics_port", "0")
             .env(fmerge_contract::CALLER_KEY_VAR, CALLER_KEY)
             .envs(envs)
             .stdin(Stdio::null())

@@ -76,10 +76,17 @@ impl Profile {
     ///   that clashes); fmerge does LTO over the merged module when asked.
     /// - `panic = "unwind"`: a panicking callee must fail only its own call;
     ///   with `abort` it would kill the caller's process too.
+    /// - `strip = "debuginfo"` (cargo's own default when no debug info is
+    ///   asked for): `strip` only changes how cargo links the functions' own
+    ///   binaries, which fmerge never ships (it links the merged binary
+    ///   itself), but cargo compiles every dependency anew for each value.
+    ///   One value keeps one compiled copy of the dependencies for every
+    ///   workspace built into the same target dir.
     pub fn config_args(&self) -> Vec<String> {
         let mut args = vec![
             "profile.release.lto=false".to_string(),
             "profile.release.panic=\"unwind\"".to_string(),
+            "profile.release.strip=\"debuginfo\"".to_string(),
         ];
         for package in &self.unoptimized {
             args.push(format!("profile.release.package.\"{package}\".opt-level=0"));
