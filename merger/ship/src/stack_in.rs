@@ -185,7 +185,17 @@ impl StackIn {
         d.requests = map(f.get("requests"));
         d.constraints = strings(f.get("constraints"));
         let lang = f.get("lang").and_then(Value::as_str);
-        entry.watchdog = Watchdog::read(&entry.handler, lang, &entry.deployment.environment)?;
+        let image = watchdog::image_env(&entry.handler, lang)?;
+        entry.watchdog = Watchdog::from_env(&image, &entry.deployment.environment);
+        // The image's `ENV`s are the function's environment too, under the
+        // stack's: a merged image is fmerge's own and carries none of them,
+        // so the merged stack must (a callee's `exec_timeout`, a caller's
+        // `RUST_LOG`). The watchdog's own keys are the merged image's.
+        for (key, value) in image {
+            if !watchdog::KEYS.contains(&key.as_str()) {
+                entry.deployment.environment.entry(key).or_insert(value);
+            }
+        }
         Ok(entry)
     }
 

@@ -202,3 +202,65 @@ fn http_mode_and_a_foreign_fprocess_are_refused() {
         "{e}"
     );
 }
+
+/// A Dockerfile's `ENV`s are the function's environment under the stack's:
+/// the merged image carries none of them, so the merged stack must, the
+/// caller's under their names and each callee's namespaced.
+#[test]
+fn a_dockerfiles_env_is_the_functions_environment_under_the_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, package, env) in [
+        (
+            "front",
+            "Front",
+            "ENV fprocess=Front RUST_LOG=info GREETING=hi",
+        ),
+        (
+            "back",
+            "Back",
+            "ENV fprocess=Back mode=serializing exec_timeout=2s",
+        ),
+    ] {
+        let f = dir.path().join(folder);
+        std::fs::create_dir_all(&f).unwrap();
+        std::fs::write(
+            f.join("Cargo.toml"),
+            format!("[package]\nname = \"{package}\"\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            f.join("Dockerfile"),
+            format!("FROM scratch\n{env}\nCMD [\"fwatchdog\"]\n"),
+        )
+        .unwrap();
+    }
+    let path = dir.path().join("stack.yml");
+    std::fs::write(
+        &path,
+        "provider: {name: openfaas}\nfunctions:\n  front:\n    lang: dockerfile\n    handler: ./front\n    \
+         environment:\n      GREETING: hello\n  back:\n    lang: dockerfile\n    handler: ./back\n",
+    )
+    .unwrap();
+    let stack = StackIn::load(&path).unwrap();
+    let (front, back) = (stack.entry("front").unwrap(), stack.entry("back").unwrap());
+    let env = |e: &Entry| {
+        e.deployment
+            .environment
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+    };
+    // The stack wins; the watchdog's own keys stay the image's.
+    assert_eq!(env(&front), ["GREETING=hello", "RUST_LOG=info"]);
+    assert_eq!(env(&back), ["exec_timeout=2s"]);
+    assert_eq!(back.watchdog.as_ref().unwrap().mode, "serializing");
+    let mut spec = StackSpec::new(vec!["front".into(), "back".into()], "i:1");
+    merge_into(&mut spec, &[front, back]);
+    assert_eq!(spec.deployment.environment["RUST_LOG"], "info");
+    let callee: Vec<_> = spec
+        .callee_environment
+        .iter()
+        .map(|c| (c.function.as_str(), c.key.as_str(), c.value.as_str()))
+        .collect();
+    assert_eq!(callee, [("back", "exec_timeout", "2s")]);
+}

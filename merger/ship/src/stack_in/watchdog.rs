@@ -33,36 +33,12 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// The watchdog settings of the function whose `handler:` folder is
-    /// `handler`, built by `lang`, with the stack entry's `environment`
-    /// (environment files read in) over its Dockerfile's. `None` when
-    /// neither sets `fprocess`, `function_process` or `mode`: not a
-    /// function of-watchdog runs, as far as the stack says.
-    pub fn read(
-        handler: &Path,
-        lang: Option<&str>,
-        environment: &BTreeMap<String, String>,
-    ) -> Result<Option<Watchdog>> {
-        let dockerfile = handler.join("Dockerfile");
-        let image = match lang == Some("dockerfile") && dockerfile.is_file() {
-            true => dockerfile_env(&std::fs::read_to_string(&dockerfile).map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot read {}: {e}\nfix: make it readable (fmerge reads its ENV lines, never builds it)",
-                    dockerfile.display()
-                )
-            })?),
-            false => BTreeMap::new(),
-        };
-        Ok(Self::from_env(&image, environment))
-    }
-
     /// From the image's environment (its Dockerfile's `ENV`s) and the
     /// stack's, which wins.
     pub fn from_env(
         image: &BTreeMap<String, String>,
         stack: &BTreeMap<String, String>,
     ) -> Option<Watchdog> {
-        const KEYS: [&str; 3] = ["fprocess", "function_process", "mode"];
         let said = |env: &BTreeMap<String, String>| KEYS.iter().any(|k| env.contains_key(*k));
         let from = match (said(image), said(stack)) {
             (false, false) => return None,
@@ -137,6 +113,27 @@ impl Watchdog {
         }
         Ok(())
     }
+}
+
+/// The variables that say how of-watchdog runs the function: the merged
+/// image sets its own (its binary, the caller's mode).
+pub const KEYS: [&str; 3] = ["fprocess", "function_process", "mode"];
+
+/// The environment the image of the function whose `handler:` folder is
+/// `handler` starts with: its Dockerfile's `ENV`s when it is built by
+/// `lang: dockerfile`, else none that fmerge can read.
+pub fn image_env(handler: &Path, lang: Option<&str>) -> Result<BTreeMap<String, String>> {
+    let dockerfile = handler.join("Dockerfile");
+    if lang != Some("dockerfile") || !dockerfile.is_file() {
+        return Ok(BTreeMap::new());
+    }
+    let text = std::fs::read_to_string(&dockerfile).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {}: {e}\nfix: make it readable (fmerge reads its ENV lines, never builds it)",
+            dockerfile.display()
+        )
+    })?;
+    Ok(dockerfile_env(&text))
 }
 
 /// The environment a Dockerfile's final stage sets with `ENV` (a stage
