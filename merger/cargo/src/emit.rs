@@ -55,15 +55,7 @@ impl Unit {
 
 pub use crate::profile::{Profile, Release};
 
-/// The native libraries the functions link, in link order, as cargo's
-/// `rustc-link-lib` / `rustc-link-search` values (`KIND[:MODIFIERS]=VALUE`).
-#[derive(Debug, Default, Clone)]
-pub struct NativeLibs {
-    /// The build scripts' libraries, then those of `#[link]` attributes
-    /// ([`native::loaded_libs`](crate::native::loaded_libs)).
-    pub libs: Vec<String>,
-    pub search: Vec<String>,
-}
+pub use crate::native::NativeLibs;
 
 #[derive(Debug)]
 pub struct Emitted {

@@ -8,11 +8,20 @@
 //! of every function's native libraries (see [`loaded_libs`] for those no
 //! build script reports).
 
-use crate::emit::NativeLibs;
 use crate::toolchain::Toolchain;
 use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The native libraries the functions link, in link order, as cargo's
+/// `rustc-link-lib` / `rustc-link-search` values (`KIND[:MODIFIERS]=VALUE`).
+#[derive(Debug, Default, Clone)]
+pub struct NativeLibs {
+    /// The build scripts' libraries, then those of `#[link]` attributes
+    /// ([`loaded_libs`]).
+    pub libs: Vec<String>,
+    pub search: Vec<String>,
+}
 
 /// How rustc links a binary on this host.
 #[derive(Debug, Clone)]

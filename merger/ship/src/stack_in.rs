@@ -11,6 +11,7 @@ mod watchdog;
 
 pub use watchdog::{DEFAULT_MODE, Watchdog, dockerfile_env};
 
+pub use crate::stack_out::Deployment;
 use crate::stack_out::{CalleeEnv, StackSpec};
 use anyhow::{Context as _, Result, bail};
 use fmerge_cargo::artifact;
@@ -29,24 +30,6 @@ pub const ENTRY_LABEL: &str = "com.openfaas.fmerge.entry";
 pub struct StackIn {
     pub path: PathBuf,
     doc: Value,
-}
-
-/// What a stack.yml entry deploys a function with: read from each member's
-/// entry, and (folded by [`merge_into`]) written for the merged function.
-#[derive(Debug, Clone, Default)]
-pub struct Deployment {
-    /// The environment, with `environment_file`s read in.
-    pub environment: BTreeMap<String, String>,
-    /// OpenFaaS secret names to mount under `/var/openfaas/secrets/`.
-    pub secrets: Vec<String>,
-    /// Labels (Kubernetes label rules apply).
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
-    pub limits: BTreeMap<String, String>,
-    pub requests: BTreeMap<String, String>,
-    /// Node placement constraints.
-    pub constraints: Vec<String>,
 }
 
 /// One function's entry.

@@ -14,12 +14,28 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-pub use crate::stack_in::Deployment;
-
 /// The file name written by [`write`](fn@write).
 pub const FILE_NAME: &str = "stack.yml";
 /// faas-cli's default gateway.
 pub const DEFAULT_GATEWAY: &str = "http://127.0.0.1:8080";
+
+/// What a stack.yml entry deploys a function with: read from each member's
+/// entry, and (folded by `stack_in::merge_into`) written for the merged function.
+#[derive(Debug, Clone, Default)]
+pub struct Deployment {
+    /// The environment, with `environment_file`s read in.
+    pub environment: BTreeMap<String, String>,
+    /// OpenFaaS secret names to mount under `/var/openfaas/secrets/`.
+    pub secrets: Vec<String>,
+    /// Labels (Kubernetes label rules apply).
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    /// `limits` and `requests` (`memory`, `cpu`), as faas-cli writes them.
+    pub limits: BTreeMap<String, String>,
+    pub requests: BTreeMap<String, String>,
+    /// Node placement constraints.
+    pub constraints: Vec<String>,
+}
 
 /// One setting of a merged callee, written as `<FUNCTION_UPPER_SNAKE>__<KEY>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +59,8 @@ pub struct StackSpec {
     /// The image reference to deploy (as built/pushed: `docker.io/alice/pair:3f2a…`).
     pub image: String,
     /// The caller's settings, with the callees' secrets and summed limits
-    /// and requests ([`merge_into`](crate::stack_in::merge_into)); its
-    /// labels come after fmerge's member labels.
+    /// and requests (folded by `stack_in::merge_into`); its labels come
+    /// after fmerge's member labels.
     pub deployment: Deployment,
     /// The callees' environment, written under namespaced keys.
     pub callee_environment: Vec<CalleeEnv>,
