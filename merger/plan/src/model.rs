@@ -10,8 +10,9 @@
 //!
 //! A group is a root (its merged binary replaces the root's deployment) and
 //! members reached from it; an `invoke` made in that process of a member
-//! other than the root runs in-process, any other goes through the gateway
-//! to that function's deployment (its own group, if it roots one). A callee
+//! runs in-process (the root too, called back: the runtime serves its own
+//! function in-process), any other goes through the gateway to that
+//! function's deployment (its own group, if it roots one). A callee
 //! may be a member of several groups: it stays deployed for the rest. Each
 //! in-process call is a gateway hop removed. Requests that arrive at a
 //! deployment are counted in topological order, so a group's value depends
@@ -104,8 +105,17 @@ pub struct Model {
     pub usage: Vec<[Option<f64>; 2]>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
-    /// Calls left out to make the graph acyclic.
+    /// The call that closes each cycle, met walking from the entry points:
+    /// a call back to a function the request already runs in, moved from
+    /// `calls` to [`back`](Self::back).
     pub cycles: Vec<CallEdge>,
+    /// Calls back ([`cycles`](Self::cycles)), per invocation of the caller.
+    /// A run they make is taken to make no call of its own (the walk that
+    /// reached the callee first made them; its calls per invocation count
+    /// those runs alone, [`finish`](Self::finish)); in-process when the
+    /// callee is a member of the caller's merged process, its root included
+    /// (the runtime serves the function its binary serves in-process too).
+    pub back: Vec<Vec<CallsTo>>,
     /// Calls seen in traffic, in all, per call where measured: a cycle is
     /// cut at its lightest call.
     pub seen: BTreeMap<CallEdge, f64>,
@@ -274,6 +284,7 @@ impl Model {
         runs[root] = 1.0;
         let mut removed = 0.0;
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
+        let mut back: BTreeMap<usize, f64> = BTreeMap::new();
         for &u in &self.order {
             if runs[u] == 0.0 {
                 continue;
@@ -291,6 +302,20 @@ impl Model {
                     *out.entry(v).or_default() += calls;
                 }
             }
+            // A call back runs its callee once more, making no call (so
+            // not among the runs `inside` counts, which make theirs).
+            for &CallsTo {
+                callee: v,
+                calls: m,
+            } in self.back_of(u)
+            {
+                let calls = runs[u] * m;
+                if self.in_process(root, set, v) {
+                    removed += calls;
+                } else {
+                    *back.entry(v).or_default() += calls;
+                }
+            }
         }
         runs[root] = 0.0;
         let inside = runs
@@ -299,12 +324,15 @@ impl Model {
             .filter(|(_, r)| **r > 0.0)
             .map(|(member, &runs)| RunsOf { member, runs })
             .collect();
+        let list = |m: BTreeMap<usize, f64>| {
+            m.into_iter()
+                .map(|(callee, calls)| CallsTo { callee, calls })
+                .collect()
+        };
         Flow {
             removed,
-            out: out
-                .into_iter()
-                .map(|(callee, calls)| CallsTo { callee, calls })
-                .collect(),
+            out: list(out),
+            back: list(back),
             inside,
         }
     }
@@ -313,6 +341,7 @@ impl Model {
     /// deployment.
     pub fn value(&self, groups: &[Set]) -> PlanFlow {
         let mut arrivals = self.external.clone();
+        let mut back = vec![0.0; self.n()];
         let mut removed = 0.0;
         for &r in &self.order {
             if arrivals[r] == 0.0 {
@@ -323,8 +352,15 @@ impl Model {
             for CallsTo { callee: v, calls } in flow.out {
                 arrivals[v] += arrivals[r] * calls;
             }
+            for CallsTo { callee: v, calls } in flow.back {
+                back[v] += arrivals[r] * calls;
+            }
         }
-        PlanFlow { removed, arrivals }
+        PlanFlow {
+            removed,
+            arrivals,
+            back,
+        }
     }
 
     /// How often each function runs per request of the application (merged or
@@ -340,12 +376,12 @@ impl Model {
     }
 
     /// Functions of `within` reachable from `root` through functions of
-    /// `within` (`root` included).
+    /// `within` (`root` included), calls back included.
     pub fn reach_within(&self, root: usize, within: Set) -> Set {
         let mut seen = bit(root);
         let mut todo = vec![root];
         while let Some(u) = todo.pop() {
-            for &CallsTo { callee: v, .. } in &self.calls[u] {
+            for v in self.callees(u) {
                 if !seen.contains(v) && within.contains(v) {
                     seen |= bit(v);
                     todo.push(v);
@@ -365,10 +401,13 @@ impl Model {
         (0..self.n()).filter(|&i| self.external[i] > 0.0).collect()
     }
 
-    /// Functions a request never reaches.
+    /// Functions a request never reaches (not even by a call back).
     pub fn unreached(&self) -> BTreeSet<usize> {
-        let inv = self.invocations();
-        (0..self.n()).filter(|&i| inv[i] == 0.0).collect()
+        let singletons: Vec<Set> = (0..self.n()).map(bit).collect();
+        let flow = self.value(&singletons);
+        (0..self.n())
+            .filter(|&i| flow.arrivals[i] == 0.0 && flow.back[i] == 0.0)
+            .collect()
     }
 }
 
@@ -377,8 +416,11 @@ impl Model {
 pub struct PlanFlow {
     /// Gateway hops removed.
     pub removed: f64,
-    /// Requests that arrive at each deployment.
+    /// Requests that arrive at each deployment and make its calls.
     pub arrivals: Vec<f64>,
+    /// Requests that arrive at each deployment by a call back (which make
+    /// none: [`Model::back`]).
+    pub back: Vec<f64>,
 }
 
 /// What one request at a group's root does.
@@ -388,6 +430,9 @@ pub struct Flow {
     pub removed: f64,
     /// Calls that leave the process, per callee.
     pub out: Vec<CallsTo>,
+    /// Calls back that leave the process, per callee (they make no call
+    /// where they arrive).
+    pub back: Vec<CallsTo>,
     /// Runs in-process, per member but the root.
     pub inside: Vec<RunsOf>,
 }

@@ -1,9 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{
-    Apart, CallEdge, CallsTo, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members,
-};
+use super::model::{Apart, CallEdge, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -113,13 +111,13 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out.push_str(&super::cluster::report(model, plan));
     // Why a callee a group could reach is not in it.
     for (r, &arrived) in arrivals.iter().enumerate() {
-        if arrived == 0.0 || model.calls[r].is_empty() {
+        if arrived == 0.0 || model.callees(r).next().is_none() {
             continue;
         }
         let set = plan.groups[r];
         let mut told = Vec::new();
         for u in members(set) {
-            for &CallsTo { callee: v, .. } in &model.calls[u] {
+            for v in model.callees(u) {
                 if !set.contains(v) && !told.contains(&v) {
                     told.push(v);
                     let _ = writeln!(
@@ -136,7 +134,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     for &CallEdge { from: u, to: v } in &model.cycles {
         let _ = writeln!(
             out,
-            "note: the call {} → {} closes a cycle and is planned as a gateway call",
+            "note: the call {} → {} closes a cycle, a call back to a function the request runs in already: in-process where the caller's merged process holds {1} (its root included), and taken to make no call of its own",
             model.names[u], model.names[v]
         );
     }

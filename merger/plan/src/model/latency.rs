@@ -111,7 +111,16 @@ impl Model {
         if let Some(&known) = memo.get(&(u, root)) {
             return known;
         }
+        // A call back's run makes no call: the hop alone, if any.
         let below = |v: usize, memo: &mut BTreeMap<(usize, usize), (f64, f64)>| {
+            if self.back_of(u).iter().any(|c| c.callee == v) {
+                let hop = if self.in_process(root, groups[root], v) {
+                    0.0
+                } else {
+                    cost(u, v)
+                };
+                return (hop, hop);
+            }
             let inside = v != root && groups[root].contains(v);
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
             let (c, t) = self.walk(v, next, groups, cost, open, memo);
@@ -121,7 +130,7 @@ impl Model {
         for &CallsTo {
             callee: v,
             calls: m,
-        } in &self.calls[u]
+        } in self.calls[u].iter().chain(self.back_of(u))
         {
             total += m * below(v, memo).1;
         }
@@ -168,6 +177,7 @@ impl Model {
     fn share(&self, u: usize, v: usize, looped: bool) -> (f64, f64) {
         let m: f64 = self.calls[u]
             .iter()
+            .chain(self.back_of(u))
             .filter(|c| c.callee == v)
             .map(|c| c.calls)
             .sum();

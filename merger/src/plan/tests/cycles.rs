@@ -1,0 +1,73 @@
+//! Cycles as the runtime runs them: a call back to a member of the
+//! caller's merged process (its root included) is in-process, the call cut
+//! to order the model does not count its callee's runs twice, and a group
+//! that holds the whole cycle is a candidate.
+
+use super::traffic::measured;
+use super::*;
+use crate::plan::search::candidates;
+
+/// x → a, a → b, b → a three times: five gateway hops a request at x.
+fn back_and_forth() -> Model {
+    let g = measured(
+        graph(&[("x", "a"), ("a", "b"), ("b", "a")]),
+        &[("x", 100.0), ("a", 0.0), ("b", 0.0)],
+        &[("x", "a", 100.0), ("a", "b", 100.0), ("b", "a", 300.0)],
+    );
+    model(&g, &Constraints::default()).unwrap()
+}
+
+fn alone(m: &Model) -> Vec<Set> {
+    (0..m.n()).map(bit).collect()
+}
+
+fn set(m: &Model, names: &[&str]) -> Set {
+    names
+        .iter()
+        .fold(Set::EMPTY, |s, n| s | bit(m.index(n).unwrap()))
+}
+
+#[test]
+fn a_call_back_is_priced_as_the_traffic_shows_it() {
+    let m = back_and_forth();
+    let x = m.index("x").unwrap();
+    let h = m.hops(x, &alone(&m));
+    assert_eq!(h.total_before, 5.0, "{h:?}");
+    assert!(m.unreached().is_empty(), "{:?}", m.unreached());
+    // The group of the whole cycle is a candidate, and removes all five.
+    let all = set(&m, &["x", "a", "b"]);
+    assert!(candidates(&m, x, 1000).unwrap().contains(&all));
+    assert_eq!(m.flow(x, all).removed, 5.0);
+    // a's group: a → b in-process, and b's calls back to a, its root.
+    let a = m.index("a").unwrap();
+    assert_eq!(m.flow(a, set(&m, &["a", "b"])).removed, 4.0);
+}
+
+#[test]
+fn the_plan_merges_the_whole_cycle_and_reports_its_five_hops() {
+    let m = back_and_forth();
+    for method in [Method::Exact, Method::Heuristic] {
+        let plan = solve(&m, method).unwrap().plan;
+        assert_eq!(named_groups(&m, &plan)["x"], ["a", "b", "x"], "{method:?}");
+        assert_eq!(plan.removed, 5.0, "{method:?}");
+        let text = report(&m, &plan, "test", "test");
+        assert!(!text.contains("no request reaches b"), "{text}");
+        assert!(text.contains("5 → 0"), "{text}");
+    }
+}
+
+#[test]
+fn a_group_reached_through_a_call_back_alone_is_a_candidate() {
+    // b gets requests of its own too; its call back to a is the only way
+    // from b to a.
+    let g = measured(
+        graph(&[("x", "a"), ("a", "b"), ("b", "a")]),
+        &[("x", 100.0), ("a", 0.0), ("b", 100.0)],
+        &[("x", "a", 100.0), ("a", "b", 100.0), ("b", "a", 600.0)],
+    );
+    let m = model(&g, &Constraints::default()).unwrap();
+    let b = m.index("b").unwrap();
+    let ab = set(&m, &["a", "b"]);
+    assert!(candidates(&m, b, 1000).unwrap().contains(&ab));
+    assert_eq!(m.flow(b, ab).removed, 3.0);
+}

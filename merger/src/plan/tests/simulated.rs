@@ -1,0 +1,291 @@
+//! An oracle that shares none of the model's rules: the application's
+//! requests as the runtime runs them, each a tree of calls in rounds (what
+//! the call log records), valued under a plan by walking each tree: a call
+//! from a process to a function its binary holds (a merged member, or its
+//! own function once merged: `dispatch::lookup`) runs there for nothing;
+//! any other crosses the gateway, one hop's cost, to the callee's own
+//! deployment, which the plan must keep. A round lasts as long as its
+//! longest call. The planner sees only what a scrape shows of the trees
+//! (requests from outside, calls per caller and callee) and the code's
+//! rounds; on applications whose trees its simplifications fit, its plan
+//! must score what the best plan the oracle finds by enumeration does.
+
+use super::traffic::measured;
+use super::*;
+
+/// One call: its callee, and the callee's own calls, in rounds.
+struct Call {
+    to: &'static str,
+    rounds: Vec<Vec<Call>>,
+}
+
+fn call(to: &'static str, rounds: Vec<Vec<Call>>) -> Call {
+    Call { to, rounds }
+}
+
+/// A kind of request: `count` of them arrive at `entry` and run `rounds`.
+struct Kind {
+    entry: &'static str,
+    count: f64,
+    rounds: Vec<Vec<Call>>,
+}
+
+/// An application: its code (each caller's rounds of callees, as the
+/// source scan reads them), its requests, the cost of a gateway hop.
+struct App {
+    code: Vec<(&'static str, Vec<Vec<&'static str>>)>,
+    requests: Vec<Kind>,
+    hop_ms: f64,
+}
+
+/// Calls per caller and callee in all the requests, as a scrape counts them.
+fn count(rounds: &[Vec<Call>], from: &str, seen: &mut BTreeMap<(String, String), f64>, n: f64) {
+    for c in rounds.iter().flatten() {
+        *seen
+            .entry((from.to_string(), c.to.to_string()))
+            .or_default() += n;
+        count(&c.rounds, c.to, seen, n);
+    }
+}
+
+impl App {
+    /// What `fmerge plan` reads of it: the code's calls and rounds, the
+    /// scrape's figures; every entry point declared and every caller named.
+    fn model(&self, c: &Constraints) -> Model {
+        let edges: Vec<(&str, &str)> = self
+            .code
+            .iter()
+            .flat_map(|(f, rounds)| rounds.iter().flatten().map(move |t| (*f, *t)))
+            .collect();
+        let mut g = graph(&edges);
+        for (f, rounds) in &self.code {
+            let rounds: Vec<&[&str]> = rounds.iter().map(Vec::as_slice).collect();
+            in_rounds(&mut g, f, &rounds);
+        }
+        let mut seen = BTreeMap::new();
+        let mut external: BTreeMap<&str, f64> = BTreeMap::new();
+        for k in &self.requests {
+            *external.entry(k.entry).or_default() += k.count;
+            count(&k.rounds, k.entry, &mut seen, k.count);
+        }
+        let names: Vec<String> = g.functions.iter().map(|f| f.name.clone()).collect();
+        let outside: Vec<(&str, f64)> = names
+            .iter()
+            .map(|n| (n.as_str(), external.get(n.as_str()).copied().unwrap_or(0.0)))
+            .collect();
+        let calls: Vec<(&str, &str, f64)> = edges
+            .iter()
+            .map(|&(f, t)| {
+                (
+                    f,
+                    t,
+                    seen.get(&(f.into(), t.into())).copied().unwrap_or(0.0),
+                )
+            })
+            .collect();
+        let mut g = measured(g, &outside, &calls);
+        for f in &mut g.functions {
+            f.entry = external.contains_key(f.name.as_str());
+            f.watched = true;
+            f.memory_bytes = Some(64.0 * MIB);
+            f.cpu = Some(0.5);
+        }
+        model(&g, c).unwrap()
+    }
+
+    /// Per request of the application under `groups`: the gateway calls
+    /// removed and the latency removed (ms); `None` when a gateway call
+    /// lands on a deployment the plan drops.
+    fn value(&self, m: &Model, groups: &[Set]) -> Option<(f64, f64)> {
+        let kept = m.deployed(groups);
+        let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+        let (mut removed, mut gain, mut all) = (0.0, 0.0, 0.0);
+        for k in &self.requests {
+            let d = m.index(k.entry).unwrap();
+            let (before, _) = self.run(m, &alone, d, &k.rounds, &vec![true; m.n()])?;
+            let (after, inside) = self.run(m, groups, d, &k.rounds, &kept)?;
+            removed += k.count * inside;
+            gain += k.count * (before - after);
+            all += k.count;
+        }
+        Some((removed / all, gain / all))
+    }
+
+    /// `rounds` run in the process of deployment `d`: how long they take
+    /// and how many calls stay in-process.
+    fn run(
+        &self,
+        m: &Model,
+        groups: &[Set],
+        d: usize,
+        rounds: &[Vec<Call>],
+        kept: &[bool],
+    ) -> Option<(f64, f64)> {
+        let (mut ms, mut inside) = (0.0, 0.0);
+        for round in rounds {
+            let mut longest = 0.0f64;
+            for c in round {
+                let v = m.index(c.to).unwrap();
+                let here = groups[d].contains(v) && groups[d] != bit(d);
+                let (hop, next) = if here { (0.0, d) } else { (self.hop_ms, v) };
+                if !here && !kept[v] {
+                    return None;
+                }
+                let (below, k) = self.run(m, groups, next, &c.rounds, kept)?;
+                longest = longest.max(hop + below);
+                inside += k + f64::from(u8::from(here));
+            }
+            ms += longest;
+        }
+        Some((ms, inside))
+    }
+
+    /// The best score any plan reaches by `objective` (each function's group
+    /// any set of the functions it reaches, itself in it), as the oracle
+    /// values plans, under `--min-gain-ms` when given; copies' memory for
+    /// the memory objective.
+    fn best(&self, m: &Model, c: &Constraints) -> f64 {
+        let n = m.n();
+        let options: Vec<Vec<Set>> = (0..n)
+            .map(|r| {
+                let others: Vec<usize> = m.reach(r).iter().filter(|&i| i != r).collect();
+                (0..1u32 << others.len())
+                    .map(|mask| {
+                        (0..others.len())
+                            .filter(|b| mask >> b & 1 == 1)
+                            .fold(bit(r), |s, b| s | bit(others[b]))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut best = f64::NEG_INFINITY;
+        let mut groups: Vec<Set> = (0..n).map(bit).collect();
+        let mut pick = vec![0usize; n];
+        loop {
+            for r in 0..n {
+                groups[r] = options[r][pick[r]];
+            }
+            if let Some(s) = self.score(m, c, &groups) {
+                best = best.max(s);
+            }
+            // The next plan, as an odometer over each root's options.
+            let Some(r) = (0..n).find(|&r| pick[r] + 1 < options[r].len()) else {
+                return best;
+            };
+            pick[r] += 1;
+            pick[..r].fill(0);
+        }
+    }
+
+    fn score(&self, m: &Model, c: &Constraints, groups: &[Set]) -> Option<f64> {
+        let (removed, gain) = self.value(m, groups)?;
+        if c.min_gain_ms.is_some_and(|min| gain < min - 1e-9) {
+            return None;
+        }
+        Some(match c.objective {
+            Objective::Calls => removed,
+            Objective::Latency => gain,
+            Objective::Memory => {
+                let copies: u32 = groups.iter().map(|g| g.count_ones() - 1).sum();
+                -f64::from(copies)
+            }
+            Objective::Cost => unreachable!("not asked here"),
+        })
+    }
+
+    /// Asserts that the planner's plan under `c` scores the oracle's best,
+    /// and the heuristic's a valid plan no better.
+    fn agrees(&self, c: &Constraints, what: &str) {
+        let m = self.model(c);
+        let best = self.best(&m, c);
+        for method in [Method::Exact, Method::Heuristic] {
+            let plan = solve(&m, method).unwrap().plan;
+            let got = self.score(&m, c, &plan.groups);
+            let ok = match method {
+                Method::Exact => got.is_some_and(|s| (s - best).abs() < 1e-6),
+                _ => got.is_some_and(|s| s <= best + 1e-6),
+            };
+            assert!(
+                ok,
+                "{what}, {method:?}: the planner's {:?} scores {got:?}, the oracle's best {best}",
+                named_groups(&m, &plan)
+            );
+        }
+    }
+}
+
+fn objective(objective: Objective, min_gain_ms: Option<f64>) -> Constraints {
+    Constraints {
+        objective,
+        min_gain_ms,
+        hop_ms: 0.45,
+        ..Constraints::default()
+    }
+}
+
+/// x → a, a → b, b → a three times (the call backs make no call).
+fn back_and_forth() -> App {
+    let backs = || (0..3).map(|_| vec![call("a", vec![])]).collect();
+    App {
+        code: vec![
+            ("x", vec![vec!["a"]]),
+            ("a", vec![vec!["b"]]),
+            ("b", vec![vec!["a"]]),
+        ],
+        requests: vec![Kind {
+            entry: "x",
+            count: 100.0,
+            rounds: vec![vec![call("a", vec![vec![call("b", backs())]])]],
+        }],
+        hop_ms: 0.45,
+    }
+}
+
+/// e calls a; a calls b, then c; b calls back to a once; c gets requests
+/// of its own, and calls back to e when they do (a call back only it
+/// makes, reached from c alone).
+fn two_cycles() -> App {
+    App {
+        code: vec![
+            ("e", vec![vec!["a"]]),
+            ("a", vec![vec!["b"], vec!["c"]]),
+            ("b", vec![vec!["a"]]),
+            ("c", vec![vec!["e"]]),
+        ],
+        requests: vec![
+            Kind {
+                entry: "e",
+                count: 60.0,
+                rounds: vec![vec![call(
+                    "a",
+                    vec![
+                        vec![call("b", vec![vec![call("a", vec![])]])],
+                        vec![call("c", vec![])],
+                    ],
+                )]],
+            },
+            Kind {
+                entry: "c",
+                count: 40.0,
+                rounds: vec![vec![call("e", vec![])]],
+            },
+        ],
+        hop_ms: 0.45,
+    }
+}
+
+#[test]
+fn on_cycles_the_plan_is_the_best_the_requests_show() {
+    for (app, name) in [
+        (back_and_forth(), "back and forth"),
+        (two_cycles(), "two cycles"),
+    ] {
+        for o in [Objective::Calls, Objective::Latency] {
+            app.agrees(&objective(o, None), &format!("{name}, {}", o.name()));
+        }
+        app.agrees(
+            &objective(Objective::Memory, Some(0.5)),
+            &format!("{name}, memory"),
+        );
+    }
+}
