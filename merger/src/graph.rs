@@ -20,6 +20,7 @@ pub mod client_calls;
 mod functions;
 pub mod render;
 pub mod rounds;
+mod select;
 pub(crate) mod tokens;
 pub mod traffic;
 mod verdict;

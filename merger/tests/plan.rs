@@ -620,6 +620,30 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
 }
 
 #[test]
+fn a_filter_on_a_graph_file_plans_that_part_alone() {
+    // front → mid → tail, planned with --filter "*i*" (mid and tail): front
+    // is the rest of the application, and its calls of mid are requests
+    // from outside; nothing is dropped.
+    let mut graph = front_and_mid();
+    graph.functions.push(function("tail", "64Mi"));
+    graph.edges.push(edge("mid", "tail"));
+    let tail = "http_requests_total{function=\"tail\",caller=\"mid\"} 100\n";
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", &scrape(tail))],
+        &["--metrics", "{dir}/m.txt", "--filter", "*i*"],
+    );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "mid");
+    assert_eq!(file.group[0].callees, names(&["tail"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &["tail stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 3 functions)"],
+    );
+}
+
+#[test]
 fn a_caller_past_the_candidate_cap_takes_the_heuristics_group_and_says_so() {
     // hub calls 17 leaves, room for 8 of them: more possible groups than
     // the exact search enumerates for one caller.
