@@ -58,16 +58,20 @@ fn the_plan_merges_the_whole_cycle_and_reports_its_five_hops() {
 
 #[test]
 fn a_group_reached_through_a_call_back_alone_is_a_candidate() {
-    // b gets requests of its own too; its call back to a is the only way
-    // from b to a.
+    // x → a, a calls b three times; b gets requests of its own, a quarter
+    // of its runs, and calls back to a on those: its only way to a, and
+    // the lightest call of the cycle.
     let g = measured(
         graph(&[("x", "a"), ("a", "b"), ("b", "a")]),
         &[("x", 100.0), ("a", 0.0), ("b", 100.0)],
-        &[("x", "a", 100.0), ("a", "b", 100.0), ("b", "a", 600.0)],
+        &[("x", "a", 100.0), ("a", "b", 300.0), ("b", "a", 100.0)],
     );
     let m = model(&g, &Constraints::default()).unwrap();
-    let b = m.index("b").unwrap();
+    let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
+    assert_eq!(m.cycles, [CallEdge { from: b, to: a }]);
     let ab = set(&m, &["a", "b"]);
     assert!(candidates(&m, b, 1000).unwrap().contains(&ab));
-    assert_eq!(m.flow(b, ab).removed, 3.0);
+    assert_eq!(m.flow(b, ab).removed, 0.25);
+    // a's calls of b count its runs from x alone: three each.
+    assert_eq!(m.flow(a, ab).removed, 3.0 + 3.0 * 0.25);
 }
