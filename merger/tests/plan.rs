@@ -639,7 +639,9 @@ fn a_filter_on_a_graph_file_plans_that_part_alone() {
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
     assert_says(
         &stdout,
-        &["tail stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 3 functions)"],
+        &[
+            "tail stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 3 functions)",
+        ],
     );
 }
 

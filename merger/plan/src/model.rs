@@ -109,6 +109,15 @@ pub struct Model {
     /// a call back to a function the request already runs in, moved from
     /// `calls` to [`back`](Self::back).
     pub cycles: Vec<CallEdge>,
+    /// Calls per invocation per call path: for a call `from → to` the call
+    /// log's parent requests show, `to`'s calls per invocation when `from`
+    /// called it (a callee missing from the list: none on that path); the
+    /// critical paths ([`Model::latency`]) and a group's flow
+    /// ([`Model::flow`]) follow them. Elsewhere `calls`, each caller's
+    /// average over all its runs.
+    pub via: BTreeMap<CallEdge, Vec<CallsTo>>,
+    /// The call log the rates per call path come from, if any.
+    pub paths: Option<String>,
     /// Calls back ([`cycles`](Self::cycles)), per invocation of the caller.
     /// A run they make is taken to make no call of its own (the walk that
     /// reached the callee first made them; its calls per invocation count
@@ -280,26 +289,28 @@ impl Model {
     /// in-process calls (hops removed), the calls that leave, per callee, and
     /// the in-process runs, per member.
     pub fn flow(&self, root: usize, set: Set) -> Flow {
+        // Runs per member and caller (its path's rates, [`via`](Self::via));
+        // the root's request from no caller known.
+        let mut by: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); self.n()];
+        by[root].insert(NO_CALLER, 1.0);
         let mut runs = vec![0.0; self.n()];
-        runs[root] = 1.0;
         let mut removed = 0.0;
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
         let mut back: BTreeMap<usize, f64> = BTreeMap::new();
         for &u in &self.order {
+            runs[u] = by[u].values().sum();
             if runs[u] == 0.0 {
                 continue;
             }
-            for &CallsTo {
-                callee: v,
-                calls: m,
-            } in &self.calls[u]
-            {
-                let calls = runs[u] * m;
-                if v != root && set.contains(v) {
-                    runs[v] += calls;
-                    removed += calls;
-                } else {
-                    *out.entry(v).or_default() += calls;
+            for (&from, &ran) in &by[u].clone() {
+                for c in &self.calls[u] {
+                    let (v, calls) = (c.callee, ran * self.rate(from, u, c));
+                    if v != root && set.contains(v) {
+                        *by[v].entry(self.context(u, v)).or_default() += calls;
+                        removed += calls;
+                    } else {
+                        *out.entry(v).or_default() += calls;
+                    }
                 }
             }
             // A call back runs its callee once more, making no call (so
@@ -451,6 +462,10 @@ pub struct RunsOf {
     pub member: usize,
     pub runs: f64,
 }
+
+/// The caller of a request from outside, or of one whose caller the model
+/// does not follow: its calls are the average ([`Model::rate`]).
+pub const NO_CALLER: usize = usize::MAX;
 
 mod constraints;
 mod cost;

@@ -128,6 +128,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     };
     if let Some(log) = log {
         graph.order_from(&log).iter().for_each(|n| note(n));
+        graph.paths_from(&log).iter().for_each(|n| note(n));
     }
     let traffic = match (scrape, counts) {
         (Some(scrape), _) => Some(scrape),

@@ -131,6 +131,9 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             }
         }
     }
+    if model.measured {
+        let _ = writeln!(out, "note: {}", rates_note(model));
+    }
     for &CallEdge { from: u, to: v } in &model.cycles {
         let _ = writeln!(
             out,
@@ -259,5 +262,18 @@ fn trim(n: f64) -> String {
         format!("{}", n.round())
     } else {
         format!("{n:.2}")
+    }
+}
+
+/// Where the calls per invocation come from: per call path (the call log's
+/// parent requests), or each caller's average, which prices a call one
+/// caller's path makes on every path.
+fn rates_note(model: &Model) -> String {
+    match &model.paths {
+        Some(log) => format!(
+            "calls per invocation are per call path on the {} paths {log} names parent requests for, and each caller's average over all its runs elsewhere",
+            model.via.len()
+        ),
+        None => "calls per invocation are each caller's average over all its runs, whoever called it, so a call made on one caller's path only is priced on every path; a call log whose records name their parent request (--call-log) gives rates per call path".to_string(),
     }
 }

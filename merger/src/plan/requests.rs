@@ -50,6 +50,32 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
             m.measured_hop_ms.insert(CallEdge { from, to }, ms);
         }
     }
+    // Rates per call path, where the call log names parent requests: each
+    // path the graph's calls hold, with its callees (a callee not listed:
+    // none on that path).
+    for p in &graph.paths {
+        let (Some(via), Some(from), Some(to)) = (m.index(&p.via), m.index(&p.from), m.index(&p.to))
+        else {
+            continue;
+        };
+        let known = |u: usize, v: usize| m.calls[u].iter().any(|c| c.callee == v);
+        if known(via, from) && known(from, to) {
+            let path = m
+                .via
+                .entry(CallEdge {
+                    from: via,
+                    to: from,
+                })
+                .or_default();
+            path.push(CallsTo {
+                callee: to,
+                calls: p.calls,
+            });
+        }
+    }
+    if !m.via.is_empty() {
+        m.paths = graph.paths_source.clone();
+    }
 }
 
 /// Each function's requests from outside, as its share of the

@@ -2,7 +2,7 @@
 //! that makes it possible: the call of each cycle that calls back to a
 //! function the request already runs in, walking from the entry points.
 
-use super::{CallEdge, CallsTo, Model, Round, Set, bit};
+use super::{CallEdge, CallsTo, Model, NO_CALLER, Round, Set, bit};
 use anyhow::{Result, bail};
 
 impl Model {
@@ -120,6 +120,34 @@ impl Model {
 }
 
 impl Model {
+    /// `u`'s calls of `c.callee` per invocation when `from` called it: the
+    /// call path's rate where the call log shows it ([`via`](Self::via);
+    /// none when that path makes none), else `c`'s, the average.
+    pub fn rate(&self, from: usize, u: usize, c: &CallsTo) -> f64 {
+        if from == NO_CALLER || self.via.is_empty() {
+            return c.calls;
+        }
+        match self.via.get(&CallEdge { from, to: u }) {
+            Some(list) => list
+                .iter()
+                .filter(|x| x.callee == c.callee)
+                .map(|x| x.calls)
+                .sum(),
+            None => c.calls,
+        }
+    }
+
+    /// `u`'s caller as far as its rates go: `from` where the call path
+    /// has rates of its own, else [`NO_CALLER`] (the average, whoever
+    /// called), so that walks below `u` are shared by its callers.
+    pub fn context(&self, from: usize, u: usize) -> usize {
+        if from != NO_CALLER && self.via.contains_key(&CallEdge { from, to: u }) {
+            from
+        } else {
+            NO_CALLER
+        }
+    }
+
     /// Every callee of `u`, calls back included.
     pub fn callees(&self, u: usize) -> impl Iterator<Item = usize> + '_ {
         let back = self.back.get(u).into_iter().flatten();

@@ -36,6 +36,8 @@ struct App {
     code: Vec<(&'static str, Vec<Vec<&'static str>>)>,
     requests: Vec<Kind>,
     hop_ms: f64,
+    /// Functions whose `limits.memory` is not the 64Mi the rest set, in Mi.
+    memory: Vec<(&'static str, f64)>,
 }
 
 /// Calls per caller and callee in all the requests, as a scrape counts them.
@@ -50,8 +52,10 @@ fn count(rounds: &[Vec<Call>], from: &str, seen: &mut BTreeMap<(String, String),
 
 impl App {
     /// What `fmerge plan` reads of it: the code's calls and rounds, the
-    /// scrape's figures; every entry point declared and every caller named.
-    fn model(&self, c: &Constraints) -> Model {
+    /// scrape's figures; every entry point declared and every caller named;
+    /// with `log`, the call log of its requests, each record naming its
+    /// parent request ([`call_log`](Self::call_log)).
+    fn model(&self, c: &Constraints, log: bool) -> Model {
         let edges: Vec<(&str, &str)> = self
             .code
             .iter()
@@ -87,28 +91,67 @@ impl App {
         for f in &mut g.functions {
             f.entry = external.contains_key(f.name.as_str());
             f.watched = true;
-            f.memory_bytes = Some(64.0 * MIB);
+            let mi = self.memory.iter().find(|(n, _)| *n == f.name);
+            f.memory_bytes = Some(mi.map_or(64.0, |m| m.1) * MIB);
             f.cpu = Some(0.5);
+        }
+        if log {
+            let log = crate::graph::call_log::parse(&self.call_log(), "calls.txt").unwrap();
+            g.paths_from(&log);
         }
         model(&g, c).unwrap()
     }
 
+    /// The call log of the requests, as a runtime that names each record's
+    /// parent request would write it: each run of a function a request of
+    /// its own, one record per call it makes.
+    fn call_log(&self) -> String {
+        struct Log {
+            lines: Vec<String>,
+            requests: usize,
+        }
+        fn runs(f: &str, rounds: &[Vec<Call>], parent: &str, log: &mut Log) {
+            log.requests += 1;
+            let me = format!("p.{}", log.requests);
+            for c in rounds.iter().flatten() {
+                let at = log.lines.len();
+                let line = format!("{me} {f} {} {at} {} {parent}", c.to, at + 1);
+                log.lines.push(line);
+                runs(c.to, &c.rounds, &me, log);
+            }
+        }
+        let mut log = Log {
+            lines: Vec::new(),
+            requests: 0,
+        };
+        for k in &self.requests {
+            for _ in 0..k.count as usize {
+                runs(k.entry, &k.rounds, "-", &mut log);
+            }
+        }
+        log.lines.join("\n")
+    }
+
     /// Per request of the application under `groups`: the gateway calls
-    /// removed and the latency removed (ms); `None` when a gateway call
-    /// lands on a deployment the plan drops.
-    fn value(&self, m: &Model, groups: &[Set]) -> Option<(f64, f64)> {
+    /// removed, the latency removed (ms), and the deployments a request
+    /// reaches (from outside or over the gateway); `None` when a gateway
+    /// call lands on a deployment the plan drops.
+    fn value(&self, m: &Model, groups: &[Set]) -> Option<(f64, f64, Vec<bool>)> {
         let kept = m.deployed(groups);
         let alone: Vec<Set> = (0..m.n()).map(bit).collect();
         let (mut removed, mut gain, mut all) = (0.0, 0.0, 0.0);
+        let mut reached = vec![false; m.n()];
         for k in &self.requests {
             let d = m.index(k.entry).unwrap();
-            let (before, _) = self.run(m, &alone, d, &k.rounds, &vec![true; m.n()])?;
-            let (after, inside) = self.run(m, groups, d, &k.rounds, &kept)?;
+            reached[d] = true;
+            let every = vec![true; m.n()];
+            let (before, _) = self.run(m, &alone, d, &k.rounds, &every, &mut vec![false; m.n()])?;
+            let (after, inside) = self.run(m, groups, d, &k.rounds, &kept, &mut reached)?;
             removed += k.count * inside;
             gain += k.count * (before - after);
             all += k.count;
         }
-        Some((removed / all, gain / all))
+        Some((removed / all, gain / all, reached))
     }
 
     /// `rounds` run in the process of deployment `d`: how long they take
@@ -120,6 +163,7 @@ impl App {
         d: usize,
         rounds: &[Vec<Call>],
         kept: &[bool],
+        reached: &mut [bool],
     ) -> Option<(f64, f64)> {
         let (mut ms, mut inside) = (0.0, 0.0);
         for round in rounds {
@@ -131,7 +175,8 @@ impl App {
                 if !here && !kept[v] {
                     return None;
                 }
-                let (below, k) = self.run(m, groups, next, &c.rounds, kept)?;
+                reached[v] |= !here;
+                let (below, k) = self.run(m, groups, next, &c.rounds, kept, reached)?;
                 longest = longest.max(hop + below);
                 inside += k + f64::from(u8::from(here));
             }
@@ -178,7 +223,7 @@ impl App {
     }
 
     fn score(&self, m: &Model, c: &Constraints, groups: &[Set]) -> Option<f64> {
-        let (removed, gain) = self.value(m, groups)?;
+        let (removed, gain, reached) = self.value(m, groups)?;
         if c.min_gain_ms.is_some_and(|min| gain < min - 1e-9) {
             return None;
         }
@@ -186,18 +231,28 @@ impl App {
             Objective::Calls => removed,
             Objective::Latency => gain,
             Objective::Memory => {
-                let copies: u32 = groups.iter().map(|g| g.count_ones() - 1).sum();
-                -f64::from(copies)
+                let copy = |(r, g): (usize, &Set)| -> f64 {
+                    let copies = g.iter().filter(|&i| i != r);
+                    copies.map(|i| m.memory[i].unwrap()).sum()
+                };
+                -groups.iter().enumerate().map(copy).sum::<f64>()
             }
-            Objective::Cost => unreachable!("not asked here"),
+            Objective::Cost => -cost(m, groups, &reached),
         })
     }
 
     /// Asserts that the planner's plan under `c` scores the oracle's best,
     /// and the heuristic's a valid plan no better.
     fn agrees(&self, c: &Constraints, what: &str) {
-        let m = self.model(c);
+        self.agrees_reading(c, false, what);
+    }
+
+    /// [`agrees`](Self::agrees), the planner given the call log too when
+    /// `log`; the planner's plan.
+    fn agrees_reading(&self, c: &Constraints, log: bool, what: &str) -> Plan {
+        let m = self.model(c, log);
         let best = self.best(&m, c);
+        let mut exact = None;
         for method in [Method::Exact, Method::Heuristic] {
             let plan = solve(&m, method).unwrap().plan;
             let got = self.score(&m, c, &plan.groups);
@@ -210,8 +265,33 @@ impl App {
                 "{what}, {method:?}: the planner's {:?} scores {got:?}, the oracle's best {best}",
                 named_groups(&m, &plan)
             );
+            exact.get_or_insert(plan);
         }
+        exact.expect("the exact search ran")
     }
+}
+
+/// What the cluster reserves under `groups`, as the cost objective weighs
+/// it (pods, memory and cpu requests, each over the unmerged
+/// application's, their mean; nothing measured, so a pod reserves its
+/// members' own figures): a deployment stays when a request reaches it,
+/// it roots a merged group, or no group holds its function (it runs
+/// nowhere else).
+fn cost(m: &Model, groups: &[Set], reached: &[bool]) -> f64 {
+    let n = m.n();
+    let copied = |i: usize| (0..n).any(|r| r != i && groups[r].contains(i));
+    let stays = |d: usize| reached[d] || groups[d] != bit(d) || !copied(d);
+    let sum = |figure: &dyn Fn(usize) -> f64| -> f64 {
+        (0..n)
+            .filter(|&d| stays(d))
+            .map(|d| groups[d].iter().map(figure).sum::<f64>())
+            .sum()
+    };
+    let memory = |i: usize| m.memory[i].unwrap();
+    let cpu = |i: usize| m.cpu[i].unwrap();
+    let all = |figure: &dyn Fn(usize) -> f64| (0..n).map(figure).sum::<f64>();
+    let pods = (0..n).filter(|&d| stays(d)).count() as f64 / n as f64;
+    (pods + sum(&memory) / all(&memory) + sum(&cpu) / all(&cpu)) / 3.0
 }
 
 fn objective(objective: Objective, min_gain_ms: Option<f64>) -> Constraints {
@@ -238,6 +318,7 @@ fn back_and_forth() -> App {
             rounds: vec![vec![call("a", vec![vec![call("b", backs())]])]],
         }],
         hop_ms: 0.45,
+        memory: Vec::new(),
     }
 }
 
@@ -271,16 +352,17 @@ fn two_cycles() -> App {
             },
         ],
         hop_ms: 0.45,
+        memory: Vec::new(),
     }
 }
 
 #[test]
-fn on_cycles_the_plan_is_the_best_the_requests_show() {
+fn the_plan_scores_the_best_the_requests_show_for_every_objective() {
     for (app, name) in [
         (back_and_forth(), "back and forth"),
         (two_cycles(), "two cycles"),
     ] {
-        for o in [Objective::Calls, Objective::Latency] {
+        for o in [Objective::Calls, Objective::Latency, Objective::Cost] {
             app.agrees(&objective(o, None), &format!("{name}, {}", o.name()));
         }
         app.agrees(
@@ -288,4 +370,60 @@ fn on_cycles_the_plan_is_the_best_the_requests_show() {
             &format!("{name}, memory"),
         );
     }
+}
+
+/// A and B both call s; s calls t only when B called it: 160 requests at
+/// A, 140 at B (the example); s is large, t small.
+fn path_dependent() -> App {
+    App {
+        code: vec![
+            ("A", vec![vec!["s"]]),
+            ("B", vec![vec!["s"]]),
+            ("s", vec![vec!["t"]]),
+        ],
+        requests: vec![
+            Kind {
+                entry: "A",
+                count: 160.0,
+                rounds: vec![vec![call("s", vec![])]],
+            },
+            Kind {
+                entry: "B",
+                count: 140.0,
+                rounds: vec![vec![call("s", vec![vec![call("t", vec![])]])]],
+            },
+        ],
+        hop_ms: 0.45,
+        memory: vec![("s", 256.0), ("t", 16.0)],
+    }
+}
+
+#[test]
+fn rates_per_call_path_price_a_call_only_one_caller_makes_on_its_path() {
+    // The least memory for 0.33 ms: B's group removes 0.42 ms (B → s and
+    // s → t on B's requests); A's only 0.24 (s calls t on none of A's),
+    // though the average over s's callers prices it at 0.35; two copies
+    // of s (both callers' groups with s alone) cost more than one of t.
+    let app = path_dependent();
+    let c = objective(Objective::Memory, Some(0.33));
+    let plan = app.agrees_reading(&c, true, "path dependent, from the call log");
+    let m = app.model(&c, true);
+    let groups = named_groups(&m, &plan);
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups["B"], ["B", "s", "t"]);
+    assert!(
+        (plan.gain_ms - 140.0 / 300.0 * 0.9).abs() < 1e-9,
+        "{}",
+        plan.gain_ms
+    );
+    let text = report(&m, &plan, "test", "test");
+    assert!(text.contains("calls per invocation are per call path on the 2 paths calls.txt names parent requests for"), "{text}");
+    // Without the call log: the average, said so.
+    let m = app.model(&c, false);
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let text = report(&m, &plan, "test", "test");
+    assert!(
+        text.contains("calls per invocation are each caller's average over all its runs"),
+        "{text}"
+    );
 }
