@@ -75,3 +75,28 @@ fn a_group_reached_through_a_call_back_alone_is_a_candidate() {
     // a's calls of b count its runs from x alone: three each.
     assert_eq!(m.flow(a, ab).removed, 3.0 + 3.0 * 0.25);
 }
+
+#[test]
+fn a_function_a_call_back_alone_reaches_is_not_idle() {
+    // x's path to a and b carries no request; y's reaches b, which calls
+    // back to a: a runs, and its usage sizes it.
+    let mut g = measured(
+        graph(&[("x", "a"), ("a", "b"), ("y", "b"), ("b", "a")]),
+        &[("x", 100.0), ("y", 100.0), ("a", 0.0), ("b", 0.0)],
+        &[
+            ("x", "a", 0.0),
+            ("a", "b", 0.0),
+            ("y", "b", 100.0),
+            ("b", "a", 100.0),
+        ],
+    );
+    for f in &mut g.functions {
+        (f.usage_memory_bytes, f.usage_cpu) = (Some(8.0 * MIB), Some(0.01));
+    }
+    let m = model(&g, &Constraints::default()).unwrap();
+    let (a, b) = (m.index("a").unwrap(), m.index("b").unwrap());
+    assert_eq!(m.cycles, [CallEdge { from: b, to: a }]);
+    assert!(!m.unreached().contains(&a));
+    assert_eq!(m.unmeasured[a], None);
+    assert!(m.usage[a][0].is_some());
+}
