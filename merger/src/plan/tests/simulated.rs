@@ -356,12 +356,45 @@ fn two_cycles() -> App {
     }
 }
 
+/// e calls a and b at once; a calls c three times, one after another; b
+/// calls d on 30% of its requests.
+fn fan_out() -> App {
+    let a = || {
+        let c = || vec![call("c", vec![])];
+        call("a", vec![c(), c(), c()])
+    };
+    App {
+        code: vec![
+            ("e", vec![vec!["a", "b"]]),
+            ("a", vec![vec!["c"], vec!["c"], vec!["c"]]),
+            ("b", vec![vec!["d"]]),
+        ],
+        requests: vec![
+            Kind {
+                entry: "e",
+                count: 30.0,
+                rounds: vec![vec![a(), call("b", vec![vec![call("d", vec![])]])]],
+            },
+            Kind {
+                entry: "e",
+                count: 70.0,
+                rounds: vec![vec![a(), call("b", vec![])]],
+            },
+        ],
+        hop_ms: 0.45,
+        memory: vec![("c", 16.0)],
+    }
+}
+
 #[test]
 fn the_plan_scores_the_best_the_requests_show_for_every_objective() {
-    for (app, name) in [
+    let apps = [
         (back_and_forth(), "back and forth"),
         (two_cycles(), "two cycles"),
-    ] {
+        (path_dependent(), "path dependent"),
+        (fan_out(), "fan-out"),
+    ];
+    for (app, name) in apps {
         for o in [Objective::Calls, Objective::Latency, Objective::Cost] {
             app.agrees(&objective(o, None), &format!("{name}, {}", o.name()));
         }
