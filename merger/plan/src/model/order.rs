@@ -74,12 +74,15 @@ impl Model {
     fn starts(&self) -> Vec<usize> {
         let n = self.n();
         let external = |i: usize| self.external.get(i).copied().unwrap_or(0.0);
-        let called = |i: usize| self.calls.iter().any(|c| c.iter().any(|c| c.callee == i));
+        let mut called = vec![false; n];
+        for c in self.calls.iter().flatten() {
+            called[c.callee] = true;
+        }
         let mut starts: Vec<usize> = (0..n).collect();
         starts.sort_by(|&a, &b| {
             external(b)
                 .total_cmp(&external(a))
-                .then(called(a).cmp(&called(b)))
+                .then(called[a].cmp(&called[b]))
                 .then(a.cmp(&b))
         });
         starts
