@@ -20,6 +20,7 @@ pub mod client_calls;
 mod functions;
 pub mod render;
 pub mod rounds;
+mod select;
 pub(crate) mod tokens;
 pub mod traffic;
 mod verdict;
@@ -64,6 +65,13 @@ pub struct Graph {
     /// of it drops no deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
+    /// Calls per invocation per call path, from a call log whose records
+    /// name their parent request ([`call_log::paths`]); empty without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<call_log::paths::PathRate>,
+    /// The call log they come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths_source: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -408,6 +416,8 @@ pub fn read(
         traffic: None,
         lock: workspace::lock_of(&sources[0])?,
         partial,
+        paths: Vec::new(),
+        paths_source: None,
     };
     for f in &graph.functions {
         let unplaced = graph.unplaced(&f.name);

@@ -165,9 +165,9 @@ fn sizing(m: &mut Model) -> Result<()> {
         }
     }
     if m.measured {
-        let runs = m.invocations();
-        for (i, &ran) in runs.iter().enumerate() {
-            if ran == 0.0 && m.usage[i].iter().any(Option::is_some) {
+        // A function a call back alone reaches runs all the same.
+        for i in m.unreached() {
+            if m.usage[i].iter().any(Option::is_some) {
                 m.usage[i] = [None, None];
                 m.unmeasured[i] =
                     Some("idle in the window: its usage is no measure of its work".into());

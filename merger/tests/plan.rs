@@ -430,10 +430,15 @@ fn front_and_mid() -> Graph {
     graph
 }
 
-/// `fmerge plan --graph GRAPH --objective calls EXTRA` in a new folder,
+/// `fmerge plan --graph GRAPH --objective OBJECTIVE EXTRA` in a new folder,
 /// with each `(name, text)` written there first (`{dir}` in EXTRA is the
 /// folder): its stdout and plan.toml.
-fn plan_files(graph: &Graph, files: &[(&str, &str)], extra: &[&str]) -> (String, PlanFile) {
+fn plan_files(
+    graph: &Graph,
+    files: &[(&str, &str)],
+    extra: &[&str],
+    objective: &str,
+) -> (String, PlanFile) {
     let dir = tempfile::tempdir().unwrap();
     let path = write_graph(dir.path(), graph);
     for (name, text) in files {
@@ -443,7 +448,7 @@ fn plan_files(graph: &Graph, files: &[(&str, &str)], extra: &[&str]) -> (String,
         .iter()
         .map(|a| a.replace("{dir}", dir.path().to_str().unwrap()))
         .collect();
-    let mut args = vec!["--objective", "calls"];
+    let mut args = vec!["--objective", objective];
     args.extend(extra.iter().map(String::as_str));
     let stdout = plan_into(dir.path(), &path, "plan", &args);
     let file = PlanFile::load(&dir.path().join("plan/plan.toml"))
@@ -469,6 +474,7 @@ fn a_callee_only_its_group_calls_goes_with_the_evidence_named() {
         &front_and_mid(),
         &[("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
+        "calls",
     );
     assert_eq!(file.dropped, names(&["mid"]));
     let evidence = &file.evidence["mid"];
@@ -493,6 +499,7 @@ fn a_callee_a_caller_outside_the_stack_calls_stays() {
         &front_and_mid(),
         &[("m.txt", &scrape(billing))],
         &["--metrics", "{dir}/m.txt"],
+        "calls",
     );
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
     assert_eq!(file.group[0].callees, names(&["mid"]));
@@ -514,6 +521,7 @@ fn access_log_requests_with_no_known_caller_are_outside_traffic() {
         &front_and_mid(),
         &[("access.log", &log)],
         &["--access-log", "{dir}/access.log"],
+        "calls",
     );
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
     assert_says(
@@ -544,6 +552,7 @@ fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
         &front_and_mid(),
         &[("access.log", &log)],
         &["--access-log", "{dir}/access.log"],
+        "calls",
     );
     assert_eq!(file.group[0].callees, names(&["mid"]));
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
@@ -565,6 +574,7 @@ fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
         &undeclared,
         &[("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
+        "calls",
     );
     assert_eq!(file.group[0].callees, names(&["mid"]));
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
@@ -576,7 +586,7 @@ fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
         ],
     );
     // Declared, but no traffic: nothing shows who calls mid.
-    let (stdout, file) = plan_files(&front_and_mid(), &[], &[]);
+    let (stdout, file) = plan_files(&front_and_mid(), &[], &[], "calls");
     assert_eq!(file.group[0].callees, names(&["mid"]));
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
     assert_says(
@@ -608,6 +618,7 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
         &graph,
         &[("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
+        "calls",
     );
     assert_eq!(file.group[0].callees, names(&["mid"]));
     assert!(file.dropped.is_empty(), "{:?}", file.dropped);
@@ -616,6 +627,91 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
         &[
             "mid stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 26 functions)",
         ],
+    );
+}
+
+#[test]
+fn a_filter_on_a_graph_file_plans_that_part_alone() {
+    // front → mid → tail, planned with --filter "*i*" (mid and tail): front
+    // is the rest of the application, and its calls of mid are requests
+    // from outside; nothing is dropped.
+    let mut graph = front_and_mid();
+    graph.functions.push(function("tail", "64Mi"));
+    graph.edges.push(edge("mid", "tail"));
+    let tail = "http_requests_total{function=\"tail\",caller=\"mid\"} 100\n";
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", &scrape(tail))],
+        &["--metrics", "{dir}/m.txt", "--filter", "*i*"],
+        "calls",
+    );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "mid");
+    assert_eq!(file.group[0].callees, names(&["tail"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "tail stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 3 functions)",
+        ],
+    );
+}
+
+#[test]
+fn a_call_log_naming_parent_requests_prices_each_call_path() {
+    // A and B call s; s calls t only on B's requests, which the call log's
+    // sixth column (the request that called s) shows and the scrape does
+    // not. B's group is the least memory that removes 7 ms a request; A's
+    // removes half what the scrape's average would price it at.
+    let mut graph = Graph {
+        functions: vec![
+            function("A", "64Mi"),
+            function("B", "64Mi"),
+            function("s", "256Mi"),
+            function("t", "16Mi"),
+        ],
+        edges: vec![edge("A", "s"), edge("B", "s"), edge("s", "t")],
+        ..Graph::default()
+    };
+    graph.functions[0].entry = true;
+    graph.functions[1].entry = true;
+    let sample = |f: &str, caller: &str, n: u32| {
+        format!("http_requests_total{{function=\"{f}\",caller=\"{caller}\"}} {n}\n")
+    };
+    let scrape = [
+        sample("A", "", 160),
+        sample("B", "", 140),
+        sample("s", "A", 160),
+        sample("s", "B", 140),
+        sample("t", "s", 140),
+    ]
+    .concat();
+    let mut log = String::new();
+    for i in 0..160 {
+        log += &format!("a{i} A s 0 1 -\n");
+    }
+    for i in 0..140 {
+        log += &format!("b{i} B s 0 9 -\ns{i} s t 1 2 b{i}\n");
+    }
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", &scrape), ("calls.txt", &log)],
+        &[
+            "--metrics",
+            "{dir}/m.txt",
+            "--call-log",
+            "{dir}/calls.txt",
+            "--min-gain-ms",
+            "7",
+        ],
+        "memory",
+    );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "B");
+    assert_eq!(file.group[0].callees, names(&["s", "t"]));
+    assert_says(
+        &stdout,
+        &["calls per invocation are per call path on the 2 paths"],
     );
 }
 

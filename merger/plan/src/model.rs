@@ -10,8 +10,9 @@
 //!
 //! A group is a root (its merged binary replaces the root's deployment) and
 //! members reached from it; an `invoke` made in that process of a member
-//! other than the root runs in-process, any other goes through the gateway
-//! to that function's deployment (its own group, if it roots one). A callee
+//! runs in-process (the root too, called back: the runtime serves its own
+//! function in-process), any other goes through the gateway to that
+//! function's deployment (its own group, if it roots one). A callee
 //! may be a member of several groups: it stays deployed for the rest. Each
 //! in-process call is a gateway hop removed. Requests that arrive at a
 //! deployment are counted in topological order, so a group's value depends
@@ -104,8 +105,26 @@ pub struct Model {
     pub usage: Vec<[Option<f64>; 2]>,
     /// Functions in topological order (callers first).
     pub order: Vec<usize>,
-    /// Calls left out to make the graph acyclic.
+    /// The call that closes each cycle, met walking from the entry points:
+    /// a call back to a function the request already runs in, moved from
+    /// `calls` to [`back`](Self::back).
     pub cycles: Vec<CallEdge>,
+    /// Calls per invocation per call path: for a call `from → to` the call
+    /// log's parent requests show, `to`'s calls per invocation when `from`
+    /// called it (a callee missing from the list: none on that path); the
+    /// critical paths ([`Model::latency`]) and a group's flow
+    /// ([`Model::flow`]) follow them. Elsewhere `calls`, each caller's
+    /// average over all its runs.
+    pub via: BTreeMap<CallEdge, Vec<CallsTo>>,
+    /// The call log the rates per call path come from, if any.
+    pub paths: Option<String>,
+    /// Calls back ([`cycles`](Self::cycles)), per invocation of the caller.
+    /// A run they make is taken to make no call of its own (the walk that
+    /// reached the callee first made them; its calls per invocation count
+    /// those runs alone, [`finish`](Self::finish)); in-process when the
+    /// callee is a member of the caller's merged process, its root included
+    /// (the runtime serves the function its binary serves in-process too).
+    pub back: Vec<Vec<CallsTo>>,
     /// Calls seen in traffic, in all, per call where measured: a cycle is
     /// cut at its lightest call.
     pub seen: BTreeMap<CallEdge, f64>,
@@ -266,67 +285,6 @@ impl Model {
                 .is_none_or(|min| plan.removed >= min - 1e-9)
     }
 
-    /// For one request at `root`'s deployment whose group is `set`: the
-    /// in-process calls (hops removed), the calls that leave, per callee, and
-    /// the in-process runs, per member.
-    pub fn flow(&self, root: usize, set: Set) -> Flow {
-        let mut runs = vec![0.0; self.n()];
-        runs[root] = 1.0;
-        let mut removed = 0.0;
-        let mut out: BTreeMap<usize, f64> = BTreeMap::new();
-        for &u in &self.order {
-            if runs[u] == 0.0 {
-                continue;
-            }
-            for &CallsTo {
-                callee: v,
-                calls: m,
-            } in &self.calls[u]
-            {
-                let calls = runs[u] * m;
-                if v != root && set.contains(v) {
-                    runs[v] += calls;
-                    removed += calls;
-                } else {
-                    *out.entry(v).or_default() += calls;
-                }
-            }
-        }
-        runs[root] = 0.0;
-        let inside = runs
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| **r > 0.0)
-            .map(|(member, &runs)| RunsOf { member, runs })
-            .collect();
-        Flow {
-            removed,
-            out: out
-                .into_iter()
-                .map(|(callee, calls)| CallsTo { callee, calls })
-                .collect(),
-            inside,
-        }
-    }
-
-    /// The hops `groups` remove, and the requests that arrive at each
-    /// deployment.
-    pub fn value(&self, groups: &[Set]) -> PlanFlow {
-        let mut arrivals = self.external.clone();
-        let mut removed = 0.0;
-        for &r in &self.order {
-            if arrivals[r] == 0.0 {
-                continue;
-            }
-            let flow = self.flow(r, groups[r]);
-            removed += arrivals[r] * flow.removed;
-            for CallsTo { callee: v, calls } in flow.out {
-                arrivals[v] += arrivals[r] * calls;
-            }
-        }
-        PlanFlow { removed, arrivals }
-    }
-
     /// How often each function runs per request of the application (merged or
     /// not, the same): a bound on the requests its deployment can get.
     pub fn invocations(&self) -> Vec<f64> {
@@ -340,12 +298,12 @@ impl Model {
     }
 
     /// Functions of `within` reachable from `root` through functions of
-    /// `within` (`root` included).
+    /// `within` (`root` included), calls back included.
     pub fn reach_within(&self, root: usize, within: Set) -> Set {
         let mut seen = bit(root);
         let mut todo = vec![root];
         while let Some(u) = todo.pop() {
-            for &CallsTo { callee: v, .. } in &self.calls[u] {
+            for v in self.callees(u) {
                 if !seen.contains(v) && within.contains(v) {
                     seen |= bit(v);
                     todo.push(v);
@@ -365,10 +323,13 @@ impl Model {
         (0..self.n()).filter(|&i| self.external[i] > 0.0).collect()
     }
 
-    /// Functions a request never reaches.
+    /// Functions a request never reaches (not even by a call back).
     pub fn unreached(&self) -> BTreeSet<usize> {
-        let inv = self.invocations();
-        (0..self.n()).filter(|&i| inv[i] == 0.0).collect()
+        let singletons: Vec<Set> = (0..self.n()).map(bit).collect();
+        let flow = self.value(&singletons);
+        (0..self.n())
+            .filter(|&i| flow.arrivals[i] == 0.0 && flow.back[i] == 0.0)
+            .collect()
     }
 }
 
@@ -377,8 +338,11 @@ impl Model {
 pub struct PlanFlow {
     /// Gateway hops removed.
     pub removed: f64,
-    /// Requests that arrive at each deployment.
+    /// Requests that arrive at each deployment and make its calls.
     pub arrivals: Vec<f64>,
+    /// Requests that arrive at each deployment by a call back (which make
+    /// none: [`Model::back`]).
+    pub back: Vec<f64>,
 }
 
 /// What one request at a group's root does.
@@ -388,6 +352,9 @@ pub struct Flow {
     pub removed: f64,
     /// Calls that leave the process, per callee.
     pub out: Vec<CallsTo>,
+    /// Calls back that leave the process, per callee (they make no call
+    /// where they arrive).
+    pub back: Vec<CallsTo>,
     /// Runs in-process, per member but the root.
     pub inside: Vec<RunsOf>,
 }
@@ -407,8 +374,13 @@ pub struct RunsOf {
     pub runs: f64,
 }
 
+/// The caller of a request from outside, or of one whose caller the model
+/// does not follow: its calls are the average ([`Model::rate`]).
+pub const NO_CALLER: usize = usize::MAX;
+
 mod constraints;
 mod cost;
+mod flow;
 mod latency;
 mod objective;
 mod order;

@@ -158,6 +158,10 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         sure: Vec<bool>,
         /// No usage measured: a merged pod's limits are its members' sums.
         sums: bool,
+        /// The calls back, per request of the application, in calls and in
+        /// ms: one to a group's root needs no copy, so the bounds that count
+        /// copies ([`room`]) take them all as removable on top.
+        back: [f64; 2],
     }
     /// What the roots decided so far did.
     #[derive(Clone, Copy)]
@@ -185,7 +189,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         /// members to win by its size.
         fn fewest(&self, k: usize, done: &Done, latency: f64) -> u32 {
             let model = self.model;
-            if !model.constraints.objective.needs_gain() {
+            if !model.constraints.objective.needs_gain() || self.back[0] > 0.0 {
                 return 0;
             }
             let mut worths: Vec<f64> = model.order[k..]
@@ -236,7 +240,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             } else {
                 ROOMY
             };
-            let removed_bound = done.removed + self.room.most(still, left);
+            let removed_bound = done.removed + self.room.most(still, left) + self.back[0];
             let c = &model.constraints;
             let gain_bound = (c.objective.needs_gain() || c.min_gain_ms.is_some()).then(|| {
                 let paths = model.gain_bound(&self.choice, open, &self.before);
@@ -247,7 +251,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                     .iter()
                     .filter(|&&j| !done.copied.contains(j))
                     .flat_map(|&j| self.room.latency_parts(j, open).map(move |w| (j, w)));
-                paths.min(done.worth + self.room.most(uncopied, left))
+                paths.min(done.worth + self.room.most(uncopied, left) + self.back[1])
             });
             if c.min_calls_removed
                 .is_some_and(|min| removed_bound < min - EPS)
@@ -368,6 +372,15 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         floor[3] += model.limit(Resource::Cpu, i).unwrap_or(0.0);
         floor[4] += 1.0;
     }
+    let requests: f64 = model.external.iter().sum();
+    let mut back = [0.0; 2];
+    for (u, &run) in runs.iter().enumerate() {
+        for c in model.back_of(u) {
+            back[0] += run * c.calls;
+            back[1] +=
+                run * c.calls * model.hop_cost(u, c.callee) / requests.max(f64::MIN_POSITIVE);
+        }
+    }
     let mut open = vec![Set::EMPTY; n + 1];
     for k in (0..n).rev() {
         open[k] = open[k + 1] | bit(model.order[k]);
@@ -387,6 +400,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         unmerged: model.reserved(&alone),
         sure,
         sums: model.usage.iter().flatten().all(Option::is_none),
+        back,
     };
     let seeded = search.best.as_ref().map(|(_, _, groups)| groups.clone());
     let start = Done {

@@ -94,9 +94,14 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
         .map(access_log::counts)
         .transpose()?;
     let log = source.call_log.as_deref().map(call_log::read).transpose()?;
+    let note = |note: &str| {
+        if !source.cargo.quiet {
+            eprintln!("fmerge: note: {note}");
+        }
+    };
     let mut graph = match (file, &source.yaml) {
         (Some(file), _) => {
-            let graph = Graph::load(file)?;
+            let mut graph = Graph::load(file)?;
             let given = &source.sharing.allow_shared_static;
             if !given.is_empty() && *given != graph.allow_shared_static {
                 bail!(
@@ -106,6 +111,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
                     graph.allow_shared_static
                 );
             }
+            graph.select(&source.select)?.iter().for_each(|n| note(n));
             graph
         }
         (None, Some(stack)) => graph::read(
@@ -120,13 +126,9 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             "no application given, and no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml (or `fmerge plan --graph calls.json`)"
         ),
     };
-    let note = |note: &str| {
-        if !source.cargo.quiet {
-            eprintln!("fmerge: note: {note}");
-        }
-    };
     if let Some(log) = log {
         graph.order_from(&log).iter().for_each(|n| note(n));
+        graph.paths_from(&log).iter().for_each(|n| note(n));
     }
     let traffic = match (scrape, counts) {
         (Some(scrape), _) => Some(scrape),

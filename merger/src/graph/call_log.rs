@@ -4,7 +4,9 @@
 //!
 //! A record is one `invoke` as its caller saw it: `<request> <caller>
 //! <callee> <start µs> <end µs>`, the request naming the handler request
-//! that made it. Per request, calls whose intervals overlap share a round
+//! that made it, and, as a sixth column where the runtime writes it, that
+//! request's parent (the request whose call started it; `-` from outside),
+//! from which the planner takes rates per call path ([`paths`]). Per request, calls whose intervals overlap share a round
 //! and a call that starts once every call of the round has ended starts the
 //! next ([`rounds`]). A function with callees its code does not place takes
 //! its rounds from its requests, as an upper bound over them ([`bound`]):
@@ -23,10 +25,26 @@ pub struct CallLog {
     /// The file, for notes.
     pub source: String,
     pub requests: BTreeMap<String, Vec<Vec<Round>>>,
+    /// Every call, with the request that made it and that request's parent
+    /// where the record names one ([`paths`]).
+    pub calls: Vec<Record>,
+}
+
+/// One call of the log: the request that made it, its caller and callee,
+/// and the parent request (the one whose call started `request`; `None`
+/// for a request from outside, or a record of five columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub request: String,
+    pub caller: String,
+    pub callee: String,
+    pub parent: Option<String>,
+    /// Whether the record has the sixth column at all.
+    pub parented: bool,
 }
 
 /// The columns, as the errors name them.
-const COLUMNS: &str = "<request> <caller> <callee> <start µs> <end µs>";
+const COLUMNS: &str = "<request> <caller> <callee> <start µs> <end µs> [<parent request>|-]";
 
 /// Reads a call log: one or more `/calls` replies, appended.
 pub fn read(path: &Path) -> Result<CallLog> {
@@ -47,13 +65,20 @@ pub struct Span {
 /// A call log's text; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<CallLog> {
     let mut calls: BTreeMap<(&str, &str), Vec<Span>> = BTreeMap::new();
+    let mut records = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let record = match fields[..] {
+        let (parent, parented) = match fields.get(5) {
+            Some(&"-") => (None, true),
+            Some(p) => (Some(p.to_string()), true),
+            None => (None, false),
+        };
+        let five = fields.get(..5).filter(|_| fields.len() <= 6).unwrap_or(&[]);
+        let record = match *five {
             [request, caller, callee, start, end] => start
                 .parse::<u64>()
                 .ok()
@@ -72,10 +97,18 @@ pub fn parse(text: &str, source: &str) -> Result<CallLog> {
                 i + 1
             );
         };
+        records.push(Record {
+            request: request.to_string(),
+            caller: caller.to_string(),
+            callee: span.callee.clone(),
+            parent,
+            parented,
+        });
         calls.entry((caller, request)).or_default().push(span);
     }
     let mut log = CallLog {
         source: source.to_string(),
+        calls: records,
         ..CallLog::default()
     };
     for ((caller, _), spans) in calls {
@@ -226,5 +259,6 @@ impl Graph {
     }
 }
 
+pub mod paths;
 #[cfg(test)]
 mod tests;

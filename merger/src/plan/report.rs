@@ -1,9 +1,7 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{
-    Apart, CallEdge, CallsTo, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members,
-};
+use super::model::{Apart, CallEdge, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -113,13 +111,13 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out.push_str(&super::cluster::report(model, plan));
     // Why a callee a group could reach is not in it.
     for (r, &arrived) in arrivals.iter().enumerate() {
-        if arrived == 0.0 || model.calls[r].is_empty() {
+        if arrived == 0.0 || model.callees(r).next().is_none() {
             continue;
         }
         let set = plan.groups[r];
         let mut told = Vec::new();
         for u in members(set) {
-            for &CallsTo { callee: v, .. } in &model.calls[u] {
+            for v in model.callees(u) {
                 if !set.contains(v) && !told.contains(&v) {
                     told.push(v);
                     let _ = writeln!(
@@ -133,10 +131,13 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             }
         }
     }
+    if model.measured {
+        let _ = writeln!(out, "note: {}", rates_note(model));
+    }
     for &CallEdge { from: u, to: v } in &model.cycles {
         let _ = writeln!(
             out,
-            "note: the call {} → {} closes a cycle and is planned as a gateway call",
+            "note: the call {} → {} closes a cycle, a call back to a function the request runs in already: in-process where the caller's merged process holds {1} (its root included), and taken to make no call of its own",
             model.names[u], model.names[v]
         );
     }
@@ -261,5 +262,18 @@ fn trim(n: f64) -> String {
         format!("{}", n.round())
     } else {
         format!("{n:.2}")
+    }
+}
+
+/// Where the calls per invocation come from: per call path (the call log's
+/// parent requests), or each caller's average, which prices a call one
+/// caller's path makes on every path.
+fn rates_note(model: &Model) -> String {
+    match &model.paths {
+        Some(log) => format!(
+            "calls per invocation are per call path on the {} paths {log} names parent requests for, and each caller's average over all its runs elsewhere",
+            model.via.len()
+        ),
+        None => "calls per invocation are each caller's average over all its runs, whoever called it, so a call made on one caller's path only is priced on every path; a call log whose records name their parent request (--call-log) gives rates per call path".to_string(),
     }
 }

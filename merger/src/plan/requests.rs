@@ -1,5 +1,5 @@
 //! The traffic's figures in the model: each call's calls per invocation of
-//! its caller and the calls seen (a cycle is cut at its lightest), and each
+//! its caller and the calls seen (a cycle is cut at its call back), and each
 //! function's share of the application's requests, measured where the
 //! traffic has them and taken from the code where it has none.
 
@@ -17,6 +17,9 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
     if measured {
         for (i, f) in graph.functions.iter().enumerate() {
             runs[i] += f.external.unwrap_or(0.0);
+            // In requests until [`entry_points`] makes them shares: the
+            // cycle cut starts from them and weighs the calls back by them.
+            m.external[i] = f.external.unwrap_or(0.0);
         }
         for e in &graph.edges {
             if let Some(to) = e.to.as_deref().and_then(|t| m.index(t)) {
@@ -46,6 +49,32 @@ pub(super) fn calls(graph: &Graph, m: &mut Model) {
         if let Some(ms) = e.hop_ms {
             m.measured_hop_ms.insert(CallEdge { from, to }, ms);
         }
+    }
+    // Rates per call path, where the call log names parent requests: each
+    // path the graph's calls hold, with its callees (a callee not listed:
+    // none on that path).
+    for p in &graph.paths {
+        let (Some(via), Some(from), Some(to)) = (m.index(&p.via), m.index(&p.from), m.index(&p.to))
+        else {
+            continue;
+        };
+        let known = |u: usize, v: usize| m.calls[u].iter().any(|c| c.callee == v);
+        if known(via, from) && known(from, to) {
+            let path = m
+                .via
+                .entry(CallEdge {
+                    from: via,
+                    to: from,
+                })
+                .or_default();
+            path.push(CallsTo {
+                callee: to,
+                calls: p.calls,
+            });
+        }
+    }
+    if !m.via.is_empty() {
+        m.paths = graph.paths_source.clone();
     }
 }
 

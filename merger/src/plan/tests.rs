@@ -450,7 +450,9 @@ fn a_plan_file_read_back_is_valued_as_searched_and_plan_json_has_its_figures() {
     );
 }
 
+mod cycles;
 mod rounds;
+mod simulated;
 mod traffic;
 
 #[test]

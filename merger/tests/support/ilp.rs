@@ -1,8 +1,8 @@
 //! The calls objective as a mixed-integer program, solved by `good_lp` with
 //! its pure-Rust `microlp` backend: the second method the oracle checks the
 //! exact search with past the size it enumerates. It solves on the oracle's
-//! own reading of the graph (`oracle.rs`: calls per invocation after the
-//! cycle cut, entry shares, limits, what is left out or kept apart, the
+//! own reading of the graph (`oracle.rs`: calls per invocation, entry
+//! shares, limits, what is left out or kept apart, the
 //! caps) with its rule for a valid group (`oracle_value.rs`), and uses none
 //! of the planner's code.
 //!
@@ -14,7 +14,7 @@
 //! and `Σ_g z[r][g] = a[r]`, where `M_r` is `r`'s runs per unit of outside
 //! traffic (no plan sends `r` more), so `z[r][g] = x[r][g]·a[r]`;
 //! arrivals `a[v] = external[v] + Σ z[r][g]·out(r, g)[v]` (linear, and
-//! determined, as the calls are acyclic after the cut); the total memory
+//! determined, as the oracle's graphs are acyclic); the total memory
 //! linear in `x`; maximize `Σ z[r][g]·hops(r, g)`.
 
 use crate::oracle::Reading as Model;

@@ -2,9 +2,9 @@
 //! `calls.json` `fmerge graph` writes (as plain JSON, no type of fmerge's),
 //! and a `--metrics` scrape when the case has one, with its own code, and
 //! builds from `docs/planning.md` alone its own reading of the application:
-//! calls per invocation (one unit: per request of the application), each
-//! cycle cut at its lightest call, entry points (unscraped ones from the
-//! code), and each call site's share of the invocations and iterations.
+//! calls per invocation (one unit: per request of the application), entry
+//! points (unscraped ones from the code), and each call site's share of the
+//! invocations and iterations. Acyclic graphs only ([`topological`]).
 //! `oracle_value.rs` values plans on that reading and enumerates them;
 //! `ilp.rs` solves the calls objective on it as an integer program.
 //! What a case asks for is the planner's own [`Constraints`], the one type
@@ -73,10 +73,8 @@ pub struct Reading {
     pub left_out: Vec<bool>,
     /// Pairs no group may hold both of (conflicts and `--keep-apart`).
     pub apart: Vec<(usize, usize)>,
-    /// Known callees after the cycle cut, with calls per invocation.
+    /// Known callees, with calls per invocation.
     pub calls: Vec<Vec<(usize, f64)>>,
-    /// The calls cut, one per cycle.
-    pub cut: Vec<(usize, usize)>,
     /// Each function's rounds, as sites; calls the code places nowhere in a
     /// round of their own, one after another.
     pub rounds: Vec<Vec<Vec<Site>>>,
@@ -219,10 +217,9 @@ pub fn read(graph: &str, metrics: Option<&str>, flags: &Constraints) -> Reading 
                     .sum::<f64>();
         }
     }
-    let cut = cycles(n, &edges, measured);
     let mut calls: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
     let mut hop_ms = BTreeMap::new();
-    for c in edges.iter().filter(|c| !cut.contains(&(c.from, c.to))) {
+    for c in &edges {
         let per_run = match c.seen {
             Some(seen) if measured && runs[c.from] > 0.0 => seen / runs[c.from],
             _ => c.sites,
@@ -266,7 +263,6 @@ pub fn read(graph: &str, metrics: Option<&str>, flags: &Constraints) -> Reading 
         names,
         apart,
         calls,
-        cut,
         rounds,
         hop_ms,
         share,
@@ -274,68 +270,10 @@ pub fn read(graph: &str, metrics: Option<&str>, flags: &Constraints) -> Reading 
     }
 }
 
-/// The calls to leave out, one per cycle: a depth-first walk from each
-/// function in listing order, its calls in listing order; the first cycle
-/// it closes loses its lightest call (the fewest calls seen), or, where
-/// none is lighter, the call that closed it; then again from the start.
-fn cycles(n: usize, edges: &[Call], measured: bool) -> Vec<(usize, usize)> {
-    let mut cut: Vec<(usize, usize)> = Vec::new();
-    'again: loop {
-        let kept: Vec<&Call> = edges
-            .iter()
-            .filter(|c| !cut.contains(&(c.from, c.to)))
-            .collect();
-        let mut done = vec![false; n];
-        for start in 0..n {
-            let mut path = vec![start];
-            if let Some(cycle) = walk(&kept, &mut path, &mut done) {
-                let weight = |i: usize| {
-                    let (u, v) = (cycle[i], cycle[(i + 1) % cycle.len()]);
-                    let seen = kept
-                        .iter()
-                        .find(|c| c.from == u && c.to == v)
-                        .and_then(|c| c.seen);
-                    seen.filter(|_| measured).unwrap_or(f64::INFINITY)
-                };
-                // The closing call is the last of the path, back to its start.
-                let last = cycle.len() - 1;
-                let mut lightest = last;
-                for i in 0..last {
-                    if weight(i) < weight(lightest) {
-                        lightest = i;
-                    }
-                }
-                cut.push((cycle[lightest], cycle[(lightest + 1) % cycle.len()]));
-                continue 'again;
-            }
-        }
-        return cut;
-    }
-}
-
-/// Depth-first below the end of `path`: the first cycle met, as the
-/// functions from the one it returns to round to the one that closes it.
-fn walk(kept: &[&Call], path: &mut Vec<usize>, done: &mut [bool]) -> Option<Vec<usize>> {
-    let u = *path.last().unwrap();
-    if done[u] {
-        return None;
-    }
-    for c in kept.iter().filter(|c| c.from == u) {
-        if let Some(at) = path.iter().position(|&w| w == c.to) {
-            return Some(path[at..].to_vec());
-        }
-        path.push(c.to);
-        let found = walk(kept, path, done);
-        path.pop();
-        if found.is_some() {
-            return found;
-        }
-    }
-    done[u] = true;
-    None
-}
-
-/// Callers before callees (the calls are acyclic after the cut).
+/// Callers before callees. The oracle reads acyclic graphs only: how the
+/// model prices a cycle is a simplification of the requests it sees, which
+/// the oracle of simulated requests checks instead
+/// (`merger/src/plan/tests/simulated.rs`), not a rule to copy here.
 fn topological(calls: &[Vec<(usize, f64)>]) -> Vec<usize> {
     let n = calls.len();
     let mut callers = vec![0; n];
@@ -355,13 +293,13 @@ fn topological(calls: &[Vec<(usize, f64)>]) -> Vec<usize> {
             }
         }
     }
-    assert_eq!(order.len(), n, "a cycle is left after the cut");
+    assert_eq!(order.len(), n, "the oracle reads acyclic graphs only");
     order
 }
 
 /// Each function's share of the application's requests: measured where the
 /// traffic has its figures; where it has none (or there is no traffic), a
-/// function nothing calls after the cut is an entry point with the measured
+/// function nothing calls is an entry point with the measured
 /// entry points' mean (one when none is measured). The shares add up to 1.
 fn entry_shares(
     names: &[String],

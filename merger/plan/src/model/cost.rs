@@ -180,7 +180,7 @@ impl Model {
     /// outside, is a declared entry point, has no [`proof`](Self::proof)
     /// that nothing outside needs it, or is still called from outside
     /// its group's process (a deployment that stays makes a gateway call to
-    /// it, a cycle's cut call included). A deployment that stays and calls a
+    /// it, a call back included). A deployment that stays and calls a
     /// name computed at run time keeps every function (any may be the one
     /// it names).
     pub fn kept(&self, groups: &[Set]) -> Vec<Option<Kept>> {
@@ -216,10 +216,8 @@ impl Model {
                     }
                     return kept;
                 }
-                let called = self.calls[u].iter().map(|c| c.callee);
-                let cut = self.cycles.iter().filter(|e| e.from == u).map(|e| e.to);
-                for v in called.chain(cut) {
-                    let remote = v == d || !set.contains(v);
+                for v in self.callees(u) {
+                    let remote = !self.in_process(d, set, v);
                     if remote && kept[v].is_none() {
                         kept[v] = Some(Kept::Called { by: u, from: d });
                         todo.push(v);

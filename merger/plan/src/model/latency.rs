@@ -3,7 +3,7 @@
 //! call), the expected cost in all, and the gain the latency objective
 //! maximizes, with the bound the exact search prunes by.
 
-use super::{CallEdge, CallsTo, Model, Round, Set, bit};
+use super::{CallEdge, CallsTo, Model, NO_CALLER, Round, Set, bit};
 use std::collections::BTreeMap;
 
 impl Model {
@@ -22,7 +22,7 @@ impl Model {
         (0..self.n())
             .map(|e| {
                 self.walk(
-                    e,
+                    (e, NO_CALLER),
                     e,
                     &alone,
                     &|u, v| self.hop_cost(u, v),
@@ -41,7 +41,14 @@ impl Model {
         let mut memo = BTreeMap::new();
         let (mut gain, mut requests) = (0.0, 0.0);
         for e in self.entries() {
-            let (after, _) = self.walk(e, e, groups, &|u, v| self.hop_cost(u, v), open, &mut memo);
+            let (after, _) = self.walk(
+                (e, NO_CALLER),
+                e,
+                groups,
+                &|u, v| self.hop_cost(u, v),
+                open,
+                &mut memo,
+            );
             gain += self.external[e] * (before[e] - after);
             requests += self.external[e];
         }
@@ -77,10 +84,11 @@ impl Model {
 
     fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
+        let start = (entry, NO_CALLER);
         let (critical_before, total_before) =
-            self.walk(entry, entry, &alone, cost, Set::EMPTY, &mut BTreeMap::new());
+            self.walk(start, entry, &alone, cost, Set::EMPTY, &mut BTreeMap::new());
         let (critical_after, total_after) =
-            self.walk(entry, entry, groups, cost, Set::EMPTY, &mut BTreeMap::new());
+            self.walk(start, entry, groups, cost, Set::EMPTY, &mut BTreeMap::new());
         Hops {
             critical_before,
             critical_after,
@@ -89,7 +97,8 @@ impl Model {
         }
     }
 
-    /// (critical-path cost, expected cost) below `u`, running in the
+    /// (critical-path cost, expected cost) below `u` called by `from` (its
+    /// calls at that call path's rates, [`rate`](Self::rate)), running in the
     /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`
     /// and an in-process one nothing; nothing below a deployment whose root
     /// is in `open` (its group not chosen yet). The critical path sums `u`'s
@@ -98,30 +107,43 @@ impl Model {
     /// iteration, from the calls per invocation, [`share`](Self::share)).
     fn walk(
         &self,
-        u: usize,
+        (u, from): (usize, usize),
         root: usize,
         groups: &[Set],
         cost: &dyn Fn(usize, usize) -> f64,
         open: Set,
-        memo: &mut BTreeMap<(usize, usize), (f64, f64)>,
+        memo: &mut Memo,
     ) -> (f64, f64) {
         if open.contains(root) {
             return (0.0, 0.0);
         }
-        if let Some(&known) = memo.get(&(u, root)) {
+        let from = self.context(from, u);
+        if let Some(&known) = memo.get(&(u, from, root)) {
             return known;
         }
-        let below = |v: usize, memo: &mut BTreeMap<(usize, usize), (f64, f64)>| {
+        // A call back's run makes no call: the hop alone, if any.
+        let below = |v: usize, memo: &mut Memo| {
+            if self.back_of(u).iter().any(|c| c.callee == v) {
+                let hop = if self.in_process(root, groups[root], v) {
+                    0.0
+                } else {
+                    cost(u, v)
+                };
+                return (hop, hop);
+            }
             let inside = v != root && groups[root].contains(v);
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
-            let (c, t) = self.walk(v, next, groups, cost, open, memo);
+            let (c, t) = self.walk((v, u), next, groups, cost, open, memo);
             (hop + c, hop + t)
         };
         let mut total = 0.0;
+        for c in &self.calls[u] {
+            total += self.rate(from, u, c) * below(c.callee, memo).1;
+        }
         for &CallsTo {
             callee: v,
             calls: m,
-        } in &self.calls[u]
+        } in self.back_of(u)
         {
             total += m * below(v, memo).1;
         }
@@ -129,17 +151,20 @@ impl Model {
         for round in &self.rounds[u] {
             let mut sites: Vec<(f64, f64)> = Vec::new();
             for (v, looped) in round.sites() {
-                let (chance, times) = self.share(u, v, looped);
+                let (chance, times) = self.share((u, from), v, looped);
                 if chance > 0.0 {
                     sites.push((chance, times * below(v, memo).0));
                 }
             }
             critical += expected_longest(sites);
         }
-        memo.insert((u, root), (critical, total));
+        memo.insert((u, from, root), (critical, total));
         (critical, total)
     }
 }
+
+/// Walks already made: by function, its caller and its deployment's root.
+type Memo = BTreeMap<(usize, usize, usize), (f64, f64)>;
 
 /// The expected length of a round whose sites are made with these chances,
 /// each as long as given when made: the most any way of making them
@@ -159,17 +184,23 @@ fn expected_longest(mut sites: Vec<(f64, f64)>) -> f64 {
 }
 
 impl Model {
-    /// One site of `v` in `u`'s rounds, from `u`'s calls of `v` per
-    /// invocation: the chance it is made, and how many times one after
+    /// One site of `v` in `u`'s rounds (`u` called by `from`), from `u`'s
+    /// calls of `v` per invocation on that path: the chance it is made, and how many times one after
     /// another when it is. The calls are shared among `v`'s sites: up to
     /// one each, evenly; past one each, sites made once take one and
     /// looped sites the rest (iterations); without a looped site, the
     /// surplus is repeats made at once (`join_all` over a list), one long.
-    fn share(&self, u: usize, v: usize, looped: bool) -> (f64, f64) {
+    fn share(&self, (u, from): (usize, usize), v: usize, looped: bool) -> (f64, f64) {
         let m: f64 = self.calls[u]
             .iter()
             .filter(|c| c.callee == v)
-            .map(|c| c.calls)
+            .map(|c| self.rate(from, u, c))
+            .chain(
+                self.back_of(u)
+                    .iter()
+                    .filter(|c| c.callee == v)
+                    .map(|c| c.calls),
+            )
             .sum();
         let (mut once, mut loops) = (0usize, 0usize);
         for (w, l) in self.rounds[u].iter().flat_map(Round::sites) {

@@ -174,7 +174,10 @@ impl Model {
                 let runs = self.invocations();
                 Some(
                     (0..self.n())
-                        .map(|u| runs[u] * self.calls[u].iter().map(|c| c.calls).sum::<f64>())
+                        .map(|u| {
+                            let calls = self.calls[u].iter().chain(self.back_of(u));
+                            runs[u] * calls.map(|c| c.calls).sum::<f64>()
+                        })
                         .sum(),
                 )
             }

@@ -2,7 +2,7 @@
 //! set of its callees once, within the model's rules.
 
 use super::Limits;
-use crate::model::{CallsTo, Model, Set, bit};
+use crate::model::{Model, Set, bit};
 
 /// Every group `root` may root: connected from it (each member reached
 /// from the root through members), feasible; `None` past the limit.
@@ -45,7 +45,7 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
                 skip |= bit(w);
             }
             let mut more: Vec<usize> = frontier[i + 1..].to_vec();
-            for &CallsTo { callee: w, .. } in &model.calls[v] {
+            for w in model.callees(v) {
                 if !next.contains(w) && !skip.contains(w) && !more.contains(&w) {
                     more.push(w);
                 }
@@ -56,7 +56,7 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
         }
         true
     }
-    let frontier: Vec<usize> = model.calls[root].iter().map(|c| c.callee).collect();
+    let frontier: Vec<usize> = model.callees(root).collect();
     let mut unique = Vec::new();
     for v in frontier {
         if !unique.contains(&v) && v != root {

@@ -72,7 +72,7 @@ fn held_by_its_callers(
 ) -> Option<Vec<Set>> {
     let mut next = groups.to_vec();
     for d in (0..model.n()).filter(|&d| d != v && kept[d].is_some()) {
-        let calls_v = |u: usize| model.calls[u].iter().any(|c| c.callee == v);
+        let calls_v = |u: usize| model.callees(u).any(|w| w == v);
         if members(groups[d]).any(calls_v) {
             let set = next[d] | bit(v);
             if !model.feasible(set) {

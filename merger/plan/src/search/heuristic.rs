@@ -121,7 +121,7 @@ fn grow(model: &Model) -> Vec<Set> {
             loop {
                 let mut best: Option<(GroupWorth, Set)> = None;
                 for u in members(set) {
-                    for &CallsTo { callee: v, .. } in &model.calls[u] {
+                    for v in model.callees(u) {
                         let next = set | bit(v);
                         if next == set
                             || v == r

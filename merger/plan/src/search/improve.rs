@@ -8,7 +8,7 @@
 
 use super::score::{extra, score};
 use super::{EPS, Limits};
-use crate::model::{CallsTo, Model, Set, bit, members};
+use crate::model::{Model, Set, bit, members};
 
 /// A plan's score and merged members: more score, then fewer members.
 #[derive(Clone, Copy)]
@@ -98,7 +98,7 @@ pub(super) fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
             continue;
         }
         for u in members(groups[r]) {
-            for &CallsTo { callee: v, .. } in &model.calls[u] {
+            for v in model.callees(u) {
                 let next = groups[r] | bit(v);
                 if v != r && next != groups[r] && !out.contains(&(r, next)) && model.feasible(next)
                 {

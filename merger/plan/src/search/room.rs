@@ -40,7 +40,7 @@ impl Room {
             for &CallsTo {
                 callee: v,
                 calls: m,
-            } in &model.calls[u]
+            } in model.calls[u].iter().chain(model.back_of(u))
             {
                 callers[v].push((u, run * m * model.hop_cost(u, v) * per));
             }

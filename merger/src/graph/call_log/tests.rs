@@ -161,3 +161,34 @@ fn a_malformed_line_is_an_error_naming_it_and_the_fix() {
         assert!(e.contains("\nfix: correct or delete the line"), "{e}");
     }
 }
+
+#[test]
+fn records_that_name_their_parent_give_rates_per_call_path() {
+    // s called twice by A (no calls of t) and twice by B (one each), the
+    // sixth column naming the request that called it; a five-column log
+    // names none.
+    let log = parse(
+        "a1 A s 0 1 -\n\
+         a2 A s 2 3 -\n\
+         b1 B s 4 9 -\n\
+         s1 s t 5 6 b1\n\
+         b2 B s 10 19 -\n\
+         s2 s t 11 12 b2\n",
+        "calls.txt",
+    )
+    .unwrap();
+    let rate = |via: &str| {
+        let r = paths::rates(&log);
+        r.iter()
+            .find(|r| r.via == via && r.from == "s" && r.to == "t")
+            .map(|r| r.calls)
+    };
+    assert_eq!((rate("A"), rate("B")), (Some(0.0), Some(1.0)));
+    let old = parse("a1 A s 0 1\nb1 B s 4 9\ns1 s t 5 6\n", "calls.txt").unwrap();
+    assert!(paths::rates(&old).is_empty());
+    // A seventh column is no record.
+    let e = parse("a1 A s 0 1 - x\n", "calls.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("calls.txt:1: not a call record: "), "{e}");
+}

@@ -8,7 +8,11 @@ use crate::graph::traffic;
 
 /// `g` with traffic: requests from outside per function (a function left
 /// out has no figures: not scraped) and calls per edge.
-fn measured(mut g: Graph, external: &[(&str, f64)], calls: &[(&str, &str, f64)]) -> Graph {
+pub(super) fn measured(
+    mut g: Graph,
+    external: &[(&str, f64)],
+    calls: &[(&str, &str, f64)],
+) -> Graph {
     g.traffic = Some("test".into());
     for f in &mut g.functions {
         f.external = external.iter().find(|(n, _)| *n == f.name).map(|x| x.1);
