@@ -5,8 +5,7 @@
 
 use crate::call::Call;
 use crate::front::{Conn, HttpResponse, InRequest};
-use crate::limits::closing;
-use crate::limits::run_within;
+use crate::limits::{self, closing, run_within};
 use crate::record::Record;
 use crate::server_settings::ServerSettings;
 use crate::{Bytes, Entry, Error, Request, Response, call, dispatch};
@@ -43,13 +42,15 @@ pub(crate) struct Server {
     pub(crate) abandoned: AtomicUsize,
 }
 
-/// Serves one request of `conn`.
+/// Serves one request of `conn`, taken up (`entered`) as hyper read its
+/// head (`None`: the front closed the connection to make room).
 pub(crate) async fn handle(
     server: &'static Server,
     mut req: hyper::Request<Incoming>,
     conn: Arc<Conn>,
+    entered: Option<InRequest>,
 ) -> Result<HttpResponse, Infallible> {
-    let Some(_in_request) = InRequest::enter(&conn) else {
+    let Some(_in_request) = entered else {
         // Closed to make room for another client: this reply goes nowhere.
         return Ok(http_response(closing(Response::default())));
     };
@@ -75,8 +76,23 @@ pub(crate) async fn handle(
     // Proven or not, the signature is the runtime's, not the handler's.
     req.headers_mut().remove(&call::CALLER_SIG_HEADER);
     let record = Record::start(server.name, caller, req.method().clone(), log);
-    let mut response = guarded(server, req, arrived, read_deadline).await;
-    record.finish(response.status(), response.body().len());
+    let mut response = tokio::select! {
+        biased;
+        response = guarded(server, req, arrived, read_deadline) => {
+            record.finish(response.status(), response.body().len());
+            response
+        }
+        // As of-watchdog, whose request is cancelled when its client
+        // closes its side: the handler is abandoned, the request counted
+        // as its client gone (the record's drop), the 504 sent to what
+        // is left of the connection.
+        () = conn.client_closed() => limits::client_closed(),
+    };
+    if response.status() == StatusCode::GATEWAY_TIMEOUT
+        && response.headers().contains_key(limits::X_OPENFAAS_INTERNAL)
+    {
+        conn.restart_write_clock();
+    }
     // As of-watchdog times every reply it passes on.
     let took = format!("{:.6}", arrived.elapsed().as_secs_f64());
     if let Ok(took) = HeaderValue::from_str(&took) {
@@ -167,23 +183,31 @@ async fn guarded(
         Ok(admitted) => admitted,
         Err(refusal) => return *refusal,
     };
+    let limit = limits.exec_limit(Some(req.headers()));
+    let deadline = (!limit.is_zero()).then(|| arrived + limit);
     let (parts, body) = req.into_parts();
-    // The body's bytes count against the budget until the handler is done with them.
-    let (body, _held) = match crate::body::read_body(
+    // The body's bytes count against the budget until the handler is done
+    // with them. A body still arriving at the deadline gets the 504, as
+    // of-watchdog's (its function waits for the body).
+    let read = crate::body::read_body(
         &server.settings,
         &server.buffered,
         &parts.headers,
         body,
         read_deadline,
-    )
-    .await
-    {
+    );
+    let read = match deadline {
+        None => read.await,
+        Some(d) => match tokio::time::timeout_at(d, read).await {
+            Ok(read) => read,
+            Err(_) => return crate::limits::timed_out(name, limit),
+        },
+    };
+    let (body, _held) = match read {
         Ok(read) => read,
         Err(refusal) => return refusal,
     };
     let request = Request::from_parts(parts, body);
-    let limit = limits.exec_limit(Some(request.headers()));
-    let deadline = (!limit.is_zero()).then(|| arrived + limit);
     let context = Call::new(name, request.headers(), deadline);
     let run =
         crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
