@@ -3,7 +3,7 @@
 //! is written, and the bytes of unfinished request heads charged to the
 //! memory budget.
 
-use super::{BUDGET_UNIT, BUSY, Conn, FREE_HEAD, HEAD_CHARGE, Limits, origin};
+use super::{BUDGET_UNIT, BUSY, Conn, FREE_HEAD, HEAD_CHARGE, Limits, NO_REPLY_YET, origin};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
 /// Replies must be wholly written within `limit` of their request's head
-/// (Go's `WriteTimeout`, reset by each request): a write past it fails and
-/// hyper closes the connection. A client that closes its side while its
+/// (Go's `WriteTimeout`, reset by each request): a reply made past it, or
+/// a write still waiting at it, fails and hyper closes the connection. A client that closes its side while its
 /// request is served is told to its request (see [`Conn::client_closed`])
 /// and to hyper only once the reply is written: hyper would otherwise
 /// drop the request and write nothing. The bytes of a request head past
@@ -27,6 +27,8 @@ pub(super) struct Io {
     conn: Arc<Conn>,
     limit: Duration,
     timer: Option<Pin<Box<Sleep>>>,
+    /// A write waits (the timer is armed), until a flush ends the reply.
+    waiting: bool,
     budget: Option<Arc<Semaphore>>,
     head: Option<OwnedSemaphorePermit>,
     /// Bytes of the current head read so far.
@@ -47,6 +49,7 @@ impl Io {
             conn,
             limit: limits.write_timeout,
             timer: None,
+            waiting: false,
             budget: limits.budget.clone(),
             head: None,
             head_read: 0,
@@ -90,38 +93,43 @@ impl Io {
         Ok(HEAD_CHARGE as usize * BUDGET_UNIT)
     }
 
-    /// A write's outcome under the deadline: an error once it has passed,
-    /// and a write the socket cannot take yet waits no later than it.
+    /// A write's outcome under the deadline: an error for a reply made
+    /// past it (see [`Conn::replied`]), and a write the socket cannot take
+    /// yet waits no later than it.
     fn by_deadline<R>(
         &mut self,
         cx: &mut Context<'_>,
         write: impl FnOnce(Pin<&mut TcpStream>, &mut Context<'_>) -> Poll<io::Result<R>>,
     ) -> Poll<io::Result<R>> {
-        let written = self.conn.write_clock.load(Ordering::Relaxed);
-        let deadline = origin() + Duration::from_nanos(written) + self.limit;
-        let late = || {
+        let late = |limit| {
             Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,
-                format!("reply not written within write_timeout ({:?})", self.limit),
+                format!("reply not written within write_timeout ({limit:?})"),
             )))
         };
-        if Instant::now() >= deadline {
-            return late();
+        if self.conn.late.load(Ordering::Relaxed) {
+            return late(self.limit);
         }
-        match write(Pin::new(&mut self.io), cx) {
-            Poll::Pending => {
-                let timer = self
-                    .timer
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                if timer.deadline() != deadline {
-                    timer.as_mut().reset(deadline);
-                }
-                match timer.as_mut().poll(cx) {
-                    Poll::Ready(()) => late(),
-                    Poll::Pending => Poll::Pending,
-                }
-            }
-            ready => ready,
+        if let ready @ Poll::Ready(_) = write(Pin::new(&mut self.io), cx) {
+            return ready;
+        }
+        let by = self.conn.write_by.load(Ordering::Relaxed);
+        let limit = self.limit;
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        let deadline = match by {
+            NO_REPLY_YET if !self.waiting => Instant::now() + limit,
+            NO_REPLY_YET => timer.deadline(),
+            by => origin() + Duration::from_nanos(by),
+        };
+        self.waiting = true;
+        if timer.deadline() != deadline {
+            timer.as_mut().reset(deadline);
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => late(self.limit),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -199,12 +207,13 @@ impl AsyncWrite for Io {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(self.by_deadline(cx, |io, cx| io.poll_flush(cx)))?;
+        self.waiting = false;
         // hyper flushes once a reply is wholly written: a held end of
         // input may be told once the request it came in has left.
         let this = &mut *self;
-        if !this.eof_told
+        if let Some(reader) = &mut this.eof
+            && !this.eof_told
             && this.conn.state.load(Ordering::Relaxed) != BUSY
-            && let Some(reader) = &mut this.eof
         {
             if let Some(reader) = reader.take() {
                 reader.wake();

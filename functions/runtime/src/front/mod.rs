@@ -23,6 +23,7 @@
 mod io;
 
 use bytes::Bytes;
+use futures_util::task::AtomicWaker;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -64,6 +65,11 @@ pub(crate) struct Limits {
     pub budget: Option<Arc<Semaphore>>,
 }
 
+/// [`Conn::write_by`] before a request's reply is made (a probe's, the
+/// metrics port's, hyper's own): the write deadline counts from the first
+/// write that waits.
+const NO_REPLY_YET: u64 = u64::MAX;
+
 /// A connection's states.
 const FRESH: u8 = 0;
 const IDLE: u8 = 1;
@@ -85,12 +91,15 @@ pub(crate) struct Conn {
     evict: Notify,
     /// Evicted before its first request: closed outright.
     evicted_fresh: AtomicBool,
-    /// Where its reply's write deadline counts from: the latest request's
-    /// head, as Go's `WriteTimeout`.
-    write_clock: AtomicU64,
+    /// When its reply must be written by (Go's `WriteTimeout` from the
+    /// request's head; see [`Conn::replied`]), in nanoseconds since
+    /// [`origin`]; [`NO_REPLY_YET`] until the request's reply is made.
+    write_by: AtomicU64,
+    /// Its reply was made past that deadline: not to be written.
+    late: AtomicBool,
     /// The client closed its side (sticky), and who waits for it.
     half_closed: AtomicBool,
-    closed_side: Notify,
+    closed_side: AtomicWaker,
 }
 
 fn origin() -> Instant {
@@ -128,28 +137,52 @@ impl Conn {
                 Err(now) => state = now,
             }
         }
-        self.write_clock.store(now_nanos(), Ordering::Relaxed);
+        self.write_by.store(NO_REPLY_YET, Ordering::Relaxed);
+        self.late.store(false, Ordering::Relaxed);
         self.requests.fetch_add(1, Ordering::Relaxed);
         true
     }
 
-    /// Gives the reply being made a whole `write_timeout` from now: for
-    /// the front's own 504, which would otherwise come too late to be
-    /// written when `exec_timeout` is not below `write_timeout`.
-    pub(crate) fn restart_write_clock(&self) {
-        self.write_clock.store(now_nanos(), Ordering::Relaxed);
+    /// Says the reply of the request that arrived at `arrived` (as its
+    /// head was read) was made `took` later: past `write_timeout` it is
+    /// not to be written (checked once a reply, not at every write). The
+    /// front's own 504 (`restart`) gets a whole `write_timeout` from now
+    /// instead: it would otherwise come too late to be written when
+    /// `exec_timeout` is not below `write_timeout`.
+    pub(crate) fn replied(
+        &self,
+        arrived: Instant,
+        took: Duration,
+        write_timeout: Duration,
+        restart: bool,
+    ) {
+        let from = if restart { arrived + took } else { arrived };
+        self.late
+            .store(!restart && took >= write_timeout, Ordering::Relaxed);
+        let by = (from + write_timeout).saturating_duration_since(origin());
+        self.write_by.store(
+            u64::try_from(by.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
     }
 
     fn closed_its_side(&self) {
         self.half_closed.store(true, Ordering::Release);
-        self.closed_side.notify_one();
+        self.closed_side.wake();
     }
 
-    /// Once the client has closed its side of the connection (or gone).
-    pub(crate) async fn client_closed(&self) {
-        while !self.half_closed.load(Ordering::Acquire) {
-            self.closed_side.notified().await;
-        }
+    /// Ready once the client has closed its side of the connection (or
+    /// gone).
+    pub(crate) fn client_closed(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| {
+            if !self.half_closed.load(Ordering::Acquire) {
+                self.closed_side.register(cx.waker());
+                if !self.half_closed.load(Ordering::Acquire) {
+                    return std::task::Poll::Pending;
+                }
+            }
+            std::task::Poll::Ready(())
+        })
     }
 
     fn leave(&self) {
@@ -235,9 +268,10 @@ impl Front {
             requests: AtomicU64::new(0),
             evict: Notify::new(),
             evicted_fresh: AtomicBool::new(false),
-            write_clock: AtomicU64::new(now),
+            write_by: AtomicU64::new(NO_REPLY_YET),
+            late: AtomicBool::new(false),
             half_closed: AtomicBool::new(false),
-            closed_side: Notify::new(),
+            closed_side: AtomicWaker::new(),
         });
         let mut open = lock(&self.open);
         while open.len() >= self.limits.max_connections {
