@@ -1,7 +1,7 @@
 //! A connection's socket as hyper sees it: the write deadline of Go's
 //! `WriteTimeout`, a client's half-close held from hyper until its reply
-//! is written, and the bytes of unfinished request heads charged to the
-//! memory budget.
+//! is written (and told to its request), and the bytes of unfinished
+//! request heads charged to the memory budget.
 
 use super::{BUDGET_UNIT, BUSY, Conn, FREE_HEAD, HEAD_CHARGE, Limits, NO_REPLY_YET, origin};
 use std::io;
@@ -131,6 +131,50 @@ impl Io {
             Poll::Ready(()) => late(self.limit),
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+impl Conn {
+    /// Says the reply of the request that arrived at `arrived` (as its
+    /// head was read) was made `took` later: past `write_timeout` it is
+    /// not to be written (checked once a reply, not at every write). The
+    /// front's own 504 (`restart`) gets a whole `write_timeout` from now
+    /// instead: it would otherwise come too late to be written when
+    /// `exec_timeout` is not below `write_timeout`.
+    pub(crate) fn replied(
+        &self,
+        arrived: Instant,
+        took: Duration,
+        write_timeout: Duration,
+        restart: bool,
+    ) {
+        let from = if restart { arrived + took } else { arrived };
+        self.late
+            .store(!restart && took >= write_timeout, Ordering::Relaxed);
+        let by = (from + write_timeout).saturating_duration_since(origin());
+        self.write_by.store(
+            u64::try_from(by.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn closed_its_side(&self) {
+        self.half_closed.store(true, Ordering::Release);
+        self.closed_side.wake();
+    }
+
+    /// Ready once the client has closed its side of the connection (or
+    /// gone).
+    pub(crate) fn client_closed(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| {
+            if !self.half_closed.load(Ordering::Acquire) {
+                self.closed_side.register(cx.waker());
+                if !self.half_closed.load(Ordering::Acquire) {
+                    return std::task::Poll::Pending;
+                }
+            }
+            std::task::Poll::Ready(())
+        })
     }
 }
 

@@ -143,48 +143,6 @@ impl Conn {
         true
     }
 
-    /// Says the reply of the request that arrived at `arrived` (as its
-    /// head was read) was made `took` later: past `write_timeout` it is
-    /// not to be written (checked once a reply, not at every write). The
-    /// front's own 504 (`restart`) gets a whole `write_timeout` from now
-    /// instead: it would otherwise come too late to be written when
-    /// `exec_timeout` is not below `write_timeout`.
-    pub(crate) fn replied(
-        &self,
-        arrived: Instant,
-        took: Duration,
-        write_timeout: Duration,
-        restart: bool,
-    ) {
-        let from = if restart { arrived + took } else { arrived };
-        self.late
-            .store(!restart && took >= write_timeout, Ordering::Relaxed);
-        let by = (from + write_timeout).saturating_duration_since(origin());
-        self.write_by.store(
-            u64::try_from(by.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
-    }
-
-    fn closed_its_side(&self) {
-        self.half_closed.store(true, Ordering::Release);
-        self.closed_side.wake();
-    }
-
-    /// Ready once the client has closed its side of the connection (or
-    /// gone).
-    pub(crate) fn client_closed(&self) -> impl Future<Output = ()> + '_ {
-        std::future::poll_fn(|cx| {
-            if !self.half_closed.load(Ordering::Acquire) {
-                self.closed_side.register(cx.waker());
-                if !self.half_closed.load(Ordering::Acquire) {
-                    return std::task::Poll::Pending;
-                }
-            }
-            std::task::Poll::Ready(())
-        })
-    }
-
     fn leave(&self) {
         self.since.store(now_nanos(), Ordering::Relaxed);
         let _ = self
