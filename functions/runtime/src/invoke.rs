@@ -4,7 +4,6 @@
 use crate::call::{self, Call};
 use crate::call_log;
 use crate::metrics::{self, Transport};
-use crate::server_settings::DEFAULT_MAX_BODY_SIZE;
 use crate::{Bytes, Error, Input, Request, Response, dispatch};
 use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -12,8 +11,6 @@ use hyper_util::client::legacy::{Client, connect::HttpConnector};
 use hyper_util::rt::TokioExecutor;
 use std::sync::OnceLock;
 use std::time::Duration;
-
-const DEFAULT_GATEWAY: &str = "http://gateway.openfaas:8080";
 
 struct Gateway {
     base: String,
@@ -29,62 +26,20 @@ struct Gateway {
 fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
     GATEWAY.get_or_init(|| {
-        let base = std::env::var("GATEWAY_URL").unwrap_or_else(|_| DEFAULT_GATEWAY.into());
-        // `serve` checked both (see `check_settings`); a test calling in
-        // directly gets the defaults for values that do not parse.
-        let secs = timeout_secs().unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let settings = crate::server_settings::process();
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(connector);
-        let max_reply = max_reply().unwrap_or(DEFAULT_MAX_BODY_SIZE);
         Gateway {
-            base: base.trim_end_matches('/').to_string(),
-            timeout: Duration::from_secs(secs),
-            max_reply,
+            base: settings.gateway_url.trim_end_matches('/').to_string(),
+            timeout: settings.invoke_timeout,
+            max_reply: settings.invoke_max_reply,
             client,
         }
     })
-}
-
-const DEFAULT_TIMEOUT_SECS: u64 = 30;
-
-/// A number from the environment variable `key`, `default` when it is
-/// unset; an error naming it when it is set and not a number.
-fn number<T: std::str::FromStr>(key: &str, default: T, what: &str) -> Result<T, String> {
-    match std::env::var(key) {
-        Err(_) => Ok(default),
-        Ok(value) => value.trim().parse().map_err(|_| {
-            format!(
-                "{key}={value:?} is not {what}\nfix: give {what}, or unset {key} for the default"
-            )
-        }),
-    }
-}
-
-fn timeout_secs() -> Result<u64, String> {
-    number(
-        "FMERGE_INVOKE_TIMEOUT_SECS",
-        DEFAULT_TIMEOUT_SECS,
-        "a whole number of seconds",
-    )
-}
-
-fn max_reply() -> Result<usize, String> {
-    number(
-        "FMERGE_INVOKE_MAX_REPLY_BYTES",
-        DEFAULT_MAX_BODY_SIZE,
-        "a number of bytes",
-    )
-}
-
-/// Reads `invoke`'s settings: `serve` stops the start on a value that does
-/// not parse, as it does for its own.
-pub(crate) fn check_settings() -> Result<(), String> {
-    timeout_secs()?;
-    max_reply().map(|_| ())
 }
 
 /// Calls `function` with `payload` (POSTed as `application/json`) and

@@ -7,7 +7,7 @@
 //! build` found blocking (marked in the table), unless `FMERGE_ISOLATE` is
 //! set: then exactly the callees it lists (comma separated; empty or
 //! `none`: none). `FMERGE_ISOLATE_THREADS` sets the threads per isolated
-//! callee ([`DEFAULT_THREADS`]).
+//! callee (a row of the settings table).
 //!
 //! A call abandoned at its `exec_timeout` whose handler blocks keeps its
 //! thread until the handler returns. When every thread of a callee is held
@@ -26,9 +26,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
-
-/// Threads per isolated callee when `FMERGE_ISOLATE_THREADS` is unset.
-pub(crate) const DEFAULT_THREADS: usize = 2;
 
 /// A slot's value while its thread polls a call that has no deadline.
 const NO_DEADLINE: u64 = u64::MAX;
@@ -51,23 +48,6 @@ fn origin() -> Instant {
 
 fn since_origin(t: Instant) -> u64 {
     u64::try_from(t.saturating_duration_since(origin()).as_nanos()).unwrap_or(NO_DEADLINE - 1) + 1
-}
-
-/// `FMERGE_ISOLATE_THREADS`, or an error naming it.
-fn threads() -> Result<usize, String> {
-    match std::env::var("FMERGE_ISOLATE_THREADS") {
-        Err(_) => Ok(DEFAULT_THREADS),
-        Ok(t) => t.trim().parse().ok().filter(|&t: &usize| t > 0).ok_or_else(|| {
-            format!(
-                "FMERGE_ISOLATE_THREADS={t:?} is not a positive number\nfix: give the threads per isolated callee (1 or more), or unset it for {DEFAULT_THREADS}"
-            )
-        }),
-    }
-}
-
-/// Reads `FMERGE_ISOLATE_THREADS`: `serve` stops the start on a bad value.
-pub(crate) fn check() -> Result<(), String> {
-    threads().map(|_| ())
 }
 
 fn pools() -> &'static [Pool] {
@@ -102,8 +82,7 @@ fn pools() -> &'static [Pool] {
             return Vec::new();
         }
         crate::metrics::read_isolated_with(threads_stuck);
-        // `serve` checked it; a test calling in directly gets the default.
-        let threads = threads().unwrap_or(DEFAULT_THREADS);
+        let threads = crate::server_settings::process().isolate_threads;
         eprintln!(
             "fmerge: {} run on threads of their own ({threads} each): {why}",
             names.join(", ")

@@ -197,6 +197,18 @@ pub(crate) fn timed_out(function: &str, limit: Duration) -> Response {
     )
 }
 
+/// 504 for a request whose client closed its side of the connection
+/// before its reply, as of-watchdog answers it.
+pub(crate) fn client_closed() -> Response {
+    internal(
+        Error::with_status(
+            504,
+            "the client closed its side of the connection before the reply",
+        )
+        .into_response_quiet(),
+    )
+}
+
 /// A reply after which the connection is closed (its request was not read whole).
 pub(crate) fn closing(mut r: Response) -> Response {
     r.headers_mut()

@@ -8,7 +8,7 @@
 use crate::front::{self, Front, InRequest, Limits};
 use crate::{Bytes, call, call_log, metrics};
 use http_body_util::Full;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, StatusCode};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -87,13 +87,20 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<B
     };
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/metrics") => {
-            let mut r = reply(StatusCode::OK, Bytes::from(metrics::encode()));
-            r.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static(
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                ),
-            );
+            // OpenMetrics to whoever names it (Prometheus asks for it
+            // first), else Prometheus text 0.0.4, what of-watchdog serves.
+            let openmetrics = req
+                .headers()
+                .get(ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("application/openmetrics-text"));
+            let (text, content_type) = match openmetrics {
+                true => (metrics::encode(), OPENMETRICS),
+                false => (prometheus_text(&metrics::encode()), PROMETHEUS_TEXT),
+            };
+            let mut r = reply(StatusCode::OK, Bytes::from(text));
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
             r
         }
         // Read, the call log stays (it says no more than the metrics do);
@@ -112,6 +119,35 @@ fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<B
     }
 }
 
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// OpenMetrics text (what `prometheus_client` writes) as Prometheus text
+/// 0.0.4: a counter's family is named as its samples (`_total`), and
+/// `# UNIT` lines, which 0.0.4 does not have, are left out. `# EOF` stays,
+/// a comment to 0.0.4's readers: it ends each pod's text in the scrapes
+/// `fmerge plan` reads concatenated.
+fn prometheus_text(openmetrics: &str) -> String {
+    let mut out = String::with_capacity(openmetrics.len());
+    let mut help = None;
+    for line in openmetrics.lines() {
+        if let Some(described) = line.strip_prefix("# HELP ") {
+            help = described.split_once(' ');
+        } else if let Some(typed) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = typed.split_once(' ').unwrap_or((typed, "untyped"));
+            let total = if kind == "counter" { "_total" } else { "" };
+            if let Some((_, text)) = help.take() {
+                out.push_str(&format!("# HELP {name}{total} {text}\n"));
+            }
+            out.push_str(&format!("# TYPE {name}{total} {kind}\n"));
+        } else if !line.starts_with('#') || line == "# EOF" {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn calls(text: Option<String>) -> hyper::Response<Full<Bytes>> {
     let (status, body) = match text {
         Some(text) => (StatusCode::OK, Bytes::from(text)),
@@ -125,4 +161,18 @@ fn calls(text: Option<String>) -> hyper::Response<Full<Bytes>> {
     let mut r = hyper::Response::new(Full::new(body));
     *r.status_mut() = status;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn openmetrics_becomes_prometheus_text() {
+        let openmetrics = "# HELP http_requests Requests.\n# TYPE http_requests counter\n\
+            http_requests_total{code=\"200\"} 4\n# HELP up Up.\n# TYPE up gauge\n# UNIT up x\nup 1\n# EOF\n";
+        assert_eq!(
+            super::prometheus_text(openmetrics),
+            "# HELP http_requests_total Requests.\n# TYPE http_requests_total counter\n\
+             http_requests_total{code=\"200\"} 4\n# HELP up Up.\n# TYPE up gauge\nup 1\n# EOF\n"
+        );
+    }
 }

@@ -51,20 +51,48 @@ impl Record {
         let elapsed = self.started.elapsed();
         metrics::finished(self.function, self.caller, &self.method, status, elapsed);
         if let Some((uri, call_id)) = self.log.as_deref() {
+            // of-watchdog's line (`GET /path - 200 OK - ContentLength: 5B
+            // (0.0012s)`, its call id in brackets), after the name every
+            // line starts with, and the caller.
             let call_id = call_id
                 .as_deref()
-                .map(|id| format!(" call_id={id}"))
+                .map(|id| format!(" [{id}]"))
                 .unwrap_or_default();
+            let reason = status.canonical_reason().unwrap_or_default();
             eprintln!(
-                "{}: {} {uri} {} {bytes}B {:.4}s caller={}{call_id}",
+                "{}: {} {uri} - {}{}{reason} - ContentLength: {} ({:.4}s) caller={}{call_id}",
                 self.function,
                 self.method,
                 status.as_u16(),
+                if reason.is_empty() { "" } else { " " },
+                human_size(bytes),
                 elapsed.as_secs_f64(),
                 self.caller,
             );
         }
     }
+}
+
+/// `bytes` as of-watchdog's log writes a size (go-units' `HumanSize`: four
+/// significant digits, decimal units).
+fn human_size(bytes: usize) -> String {
+    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut size = bytes as f64;
+    let mut unit = 0;
+    while size >= 1000.0 && unit < UNITS.len() - 1 {
+        size /= 1000.0;
+        unit += 1;
+    }
+    let digits = if size >= 100.0 {
+        1
+    } else if size >= 10.0 {
+        2
+    } else {
+        3
+    };
+    let text = format!("{size:.digits$}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{}", UNITS[unit])
 }
 
 impl Drop for Record {
@@ -73,5 +101,14 @@ impl Drop for Record {
             let closed = StatusCode::from_u16(CLIENT_CLOSED).expect("a valid status");
             self.count(closed, 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_are_written_as_of_watchdog_writes_them() {
+        let sizes = [0, 5, 1000, 1234, 4_194_304, 33_554_432].map(super::human_size);
+        assert_eq!(sizes, ["0B", "5B", "1kB", "1.234kB", "4.194MB", "33.55MB"]);
     }
 }

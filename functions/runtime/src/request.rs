@@ -5,8 +5,7 @@
 
 use crate::call::Call;
 use crate::front::{Conn, HttpResponse, InRequest};
-use crate::limits::closing;
-use crate::limits::run_within;
+use crate::limits::{self, closing, run_within};
 use crate::record::Record;
 use crate::server_settings::ServerSettings;
 use crate::{Bytes, Entry, Error, Request, Response, call, dispatch};
@@ -43,13 +42,15 @@ pub(crate) struct Server {
     pub(crate) abandoned: AtomicUsize,
 }
 
-/// Serves one request of `conn`.
+/// Serves one request of `conn`, taken up (`entered`) as hyper read its
+/// head (`None`: the front closed the connection to make room).
 pub(crate) async fn handle(
     server: &'static Server,
     mut req: hyper::Request<Incoming>,
     conn: Arc<Conn>,
+    entered: Option<InRequest>,
 ) -> Result<HttpResponse, Infallible> {
-    let Some(_in_request) = InRequest::enter(&conn) else {
+    let Some(_in_request) = entered else {
         // Closed to make room for another client: this reply goes nowhere.
         return Ok(http_response(closing(Response::default())));
     };
@@ -75,10 +76,23 @@ pub(crate) async fn handle(
     // Proven or not, the signature is the runtime's, not the handler's.
     req.headers_mut().remove(&call::CALLER_SIG_HEADER);
     let record = Record::start(server.name, caller, req.method().clone(), log);
-    let mut response = guarded(server, req, arrived, read_deadline).await;
-    record.finish(response.status(), response.body().len());
+    let mut response = match guarded(server, req, &conn, arrived, read_deadline).await {
+        Some(response) => {
+            record.finish(response.status(), response.body().len());
+            response
+        }
+        // As of-watchdog, whose request is cancelled when its client
+        // closes its side: the handler abandoned, the request counted as
+        // its client gone (the record's drop), the 504 sent to what is
+        // left of the connection.
+        None => limits::client_closed(),
+    };
+    let took = tokio::time::Instant::now() - arrived;
+    let ours = response.status() == StatusCode::GATEWAY_TIMEOUT
+        && response.headers().contains_key(limits::X_OPENFAAS_INTERNAL);
+    conn.replied(arrived, took, server.settings.write_timeout, ours);
     // As of-watchdog times every reply it passes on.
-    let took = format!("{:.6}", arrived.elapsed().as_secs_f64());
+    let took = format!("{:.6}", took.as_secs_f64());
     if let Ok(took) = HeaderValue::from_str(&took) {
         response.headers_mut().insert(X_DURATION_SECONDS, took);
     }
@@ -154,36 +168,40 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
 /// One function request that arrived at `arrived`: the in-flight limit,
 /// the body limit and budget by the request's read deadline, then the
 /// handler on the handlers' runtime until `exec_timeout` from its arrival
-/// (as of-watchdog counts it), abandoned past it or when the client goes.
+/// (as of-watchdog counts it), abandoned past it or when the client goes
+/// (`None` once it has closed its side).
 async fn guarded(
     server: &'static Server,
     req: hyper::Request<Incoming>,
+    conn: &Conn,
     arrived: tokio::time::Instant,
     read_deadline: Option<tokio::time::Instant>,
-) -> Response {
+) -> Option<Response> {
     let limits = &server.settings.limits;
     let name = server.name;
     let _admitted = match limits.admit(name, &server.in_flight) {
         Ok(admitted) => admitted,
-        Err(refusal) => return *refusal,
+        Err(refusal) => return Some(*refusal),
     };
+    let limit = limits.exec_limit(Some(req.headers()));
+    let deadline = (!limit.is_zero()).then(|| arrived + limit);
     let (parts, body) = req.into_parts();
-    // The body's bytes count against the budget until the handler is done with them.
-    let (body, _held) = match crate::body::read_body(
-        &server.settings,
-        &server.buffered,
-        &parts.headers,
-        body,
-        read_deadline,
-    )
-    .await
-    {
+    // The body's bytes count against the budget until the handler is done
+    // with them. A body still arriving at the deadline gets the 504, as
+    // of-watchdog's (its function waits for the body).
+    let by = match (read_deadline, deadline) {
+        (Some(read), Some(exec)) => Some(read.min(exec)),
+        (read, exec) => read.or(exec),
+    };
+    let read = crate::body::read_body(&server.settings, &server.buffered, &parts.headers, body, by);
+    let (body, _held) = match read.await {
         Ok(read) => read,
-        Err(refusal) => return refusal,
+        Err(_) if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) => {
+            return Some(crate::limits::timed_out(name, limit));
+        }
+        Err(refusal) => return Some(refusal),
     };
     let request = Request::from_parts(parts, body);
-    let limit = limits.exec_limit(Some(request.headers()));
-    let deadline = (!limit.is_zero()).then(|| arrived + limit);
     let context = Call::new(name, request.headers(), deadline);
     let run =
         crate::boxed(|| context.scope(dispatch::run_guarded(name, server.entry, request.into())));
@@ -196,14 +214,18 @@ async fn guarded(
         let _ended = ended;
         run.await
     });
-    let response = run_within(name, limit, deadline, task).await;
+    let response = tokio::select! {
+        biased;
+        response = run_within(name, limit, deadline, task) => response,
+        () = conn.client_closed() => return None,
+    };
     if deadline.is_some_and(|d| tokio::time::Instant::now() >= d)
         && !gone.swap(true, Ordering::AcqRel)
     {
         // Answered 504 with its task still there (see `Ended`).
         server.abandoned.fetch_add(1, Ordering::Relaxed);
     }
-    response
+    Some(response)
 }
 
 /// Whether every handler thread may be held by a handler answered 504

@@ -11,10 +11,10 @@
 //! never yields stalls only the handlers' threads: the front still answers
 //! health, answers 504 at `exec_timeout`, and drains.
 
-use crate::front::{self, Front, Limits};
+use crate::front::{self, Front, InRequest, Limits};
 use crate::request::{self, Server};
 use crate::server_settings::ServerSettings;
-use crate::{Entry, call, call_log, dispatch, error, function_config, invoke, metrics_port};
+use crate::{Entry, call, call_log, dispatch, error, function_config, metrics_port};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,9 +30,7 @@ pub fn serve(name: &'static str, entry: Entry) {
     function_config::set_primary(name);
     let settings = ServerSettings::from_env().unwrap_or_else(|e| fail(name, &e));
     raise_fd_limit();
-    let checked = dispatch::check_guards()
-        .and_then(|()| call::check_key())
-        .and_then(|()| invoke::check_settings());
+    let checked = dispatch::check_guards().and_then(|()| call::check_key());
     if let Err(e) = checked {
         fail(name, &e);
     }
@@ -132,7 +130,11 @@ async fn run(server: &'static Server) {
         budget,
     })));
     let draining = front::serve(front, listener, stop, name, move |conn| {
-        move |req| request::handle(server, req, conn.clone())
+        move |req| {
+            // Taken up as hyper reads the head, before it reads on.
+            let entered = InRequest::enter(&conn);
+            request::handle(server, req, conn.clone(), entered)
+        }
     })
     .await;
     let left = server.in_flight.load(Ordering::SeqCst);

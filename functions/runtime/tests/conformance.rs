@@ -15,9 +15,8 @@
 mod support;
 
 use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
-use fmerge_testkit::free_port;
 use std::time::{Duration, Instant};
-use support::fronts::{Front, both, both_started, start};
+use support::fronts::{Front, both, both_started, start_with_metrics};
 use support::{at_once, get};
 
 /// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
@@ -277,16 +276,8 @@ fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_heal
 #[test]
 fn a_flood_of_made_up_methods_leaves_the_metrics_small() {
     both(|front| {
-        let metrics_port = free_port().to_string();
-        let env: &[(&str, &str)] = match front {
-            Front::Runtime => &[("metrics_port", &metrics_port)],
-            // of-watchdog's own metrics are on :8081, always.
-            Front::Watchdog => &[],
-        };
-        let Some(s) = start(front, env) else { return };
-        let metrics = match front {
-            Front::Runtime => metrics_port.parse().unwrap(),
-            Front::Watchdog => 8081,
+        let Some((s, metrics)) = start_with_metrics(front, &[]) else {
+            return;
         };
         let statuses = dataplane::method_flood(s.server.port, 3000);
         assert_eq!(statuses.len(), 3001, "{front:?}");

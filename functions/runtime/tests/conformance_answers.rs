@@ -2,16 +2,21 @@
 //! (see `conformance.rs`): every reply of the function carries
 //! `X-Duration-Seconds`; the 504 at `exec_timeout` and the 429 past
 //! `max_inflight` say they are the front's (`X-OpenFaaS-Internal`); health
-//! says its `Content-Type`; and a `/_/` path other than health and ready
-//! reaches the function.
+//! says its `Content-Type`; a `/_/` path other than health and ready
+//! reaches the function; `write_timeout` counts from the request's head
+//! (Go's `WriteTimeout`); a body later than `exec_timeout`, and a client
+//! that closes its side after its request, get 504; `/metrics` is
+//! Prometheus text 0.0.4.
 //!
 //! Run: `cargo test --release -p fmerge-runtime --test conformance_answers`.
 
 mod support;
 
-use fmerge_testkit::dataplane::{RawResponse, request};
+use fmerge_testkit::dataplane::{RawResponse, parse, request};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
-use support::fronts::both_started;
+use support::fronts::{Front, both, both_started, start_with_metrics};
 use support::get;
 
 /// The reply's `X-Duration-Seconds`, which must be a number of seconds.
@@ -91,6 +96,137 @@ fn a_probe_path_other_than_health_and_ready_reaches_the_function() {
         assert!(
             r.body.contains("no route /_/other"),
             "{front:?}: not the function's answer: {r:?}"
+        );
+    });
+}
+
+/// Sends `head`, then `body` after `late`, then closes the sending side if
+/// `half_close`; everything the server sent until it closed.
+fn exchange(port: u16, head: &str, body: &[u8], late: Duration, half_close: bool) -> Vec<u8> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(head.as_bytes()).unwrap();
+    std::thread::sleep(late);
+    c.write_all(body).unwrap();
+    if half_close {
+        c.shutdown(Shutdown::Write).unwrap();
+    }
+    let mut reply = Vec::new();
+    let _ = c.read_to_end(&mut reply);
+    reply
+}
+
+fn get_closing(port: u16, target: &str, headers: &str) -> Vec<u8> {
+    let head = format!("GET {target} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n");
+    exchange(port, &head, b"", Duration::ZERO, false)
+}
+
+#[test]
+fn write_timeout_counts_from_the_request_head_as_go_counts_it() {
+    both_started(
+        &[("write_timeout", "1s"), ("exec_timeout", "10s")],
+        |front, s| {
+            let port = s.server.port;
+            let quick = parse(&get_closing(port, "/sleep?ms=200", ""), false);
+            assert_eq!(quick.map(|r| r.status), Ok(200), "{front:?}");
+            // Ready after write_timeout: never written, the connection closed.
+            let late = get_closing(port, "/sleep?ms=2500", "");
+            assert!(
+                late.is_empty(),
+                "{front:?}: {:?}",
+                String::from_utf8_lossy(&late)
+            );
+            // The front's own 504 at an exec_timeout that is not below
+            // write_timeout: of-watchdog's comes too late to be written, the
+            // runtime's is (see docs/operating.md).
+            let timed_out = get_closing(port, "/sleep?ms=2500", "X-Timeout: 1s\r\n");
+            match front {
+                Front::Runtime => {
+                    let r = parse(&timed_out, false).unwrap();
+                    assert_eq!(r.status, 504, "{r:?}");
+                }
+                Front::Watchdog => assert!(timed_out.is_empty(), "{timed_out:?}"),
+            }
+        },
+    );
+}
+
+#[test]
+fn a_body_later_than_exec_timeout_and_a_client_that_closes_its_side_get_504() {
+    both_started(&[("exec_timeout", "1s")], |front, s| {
+        let port = s.server.port;
+        // Several at once: a handler quick enough could once finish
+        // before the deadline was looked at.
+        let head =
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\n";
+        let late: Vec<_> = (0..8)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    exchange(port, head, b"hello", Duration::from_millis(2000), false)
+                })
+            })
+            .collect();
+        for late in late {
+            let late = late.join().unwrap();
+            let late = parse(&late, false).unwrap_or_else(|e| panic!("{front:?}: {e}"));
+            assert_eq!(late.status, 504, "{front:?}: a late body: {late:?}");
+            assert!(
+                late.headers.contains_key("x-openfaas-internal"),
+                "{front:?}"
+            );
+        }
+        let head = "GET /sleep?ms=3000 HTTP/1.1\r\nHost: x\r\n\r\n";
+        let asked = Instant::now();
+        let closed = exchange(port, head, b"", Duration::ZERO, true);
+        let closed = parse(&closed, false).unwrap_or_else(|e| panic!("{front:?}: {e}"));
+        assert_eq!(closed.status, 504, "{front:?}: a half-close: {closed:?}");
+        assert!(
+            closed.headers.contains_key("x-openfaas-internal"),
+            "{front:?}"
+        );
+        assert!(
+            asked.elapsed() < Duration::from_millis(2500),
+            "{front:?}: answered after {:?}, not when the client closed its side",
+            asked.elapsed()
+        );
+    });
+}
+
+#[test]
+fn metrics_are_prometheus_text_0_0_4_unless_openmetrics_is_asked_for() {
+    both(|front| {
+        let Some((s, metrics)) = start_with_metrics(front, &[]) else {
+            return;
+        };
+        assert_eq!(get(s.server.port, "/echo", &[]).status, 200, "{front:?}");
+        let text = get(metrics, "/metrics", &[]);
+        let content_type = text
+            .headers
+            .get("content-type")
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            content_type.starts_with("text/plain; version=0.0.4; charset=utf-8"),
+            "{front:?}: {content_type}"
+        );
+        assert!(
+            text.body.contains("# TYPE http_requests_total counter\n"),
+            "{front:?}: {}",
+            text.body
+        );
+        // What Prometheus asks for: whichever it gets, it is what it asked.
+        let accept =
+            "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3";
+        let asked = get(metrics, "/metrics", &[("Accept", accept)]);
+        let content_type = asked
+            .headers
+            .get("content-type")
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            content_type.starts_with("application/openmetrics-text; version=1.0.0")
+                || content_type.starts_with("text/plain; version=0.0.4"),
+            "{front:?}: {content_type}"
         );
     });
 }

@@ -12,7 +12,6 @@
 mod support;
 
 use fmerge_testkit::dataplane::{ResidentKib, rss_kib};
-use fmerge_testkit::free_port;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -20,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::answered_within;
-use support::fronts::{Front, both, both_started, start};
+use support::fronts::{Front, both, both_started, start_with_metrics};
 
 /// The bound every probe answer is held to.
 const WITHIN: Duration = Duration::from_secs(1);
@@ -213,16 +212,8 @@ fn an_idle_keep_alive_connection_makes_room_for_a_new_client() {
 #[test]
 fn metrics_answer_while_idle_clients_hold_the_metrics_port_and_reopen() {
     both(|front| {
-        let metrics_port = free_port().to_string();
-        let env: &[(&str, &str)] = match front {
-            Front::Runtime => &[("metrics_port", &metrics_port)],
-            // of-watchdog's own metrics are on :8081, always.
-            Front::Watchdog => &[],
-        };
-        let Some(_s) = start(front, env) else { return };
-        let metrics = match front {
-            Front::Runtime => metrics_port.parse().unwrap(),
-            Front::Watchdog => 8081,
+        let Some((_s, metrics)) = start_with_metrics(front, &[]) else {
+            return;
         };
         let holders = Holders::start(metrics, 160, Sends::Nothing);
         holders.opened(160);

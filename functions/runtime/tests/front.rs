@@ -133,7 +133,7 @@ fn a_client_that_goes_away_and_a_request_past_exec_timeout_are_counted() {
     assert!(
         s.output()
             .lines()
-            .any(|l| l.contains("GET /sleep?ms=5000 499")),
+            .any(|l| l.contains("GET /sleep?ms=5000 - 499")),
         "the access log has it too:\n{}",
         s.output()
     );

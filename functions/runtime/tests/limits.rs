@@ -244,10 +244,9 @@ fn a_whole_request_handler_sees_method_path_query_headers_and_sets_the_reply() {
     // The access log line names the function, the request and the call id.
     let log = s.output();
     assert!(
-        log.lines().any(
-            |l| l.starts_with("fmerge-runtime: PUT /echo?status=418&a=b 418")
-                && l.contains("call_id=call-1")
-        ),
+        log.lines().any(|l| l
+            .starts_with("fmerge-runtime: PUT /echo?status=418&a=b - 418 I'm a teapot")
+            && l.ends_with(" [call-1]")),
         "{log}"
     );
 }
@@ -358,7 +357,7 @@ fn metrics_export_the_process_resident_memory_and_cpu_seconds() {
         "{text}"
     );
     assert!(
-        text.contains("# TYPE process_cpu_seconds counter\n"),
+        text.contains("# TYPE process_cpu_seconds_total counter\n"),
         "{text}"
     );
     let rss = sample(&text, "process_resident_memory_bytes").expect("the RSS sample");

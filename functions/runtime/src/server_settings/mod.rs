@@ -16,8 +16,18 @@ mod parse;
 mod table;
 
 pub use parse::parse_duration;
-pub(crate) use table::DEFAULT_MAX_BODY_SIZE;
 pub use table::{CallLimits, ServerSettings};
+
+/// The settings as what reads them outside `serve` (`invoke`, the isolated
+/// callees) sees them, read once: a value that does not parse has stopped
+/// the start in `serve`; a test calling in directly gets the defaults.
+pub(crate) fn process() -> &'static ServerSettings {
+    static SETTINGS: std::sync::OnceLock<ServerSettings> = std::sync::OnceLock::new();
+    SETTINGS.get_or_init(|| {
+        ServerSettings::from_env()
+            .unwrap_or_else(|_| ServerSettings::from_lookup(|_| None).expect("the defaults parse"))
+    })
+}
 
 impl ServerSettings {
     /// The settings from the process environment.
@@ -121,6 +131,19 @@ mod tests {
             _ => None,
         });
         assert!(both.unwrap_err().contains("metrics_port=0"));
+        // The process's other settings, by the same rule.
+        for (key, value) in [
+            ("FMERGE_INVOKE_TIMEOUT_SECS", "ten"),
+            ("FMERGE_INVOKE_MAX_REPLY_BYTES", "8M"),
+            ("FMERGE_ISOLATE_THREADS", "0"),
+        ] {
+            let e = one(key, value).unwrap_err();
+            assert!(
+                e.starts_with(&format!("{key}=")) && e.contains("\nfix: "),
+                "{e}"
+            );
+        }
+        assert_eq!(none.invoke_timeout, Duration::from_secs(30));
     }
 
     #[test]

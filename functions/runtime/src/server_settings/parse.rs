@@ -52,6 +52,16 @@ pub(crate) fn number<T: FromStr>(what: &'static str) -> impl Fn(&str, &str) -> R
     }
 }
 
+/// A whole number of seconds.
+pub(crate) fn whole_seconds(key: &str, text: &str) -> Result<Duration, String> {
+    number("a whole number of seconds")(key, text).map(Duration::from_secs)
+}
+
+/// Any text (a URL, say).
+pub(crate) fn text(_key: &str, text: &str) -> Result<String, String> {
+    Ok(text.trim().to_string())
+}
+
 /// A number of call log records, at most `max`.
 pub(crate) fn records(max: usize) -> impl Fn(&str, &str) -> Result<usize, String> {
     move |key, text| {

@@ -5,7 +5,8 @@
 
 use super::macros::Row;
 use super::parse::{
-    self, duration, flag, ip_address, number, positive, positive_duration, records,
+    self, duration, flag, ip_address, number, positive, positive_duration, records, text,
+    whole_seconds,
 };
 use std::net::IpAddr;
 use std::time::Duration;
@@ -13,6 +14,9 @@ use std::time::Duration;
 /// `max_body_size`'s default, 32 MiB; also the default limit of a reply
 /// `invoke` reads over HTTP.
 pub(crate) const DEFAULT_MAX_BODY_SIZE: usize = 32 << 20;
+
+/// Where `invoke` reaches functions not merged in, by default.
+const DEFAULT_GATEWAY: &str = "http://gateway.openfaas:8080";
 
 /// The most records `FMERGE_CALL_LOG` may keep: at most a few hundred
 /// bytes each, tens of MiB in all.
@@ -55,11 +59,14 @@ settings_table! {
             default: Duration::from_secs(30),
             parse: positive_duration,
             doc_default: "`30s`",
-            meaning: "writing one reply, from the first write the client's socket cannot take at \
-                once to the reply's last byte (a client that does not read its replies loses its \
-                connection, as with Go's `WriteTimeout`); on SIGTERM, how long in-flight requests \
-                may still finish once new connections are refused. Must be over 0",
-            past_it: "connection closed",
+            meaning: "writing one reply: wholly written within this of its request's head, as \
+                Go's `WriteTimeout` counts it (a handler that takes longer gets no reply, as behind \
+                of-watchdog; a client that does not read its reply loses its connection). The 504 \
+                the runtime answers itself gets a `write_timeout` of its own, so that it comes \
+                through where of-watchdog's is lost (an `exec_timeout` not below \
+                `write_timeout`). On SIGTERM, how long in-flight requests may still finish once \
+                new connections are refused. Must be over 0",
+            past_it: "connection closed, the reply not written",
         },
         healthcheck_interval: Duration {
             key: "healthcheck_interval",
@@ -112,7 +119,8 @@ settings_table! {
             default: false,
             parse: flag,
             doc_default: "off",
-            meaning: "`1`/`true`: one line per request",
+            meaning: "`1`/`true`: one line per request, as of-watchdog writes it (see \
+                [Logs](#logs))",
             past_it: "",
         },
         call_log: usize {
@@ -125,6 +133,44 @@ settings_table! {
                 served by `GET :<metrics_port>/calls` (see [Endpoints](#endpoints)). Needs \
                 `metrics_port`",
             past_it: "the oldest records are dropped, and `/calls` says how many",
+        },
+        gateway_url: String {
+            key: "GATEWAY_URL",
+            default: DEFAULT_GATEWAY.to_string(),
+            parse: text,
+            doc_default: "`http://gateway.openfaas:8080`",
+            meaning: "where `invoke` sends calls to functions not merged in",
+            past_it: "",
+        },
+        invoke_timeout: Duration {
+            key: "FMERGE_INVOKE_TIMEOUT_SECS",
+            default: Duration::from_secs(30),
+            parse: whole_seconds,
+            doc_default: "`30`",
+            meaning: "timeout of one `invoke` over HTTP, a whole number of seconds",
+            past_it: "**502** to the caller",
+        },
+        invoke_max_reply: usize {
+            key: "FMERGE_INVOKE_MAX_REPLY_BYTES",
+            default: DEFAULT_MAX_BODY_SIZE,
+            parse: number("a number of bytes"),
+            doc_default: "`33554432` (32 MiB, `max_body_size`'s default)",
+            meaning: "the largest reply `invoke` reads from a callee over HTTP (a declared length \
+                over it is refused before the body is read)",
+            past_it: "**502** to the caller",
+        },
+        isolate_threads: usize {
+            key: "FMERGE_ISOLATE_THREADS",
+            default: 2,
+            parse: positive("a positive number", "would give an isolated callee no thread"),
+            doc_default: "`2`",
+            meaning: "threads of each isolated callee (its pool). Each call abandoned at the \
+                callee's `exec_timeout` whose handler blocks keeps its thread until the handler \
+                returns",
+            past_it: "every thread held past the deadline of the call it runs: **503** on \
+                `/_/ready` (the pod leaves rotation until one comes back; `/_/health` stays 200), \
+                `fmerge_isolated_threads_stuck` equal to `fmerge_isolated_threads`, and the \
+                callee's calls get their 504 at its `exec_timeout`",
         },
     }
 

@@ -85,6 +85,32 @@ pub fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
     }
 }
 
+/// [`start`], with the metrics served on the port returned: the
+/// runtime's on a free port, of-watchdog's on :8081, where it always is.
+/// `None` for of-watchdog also when :8081 is another process's (another
+/// test's function on this machine), which it could not serve.
+pub fn start_with_metrics(front: Front, env: &[(&str, &str)]) -> Option<(Started, u16)> {
+    match front {
+        Front::Runtime => {
+            let metrics = fmerge_testkit::free_port();
+            let port = metrics.to_string();
+            let mut env = env.to_vec();
+            env.push(("metrics_port", &port));
+            start(front, &env).map(|s| (s, metrics))
+        }
+        Front::Watchdog => {
+            let lock = WATCHDOG.lock().unwrap_or_else(|e| e.into_inner());
+            let free = std::net::TcpListener::bind(("0.0.0.0", 8081)).is_ok();
+            drop(lock);
+            if !free {
+                eprintln!("SKIPPED (of-watchdog half): :8081 is taken by another process");
+                return None;
+            }
+            start(front, env).map(|s| (s, 8081))
+        }
+    }
+}
+
 pub fn both(probe: impl Fn(Front)) {
     for front in [Front::Runtime, Front::Watchdog] {
         eprintln!("--- {front:?}");

@@ -3,7 +3,7 @@
 //! the metrics port alike.
 //!
 //! Every connection is accepted at once and served by hyper with its
-//! limits set (`max_buf_size`, the header read timeout, no half-close), so
+//! limits set (`max_buf_size`, the header read timeout), so
 //! that a probe is answered whoever holds the other connections. The cap
 //! (`max_connections`) is kept by closing, when a new client arrives with
 //! every slot taken, the connection that has waited longest outside a
@@ -16,24 +16,25 @@
 //! Hand-written, for want of a library that does it: the eviction (hyper
 //! and tower count connections or requests, neither closes idle ones to
 //! make room), the write deadline (hyper has a header read timeout only),
-//! and charging unfinished request heads to the memory budget.
+//! a client's half-close told to its request (hyper either drops the
+//! request or stops reading), and charging unfinished request heads to the
+//! memory budget (see `io.rs`).
+
+mod io;
 
 use bytes::Bytes;
+use futures_util::task::AtomicWaker;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
-use tokio::time::{Instant, Sleep};
+use tokio::sync::{Notify, Semaphore, mpsc, watch};
+use tokio::time::Instant;
 
 /// A reply as the front's services give it to hyper.
 pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
@@ -57,11 +58,17 @@ pub(crate) struct Limits {
     /// How long a request head may take to arrive, and a keep-alive
     /// connection wait for its next (`None`: for ever).
     pub header_timeout: Option<Duration>,
-    /// How long a reply may take to be written (see [`Io`]).
+    /// How long a reply may take to be written, from its request's head
+    /// (see `io.rs`).
     pub write_timeout: Duration,
     /// The memory budget heads are charged to (`None`: no budget).
     pub budget: Option<Arc<Semaphore>>,
 }
+
+/// [`Conn::write_by`] before a request's reply is made (a probe's, the
+/// metrics port's, hyper's own): the write deadline counts from the first
+/// write that waits.
+const NO_REPLY_YET: u64 = u64::MAX;
 
 /// A connection's states.
 const FRESH: u8 = 0;
@@ -83,7 +90,16 @@ pub(crate) struct Conn {
     requests: AtomicU64,
     evict: Notify,
     /// Evicted before its first request: closed outright.
-    evicted_fresh: std::sync::atomic::AtomicBool,
+    evicted_fresh: AtomicBool,
+    /// When its reply must be written by (Go's `WriteTimeout` from the
+    /// request's head; see [`Conn::replied`]), in nanoseconds since
+    /// [`origin`]; [`NO_REPLY_YET`] until the request's reply is made.
+    write_by: AtomicU64,
+    /// Its reply was made past that deadline: not to be written.
+    late: AtomicBool,
+    /// The client closed its side (sticky), and who waits for it.
+    half_closed: AtomicBool,
+    closed_side: AtomicWaker,
 }
 
 fn origin() -> Instant {
@@ -121,6 +137,8 @@ impl Conn {
                 Err(now) => state = now,
             }
         }
+        self.write_by.store(NO_REPLY_YET, Ordering::Relaxed);
+        self.late.store(false, Ordering::Relaxed);
         self.requests.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -207,7 +225,11 @@ impl Front {
             started: AtomicU64::new(now),
             requests: AtomicU64::new(0),
             evict: Notify::new(),
-            evicted_fresh: Default::default(),
+            evicted_fresh: AtomicBool::new(false),
+            write_by: AtomicU64::new(NO_REPLY_YET),
+            late: AtomicBool::new(false),
+            half_closed: AtomicBool::new(false),
+            closed_side: AtomicWaker::new(),
         });
         let mut open = lock(&self.open);
         while open.len() >= self.limits.max_connections {
@@ -319,17 +341,7 @@ async fn connection<S, F>(
     F: Future<Output = Result<HttpResponse, Infallible>> + Send + 'static,
 {
     let limits = &front.limits;
-    let io = Io {
-        io: stream,
-        conn: conn.clone(),
-        limit: limits.write_timeout,
-        timer: None,
-        armed: false,
-        budget: limits.budget.clone(),
-        head: None,
-        head_read: 0,
-        charged_for: 0,
-    };
+    let io = io::Io::new(stream, conn.clone(), limits);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -338,8 +350,8 @@ async fn connection<S, F>(
         // IdleTimeout defaults to ReadTimeout the same way).
         .header_read_timeout(limits.header_timeout)
         .max_buf_size(MAX_HEAD)
-        // A client that closes its side is gone: its request is dropped
-        // and counted so (499), as nginx counts it.
+        // hyper reads on while a request is served, and `io.rs` tells its
+        // request when the client closes its side.
         .half_close(false);
     let served = builder.serve_connection(TokioIo::new(io), hyper::service::service_fn(service));
     tokio::pin!(served);
@@ -362,162 +374,6 @@ async fn connection<S, F>(
         }
     }
     front.forget(&conn);
-}
-
-/// A connection's socket as hyper sees it: replies must be written within
-/// `limit`, counted from the first write the socket could not take at once
-/// (hyper flushes once a reply is wholly written, which ends it), and the
-/// bytes of a request head past [`FREE_HEAD`] are charged to the budget
-/// until the head is taken up.
-struct Io {
-    io: TcpStream,
-    conn: Arc<Conn>,
-    limit: Duration,
-    timer: Option<Pin<Box<Sleep>>>,
-    armed: bool,
-    budget: Option<Arc<Semaphore>>,
-    head: Option<OwnedSemaphorePermit>,
-    /// Bytes of the current head read so far.
-    head_read: usize,
-    /// The request count the head charge is for.
-    charged_for: u64,
-}
-
-impl Io {
-    /// How many bytes of a head may be read now; an error if the budget
-    /// is spent (hyper closes the connection).
-    fn head_room(&mut self) -> io::Result<usize> {
-        let requests = self.conn.requests.load(Ordering::Relaxed);
-        if requests != self.charged_for {
-            // The last head was taken up: its charge is over.
-            self.charged_for = requests;
-            self.head = None;
-            self.head_read = 0;
-        }
-        let Some(budget) = &self.budget else {
-            return Ok(usize::MAX);
-        };
-        let charged = self.head.as_ref().map_or(0, |p| p.num_permits()) * BUDGET_UNIT;
-        let allowed = FREE_HEAD + charged;
-        if self.head_read < allowed {
-            return Ok(allowed - self.head_read);
-        }
-        let more = budget
-            .clone()
-            .try_acquire_many_owned(HEAD_CHARGE)
-            .map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    "request head would exceed max_buffered_bytes",
-                )
-            })?;
-        match &mut self.head {
-            Some(head) => head.merge(more),
-            None => self.head = Some(more),
-        }
-        Ok(HEAD_CHARGE as usize * BUDGET_UNIT)
-    }
-
-    /// Called when the socket pushed back: arms the deadline if it is not
-    /// armed, and errs once it has passed.
-    fn pending<R>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
-        let limit = self.limit;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-        if !self.armed {
-            self.armed = true;
-            timer.as_mut().reset(Instant::now() + limit);
-        }
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("reply not written within write_timeout ({limit:?})"),
-            ))),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl AsyncRead for Io {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.conn.state.load(Ordering::Relaxed) == BUSY {
-            // A body: charged by its reader (`body.rs`).
-            return Pin::new(&mut this.io).poll_read(cx, buf);
-        }
-        let room = this.head_room()?;
-        let before = this.conn.requests.load(Ordering::Relaxed);
-        let n = if room >= buf.remaining() {
-            let filled = buf.filled().len();
-            ready!(Pin::new(&mut this.io).poll_read(cx, buf))?;
-            buf.filled().len() - filled
-        } else {
-            let mut part = buf.take(room);
-            ready!(Pin::new(&mut this.io).poll_read(cx, &mut part))?;
-            let n = part.filled().len();
-            // SAFETY: `part` is the start of `buf`'s unfilled part, and
-            // the read initialized its first `n` bytes.
-            unsafe { buf.assume_init(n) };
-            buf.advance(n);
-            n
-        };
-        if n > 0 {
-            this.head_read += n;
-            this.conn.arrived(before);
-        }
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl AsyncWrite for Io {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.io).poll_write(cx, buf) {
-            Poll::Pending => self.pending(cx),
-            ready => ready,
-        }
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.io).poll_write_vectored(cx, bufs) {
-            Poll::Pending => self.pending(cx),
-            ready => ready,
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.io).poll_flush(cx) {
-            Poll::Pending => self.pending(cx),
-            ready => {
-                ready!(ready)?;
-                self.armed = false;
-                Poll::Ready(Ok(()))
-            }
-        }
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.io).poll_shutdown(cx) {
-            Poll::Pending => self.pending(cx),
-            ready => ready,
-        }
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
