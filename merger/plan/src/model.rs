@@ -1,6 +1,7 @@
 //! The planner's model of an application: functions, calls per invocation,
 //! requests from outside, and what may share a binary; and the value of a
-//! set of groups, which both searches ([`crate::search`]) maximize.
+//! set of groups, which both searches (the `search` module, above this one)
+//! maximize.
 //!
 //! What the searches maximize is the team's [`Objective`]
 //! (`model/objective.rs`): the expected latency removed (the default),
