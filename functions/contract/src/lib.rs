@@ -55,6 +55,19 @@ pub fn main_symbol(package: &str) -> String {
     s
 }
 
+/// The prefix of the symbol fmerge gives a watchdog-process callee's Rust
+/// `main` run through std's `lang_start` closure (no runtime start, no
+/// exit): the merged binary's shim calls it to run that callee in the
+/// caller's process, where fmerge found nothing that needs a process.
+pub const RUN_PREFIX: &str = "fmerge.run.";
+
+/// `fmerge.run.<package>`.
+pub fn run_symbol(package: &str) -> String {
+    let mut s = String::from(RUN_PREFIX);
+    s.push_str(package);
+    s
+}
+
 /// The OpenFaaS name of a function whose cargo package is `package`: the
 /// package name itself when it is already a DNS label (`write-home-timeline`),
 /// else its words in kebab case (`WriteHomeTimeline`, `write_home_timeline`
@@ -164,6 +177,7 @@ mod tests {
         );
         assert_eq!(namespaced("a.b_c", "K"), "A_B_C__K");
         assert_eq!(main_symbol("UserFilter"), "fmerge.main.UserFilter");
+        assert_eq!(run_symbol("UserFilter"), "fmerge.run.UserFilter");
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! `FMERGE_RUN_MEMBER`. In a member's process they also apply its rewrites
 //! ([`rewrite`]): host names in `getaddrinfo`, ports in `connect`, and file
 //! paths in the opens (`open`, `open64`, `openat`, `openat64`) the binary's
-//! own code calls.
+//! own code calls. On a thread that acts for a member run in this process
+//! ([`crate::inproc`]), `read`/`readv` of stdin, `write`/`writev` of stdout,
+//! `getenv`/`secure_getenv` and the rewrites are that member's, and
+//! `pthread_create` passes the member on to the new thread.
 
 use std::ffi::{CStr, c_char, c_int, c_long, c_void};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -172,6 +175,9 @@ fn redirect(fd: c_int, dest: SocketAddr) -> Option<c_int> {
     if gateway::bypassed() || !state.is_gateway(dest) {
         return None;
     }
+    // A line a member run here has not ended yet is its output, not the
+    // output of the member it is calling.
+    crate::inproc::flush_own_stdout();
     let stand_in = server::stand_in_port()?;
     let family = if dest.is_ipv4() { AF_INET } else { AF_INET6 };
     let port = local_port(fd, family)?;
@@ -377,6 +383,202 @@ pub unsafe extern "C" fn openat64(
 ) -> c_int {
     // SAFETY: the caller's arguments.
     unsafe { open_at(dirfd, path, flags, mode) }
+}
+
+const SYS_READ: c_long = 0;
+const SYS_WRITE: c_long = 1;
+const SYS_READV: c_long = 19;
+const SYS_WRITEV: c_long = 20;
+
+#[repr(C)]
+struct IoVec {
+    base: *mut u8,
+    len: usize,
+}
+
+/// `read(2)`: a member's stdin on a thread that acts for it.
+///
+/// # Safety
+/// As `read(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut u8, count: usize) -> isize {
+    if fd == 0 && !buf.is_null() {
+        // SAFETY: the caller gives `count` writable bytes at `buf`.
+        let slice = unsafe { std::slice::from_raw_parts_mut(buf, count) };
+        if let Some(n) = crate::inproc::read_stdin(slice) {
+            return n as isize;
+        }
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_READ, fd as c_long, buf, count) as isize }
+}
+
+/// `readv(2)`: as `read`, into each buffer in turn.
+///
+/// # Safety
+/// As `readv(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn readv(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
+    if fd == 0 && count > 0 && crate::inproc::with_current(|c| c.is_some()) {
+        // SAFETY: the caller gives `count` iovecs.
+        let iov = unsafe { std::slice::from_raw_parts(iov, count as usize) };
+        let mut total = 0;
+        for v in iov {
+            // SAFETY: each iovec names `len` writable bytes.
+            let slice = unsafe { std::slice::from_raw_parts_mut(v.base, v.len) };
+            let n = crate::inproc::read_stdin(slice).unwrap_or(0);
+            total += n;
+            if n < v.len {
+                break;
+            }
+        }
+        return total as isize;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_READV, fd as c_long, iov, count as c_long) as isize }
+}
+
+/// `write(2)`: a member's stdout on a thread that acts for it.
+///
+/// # Safety
+/// As `write(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const u8, count: usize) -> isize {
+    if fd == 1 && !buf.is_null() {
+        // SAFETY: the caller gives `count` readable bytes at `buf`.
+        let slice = unsafe { std::slice::from_raw_parts(buf, count) };
+        if let Some(n) = crate::inproc::write_stdout(slice) {
+            return n as isize;
+        }
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_WRITE, fd as c_long, buf, count) as isize }
+}
+
+/// `writev(2)`: as `write`, each buffer in turn.
+///
+/// # Safety
+/// As `writev(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn writev(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
+    if fd == 1 && count > 0 && crate::inproc::with_current(|c| c.is_some()) {
+        // SAFETY: the caller gives `count` iovecs.
+        let iov = unsafe { std::slice::from_raw_parts(iov, count as usize) };
+        let mut total = 0;
+        for v in iov {
+            // SAFETY: each iovec names `len` readable bytes.
+            let slice = unsafe { std::slice::from_raw_parts(v.base, v.len) };
+            total += crate::inproc::write_stdout(slice).unwrap_or(0);
+        }
+        return total as isize;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_WRITEV, fd as c_long, iov, count as c_long) as isize }
+}
+
+/// libc's definition of `name`, looked up once into `slot`.
+fn next(slot: &AtomicUsize, name: &CStr) -> usize {
+    let mut real = slot.load(Ordering::Acquire);
+    if real == 0 {
+        // SAFETY: dlsym with a NUL-terminated name.
+        real = unsafe { dlsym(RTLD_NEXT, name.as_ptr()) } as usize;
+        slot.store(real, Ordering::Release);
+    }
+    real
+}
+
+type GetEnv = unsafe extern "C" fn(*const c_char) -> *const c_char;
+
+/// `getenv(3)` (exported, so shared libraries get it too): a member's own
+/// environment on a thread that acts for it, else libc's.
+///
+/// # Safety
+/// As `getenv(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getenv(name: *const c_char) -> *const c_char {
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    // SAFETY: `name` is a C string, as getenv requires.
+    unsafe { env_lookup(&REAL, c"getenv", name) }
+}
+
+/// `secure_getenv(3)`: as `getenv` (the binary is never set-user-ID).
+///
+/// # Safety
+/// As `secure_getenv(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn secure_getenv(name: *const c_char) -> *const c_char {
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    // SAFETY: `name` is a C string, as secure_getenv requires.
+    unsafe { env_lookup(&REAL, c"secure_getenv", name) }
+}
+
+/// # Safety
+/// `name` must be null or a C string.
+unsafe fn env_lookup(slot: &AtomicUsize, symbol: &CStr, name: *const c_char) -> *const c_char {
+    if name.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: a C string, as the caller promises.
+    if let Some(value) = crate::inproc::getenv(unsafe { CStr::from_ptr(name) }) {
+        return value;
+    }
+    let real = next(slot, symbol);
+    if real == 0 {
+        return std::ptr::null();
+    }
+    // SAFETY: libc's function of that name, which has this signature.
+    unsafe { std::mem::transmute::<usize, GetEnv>(real)(name) }
+}
+
+type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+type PthreadCreate =
+    unsafe extern "C" fn(*mut u64, *const c_void, StartRoutine, *mut c_void) -> c_int;
+
+/// A thread started on behalf of a member run in this process.
+struct Start {
+    routine: StartRoutine,
+    arg: *mut c_void,
+    ctx: std::sync::Arc<crate::inproc::Context>,
+}
+
+extern "C" fn start_for_member(start: *mut c_void) -> *mut c_void {
+    // SAFETY: `pthread_create` below boxed a `Start` for this thread alone.
+    let start = unsafe { Box::from_raw(start as *mut Start) };
+    let _scope = crate::inproc::Scope::enter(start.ctx);
+    (start.routine)(start.arg)
+}
+
+/// `pthread_create(3)` (exported): a thread started while acting for a
+/// member run in this process acts for it too.
+///
+/// # Safety
+/// As `pthread_create(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut u64,
+    attr: *const c_void,
+    routine: StartRoutine,
+    arg: *mut c_void,
+) -> c_int {
+    static REAL: AtomicUsize = AtomicUsize::new(0);
+    let real = next(&REAL, c"pthread_create");
+    if real == 0 {
+        return 11; // EAGAIN
+    }
+    // SAFETY: libc's pthread_create, which has this signature.
+    let real = unsafe { std::mem::transmute::<usize, PthreadCreate>(real) };
+    let Some(ctx) = crate::inproc::current() else {
+        // SAFETY: the caller's arguments, passed through.
+        return unsafe { real(thread, attr, routine, arg) };
+    };
+    let start = Box::into_raw(Box::new(Start { routine, arg, ctx }));
+    // SAFETY: the caller's thread and attributes, our routine and its box.
+    let r = unsafe { real(thread, attr, start_for_member, start as *mut c_void) };
+    if r != 0 {
+        // SAFETY: not started: the box is still ours.
+        drop(unsafe { Box::from_raw(start) });
+    }
+    r
 }
 
 /// Forks the zygote members' processes come from, then runs the member

@@ -33,6 +33,7 @@ pub mod cgi;
 mod contract;
 pub mod gateway;
 pub mod http;
+pub mod inproc;
 #[cfg(fmerge_merged)]
 mod interpose;
 pub mod member;
@@ -54,6 +55,10 @@ pub struct Member {
     pub main: unsafe extern "C" fn(i32, *const *const u8) -> i32,
     /// The of-watchdog mode it was deployed with.
     pub mode: Mode,
+    /// Its Rust `main` with std's exit-code mapping, callable in this
+    /// process ([`fmerge_contract::run_symbol`]); `None` where fmerge found
+    /// a reason the member needs a process of its own (the build says it).
+    pub run: Option<unsafe extern "C-unwind" fn() -> i32>,
 }
 
 /// The of-watchdog modes a watchdog-process member can have.

@@ -4,7 +4,10 @@
 //! its own, not a thread, because a member is a whole program: it owns its
 //! globals, its stdio and its exit. The process is forked by the binary's
 //! zygote ([`crate::zygote`]) where it can be, else started from this binary,
-//! told by `FMERGE_RUN_MEMBER` which member to be.
+//! told by `FMERGE_RUN_MEMBER` which member to be. Where fmerge found
+//! nothing in a member's code that needs a process, and its `exec_timeout`
+//! cannot cut it off before this process ends, it runs in this process
+//! instead ([`crate::inproc`]), answered the same way.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -16,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cgi::{self, Call};
+use crate::inproc;
 use crate::zygote::{self, Outcome};
 use crate::{Member, Mode, RUN_MEMBER_VAR};
 
@@ -51,14 +55,25 @@ pub fn settings(name: &str, env: &[(OsString, OsString)]) -> Settings {
             .find(|(k, _)| k.to_str() == Some(want.as_str()))
             .and_then(|(_, v)| v.to_str().map(str::to_string))
     };
-    let timeout = match get("exec_timeout").and_then(|v| cgi::parse_watchdog_duration(&v)) {
-        Some(d) => d.timeout(),
-        None => Some(DEFAULT_EXEC_TIMEOUT),
-    };
     Settings {
         content_type: get("content_type").unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string()),
-        timeout,
+        timeout: exec_timeout(get("exec_timeout").as_deref()),
     }
+}
+
+/// The limit an `exec_timeout` setting (`None`: unset) means, as
+/// of-watchdog reads it; `None` for no limit.
+fn exec_timeout(setting: Option<&str>) -> Option<Duration> {
+    match setting.and_then(cgi::parse_watchdog_duration) {
+        Some(d) => d.timeout(),
+        None => Some(DEFAULT_EXEC_TIMEOUT),
+    }
+}
+
+/// The `exec_timeout` this process runs under (its watchdog's setting, as
+/// of-watchdog reads it, which the process inherits), `None` for no limit.
+fn own_timeout() -> Option<Duration> {
+    exec_timeout(std::env::var("exec_timeout").ok().as_deref())
 }
 
 /// The binary to start members from: this one.
@@ -73,6 +88,15 @@ pub fn run(member: &Member, call: &Call) -> Reply {
     let settings = settings(&call.name, &base);
     let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
+    if let Some(entry) = member.run
+        && inproc::fits(settings.timeout, own_timeout())
+    {
+        let ended = match inproc::run(&call.name, entry, &call.body, env) {
+            Ok((out, code)) => (out, status_error(ExitStatus::from_raw(code << 8))),
+            Err(e) => (Vec::new(), Err(e.to_string())),
+        };
+        return answer(member.mode, settings, start, ended);
+    }
     let ended = match zygote::execute(&call.name, &env, &call.body, settings.timeout) {
         Outcome::Ran(out, status) => (
             out,

@@ -7,7 +7,9 @@
 //! watchdog-process member runs in a process of its own, so there the
 //! rewrite applies where the literal is used: a host name FROM resolves as
 //! TO's host (and a connection to FROM's port goes to TO's), a file FROM
-//! opens as TO. Only in that member's process; never in the caller's.
+//! opens as TO. Only in that member's process, or on the threads that act
+//! for it when it runs in the caller's ([`crate::inproc`]); never in the
+//! caller's own.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Mutex, OnceLock};
@@ -47,8 +49,9 @@ pub fn target(text: &str) -> Option<Target> {
     })
 }
 
-/// The rewrites in force in this process, once its member is known.
-struct Active {
+/// One member's rewrites in force: in its own process, or on the threads
+/// that act for it.
+pub struct Active {
     /// (FROM, TO) pairs, each side a [`Target`].
     pairs: Vec<(Target, Target)>,
     /// Addresses a rewritten host resolved to, with FROM's port and TO's.
@@ -57,66 +60,88 @@ struct Active {
 
 static ACTIVE: OnceLock<Active> = OnceLock::new();
 
-/// Puts `member`'s rewrites of `table` in force in this process (its
-/// constructor calls it once it knows which member it runs).
-pub fn activate(member: &str, table: &[Rewrite]) {
+/// `member`'s rewrites of `table`, if it has any.
+pub fn active_for(member: &str, table: &[Rewrite]) -> Option<Active> {
     let pairs: Vec<(Target, Target)> = table
         .iter()
         .filter(|r| r.member == member)
         .filter_map(|r| Some((target(r.from)?, target(r.to)?)))
         .collect();
-    if !pairs.is_empty() {
-        let _ = ACTIVE.set(Active {
-            pairs,
-            ports: Mutex::new(Vec::new()),
-        });
+    (!pairs.is_empty()).then(|| Active {
+        pairs,
+        ports: Mutex::new(Vec::new()),
+    })
+}
+
+/// Puts `member`'s rewrites of `table` in force in this process (its
+/// constructor calls it once it knows which member it runs).
+pub fn activate(member: &str, table: &[Rewrite]) {
+    if let Some(active) = active_for(member, table) {
+        let _ = ACTIVE.set(active);
     }
 }
 
-/// Whether any rewrite is in force: the cheap test before every other.
+/// Calls `f` with the rewrites in force on this thread: its member's when
+/// it acts for one run in this process, else this process's.
+fn with_active<T>(f: impl FnOnce(&Active) -> Option<T>) -> Option<T> {
+    crate::inproc::with_current(|ctx| match ctx {
+        Some(ctx) => f(ctx.rewrites.as_ref()?),
+        None => f(ACTIVE.get()?),
+    })
+}
+
+/// Whether any rewrite is in force here: the cheap test before every other.
 pub fn any() -> bool {
-    ACTIVE.get().is_some()
+    with_active(|_| Some(())).is_some()
 }
 
 /// The host to resolve in place of `node`, with (FROM's port, TO's port)
 /// when the rewrite names both.
 pub fn host(node: &str) -> Option<(String, Option<(u16, u16)>)> {
     let node = crate::gateway::normalize(node);
-    ACTIVE.get()?.pairs.iter().find_map(|pair| match pair {
-        (Target::Host { host, port: from }, Target::Host { host: to, port }) if *host == node => {
-            Some((to.clone(), from.zip(*port)))
-        }
-        _ => None,
+    with_active(|active| {
+        active.pairs.iter().find_map(|pair| match pair {
+            (Target::Host { host, port: from }, Target::Host { host: to, port })
+                if *host == node =>
+            {
+                Some((to.clone(), from.zip(*port)))
+            }
+            _ => None,
+        })
     })
 }
 
 /// Notes that a rewritten host resolved to `ip`, whose connections on port
 /// `ports.0` go to `ports.1`.
 pub fn remember_port(ip: IpAddr, ports: (u16, u16)) {
-    if let Some(active) = ACTIVE.get() {
+    with_active(|active| {
         let mut seen = active.ports.lock().unwrap_or_else(|e| e.into_inner());
         if !seen.contains(&(ip, ports.0, ports.1)) {
             seen.push((ip, ports.0, ports.1));
         }
-    }
+        Some(())
+    });
 }
 
 /// The destination a connection to `dest` goes to instead, if a rewritten
 /// host resolved to it with a port rewrite.
 pub fn destination(dest: SocketAddr) -> Option<SocketAddr> {
-    let active = ACTIVE.get()?;
-    let seen = active.ports.lock().unwrap_or_else(|e| e.into_inner());
-    let ip = dest.ip().to_canonical();
-    seen.iter()
-        .find(|(i, from, _)| *i == ip && *from == dest.port())
-        .map(|(_, _, to)| SocketAddr::new(dest.ip(), *to))
+    with_active(|active| {
+        let seen = active.ports.lock().unwrap_or_else(|e| e.into_inner());
+        let ip = dest.ip().to_canonical();
+        seen.iter()
+            .find(|(i, from, _)| *i == ip && *from == dest.port())
+            .map(|(_, _, to)| SocketAddr::new(dest.ip(), *to))
+    })
 }
 
 /// The file to open in place of `path`.
-pub fn path(path: &str) -> Option<&str> {
-    ACTIVE.get()?.pairs.iter().find_map(|pair| match pair {
-        (Target::Path(from), Target::Path(to)) if from == path => Some(to.as_str()),
-        _ => None,
+pub fn path(path: &str) -> Option<String> {
+    with_active(|active| {
+        active.pairs.iter().find_map(|pair| match pair {
+            (Target::Path(from), Target::Path(to)) if from == path => Some(to.clone()),
+            _ => None,
+        })
     })
 }
 

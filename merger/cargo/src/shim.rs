@@ -41,6 +41,9 @@ pub struct Member {
     pub main: String,
     /// Its of-watchdog mode: how a call to it is answered.
     pub mode: Mode,
+    /// The symbol of its Rust `main` callable in the caller's process
+    /// ([`fmerge_contract::run_symbol`]), where it may run there.
+    pub run: Option<String>,
 }
 
 /// The of-watchdog modes a watchdog-process member may run in (the shim's
@@ -77,6 +80,7 @@ pub fn members(members: &Members, modes: &BTreeMap<String, String>) -> Vec<Membe
                 false => fmerge_contract::main_symbol(&f.name),
             },
             mode: Mode::of(modes.get(&f.name).map(String::as_str)),
+            run: None,
         })
         .collect()
 }
@@ -112,8 +116,13 @@ pub fn table(
     for (i, m) in members.iter().enumerate() {
         let _ = writeln!(
             s,
-            "    Member {{ name: {:?}, main: m{i}, mode: Mode::{:?} }},",
-            m.name, m.mode
+            "    Member {{ name: {:?}, main: m{i}, mode: Mode::{:?}, run: {} }},",
+            m.name,
+            m.mode,
+            match m.run {
+                Some(_) => format!("Some(r{i})"),
+                None => "None".to_string(),
+            }
         );
     }
     s.push_str("];\nunsafe extern \"C\" {\n");
@@ -123,6 +132,12 @@ pub fn table(
             "    #[link_name = {:?}] fn m{i}(argc: i32, argv: *const *const u8) -> i32;",
             m.main
         );
+    }
+    s.push_str("}\nunsafe extern \"C-unwind\" {\n");
+    for (i, m) in members.iter().enumerate() {
+        if let Some(run) = &m.run {
+            let _ = writeln!(s, "    #[link_name = {run:?}] fn r{i}() -> i32;");
+        }
     }
     s.push_str("}\n");
     let _ = writeln!(
@@ -211,11 +226,13 @@ mod tests {
                 name: "write-home-timeline".into(),
                 main: "main".into(),
                 mode: Mode::Streaming,
+                run: None,
             },
             Member {
                 name: "user-filter".into(),
                 main: "fmerge.main.UserFilter".into(),
                 mode: Mode::Serializing,
+                run: Some("fmerge.run.UserFilter".into()),
             },
         ];
         let rewrites = [RuntimeRewrite {
@@ -233,10 +250,12 @@ mod tests {
         assert!(table.contains(
             r#"Rewrite { member: "user-filter", from: "/var/openfaas/secrets/redis-password", to: "/var/openfaas/secrets/uf-redis-password" },"#
         ));
-        assert!(
-            table.contains(r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing }"#)
-        );
+        assert!(table.contains(
+            r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing, run: Some(r1) }"#
+        ));
         assert!(table.contains(r#"#[link_name = "fmerge.main.UserFilter"] fn m1("#));
+        assert!(table.contains(r#"#[link_name = "fmerge.run.UserFilter"] fn r1() -> i32;"#));
+        assert!(table.contains(r#"run: None }"#));
         assert!(table.contains(r#"GATEWAY_URLS: &[&str] = &["http://gw:8080"];"#));
         assert!(table.contains(r#""OPENFAAS_URL""#));
         assert!(table.contains(r#"CALLER_ENV: &[&str] = &["REDIS_HOST"];"#));

@@ -18,9 +18,9 @@ use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
 pub(crate) static CALLER: &str = "prog";
 pub(crate) static MEMBERS: &[Member] = &[
-    Member { name: "prog", main: m0, mode: Mode::Streaming },
-    Member { name: "echo", main: m1, mode: Mode::Streaming },
-    Member { name: "whoami", main: m2, mode: Mode::Serializing },
+    Member { name: "prog", main: m0, mode: Mode::Streaming, run: None },
+    Member { name: "echo", main: m1, mode: Mode::Streaming, run: None },
+    Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;

@@ -1,0 +1,334 @@
+//! A member run in this process, on a thread, where fmerge found nothing in
+//! its code that needs a process of its own (the build's verdict, given as
+//! [`Member::run`]): no process start, no fork, only the member's own work.
+//!
+//! A member is a whole program, so the thread gives it what its own process
+//! gave it, per thread, through the C symbols the `interpose` module defines
+//! in place of libc's:
+//! - **stdin and stdout**: `read`/`readv` of descriptor 0 read the call's
+//!   body, `write`/`writev` of descriptor 1 append to the reply. std's
+//!   buffers of both are global, so the thread first hands back to its owner
+//!   what another reader left in std's stdin buffer and flushes what another
+//!   writer left in std's stdout buffer, and at the end flushes the member's
+//!   own output and drops what it left unread;
+//! - **its environment**: `getenv` (and `secure_getenv`) answer from the
+//!   member's environment, as its process would have had it;
+//! - **its rewrites** (data stores, secrets: [`crate::rewrite`]);
+//! - threads it starts (`pthread_create`) inherit all of it, so a client's
+//!   own threads (libcurl's resolver, reqwest's runtime) act for it too.
+//!
+//! Its exit code is its `main`'s, as std's runtime maps it; a panic unwinds
+//! out of the entry and counts as exit code 101, as std's runtime has it,
+//! with the message from a thread named `main`. What fmerge checks in the
+//! IR before it gives a member an entry (no `process::exit`, no environment
+//! writes or `environ` reads, no threads of its own code left running, no
+//! mutable statics in the team's crates, no stdio lock held across a call)
+//! is what this module relies on; the `exec_timeout` rule is checked here
+//! ([`fits`]).
+
+use std::cell::Cell;
+use std::ffi::{CStr, CString, OsString, c_char};
+use std::io::{BufRead, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use crate::rewrite::{self, Active};
+
+/// The stack a member's `main` gets: the usual main-thread limit (8 MiB),
+/// not std's 2 MiB for spawned threads.
+const STACK: usize = 8 << 20;
+
+/// What a member run in this process has of its own.
+pub struct Context {
+    /// Its OpenFaaS name.
+    pub name: String,
+    stdin: Mutex<Input>,
+    stdout: Mutex<Vec<u8>>,
+    /// `KEY=VALUE`, later entries winning; leaked, because C code may keep
+    /// the pointers `getenv` returns (the process ends with its request).
+    env: &'static [&'static CStr],
+    /// Its rewrites, if it has any.
+    pub rewrites: Option<Active>,
+}
+
+/// A member's stdin: the call's body, opened once std's buffer holds
+/// nothing of another reader's.
+struct Input {
+    body: Vec<u8>,
+    at: usize,
+    open: bool,
+}
+
+thread_local! {
+    /// The member this thread acts for; null for the caller's threads.
+    static CURRENT: Cell<*const Context> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The member the current thread acts for, if any.
+pub fn current() -> Option<Arc<Context>> {
+    let ptr = CURRENT.try_with(Cell::get).ok()?;
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: a thread's pointer comes from an `Arc` that thread holds a
+    // count of while the pointer is set ([`Scope`]).
+    unsafe {
+        Arc::increment_strong_count(ptr);
+        Some(Arc::from_raw(ptr))
+    }
+}
+
+/// Calls `f` with the current thread's member, without touching counts:
+/// for the C symbols, which run often.
+pub fn with_current<T>(f: impl FnOnce(Option<&Context>) -> T) -> T {
+    let ptr = CURRENT.try_with(Cell::get).unwrap_or(std::ptr::null());
+    // SAFETY: as in `current`, the thread holds a count while it is set.
+    f(unsafe { ptr.as_ref() })
+}
+
+/// Sets the current thread's member until dropped (holding a count of it).
+pub struct Scope {
+    ctx: Arc<Context>,
+    before: *const Context,
+}
+
+impl Scope {
+    pub fn enter(ctx: Arc<Context>) -> Scope {
+        let before = CURRENT.with(|c| c.replace(Arc::as_ptr(&ctx)));
+        Scope { ctx, before }
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|c| c.set(self.before));
+        let _ = &self.ctx;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Who filled std's stdin buffer last: the process's own stdin (`None`) or
+/// a member's body. Whatever that buffer still holds came from that read.
+static LAST_FILL: Mutex<Option<Weak<Context>>> = Mutex::new(None);
+/// Bytes of the process's own stdin taken back from std's buffer before a
+/// member ran: the caller's next reads get them first.
+static PENDING: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static ANY_PENDING: AtomicBool = AtomicBool::new(false);
+
+impl Context {
+    /// Reads the member's stdin into `buf`: `None` if `ctx` is not this
+    /// thread's member (the caller reads the process's).
+    fn read(&self, buf: &mut [u8]) -> usize {
+        let mut input = lock(&self.stdin);
+        if !input.open {
+            return 0;
+        }
+        let n = buf.len().min(input.body.len() - input.at);
+        buf[..n].copy_from_slice(&input.body[input.at..input.at + n]);
+        input.at += n;
+        n
+    }
+
+    /// Puts `bytes`, the end of what the member last read, back in front.
+    fn unread(&self, bytes: usize) {
+        let mut input = lock(&self.stdin);
+        input.at = input.at.saturating_sub(bytes);
+    }
+}
+
+/// `read` of descriptor 0 on the current thread, if this module answers it:
+/// the member's body, or the caller's bytes taken back from std's buffer.
+pub fn read_stdin(buf: &mut [u8]) -> Option<usize> {
+    with_current(|ctx| match ctx {
+        Some(ctx) => {
+            let n = ctx.read(buf);
+            if n > 0 {
+                note_fill(current().as_ref().map(Arc::downgrade));
+            }
+            Some(n)
+        }
+        None => {
+            if !ANY_PENDING.load(Ordering::Acquire) {
+                note_fill(None);
+                return None;
+            }
+            let mut pending = lock(&PENDING);
+            let n = buf.len().min(pending.len());
+            buf[..n].copy_from_slice(&pending[..n]);
+            pending.drain(..n);
+            ANY_PENDING.store(!pending.is_empty(), Ordering::Release);
+            (n > 0).then_some(n)
+        }
+    })
+}
+
+fn note_fill(owner: Option<Weak<Context>>) {
+    *lock(&LAST_FILL) = owner;
+}
+
+/// `write` of descriptor 1 on the current thread, if it acts for a member:
+/// appended to its reply.
+pub fn write_stdout(buf: &[u8]) -> Option<usize> {
+    with_current(|ctx| {
+        let ctx = ctx?;
+        lock(&ctx.stdout).extend_from_slice(buf);
+        Some(buf.len())
+    })
+}
+
+/// `getenv` on the current thread, if it acts for a member: its own
+/// environment's value (`Some(null)` when it has none).
+pub fn getenv(name: &CStr) -> Option<*const c_char> {
+    with_current(|ctx| {
+        let ctx = ctx?;
+        let name = name.to_bytes();
+        let found = ctx.env.iter().rev().find_map(|kv| {
+            let kv = kv.to_bytes_with_nul();
+            (kv.len() > name.len() && kv.starts_with(name) && kv[name.len()] == b'=')
+                .then(|| kv[name.len() + 1..].as_ptr() as *const c_char)
+        });
+        Some(found.unwrap_or(std::ptr::null()))
+    })
+}
+
+/// Flushes std's stdout on the current thread if it acts for a member:
+/// before one of its calls, so that a line it has not ended yet is its own
+/// and not the next member's.
+pub fn flush_own_stdout() {
+    if with_current(|ctx| ctx.is_some()) {
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// The `exec_timeout` rule: a member may run in this process only if this
+/// process ends before the member's own watchdog would have killed it,
+/// since a thread cannot be killed. `member` is the member's limit, `own`
+/// this process's (`None`: no limit).
+pub fn fits(member: Option<Duration>, own: Option<Duration>) -> bool {
+    match (member, own) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(m), Some(o)) => m >= o,
+    }
+}
+
+/// Runs `entry`, member `name`'s `main`, on a thread of this process with
+/// `body` as its stdin and `env` as its environment; what it wrote to
+/// stdout, and its exit code.
+pub fn run(
+    name: &str,
+    entry: unsafe extern "C-unwind" fn() -> i32,
+    body: &[u8],
+    env: Vec<(OsString, OsString)>,
+) -> std::io::Result<(Vec<u8>, i32)> {
+    let env: Vec<&'static CStr> = env
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            CString::new(kv)
+                .ok()
+                .map(|c| &*Box::leak(c.into_boxed_c_str()))
+        })
+        .collect();
+    let ctx = Arc::new(Context {
+        name: name.to_string(),
+        stdin: Mutex::new(Input {
+            body: body.to_vec(),
+            at: 0,
+            open: false,
+        }),
+        stdout: Mutex::new(Vec::new()),
+        env: Box::leak(env.into_boxed_slice()),
+        rewrites: rewrite::active_for(name, crate::rewrites()),
+    });
+    let thread_ctx = Arc::clone(&ctx);
+    let code = std::thread::Builder::new()
+        // The name std's panic message gives, as the member's own main thread.
+        .name("main".into())
+        .stack_size(STACK)
+        .spawn(move || {
+            // What another writer left in std's stdout buffer is its own:
+            // written out before this thread acts for the member.
+            let _ = std::io::stdout().flush();
+            let scope = Scope::enter(Arc::clone(&thread_ctx));
+            give_back_stdin(&thread_ctx);
+            lock(&thread_ctx.stdin).open = true;
+            // SAFETY: the member's entry, made by fmerge for this call.
+            let code = std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101);
+            let _ = std::io::stdout().flush();
+            drop_unread_stdin();
+            drop(scope);
+            code
+        })?
+        .join()
+        .unwrap_or(101);
+    let out = std::mem::take(&mut *lock(&ctx.stdout));
+    Ok((out, code))
+}
+
+/// Hands what std's stdin buffer holds back to the reader it came from,
+/// emptying the buffer for the member on this thread (whose own stdin is
+/// not open yet, so std's reads here find nothing new).
+fn give_back_stdin(me: &Arc<Context>) {
+    let mut stdin = std::io::stdin().lock();
+    let left = match stdin.fill_buf() {
+        Ok(b) if !b.is_empty() => b.len(),
+        _ => return,
+    };
+    let bytes = stdin.fill_buf().map(<[u8]>::to_vec).unwrap_or_default();
+    stdin.consume(left);
+    drop(stdin);
+    let owner = lock(&LAST_FILL).clone();
+    match owner {
+        Some(owner) => {
+            if let Some(owner) = owner.upgrade()
+                && !Arc::ptr_eq(&owner, me)
+            {
+                owner.unread(bytes.len());
+            }
+        }
+        None => {
+            let mut pending = lock(&PENDING);
+            let rest = std::mem::take(&mut *pending);
+            pending.extend_from_slice(&bytes);
+            pending.extend_from_slice(&rest);
+            ANY_PENDING.store(!pending.is_empty(), Ordering::Release);
+        }
+    }
+}
+
+/// Reads and drops what the member left unread, in std's buffer and in its
+/// body, so that no later reader sees it.
+fn drop_unread_stdin() {
+    let mut stdin = std::io::stdin().lock();
+    while let Ok(b) = stdin.fill_buf() {
+        let n = b.len();
+        if n == 0 {
+            break;
+        }
+        stdin.consume(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_runs_here_only_if_this_process_ends_first() {
+        let s = Duration::from_secs;
+        assert!(fits(None, None));
+        assert!(fits(None, Some(s(10))));
+        assert!(fits(Some(s(10)), Some(s(10))));
+        assert!(fits(Some(s(30)), Some(s(10))));
+        assert!(!fits(Some(s(2)), Some(s(10))));
+        assert!(!fits(Some(s(2)), None));
+    }
+}
