@@ -16,8 +16,9 @@ use fmerge_ship::template::{Crate, File};
 pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver");
 
 /// The symbol policy of a merged binary of watchdog-process functions: the
-/// shim's `connect` and `getaddrinfo` are exported, so that a shared
-/// library (a system libcurl) calls them too.
+/// shim's `connect`, `getaddrinfo`, `getenv`, `secure_getenv` and
+/// `pthread_create` are exported, so that a shared library (a system
+/// libcurl) calls them too.
 pub const PROCESS_VERSION_SCRIPT: &str = include_str!("../../linker-scripts/process.ver");
 
 /// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.

@@ -391,7 +391,7 @@ const SYS_READV: c_long = 19;
 const SYS_WRITEV: c_long = 20;
 
 #[repr(C)]
-struct IoVec {
+pub struct IoVec {
     base: *mut u8,
     len: usize,
 }
@@ -584,7 +584,12 @@ pub unsafe extern "C" fn pthread_create(
 /// Forks the zygote members' processes come from, then runs the member
 /// `FMERGE_RUN_MEMBER` names instead of `main`.
 extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
-    if crate::members().len() > 1 {
+    // Only members that need a process of their own need the zygote.
+    let env: Vec<_> = std::env::vars_os().collect();
+    if crate::members()
+        .iter()
+        .any(|m| m.name != crate::caller() && !crate::member::runs_here(m, &env))
+    {
         // SAFETY: constructors run before main, on the only thread there is
         // yet; argv lives as long as the process.
         unsafe { crate::zygote::start(argc, argv as *const *const u8) };

@@ -7,10 +7,11 @@
 //! - [`gateway`] knows the gateway's names and addresses, and the
 //!   `interpose` module (merged builds only) redirects `connect`s to them to an
 //!   in-process stand-in;
-//! - [`server`] is that stand-in: a call to a member runs the member in a
-//!   process of its own ([`mod@member`]), as of-watchdog would, forked from
-//!   the binary's start ([`zygote`]); anything else is relayed to the real
-//!   gateway ([`relay`]);
+//! - [`server`] is that stand-in: a call to a member runs the member as
+//!   of-watchdog would ([`mod@member`]): in this process on a thread of its
+//!   own where fmerge allows it ([`inproc`]), else in a process of its own
+//!   forked from the binary's start ([`zygote`]); anything else is relayed
+//!   to the real gateway ([`relay`]);
 //! - at start, a constructor forks that zygote, and runs the member named by
 //!   [`RUN_MEMBER_VAR`] instead of the caller's `main`.
 //!
@@ -19,10 +20,11 @@
 //!
 //! What the merged binary's link must give the shim: the std of the same
 //! rustc, each callee's C `main` under `fmerge.main.<name>` (the caller's
-//! stays `main`), and `connect` and `getaddrinfo` exported from the
-//! executable (`-Wl,--export-dynamic-symbol=connect` and the same for
-//! `getaddrinfo`), so that a shared library such as libcurl binds to these
-//! definitions and not to libc's.
+//! stays `main`) and, where fmerge lets it run in the caller's process, its
+//! entry `fmerge.run.<name>` ([`inproc`]), and `connect`, `getaddrinfo`,
+//! `getenv`, `secure_getenv` and `pthread_create` exported from the
+//! executable (linker-scripts/process.ver), so that a shared library such
+//! as libcurl binds to these definitions and not to libc's.
 
 pub mod cgi;
 // The merge contract's own source, as a module: the shim is compiled alone,

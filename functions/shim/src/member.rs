@@ -70,6 +70,12 @@ fn exec_timeout(setting: Option<&str>) -> Option<Duration> {
     }
 }
 
+/// Whether a call to `member` runs in this process ([`inproc`]), `env`
+/// being this process's environment; the others need a process.
+pub fn runs_here(member: &Member, env: &[(OsString, OsString)]) -> bool {
+    member.run.is_some() && inproc::fits(settings(member.name, env).timeout, own_timeout())
+}
+
 /// The `exec_timeout` this process runs under (its watchdog's setting, as
 /// of-watchdog reads it, which the process inherits), `None` for no limit.
 fn own_timeout() -> Option<Duration> {
@@ -86,11 +92,10 @@ pub fn current_program() -> PathBuf {
 pub fn run(member: &Member, call: &Call) -> Reply {
     let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let settings = settings(&call.name, &base);
+    let here = runs_here(member, &base);
     let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
-    if let Some(entry) = member.run
-        && inproc::fits(settings.timeout, own_timeout())
-    {
+    if let Some(entry) = member.run.filter(|_| here) {
         let ended = match inproc::run(&call.name, entry, &call.body, env) {
             Ok((out, code)) => (out, status_error(ExitStatus::from_raw(code << 8))),
             Err(e) => (Vec::new(), Err(e.to_string())),

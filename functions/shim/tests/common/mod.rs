@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use fmerge_shim::http;
 
 /// The table fmerge would write for the test program: the program itself
-/// (`main`), the member `echo` (`echo_main`) and the member `whoami`
-/// (`whoami_main`, in serializing mode).
+/// (`main`), the member `echo` (`echo_main`), the member `whoami`
+/// (`whoami_main`, in serializing mode) and the member `inner` (serializing),
+/// which fmerge would let run in the caller's process (`inner_run`).
 const TABLE: &str = r#"//! The members of the test program.
 use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
@@ -21,17 +22,23 @@ pub(crate) static MEMBERS: &[Member] = &[
     Member { name: "prog", main: m0, mode: Mode::Streaming, run: None },
     Member { name: "echo", main: m1, mode: Mode::Streaming, run: None },
     Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None },
+    Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3) },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "echo_main"] fn m1(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "whoami_main"] fn m2(argc: i32, argv: *const *const u8) -> i32;
+    #[link_name = "inner_main"] fn m3(argc: i32, argv: *const *const u8) -> i32;
+}
+unsafe extern "C-unwind" {
+    #[link_name = "inner_run"] fn r3() -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
 pub(crate) static CALLER_ENV: &[&str] = &["CALLER_ONLY"];
 pub(crate) static REWRITES: &[Rewrite] = &[
     Rewrite { member: "echo", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
+    Rewrite { member: "inner", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
 ];
 "#;
 
@@ -84,6 +91,58 @@ pub extern "C" fn whoami_main(_argc: i32, _argv: *const *const u8) -> i32 {
         }
     });
     if code.is_ok() { 0 } else { 101 }
+}
+
+/// The member `inner`'s entry, as fmerge makes one from a `main`: its exit
+/// code, a panic unwinding out. It prints its pid, its thread's name, what
+/// it sees of its environment and its stdin, then does what the body asks:
+/// `partial` (ends with a line it does not end or flush), `thread` (a
+/// thread of its own prints its setting), `secret` (reads a file its
+/// rewrite points elsewhere), `nested` (calls itself with `plain` after
+/// output it has not flushed), `exit N`, `panic`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn inner_run() -> i32 {
+    use std::io::Read;
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    let var = |k: &str| std::env::var(k).unwrap_or_else(|_| "-".into());
+    println!(
+        "pid={} thread={} greeting={} caller_only={} input={input}",
+        std::process::id(),
+        std::thread::current().name().unwrap_or("-"),
+        var("GREETING"),
+        var("CALLER_ONLY"),
+    );
+    match input.split_whitespace().collect::<Vec<_>>()[..] {
+        ["partial"] => print!("no newline"),
+        ["thread"] => std::thread::spawn(|| println!("from-thread={}", std::env::var("GREETING").unwrap_or_default())).join().unwrap(),
+        ["secret"] => print!("secret={}", std::fs::read_to_string("/fmerge-shim-test/secret").unwrap_or_else(|_| "none".into())),
+        ["nested"] => {
+            // A line it has not ended when it calls: still its own.
+            print!("outer-partial;");
+            let url = std::env::var("TEST_GATEWAY_URL").unwrap();
+            let authority = url.trim_start_matches("http://").trim_end_matches('/');
+            let mut s = std::net::TcpStream::connect(authority).unwrap();
+            use std::io::Write;
+            write!(s, "POST /function/inner HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 5\r\nConnection: close\r\n\r\nplain").unwrap();
+            let mut reply = String::new();
+            s.read_to_string(&mut reply).unwrap();
+            print!("nested-reply={}", reply.split_once("\r\n\r\n").unwrap().1);
+        }
+        ["exit", n] => return n.parse().unwrap(),
+        ["panic"] => panic!("inner was asked to panic"),
+        _ => {}
+    }
+    0
+}
+
+/// `inner`'s C `main`, for when it runs in a process of its own.
+#[unsafe(no_mangle)]
+pub extern "C" fn inner_main(_argc: i32, _argv: *const *const u8) -> i32 {
+    let code = std::panic::catch_unwind(|| inner_run()).unwrap_or(101);
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    code
 }
 "#;
 
