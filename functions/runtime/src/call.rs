@@ -11,11 +11,15 @@ use crate::metrics;
 use hmac::{Hmac, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use sha2::Sha256;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::task::futures::TaskLocalFuture;
 
 /// The header `invoke` sets on an outgoing call: the calling function.
 pub const CALLER_HEADER: HeaderName = HeaderName::from_static("x-fmerge-caller");
+/// The header `invoke` sets on an outgoing call while the call log is on:
+/// the calling request's id, which the callee's log records as the parent
+/// of the request it starts ([`crate::call_log`]).
+pub const REQUEST_HEADER: HeaderName = HeaderName::from_static("x-fmerge-request");
 /// The caller label of a request that came with no `X-Fmerge-Caller`.
 pub const EXTERNAL: &str = "external";
 
@@ -37,6 +41,9 @@ pub(crate) struct Call {
     pub propagated: Vec<(HeaderName, HeaderValue)>,
     /// This handler request's number in the call log (0: the log is off).
     pub request: u64,
+    /// The id of the request whose call started this one, for the call
+    /// log (`None`: from outside, or the log is off).
+    pub parent: Option<Arc<str>>,
     /// When the nearest timer around this call drops it (`None`: no timer).
     pub deadline: Option<tokio::time::Instant>,
 }
@@ -64,10 +71,19 @@ impl Call {
                 valid.then(|| (name.clone(), value.clone()))
             })
             .collect();
+        let parent = match crate::call_log::enabled() {
+            true => headers
+                .get(REQUEST_HEADER)
+                .filter(|id| crate::call_log::valid_id(id.as_bytes()))
+                .and_then(|id| id.to_str().ok())
+                .map(Arc::from),
+            false => None,
+        };
         Call {
             function,
             propagated,
             request: crate::call_log::next_request(),
+            parent,
             deadline,
         }
     }
@@ -81,8 +97,18 @@ impl Call {
                 .try_with(|c| c.propagated.clone())
                 .unwrap_or_default(),
             request: crate::call_log::next_request(),
+            parent: CURRENT
+                .try_with(|c| c.request)
+                .ok()
+                .and_then(crate::call_log::request_id)
+                .map(Arc::from),
             deadline,
         }
+    }
+
+    /// The running call's parent request, for the call log.
+    pub fn parent() -> Option<Arc<str>> {
+        CURRENT.try_with(|c| c.parent.clone()).ok().flatten()
     }
 
     /// The running call's deadline, if a call runs here and has one.
@@ -110,6 +136,13 @@ impl Call {
                 if !headers.contains_key(name) {
                     headers.insert(name.clone(), value.clone());
                 }
+            }
+            // The calling request, for the callee's call log, in place of
+            // any the handler set (the log's parents are the runtime's).
+            if let Some(id) = crate::call_log::request_id(c.request)
+                && let Ok(id) = HeaderValue::from_str(&id)
+            {
+                headers.insert(REQUEST_HEADER, id);
             }
         });
     }
@@ -334,6 +367,29 @@ mod tests {
             method: "POST",
             target,
         }
+    }
+
+    #[test]
+    fn an_in_process_call_names_the_request_that_made_it_as_its_parent() {
+        crate::call_log::enable(16);
+        let outer = Call::new("a", &HeaderMap::new(), None);
+        assert_eq!(outer.parent, None, "from outside");
+        let id = crate::call_log::request_id(outer.request).expect("the log is on");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (inner, mut headers) = runtime.block_on(outer.scope(async {
+            let mut headers = HeaderMap::new();
+            headers.insert(REQUEST_HEADER, HeaderValue::from_static("set-by.handler"));
+            Call::pass_on(&mut headers);
+            (Call::inherit("b", None), headers)
+        }));
+        assert_eq!(inner.parent.as_deref(), Some(id.as_str()));
+        assert_eq!(
+            headers.remove(REQUEST_HEADER).unwrap(),
+            id.as_str(),
+            "an outgoing call carries the running request's id, not the handler's"
+        );
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Each `invoke`'s start and end as its caller saw it, kept for `fmerge
 //! graph --calls` to read which calls of one handler request ran at once
-//! and which one after another (the order the source scan cannot place).
+//! and which one after another (the order the source scan cannot place),
+//! with the request whose call started that handler request (its parent:
+//! a calling function sends its request's id as `X-Fmerge-Request`, and an
+//! in-process call knows it), from which the planner takes rates per call
+//! path.
 //!
 //! Off unless `FMERGE_CALL_LOG=<records>` is set. On, the records go to a
 //! ring of that many in memory (the oldest dropped first, so that no
@@ -12,17 +16,22 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// A callee name longer than this is recorded as [`crate::metrics::OTHER`].
 const MAX_NAME: usize = 255;
 /// The first line of `GET /calls`: the columns, for whoever reads it.
-pub(crate) const HEADER: &str = "# fmerge calls: request caller callee start_us end_us";
+pub(crate) const HEADER: &str = "# fmerge calls: request caller callee start_us end_us parent";
+/// The longest request id taken from a caller's `X-Fmerge-Request` (this
+/// log's own are about 30 bytes).
+const MAX_ID: usize = 64;
 
 #[derive(Clone)]
 struct LoggedCall {
     request: u64,
+    /// The request whose call started `request` (`None`: from outside).
+    parent: Option<Arc<str>>,
     caller: String,
     callee: String,
     start_us: u64,
@@ -69,10 +78,34 @@ pub(crate) fn next_request() -> u64 {
         .map_or(0, |log| log.next_request.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Records one call of `callee` made by request `request` of `caller`,
+/// Request `request`'s id as records and other processes' logs name it
+/// (`<process>.<number>`), if the log is on and it is one.
+pub(crate) fn request_id(request: u64) -> Option<String> {
+    let log = LOG.get()?;
+    (request != 0).then(|| format!("{}.{request}", log.process))
+}
+
+/// Whether `id`, a calling request's id from a header, can be logged as
+/// one word: short, and only the characters ids are made of.
+pub(crate) fn valid_id(id: &[u8]) -> bool {
+    (1..=MAX_ID).contains(&id.len())
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+}
+
+/// Records one call of `callee` made by request `request` of `caller`
+/// (itself started by the call of request `parent`, `None` from outside),
 /// from `start` to `end`. A call outside a handler request (a spawned
 /// task: `request` 0) cannot be grouped and is not recorded.
-pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, end: Instant) {
+pub(crate) fn record(
+    request: u64,
+    parent: Option<Arc<str>>,
+    caller: &str,
+    callee: &str,
+    start: Instant,
+    end: Instant,
+) {
     let Some(log) = LOG.get() else { return };
     if request == 0 || log.capacity == 0 {
         return;
@@ -89,6 +122,7 @@ pub(crate) fn record(request: u64, caller: &str, callee: &str, start: Instant, e
     let us = |t: Instant| t.saturating_duration_since(log.origin).as_micros() as u64;
     let record = LoggedCall {
         request,
+        parent,
         caller: word(caller.to_string()),
         callee,
         start_us: us(start),
@@ -125,8 +159,14 @@ pub(crate) fn read(take: bool) -> Option<String> {
     for r in records {
         let _ = writeln!(
             text,
-            "{}.{} {} {} {} {}",
-            log.process, r.request, r.caller, r.callee, r.start_us, r.end_us
+            "{}.{} {} {} {} {} {}",
+            log.process,
+            r.request,
+            r.caller,
+            r.callee,
+            r.start_us,
+            r.end_us,
+            r.parent.as_deref().unwrap_or("-")
         );
     }
     Some(text)

@@ -126,7 +126,14 @@ fn send(
         let ended = std::time::Instant::now();
         metrics::invoked(caller, function, transport, ended - started);
         if call_log::enabled() {
-            call_log::record(call_number, caller, function, started, ended);
+            call_log::record(
+                call_number,
+                Call::parent(),
+                caller,
+                function,
+                started,
+                ended,
+            );
         }
         reply
     }

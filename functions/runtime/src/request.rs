@@ -75,6 +75,11 @@ pub(crate) async fn handle(
     let caller = call::caller_of(req.headers(), server.name, req.method().as_str(), target);
     // Proven or not, the signature is the runtime's, not the handler's.
     req.headers_mut().remove(&call::CALLER_SIG_HEADER);
+    // A calling request's id is taken only from a proven caller: the
+    // planner reads the log's parents as call paths.
+    if crate::call_log::enabled() && matches!(caller, call::EXTERNAL | call::UNVERIFIED) {
+        req.headers_mut().remove(&call::REQUEST_HEADER);
+    }
     let record = Record::start(server.name, caller, req.method().clone(), log);
     let mut response = match guarded(server, req, &conn, arrived, read_deadline).await {
         Some(response) => {
