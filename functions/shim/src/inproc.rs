@@ -51,6 +51,8 @@ pub struct Context {
     env: &'static [&'static CStr],
     /// Its rewrites, if it has any.
     pub rewrites: Option<Active>,
+    /// Whether a panic of it printed std's backtrace note ([`install_panic_note`]).
+    noted: AtomicBool,
 }
 
 /// A member's stdin: the call's body, opened once std's buffer holds
@@ -205,6 +207,39 @@ pub fn flush_own_stdout() {
     }
 }
 
+/// What std's panic hook prints after the first panic of a process when
+/// backtraces are off (std 1.95's wording).
+const BACKTRACE_NOTE: &str =
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+/// Whether std printed [`BACKTRACE_NOTE`] in this process yet.
+static STD_NOTED: AtomicBool = AtomicBool::new(false);
+/// Whether a panic of the caller's own threads printed it.
+static CALLER_NOTED: AtomicBool = AtomicBool::new(false);
+
+/// Puts a hook around std's panic hook so that the backtrace note std
+/// prints once per process is printed once per member run here too, as
+/// each had a process of its own: the caller's first panic may come after
+/// a member's. Called before `main`, so that it sees every panic.
+pub fn install_panic_note() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        // std's rule, read as std reads it (`RUST_BACKTRACE` unset or 0).
+        let off = std::env::var_os("RUST_BACKTRACE").is_none_or(|v| v == "0");
+        if !off {
+            return;
+        }
+        let std_printed = !STD_NOTED.swap(true, Ordering::Relaxed);
+        let first = with_current(|ctx| match ctx {
+            Some(ctx) => !ctx.noted.swap(true, Ordering::Relaxed),
+            None => !CALLER_NOTED.swap(true, Ordering::Relaxed),
+        });
+        if first && !std_printed {
+            let _ = std::io::stderr().write_all(BACKTRACE_NOTE.as_bytes());
+        }
+    }));
+}
+
 /// The `exec_timeout` rule: a member may run in this process only if this
 /// process ends before the member's own watchdog would have killed it,
 /// since a thread cannot be killed. `member` is the member's limit, `own`
@@ -247,6 +282,7 @@ pub fn run(
         stdout: Mutex::new(Vec::new()),
         env: Box::leak(env.into_boxed_slice()),
         rewrites: rewrite::active_for(name, crate::rewrites()),
+        noted: AtomicBool::new(false),
     });
     let thread_ctx = Arc::clone(&ctx);
     let code = std::thread::Builder::new()

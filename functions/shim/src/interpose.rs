@@ -584,6 +584,9 @@ pub unsafe extern "C" fn pthread_create(
 /// Forks the zygote members' processes come from, then runs the member
 /// `FMERGE_RUN_MEMBER` names instead of `main`.
 extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
+    if crate::members().iter().any(|m| m.run.is_some()) {
+        crate::inproc::install_panic_note();
+    }
     // Only members that need a process of their own need the zygote.
     let env: Vec<_> = std::env::vars_os().collect();
     if crate::members()

@@ -49,6 +49,9 @@ fn main() {
     for r in replies {
         record(&r);
     }
+    // Caught, as a panic of a process that goes on: std notes only a
+    // process's first.
+    let _ = std::panic::catch_unwind(|| panic!("the caller panics last"));
 }
 "#;
 
@@ -70,6 +73,7 @@ struct Run {
 fn run(prog: &std::path::Path, extra_env: &[(&str, &str)]) -> Run {
     let (addr, _seen) = common::gateway();
     let mut child = Command::new(prog)
+        .env_remove("RUST_BACKTRACE")
         .env(
             "TEST_GATEWAY_URL",
             format!("http://127.0.0.1:{}", addr.port()),
@@ -180,6 +184,11 @@ fn a_member_with_an_entry_runs_in_the_callers_process_as_in_its_own() {
         "{}",
         r.stderr
     );
+    // Each had a process of its own, so each panic's message ends with
+    // std's note: the member's, and the caller's after it.
+    let note = "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace";
+    assert_eq!(r.stderr.matches(note).count(), 2, "{}", r.stderr);
+    assert!(r.stderr.contains("the caller panics last"), "{}", r.stderr);
     // The caller's own stdio is its own.
     assert_eq!(r.before, "caller-before;");
     assert!(r.replies.iter().all(|(_, b)| !b.contains("caller-before")));
