@@ -252,15 +252,24 @@ pub fn fits(member: Option<Duration>, own: Option<Duration>) -> bool {
     }
 }
 
-/// Runs `entry`, member `name`'s `main`, on a thread of this process with
-/// `body` as its stdin and `env` as its environment; what it wrote to
-/// stdout, and its exit code.
+/// A thread that may run members ([`run`]): named `main`, the name std's
+/// panic message gives, as the member's own process's thread was, with the
+/// usual main-thread stack (8 MiB) rather than std's 2 MiB for threads.
+pub fn thread() -> std::thread::Builder {
+    std::thread::Builder::new()
+        .name("main".into())
+        .stack_size(STACK)
+}
+
+/// Runs `entry`, member `name`'s `main`, on this thread (one of
+/// [`thread`]'s) with `body` as its stdin and `env` as its environment;
+/// what it wrote to stdout, and its exit code.
 pub fn run(
     name: &str,
     entry: unsafe extern "C-unwind" fn() -> i32,
     body: &[u8],
     env: Vec<(OsString, OsString)>,
-) -> std::io::Result<(Vec<u8>, i32)> {
+) -> (Vec<u8>, i32) {
     let env: Vec<&'static CStr> = env
         .into_iter()
         .filter_map(|(k, v)| {
@@ -284,29 +293,19 @@ pub fn run(
         rewrites: rewrite::active_for(name, crate::rewrites()),
         noted: AtomicBool::new(false),
     });
-    let thread_ctx = Arc::clone(&ctx);
-    let code = std::thread::Builder::new()
-        // The name std's panic message gives, as the member's own main thread.
-        .name("main".into())
-        .stack_size(STACK)
-        .spawn(move || {
-            // What another writer left in std's stdout buffer is its own:
-            // written out before this thread acts for the member.
-            let _ = std::io::stdout().flush();
-            let scope = Scope::enter(Arc::clone(&thread_ctx));
-            give_back_stdin(&thread_ctx);
-            lock(&thread_ctx.stdin).open = true;
-            // SAFETY: the member's entry, made by fmerge for this call.
-            let code = std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101);
-            let _ = std::io::stdout().flush();
-            drop_unread_stdin();
-            drop(scope);
-            code
-        })?
-        .join()
-        .unwrap_or(101);
+    // What another writer left in std's stdout buffer is its own: written
+    // out before this thread acts for the member.
+    let _ = std::io::stdout().flush();
+    let scope = Scope::enter(Arc::clone(&ctx));
+    give_back_stdin(&ctx);
+    lock(&ctx.stdin).open = true;
+    // SAFETY: the member's entry, made by fmerge for this call.
+    let code = std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101);
+    let _ = std::io::stdout().flush();
+    drop_unread_stdin();
+    drop(scope);
     let out = std::mem::take(&mut *lock(&ctx.stdout));
-    Ok((out, code))
+    (out, code)
 }
 
 /// Hands what std's stdin buffer holds back to the reader it came from,

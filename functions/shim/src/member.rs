@@ -96,10 +96,8 @@ pub fn run(member: &Member, call: &Call) -> Reply {
     let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
     if let Some(entry) = member.run.filter(|_| here) {
-        let ended = match inproc::run(&call.name, entry, &call.body, env) {
-            Ok((out, code)) => (out, status_error(ExitStatus::from_raw(code << 8))),
-            Err(e) => (Vec::new(), Err(e.to_string())),
-        };
+        let (out, code) = inproc::run(&call.name, entry, &call.body, env);
+        let ended = (out, status_error(ExitStatus::from_raw(code << 8)));
         return answer(member.mode, settings, start, ended);
     }
     let ended = match zygote::execute(&call.name, &env, &call.body, settings.timeout) {

@@ -51,11 +51,10 @@ pub fn spawn(listener: TcpListener, config: Arc<Config>) -> io::Result<()> {
         .spawn(move || {
             for stream in listener.incoming().flatten() {
                 let config = Arc::clone(&config);
-                let _ = std::thread::Builder::new()
-                    .name("fmerge-conn".into())
-                    .spawn(move || {
-                        let _ = serve_connection(stream, &config);
-                    });
+                // A call to a member may run it on this thread.
+                let _ = crate::inproc::thread().spawn(move || {
+                    let _ = serve_connection(stream, &config);
+                });
             }
         })?;
     Ok(())
