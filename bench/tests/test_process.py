@@ -52,7 +52,7 @@ class Namespace(unittest.TestCase):
 
 def medians(**over):
     m = {"true": 0.5, "rust_idle": 0.6, "callee_idle": 1.5, "caller_idle": 1.6, "merged_idle": 1.8, "callee": 2.5, "member": 2.8,
-         "hop": 4.0, "caller_unmerged": 7.0, "caller_merged": 5.5}
+         "hop": 4.0, "caller_unmerged": 7.0, "caller_merged": 5.5, "merged_idle_forked": 2.0, "caller_merged_forked": 6.0}
     m.update(over)
     return m
 
@@ -66,6 +66,9 @@ class PerCall(unittest.TestCase):
         # hop − saved − (merged_idle − caller_idle) = 4.0 − 1.5 − 0.2
         self.assertAlmostEqual(d["merged_path_ms"], 2.3)
         self.assertAlmostEqual(d["merged_path_over_work_ms"], 1.3)
+        # The forked runs: hop − (7.0 − 6.0) − (2.0 − 1.6)
+        self.assertAlmostEqual(d["forked_path_ms"], 2.6)
+        self.assertAlmostEqual(d["forked_path_over_work_ms"], 1.6)
         self.assertAlmostEqual(d["member_process_over_work_ms"], 1.8)
         self.assertAlmostEqual(d["merged_start_over_callee_start_ms"], 0.3)
 
@@ -79,8 +82,10 @@ class PerCall(unittest.TestCase):
         self.assertEqual(percentile([3.0], 0.9), 3.0)
 
     def test_same_replies(self):
-        ok = {"callee": b"f", "member": b"f", "hop": b"f", "caller_unmerged": b"u", "caller_merged": b"u"}
+        ok = {"callee": b"f", "member": b"f", "hop": b"f", "caller_unmerged": b"u", "caller_merged": b"u",
+              "caller_merged_forked": b"u"}
         self.assertEqual(same_replies(ok), "")
+        self.assertIn("forked", same_replies(dict(ok, caller_merged_forked=b"v")))
         self.assertIn("member", same_replies(dict(ok, member=b"g")))
         self.assertIn("caller", same_replies(dict(ok, caller_merged=b"v")))
         self.assertIn("callee", same_replies(dict(ok, callee=b"", member=b"", hop=b"")))
@@ -90,7 +95,7 @@ def run(p50, sustained=True, rate=100):
     return {"p50_ms": p50, "p99_ms": 2 * p50, "sustained": sustained, "offered_rps": rate, "tier_cpu_us": 900.0}
 
 
-def results(rows, rates, lower, over=1.0):
+def results(rows, rates, lower, over=1.0, inside=0.04):
     return {
         "check": {"unmerged": {"reply": '{"updated":50}', "gateway_calls_per_request": 1},
                   "merged": {"reply": '{"updated":50}', "gateway_calls_per_request": 0}},
@@ -98,7 +103,7 @@ def results(rows, rates, lower, over=1.0):
                  "refine": {"unmerged": [], "merged": [run(9.0, False, 130)]},
                  "closed_loop": {d: {"ok_rps": 120.0, "p50_ms": 200.0} for d in ("unmerged", "merged")}},
         "per_call": {"rounds": 3, "seconds": 1.0, "loadavg": [[0.5, 0, 0], [0.6, 0, 0]], "kinds": {k: {"median_ms": v, "p10_ms": v, "p90_ms": v} for k, v in medians().items()},
-                     "derived": dict(derive(medians()), merged_path_over_work_ms=over)},
+                     "derived": dict(derive(medians()), forked_path_over_work_ms=over, merged_path_over_work_ms=inside)},
         "build": {"merge_step_s": 1.2, "shared_libraries": 32, "sizes_bytes": {"merged": 2**20, "WriteHomeTimeline": 2**20,
                                                        "SocialGraphGetFollowers": 2**20}},
         "args": {"duration": 5, "connections": 64, "closed_connections": 32, "closed_duration": 5},
@@ -119,11 +124,14 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(v["throughput_ratio"]["value"], 2.0)
         self.assertTrue(v["throughput_ratio"]["ok"])
         self.assertTrue(v["call_over_work_ms"]["ok"])
-        v = verdict(results([row(20, 10.0, 5.0)], {"unmerged": 20, "merged": 20}, {}, over=2.5))["verdicts"]
+        self.assertTrue(v["inprocess_call_over_work_ms"]["ok"])
+        v = verdict(results([row(20, 10.0, 5.0)], {"unmerged": 20, "merged": 20}, {}, over=2.5, inside=0.3))["verdicts"]
         self.assertTrue(v["p50_ratio"]["ok"])
         self.assertFalse(v["throughput_ratio"]["ok"])
         self.assertFalse(v["call_over_work_ms"]["ok"])
+        self.assertFalse(v["inprocess_call_over_work_ms"]["ok"])
         self.assertEqual(TARGETS["process_call_over_work_ms"], 2.0)
+        self.assertEqual(TARGETS["inprocess_call_over_work_ms"], 0.05)
 
     def test_p50_over_rounds_is_paired(self):
         r = row(20, 10.0, 5.0)
@@ -156,7 +164,7 @@ class Render(unittest.TestCase):
                          "git_dirty": False},
              "process": P}
         md = render_md(R)
-        self.assertIn("### Watchdog-process functions, merged (process path)", md)
+        self.assertIn("### Watchdog-process functions, merged", md)
         self.assertIn("| 130 |  |  |  | 9.00 ✗ |", md)  # a refining run: merged only
         self.assertIn("20 ÷ 20 req/s", md.replace("20+", "20"))
         self.assertIn("Merge step (`--force`, cargo fresh, one run): 1.20 s", md)
