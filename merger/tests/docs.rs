@@ -333,3 +333,16 @@ fn the_default_hop_cost_in_performance_md_is_the_constant() {
         "docs/PERFORMANCE.md's \"The default hop cost\" does not state {stated}, DEFAULT_HOP_MS:\n{section}"
     );
 }
+
+#[test]
+fn the_default_time_limit_in_planning_md_is_the_constant() {
+    let page = read(&repo().join("docs/planning.md"));
+    let secs = fmerge_plan::search::DEFAULT_TIME_LIMIT.as_secs();
+    let stated = format!(
+        "`--time-limit` seconds (default\n{secs}, `fmerge_plan::search::DEFAULT_TIME_LIMIT`)"
+    );
+    assert!(
+        page.contains(&stated),
+        "docs/planning.md does not give --time-limit's default as {secs} s, DEFAULT_TIME_LIMIT"
+    );
+}

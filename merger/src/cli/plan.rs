@@ -218,10 +218,8 @@ mod tests {
         assert!(args.graph.is_none() && args.max_memory.is_none() && args.hop_ms.is_none());
         assert!(args.keep_apart.is_empty() && args.source.yaml.is_none());
         assert_eq!(args.search, Search::Auto);
-        assert_eq!(
-            args.time_limit,
-            plan::search::DEFAULT_TIME_LIMIT.as_secs_f64()
-        );
+        // The default time limit is checked against the docs' figure
+        // (merger/tests/docs.rs), not against its own expression.
         assert_eq!(args.objective, Objective::Latency);
         assert_eq!(args.message_format, MessageFormat::Human);
     }
