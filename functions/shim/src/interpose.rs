@@ -58,7 +58,6 @@ unsafe extern "C" {
     fn syscall(num: c_long, ...) -> c_long;
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
     fn bind(fd: c_int, addr: *const u8, len: u32) -> c_int;
-    fn getsockname(fd: c_int, addr: *mut u8, len: *mut u32) -> c_int;
 }
 
 /// Reads a socket address in the AF_INET or AF_INET6 layout.
@@ -178,6 +177,9 @@ fn redirect(fd: c_int, dest: SocketAddr) -> Option<c_int> {
     // A line a member run here has not ended yet is its output, not the
     // output of the member it is calling.
     crate::inproc::flush_own_stdout();
+    if let Some(r) = pair(fd, dest) {
+        return Some(r);
+    }
     let stand_in = server::stand_in_port()?;
     let family = if dest.is_ipv4() { AF_INET } else { AF_INET6 };
     let port = local_port(fd, family)?;
@@ -190,6 +192,202 @@ fn redirect(fd: c_int, dest: SocketAddr) -> Option<c_int> {
         state.take_origin(port);
     }
     Some(r)
+}
+
+const F_GETFL: c_int = 3;
+const F_SETFL: c_int = 4;
+const F_GETFD: c_int = 1;
+const FD_CLOEXEC: c_int = 1;
+const O_CLOEXEC: c_int = 0o2000000;
+const IPPROTO_TCP: c_int = 6;
+
+unsafe extern "C" {
+    fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
+    fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
+    fn fstat(fd: c_int, buf: *mut [u64; 18]) -> c_int;
+}
+
+/// The client sockets [`pair`] replaced: descriptor, the socket's inode
+/// (a descriptor number is reused once closed) and the gateway address it
+/// stands for.
+static PAIRED: std::sync::Mutex<Vec<(c_int, u64, SocketAddr)>> = std::sync::Mutex::new(Vec::new());
+static ANY_PAIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn inode(fd: c_int) -> Option<u64> {
+    let mut st = [0u64; 18];
+    // SAFETY: `st` is as large as `struct stat` on x86-64 (144 bytes).
+    (unsafe { fstat(fd, &mut st) } == 0).then_some(st[1])
+}
+
+/// The gateway address socket `fd` stands for, if [`pair`] made it.
+fn paired(fd: c_int) -> Option<SocketAddr> {
+    if !ANY_PAIRED.load(Ordering::Acquire) {
+        return None;
+    }
+    let ino = inode(fd)?;
+    let list = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter()
+        .find(|(f, i, _)| *f == fd && *i == ino)
+        .map(|(_, _, dest)| *dest)
+}
+
+/// Connects client socket `fd` to the stand-in without TCP: one end of a
+/// Unix socket pair takes the descriptor's place (its flags kept), the
+/// other is served on a thread of the stand-in. Loopback TCP costs most of
+/// a call in the kernel; a pair does not. The client's TCP options, peer
+/// and local address stay as a TCP client expects them (`setsockopt`,
+/// `getsockopt`, `getpeername`, `getsockname` below). `None`: the pair
+/// could not be made, and the connection goes over loopback TCP.
+fn pair(fd: c_int, dest: SocketAddr) -> Option<c_int> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: reads the flags of the caller's descriptor.
+    let (status, fd_flags) = unsafe { (fcntl(fd, F_GETFL), fcntl(fd, F_GETFD)) };
+    if status < 0 || fd_flags < 0 {
+        return None;
+    }
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().ok()?;
+    let cloexec = if fd_flags & FD_CLOEXEC != 0 {
+        O_CLOEXEC
+    } else {
+        0
+    };
+    // SAFETY: replaces the caller's unconnected socket by its end of the
+    // pair; `theirs` is closed when dropped, the descriptor stays.
+    if unsafe { dup3(theirs.as_raw_fd(), fd, cloexec) } < 0 {
+        return None;
+    }
+    drop(theirs);
+    // SAFETY: the status flags (O_NONBLOCK) the caller's socket had.
+    unsafe { fcntl(fd, F_SETFL, status) };
+    if let Some(ino) = inode(fd) {
+        let mut list = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|(f, _, _)| *f != fd);
+        list.push((fd, ino, dest));
+        ANY_PAIRED.store(true, Ordering::Release);
+    }
+    if !server::serve_pair(ours, dest) {
+        return Some(-1);
+    }
+    Some(0)
+}
+
+/// Writes `addr` into a caller's `sockaddr` buffer of `*len` bytes, as the
+/// kernel does (truncated to the buffer, `*len` the full size).
+///
+/// # Safety
+/// `out` must have `*len` writable bytes.
+unsafe fn write_addr(addr: SocketAddr, out: *mut u8, len: *mut u32) {
+    let family = if addr.is_ipv4() { AF_INET } else { AF_INET6 };
+    let mut bytes = loopback(family, addr.port());
+    if let (SocketAddr::V4(a), true) = (addr, family == AF_INET) {
+        bytes[4..8].copy_from_slice(&a.ip().octets());
+    } else if let SocketAddr::V6(a) = addr {
+        bytes[8..24].copy_from_slice(&a.ip().octets());
+    }
+    // SAFETY: the caller's buffer and length, as getpeername(2) has them.
+    unsafe {
+        let n = (*len as usize).min(bytes.len());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, n);
+        *len = bytes.len() as u32;
+    }
+}
+
+const SYS_GETSOCKNAME: c_long = 51;
+const SYS_GETPEERNAME: c_long = 52;
+const SYS_SETSOCKOPT: c_long = 54;
+const SYS_GETSOCKOPT: c_long = 55;
+
+/// `getpeername(2)`: a paired socket's peer is the gateway it stands for.
+///
+/// # Safety
+/// As `getpeername(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getpeername(fd: c_int, addr: *mut u8, len: *mut u32) -> c_int {
+    if let Some(dest) = paired(fd).filter(|_| !addr.is_null() && !len.is_null()) {
+        // SAFETY: the caller's buffer, as getpeername requires.
+        unsafe { write_addr(dest, addr, len) };
+        return 0;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_GETPEERNAME, fd as c_long, addr, len) as c_int }
+}
+
+/// `getsockname(2)`: a paired socket's own address is on loopback.
+///
+/// # Safety
+/// As `getsockname(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getsockname(fd: c_int, addr: *mut u8, len: *mut u32) -> c_int {
+    if let Some(dest) = paired(fd).filter(|_| !addr.is_null() && !len.is_null()) {
+        let local = match dest {
+            SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 0),
+        };
+        // SAFETY: as above.
+        unsafe { write_addr(local, addr, len) };
+        return 0;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe { syscall(SYS_GETSOCKNAME, fd as c_long, addr, len) as c_int }
+}
+
+/// `setsockopt(2)`: a TCP option of a paired socket (`TCP_NODELAY`, …) is
+/// taken and has nothing to do.
+///
+/// # Safety
+/// As `setsockopt(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn setsockopt(
+    fd: c_int,
+    level: c_int,
+    name: c_int,
+    value: *const c_void,
+    len: u32,
+) -> c_int {
+    if level == IPPROTO_TCP && paired(fd).is_some() {
+        return 0;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe {
+        syscall(
+            SYS_SETSOCKOPT,
+            fd as c_long,
+            level as c_long,
+            name as c_long,
+            value,
+            len as c_long,
+        ) as c_int
+    }
+}
+
+/// `getsockopt(2)`: a TCP option of a paired socket reads as 0.
+///
+/// # Safety
+/// As `getsockopt(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getsockopt(
+    fd: c_int,
+    level: c_int,
+    name: c_int,
+    value: *mut u8,
+    len: *mut u32,
+) -> c_int {
+    if level == IPPROTO_TCP && !value.is_null() && !len.is_null() && paired(fd).is_some() {
+        // SAFETY: the caller's buffer of `*len` bytes.
+        unsafe { std::ptr::write_bytes(value, 0, *len as usize) };
+        return 0;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    unsafe {
+        syscall(
+            SYS_GETSOCKOPT,
+            fd as c_long,
+            level as c_long,
+            name as c_long,
+            value,
+            len,
+        ) as c_int
+    }
 }
 
 /// `connect(2)`, redirecting connections to a gateway to the stand-in.

@@ -3,9 +3,11 @@
 //! to. A call to a member is run here; anything else is relayed to the real
 //! gateway, so a partial merge keeps working.
 
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, OnceLock};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::Duration;
 
 use crate::cgi::{self, Call};
 use crate::http::{self, Request};
@@ -134,8 +136,78 @@ pub fn member_call(req: &Request, is_member: &dyn Fn(&str) -> bool) -> Option<Ca
 pub fn serve_connection(stream: TcpStream, config: &Config) -> io::Result<()> {
     let origin = (config.origin)(&stream);
     stream.set_nodelay(true)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut writer = BufWriter::new(stream);
+    serve_stream(stream.try_clone()?, stream, origin, config)
+}
+
+/// Serves the client at the other end of `stream`, a socket pair the
+/// interposed `connect` made in place of a connection to the gateway
+/// `origin`, on a thread of its own; `false` if none could be started.
+pub fn serve_pair(stream: UnixStream, origin: SocketAddr) -> bool {
+    let mut job = (stream, origin);
+    // An idle thread takes it, else a new one: a thread's start costs
+    // about as much as the rest of a call in the caller's process.
+    while let Some(idle) = lock(&IDLE).pop() {
+        match idle.send(job) {
+            Ok(()) => return true,
+            Err(mpsc::SendError(back)) => job = back,
+        }
+    }
+    crate::inproc::thread()
+        .spawn(move || {
+            static CONFIG: OnceLock<Config> = OnceLock::new();
+            let config = CONFIG.get_or_init(Config::merged);
+            let (stream, origin) = job;
+            serve_paired(stream, origin, config);
+            // Then wait for more, a while, as one of the idle threads.
+            loop {
+                let (give, take) = mpsc::channel();
+                {
+                    let mut idle = lock(&IDLE);
+                    if idle.len() >= MAX_IDLE {
+                        return;
+                    }
+                    idle.push(give);
+                }
+                match take.recv_timeout(IDLE_FOR) {
+                    Ok((stream, origin)) => serve_paired(stream, origin, config),
+                    // Its sender is dropped when it leaves the list.
+                    Err(_) => return,
+                }
+            }
+        })
+        .is_ok()
+}
+
+/// A paired connection, the client's socket and where it was headed.
+type Paired = (UnixStream, SocketAddr);
+
+/// Threads waiting for a paired connection ([`serve_pair`]).
+static IDLE: Mutex<Vec<mpsc::Sender<Paired>>> = Mutex::new(Vec::new());
+/// At most this many wait; more end when their connection does.
+const MAX_IDLE: usize = 8;
+/// How long an idle thread waits before it ends.
+const IDLE_FOR: Duration = Duration::from_secs(10);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn serve_paired(stream: UnixStream, origin: SocketAddr, config: &Config) {
+    if let Ok(reader) = stream.try_clone() {
+        let _ = serve_stream(reader, stream, Some(origin), config);
+    }
+}
+
+/// Serves one client connection, read from `read` and answered on `write`
+/// (two handles of one socket), `origin` being where it was headed.
+fn serve_stream(
+    read: impl Read,
+    write: impl Write,
+    origin: Option<SocketAddr>,
+    config: &Config,
+) -> io::Result<()> {
+    let mut reader = BufReader::new(read);
+    let mut writer = BufWriter::new(write);
     let mut upstream: Option<Upstream> = None;
     loop {
         let req = match http::read_request(&mut reader, &mut writer) {

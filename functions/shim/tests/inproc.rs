@@ -6,7 +6,9 @@
 //! stdin and stdout are untouched by it: a line the caller had not read
 //! yet, and output it had not flushed, stay the caller's. A member whose
 //! `exec_timeout` could cut it off before the caller's process ends runs in
-//! a process of its own instead.
+//! a process of its own instead. The call's connection is a Unix socket
+//! pair to the stand-in that the client cannot tell from its TCP
+//! connection to the gateway.
 
 mod common;
 
@@ -33,8 +35,21 @@ fn main() {
     let url = std::env::var("TEST_GATEWAY_URL").unwrap();
     let authority = url.trim_start_matches("http://").trim_end_matches('/');
     let mut replies = Vec::new();
+    let mut socket = String::new();
     for body in std::env::var("BODIES").unwrap().split('|') {
         let mut s = TcpStream::connect(authority).unwrap();
+        if socket.is_empty() {
+            // What a TCP client sees of its connection, and what it is.
+            s.set_nodelay(true).unwrap();
+            let (mut domain, mut len) = (0i32, 4u32);
+            unsafe extern "C" {
+                fn getsockopt(fd: i32, level: i32, name: i32, value: *mut i32, len: *mut u32) -> i32;
+            }
+            use std::os::fd::AsRawFd;
+            // SOL_SOCKET, SO_DOMAIN
+            assert_eq!(unsafe { getsockopt(s.as_raw_fd(), 1, 39, &mut domain, &mut len) }, 0);
+            socket = format!("peer={} nodelay={} domain={domain}", s.peer_addr().unwrap(), s.nodelay().unwrap());
+        }
         write!(s, "POST /function/inner HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
         let mut reply = Vec::new();
         s.read_to_end(&mut reply).unwrap();
@@ -46,6 +61,7 @@ fn main() {
     record(std::process::id().to_string().as_bytes());
     record(first.as_bytes());
     record(rest.as_bytes());
+    record(socket.as_bytes());
     for r in replies {
         record(&r);
     }
@@ -65,6 +81,9 @@ struct Run {
     caller: String,
     first: String,
     rest: String,
+    /// What the caller saw of its first connection.
+    socket: String,
+    gateway: std::net::SocketAddr,
     /// Each reply's status line and body.
     replies: Vec<(String, String)>,
     stderr: String,
@@ -101,7 +120,8 @@ fn run(prog: &std::path::Path, extra_env: &[(&str, &str)]) -> Run {
     let mut all = common::replies(&out.stdout[nl + 1..])
         .into_iter()
         .map(|r| String::from_utf8(r).unwrap());
-    let (caller, first, rest) = (
+    let (caller, first, rest, socket) = (
+        all.next().unwrap(),
         all.next().unwrap(),
         all.next().unwrap(),
         all.next().unwrap(),
@@ -117,6 +137,8 @@ fn run(prog: &std::path::Path, extra_env: &[(&str, &str)]) -> Run {
         caller,
         first,
         rest,
+        socket,
+        gateway: addr,
         replies,
         stderr,
     }
@@ -196,6 +218,12 @@ fn a_member_with_an_entry_runs_in_the_callers_process_as_in_its_own() {
     assert_eq!(
         (r.first.as_str(), r.rest.as_str()),
         ("line-one\n", "line-two\n")
+    );
+    // The call's connection is a Unix socket pair to the stand-in (no
+    // TCP), which the client sees as its TCP connection to the gateway.
+    assert_eq!(
+        r.socket,
+        format!("peer={} nodelay=false domain=1", r.gateway)
     );
 }
 
