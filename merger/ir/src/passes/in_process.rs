@@ -85,9 +85,14 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
                 .find(|c| c.owners.contains(callee))
             {
                 Some(c) => Err(format!(
-                    "crate {} keeps mutable static {}, which in one process keeps its value \
+                    "crate {} keeps mutable static {}{}, which in one process keeps its value \
                      from one call to the next, where each call had a fresh process",
-                    c.crate_name, c.statics[0]
+                    c.crate_name,
+                    c.statics[0],
+                    match c.statics.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    }
                 )),
                 None => Ok(()),
             }

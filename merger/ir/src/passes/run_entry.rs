@@ -25,7 +25,7 @@
 
 use crate::ir;
 use crate::passes::{Crate, Facts, Found};
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, bail};
 use inkwell::AddressSpace;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::module::{Linkage, Module};
@@ -53,10 +53,14 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
     let Some(main) = module.get_function(&fmerge_contract::main_symbol(function)) else {
         return Ok(());
     };
-    let verdict = shape(main.as_value_ref()).map(|shape| {
-        define(module, function, &shape);
-        found.touched = true;
-    });
+    let verdict = match shape(main.as_value_ref()) {
+        Ok(shape) => {
+            define(module, function, &shape)?;
+            found.touched = true;
+            Ok(())
+        }
+        Err(why) => Err(why),
+    };
     found.run_entries.insert(function.to_string(), verdict);
     Ok(())
 }
@@ -66,8 +70,9 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
 fn shape(main: ir::Value) -> Result<Shape, String> {
     let unknown = |what: &str| {
         format!(
-            "its `main` {what}, not as rustc builds a binary's `main` \
-             (std::rt::lang_start or lang_start_internal with the user's `main`)"
+            "its `main` {what}, unlike the `main` rustc builds (std::rt::lang_start, or \
+             lang_start_internal with the user's `main` and std's closure), so there is no \
+             entry to run it by"
         )
     };
     for call in ir::calls_in(main) {
@@ -78,7 +83,9 @@ fn shape(main: ir::Value) -> Result<Shape, String> {
         if path == LANG_START_INTERNAL {
             return match internal(call) {
                 Some((Some(user_main), closure)) => Ok(Shape { user_main, closure }),
-                _ => Err(unknown("calls lang_start_internal")),
+                _ => Err(unknown(
+                    "calls lang_start_internal with no `main` and closure fmerge can read",
+                )),
             };
         }
         if path == LANG_START || path.starts_with(&format!("{LANG_START}::<")) {
@@ -97,11 +104,15 @@ fn shape(main: ir::Value) -> Result<Shape, String> {
                 .map(|(_, closure)| closure);
             return match (user_main, closure) {
                 (Some(user_main), Some(closure)) => Ok(Shape { user_main, closure }),
-                _ => Err(unknown("calls std::rt::lang_start")),
+                _ => Err(unknown(
+                    "calls std::rt::lang_start with no closure fmerge can read",
+                )),
             };
         }
     }
-    Err(unknown("does not start std's runtime"))
+    Err(unknown(
+        "never calls std::rt::lang_start or lang_start_internal",
+    ))
 }
 
 /// What one `lang_start_internal(slot, vtable, …)` call hands over: the
@@ -127,7 +138,7 @@ fn internal(call: ir::Value) -> Option<(Option<ir::Value>, ir::Value)> {
 
 /// Defines `i32 fmerge.run.<function>()`: the user's `main` in a slot, the
 /// closure called with it, its exit code returned.
-fn define(module: &Module<'_>, function: &str, shape: &Shape) {
+fn define(module: &Module<'_>, function: &str, shape: &Shape) -> Result<()> {
     let ctx = module.get_context();
     let ptr = ctx.ptr_type(AddressSpace::default());
     let entry = module.add_function(
@@ -138,8 +149,8 @@ fn define(module: &Module<'_>, function: &str, shape: &Shape) {
     // SAFETY: both are functions of this module.
     let (closure, user_main) = unsafe {
         (
-            FunctionValue::new(shape.closure).expect("a function"),
-            FunctionValue::new(shape.user_main).expect("a function"),
+            FunctionValue::new(shape.closure).context("the closure is a function")?,
+            FunctionValue::new(shape.user_main).context("the user's main is a function")?,
         )
     };
     // The closure's codegen settings (target CPU, probe-stack, unwind
@@ -157,17 +168,14 @@ fn define(module: &Module<'_>, function: &str, shape: &Shape) {
     }
     let builder = ctx.create_builder();
     builder.position_at_end(ctx.append_basic_block(entry, "start"));
-    let built = (|| -> Result<(), inkwell::builder::BuilderError> {
-        let slot = builder.build_alloca(ptr, "main")?;
-        builder.build_store(slot, user_main.as_global_value().as_pointer_value())?;
-        let code = builder.build_call(closure, &[slot.into()], "code")?;
-        let ValueKind::Basic(code) = code.try_as_basic_value() else {
-            unreachable!("the closure returns i32")
-        };
-        builder.build_return(Some(&code))?;
-        Ok(())
-    })();
-    built
-        .map_err(|e| anyhow!("{e}"))
-        .expect("a builder positioned in a new block");
+    let slot = builder.build_alloca(ptr, "main")?;
+    builder.build_store(slot, user_main.as_global_value().as_pointer_value())?;
+    let ValueKind::Basic(code) = builder
+        .build_call(closure, &[slot.into()], "code")?
+        .try_as_basic_value()
+    else {
+        bail!("std's closure returns nothing");
+    };
+    builder.build_return(Some(&code))?;
+    Ok(())
 }

@@ -4,7 +4,7 @@
 ; CALLEES: user-filter
 ; FORM: process
 ; PASSES: exports, run_entry, statics, call_graph, in_process
-; IN-PROCESS: user-filter its `main` does not start std's runtime
+; IN-PROCESS: user-filter its `main` never calls std::rt::lang_start or lang_start_internal
 ; UNIT: wp_front wp-front
 @vt.front = private unnamed_addr constant <{ [24 x i8], ptr, ptr, ptr }> <{ [24 x i8] zeroinitializer, ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E", ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E", ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E" }>
 
