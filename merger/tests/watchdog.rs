@@ -83,8 +83,19 @@ fn calls(seen: &Observed) -> Vec<usize> {
 /// members through the gateway, and the callee's panic in its log.
 #[test]
 fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
-    let (binary, stderr) = merge(&PACKAGES);
+    // Forced, so that the build says what a kept binary would not.
+    let (binary, stderr) = merge_with(&PACKAGES, &["--force"], "");
     println!("fmerge:\n{stderr}");
+    // Where each callee runs: user-filter may end its process.
+    for said in [
+        "social-graph-get-followers runs in the caller's process",
+        "audit-log runs in the caller's process",
+        "user-filter runs in a process of its own, forked from the binary's start: \
+         UserFilter::main (crate UserFilter) calls std::process::exit, \
+         which would end the caller's process (a fork and its own run per call)",
+    ] {
+        assert!(stderr.contains(said), "not said: {said}\n{stderr}");
+    }
     run_child("in_namespace_merged", Some(&binary), &[]);
 }
 

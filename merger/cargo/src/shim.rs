@@ -12,7 +12,7 @@ use crate::objects::Cache;
 use crate::resolve::Members;
 use crate::toolchain::Toolchain;
 use anyhow::{Context as _, Result, bail};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,8 +69,14 @@ impl Mode {
 
 /// The members of a merge, the caller first: the caller's `main` starts
 /// the binary, each callee's was renamed ([`fmerge_contract::main_symbol`]);
-/// `modes` are the of-watchdog modes known, by function name.
-pub fn members(members: &Members, modes: &BTreeMap<String, String>) -> Vec<Member> {
+/// `modes` are the of-watchdog modes known, by function name;
+/// `in_process`, the callees (by package) that run in the caller's process,
+/// through their run entry ([`fmerge_contract::run_symbol`]).
+pub fn members(
+    members: &Members,
+    modes: &BTreeMap<String, String>,
+    in_process: &BTreeSet<String>,
+) -> Vec<Member> {
     members
         .functions()
         .map(|f| Member {
@@ -80,7 +86,9 @@ pub fn members(members: &Members, modes: &BTreeMap<String, String>) -> Vec<Membe
                 false => fmerge_contract::main_symbol(&f.name),
             },
             mode: Mode::of(modes.get(&f.name).map(String::as_str)),
-            run: None,
+            // The caller's own `main` runs as the binary's: never a run entry.
+            run: (f.name != members.caller.name && in_process.contains(&f.name))
+                .then(|| fmerge_contract::run_symbol(&f.name)),
         })
         .collect()
 }

@@ -378,3 +378,57 @@ pub fn instruction_count(f: Value) -> usize {
     }
     n
 }
+
+/// The function a call or invoke calls directly, if it calls one.
+pub fn called_function(call: Value) -> Option<Value> {
+    unsafe {
+        let f = LLVMGetCalledValue(call);
+        (!f.is_null() && !LLVMIsAFunction(f).is_null()).then_some(f)
+    }
+}
+
+/// The calls and invokes of a function's body, in order.
+pub fn calls_in(f: Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    // SAFETY: walks the blocks and instructions of a live function.
+    unsafe {
+        let mut bb = LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            let first = LLVMGetFirstInstruction(bb);
+            out.extend(
+                list(first, LLVMGetNextInstruction)
+                    .into_iter()
+                    .filter(|&i| is_call(i)),
+            );
+            bb = LLVMGetNextBasicBlock(bb);
+        }
+    }
+    out
+}
+
+/// The function a `store` instruction writes into `slot` (rustc's
+/// `lang_start` keeps the user's `main` in such a slot).
+pub fn function_stored_in(slot: Value) -> Option<Value> {
+    uses(slot)
+        .into_iter()
+        .find_map(|UseSite { user, index }| unsafe {
+            let value = LLVMGetOperand(user, 0);
+            (!LLVMIsAStoreInst(user).is_null() && index == 1 && is_function(value)).then_some(value)
+        })
+}
+
+/// The last field of a constant global's struct initializer, when it is a
+/// function (a vtable's last method).
+pub fn last_method(global: Value) -> Option<Value> {
+    unsafe {
+        if LLVMIsAGlobalVariable(global).is_null() || LLVMIsGlobalConstant(global) == 0 {
+            return None;
+        }
+        let init = LLVMGetInitializer(global);
+        if init.is_null() || !is_const_struct(init) {
+            return None;
+        }
+        let last = LLVMGetOperand(init, operand_count(init).checked_sub(1)?);
+        is_function(last).then_some(last)
+    }
+}

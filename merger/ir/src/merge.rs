@@ -12,7 +12,7 @@ use crate::reuse::{self, Compiled, Piece};
 use crate::{codegen, ir, link};
 use anyhow::Result;
 use inkwell::module::Module;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -80,6 +80,10 @@ pub struct MergedModule {
     pub gateway_urls: Vec<String>,
     /// The rewrites process-form callees apply in their own processes.
     pub at_run_time: Vec<crate::passes::endpoints::AtRunTime>,
+    /// For each process-form callee (by package): `Ok` where it runs in
+    /// the caller's process, else why it runs in a process of its own
+    /// (`in_process`).
+    pub in_process: BTreeMap<String, Result<(), String>>,
 }
 
 /// The machine the merged binary is for.
@@ -199,6 +203,7 @@ pub fn merge(
         routes: found.routes,
         gateway_urls: found.gateway_urls.into_iter().collect(),
         at_run_time: found.at_run_time.into_iter().collect(),
+        in_process: found.in_process,
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
     })
 }

@@ -24,7 +24,10 @@
 //! - `HITS: n, …`: literals each `--rewrite` changed; `ISOLATED: <function> <KEY>`,
 //!   `BLOCKING: <callee> <blocking function>`,
 //!   `SETTING: <function> <KEY> <default>`, `MENTIONED: a, b`,
-//!   `INTERNALIZED: n`: what the passes found (each compared whole).
+//!   `INTERNALIZED: n`: what the passes found (each compared whole);
+//! - `IN-PROCESS: <callee> ok` or `IN-PROCESS: <callee> <text>`: the
+//!   `in_process` verdict for that callee, `Ok` or a reason holding the text
+//!   (the callees judged compared whole).
 //!
 //! `FMERGE_BLESS=1 cargo test --release -p fmerge-ir --test ir` writes the
 //! `.out.ll` files; read the diff before committing it.
@@ -385,6 +388,31 @@ fn check(case: &Case) -> Vec<String> {
         );
     }
 
+    let verdicts = case.get("IN-PROCESS");
+    let judged: Vec<&String> = found.in_process.keys().collect();
+    let listed: Vec<&str> = verdicts
+        .iter()
+        .map(|v| v.split_once(' ').map_or(*v, |(callee, _)| callee))
+        .collect();
+    if !verdicts.is_empty() || !judged.is_empty() {
+        let mut listed_sorted = listed.clone();
+        listed_sorted.sort();
+        if judged.iter().map(|s| s.as_str()).collect::<Vec<_>>() != listed_sorted {
+            failures.push(format!(
+                "{name}: IN-PROCESS judged {judged:?}, expected {listed_sorted:?}"
+            ));
+        }
+    }
+    for verdict in &verdicts {
+        let (callee, want) = verdict.split_once(' ').unwrap_or((verdict, "ok"));
+        match (found.in_process.get(callee), want) {
+            (Some(Ok(())), "ok") => {}
+            (Some(Err(why)), want) if want != "ok" && why.contains(want) => {}
+            (got, _) => failures.push(format!(
+                "{name}: IN-PROCESS {callee}: expected {want:?}, got {got:?}"
+            )),
+        }
+    }
     let module = module.expect("a module");
     if let Err(e) = module.verify() {
         failures.push(format!("{name}: the output does not verify: {e}"));

@@ -118,7 +118,7 @@ impl<'a> Merging<'a> {
         let own_allocator = merged.allocator.is_some();
         self.write_ll(&merged)?;
         let shim = match self.members.caller.form {
-            resolve::Form::Process => Some(self.shim(&merged.gateway_urls, &merged.at_run_time)?),
+            resolve::Form::Process => Some(self.shim(&merged)?),
             resolve::Form::Runtime => None,
         };
         let (mut objects, rlibs) = match reuse {

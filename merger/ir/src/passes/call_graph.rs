@@ -60,6 +60,18 @@ pub struct CallGraph {
     pub spins: Map<Id, Spin>,
     /// Each merged function's own crate (its bin's).
     pub own_crate: HashMap<String, String>,
+    /// The crates seen, in order.
+    pub crates: Vec<GraphCrate>,
+    /// Each function's first defining crate, by its index in `crates`.
+    pub defined_in: Vec<Option<u32>>,
+}
+
+/// A crate whose functions are in the graph.
+#[derive(Debug, Clone)]
+pub struct GraphCrate {
+    pub name: String,
+    /// One of the user's own path crates.
+    pub local: bool,
 }
 
 impl CallGraph {
@@ -73,6 +85,7 @@ impl CallGraph {
         self.names.push(name.to_string());
         self.refs.push(Vec::new());
         self.defined.push(false);
+        self.defined_in.push(None);
         id
     }
 
@@ -80,22 +93,41 @@ impl CallGraph {
     pub fn get(&self, name: &str) -> Option<Id> {
         self.ids.get(name).copied()
     }
+
+    /// The crate that defines function `id`, if one does.
+    pub fn crate_of(&self, id: Id) -> Option<&GraphCrate> {
+        self.defined_in[id as usize].map(|c| &self.crates[c as usize])
+    }
 }
 
-/// Adds the functions of a crate some callee links to `found.calls`.
+/// Adds the functions of a crate some callee links to `found.calls`; in a
+/// merge of watchdog processes, of every crate, since whether a callee may
+/// run in the caller's process depends on the caller's code too
+/// (`in_process`).
 pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found) -> Result<()> {
-    if !krate.owners.iter().any(|o| facts.callees.contains(o)) {
+    if !facts.process && !krate.owners.iter().any(|o| facts.callees.contains(o)) {
         return Ok(());
     }
     let graph = &mut found.calls;
-    // A function's own crate: the one that defines its entry.
+    // A function's own crate: the one that defines its entry (its renamed
+    // `main`, for a watchdog process).
     if let Some(function) = krate.function
-        && crate::passes::entry::find(module, function).is_ok()
+        && match facts.process {
+            true => module
+                .get_function(&fmerge_contract::main_symbol(function))
+                .is_some(),
+            false => crate::passes::entry::find(module, function).is_ok(),
+        }
     {
         graph
             .own_crate
             .insert(function.to_string(), krate.name.to_string());
     }
+    let this = graph.crates.len() as u32;
+    graph.crates.push(GraphCrate {
+        name: krate.name.to_string(),
+        local: krate.local,
+    });
     // Each function of the module, by its value: named once.
     let mut ids: Map<ir::Value, Id> = Map::default();
     let functions: Vec<_> = module.get_functions().collect();
@@ -114,6 +146,7 @@ pub fn run(module: &Module<'_>, krate: &Crate, facts: &Facts, found: &mut Found)
         }
         if f.count_basic_blocks() > 0 {
             graph.defined[to as usize] = true;
+            graph.defined_in[to as usize].get_or_insert(this);
             if own && let Some(spin) = spin::find(value) {
                 graph.spins.insert(to, spin);
             }

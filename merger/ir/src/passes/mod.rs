@@ -29,9 +29,11 @@ pub mod entry;
 pub mod env;
 pub mod exports;
 pub mod gateway_urls;
+pub mod in_process;
 pub mod internalize;
 pub mod mentions;
 pub mod routes;
+pub mod run_entry;
 pub mod statics;
 pub mod uncalled;
 pub mod unmatched_rewrites;
@@ -77,6 +79,12 @@ pub const PASSES: &[Pass] = &[
         name: "exports",
         run: Run::Crate(exports::run),
     },
+    // After `exports`, which renames the `main` it reads; before
+    // `call_graph`, which then sees the entry.
+    Pass {
+        name: "run_entry",
+        run: Run::Crate(run_entry::run),
+    },
     Pass {
         name: "statics",
         run: Run::Crate(statics::run),
@@ -94,7 +102,7 @@ pub const PASSES: &[Pass] = &[
         name: "gateway_urls",
         run: Run::Crate(gateway_urls::run),
     },
-    // For `blocking`.
+    // For `blocking` and `in_process`.
     Pass {
         name: "call_graph",
         run: Run::Crate(call_graph::run),
@@ -113,6 +121,10 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "blocking",
         run: Run::Conclusion(blocking::run),
+    },
+    Pass {
+        name: "in_process",
+        run: Run::Conclusion(in_process::run),
     },
     Pass {
         name: "uncalled",
@@ -193,7 +205,8 @@ pub struct Facts {
     /// out): each callee's `main` stays callable as `fmerge.main.<name>`
     /// and runs in a process of its own, with its own environment, so
     /// there is no handler entry, dispatch table, settings rewrite or
-    /// shared static to see to.
+    /// shared static to see to; where `in_process` allows it, a callee
+    /// runs in the caller's process instead (`fmerge.run.<name>`).
     pub process: bool,
 }
 
@@ -272,6 +285,16 @@ pub struct Found {
     pub gateway_urls: BTreeSet<String>,
     /// Each `std::env` read now namespaced (`env`).
     pub isolated: BTreeSet<env::EnvRead>,
+    /// For each watchdog-process callee, whether its `fmerge.run.<package>`
+    /// is defined, or why not (`run_entry`).
+    pub run_entries: BTreeMap<String, Result<(), String>>,
+    /// The mutable statics of the user's crates, in a merge of watchdog
+    /// processes (`statics`).
+    pub mutable_statics: Vec<statics::CrateStatics>,
+    /// For each watchdog-process callee: `Ok` where it may run in the
+    /// caller's process, else why it runs in a process of its own
+    /// (`in_process`).
+    pub in_process: BTreeMap<String, Result<(), String>>,
     /// Unmangled symbols defined so far, with who defines them (`exports`).
     pub exported: HashMap<String, exports::Definer>,
     /// The `#[global_allocator]` the merged binary uses, if a member sets

@@ -11,6 +11,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::objects::{self, Cache};
 use fmerge_cargo::shim;
 use fmerge_ir::{self as ir, reuse};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// One object compiled from IR (or found in the cache).
@@ -128,15 +129,19 @@ impl Merging<'_> {
     }
 
     /// The shim's object for this group's members (`fmerge_cargo::shim`),
-    /// with a note naming the gateways whose calls stay in the pod, and one
-    /// naming each call site the members' code makes and where it goes.
-    pub(super) fn shim(
-        &self,
-        gateway_urls: &[String],
-        at_run_time: &[ir::passes::endpoints::AtRunTime],
-    ) -> Result<PathBuf> {
+    /// with a note naming the gateways whose calls stay in the pod, one
+    /// naming each call site the members' code makes and where it goes, and
+    /// one per callee saying where it runs.
+    pub(super) fn shim(&self, merged: &ir::MergedModule) -> Result<PathBuf> {
+        let (gateway_urls, at_run_time) = (&merged.gateway_urls, &merged.at_run_time);
         let settings = self.object_settings();
-        let members = shim::members(&self.members, &self.opts.modes);
+        let in_process: BTreeSet<String> = merged
+            .in_process
+            .iter()
+            .filter(|(_, verdict)| verdict.is_ok())
+            .map(|(callee, _)| callee.clone())
+            .collect();
+        let members = shim::members(&self.members, &self.opts.modes, &in_process);
         let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
             .iter()
             .map(|r| shim::RuntimeRewrite {
@@ -186,16 +191,21 @@ impl Merging<'_> {
         self.note_call_sites(&members);
         let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
         self.progress.note(&format!(
-            "calls to {} through the gateway ({}, or the URL in ${}) are answered in the pod; \
-             each callee runs in a process of its own, forked from the binary's start \
-             (no exec: a fork and the callee's own run a call)",
+            "calls to {} through the gateway ({}, or the URL in ${}) are answered in the pod",
             names.join(", "),
-            match gateway_urls {
+            match gateway_urls.as_slice() {
                 [] => "no literal URL in the code".to_string(),
                 urls => urls.join(", "),
             },
             shim::GATEWAY_VARS.join(", $"),
         ));
+        let caller = &self.members.caller.name;
+        for f in self.members.functions().filter(|f| &f.name != caller) {
+            self.progress.note(&where_it_runs(
+                &fmerge_contract::function_name(&f.name),
+                merged.in_process.get(&f.name),
+            ));
+        }
         Ok(object)
     }
 
@@ -240,5 +250,23 @@ impl Merging<'_> {
             self.toolchain.triple, self.opts.opt_level, self.lto
         ));
         settings
+    }
+}
+
+/// Where a callee runs, for the build's output: in the caller's process
+/// (`Ok`), or in a process of its own, with why and what that costs.
+fn where_it_runs(callee: &str, verdict: Option<&Result<(), String>>) -> String {
+    match verdict {
+        Some(Ok(())) => {
+            format!("{callee} runs in the caller's process, on a thread per call (no fork)")
+        }
+        Some(Err(why)) => format!(
+            "{callee} runs in a process of its own, forked from the binary's start: {why} \
+             (a fork and its own run per call)"
+        ),
+        None => format!(
+            "{callee} runs in a process of its own, forked from the binary's start \
+             (a fork and its own run per call)"
+        ),
     }
 }

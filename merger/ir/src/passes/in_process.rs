@@ -1,0 +1,390 @@
+//! Whether a watchdog-process callee may run in the caller's process.
+//!
+//! Each call of a watchdog-process callee had a process of its own: its own
+//! exit, environment, panic hook, statics and stdio locks. The shim can run
+//! a callee on a thread of the caller's process instead (its run entry,
+//! `run_entry`), which saves the fork, only where none of that shows. This
+//! conclusion decides it for each callee from the call graph (`call_graph`,
+//! every crate of a process-form merge) and the user's crates' statics
+//! (`statics`), and records the verdict in [`Found::in_process`]: `Ok`, or
+//! the first of these reasons, naming the function, its crate and what it
+//! reaches:
+//!
+//! - no run entry (its `main` has a shape `run_entry` does not know);
+//! - reachable from its `main` (any reference: a call, an address taken or
+//!   passed), a function that is not std's own code refers to what acts on
+//!   the whole process ([`process_wide`]): `exit` and `abort` in their
+//!   forms, `fork` and `exec*`, a change to or a listing of the
+//!   environment, the panic hook; or a function of the user's own crates
+//!   aborts or starts a thread (one that would outlive the call; registry
+//!   crates join their own threads, as reqwest's blocking client does, and
+//!   abort only on a broken invariant, often in std's code inlined into
+//!   theirs);
+//! - one of the user's crates it links keeps a mutable static, which would
+//!   keep its value from one call to the next;
+//! - group-wide: some function of any member (the caller's included) takes
+//!   std's stdin, stdout or stderr lock and, while it may hold it, refers to
+//!   a function that is not std's or a memory routine ([`holds_a_lock`]):
+//!   that function may be a call to a member, whose own use of that stream
+//!   on another thread would then wait for the lock forever. Reading one
+//!   line under the lock (`stdin().lock().read_line(..)`) passes; a loop
+//!   over `stdin().lock().lines()` that calls another function does not.
+//!
+//! Limits: std's generic code that the user's code instantiates counts as
+//! std's (a closure inlined into it is not seen as the user's); a call
+//! through a function pointer received at run time is not followed; code
+//! outside the bitcode is judged by its name.
+
+use crate::ir;
+use crate::passes::call_graph::{CallGraph, Id, Ref};
+use crate::passes::{Facts, Found};
+use anyhow::Result;
+use std::collections::{BTreeSet, VecDeque};
+
+/// The locks of std's standard streams.
+const LOCKS: &[&str] = &[
+    "std::io::stdio::Stdin::lock",
+    "std::io::stdio::Stdin::lines",
+    "std::io::stdio::Stdout::lock",
+    "std::io::stdio::Stderr::lock",
+];
+
+/// C memory and allocation routines: a lock holder may call them.
+const MEMORY: &[&str] = &["memcpy", "memmove", "memset", "memcmp", "bcmp"];
+/// The allocator's entries (`__rust_alloc`, `__rust_alloc_zeroed`, …),
+/// by prefix.
+const ALLOCATOR: &[&str] = &[
+    "__rust_alloc",
+    "__rust_dealloc",
+    "__rust_realloc",
+    "__rust_no_alloc_shim_is_unstable",
+];
+
+/// Records the verdict for each callee of a merge of watchdog processes.
+pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
+    if !facts.process {
+        return Ok(());
+    }
+    let graph = &found.calls;
+    let mut paths = Paths::new(graph);
+    let lock = holds_a_lock(graph, &mut paths);
+    for callee in &facts.callees {
+        let verdict = match found.run_entries.get(callee) {
+            None => Err(format!("no `main` of {callee} was found to run")),
+            Some(Err(why)) => Err(why.clone()),
+            Some(Ok(())) => Ok(()),
+        }
+        .and_then(|()| match process_wide(graph, callee, &mut paths) {
+            Some(why) => Err(why),
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            match found
+                .mutable_statics
+                .iter()
+                .find(|c| c.owners.contains(callee))
+            {
+                Some(c) => Err(format!(
+                    "crate {} keeps mutable static {}{}, which in one process keeps its value \
+                     from one call to the next, where each call had a fresh process",
+                    c.crate_name,
+                    c.statics[0],
+                    match c.statics.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    }
+                )),
+                None => Ok(()),
+            }
+        })
+        .and_then(|()| match &lock {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
+        });
+        found.in_process.insert(callee.clone(), verdict);
+    }
+    Ok(())
+}
+
+/// Each function's demangled path, made once.
+struct Paths<'a> {
+    graph: &'a CallGraph,
+    made: Vec<Option<String>>,
+}
+
+impl<'a> Paths<'a> {
+    fn new(graph: &'a CallGraph) -> Self {
+        Paths {
+            graph,
+            made: vec![None; graph.names.len()],
+        }
+    }
+
+    fn of(&mut self, id: Id) -> &str {
+        let graph = self.graph;
+        self.made[id as usize].get_or_insert_with(|| plain(ir::demangle(&graph.names[id as usize])))
+    }
+
+    /// `path (crate c)`, for people.
+    fn describe(&mut self, id: Id) -> String {
+        let krate = self
+            .graph
+            .crate_of(id)
+            .map(|c| format!(" (crate {})", c.name))
+            .unwrap_or_default();
+        format!("{}{krate}", self.of(id))
+    }
+}
+
+/// An inherent method as v0 mangling demangles it (`<std::io::stdio::Stdin>::lock`)
+/// as legacy mangling does (`std::io::stdio::Stdin::lock`).
+fn plain(path: String) -> String {
+    let Some(rest) = path.strip_prefix('<') else {
+        return path;
+    };
+    let mut depth = 1;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            let (inner, after) = (&rest[..i], &rest[i + 1..]);
+            return match !inner.contains(" as ") && after.starts_with("::") {
+                true => format!("{inner}{after}"),
+                false => path,
+            };
+        }
+    }
+    path
+}
+
+/// std's own code (`std::…`, `core::…`, `alloc::…`, and their impls such
+/// as `<alloc::string::String as core::fmt::Display>::fmt`, or for a
+/// primitive type: `<usize as core::fmt::Display>::fmt`).
+pub fn is_std(path: &str) -> bool {
+    let mut p = path;
+    loop {
+        let next = p
+            .trim_start_matches(['<', '&', '*', '[', '('])
+            .trim_start_matches("mut ")
+            .trim_start_matches("const ")
+            .trim_start_matches("dyn ");
+        if next == p {
+            break;
+        }
+        p = next;
+    }
+    let std_path = |p: &str| {
+        ["std::", "core::", "alloc::"]
+            .iter()
+            .any(|s| p.starts_with(s))
+    };
+    let head = p
+        .split([' ', '>', ']', ';', ',', ')', '<'])
+        .next()
+        .unwrap_or("");
+    if PRIMITIVES.contains(&head) || p.starts_with(')') {
+        return true;
+    }
+    if !head.is_empty() && !head.contains("::") {
+        // A type parameter (`<&T as core::fmt::Display>::fmt`, as legacy
+        // mangling names a blanket impl): the impl is the trait's crate's.
+        return p
+            .split_once(" as ")
+            .is_some_and(|(_, t)| std_path(t.trim_start_matches(['<', '&'])));
+    }
+    std_path(p)
+}
+
+/// Rust's primitive types, whose impls are std's.
+const PRIMITIVES: &[&str] = &[
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f16", "f32", "f64", "f128", "!",
+];
+
+/// What a function the callee reaches does to the whole process, if it
+/// does: the consequence, worded for the reason. `local`: the referrer is
+/// one of the user's own crates (a thread or an abort counts there only).
+fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    let c = |names: &[&str]| names.contains(&path);
+    let sys = |name: &str| path.starts_with("std::sys::") && last == name;
+    if c(&["std::process::exit", "exit", "_exit", "_Exit", "quick_exit"])
+        // std and registry crates abort on a broken invariant alone (a
+        // panic while panicking), often in std's code inlined into theirs:
+        // the user's own call counts.
+        || (c(&["std::process::abort", "abort"]) && local)
+    {
+        return Some("which would end the caller's process");
+    }
+    if path == "fork" {
+        return Some("which would copy the caller's process, every thread but this one lost");
+    }
+    if path.starts_with("execv") || path.starts_with("execl") {
+        return Some("which would replace the caller's process");
+    }
+    if c(&[
+        "std::env::set_var",
+        "std::env::remove_var",
+        "std::env::_set_var",
+        "std::env::_remove_var",
+        "setenv",
+        "unsetenv",
+        "putenv",
+        "clearenv",
+    ]) || sys("setenv")
+        || sys("unsetenv")
+    {
+        return Some("which would change the caller's environment");
+    }
+    if c(&["std::env::vars", "std::env::vars_os"]) {
+        return Some("which would list the caller's environment, not the callee's own");
+    }
+    if ["set_hook", "take_hook", "update_hook"].contains(&last)
+        && (path.starts_with("std::panic::") || path.starts_with("std::panicking::"))
+    {
+        return Some("which would change the panic hook of the caller's process");
+    }
+    let spawns = ["std::thread::spawn", "std::thread::Builder::spawn"]
+        .iter()
+        .any(|p| path.starts_with(p))
+        || path.starts_with("std::thread::lifecycle::spawn")
+        // std's spawn inlined: the OS thread's creation.
+        || (path.starts_with("std::sys::") && path.ends_with("::Thread::new"));
+    if spawns && local {
+        return Some("which would start a thread that outlives the call in the caller's process");
+    }
+    None
+}
+
+/// The first function reachable from the callee's `main` that acts on the
+/// whole process, as the reason.
+fn process_wide(graph: &CallGraph, callee: &str, paths: &mut Paths) -> Option<String> {
+    let root = graph.get(&fmerge_contract::main_symbol(callee))?;
+    let mut seen = BTreeSet::from([root]);
+    let mut todo = VecDeque::from([root]);
+    while let Some(at) = todo.pop_front() {
+        let from_std = is_std(paths.of(at));
+        let local = graph.crate_of(at).is_some_and(|c| c.local);
+        for reference in &graph.refs[at as usize] {
+            let to = reference.to;
+            if !from_std && let Some(why) = acts_on_process(paths.of(to), local) {
+                let verb = match reference.how {
+                    Ref::Call => "calls",
+                    _ => "refers to",
+                };
+                let to = paths.of(to).to_string();
+                return Some(format!("{} {verb} {to}, {why}", paths.describe(at)));
+            }
+            if seen.insert(to) {
+                todo.push_back(to);
+            }
+        }
+    }
+    None
+}
+
+/// A function that takes one of std's stream locks and, while it may hold
+/// it, refers (through std's code the graph defines) to a function that is
+/// neither std's nor a memory routine, as the reason.
+fn holds_a_lock(graph: &CallGraph, paths: &mut Paths) -> Option<String> {
+    // The stream names are in either mangling: demangle those alone.
+    let locks: BTreeSet<Id> = (0..graph.names.len() as Id)
+        .filter(|&id| {
+            let name = &graph.names[id as usize];
+            ["Stdin", "Stdout", "Stderr"]
+                .iter()
+                .any(|s| name.contains(s))
+                && LOCKS.contains(&paths.of(id))
+        })
+        .collect();
+    if locks.is_empty() {
+        return None;
+    }
+    for holder in 0..graph.names.len() as Id {
+        let refs = &graph.refs[holder as usize];
+        let Some(lock) = refs
+            .iter()
+            .find(|r| r.how == Ref::Call && locks.contains(&r.to))
+        else {
+            continue;
+        };
+        // Breadth first: the holder's own references are named first.
+        let mut seen: BTreeSet<Id> = locks.clone();
+        let mut todo: VecDeque<Id> = refs.iter().map(|r| r.to).collect();
+        while let Some(to) = todo.pop_front() {
+            if !seen.insert(to) {
+                continue;
+            }
+            let path = paths.of(to).to_string();
+            let last = path.rsplit("::").next().unwrap_or(&path);
+            if MEMORY.contains(&last) || ALLOCATOR.iter().any(|a| last.starts_with(a)) {
+                continue;
+            }
+            if !is_std(&path) {
+                let lock = paths.of(lock.to).to_string();
+                return Some(format!(
+                    "{} takes {lock} and may call {path} while it holds it; in one process, a \
+                     callee using that stream on another thread would wait for that lock forever",
+                    paths.describe(holder),
+                ));
+            }
+            if graph.defined[to as usize] {
+                todo.extend(graph.refs[to as usize].iter().map(|r| r.to));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn std_code_is_told_from_the_users_by_its_path() {
+        for path in [
+            "std::io::stdio::Stdin::lock",
+            "core::ptr::drop_in_place<UserFilter::Query>",
+            "<alloc::string::String as core::fmt::Display>::fmt",
+            "<usize as core::fmt::Display>::fmt",
+            "<&T as core::fmt::Display>::fmt",
+            "<[u8] as core::fmt::Debug>::fmt",
+            "<() as std::process::Termination>::report",
+        ] {
+            assert!(is_std(path), "{path} is std's");
+        }
+        for path in [
+            "UserFilter::main",
+            "<redis::errors::ServerError as core::fmt::Display>::fmt",
+            "<&UserFilter::Query as core::fmt::Debug>::fmt",
+            "<T as serde::Serialize>::serialize",
+            "exit",
+        ] {
+            assert!(!is_std(path), "{path} is not std's");
+        }
+    }
+
+    #[test]
+    fn an_inherent_method_reads_alike_in_both_manglings() {
+        let v0 = "_RNvMs1_NtNtCsjrHSEGnQ3l9_3std2io5stdioNtB5_5Stdin4lock";
+        assert_eq!(plain(ir::demangle(v0)), "std::io::stdio::Stdin::lock");
+        let impl_of_trait = "<std::io::stdio::StdinLock as std::io::BufRead>::read_line";
+        assert_eq!(plain(impl_of_trait.to_string()), impl_of_trait);
+    }
+
+    #[test]
+    fn an_abort_or_a_thread_counts_in_the_users_own_crates_only() {
+        let thread = "std::sys::thread::unix::Thread::new";
+        assert!(acts_on_process(thread, true).is_some());
+        assert!(acts_on_process(thread, false).is_none());
+        assert!(acts_on_process("std::process::abort", true).is_some());
+        assert!(acts_on_process("std::process::abort", false).is_none());
+        assert!(acts_on_process("std::process::exit", false).is_some());
+        assert!(acts_on_process("execvp", false).is_some());
+        assert!(acts_on_process("std::sys::env::unix::setenv", false).is_some());
+        assert!(acts_on_process("std::env::var_os", true).is_none());
+    }
+}
