@@ -22,6 +22,8 @@
 //!   theirs);
 //! - one of the user's crates it links keeps a mutable static, which would
 //!   keep its value from one call to the next;
+//! - group-wide: the caller's code sets or takes the panic hook, which
+//!   every callee run in its process would then panic through;
 //! - group-wide: some function of any member (the caller's included) takes
 //!   std's stdin, stdout or stderr lock and, while it may hold it, refers to
 //!   a function that is not std's or a memory routine ([`holds_a_lock`]):
@@ -68,6 +70,13 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
     let graph = &found.calls;
     let mut paths = Paths::new(graph);
     let lock = holds_a_lock(graph, &mut paths);
+    let hook = first_reaching(graph, "main", &mut paths, |path, _| {
+        sets_the_panic_hook(path).then_some(
+            "and so every callee run in its process would panic through that hook, \
+             where its own process had std's",
+        )
+    })
+    .map(|why| format!("the caller: {why}"));
     for callee in &facts.callees {
         let verdict = match found.run_entries.get(callee) {
             None => Err(format!("no `main` of {callee} was found to run")),
@@ -97,7 +106,7 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
                 None => Ok(()),
             }
         })
-        .and_then(|()| match &lock {
+        .and_then(|()| match lock.as_ref().or(hook.as_ref()) {
             Some(why) => Err(why.clone()),
             None => Ok(()),
         });
@@ -242,9 +251,7 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
     if c(&["std::env::vars", "std::env::vars_os"]) {
         return Some("which would list the caller's environment, not the callee's own");
     }
-    if ["set_hook", "take_hook", "update_hook"].contains(&last)
-        && (path.starts_with("std::panic::") || path.starts_with("std::panicking::"))
-    {
+    if sets_the_panic_hook(path) {
         return Some("which would change the panic hook of the caller's process");
     }
     let spawns = ["std::thread::spawn", "std::thread::Builder::spawn"]
@@ -259,10 +266,34 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
     None
 }
 
+/// std's functions that set or take the process's panic hook.
+fn sets_the_panic_hook(path: &str) -> bool {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    ["set_hook", "take_hook", "update_hook"].contains(&last)
+        && (path.starts_with("std::panic::") || path.starts_with("std::panicking::"))
+}
+
 /// The first function reachable from the callee's `main` that acts on the
 /// whole process, as the reason.
 fn process_wide(graph: &CallGraph, callee: &str, paths: &mut Paths) -> Option<String> {
-    let root = graph.get(&fmerge_contract::main_symbol(callee))?;
+    first_reaching(
+        graph,
+        &fmerge_contract::main_symbol(callee),
+        paths,
+        acts_on_process,
+    )
+}
+
+/// The first reference, from a function reachable from `root` that is not
+/// std's own code, to a function `acts` judges (given whether the referrer
+/// is one of the user's crates), as the reason.
+fn first_reaching(
+    graph: &CallGraph,
+    root: &str,
+    paths: &mut Paths,
+    acts: impl Fn(&str, bool) -> Option<&'static str>,
+) -> Option<String> {
+    let root = graph.get(root)?;
     let mut seen = BTreeSet::from([root]);
     let mut todo = VecDeque::from([root]);
     while let Some(at) = todo.pop_front() {
@@ -270,7 +301,7 @@ fn process_wide(graph: &CallGraph, callee: &str, paths: &mut Paths) -> Option<St
         let local = graph.crate_of(at).is_some_and(|c| c.local);
         for reference in &graph.refs[at as usize] {
             let to = reference.to;
-            if !from_std && let Some(why) = acts_on_process(paths.of(to), local) {
+            if !from_std && let Some(why) = acts(paths.of(to), local) {
                 let verb = match reference.how {
                     Ref::Call => "calls",
                     _ => "refers to",
