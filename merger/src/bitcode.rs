@@ -40,7 +40,7 @@ pub struct Bitcode {
 pub fn build(
     input: &Input,
     progress: &Progress,
-    profile: impl FnOnce(&resolve::Members) -> emit::Profile,
+    profile: impl FnOnce(&resolve::Members) -> Result<emit::Profile>,
 ) -> Result<Bitcode> {
     // `rustc -vV` (through rustup, a process of its own) runs while cargo resolves.
     let toolchain = std::thread::spawn(Toolchain::detect);
@@ -72,7 +72,7 @@ pub fn build(
     toolchain.check_release(fmerge_ir::RUSTC_RELEASE)?;
     let members = members?;
     let target_dir = target_dir.unwrap_or_else(|| members.target_dir.clone());
-    let profile = profile(&members);
+    let profile = profile(&members)?;
     let stage = progress.stage(
         &format!(
             "building {} functions with cargo",

@@ -250,13 +250,15 @@ pub fn read(
     // Every crate of the user's at opt-level 0: there `invoke` is a call
     // with its name as arguments (the runtime itself is left optimized).
     let progress = Progress::new(quiet);
-    let built = bitcode::build(&input, &progress, |members| emit::Profile {
-        unoptimized: members
-            .local
-            .values()
-            .filter(|p| users(p))
-            .cloned()
-            .collect(),
+    let built = bitcode::build(&input, &progress, |members| {
+        Ok(emit::Profile {
+            unoptimized: members
+                .local
+                .values()
+                .filter(|p| users(p))
+                .cloned()
+                .collect(),
+        })
     })?;
     let (members, emitted) = (built.members, built.emitted);
     let bytes = emit::read_bitcode(&emitted.units)?;

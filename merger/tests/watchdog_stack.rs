@@ -184,6 +184,44 @@ fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }
 
+/// Built without a stack file, a function's mode is its Dockerfile's, the
+/// one beside its package, and is checked before cargo starts as a stack
+/// entry's is.
+#[test]
+fn without_a_stack_the_dockerfile_beside_a_package_is_read() {
+    let ws = chain_stack("");
+    let dockerfile = ws.path().join("AuditLog/Dockerfile");
+    let text = std::fs::read_to_string(&dockerfile).unwrap();
+    std::fs::write(&dockerfile, format!("{text}ENV mode=http\n")).unwrap();
+    let out = ws.path().join("out");
+    let manifest = ws.path().join("Cargo.toml");
+    let Ran { ok, stderr, .. } = fmerge_in(
+        ws.path(),
+        &[
+            "WriteHomeTimeline",
+            "SocialGraphGetFollowers",
+            "UserFilter",
+            "AuditLog",
+            "--manifest-path",
+            manifest.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok, "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "error: function AuditLog runs in of-watchdog mode `http` (its Dockerfile)",
+            "a form fmerge does not merge yet",
+        ],
+    );
+    assert!(
+        !stderr.contains("building 4 functions"),
+        "cargo started:\n{stderr}"
+    );
+}
+
 /// The calls go through each team's own client and helper (`make_rpc` with
 /// libcurl, `call_function` with reqwest, inline ureq), by literal names:
 /// `fmerge graph` finds each, through the helper, in the function that

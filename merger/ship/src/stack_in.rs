@@ -9,7 +9,7 @@
 
 mod watchdog;
 
-pub use watchdog::{DEFAULT_MODE, Watchdog, dockerfile_env};
+pub use watchdog::{DEFAULT_MODE, Watchdog, beside_package, dockerfile_env};
 
 pub use crate::stack_out::Deployment;
 use crate::stack_out::{CalleeEnv, StackSpec};

@@ -130,7 +130,7 @@ pub(super) fn on_release(
         callees: &names[1..],
         ..*input
     };
-    let built = bitcode::build(&release, progress, |_| emit::Profile::default())?;
+    let built = bitcode::build(&release, progress, |_| Ok(emit::Profile::default()))?;
     let bytes = emit::read_bitcode(&built.emitted.units)?;
     // Each release unit, as the opt-level-0 unit of the same crate.
     let mut at = Vec::new();

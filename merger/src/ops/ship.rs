@@ -59,7 +59,8 @@ pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) ->
 /// For a group in the watchdog-process form, how its image runs the
 /// merged binary: by the of-watchdog of `--watchdog` (required, and
 /// static), in the caller's mode with its `fprocess`'s arguments (from its
-/// stack entry; else of-watchdog's default mode). `None` for the runtime's
+/// stack entry, else from the Dockerfile beside its package; else
+/// of-watchdog's default mode). `None` for the runtime's
 /// form, whose binary serves HTTP itself.
 fn watchdog_of(
     flags: &ImageFlags,
@@ -79,9 +80,22 @@ fn watchdog_of(
         );
     };
     watchdog::check(path)?;
-    let own = stack
-        .and_then(|s| s.entries.iter().find(|e| &e.name == caller))
-        .and_then(|e| e.watchdog.as_ref());
+    // Its stack entry's; without a stack, the Dockerfile beside its package.
+    let beside;
+    let own = match stack {
+        Some(s) => s
+            .entries
+            .iter()
+            .find(|e| &e.name == caller)
+            .and_then(|e| e.watchdog.as_ref()),
+        None => {
+            beside = match caller_dir(opts) {
+                Some(dir) => fmerge_ship::stack_in::beside_package(&dir)?,
+                None => None,
+            };
+            beside.as_ref()
+        }
+    };
     Ok(Some(Watchdog {
         binary: std::path::absolute(path)?,
         mode: own
@@ -89,6 +103,20 @@ fn watchdog_of(
             .into(),
         arguments: own.map_or("", |w| w.arguments()).into(),
     }))
+}
+
+/// The caller's package folder in a build without a stack file, read
+/// without a build (`cargo metadata`); `None` when it cannot be read.
+fn caller_dir(opts: &Options) -> Option<std::path::PathBuf> {
+    if !opts.sources.is_empty() {
+        return None;
+    }
+    let code = resolve::code(
+        opts.manifest_path.as_deref(),
+        std::slice::from_ref(&opts.caller),
+    )
+    .ok()?;
+    code.first().map(|c| c.own.clone())
 }
 
 /// The caller's form, read without a build (`cargo metadata`); `None`

@@ -16,6 +16,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, objects, resolve};
 use fmerge_ir as ir;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -39,6 +40,9 @@ pub(crate) struct Merging<'a> {
     started: Instant,
     /// The groups merging now, this one included: they share the codegen threads.
     active: &'a AtomicUsize,
+    /// Each watchdog-process member's of-watchdog mode, where known: its
+    /// stack entry's, else its package's Dockerfile's.
+    modes: BTreeMap<String, String>,
 }
 
 impl<'a> Merging<'a> {
@@ -74,6 +78,12 @@ impl<'a> Merging<'a> {
             objects: objects::Cache::new(&target_dir),
             started: Instant::now(),
             active: &shared.active,
+            modes: shared
+                .modes
+                .iter()
+                .chain(&opts.modes)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 

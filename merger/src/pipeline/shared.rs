@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use anyhow::{Context as _, Result};
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{emit, resolve, workspace};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
@@ -75,6 +75,36 @@ pub(crate) struct Shared {
     pub(crate) built: Duration,
     /// The groups merging now.
     pub(crate) active: AtomicUsize,
+    /// The of-watchdog mode of each watchdog-process function built without
+    /// a stack file, read from the `Dockerfile` beside its package, if any
+    /// ([`modes_beside_packages`]); a stack's are in each group's options.
+    pub(crate) modes: BTreeMap<String, String>,
+}
+
+/// The modes of the watchdog-process functions of `members` that no
+/// group's options give one, read from the `Dockerfile` beside each
+/// package (never built), and checked as a stack entry's are: before cargo
+/// starts, a mode fmerge does not merge or an `fprocess` that is no binary
+/// of the package is refused.
+fn modes_beside_packages(
+    members: &resolve::Members,
+    groups: &[Options],
+) -> Result<BTreeMap<String, String>> {
+    let mut modes = BTreeMap::new();
+    for f in members.functions() {
+        if f.form != resolve::Form::Process || groups.iter().any(|g| g.modes.contains_key(&f.name))
+        {
+            continue;
+        }
+        let Some(dir) = members.local_dirs.get(&f.package_id) else {
+            continue;
+        };
+        if let Some(watchdog) = fmerge_ship::stack_in::beside_package(dir)? {
+            watchdog.check(&f.name, &f.name, &f.bins)?;
+            modes.insert(f.name.clone(), watchdog.mode);
+        }
+    }
+    Ok(modes)
 }
 
 impl Shared {
@@ -113,12 +143,18 @@ impl Shared {
             jobs: first.cargo.jobs,
             purpose: "build",
         };
-        let built = bitcode::build(&input, &progress, |members| emit::Profile {
-            unoptimized: if rewrites {
-                members.callee_owned_local()
-            } else {
-                BTreeSet::new()
-            },
+        let mut modes = BTreeMap::new();
+        let built = bitcode::build(&input, &progress, |members| {
+            if sources.is_empty() {
+                modes = modes_beside_packages(members, groups)?;
+            }
+            Ok(emit::Profile {
+                unoptimized: if rewrites {
+                    members.callee_owned_local()
+                } else {
+                    BTreeSet::new()
+                },
+            })
         })?;
         let shared = Shared {
             progress,
@@ -127,6 +163,7 @@ impl Shared {
             target_dir: built.target_dir,
             built: built.took,
             active: AtomicUsize::new(0),
+            modes,
         };
         Ok((shared, built.emitted))
     }

@@ -136,6 +136,17 @@ pub fn image_env(handler: &Path, lang: Option<&str>) -> Result<BTreeMap<String, 
     Ok(dockerfile_env(&text))
 }
 
+/// How of-watchdog runs the function whose package is in `dir` when no
+/// stack file says it: from the `Dockerfile` beside its `Cargo.toml`, as
+/// faas-cli's `dockerfile` template lays a function out; `None` without one,
+/// or with one that sets neither `fprocess` nor `mode`.
+pub fn beside_package(dir: &Path) -> Result<Option<Watchdog>> {
+    Ok(Watchdog::from_env(
+        &image_env(dir, Some("dockerfile"))?,
+        &BTreeMap::new(),
+    ))
+}
+
 /// The environment a Dockerfile's final stage sets with `ENV` (a stage
 /// `FROM` an earlier stage starts with that stage's), as BuildKit reads
 /// it: `ENV k=v k2="v 2"` or `ENV k v w`, keywords in any case, `\` line

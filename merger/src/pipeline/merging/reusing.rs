@@ -141,7 +141,7 @@ impl Merging<'_> {
             .filter(|(_, verdict)| verdict.is_ok())
             .map(|(callee, _)| callee.clone())
             .collect();
-        let members = shim::members(&self.members, &self.opts.modes, &in_process);
+        let members = shim::members(&self.members, &self.modes, &in_process);
         let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
             .iter()
             .map(|r| shim::RuntimeRewrite {
