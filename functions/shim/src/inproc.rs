@@ -1,6 +1,7 @@
 //! A member run in this process, on a thread, where fmerge found nothing in
 //! its code that needs a process of its own (the build's verdict, given as
-//! [`Member::run`]): no process start, no fork, only the member's own work.
+//! [`Member::run`](crate::Member::run)): no process start, no fork, only
+//! the member's own work.
 //!
 //! A member is a whole program, so the thread gives it what its own process
 //! gave it, per thread, through the C symbols the `interpose` module defines

@@ -58,8 +58,9 @@ pub struct Member {
     /// The of-watchdog mode it was deployed with.
     pub mode: Mode,
     /// Its Rust `main` with std's exit-code mapping, callable in this
-    /// process ([`fmerge_contract::run_symbol`]); `None` where fmerge found
-    /// a reason the member needs a process of its own (the build says it).
+    /// process (`fmerge.run.<package>`, the contract's `run_symbol`); `None`
+    /// where fmerge found a reason the member needs a process of its own
+    /// (the build says it).
     pub run: Option<unsafe extern "C-unwind" fn() -> i32>,
 }
 

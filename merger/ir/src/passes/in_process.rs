@@ -13,7 +13,7 @@
 //! - no run entry (its `main` has a shape `run_entry` does not know);
 //! - reachable from its `main` (any reference: a call, an address taken or
 //!   passed), a function that is not std's own code refers to what acts on
-//!   the whole process ([`process_wide`]): `exit` and `abort` in their
+//!   the whole process (`process_wide`): `exit` and `abort` in their
 //!   forms, `fork` and `exec*`, a change to or a listing of the
 //!   environment, the panic hook; or a function of the user's own crates
 //!   aborts or starts a thread (one that would outlive the call; registry
@@ -26,7 +26,7 @@
 //!   every callee run in its process would then panic through;
 //! - group-wide: some function of any member (the caller's included) takes
 //!   std's stdin, stdout or stderr lock and, while it may hold it, refers to
-//!   a function that is not std's or a memory routine ([`holds_a_lock`]):
+//!   a function that is not std's or a memory routine (`holds_a_lock`):
 //!   that function may be a call to a member, whose own use of that stream
 //!   on another thread would then wait for the lock forever. Reading one
 //!   line under the lock (`stdin().lock().read_line(..)`) passes; a loop
