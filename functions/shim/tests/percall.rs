@@ -1,0 +1,67 @@
+//! Not a test but a measurement, run by hand for docs/PERFORMANCE.md
+//! (`cargo test --release --workspace --test percall -- --ignored
+//! --nocapture`): a program with the shim linked in, as a merged binary
+//! has it, calls a member through the gateway's address N times, one call
+//! at a time, each on a new connection as a client such as libcurl makes
+//! it, and prints the mean time per call: to `inner`, run in the program's
+//! own process (a thread of the stand-in), and to `echo`, run in a process
+//! forked by the zygote. Both members do almost nothing, so the figures are
+//! the paths' own cost. It fails only if a call is not answered 200.
+
+mod common;
+
+use std::process::Command;
+
+const PROGRAM: &str = r#"
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+fn main() {
+    let url = std::env::var("TEST_GATEWAY_URL").unwrap();
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let n: usize = std::env::var("CALLS").unwrap().parse().unwrap();
+    let target = std::env::var("TARGET").unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..n {
+        let mut s = TcpStream::connect(authority).unwrap();
+        write!(s, "POST /function/{target} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 5\r\nConnection: close\r\n\r\nplain").unwrap();
+        let mut reply = Vec::new();
+        s.read_to_end(&mut reply).unwrap();
+        assert!(reply.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&reply));
+    }
+    let per_call = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+    println!("{target} {per_call:.1}");
+}
+"#;
+
+#[test]
+#[ignore = "a measurement for docs/PERFORMANCE.md, run by hand"]
+fn time_per_call_in_process_and_forked() {
+    let dir = common::scratch("percall");
+    let prog = common::build(&dir, PROGRAM, &[]);
+    let (addr, _seen) = common::gateway();
+    for round in 1..=3 {
+        for (target, calls) in [("inner", "3000"), ("echo", "1000")] {
+            let out = Command::new(&prog)
+                .env(
+                    "TEST_GATEWAY_URL",
+                    format!("http://127.0.0.1:{}", addr.port()),
+                )
+                .env("CALLS", calls)
+                .env("TARGET", target)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+            println!(
+                "round {round}: {} µs per call ({calls} calls); load {}",
+                String::from_utf8_lossy(&out.stdout).trim(),
+                load.split(' ').next().unwrap_or("?")
+            );
+        }
+    }
+}
