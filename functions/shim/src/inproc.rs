@@ -93,21 +93,21 @@ pub fn with_current<T>(f: impl FnOnce(Option<&Context>) -> T) -> T {
 
 /// Sets the current thread's member until dropped (holding a count of it).
 pub struct Scope {
-    ctx: Arc<Context>,
+    /// The count of the member this scope holds while it is current.
+    _held: Arc<Context>,
     before: *const Context,
 }
 
 impl Scope {
     pub fn enter(ctx: Arc<Context>) -> Scope {
         let before = CURRENT.with(|c| c.replace(Arc::as_ptr(&ctx)));
-        Scope { ctx, before }
+        Scope { _held: ctx, before }
     }
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
         let _ = CURRENT.try_with(|c| c.set(self.before));
-        let _ = &self.ctx;
     }
 }
 
@@ -124,8 +124,8 @@ static PENDING: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 static ANY_PENDING: AtomicBool = AtomicBool::new(false);
 
 impl Context {
-    /// Reads the member's stdin into `buf`: `None` if `ctx` is not this
-    /// thread's member (the caller reads the process's).
+    /// Reads the member's stdin into `buf`: nothing until it is open
+    /// (std's buffer is being emptied for it), then its body.
     fn read(&self, buf: &mut [u8]) -> usize {
         let mut input = lock(&self.stdin);
         if !input.open {
