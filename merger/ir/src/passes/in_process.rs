@@ -38,6 +38,7 @@
 //! outside the bitcode is judged by its name.
 
 use crate::ir;
+use crate::passes::blocking::names::inherent;
 use crate::passes::call_graph::{CallGraph, Id, Ref};
 use crate::passes::{Facts, Found};
 use anyhow::Result;
@@ -131,7 +132,8 @@ impl<'a> Paths<'a> {
 
     fn of(&mut self, id: Id) -> &str {
         let graph = self.graph;
-        self.made[id as usize].get_or_insert_with(|| plain(ir::demangle(&graph.names[id as usize])))
+        self.made[id as usize]
+            .get_or_insert_with(|| inherent(&ir::demangle(&graph.names[id as usize])))
     }
 
     /// `path (crate c)`, for people.
@@ -143,30 +145,6 @@ impl<'a> Paths<'a> {
             .unwrap_or_default();
         format!("{}{krate}", self.of(id))
     }
-}
-
-/// An inherent method as v0 mangling demangles it (`<std::io::stdio::Stdin>::lock`)
-/// as legacy mangling does (`std::io::stdio::Stdin::lock`).
-fn plain(path: String) -> String {
-    let Some(rest) = path.strip_prefix('<') else {
-        return path;
-    };
-    let mut depth = 1;
-    for (i, c) in rest.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            let (inner, after) = (&rest[..i], &rest[i + 1..]);
-            return match !inner.contains(" as ") && after.starts_with("::") {
-                true => format!("{inner}{after}"),
-                false => path,
-            };
-        }
-    }
-    path
 }
 
 /// std's own code (`std::…`, `core::…`, `alloc::…`, and their impls such
@@ -401,9 +379,9 @@ mod tests {
     #[test]
     fn an_inherent_method_reads_alike_in_both_manglings() {
         let v0 = "_RNvMs1_NtNtCsjrHSEGnQ3l9_3std2io5stdioNtB5_5Stdin4lock";
-        assert_eq!(plain(ir::demangle(v0)), "std::io::stdio::Stdin::lock");
+        assert_eq!(inherent(&ir::demangle(v0)), "std::io::stdio::Stdin::lock");
         let impl_of_trait = "<std::io::stdio::StdinLock as std::io::BufRead>::read_line";
-        assert_eq!(plain(impl_of_trait.to_string()), impl_of_trait);
+        assert_eq!(inherent(impl_of_trait), impl_of_trait);
     }
 
     #[test]
