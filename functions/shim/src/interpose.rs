@@ -787,10 +787,10 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
     }
     // Only members that need a process of their own need the zygote.
     let env: Vec<_> = std::env::vars_os().collect();
-    if crate::members()
-        .iter()
-        .any(|m| m.name != crate::caller() && !crate::member::runs_here(m, &env))
-    {
+    if crate::members().iter().any(|m| {
+        m.name != crate::caller()
+            && !crate::member::runs_here(m, &crate::member::settings(m.name, &env))
+    }) {
         // SAFETY: constructors run before main, on the only thread there is
         // yet; argv lives as long as the process.
         unsafe { crate::zygote::start(argc, argv as *const *const u8) };

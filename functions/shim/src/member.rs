@@ -70,10 +70,10 @@ fn exec_timeout(setting: Option<&str>) -> Option<Duration> {
     }
 }
 
-/// Whether a call to `member` runs in this process ([`inproc`]), `env`
-/// being this process's environment; the others need a process.
-pub fn runs_here(member: &Member, env: &[(OsString, OsString)]) -> bool {
-    member.run.is_some() && inproc::fits(settings(member.name, env).timeout, own_timeout())
+/// Whether a call to `member`, whose settings are `settings`, runs in this
+/// process ([`inproc`]); the others need a process.
+pub fn runs_here(member: &Member, settings: &Settings) -> bool {
+    member.run.is_some() && inproc::fits(settings.timeout, own_timeout())
 }
 
 /// The `exec_timeout` this process runs under (its watchdog's setting, as
@@ -92,7 +92,7 @@ pub fn current_program() -> PathBuf {
 pub fn run(member: &Member, call: &Call) -> Reply {
     let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let settings = settings(&call.name, &base);
-    let here = runs_here(member, &base);
+    let here = runs_here(member, &settings);
     let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
     if let Some(entry) = member.run.filter(|_| here) {

@@ -67,9 +67,9 @@ fn watchdog_of(
     opts: &Options,
     stack: Option<&InputStack>,
 ) -> Result<Option<Watchdog>> {
-    if caller_form(opts) != Some(Form::Process) {
+    let Some((Form::Process, dir)) = caller_form(opts) else {
         return Ok(None);
-    }
+    };
     let caller = &opts.caller;
     let Some(path) = &flags.watchdog else {
         bail!(
@@ -89,7 +89,7 @@ fn watchdog_of(
             .find(|e| &e.name == caller)
             .and_then(|e| e.watchdog.as_ref()),
         None => {
-            beside = match caller_dir(opts) {
+            beside = match dir {
                 Some(dir) => fmerge_ship::stack_in::beside_package(&dir)?,
                 None => None,
             };
@@ -105,30 +105,18 @@ fn watchdog_of(
     }))
 }
 
-/// The caller's package folder in a build without a stack file, read
-/// without a build (`cargo metadata`); `None` when it cannot be read.
-fn caller_dir(opts: &Options) -> Option<std::path::PathBuf> {
-    if !opts.sources.is_empty() {
-        return None;
-    }
-    let code = resolve::code(
-        opts.manifest_path.as_deref(),
-        std::slice::from_ref(&opts.caller),
-    )
-    .ok()?;
-    code.first().map(|c| c.own.clone())
-}
-
-/// The caller's form, read without a build (`cargo metadata`); `None`
-/// when it cannot be read, and the build's own resolve says why.
-fn caller_form(opts: &Options) -> Option<Form> {
+/// The caller's form, and its package folder in a build without a stack
+/// file, read without a build (`cargo metadata`); `None` when they cannot
+/// be read, and the build's own resolve says why.
+fn caller_form(opts: &Options) -> Option<(Form, Option<std::path::PathBuf>)> {
     match opts.sources.iter().find(|s| s.function == opts.caller) {
         Some(source) => workspace::own_package(source).ok().map(|p| {
-            if p.on_runtime {
+            let form = if p.on_runtime {
                 Form::Runtime
             } else {
                 Form::Process
-            }
+            };
+            (form, None)
         }),
         None => resolve::code(
             opts.manifest_path.as_deref(),
@@ -136,7 +124,7 @@ fn caller_form(opts: &Options) -> Option<Form> {
         )
         .ok()?
         .first()
-        .map(|c| c.form),
+        .map(|c| (c.form, Some(c.own.clone()))),
     }
 }
 
