@@ -96,17 +96,28 @@ pub struct Scope {
     /// The count of the member this scope holds while it is current.
     _held: Arc<Context>,
     before: *const Context,
+    rewrites_before: rewrite::OnThread,
 }
 
 impl Scope {
     pub fn enter(ctx: Arc<Context>) -> Scope {
         let before = CURRENT.with(|c| c.replace(Arc::as_ptr(&ctx)));
-        Scope { _held: ctx, before }
+        let rewrites = ctx
+            .rewrites
+            .as_ref()
+            .map_or(std::ptr::null(), |r| r as *const Active);
+        let rewrites_before = rewrite::set_on_thread(rewrite::OnThread::Member(rewrites));
+        Scope {
+            _held: ctx,
+            before,
+            rewrites_before,
+        }
     }
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
+        rewrite::set_on_thread(self.rewrites_before);
         let _ = CURRENT.try_with(|c| c.set(self.before));
     }
 }

@@ -8,9 +8,10 @@
 //! rewrite applies where the literal is used: a host name FROM resolves as
 //! TO's host (and a connection to FROM's port goes to TO's), a file FROM
 //! opens as TO. Only in that member's process, or on the threads that act
-//! for it when it runs in the caller's ([`crate::inproc`]); never in the
+//! for it when it runs in the caller's (the `inproc` module); never in the
 //! caller's own.
 
+use std::cell::Cell;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Mutex, OnceLock};
 
@@ -81,13 +82,37 @@ pub fn activate(member: &str, table: &[Rewrite]) {
     }
 }
 
+/// What a thread acting for a member run in this process has in force
+/// instead of this process's: the member's rewrites (null for none).
+#[derive(Clone, Copy)]
+pub enum OnThread {
+    /// The thread acts for no member: this process's rewrites.
+    Process,
+    /// It acts for a member with these rewrites, alive while it does.
+    Member(*const Active),
+}
+
+thread_local! {
+    static ON_THREAD: Cell<OnThread> = const { Cell::new(OnThread::Process) };
+}
+
+/// Puts `on` in force on this thread (the `inproc` module's scopes do, as they
+/// enter and leave); what was in force before.
+pub fn set_on_thread(on: OnThread) -> OnThread {
+    ON_THREAD
+        .try_with(|c| c.replace(on))
+        .unwrap_or(OnThread::Process)
+}
+
 /// Calls `f` with the rewrites in force on this thread: its member's when
 /// it acts for one run in this process, else this process's.
 fn with_active<T>(f: impl FnOnce(&Active) -> Option<T>) -> Option<T> {
-    crate::inproc::with_current(|ctx| match ctx {
-        Some(ctx) => f(ctx.rewrites.as_ref()?),
-        None => f(ACTIVE.get()?),
-    })
+    match ON_THREAD.try_with(Cell::get).unwrap_or(OnThread::Process) {
+        // SAFETY: a member's rewrites stay alive while a thread acts for it
+        // (the scope that set them holds the member).
+        OnThread::Member(ptr) => f(unsafe { ptr.as_ref() }?),
+        OnThread::Process => f(ACTIVE.get()?),
+    }
 }
 
 /// Whether any rewrite is in force here: the cheap test before every other.
