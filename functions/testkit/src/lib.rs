@@ -20,6 +20,8 @@
 //!   `seed` binary runs it).
 //! - [`watchdog`]: functions in the watchdog-process form behind
 //!   of-watchdog, in a network and mount namespace of the test's own.
+//! - [`layers`]: the check that a crate's modules import only from the
+//!   layers below their own (each crate's `tests/layers.rs`).
 //!
 //! Needs `redis-server` and `nginx` on PATH (Debian: packages `redis-server`
 //! and `nginx`); `bash .ci/run` installs them. Without them the tests panic,
@@ -31,6 +33,7 @@ mod fixture;
 mod gateway;
 pub(crate) mod http;
 mod inspect;
+pub mod layers;
 pub(crate) mod process;
 mod seed;
 mod social;
