@@ -1,0 +1,21 @@
+//! fmerge-plan's modules in layers, each importing only from the layers
+//! below it: the searches above the model they search. The check is
+//! `fmerge_testkit::layers`.
+//!
+//! Run: `cargo test --release -p fmerge-plan --test layers`.
+
+/// The layers, lowest first. A new module must be placed here.
+const LAYERS: &[&[&str]] = &[
+    &["set"],
+    // The application and the value of a set of groups.
+    &["model"],
+    &["search"],
+    // The Pareto front: the cost search again and again.
+    &["front"],
+];
+
+#[test]
+fn modules_import_only_from_the_layers_below() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    fmerge_testkit::layers::assert_layered(&src, LAYERS);
+}
