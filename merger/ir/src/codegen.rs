@@ -12,7 +12,8 @@ use inkwell::OptimizationLevel;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
+    TargetTriple,
 };
 use std::path::Path;
 
@@ -28,10 +29,16 @@ pub fn verify(module: &Module<'_>, what: &str) -> Result<()> {
     })
 }
 
+/// The machine the merged binary is for.
+pub struct Target<'a> {
+    pub triple: &'a str,
+    pub opt_level: u8,
+}
+
 pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
-    Target::initialize_x86(&InitializationConfig::default());
+    LlvmTarget::initialize_x86(&InitializationConfig::default());
     let triple = TargetTriple::create(triple);
-    let target = Target::from_triple(&triple)
+    let target = LlvmTarget::from_triple(&triple)
         .map_err(|e| anyhow!("LLVM has no target for {triple}: {e}"))?;
     let level = match opt_level {
         0 => OptimizationLevel::None,
@@ -63,7 +70,7 @@ pub fn machine(triple: &str, opt_level: u8) -> Result<TargetMachine> {
 /// group's own crates only (its functions, their path dependencies and
 /// fmerge's runtime: the code a request runs between the server and the
 /// libraries) and links everything else from cargo's objects, as `Off` does
-/// ([`crate::reuse`]).
+/// (`reuse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lto {
     Off,
@@ -73,7 +80,7 @@ pub enum Lto {
 
 impl Lto {
     /// Whether cargo's objects serve the crates the merge leaves alone
-    /// ([`crate::reuse`]); only `Fat` compiles the whole merged module.
+    /// (`reuse`); only `Fat` compiles the whole merged module.
     pub fn reuses(self) -> bool {
         self != Lto::Fat
     }

@@ -11,7 +11,6 @@
 
 pub mod calls;
 pub mod codegen;
-mod fmt_args;
 mod ir;
 pub mod link;
 pub mod llvm;
@@ -21,10 +20,10 @@ pub mod reuse;
 pub mod split;
 mod symbols;
 
-pub use codegen::Lto;
+pub use codegen::{Lto, Target};
 pub use inkwell::context::Context;
 pub use inkwell::module::Module;
-pub use merge::{Compile, Event, MergedModule, Objects, Target, Unit, links, merge};
+pub use merge::{Compile, Event, MergedModule, Objects, Unit, links, merge};
 pub use passes::Facts;
 pub use passes::config::Setting;
 pub use passes::endpoints::Rewrite;

@@ -6,10 +6,11 @@
 //! see [`reuse`]) → the conclusions; where a module is made: link them all
 //! → the module passes (→ verify, as it compiles).
 
+use crate::codegen::{self, Target};
 use crate::passes::config::Setting;
 use crate::passes::{self, Crate, Facts, Found, Run};
 use crate::reuse::{self, Compiled, Piece};
-use crate::{codegen, ir, link};
+use crate::{ir, link};
 use anyhow::Result;
 use inkwell::module::Module;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,12 +85,6 @@ pub struct MergedModule {
     /// the caller's process, else why it runs in a process of its own
     /// (`in_process`).
     pub in_process: BTreeMap<String, Result<(), String>>,
-}
-
-/// The machine the merged binary is for.
-pub struct Target<'a> {
-    pub triple: &'a str,
-    pub opt_level: u8,
 }
 
 /// Whether [`merge`] links the crates into one module: always without

@@ -2,7 +2,7 @@
 //! and compile from IR only what the merge changed, as rustc's own final
 //! link does with the crates' objects.
 //!
-//! Every pass still reads every crate ([`crate::merge`] links them all), but
+//! Every pass still reads every crate (`merge` links them all), but
 //! the merged module is not compiled. Instead each crate is one [`Piece`]:
 //! a crate no crate pass touched links cargo's object, since its bitcode is
 //! the module rustc compiled that object from (a library's rlib, a bin's
@@ -16,7 +16,7 @@
 //! strong `fmerge.routes` wins over the runtime's empty one (made weak in
 //! its object, or a declaration in its IR).
 //!
-//! With `--lto own`, the group's own crates ([`crate::Unit::joint`]) compile
+//! With `--lto own`, the group's own crates (`Unit::joint`) compile
 //! from IR whether a pass changed them or not, all into one object: their
 //! modules are linked and optimized together ([`compile`]).
 
@@ -32,7 +32,7 @@ use std::path::Path;
 
 /// How one crate gets into the merged binary.
 pub struct Piece {
-    /// The unit's place in what [`crate::merge`] was given.
+    /// The unit's place in what `merge` was given.
     pub unit: usize,
     /// What compiles from IR; `None` when cargo's object is linked as it is.
     pub compiled: Option<Compiled>,
@@ -46,7 +46,7 @@ pub struct Piece {
     /// nothing calls the crate: its object is then linked whole, not as an
     /// archive member the linker may leave out.
     pub keeps_used: bool,
-    /// It compiles with the other joint pieces, as one module ([`crate::Unit::joint`]).
+    /// It compiles with the other joint pieces, as one module (`Unit::joint`).
     pub joint: bool,
 }
 
@@ -58,7 +58,7 @@ pub struct Compiled {
     pub bitcode: Vec<u8>,
 }
 
-/// Why the joint crates compile from IR ([`crate::Unit::joint`]), for people.
+/// Why the joint crates compile from IR (`Unit::joint`), for people.
 pub const JOINT: &str = "--lto own optimizes the group's own crates together";
 
 /// Why a crate compiles from IR, for people; `None`: cargo's object serves.

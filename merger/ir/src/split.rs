@@ -104,7 +104,7 @@ fn prepare(module: &Module<'_>) {
     }
 }
 
-/// Partition `p` of the cut module, in `ctx`; [`crate::codegen::verify`] checks it.
+/// Partition `p` of the cut module, in `ctx`; `codegen::verify` checks it.
 pub fn partition<'ctx>(ctx: &'ctx Context, cut: &Cut, p: usize) -> Result<Module<'ctx>> {
     let plan = &cut.plan;
     let buffer = MemoryBuffer::create_from_memory_range(&cut.bitcode, "fmerge.partition");

@@ -53,7 +53,7 @@ pub fn internalize(global: GlobalValue<'_>) {
 
 /// The unmangled symbols the module defines with external linkage: what
 /// two crates may clash on. The `exports` pass checks them as it links each
-/// crate, and `fmerge graph` pairs them across crates ([`crate::calls`]).
+/// crate, and `fmerge graph` pairs them across crates (`calls`).
 pub fn exported<'ctx>(module: &Module<'ctx>) -> Vec<GlobalValue<'ctx>> {
     defined(module)
         .into_iter()

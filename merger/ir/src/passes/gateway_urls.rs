@@ -15,8 +15,9 @@
 //! goes into [`Found::gateway_urls`], and the merged binary answers the
 //! calls made to it that name a member in the pod (`fmerge-shim`).
 
+use super::fmt_args;
+use crate::ir;
 use crate::passes::{Crate, Facts, Found};
-use crate::{fmt_args, ir};
 use anyhow::Result;
 use inkwell::module::Module;
 

@@ -10,7 +10,7 @@
 //!   found, and reads no module: `run(&Facts, &mut Found)`;
 //! - a module pass changes the linked module: `run(&Module, &Facts, &mut Found)`.
 //!   Only a merge that compiles that module links one; the reuse path
-//!   ([`crate::reuse`]) redoes each module pass its own way
+//!   (`reuse`) redoes each module pass its own way
 //!   ([`REDONE_BY_REUSE`]), so it never links the crates.
 //!
 //! What passes find goes into one [`Found`], added up across crates; its
@@ -28,6 +28,7 @@ pub mod endpoints;
 pub mod entry;
 pub mod env;
 pub mod exports;
+mod fmt_args;
 pub mod gateway_urls;
 pub mod in_process;
 pub mod internalize;
@@ -154,7 +155,7 @@ pub fn named(name: &str) -> Option<&'static Pass> {
 }
 
 /// The module passes, each of which the reuse path (`--lto off`, see
-/// [`crate::reuse`]) makes its own way instead of compiling the merged
+/// `reuse`) makes its own way instead of compiling the merged
 /// module: `internalize` (skipped: each crate keeps its symbols, so that the
 /// objects cargo compiled still reach them) and `routes` (the table becomes
 /// an object of its own). A pass that only reads is a crate pass or a

@@ -4,8 +4,8 @@
 
 use super::uses::{Use, describe, uses};
 use super::{Scope, positions, refusal, replace};
-use crate::fmt_args;
 use crate::ir::{self, Value};
+use crate::passes::fmt_args;
 use anyhow::{Result, bail};
 use inkwell::module::Module;
 

@@ -61,7 +61,7 @@ pub fn rewrite(bytes: &[u8], from: &[u8], to: &[u8]) -> Result<Option<Vec<u8>>, 
             }
             _ => {
                 let rest = &bytes[i..];
-                if crate::passes::endpoints::positions(rest, from).is_empty() {
+                if super::endpoints::positions(rest, from).is_empty() {
                     out.extend_from_slice(rest);
                     return Ok(changed.then_some(out));
                 }
@@ -71,7 +71,7 @@ pub fn rewrite(bytes: &[u8], from: &[u8], to: &[u8]) -> Result<Option<Vec<u8>>, 
         let Some(text) = bytes.get(text) else {
             return Err("its `format!` template is not laid out as rustc 1.95 writes it".into());
         };
-        let new = crate::passes::endpoints::replace(text, from, to);
+        let new = super::endpoints::replace(text, from, to);
         changed |= new != text;
         match new.len() {
             n @ 1..=0x7f => out.push(n as u8),

@@ -1,0 +1,28 @@
+//! fmerge-ir's modules in layers, each importing only from the layers below
+//! it (or its own, without a cycle): the passes below the merge that runs
+//! them, codegen below the reuse path that compiles with it. The check is
+//! `fmerge_testkit::layers`.
+//!
+//! Run: `cargo test --release -p fmerge-ir --test layers`.
+
+/// The layers, lowest first. A new module must be placed here.
+const LAYERS: &[&[&str]] = &[
+    // LLVM itself: finding it, small views of its values, the IR link.
+    &["llvm", "ir", "link"],
+    &["symbols"],
+    // The rewrites and checks, one file each.
+    &["passes"],
+    &["split"],
+    // Optimize and compile, over the parallel split.
+    &["codegen"],
+    // What the planner reads from a crate; the path that links cargo's objects.
+    &["calls", "reuse"],
+    // The one entry: passes, link, then reuse or codegen.
+    &["merge"],
+];
+
+#[test]
+fn modules_import_only_from_the_layers_below() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    fmerge_testkit::layers::assert_layered(&src, LAYERS);
+}
