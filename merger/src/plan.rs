@@ -43,15 +43,7 @@ use std::time::{Duration, Instant};
 /// The user's objective and constraints, each named as its flag is.
 pub use model::Constraints;
 
-/// Which search runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// The best plan found within the time limit: proven optimal when the
-    /// exact search finishes in it ([`search::within`]).
-    Auto,
-    Exact,
-    Heuristic,
-}
+pub use search::Method;
 
 /// The planner's model of `graph` under `constraints`. Without traffic,
 /// each function no other calls gets one request, and each call site is

@@ -27,6 +27,16 @@ use score::finish;
 pub use score::score;
 pub use within::{Found, within};
 
+/// Which search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// The best plan found within the time limit: proven optimal when the
+    /// exact search finishes in it ([`within`]).
+    Auto,
+    Exact,
+    Heuristic,
+}
+
 const EPS: f64 = 1e-9;
 
 /// The room [`room::Room::most`] is given where none can be told: with

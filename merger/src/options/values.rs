@@ -128,13 +128,13 @@ value_enum! {
 
 value_enum! {
     /// `--search`: which search makes the plan.
-    Search => crate::plan::Method {
+    Search => fmerge_plan::search::Method {
         /// Exact unless it passes its limits.
-        Auto => crate::plan::Method::Auto,
+        Auto => fmerge_plan::search::Method::Auto,
         /// The exact search.
-        Exact => crate::plan::Method::Exact,
+        Exact => fmerge_plan::search::Method::Exact,
         /// The heuristic.
-        Heuristic => crate::plan::Method::Heuristic,
+        Heuristic => fmerge_plan::search::Method::Heuristic,
     }
 }
 
