@@ -15,11 +15,8 @@
 //! tag = "docker.io/you/write-home-timeline:latest"
 //! push = true
 //! ```
-//!
-//! It also holds the default merge name ([`default_name`]), which the file
-//! and the command line share.
 
-use crate::cli::build::BuildArgs;
+use crate::options::BuildArgs;
 use crate::options::layer::{self, ExplicitFlags, File};
 use anyhow::Result;
 use clap::Args as _;
@@ -44,13 +41,6 @@ pub const CLI_ONLY: [&str; 10] = [
     "force",
     "image.source-revision",
 ];
-
-/// The name of a merge that is not given one: `<caller>-merged`, the
-/// caller by its OpenFaaS name (a CamelCase package `WriteHomeTimeline`
-/// gives `write-home-timeline-merged`, a name an image and a service take).
-pub fn default_name(caller: &str) -> String {
-    format!("{}-merged", fmerge_contract::function_name(caller))
-}
 
 impl BuildArgs {
     /// Reads a group file, every option it does not set at its default;
@@ -138,10 +128,5 @@ mod tests {
             let bad = load(cli_only).unwrap_err().to_string();
             assert!(bad.contains("unknown field"), "{bad}");
         }
-        assert_eq!(default_name("compose-post"), "compose-post-merged");
-        assert_eq!(
-            default_name("WriteHomeTimeline"),
-            "write-home-timeline-merged"
-        );
     }
 }

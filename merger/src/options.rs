@@ -9,14 +9,15 @@
 //!
 //! Flags and keys are spelled alike: `--opt-level` and `opt-level =`.
 
+mod build;
 mod flags;
 pub mod layer;
 pub mod stack;
 pub mod values;
 
+pub use build::BuildArgs;
 pub use flags::{CargoFlags, DryRun, ImageFlags, Merge, SharedStaticFlags, heading};
 
-use crate::group;
 use anyhow::{Result, bail};
 use fmerge_cargo::{resolve, workspace};
 use fmerge_ir as ir;
@@ -39,6 +40,14 @@ pub const NOT_IN_KEY: [&str; 6] = [
     // A check before the build; the merge of the same members is the same.
     "allow-uncalled",
 ];
+
+/// The name of a merge that is not given one: `<caller>-merged`, the
+/// caller by its OpenFaaS name (a CamelCase package `WriteHomeTimeline`
+/// gives `write-home-timeline-merged`, a name an image and a service take).
+/// A group file and the command line share it.
+pub fn default_name(caller: &str) -> String {
+    format!("{}-merged", fmerge_contract::function_name(caller))
+}
 
 /// What to merge, and how: the caller, where the functions are, and the
 /// merge options (the command line over the group file, resolved), which
@@ -193,7 +202,7 @@ impl Options {
     pub fn label(&self) -> String {
         self.name
             .clone()
-            .unwrap_or_else(|| group::default_name(&self.caller))
+            .unwrap_or_else(|| default_name(&self.caller))
     }
 
     /// The LTO mode asked for, if any (else the profile's).
@@ -286,6 +295,15 @@ mod tests {
             key
         );
         assert_ne!(base.key_inputs(ir::Lto::Fat), key);
+    }
+
+    #[test]
+    fn a_merge_without_a_name_is_named_after_its_caller() {
+        assert_eq!(default_name("compose-post"), "compose-post-merged");
+        assert_eq!(
+            default_name("WriteHomeTimeline"),
+            "write-home-timeline-merged"
+        );
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! callees, the members' names and whether they call each other (read from
 //! their source with `cargo metadata`, no build), and for an image the
 //! Docker Engine and the push credentials. Option values and group files are
-//! checked where they are read ([`crate::Options::check`], `Group::load`);
+//! checked where they are read ([`Options::check`], `Group::load`);
 //! this is the one call a build makes after them.
 
 mod calls;
 
-use crate::Options;
+use crate::options::Options;
 use anyhow::{Result, bail};
 use fmerge_cargo::resolve::{self, Code};
 use fmerge_cargo::suggest;
@@ -22,7 +22,7 @@ pub struct Image<'a> {
     pub push: Option<&'a Auth>,
 }
 
-/// Checks `opts` (already through [`crate::Options::check`]) and the image
+/// Checks `opts` (already through [`Options::check`]) and the image
 /// before anything is built.
 pub fn check(opts: &Options, image: Option<Image>) -> Result<()> {
     let members: Vec<String> = opts.members().map(String::from).collect();

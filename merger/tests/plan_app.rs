@@ -239,7 +239,7 @@ fn the_planned_application_answers_like_the_unmerged_one() {
             .merge
             .name
             .clone()
-            .unwrap_or_else(|| fmerge::group::default_name(&caller));
+            .unwrap_or_else(|| fmerge::options::default_name(&caller));
         let binary = target_dir().join("fmerge").join(&name).join(&name);
         assert!(stdout.contains(binary.to_str().unwrap()), "{stdout}");
         merged.push((caller, binary));

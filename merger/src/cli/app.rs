@@ -36,7 +36,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Merge CALLER with its CALLEES into one binary (and optionally an image).
-    Build(Box<super::build::BuildArgs>),
+    Build(Box<crate::options::BuildArgs>),
     /// Install the faas-cli template `rust-fmerge` into ./template/, so that
     /// `faas-cli new --lang rust-fmerge NAME` makes a function fmerge can merge.
     Template(super::template::TemplateArgs),

@@ -5,9 +5,8 @@
 
 mod args;
 
-pub use args::BuildArgs;
-
 use crate::ops::build::build;
+use crate::options::BuildArgs;
 use crate::options::layer::ExplicitFlags;
 use crate::options::stack::Select;
 use anyhow::{Context as _, Result, bail};

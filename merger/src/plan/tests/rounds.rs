@@ -111,3 +111,23 @@ fn a_graph_written_before_rounds_loads_with_every_call_one_after_another() {
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     assert_eq!(m.hops(0, &alone).critical_before, 2.0);
 }
+
+#[test]
+fn a_callee_placed_by_the_call_log_is_a_round_of_the_model() {
+    // The code places b and c at once, not d; the log has d after them.
+    let mut g = graph(&[("a", "b"), ("a", "c"), ("a", "d")]);
+    in_rounds(&mut g, "a", &[&["b", "c"]]);
+    let log = "\
+# fmerge calls: request caller callee start_us end_us
+p1.1 a b 100 250
+p1.1 a c 110 200
+p1.1 a d 250 300
+";
+    let notes = g.order_from(&crate::graph::call_log::parse(log, "calls.txt").unwrap());
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    // d after b and c, not one more call apart.
+    let m = model(&g, &Constraints::default()).unwrap();
+    assert!(m.unplaced.is_empty(), "{:?}", m.unplaced);
+    let a = m.index("a").unwrap();
+    assert_eq!(m.rounds[a].len(), 2);
+}
