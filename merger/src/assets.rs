@@ -15,10 +15,10 @@ use fmerge_ship::template::{Crate, File};
 /// The symbol policy of a merged binary (`--version-script`).
 pub const VERSION_SCRIPT: &str = include_str!("../../linker-scripts/merged.ver");
 
-/// The symbol policy of a merged binary of watchdog-process functions: the
-/// shim's `connect`, `getaddrinfo`, `getenv`, `secure_getenv` and
-/// `pthread_create` are exported, so that a shared library (a system
-/// libcurl) calls them too.
+/// The symbol policy of a merged binary of watchdog-process functions:
+/// the C functions the shim defines in libc's place are exported (the
+/// file lists them and why), so that a shared library (a system libcurl)
+/// calls them too.
 pub const PROCESS_VERSION_SCRIPT: &str = include_str!("../../linker-scripts/process.ver");
 
 /// The Dockerfile of the minimal image; fmerge-ship fills its `{{…}}` placeholders.

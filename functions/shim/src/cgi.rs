@@ -150,7 +150,23 @@ pub fn member_env(
     call: &Call,
     caller_env: &[&str],
 ) -> Vec<(OsString, OsString)> {
-    let prefix = namespaced_prefix(&call.name);
+    let mut env = own_env(base, &call.name, caller_env);
+    env.extend(
+        cgi_vars(call)
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into())),
+    );
+    env
+}
+
+/// [`member_env`] without the call's CGI variables: what every call to
+/// member `name` has in common.
+pub fn own_env(
+    base: impl IntoIterator<Item = (OsString, OsString)>,
+    name: &str,
+    caller_env: &[&str],
+) -> Vec<(OsString, OsString)> {
+    let prefix = namespaced_prefix(name);
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     let mut own = Vec::new();
     for (k, v) in base {
@@ -167,11 +183,6 @@ pub fn member_env(
         env.push((k, v));
     }
     env.extend(own);
-    env.extend(
-        cgi_vars(call)
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into())),
-    );
     env
 }
 

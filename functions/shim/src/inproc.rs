@@ -28,7 +28,7 @@
 //! ([`fits`]).
 
 use std::cell::Cell;
-use std::ffi::{CStr, CString, OsString, c_char};
+use std::ffi::{CStr, CString, OsStr, c_char};
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,9 +47,11 @@ pub struct Context {
     pub name: String,
     stdin: Mutex<Input>,
     stdout: Mutex<Vec<u8>>,
-    /// `KEY=VALUE`, later entries winning; leaked, because C code may keep
-    /// the pointers `getenv` returns (the process ends with its request).
-    env: &'static [&'static CStr],
+    /// `KEY=VALUE`, later entries winning, in two parts: what every call
+    /// to the member has ([`crate::member`] makes it once) and the call's
+    /// own variables. Leaked, because C code may keep the pointers `getenv`
+    /// returns (the process ends with its request).
+    env: [&'static [&'static CStr]; 2],
     /// Its rewrites, if it has any.
     pub rewrites: Option<Active>,
     /// Whether a panic of it printed std's backtrace note ([`install_panic_note`]).
@@ -67,6 +69,33 @@ struct Input {
 thread_local! {
     /// The member this thread acts for; null for the caller's threads.
     static CURRENT: Cell<*const Context> = const { Cell::new(std::ptr::null()) };
+    /// How many members' `main`s this thread is running ([`run`]).
+    static RUNNING: Cell<u32> = const { Cell::new(0) };
+    /// Whether this is the process's main thread, once asked.
+    static MAIN: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Whether a member may be run on the current thread, in the middle of a
+/// call it makes: the process's main thread, or one running a member's
+/// `main`. Both are threads whose `main` is a whole program's, with the
+/// main thread's stack, its name and nothing else on them, as a member's
+/// own process had; a thread the program started (a client's runtime, a
+/// worker) may be in the middle of anything.
+pub fn may_run_here() -> bool {
+    unsafe extern "C" {
+        fn getpid() -> i32;
+        fn gettid() -> i32;
+    }
+    let main = || {
+        MAIN.try_with(|m| {
+            // SAFETY: neither takes arguments or fails.
+            let main = m.get().unwrap_or_else(|| unsafe { gettid() == getpid() });
+            m.set(Some(main));
+            main
+        })
+        .unwrap_or(false)
+    };
+    RUNNING.try_with(Cell::get).unwrap_or(0) > 0 || main()
 }
 
 /// The member the current thread acts for, if any.
@@ -120,6 +149,13 @@ impl Drop for Scope {
         rewrite::set_on_thread(self.rewrites_before);
         let _ = CURRENT.try_with(|c| c.set(self.before));
     }
+}
+
+/// Makes the current thread act for no member, for the rest of its life:
+/// for threads of the shim's own that a member's thread started.
+pub fn act_for_no_one() {
+    let _ = CURRENT.try_with(|c| c.set(std::ptr::null()));
+    rewrite::set_on_thread(rewrite::OnThread::Process);
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -201,11 +237,16 @@ pub fn getenv(name: &CStr) -> Option<*const c_char> {
     with_current(|ctx| {
         let ctx = ctx?;
         let name = name.to_bytes();
-        let found = ctx.env.iter().rev().find_map(|kv| {
-            let kv = kv.to_bytes_with_nul();
-            (kv.len() > name.len() && kv.starts_with(name) && kv[name.len()] == b'=')
-                .then(|| kv[name.len() + 1..].as_ptr() as *const c_char)
-        });
+        let found = ctx
+            .env
+            .iter()
+            .rev()
+            .flat_map(|part| part.iter().rev())
+            .find_map(|kv| {
+                let kv = kv.to_bytes_with_nul();
+                (kv.len() > name.len() && kv.starts_with(name) && kv[name.len()] == b'=')
+                    .then(|| kv[name.len() + 1..].as_ptr() as *const c_char)
+            });
         Some(found.unwrap_or(std::ptr::null()))
     })
 }
@@ -273,26 +314,34 @@ pub fn thread() -> std::thread::Builder {
         .stack_size(STACK)
 }
 
-/// Runs `entry`, member `name`'s `main`, on this thread (one of
-/// [`thread`]'s) with `body` as its stdin and `env` as its environment;
-/// what it wrote to stdout, and its exit code.
-pub fn run(
-    name: &str,
-    entry: unsafe extern "C-unwind" fn() -> i32,
-    body: &[u8],
-    env: Vec<(OsString, OsString)>,
-) -> (Vec<u8>, i32) {
+/// `env` as C strings `KEY=VALUE`, leaked (see [`Context`]).
+pub fn c_env<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+    env: impl IntoIterator<Item = (K, V)>,
+) -> &'static [&'static CStr] {
     let env: Vec<&'static CStr> = env
         .into_iter()
         .filter_map(|(k, v)| {
-            let mut kv = k.as_bytes().to_vec();
+            let mut kv = k.as_ref().as_bytes().to_vec();
             kv.push(b'=');
-            kv.extend_from_slice(v.as_bytes());
+            kv.extend_from_slice(v.as_ref().as_bytes());
             CString::new(kv)
                 .ok()
                 .map(|c| &*Box::leak(c.into_boxed_c_str()))
         })
         .collect();
+    Box::leak(env.into_boxed_slice())
+}
+
+/// Runs `entry`, member `name`'s `main`, on this thread with `body` as its
+/// stdin and `own` ([`c_env`]) then `call_vars` as its environment; what it
+/// wrote to stdout, and its exit code.
+pub fn run(
+    name: &str,
+    entry: unsafe extern "C-unwind" fn() -> i32,
+    body: &[u8],
+    own: &'static [&'static CStr],
+    call_vars: Vec<(String, String)>,
+) -> (Vec<u8>, i32) {
     let ctx = Arc::new(Context {
         name: name.to_string(),
         stdin: Mutex::new(Input {
@@ -301,7 +350,7 @@ pub fn run(
             open: false,
         }),
         stdout: Mutex::new(Vec::new()),
-        env: Box::leak(env.into_boxed_slice()),
+        env: [own, c_env(call_vars)],
         rewrites: rewrite::active_for(name, crate::rewrites()),
         noted: AtomicBool::new(false),
     });
@@ -311,8 +360,10 @@ pub fn run(
     let scope = Scope::enter(Arc::clone(&ctx));
     give_back_stdin(&ctx);
     lock(&ctx.stdin).open = true;
+    RUNNING.with(|r| r.set(r.get() + 1));
     // SAFETY: the member's entry, made by fmerge for this call.
     let code = std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101);
+    RUNNING.with(|r| r.set(r.get() - 1));
     let _ = std::io::stdout().flush();
     drop_unread_stdin();
     drop(scope);

@@ -204,7 +204,6 @@ const IPPROTO_TCP: c_int = 6;
 unsafe extern "C" {
     fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
     fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int;
-    fn fstat(fd: c_int, buf: *mut [u64; 18]) -> c_int;
 }
 
 /// The client sockets [`pair`] replaced: descriptor, the socket's inode
@@ -213,11 +212,7 @@ unsafe extern "C" {
 static PAIRED: std::sync::Mutex<Vec<(c_int, u64, SocketAddr)>> = std::sync::Mutex::new(Vec::new());
 static ANY_PAIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn inode(fd: c_int) -> Option<u64> {
-    let mut st = [0u64; 18];
-    // SAFETY: `st` is as large as `struct stat` on x86-64 (144 bytes).
-    (unsafe { fstat(fd, &mut st) } == 0).then_some(st[1])
-}
+use crate::inline::inode;
 
 /// The gateway address socket `fd` stands for, if [`pair`] made it.
 fn paired(fd: c_int) -> Option<SocketAddr> {
@@ -259,13 +254,23 @@ fn pair(fd: c_int, dest: SocketAddr) -> Option<c_int> {
     drop(theirs);
     // SAFETY: the status flags (O_NONBLOCK) the caller's socket had.
     unsafe { fcntl(fd, F_SETFL, status) };
-    if let Some(ino) = inode(fd) {
+    let ino = inode(fd);
+    if let Some(ino) = ino {
         let mut list = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|(f, _, _)| *f != fd);
         list.push((fd, ino, dest));
         ANY_PAIRED.store(true, Ordering::Release);
     }
-    if !server::serve_pair(ours, dest) {
+    // Answered on the client's own thread where it can be (`inline`),
+    // else by a stand-in thread.
+    let ours = match ino {
+        Some(ino) if crate::inline_calls() => match crate::inline::adopt(fd, ino, ours, dest) {
+            Ok(()) => return Some(0),
+            Err(ours) => ours,
+        },
+        _ => ours,
+    };
+    if !server::serve_pair(ours, dest, Vec::new()) {
         return Some(-1);
     }
     Some(0)
@@ -650,7 +655,8 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const u8, count: usize) -> isize
         }
     }
     // SAFETY: the caller's arguments, passed through.
-    unsafe { syscall(SYS_WRITE, fd as c_long, buf, count) as isize }
+    let r = unsafe { syscall(SYS_WRITE, fd as c_long, buf, count) as isize };
+    sent(fd, r)
 }
 
 /// `writev(2)`: as `write`, each buffer in turn.
@@ -671,7 +677,81 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const IoVec, count: c_int) -> i
         return total as isize;
     }
     // SAFETY: the caller's arguments, passed through.
-    unsafe { syscall(SYS_WRITEV, fd as c_long, iov, count as c_long) as isize }
+    let r = unsafe { syscall(SYS_WRITEV, fd as c_long, iov, count as c_long) as isize };
+    sent(fd, r)
+}
+
+/// After a write of `r` bytes to `fd`: a paired connection held for
+/// answers on this thread ([`crate::inline`]) reads it. `r` is returned.
+fn sent(fd: c_int, r: isize) -> isize {
+    if r > 0 {
+        crate::inline::after_send(fd);
+    }
+    r
+}
+
+const SYS_SENDTO: c_long = 44;
+const SYS_SENDMSG: c_long = 46;
+
+/// `send(2)`: as `write`, for a client's socket.
+///
+/// # Safety
+/// As `send(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn send(fd: c_int, buf: *const u8, len: usize, flags: c_int) -> isize {
+    // SAFETY: the caller's arguments, passed through (send is sendto
+    // without an address).
+    let r = unsafe {
+        syscall(
+            SYS_SENDTO,
+            fd as c_long,
+            buf,
+            len,
+            flags as c_long,
+            std::ptr::null::<u8>(),
+            0 as c_long,
+        ) as isize
+    };
+    sent(fd, r)
+}
+
+/// `sendto(2)`: as `send`.
+///
+/// # Safety
+/// As `sendto(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sendto(
+    fd: c_int,
+    buf: *const u8,
+    len: usize,
+    flags: c_int,
+    addr: *const u8,
+    addr_len: u32,
+) -> isize {
+    // SAFETY: the caller's arguments, passed through.
+    let r = unsafe {
+        syscall(
+            SYS_SENDTO,
+            fd as c_long,
+            buf,
+            len,
+            flags as c_long,
+            addr,
+            addr_len as c_long,
+        ) as isize
+    };
+    sent(fd, r)
+}
+
+/// `sendmsg(2)`: as `send`.
+///
+/// # Safety
+/// As `sendmsg(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const c_void, flags: c_int) -> isize {
+    // SAFETY: the caller's arguments, passed through.
+    let r = unsafe { syscall(SYS_SENDMSG, fd as c_long, msg, flags as c_long) as isize };
+    sent(fd, r)
 }
 
 /// libc's definition of `name`, looked up once into `slot`.

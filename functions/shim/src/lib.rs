@@ -35,6 +35,7 @@ pub mod cgi;
 mod contract;
 pub mod gateway;
 pub mod http;
+pub mod inline;
 pub mod inproc;
 #[cfg(fmerge_merged)]
 mod interpose;
@@ -108,4 +109,10 @@ pub fn caller_env() -> &'static [&'static str] {
 /// Environment variables whose values the members use as the gateway's URL.
 pub fn gateway_vars() -> &'static [&'static str] {
     table::GATEWAY_VARS
+}
+
+/// Whether calls to members may be answered on the calling thread
+/// ([`inline`]): fmerge found no member's code driving an async executor.
+pub fn inline_calls() -> bool {
+    table::INLINE_CALLS
 }

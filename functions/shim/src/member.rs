@@ -9,13 +9,13 @@
 //! cannot cut it off before this process ends, it runs in this process
 //! instead ([`crate::inproc`]), answered the same way.
 
-use std::ffi::OsString;
+use std::ffi::{CStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::cgi::{self, Call};
@@ -79,7 +79,15 @@ pub fn runs_here(member: &Member, settings: &Settings) -> bool {
 /// The `exec_timeout` this process runs under (its watchdog's setting, as
 /// of-watchdog reads it, which the process inherits), `None` for no limit.
 fn own_timeout() -> Option<Duration> {
-    exec_timeout(std::env::var("exec_timeout").ok().as_deref())
+    static OWN: OnceLock<Option<Duration>> = OnceLock::new();
+    // From the environment itself (`vars_os` reads it without `getenv`,
+    // which a member's thread would answer with the member's own).
+    *OWN.get_or_init(|| {
+        let own = std::env::vars_os()
+            .find(|(k, _)| k == "exec_timeout")
+            .and_then(|(_, v)| v.into_string().ok());
+        exec_timeout(own.as_deref())
+    })
 }
 
 /// The binary to start members from: this one.
@@ -87,19 +95,17 @@ pub fn current_program() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"))
 }
 
-/// Runs `call` to `member` with this process's environment: forked by the
-/// zygote, or started from this binary where the zygote cannot serve.
+/// Runs `call` to `member` with this process's environment: in this
+/// process where it may run here, else forked by the zygote, or started
+/// from this binary where the zygote cannot serve.
 pub fn run(member: &Member, call: &Call) -> Reply {
+    if let Some(reply) = run_in_process(member, call) {
+        return reply;
+    }
     let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let settings = settings(&call.name, &base);
-    let here = runs_here(member, &settings);
     let env = cgi::member_env(base, call, crate::caller_env());
     let start = Instant::now();
-    if let Some(entry) = member.run.filter(|_| here) {
-        let (out, code) = inproc::run(&call.name, entry, &call.body, env);
-        let ended = (out, status_error(ExitStatus::from_raw(code << 8)));
-        return answer(member.mode, settings, start, ended);
-    }
     let ended = match zygote::execute(&call.name, &env, &call.body, settings.timeout) {
         Outcome::Ran(out, status) => (
             out,
@@ -108,6 +114,51 @@ pub fn run(member: &Member, call: &Call) -> Reply {
         Outcome::NotStarted => execute(&current_program(), call, env, settings.timeout),
     };
     answer(member.mode, settings, start, ended)
+}
+
+/// Runs `call` to `member` in this process, on this thread, if it may run
+/// here ([`runs_here`]); `None` if it needs a process of its own.
+pub fn run_in_process(member: &Member, call: &Call) -> Option<Reply> {
+    let entry = member.run?;
+    let resident = resident(member.name);
+    if !runs_here(member, &resident.settings) {
+        return None;
+    }
+    let start = Instant::now();
+    let (out, code) = inproc::run(
+        &call.name,
+        entry,
+        &call.body,
+        resident.env,
+        cgi::cgi_vars(call),
+    );
+    let ended = (out, status_error(ExitStatus::from_raw(code << 8)));
+    Some(answer(member.mode, resident.settings.clone(), start, ended))
+}
+
+/// What every call to one member run in this process has in common, made
+/// at its first: its settings and its environment but for the call's own
+/// variables, both from this process's environment, which its members do
+/// not change (fmerge runs no member here that writes it).
+struct Resident {
+    settings: Settings,
+    /// `KEY=VALUE`, later entries winning.
+    env: &'static [&'static CStr],
+}
+
+/// The [`Resident`] of member `name`.
+fn resident(name: &'static str) -> &'static Resident {
+    static MADE: Mutex<Vec<(&'static str, &'static Resident)>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, r)) = made.iter().find(|(n, _)| *n == name) {
+        return r;
+    }
+    let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let settings = settings(name, &base);
+    let env = inproc::c_env(cgi::own_env(base, name, crate::caller_env()));
+    let r: &'static Resident = Box::leak(Box::new(Resident { settings, env }));
+    made.push((name, r));
+    r
 }
 
 /// Runs `call` with `program` (`argv[0]` the member's name), `base` being the

@@ -141,9 +141,10 @@ pub fn serve_connection(stream: TcpStream, config: &Config) -> io::Result<()> {
 
 /// Serves the client at the other end of `stream`, a socket pair the
 /// interposed `connect` made in place of a connection to the gateway
-/// `origin`, on a thread of its own; `false` if none could be started.
-pub fn serve_pair(stream: UnixStream, origin: SocketAddr) -> bool {
-    let mut job = (stream, origin);
+/// `origin`, on a thread of its own, `read` being what was already read
+/// from it; `false` if none could be started.
+pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool {
+    let mut job = (stream, origin, read);
     // An idle thread takes it, else a new one: a thread's start costs
     // about as much as the rest of a call in the caller's process.
     while let Some(idle) = lock(&IDLE).pop() {
@@ -154,10 +155,12 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr) -> bool {
     }
     crate::inproc::thread()
         .spawn(move || {
+            // A thread started while acting for a member inherits it
+            // (`pthread_create`); the stand-in acts for no one.
+            crate::inproc::act_for_no_one();
             static CONFIG: OnceLock<Config> = OnceLock::new();
             let config = CONFIG.get_or_init(Config::merged);
-            let (stream, origin) = job;
-            serve_paired(stream, origin, config);
+            serve_paired(job, config);
             // Then wait for more, a while, as one of the idle threads.
             loop {
                 let (give, take) = mpsc::channel();
@@ -169,7 +172,7 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr) -> bool {
                     idle.push(give);
                 }
                 match take.recv_timeout(IDLE_FOR) {
-                    Ok((stream, origin)) => serve_paired(stream, origin, config),
+                    Ok(job) => serve_paired(job, config),
                     // Its sender is dropped when it leaves the list.
                     Err(_) => return,
                 }
@@ -178,8 +181,9 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr) -> bool {
         .is_ok()
 }
 
-/// A paired connection, the client's socket and where it was headed.
-type Paired = (UnixStream, SocketAddr);
+/// A paired connection: the client's socket, where it was headed, and
+/// what was already read from it.
+type Paired = (UnixStream, SocketAddr, Vec<u8>);
 
 /// Threads waiting for a paired connection ([`serve_pair`]).
 static IDLE: Mutex<Vec<mpsc::Sender<Paired>>> = Mutex::new(Vec::new());
@@ -192,8 +196,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn serve_paired(stream: UnixStream, origin: SocketAddr, config: &Config) {
+fn serve_paired((stream, origin, read): Paired, config: &Config) {
     if let Ok(reader) = stream.try_clone() {
+        let reader = io::Cursor::new(read).chain(reader);
         let _ = serve_stream(reader, stream, Some(origin), config);
     }
 }

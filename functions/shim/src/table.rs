@@ -10,3 +10,4 @@ pub(crate) static GATEWAY_URLS: &[&str] = &[];
 pub(crate) static GATEWAY_VARS: &[&str] = &[];
 pub(crate) static REWRITES: &[Rewrite] = &[];
 pub(crate) static CALLER_ENV: &[&str] = &[];
+pub(crate) static INLINE_CALLS: bool = false;

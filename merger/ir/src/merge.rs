@@ -85,6 +85,9 @@ pub struct MergedModule {
     /// the caller's process, else why it runs in a process of its own
     /// (`in_process`).
     pub in_process: BTreeMap<String, Result<(), String>>,
+    /// Why calls between members may not run on the calling thread, if so
+    /// (`in_process`).
+    pub not_inline: Option<String>,
 }
 
 /// Whether [`merge`] links the crates into one module: always without
@@ -199,6 +202,7 @@ pub fn merge(
         gateway_urls: found.gateway_urls.into_iter().collect(),
         at_run_time: found.at_run_time.into_iter().collect(),
         in_process: found.in_process,
+        not_inline: found.not_inline,
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
     })
 }

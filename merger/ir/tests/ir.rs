@@ -27,7 +27,9 @@
 //!   `INTERNALIZED: n`: what the passes found (each compared whole);
 //! - `IN-PROCESS: <callee> ok` or `IN-PROCESS: <callee> <text>`: the
 //!   `in_process` verdict for that callee, `Ok` or a reason holding the text
-//!   (the callees judged compared whole).
+//!   (the callees judged compared whole); `INLINE: ok` or `INLINE: <text>`:
+//!   whether calls between members may run on the calling thread, or the
+//!   reason why not holds the text.
 //!
 //! `FMERGE_BLESS=1 cargo test --release -p fmerge-ir --test ir` writes the
 //! `.out.ll` files; read the diff before committing it.
@@ -411,6 +413,13 @@ fn check(case: &Case) -> Vec<String> {
             (got, _) => failures.push(format!(
                 "{name}: IN-PROCESS {callee}: expected {want:?}, got {got:?}"
             )),
+        }
+    }
+    if let Some(want) = case.one("INLINE") {
+        match (&found.not_inline, want) {
+            (None, "ok") => {}
+            (Some(why), want) if want != "ok" && why.contains(want) => {}
+            (got, _) => failures.push(format!("{name}: INLINE: expected {want:?}, got {got:?}")),
         }
     }
     let module = module.expect("a module");

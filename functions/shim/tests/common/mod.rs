@@ -36,6 +36,7 @@ unsafe extern "C-unwind" {
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
 pub(crate) static CALLER_ENV: &[&str] = &["CALLER_ONLY"];
+pub(crate) static INLINE_CALLS: bool = true;
 pub(crate) static REWRITES: &[Rewrite] = &[
     Rewrite { member: "echo", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
     Rewrite { member: "inner", from: "/fmerge-shim-test/secret", to: "/tmp/fmerge-shim-test-secret" },
@@ -99,7 +100,8 @@ pub extern "C" fn whoami_main(_argc: i32, _argv: *const *const u8) -> i32 {
 /// `partial` (ends with a line it does not end or flush), `thread` (a
 /// thread of its own prints its setting), `secret` (reads a file its
 /// rewrite points elsewhere), `nested` (calls itself with `plain` after
-/// output it has not flushed), `exit N`, `panic`.
+/// output it has not flushed), `tid` (the thread it runs on), `big N` (N
+/// bytes), `exit N`, `panic`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn inner_run() -> i32 {
     use std::io::Read;
@@ -129,6 +131,11 @@ pub extern "C-unwind" fn inner_run() -> i32 {
             s.read_to_string(&mut reply).unwrap();
             print!("nested-reply={}", reply.split_once("\r\n\r\n").unwrap().1);
         }
+        ["tid"] => {
+            unsafe extern "C" { fn gettid() -> i32; }
+            print!("tid={}", unsafe { gettid() });
+        }
+        ["big", n] => print!("{}", "x".repeat(n.parse().unwrap())),
         ["exit", n] => return n.parse().unwrap(),
         ["panic"] => panic!("inner was asked to panic"),
         _ => {}

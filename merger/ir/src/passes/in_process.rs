@@ -32,6 +32,15 @@
 //!   line under the lock (`stdin().lock().read_line(..)`) passes; a loop
 //!   over `stdin().lock().lines()` that calls another function does not.
 //!
+//! And for the group, whether a callee run in the caller's process may run
+//! on the very thread that calls it, in the middle of its client's `send`
+//! (the shim's `inline`), which saves two thread wake-ups a call; recorded
+//! in [`Found::not_inline`]. Not where a member's own code drives an async
+//! executor (`#[tokio::main]`, `block_on`): a call made from inside one
+//! would run the callee inside it, where a blocking client such as
+//! `reqwest::blocking` refuses to run. Those calls go to a thread of the
+//! shim's own, as a member's own process gave it a thread of its own.
+//!
 //! Limits: std's generic code that the user's code instantiates counts as
 //! std's (a closure inlined into it is not seen as the user's); a call
 //! through a function pointer received at run time is not followed; code
@@ -113,7 +122,36 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
         });
         found.in_process.insert(callee.clone(), verdict);
     }
+    let mains = std::iter::once("main".to_string()).chain(
+        facts
+            .callees
+            .iter()
+            .map(|c| fmerge_contract::main_symbol(c)),
+    );
+    found.not_inline = mains
+        .into_iter()
+        .find_map(|main| first_reaching(graph, &main, &mut paths, drives_an_executor));
     Ok(())
+}
+
+/// Whether `path` runs an async executor on the calling thread, when the
+/// user's own code calls it (registry crates run theirs on threads of
+/// their own, as `reqwest::blocking` does).
+fn drives_an_executor(path: &str, local: bool) -> Option<&'static str> {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    let executor = [
+        "tokio::",
+        "futures_executor::",
+        "async_std::",
+        "smol::",
+        "pollster::",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p));
+    (local && executor && (last == "block_on" || last.starts_with("enter_runtime"))).then_some(
+        "which drives an async executor on the calling thread, where a callee's blocking \
+         client (`reqwest::blocking`) refuses to run",
+    )
 }
 
 /// Each function's demangled path, made once.

@@ -296,6 +296,9 @@ pub struct Found {
     /// caller's process, else why it runs in a process of its own
     /// (`in_process`).
     pub in_process: BTreeMap<String, Result<(), String>>,
+    /// Why a call between members may not be run on the calling thread
+    /// (the shim's `inline`), if so (`in_process`).
+    pub not_inline: Option<String>,
     /// Unmangled symbols defined so far, with who defines them (`exports`).
     pub exported: HashMap<String, exports::Definer>,
     /// The `#[global_allocator]` the merged binary uses, if a member sets

@@ -156,6 +156,7 @@ impl Merging<'_> {
             gateway_urls,
             &rewrites,
             &self.opts.caller_env,
+            merged.not_inline.is_none(),
         );
         // The shim's sources, and the contract's, which it includes from
         // `../contract/src/lib.rs` as in the repository.
@@ -204,6 +205,14 @@ impl Merging<'_> {
             self.progress.note(&where_it_runs(
                 &fmerge_contract::function_name(&f.name),
                 merged.in_process.get(&f.name),
+            ));
+        }
+        if let Some(why) = &merged.not_inline
+            && !in_process.is_empty()
+        {
+            self.progress.note(&format!(
+                "calls to callees run in the caller's process are answered on a thread of the \
+                 stand-in, not on the calling thread: {why}"
             ));
         }
         Ok(object)

@@ -1,11 +1,13 @@
 ; A registry crate's thread (reqwest's blocking client joins its own) does
-; not keep the callee out of the caller's process.
+; not keep the callee out of the caller's process, nor, with the executor
+; it runs on that thread, calls off the calling thread.
 ; CALLER: wp-front
 ; CALLEES: user-filter
 ; FORM: process
 ; PASSES: exports, run_entry, statics, call_graph, in_process
 ; LOCAL: no
 ; IN-PROCESS: user-filter ok
+; INLINE: ok
 ; UNIT: wp_front wp-front
 @vt.front = private unnamed_addr constant <{ [24 x i8], ptr, ptr, ptr }> <{ [24 x i8] zeroinitializer, ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E", ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E", ptr @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h0000000000000001E" }>
 
@@ -49,6 +51,8 @@ define i32 @main(i32 %argc, ptr %argv) {
 
 define hidden void @_ZN10UserFilter4main17h0000000000000009E() {
   %t = call ptr @_RNvMs0_NtNtNtCsjrHSEGnQ3l9_3std3sys6thread4unixNtB5_6Thread3new(i64 0, ptr null)
+  call void @_ZN5tokio7runtime7runtime7Runtime8block_on17h0000000000000003E(ptr null)
   ret void
 }
+declare void @_ZN5tokio7runtime7runtime7Runtime8block_on17h0000000000000003E(ptr)
 declare ptr @_RNvMs0_NtNtNtCsjrHSEGnQ3l9_3std3sys6thread4unixNtB5_6Thread3new(i64, ptr)

@@ -34,6 +34,7 @@ define i32 @fmerge.main.user-filter(i32 %argc, ptr %argv) {
 
 define hidden void @_ZN10UserFilter4main17h0000000000000009E() {
   %t = call ptr @_RNvMs0_NtNtNtCsjrHSEGnQ3l9_3std3sys6thread4unixNtB5_6Thread3new(i64 0, ptr null)
+  call void @_ZN5tokio7runtime7runtime7Runtime8block_on17h0000000000000003E(ptr null)
   ret void
 }
 
@@ -44,6 +45,8 @@ define internal i32 @"_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17h000
 }
 
 declare ptr @_RNvMs0_NtNtNtCsjrHSEGnQ3l9_3std3sys6thread4unixNtB5_6Thread3new(i64, ptr)
+
+declare void @_ZN5tokio7runtime7runtime7Runtime8block_on17h0000000000000003E(ptr)
 
 define i32 @fmerge.run.user-filter() {
 start:

@@ -1,0 +1,324 @@
+//! Calls answered on the calling thread: a call to a member that runs in
+//! this process, made from a thread that may run it ([`inproc::may_run_here`]),
+//! is run in the middle of the client's own `send` of its request, so that
+//! no other thread wakes for it and the client's wait for the reply finds it
+//! already there.
+//!
+//! The client still has its socket, one end of the pair the interposed
+//! `connect` made ([`adopt`]); this module holds the other end. After each
+//! write the client makes to its end (`send`, `sendto`, `sendmsg`, `write`,
+//! `writev`, all interposed), [`after_send`] reads what arrived; once it is
+//! a whole request for such a member, the member runs here and its reply
+//! is written into the pair, where the client reads it as it would have
+//! read the stand-in's. Anything else (a call to be relayed, a member that
+//! needs a process, a request that expects `100-continue`, a body too
+//! large to hold, a request that is not HTTP) is handed to a stand-in
+//! thread with what was read ([`server::serve_pair`]), which answers it as
+//! it answers every paired connection. A client that writes some other way
+//! (a kernel ring, `sendfile`) is noticed by a sweep that hands its
+//! connection over too, later but answered the same.
+
+use std::io::{self, Cursor, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::{http, inproc, member, server};
+
+/// A request larger than this is handed to a stand-in thread rather than
+/// parsed again after each write.
+const HOLD_AT_MOST: usize = 1 << 20;
+/// How often the sweep looks at connections nothing wrote to through the
+/// interposed calls, and how long a request may sit unparsed before it is
+/// handed over.
+const SWEEP_EVERY: Duration = Duration::from_millis(50);
+
+/// A client's paired connection that no stand-in thread serves.
+struct Held {
+    /// The client's descriptor and its socket's inode (a number is reused
+    /// once closed).
+    fd: i32,
+    inode: u64,
+    /// Our end of the pair, non-blocking.
+    ours: UnixStream,
+    origin: SocketAddr,
+    /// What was read of the next request.
+    read: Vec<u8>,
+    /// When `read` began to fill.
+    since: Option<Instant>,
+}
+
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+/// How many connections are held: the interposed writes look at this alone
+/// when there are none.
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+static SWEEPING: AtomicBool = AtomicBool::new(false);
+
+fn held() -> MutexGuard<'static, Vec<Held>> {
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Holds `ours`, the stand-in's end of the pair whose other end is the
+/// client's `fd` (socket `inode`), headed for the gateway `origin`; gives
+/// it back if it cannot, for a stand-in thread to serve.
+pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Result<(), UnixStream> {
+    if ours.set_nonblocking(true).is_err() {
+        return Err(ours);
+    }
+    let mut list = held();
+    // An older connection on the same descriptor is closed: its client is gone.
+    list.retain(|h| h.fd != fd);
+    list.push(Held {
+        fd,
+        inode,
+        ours,
+        origin,
+        read: Vec::new(),
+        since: None,
+    });
+    COUNT.store(list.len(), Ordering::Release);
+    drop(list);
+    start_sweep();
+    Ok(())
+}
+
+/// Takes the held connection of descriptor `fd`, if there is one.
+fn take(fd: i32) -> Option<Held> {
+    if COUNT.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let mut list = held();
+    let i = list.iter().position(|h| h.fd == fd)?;
+    let h = list.swap_remove(i);
+    COUNT.store(list.len(), Ordering::Release);
+    Some(h)
+}
+
+fn put_back(h: Held) {
+    let mut list = held();
+    list.push(h);
+    COUNT.store(list.len(), Ordering::Release);
+}
+
+/// Called after the client wrote to `fd`: answers what it wrote, if it is
+/// whole, here or through a stand-in thread.
+pub fn after_send(fd: i32) {
+    let Some(mut h) = take(fd) else {
+        return;
+    };
+    let ended = drain(&mut h);
+    if ended && h.read.is_empty() {
+        // The client's end is closed (its descriptor now names another
+        // socket) or shut: nothing to answer; dropping ours ends the pair.
+        return;
+    }
+    loop {
+        match next_request(&h.read) {
+            Next::Incomplete if !ended && h.read.len() <= HOLD_AT_MOST => {
+                h.since.get_or_insert_with(Instant::now);
+                return put_back(h);
+            }
+            Next::Incomplete | Next::Elsewhere => return hand_over(h),
+            Next::Request(req, used) => {
+                let Some(reply) = answer(&req) else {
+                    return hand_over(h);
+                };
+                h.read.drain(..used);
+                h.since = (!h.read.is_empty()).then(Instant::now);
+                let keep = req.keep_alive();
+                let mut bytes = Vec::new();
+                let _ = server::write_reply(&mut bytes, &reply, &req.method, keep);
+                let written = write_some(&h.ours, &bytes);
+                if written < bytes.len() {
+                    return finish_elsewhere(h, bytes.split_off(written), keep);
+                }
+                if !keep {
+                    return; // Dropping ours ends the connection after the reply.
+                }
+                if h.read.is_empty() {
+                    return put_back(h);
+                }
+            }
+        }
+    }
+}
+
+/// Reads what the client has written so far; whether its side has ended.
+fn drain(h: &mut Held) -> bool {
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match (&h.ours).read(&mut chunk) {
+            Ok(0) => return true,
+            // A stream socket's read is short only when nothing more waits.
+            Ok(n) if n < chunk.len() => {
+                h.read.extend_from_slice(&chunk[..n]);
+                return false;
+            }
+            Ok(n) => h.read.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// What the bytes read so far hold.
+enum Next {
+    /// A whole request, and how many bytes it took.
+    Request(http::Request, usize),
+    /// Not a whole request yet.
+    Incomplete,
+    /// Something a stand-in thread must answer: the client waits for
+    /// `100 Continue`, or the bytes are not a request it can read.
+    Elsewhere,
+}
+
+fn next_request(read: &[u8]) -> Next {
+    let Some(head_end) = read.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Next::Incomplete;
+    };
+    let mut cursor = Cursor::new(read);
+    match http::read_request(&mut cursor, &mut io::sink()) {
+        Ok(Some(req)) => {
+            let used = cursor.position() as usize;
+            Next::Request(req, used)
+        }
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
+            if head.contains("100-continue") {
+                Next::Elsewhere
+            } else {
+                Next::Incomplete
+            }
+        }
+        // A body cut mid-line reads as invalid until its line is whole.
+        Err(_) if !read.ends_with(b"\n") => Next::Incomplete,
+        Ok(None) | Err(_) => Next::Elsewhere,
+    }
+}
+
+/// The reply to `req`, if it is a call to a member this thread may run
+/// here and the member may run in this process.
+fn answer(req: &http::Request) -> Option<member::Reply> {
+    if !inproc::may_run_here() {
+        return None;
+    }
+    let call = server::member_call(req, &|name| {
+        crate::member(name).is_some_and(|m| m.run.is_some())
+    })?;
+    member::run_in_process(crate::member(&call.name)?, &call)
+}
+
+/// Writes what the pair takes now of `bytes`; how much it took.
+fn write_some(ours: &UnixStream, bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while at < bytes.len() {
+        match (&*ours).write(&bytes[at..]) {
+            Ok(0) => break,
+            Ok(n) => at += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    at
+}
+
+/// Gives the connection to a stand-in thread, with what was read of it.
+fn hand_over(h: Held) {
+    if h.ours.set_nonblocking(false).is_ok() {
+        server::serve_pair(h.ours, h.origin, h.read);
+    }
+}
+
+/// A reply larger than the pair takes at once: a thread writes the rest
+/// while the client reads, then serves the connection if it stays open.
+fn finish_elsewhere(h: Held, rest: Vec<u8>, keep: bool) {
+    let _ = h.ours.set_nonblocking(false);
+    let _ = std::thread::Builder::new()
+        .name("fmerge-reply".into())
+        .spawn(move || {
+            inproc::act_for_no_one();
+            if (&h.ours).write_all(&rest).is_ok() && keep {
+                server::serve_pair(h.ours, h.origin, h.read);
+            }
+        });
+}
+
+/// Starts the sweep if it is not running: it ends when nothing is held.
+fn start_sweep() {
+    if SWEEPING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("fmerge-sweep".into())
+        .spawn(|| {
+            inproc::act_for_no_one();
+            loop {
+                std::thread::sleep(SWEEP_EVERY);
+                if !sweep() {
+                    return;
+                }
+            }
+        });
+    if started.is_err() {
+        SWEEPING.store(false, Ordering::Release);
+    }
+}
+
+/// One look at the held connections: the ones whose client is gone are
+/// dropped; the ones with bytes no interposed write answered, or a request
+/// unparsed for a whole sweep, are handed over. `false` (and the sweep
+/// ends) when none is left.
+fn sweep() -> bool {
+    let mut over = Vec::new();
+    let mut list = held();
+    let mut i = 0;
+    while i < list.len() {
+        let h = &list[i];
+        let gone = inode(h.fd) != Some(h.inode);
+        let waiting = unread(&h.ours) > 0 || h.since.is_some_and(|t| t.elapsed() >= SWEEP_EVERY);
+        if gone {
+            list.swap_remove(i);
+        } else if waiting {
+            over.push(list.swap_remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    COUNT.store(list.len(), Ordering::Release);
+    let left = !list.is_empty();
+    if !left {
+        SWEEPING.store(false, Ordering::Release);
+    }
+    drop(list);
+    for h in over {
+        hand_over(h);
+    }
+    left
+}
+
+/// The inode of the socket `fd` is, if it is open.
+pub fn inode(fd: i32) -> Option<u64> {
+    unsafe extern "C" {
+        fn fstat(fd: i32, buf: *mut [u64; 18]) -> i32;
+    }
+    let mut st = [0u64; 18];
+    // SAFETY: `st` is as large as `struct stat` on x86-64 (144 bytes).
+    (unsafe { fstat(fd, &mut st) } == 0).then_some(st[1])
+}
+
+/// How many bytes wait to be read on `ours`.
+fn unread(ours: &UnixStream) -> i32 {
+    unsafe extern "C" {
+        fn ioctl(fd: i32, request: u64, ...) -> i32;
+    }
+    const FIONREAD: u64 = 0x541B;
+    let mut n: i32 = 0;
+    // SAFETY: FIONREAD writes one int.
+    if unsafe { ioctl(ours.as_raw_fd(), FIONREAD, &mut n) } < 0 {
+        return 0;
+    }
+    n
+}
