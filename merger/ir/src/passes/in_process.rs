@@ -15,7 +15,8 @@
 //!   passed), a function that is not std's own code refers to what acts on
 //!   the whole process (`process_wide`): `exit` and `abort` in their
 //!   forms, `fork` and `exec*`, a change to or a listing of the
-//!   environment, the panic hook; or a function of the user's own crates
+//!   environment, the panic hook, the process's logger (`log`'s, `tracing`'s
+//!   global default); or a function of the user's own crates
 //!   aborts or starts a thread (one that would outlive the call; registry
 //!   crates join their own threads, as reqwest's blocking client does, and
 //!   abort only on a broken invariant, often in std's code inlined into
@@ -269,6 +270,17 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
     }
     if sets_the_panic_hook(path) {
         return Some("which would change the panic hook of the caller's process");
+    }
+    if c(&[
+        "log::set_logger",
+        "log::set_boxed_logger",
+        "log::set_logger_racy",
+        "tracing_core::dispatcher::set_global_default",
+    ]) {
+        return Some(
+            "which sets the logger of the whole process once: in the caller's process it would \
+             take the caller's logs, or fail where the caller or an earlier call set one",
+        );
     }
     let spawns = ["std::thread::spawn", "std::thread::Builder::spawn"]
         .iter()
