@@ -11,6 +11,7 @@ writes its figures for the results."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,6 +103,34 @@ def empty_program(ctx, bins):
     return exe.resolve()
 
 
+PERCALL = re.compile(r"round (\d+): (inner|echo) ([0-9.]+) µs per call \((\d+) calls\); load ([0-9.?]+)")
+
+
+def direct_per_call(ctx):
+    """The two merged paths timed call by call, by the shim's own
+    measurement (functions/shim/tests/percall.rs, 3 rounds): a program with
+    the shim linked in, as a merged binary has it, calls a member that does
+    almost nothing through the gateway's address, a new connection each,
+    from its main thread: `inner` runs in the program's process (on that
+    thread), `echo` in a process forked by the zygote. Each figure is the
+    whole call as the client sees it, the member's own little work
+    included. Outside the worker's namespace (it needs only loopback), run
+    before it."""
+    argv = ["cargo", "test", "--release", "-p", "fmerge-shim", "--test", "percall", "--", "--ignored", "--nocapture"]
+    log("per call, timed by the shim's percall: " + " ".join(argv))
+    p = subprocess.run(argv, cwd=ctx.src, capture_output=True, text=True, env=child_env())
+    if p.returncode != 0:
+        die(f"percall failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    runs = {"inner": [], "echo": []}
+    for m in PERCALL.finditer(p.stdout):
+        runs[m.group(2)].append({"us": float(m.group(3)), "calls": int(m.group(4)), "load": m.group(5)})
+    if not runs["inner"] or not runs["echo"]:
+        die(f"percall printed no figures:\n{p.stdout[-2000:]}")
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    return {"in_process_us": med([r["us"] for r in runs["inner"]]), "forked_us": med([r["us"] for r in runs["echo"]]),
+            "runs": runs}
+
+
 def only_process(ctx, args, R, oha, fmerge, real_watchdog):
     """Builds, then the worker in its namespace; R['process'] gets both."""
     if os.geteuid() != 0:
@@ -110,6 +139,7 @@ def only_process(ctx, args, R, oha, fmerge, real_watchdog):
         if not shutil.which(tool):
             die(f"--only process needs {tool} (Debian: apt-get install -y util-linux iproute2 mount)")
     binaries, built = build(ctx, fmerge)
+    direct = direct_per_call(ctx)
     patched = patched_watchdog(ctx, real_watchdog)
     run = ctx.run_dir
     if run.exists():
@@ -131,6 +161,7 @@ def only_process(ctx, args, R, oha, fmerge, real_watchdog):
         die(f"the process worker failed ({p.returncode}); its logs are under {run}")
     res = json.loads(Path(plan["out"]).read_text())
     res["build"] = built
+    res["per_call"]["direct"] = direct
     res["args"] = plan["args"]
     res["watchdogs"] = {"merged": str(real_watchdog), "unmerged": str(patched)}
     res.update(verdict(res))

@@ -11,7 +11,7 @@ from helpers import BENCH
 
 from fmbench import cli
 from fmbench.config import TARGETS
-from fmbench.process import count_ldd, parse_fmerge_stdout
+from fmbench.process import PERCALL, count_ldd, parse_fmerge_stdout
 from fmbench.processbed import hosts_text, reaped_ticks
 from fmbench.processcalls import derive, percentile, same_replies, summary
 from fmbench.processreport import refine_rows, throughput_verdict, verdict
@@ -103,7 +103,10 @@ def results(rows, rates, lower, over=1.0, inside=0.04):
                  "refine": {"unmerged": [], "merged": [run(9.0, False, 130)]},
                  "closed_loop": {d: {"ok_rps": 120.0, "p50_ms": 200.0} for d in ("unmerged", "merged")}},
         "per_call": {"rounds": 3, "seconds": 1.0, "loadavg": [[0.5, 0, 0], [0.6, 0, 0]], "kinds": {k: {"median_ms": v, "p10_ms": v, "p90_ms": v} for k, v in medians().items()},
-                     "derived": dict(derive(medians()), forked_path_over_work_ms=over, merged_path_over_work_ms=inside)},
+                     "derived": derive(medians()),
+                     "direct": {"in_process_us": 1e3 * inside, "forked_us": 1e3 * over,
+                                "runs": {"inner": [{"us": 1e3 * inside, "calls": 3000, "load": "0.5"}],
+                                         "echo": [{"us": 1e3 * over, "calls": 1000, "load": "0.5"}]}}},
         "build": {"merge_step_s": 1.2, "shared_libraries": 32, "sizes_bytes": {"merged": 2**20, "WriteHomeTimeline": 2**20,
                                                        "SocialGraphGetFollowers": 2**20}},
         "args": {"duration": 5, "connections": 64, "closed_connections": 32, "closed_duration": 5},
@@ -179,6 +182,13 @@ class Render(unittest.TestCase):
         text = ("\tlinux-vdso.so.1 (0x1)\n\tlibcurl.so.4 => /lib/libcurl.so.4 (0x2)\n"
                 "\tlibc.so.6 => /lib/libc.so.6 (0x3)\n\t/lib64/ld-linux-x86-64.so.2 (0x4)\n")
         self.assertEqual(count_ldd(text), 2)
+
+    def test_percall_lines(self):
+        # The line percall.rs prints, as it writes it, and one it printed.
+        source = (BENCH.parent / "functions" / "shim" / "tests" / "percall.rs").read_text()
+        self.assertIn('"round {round}: {} µs per call ({calls} calls); load {}"', source)
+        m = PERCALL.search("round 2: inner 31.0 µs per call (3000 calls); load 0.41\n")
+        self.assertEqual(m.groups(), ("2", "inner", "31.0", "3000", "0.41"))
 
     def test_fmerge_stdout(self):
         self.assertEqual(parse_fmerge_stdout("a\n/x/y-merged\n\n"), Path("/x/y-merged"))
