@@ -237,13 +237,13 @@ fn a_callee_that_blocks_its_thread_is_found_and_isolated_by_default_and_fmerge_i
     assert_says(&merged.output(), &["bl-slow run on threads of their own"]);
     drop(merged);
 
-    // FMERGE_ISOLATE set but empty: nothing isolated, and two blocked calls
+    // FMERGE_ISOLATE=none: nothing isolated, and two blocked calls
     // hold both of the caller's handler threads, so the ping waits for them.
     let latch = tempfile::tempdir().unwrap();
     let merged = front(
         &binary,
         port,
-        &[("FMERGE_ISOLATE", ""), ("TOKIO_WORKER_THREADS", "2")],
+        &[("FMERGE_ISOLATE", "none"), ("TOKIO_WORKER_THREADS", "2")],
     );
     let blocked = latched(&url, latch.path(), 2, 2, &merged);
     let ping = {

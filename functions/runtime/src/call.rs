@@ -213,9 +213,14 @@ const MIN_KEY_BYTES: usize = 16;
 fn key() -> &'static Result<Option<Vec<u8>>, String> {
     static KEY: OnceLock<Result<Option<Vec<u8>>, String>> = OnceLock::new();
     KEY.get_or_init(|| {
-        let (key, from) = match std::env::var(CALLER_KEY_VAR) {
-            Ok(v) => (v.into_bytes(), CALLER_KEY_VAR),
-            Err(_) => match std::fs::read(CALLER_KEY_FILE) {
+        // The table's reading of the environment, made here when first
+        // needed (`process()` may have been read before a test sets it).
+        let given = crate::server_settings::ServerSettings::from_env()
+            .ok()
+            .and_then(|s| s.caller_key);
+        let (key, from) = match given {
+            Some(v) => (v.0, CALLER_KEY_VAR),
+            None => match std::fs::read(CALLER_KEY_FILE) {
                 Ok(v) => (v, CALLER_KEY_FILE),
                 Err(_) => return Ok(None),
             },

@@ -48,8 +48,9 @@ pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
 fn this_namespace() -> &'static str {
     static NAMESPACE: OnceLock<String> = OnceLock::new();
     NAMESPACE.get_or_init(|| {
-        std::env::var("OPENFAAS_NAMESPACE")
-            .ok()
+        crate::server_settings::process()
+            .namespace
+            .clone()
             .or_else(|| {
                 std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
                     .ok()

@@ -54,11 +54,11 @@ fn pools() -> &'static [Pool] {
     static POOLS: OnceLock<Vec<Pool>> = OnceLock::new();
     POOLS.get_or_init(|| {
         let merged = callees::merged();
-        let (names, why): (Vec<&'static str>, &str) = match std::env::var("FMERGE_ISOLATE") {
-            Ok(list) => (
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|name| !name.is_empty() && *name != "none")
+        let (names, why): (Vec<&'static str>, &str) = match &crate::server_settings::process()
+            .isolate
+        {
+            Some(list) => (
+                list.iter()
                     .filter_map(|name| {
                         let known = merged.iter().find(|m| **m == name).copied();
                         if known.is_none() {
@@ -69,7 +69,7 @@ fn pools() -> &'static [Pool] {
                     .collect(),
                 "as FMERGE_ISOLATE says",
             ),
-            Err(_) => (
+            None => (
                 callees::callees()
                     .iter()
                     .filter(|c| c.isolate)

@@ -83,6 +83,7 @@ fn refuse_unsupported(get: &impl Fn(&str) -> Option<String>) -> Result<(), Strin
 
 #[cfg(test)]
 mod tests {
+    use super::parse::Secret;
     use super::*;
     use std::time::Duration;
 
@@ -144,6 +145,26 @@ mod tests {
             );
         }
         assert_eq!(none.invoke_timeout, Duration::from_secs(30));
+        // Read through the table too, the key never in the start log.
+        let key = one(fmerge_contract::CALLER_KEY_VAR, "a-key-of-enough-bytes").unwrap();
+        assert_eq!(
+            key.caller_key,
+            Some(Secret(b"a-key-of-enough-bytes".to_vec()))
+        );
+        assert!(!key.listed().contains("a-key"), "{}", key.listed());
+        assert_eq!(
+            one("FMERGE_ISOLATE", " a, none ,b").unwrap().isolate,
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(one("FMERGE_ISOLATE", "none").unwrap().isolate, Some(vec![]));
+        assert_eq!(none.isolate, None);
+        assert_eq!(
+            one("OPENFAAS_NAMESPACE", " fn-2 ")
+                .unwrap()
+                .namespace
+                .as_deref(),
+            Some("fn-2")
+        );
     }
 
     #[test]

@@ -62,6 +62,38 @@ pub(crate) fn text(_key: &str, text: &str) -> Result<String, String> {
     Ok(text.trim().to_string())
 }
 
+/// A value that must not be logged: the start log says only whether it
+/// is set.
+#[derive(Clone, PartialEq)]
+pub struct Secret(pub Vec<u8>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(set)")
+    }
+}
+
+/// A secret's text, as given.
+pub(crate) fn secret(_key: &str, text: &str) -> Result<Option<Secret>, String> {
+    Ok(Some(Secret(text.as_bytes().to_vec())))
+}
+
+/// Some text (a name, say), trimmed.
+pub(crate) fn some_text(key: &str, text: &str) -> Result<Option<String>, String> {
+    self::text(key, text).map(Some)
+}
+
+/// A comma-separated list of names, `none` for none.
+pub(crate) fn names(_key: &str, text: &str) -> Result<Option<Vec<String>>, String> {
+    Ok(Some(
+        text.split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && *n != "none")
+            .map(str::to_string)
+            .collect(),
+    ))
+}
+
 /// A number of call log records, at most `max`.
 pub(crate) fn records(max: usize) -> impl Fn(&str, &str) -> Result<usize, String> {
     move |key, text| {

@@ -5,8 +5,8 @@
 
 use super::macros::Row;
 use super::parse::{
-    self, duration, flag, ip_address, number, positive, positive_duration, records, text,
-    whole_seconds,
+    self, Secret, duration, flag, ip_address, names, number, positive, positive_duration, records,
+    secret, some_text, text, whole_seconds,
 };
 use std::net::IpAddr;
 use std::time::Duration;
@@ -171,6 +171,33 @@ settings_table! {
                 `/_/ready` (the pod leaves rotation until one comes back; `/_/health` stays 200), \
                 `fmerge_isolated_threads_stuck` equal to `fmerge_isolated_threads`, and the \
                 callee's calls get their 504 at its `exec_timeout`",
+        },
+        isolate: Option<Vec<String>> {
+            key: "FMERGE_ISOLATE",
+            default: None,
+            parse: names,
+            doc_default: "the callees `fmerge build` found blocking",
+            meaning: "merged callees that run on threads of their own; set, the list replaces the \
+                default (`none`: none). See `functions/README.md`",
+            past_it: "",
+        },
+        caller_key: Option<Secret> {
+            key: "FMERGE_CALLER_KEY",
+            default: None,
+            parse: secret,
+            doc_default: "unset (or the secret `fmerge-caller-key`)",
+            meaning: "the application's key that proves callers (see [Metrics](#metrics)); the \
+                start log says only whether it is set",
+            past_it: "shorter than 16 bytes: the start stops",
+        },
+        namespace: Option<String> {
+            key: "OPENFAAS_NAMESPACE",
+            default: None,
+            parse: some_text,
+            doc_default: "the pod's namespace, else `openfaas-fn`",
+            meaning: "this deployment's namespace: `invoke(\"b.<ns>\")` runs a merged `b` \
+                in-process only in this namespace; another namespace's `b` is reached over HTTP",
+            past_it: "",
         },
     }
 
