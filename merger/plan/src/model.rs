@@ -159,6 +159,25 @@ pub struct Model {
     /// Whether a function's memory comes from one scrape (one instant,
     /// not the window's peak).
     pub instant: Vec<bool>,
+    /// Measured serving time per run, ms, its calls included (the
+    /// runtime's `http_request_duration_seconds` over its requests), when
+    /// the traffic has it.
+    pub serve_ms: Vec<Option<f64>>,
+    /// Measured cpu per run, ms (its pods' `process_cpu_seconds_total`
+    /// over the window's requests), when the traffic has it.
+    pub cpu_ms: Vec<Option<f64>>,
+    /// Each function's own time per run, ms, its calls left out, set by
+    /// [`finish`](Self::finish) from the two above (`model/service.rs`):
+    /// on every critical path, in-process or not; empty when neither is
+    /// measured.
+    pub own_ms: Vec<f64>,
+    /// The cpu part of [`own_ms`](Self::own_ms), ms as it ran on the
+    /// function's own pod: in-process, it queues on its caller's task.
+    pub busy_ms: Vec<f64>,
+    /// Each function's critical path with every call free, ms (its own
+    /// time and its callees' along its rounds, each caller's average
+    /// rates): what no plan takes off a request at it.
+    pub floor_ms: Vec<f64>,
 }
 
 /// Function `from`'s calls of function `to`.
@@ -385,6 +404,7 @@ mod flow;
 mod latency;
 mod objective;
 mod order;
+mod service;
 pub use constraints::{Apart, Constraints, DEFAULT_HOP_MS};
 pub use cost::{Figure, HEADROOM, Kept, Origin, Pod, Reserved, Unproven};
 pub use latency::Hops;

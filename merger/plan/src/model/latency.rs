@@ -1,10 +1,30 @@
 //! What a plan does to latency: each entry point's critical path (its
-//! functions' rounds one after another, a round as long as its expected longest
-//! call), the expected cost in all, and the gain the latency objective
-//! maximizes, with the bound the exact search prunes by.
+//! functions' own time, then their rounds one after another, a round as long
+//! as its expected longest call, and no shorter than the cpu its in-process
+//! calls queue on one task: `model/service.rs`), the expected cost in all,
+//! and the gain the latency objective maximizes, with the bound the exact
+//! search prunes by.
 
 use super::{CallEdge, CallsTo, Model, NO_CALLER, Round, Set, bit};
 use std::collections::BTreeMap;
+
+/// How a walk prices a run: a gateway call `u → v` at `hop(u, v)`, and,
+/// when `timed`, each function's own time ([`Model::own_ms`]) and the cpu
+/// its in-process calls share one task's core for ([`Model::busy_ms`]).
+pub(super) struct Price<'a> {
+    pub hop: &'a dyn Fn(usize, usize) -> f64,
+    pub timed: bool,
+}
+
+/// A walk below one call: its critical path and expected cost, and the
+/// cpu time it spends on its deployment's task when the call is in-process
+/// (none for a gateway call: that runs on another pod's task).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Span {
+    pub critical: f64,
+    pub total: f64,
+    pub busy: f64,
+}
 
 impl Model {
     /// The expected latency `groups` remove, ms per request of the
@@ -17,19 +37,19 @@ impl Model {
 
     /// Each function's critical path with no group, ms (the latency before).
     pub fn critical_alone(&self) -> Vec<f64> {
+        self.critical_with(&|u, v| self.hop_cost(u, v))
+    }
+
+    /// Each function's critical path with no group, ms, a gateway call
+    /// `u → v` costing `hop(u, v)`, own times counted.
+    pub(super) fn critical_with(&self, hop: &dyn Fn(usize, usize) -> f64) -> Vec<f64> {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
         let mut memo = BTreeMap::new();
+        let price = Price { hop, timed: true };
         (0..self.n())
             .map(|e| {
-                self.walk(
-                    (e, NO_CALLER),
-                    e,
-                    &alone,
-                    &|u, v| self.hop_cost(u, v),
-                    Set::EMPTY,
-                    &mut memo,
-                )
-                .0
+                self.walk((e, NO_CALLER), e, &alone, &price, Set::EMPTY, &mut memo)
+                    .critical
             })
             .collect()
     }
@@ -40,15 +60,14 @@ impl Model {
     pub fn gain_bound(&self, groups: &[Set], open: Set, before: &[f64]) -> f64 {
         let mut memo = BTreeMap::new();
         let (mut gain, mut requests) = (0.0, 0.0);
+        let price = Price {
+            hop: &|u, v| self.hop_cost(u, v),
+            timed: true,
+        };
         for e in self.entries() {
-            let (after, _) = self.walk(
-                (e, NO_CALLER),
-                e,
-                groups,
-                &|u, v| self.hop_cost(u, v),
-                open,
-                &mut memo,
-            );
+            let after = self
+                .walk((e, NO_CALLER), e, groups, &price, open, &mut memo)
+                .critical;
             gain += self.external[e] * (before[e] - after);
             requests += self.external[e];
         }
@@ -73,54 +92,85 @@ impl Model {
     /// round as long as its expected longest call) and in all, before (no groups)
     /// and after.
     pub fn hops(&self, entry: usize, groups: &[Set]) -> Hops {
-        self.costs(entry, groups, &|_, _| 1.0)
+        let price = Price {
+            hop: &|_, _| 1.0,
+            timed: false,
+        };
+        self.costs(entry, groups, &price)
     }
 
     /// [`hops`](Self::hops) in ms: each gateway call at
-    /// [`hop_cost`](Self::hop_cost).
+    /// [`hop_cost`](Self::hop_cost), and the functions' own time where
+    /// measured ([`own_ms`](Self::own_ms)).
     pub fn latency(&self, entry: usize, groups: &[Set]) -> Hops {
-        self.costs(entry, groups, &|u, v| self.hop_cost(u, v))
+        let price = Price {
+            hop: &|u, v| self.hop_cost(u, v),
+            timed: true,
+        };
+        self.costs(entry, groups, &price)
     }
 
-    fn costs(&self, entry: usize, groups: &[Set], cost: &dyn Fn(usize, usize) -> f64) -> Hops {
+    fn costs(&self, entry: usize, groups: &[Set], price: &Price) -> Hops {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
-        let start = (entry, NO_CALLER);
-        let (critical_before, total_before) =
-            self.walk(start, entry, &alone, cost, Set::EMPTY, &mut BTreeMap::new());
-        let (critical_after, total_after) =
-            self.walk(start, entry, groups, cost, Set::EMPTY, &mut BTreeMap::new());
+        let before = self.request_at(entry, &alone, price);
+        let after = self.request_at(entry, groups, price);
         Hops {
-            critical_before,
-            critical_after,
-            total_before,
-            total_after,
+            critical_before: before.critical,
+            critical_after: after.critical,
+            total_before: before.total,
+            total_after: after.total,
         }
     }
 
-    /// (critical-path cost, expected cost) below `u` called by `from` (its
-    /// calls at that call path's rates, [`rate`](Self::rate)), running in the
-    /// deployment rooted at `root`, a gateway call `u → v` costing `cost(u, v)`
-    /// and an in-process one nothing; nothing below a deployment whose root
-    /// is in `open` (its group not chosen yet). The critical path sums `u`'s
-    /// rounds, each its expected longest call ([`expected_longest`]: a site
-    /// made on a share of the invocations, a looped site once per
-    /// iteration, from the calls per invocation, [`share`](Self::share)).
-    fn walk(
+    /// The [`Span`] of a request from outside at `entry`'s deployment
+    /// under `groups`.
+    pub(super) fn request_at(&self, entry: usize, groups: &[Set], price: &Price) -> Span {
+        let start = (entry, NO_CALLER);
+        self.walk(
+            start,
+            entry,
+            groups,
+            price,
+            Set::EMPTY,
+            &mut BTreeMap::new(),
+        )
+    }
+
+    /// The [`Span`] below `u` called by `from` (its calls at that call
+    /// path's rates, [`rate`](Self::rate)), running in the deployment rooted
+    /// at `root`, priced by `price`: a gateway call at its hop, an
+    /// in-process one at nothing; nothing below a deployment whose root is
+    /// in `open` (its group not chosen yet) but its own time, which no group
+    /// removes ([`floor_ms`](Self::floor_ms)). The critical path is `u`'s own
+    /// time, then its rounds, each its expected longest call
+    /// ([`expected_longest`]: a site made on a share of the invocations, a
+    /// looped site once per iteration, from the calls per invocation,
+    /// [`share`](Self::share)) and no shorter than the cpu its in-process
+    /// calls queue for on the one task they share ([`queued`]).
+    pub(super) fn walk(
         &self,
         (u, from): (usize, usize),
         root: usize,
         groups: &[Set],
-        cost: &dyn Fn(usize, usize) -> f64,
+        price: &Price,
         open: Set,
         memo: &mut Memo,
-    ) -> (f64, f64) {
+    ) -> Span {
         if open.contains(root) {
-            return (0.0, 0.0);
+            let floor = match price.timed && self.via.is_empty() {
+                true => self.floor_ms.get(u).copied().unwrap_or(0.0),
+                false => 0.0,
+            };
+            return Span {
+                critical: floor,
+                ..Span::default()
+            };
         }
         let from = self.context(from, u);
         if let Some(&known) = memo.get(&(u, from, root)) {
             return known;
         }
+        let cost = price.hop;
         // A call back's run makes no call: the hop alone, if any.
         let below = |v: usize, memo: &mut Memo| {
             if self.back_of(u).iter().any(|c| c.callee == v) {
@@ -129,42 +179,95 @@ impl Model {
                 } else {
                     cost(u, v)
                 };
-                return (hop, hop);
+                return Span {
+                    critical: hop,
+                    total: hop,
+                    busy: 0.0,
+                };
             }
             let inside = v != root && groups[root].contains(v);
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
-            let (c, t) = self.walk((v, u), next, groups, cost, open, memo);
-            (hop + c, hop + t)
+            let s = self.walk((v, u), next, groups, price, open, memo);
+            Span {
+                critical: hop + s.critical,
+                total: hop + s.total,
+                busy: if inside { s.busy } else { 0.0 },
+            }
         };
-        let mut total = 0.0;
+        let (own, own_busy) = match price.timed {
+            true => (self.own(u), self.busy(u)),
+            false => (0.0, 0.0),
+        };
+        let (mut total, mut busy) = (own, own_busy);
         for c in &self.calls[u] {
-            total += self.rate(from, u, c) * below(c.callee, memo).1;
+            let m = self.rate(from, u, c);
+            let s = below(c.callee, memo);
+            total += m * s.total;
+            busy += m * s.busy;
         }
         for &CallsTo {
             callee: v,
             calls: m,
         } in self.back_of(u)
         {
-            total += m * below(v, memo).1;
+            total += m * below(v, memo).total;
         }
-        let mut critical = 0.0;
+        let mut critical = own;
         for round in &self.rounds[u] {
             let mut sites: Vec<(f64, f64)> = Vec::new();
+            let mut inside: Vec<Queued> = Vec::new();
             for (v, looped) in round.sites() {
-                let (chance, times) = self.share((u, from), v, looped);
-                if chance > 0.0 {
-                    sites.push((chance, times * below(v, memo).0));
+                let share = self.share((u, from), v, looped);
+                if share.chance > 0.0 {
+                    let s = below(v, memo);
+                    sites.push((share.chance, share.times * s.critical));
+                    if s.busy > 0.0 {
+                        inside.push(Queued {
+                            chance: share.chance,
+                            busy: share.calls * s.busy,
+                            rest: s.critical - s.busy,
+                        });
+                    }
                 }
             }
-            critical += expected_longest(sites);
+            critical += expected_longest(sites).max(queued(&inside));
         }
-        memo.insert((u, from, root), (critical, total));
-        (critical, total)
+        let span = Span {
+            critical,
+            total,
+            busy,
+        };
+        memo.insert((u, from, root), span);
+        span
     }
 }
 
 /// Walks already made: by function, its caller and its deployment's root.
-type Memo = BTreeMap<(usize, usize, usize), (f64, f64)>;
+pub(super) type Memo = BTreeMap<(usize, usize, usize), Span>;
+
+/// An in-process site of a round, for [`queued`]: the chance it is made,
+/// the cpu it then puts on its caller's task (all its calls'), and the
+/// rest of one call's length (what it waits for besides that cpu: I/O,
+/// gateway calls below it).
+struct Queued {
+    chance: f64,
+    busy: f64,
+    rest: f64,
+}
+
+/// How long a round's in-process calls take on the one task that runs
+/// them (the runtime polls a member's future on its caller's task, so their
+/// cpu runs one burst at a time): all their cpu one after another, then the
+/// longest rest of any of them, each site for the share of the invocations
+/// it is made. An upper bound of that queue (a rest may overlap another's
+/// cpu), so that merging is never credited with more than it gives; a
+/// site alone is its own length; nothing when no call of the round is
+/// in-process.
+fn queued(inside: &[Queued]) -> f64 {
+    let cpu: f64 = inside.iter().map(|q| q.chance * q.busy).sum();
+    let rest = inside.iter().map(|q| (q.chance, q.rest.max(0.0))).collect();
+    cpu + expected_longest(rest)
+}
 
 /// The expected length of a round whose sites are made with these chances,
 /// each as long as given when made: the most any way of making them
@@ -183,14 +286,25 @@ fn expected_longest(mut sites: Vec<(f64, f64)>) -> f64 {
     expected
 }
 
+/// How one site is made ([`Model::share`]).
+struct Share {
+    /// The chance it is made on an invocation.
+    chance: f64,
+    /// How many of its calls run one after another when it is.
+    times: f64,
+    /// How many calls it makes when it is (at once or one after another).
+    calls: f64,
+}
+
 impl Model {
     /// One site of `v` in `u`'s rounds (`u` called by `from`), from `u`'s
     /// calls of `v` per invocation on that path: the chance it is made, and how many times one after
     /// another when it is. The calls are shared among `v`'s sites: up to
     /// one each, evenly; past one each, sites made once take one and
     /// looped sites the rest (iterations); without a looped site, the
-    /// surplus is repeats made at once (`join_all` over a list), one long.
-    fn share(&self, (u, from): (usize, usize), v: usize, looped: bool) -> (f64, f64) {
+    /// surplus is repeats made at once (`join_all` over a list), one long
+    /// on the critical path, but each with its cpu.
+    fn share(&self, (u, from): (usize, usize), v: usize, looped: bool) -> Share {
         let m: f64 = self.calls[u]
             .iter()
             .filter(|c| c.callee == v)
@@ -213,16 +327,24 @@ impl Model {
             }
         }
         let sites = (once + loops) as f64;
+        let made = |chance: f64, times: f64, calls: f64| Share {
+            chance,
+            times,
+            calls,
+        };
         if m <= 0.0 || sites == 0.0 {
-            return (0.0, 0.0);
+            return made(0.0, 0.0, 0.0);
         }
         if m <= sites {
-            return (m / sites, 1.0);
+            return made(m / sites, 1.0, 1.0);
         }
         if looped {
-            (1.0, (m - once as f64) / loops as f64)
+            let times = (m - once as f64) / loops as f64;
+            made(1.0, times, times)
+        } else if loops == 0 {
+            made(1.0, 1.0, m / sites)
         } else {
-            (1.0, 1.0)
+            made(1.0, 1.0, 1.0)
         }
     }
 }

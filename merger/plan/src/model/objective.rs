@@ -161,14 +161,20 @@ impl Objective {
 
 impl Model {
     /// The most any plan can score by the objective, where one is known
-    /// without a search: every critical path at 0 (latency), every call
-    /// in-process (calls); a plan that reaches it is optimal. `None` for
-    /// memory and cost, whose floor is not that plain.
+    /// without a search: every critical path down to its functions' own
+    /// time, every call free (latency: 0 where none is measured), every
+    /// call in-process (calls); a plan that reaches it is optimal. `None`
+    /// for memory and cost, whose floor is not that plain.
     pub fn trivial_bound(&self) -> Option<f64> {
         match self.constraints.objective {
             Objective::Latency => {
                 let before = self.critical_alone();
-                Some((0..self.n()).map(|i| self.external[i] * before[i]).sum())
+                let floor = |i: usize| self.floor_ms.get(i).copied().unwrap_or(0.0);
+                Some(
+                    (0..self.n())
+                        .map(|i| self.external[i] * (before[i] - floor(i)))
+                        .sum(),
+                )
             }
             Objective::Calls => {
                 let runs = self.invocations();

@@ -8,7 +8,8 @@ use anyhow::{Result, bail};
 impl Model {
     /// Orders the functions callers first; the call back of each cycle is
     /// moved to [`back`](Self::back) (and listed in
-    /// [`cycles`](Self::cycles)), priced as a call whose run makes none.
+    /// [`cycles`](Self::cycles)), priced as a call whose run makes none;
+    /// then each function's own time ([`own_ms`](Self::own_ms)).
     pub fn finish(&mut self) -> Result<()> {
         let n = self.n();
         if n > Set::CAPACITY {
@@ -65,6 +66,7 @@ impl Model {
             }
         }
         self.order = post.into_iter().rev().collect();
+        self.service();
         Ok(())
     }
 

@@ -5,7 +5,8 @@ use super::Limits;
 use crate::model::{Model, Set, bit};
 
 /// Every group `root` may root: connected from it (each member reached
-/// from the root through members), feasible; `None` past the limit.
+/// from the root through members), feasible, not slowing the root
+/// ([`Model::admits`]); `None` past the limit.
 pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> {
     let limits = Limits {
         candidates: limit,
@@ -25,6 +26,7 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
     // later in the same branch.
     fn grow(
         model: &Model,
+        root: usize,
         set: Set,
         frontier: Vec<usize>,
         excluded: Set,
@@ -36,7 +38,11 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
             if !model.feasible(next) {
                 continue;
             }
-            out.push(next);
+            // A group that slows its root may grow into one that does
+            // not (a member that removes the longer hop): grown, not kept.
+            if !model.slower(root, next) {
+                out.push(next);
+            }
             if out.len() > limits.candidates || (out.len().is_multiple_of(256) && limits.late()) {
                 return false;
             }
@@ -50,7 +56,7 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
                     more.push(w);
                 }
             }
-            if !grow(model, next, more, skip, out, limits) {
+            if !grow(model, root, next, more, skip, out, limits) {
                 return false;
             }
         }
@@ -63,5 +69,5 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
             unique.push(v);
         }
     }
-    grow(model, bit(root), unique, bit(root), &mut out, limits).then_some(out)
+    grow(model, root, bit(root), unique, bit(root), &mut out, limits).then_some(out)
 }

@@ -75,7 +75,7 @@ fn held_by_its_callers(
         let calls_v = |u: usize| model.callees(u).any(|w| w == v);
         if members(groups[d]).any(calls_v) {
             let set = next[d] | bit(v);
-            if !model.feasible(set) {
+            if !model.admits(d, set) {
                 return None;
             }
             next[d] = set;

@@ -125,7 +125,7 @@ fn grow(model: &Model) -> Vec<Set> {
                         let next = set | bit(v);
                         if next == set
                             || v == r
-                            || !model.feasible(next)
+                            || !model.admits(r, next)
                             || !fits(r, next, &mut groups)
                         {
                             continue;

@@ -100,7 +100,7 @@ pub(super) fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
         for u in members(groups[r]) {
             for v in model.callees(u) {
                 let next = groups[r] | bit(v);
-                if v != r && next != groups[r] && !out.contains(&(r, next)) && model.feasible(next)
+                if v != r && next != groups[r] && !out.contains(&(r, next)) && model.admits(r, next)
                 {
                     out.push((r, next));
                 }

@@ -12,7 +12,7 @@ use crate::model::{Figures, Model, Plan, Resource, Set, bit, members};
 /// and bound this is its own bound's figure, so the two compare.
 pub fn score(model: &Model, groups: &[Set]) -> Option<f64> {
     let feasible = (0..groups.len()).all(|r| {
-        groups[r].contains(r) && (groups[r].count_ones() == 1 || model.feasible(groups[r]))
+        groups[r].contains(r) && (groups[r].count_ones() == 1 || model.admits(r, groups[r]))
     });
     if !feasible || !model.within_caps(groups) {
         return None;
