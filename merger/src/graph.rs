@@ -130,6 +130,16 @@ pub struct Function {
     /// not the function's, so its usage sizes nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub watchdog: bool,
+    /// Its measured time per request, ms: serving (the runtime's
+    /// `http_request_duration_seconds`, its calls included) and cpu (its
+    /// pods' `process_cpu_seconds_total` between two scrapes over the
+    /// requests between them). The plan puts its own time on every
+    /// critical path through it, and its cpu on its caller's task when
+    /// merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<f64>,
 }
 
 /// `from` invokes `to`.

@@ -104,6 +104,14 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
             .iter()
             .map(|f| f.usage_scrapes == Some(1))
             .collect(),
+        // A watchdog-process function's process is of-watchdog's: its cpu
+        // is not the function's.
+        serve_ms: graph.functions.iter().map(|f| f.serve_ms).collect(),
+        cpu_ms: graph
+            .functions
+            .iter()
+            .map(|f| f.cpu_ms.filter(|_| !f.watchdog))
+            .collect(),
         allow_shared_static: graph.allow_shared_static.clone(),
         partial: graph.partial.clone(),
         watched: graph.functions.iter().map(|f| f.watched).collect(),

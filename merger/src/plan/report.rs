@@ -21,6 +21,12 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
     if v == root {
         return "it is the group's own caller".to_string();
     }
+    if model.slower(root, set | bit(v)) {
+        return format!(
+            "merged, its cpu would queue with the group's on {}'s one task, and {0}'s requests would take longer than its gateway hops do",
+            model.names[root]
+        );
+    }
     model.constraints.objective.why_not().to_string()
 }
 
@@ -171,6 +177,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
             crate::graph::traffic::HOP_MEASURED
         );
     }
+    service_lines(model, &mut out);
     let _ = writeln!(
         out,
         "per entry point, gateway hops before → after: on the critical path (each function's calls in the rounds its code, or a call log, shows: \
@@ -210,6 +217,26 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     out
 }
 
+/// The functions' own time the latency figures count, where measured.
+fn service_lines(model: &Model, out: &mut String) {
+    if model.own_ms.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "service time: each function's own time per request (its serving time less its calls as they ran) is on every critical path through it; merged, its cpu runs on its caller's task, one burst at a time, so a group whose calls would queue there longer than the hops it removes is in no plan"
+    );
+    for i in (0..model.n()).filter(|&i| model.own(i) > 1e-9) {
+        let _ = writeln!(
+            out,
+            "  {}: {:.2} ms own, {:.2} ms of it cpu",
+            model.names[i],
+            model.own(i),
+            model.busy(i)
+        );
+    }
+}
+
 /// The most any plan can score by the objective, where known without a
 /// search ([`Model::trivial_bound`]), and the plan's gap to it.
 fn bound_and_gap(model: &Model, plan: &Plan) -> Option<(f64, f64)> {
@@ -226,9 +253,13 @@ fn bound_and_gap(model: &Model, plan: &Plan) -> Option<(f64, f64)> {
 fn bound_line(model: &Model, plan: &Plan) -> String {
     let objective = model.constraints.objective;
     match (objective, bound_and_gap(model, plan)) {
-        (super::model::Objective::Latency, Some((bound, gap))) => format!(
-            "bound: at most {bound:.2} ms removed per request (every critical path at 0); gap {gap:.2} ms"
-        ),
+        (super::model::Objective::Latency, Some((bound, gap))) => {
+            let floor = match model.own_ms.is_empty() {
+                true => "every critical path at 0",
+                false => "every critical path down to its functions' own time",
+            };
+            format!("bound: at most {bound:.2} ms removed per request ({floor}); gap {gap:.2} ms")
+        }
         (_, Some((bound, gap))) => format!(
             "bound: at most {bound:.2} gateway calls removed per request (every call in-process); gap {gap:.2}"
         ),

@@ -36,6 +36,9 @@ pub struct Usage {
     pub memory_scrapes: usize,
     /// Cores, per pod, over the window between the two scrapes.
     pub cpu: Option<f64>,
+    /// The cpu seconds its pods used over that window, in all: over the
+    /// requests of the window, its cpu per request.
+    pub cpu_seconds: Option<f64>,
     /// Its pods in the later scrape: its replicas.
     pub pods: usize,
 }
@@ -132,8 +135,8 @@ pub fn usage(
             .filter_map(peak)
             .collect();
         let memory_bytes = memories.iter().copied().reduce(f64::max);
-        let cpu = match then {
-            None => None,
+        let (cpu, cpu_seconds) = match then {
+            None => (None, None),
             Some(then) => {
                 let sum = |pods: &[Pod]| -> Option<f64> {
                     pods.iter().map(|p| p.cpu_seconds).sum::<Option<f64>>()
@@ -145,8 +148,16 @@ pub fn usage(
                         .into_iter()
                         .reduce(f64::max)
                 };
-                match (sum(pods), sum(then), when(pods), when(then)) {
-                    (Some(now), Some(was), Some(t1), Some(t0)) => {
+                // A counter that went down restarted: its pods count whole.
+                // What they used needs no clock: over the window's requests,
+                // cpu per request; cores need the window's length.
+                let used = match (sum(pods), sum(then)) {
+                    (Some(now), Some(was)) if now >= was => Some(now - was),
+                    (Some(now), Some(_)) => Some(now),
+                    _ => None,
+                };
+                match (used, when(pods), when(then)) {
+                    (Some(used), Some(t1), Some(t0)) => {
                         let seconds = t1 - t0;
                         if seconds <= 0.0 {
                             bail!(
@@ -154,17 +165,15 @@ pub fn usage(
                                  fix: give the earlier scrape first and the later second, taken a window apart (a minute or more)"
                             );
                         }
-                        // A counter that went down restarted: its pods count whole.
-                        let used = if now >= was { now - was } else { now };
-                        Some(used / seconds / pods.len() as f64)
+                        (Some(used / seconds / pods.len() as f64), Some(used))
                     }
-                    (Some(_), Some(_), _, _) => {
+                    (Some(used), _, _) => {
                         notes.push(format!(
-                            "{function}'s {CPU} samples carry no timestamp, so its cpu is not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; scrape with timestamps (Prometheus' federate or API output keeps them)"
+                            "{function}'s {CPU} samples carry no timestamp, so its cores are not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; scrape with timestamps (Prometheus' federate or API output keeps them)"
                         ));
-                        None
+                        (None, Some(used))
                     }
-                    _ => None,
+                    _ => (None, None),
                 }
             }
         };
@@ -172,9 +181,10 @@ pub fn usage(
             memory_bytes,
             memory_scrapes: memories.len(),
             cpu,
+            cpu_seconds,
             pods: pods.len(),
         };
-        if usage.memory_bytes.is_some() || usage.cpu.is_some() {
+        if usage.memory_bytes.is_some() || usage.cpu_seconds.is_some() {
             out.insert(function.clone(), usage);
         }
     }
