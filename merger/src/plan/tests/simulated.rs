@@ -9,12 +9,20 @@
 //! (requests from outside, calls per caller and callee) and the code's
 //! rounds; on applications whose trees its simplifications fit, its plan
 //! must score what the best plan the oracle finds by enumeration does.
+//!
+//! A request's time is run on the oracle's own clock (`simulated/clock.rs`):
+//! each function's cpu and waits, the cpu of in-process calls on their
+//! caller's task, a pod's cores shared. The planner sees what a scrape
+//! shows of it: each function's mean serving time unmerged and its cpu per
+//! request. A plan with a group that makes some request slower than with
+//! every function alone is no plan (the planner's rule: no merge that
+//! slows its root), whatever the objective.
 
 use super::traffic::measured;
 use super::*;
 
 /// One call: its callee, and the callee's own calls, in rounds.
-struct Call {
+pub(super) struct Call {
     to: &'static str,
     rounds: Vec<Vec<Call>>,
 }
@@ -24,7 +32,7 @@ fn call(to: &'static str, rounds: Vec<Vec<Call>>) -> Call {
 }
 
 /// A kind of request: `count` of them arrive at `entry` and run `rounds`.
-struct Kind {
+pub(super) struct Kind {
     entry: &'static str,
     count: f64,
     rounds: Vec<Vec<Call>>,
@@ -32,12 +40,18 @@ struct Kind {
 
 /// An application: its code (each caller's rounds of callees, as the
 /// source scan reads them), its requests, the cost of a gateway hop.
-struct App {
+#[derive(Default)]
+pub(super) struct App {
     code: Vec<(&'static str, Vec<Vec<&'static str>>)>,
     requests: Vec<Kind>,
     hop_ms: f64,
     /// Functions whose `limits.memory` is not the 64Mi the rest set, in Mi.
     memory: Vec<(&'static str, f64)>,
+    /// What each run of a function does besides its calls (none: nothing,
+    /// and the planner is given no serving times).
+    work: Vec<(&'static str, Work)>,
+    /// Functions whose `limits.cpu` is not the 0.5 core the rest set.
+    cores: Vec<(&'static str, f64)>,
 }
 
 /// Calls per caller and callee in all the requests, as a scrape counts them.
@@ -51,6 +65,12 @@ fn count(rounds: &[Vec<Call>], from: &str, seen: &mut BTreeMap<(String, String),
 }
 
 impl App {
+    /// What a run of `function` does besides its calls.
+    fn work(&self, function: &str) -> Work {
+        let w = self.work.iter().find(|(f, _)| *f == function);
+        w.map_or(Work::default(), |w| w.1)
+    }
+
     /// What `fmerge plan` reads of it: the code's calls and rounds, the
     /// scrape's figures; every entry point declared and every caller named;
     /// with `log`, the call log of its requests, each record naming its
@@ -93,7 +113,25 @@ impl App {
             f.watched = true;
             let mi = self.memory.iter().find(|(n, _)| *n == f.name);
             f.memory_bytes = Some(mi.map_or(64.0, |m| m.1) * MIB);
-            f.cpu = Some(0.5);
+            let cores = self.cores.iter().find(|(n, _)| *n == f.name);
+            f.cpu = Some(cores.map_or(0.5, |c| c.1));
+        }
+        if !self.work.is_empty() {
+            // The scrape's serving times: each function's runs, unmerged,
+            // on the oracle's clock; its cpu per request.
+            let m = model(&g, c).unwrap();
+            let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+            let mut served: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+            for k in &self.requests {
+                for (f, ms) in clock::time(self, &m, &alone, k).1 {
+                    let s = served.entry(f).or_default();
+                    (s.0, s.1) = (s.0 + k.count * ms, s.1 + k.count);
+                }
+            }
+            for (i, f) in g.functions.iter_mut().enumerate() {
+                f.serve_ms = served.get(&i).map(|s| s.0 / s.1);
+                f.cpu_ms = Some(self.work(&f.name).cpu);
+            }
         }
         if log {
             let log = crate::graph::call_log::parse(&self.call_log(), "calls.txt").unwrap();
@@ -133,9 +171,9 @@ impl App {
     }
 
     /// Per request of the application under `groups`: the gateway calls
-    /// removed, the latency removed (ms), and the deployments a request
-    /// reaches (from outside or over the gateway); `None` when a gateway
-    /// call lands on a deployment the plan drops.
+    /// removed, the latency removed (ms, on the oracle's clock), and the
+    /// deployments a request reaches (from outside or over the gateway);
+    /// `None` when a gateway call lands on a deployment the plan drops.
     fn value(&self, m: &Model, groups: &[Set]) -> Option<(f64, f64, Vec<bool>)> {
         let kept = m.deployed(groups);
         let alone: Vec<Set> = (0..m.n()).map(bit).collect();
@@ -144,9 +182,9 @@ impl App {
         for k in &self.requests {
             let d = m.index(k.entry).unwrap();
             reached[d] = true;
-            let every = vec![true; m.n()];
-            let (before, _) = self.run(m, &alone, d, &k.rounds, &every, &mut vec![false; m.n()])?;
-            let (after, inside) = self.run(m, groups, d, &k.rounds, &kept, &mut reached)?;
+            let (_, inside) = self.run(m, groups, d, &k.rounds, &kept, &mut reached)?;
+            let before = clock::time(self, m, &alone, k).0;
+            let after = clock::time(self, m, groups, k).0;
             removed += k.count * inside;
             gain += k.count * (before - after);
             all += k.count;
@@ -154,8 +192,8 @@ impl App {
         Some((removed / all, gain / all, reached))
     }
 
-    /// `rounds` run in the process of deployment `d`: how long they take
-    /// and how many calls stay in-process.
+    /// `rounds` run in the process of deployment `d`: how long their hops
+    /// take and how many calls stay in-process.
     fn run(
         &self,
         m: &Model,
@@ -223,6 +261,9 @@ impl App {
     }
 
     fn score(&self, m: &Model, c: &Constraints, groups: &[Set]) -> Option<f64> {
+        if self.slows(m, groups) {
+            return None;
+        }
         let (removed, gain, reached) = self.value(m, groups)?;
         if c.min_gain_ms.is_some_and(|min| gain < min - 1e-9) {
             return None;
@@ -238,6 +279,19 @@ impl App {
                 -groups.iter().enumerate().map(copy).sum::<f64>()
             }
             Objective::Cost => -cost(m, groups, &reached),
+        })
+    }
+
+    /// Whether a group of `groups`, merged alone, makes some request slower
+    /// than with every function alone.
+    fn slows(&self, m: &Model, groups: &[Set]) -> bool {
+        let alone: Vec<Set> = (0..m.n()).map(bit).collect();
+        (0..m.n()).filter(|&r| groups[r] != bit(r)).any(|r| {
+            let mut only = alone.clone();
+            only[r] = groups[r];
+            self.requests.iter().any(|k| {
+                clock::time(self, m, &only, k).0 > clock::time(self, m, &alone, k).0 + 1e-9
+            })
         })
     }
 
@@ -295,3 +349,7 @@ fn cost(m: &Model, groups: &[Set], reached: &[bool]) -> f64 {
 }
 
 mod apps;
+mod clock;
+mod service;
+
+use clock::Work;

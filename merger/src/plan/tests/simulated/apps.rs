@@ -29,6 +29,7 @@ fn back_and_forth() -> App {
         }],
         hop_ms: 0.45,
         memory: Vec::new(),
+        ..App::default()
     }
 }
 
@@ -63,6 +64,7 @@ fn two_cycles() -> App {
         ],
         hop_ms: 0.45,
         memory: Vec::new(),
+        ..App::default()
     }
 }
 
@@ -93,6 +95,7 @@ fn fan_out() -> App {
         ],
         hop_ms: 0.45,
         memory: vec![("c", 16.0)],
+        ..App::default()
     }
 }
 
@@ -138,6 +141,7 @@ fn path_dependent() -> App {
         ],
         hop_ms: 0.45,
         memory: vec![("s", 256.0), ("t", 16.0)],
+        ..App::default()
     }
 }
 
