@@ -35,8 +35,9 @@ impl Model {
     /// its serving time less its rounds of calls as they ran (each call at
     /// its hop plus its callee's serving time), and never less than its cpu;
     /// its cpu takes `cpu_ms` over the cores its pod gave it (its cpu limit,
-    /// at most the one core a task runs on). Nothing where neither is
-    /// measured: then the model is the hops' alone.
+    /// at most the one core a task runs on). Then each function's
+    /// [`floor_ms`](Self::floor_ms). Nothing where neither is measured:
+    /// then the model is the hops' alone.
     pub(super) fn service(&mut self) {
         let n = self.n();
         let known = |v: &[Option<f64>]| v.iter().any(Option::is_some);
