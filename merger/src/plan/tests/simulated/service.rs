@@ -110,3 +110,31 @@ fn a_mixed_fan_out_merges_its_waiting_callees_and_leaves_the_busy_one() {
     assert_eq!(groups["e"], ["b", "c", "e"]);
     assert!((plan.gain_ms - 0.4).abs() < 1e-9, "{}", plan.gain_ms);
 }
+
+#[test]
+fn calls_made_at_once_from_one_site_each_queue_their_cpu() {
+    // e's one site of a is made three times at once (`join_all` over a
+    // list, `buffer_unordered`): merged, their cpu queues, 3 × 2 ms
+    // against 0.45 + 2 ms apart, where a's pod has a core for each call
+    // (the model takes calls to one deployment to run side by side);
+    // waiting callees still gain the hop.
+    for (work, merged) in [(CPU, false), (IO, true)] {
+        let app = App {
+            code: vec![("e", vec![vec!["a"]])],
+            requests: vec![Kind {
+                entry: "e",
+                count: 100.0,
+                rounds: vec![(0..3).map(|_| call("a", vec![])).collect()],
+            }],
+            hop_ms: HOP_MS,
+            work: vec![("a", work)],
+            cores: vec![("e", 1.0), ("a", 3.0)],
+            ..App::default()
+        };
+        for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
+            app.agrees(&objective(o), &format!("one site at once, {}", o.name()));
+        }
+        let (groups, _) = groups_of(&app, &objective(Objective::Calls));
+        assert_eq!(groups.contains_key("e"), merged, "{work:?}: {groups:?}");
+    }
+}
