@@ -10,10 +10,13 @@ use std::collections::BTreeMap;
 
 /// How a walk prices a run: a gateway call `u → v` at `hop(u, v)`, and,
 /// when `timed`, each function's own time ([`Model::own_ms`]) and the cpu
-/// its in-process calls share one task's core for ([`Model::busy_ms`]).
+/// its in-process calls share one task's core for ([`Model::busy_ms`]);
+/// with `pods` too, the cpu calls made at once to one deployment share
+/// its pods' cores for ([`Model::cores`]).
 pub(super) struct Price<'a> {
     pub hop: &'a dyn Fn(usize, usize) -> f64,
     pub timed: bool,
+    pub pods: bool,
 }
 
 /// A walk below one call: its critical path and expected cost, and the
@@ -37,18 +40,20 @@ impl Model {
 
     /// Each function's critical path with no group, ms (the latency before).
     pub fn critical_alone(&self) -> Vec<f64> {
-        self.critical_with(&|u, v| self.hop_cost(u, v))
+        self.critical_with(&Price {
+            hop: &|u, v| self.hop_cost(u, v),
+            timed: true,
+            pods: true,
+        })
     }
 
-    /// Each function's critical path with no group, ms, a gateway call
-    /// `u → v` costing `hop(u, v)`, own times counted.
-    pub(super) fn critical_with(&self, hop: &dyn Fn(usize, usize) -> f64) -> Vec<f64> {
+    /// Each function's critical path with no group, ms, priced by `price`.
+    pub(super) fn critical_with(&self, price: &Price) -> Vec<f64> {
         let alone: Vec<Set> = (0..self.n()).map(bit).collect();
         let mut memo = BTreeMap::new();
-        let price = Price { hop, timed: true };
         (0..self.n())
             .map(|e| {
-                self.walk((e, NO_CALLER), e, &alone, &price, Set::EMPTY, &mut memo)
+                self.walk((e, NO_CALLER), e, &alone, price, Set::EMPTY, &mut memo)
                     .critical
             })
             .collect()
@@ -63,6 +68,7 @@ impl Model {
         let price = Price {
             hop: &|u, v| self.hop_cost(u, v),
             timed: true,
+            pods: true,
         };
         for e in self.entries() {
             let after = self
@@ -95,6 +101,7 @@ impl Model {
         let price = Price {
             hop: &|_, _| 1.0,
             timed: false,
+            pods: false,
         };
         self.costs(entry, groups, &price)
     }
@@ -106,6 +113,7 @@ impl Model {
         let price = Price {
             hop: &|u, v| self.hop_cost(u, v),
             timed: true,
+            pods: true,
         };
         self.costs(entry, groups, &price)
     }
@@ -171,7 +179,9 @@ impl Model {
             return known;
         }
         let cost = price.hop;
-        // A call back's run makes no call: the hop alone, if any.
+        // A call's span, and the deployment whose pods run its cpu when it
+        // crosses the gateway (`None`: in-process, on `u`'s task). A call
+        // back's run makes no call: the hop alone, if any.
         let below = |v: usize, memo: &mut Memo| {
             if self.back_of(u).iter().any(|c| c.callee == v) {
                 let hop = if self.in_process(root, groups[root], v) {
@@ -179,20 +189,22 @@ impl Model {
                 } else {
                     cost(u, v)
                 };
-                return Span {
+                let span = Span {
                     critical: hop,
                     total: hop,
                     busy: 0.0,
                 };
+                return (span, None);
             }
             let inside = v != root && groups[root].contains(v);
             let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
             let s = self.walk((v, u), next, groups, price, open, memo);
-            Span {
+            let span = Span {
                 critical: hop + s.critical,
                 total: hop + s.total,
-                busy: if inside { s.busy } else { 0.0 },
-            }
+                busy: s.busy,
+            };
+            (span, (!inside).then_some(next))
         };
         let (own, own_busy) = match price.timed {
             true => (self.own(u), self.busy(u)),
@@ -201,28 +213,31 @@ impl Model {
         let (mut total, mut busy) = (own, own_busy);
         for c in &self.calls[u] {
             let m = self.rate(from, u, c);
-            let s = below(c.callee, memo);
+            let (s, remote) = below(c.callee, memo);
             total += m * s.total;
-            busy += m * s.busy;
+            if remote.is_none() {
+                busy += m * s.busy;
+            }
         }
         for &CallsTo {
             callee: v,
             calls: m,
         } in self.back_of(u)
         {
-            total += m * below(v, memo).total;
+            total += m * below(v, memo).0.total;
         }
         let mut critical = own;
         for round in &self.rounds[u] {
             let mut sites: Vec<(f64, f64)> = Vec::new();
-            let mut inside: Vec<Queued> = Vec::new();
+            // The cpu each task or deployment queues: `None`, `u`'s task.
+            let mut queues: BTreeMap<Option<usize>, Vec<Queued>> = BTreeMap::new();
             for (v, looped) in round.sites() {
                 let share = self.share((u, from), v, looped);
                 if share.chance > 0.0 {
-                    let s = below(v, memo);
+                    let (s, remote) = below(v, memo);
                     sites.push((share.chance, share.times * s.critical));
-                    if s.busy > 0.0 {
-                        inside.push(Queued {
+                    if s.busy > 0.0 && (remote.is_none() || price.pods) {
+                        queues.entry(remote).or_default().push(Queued {
                             chance: share.chance,
                             busy: share.calls * s.busy,
                             rest: s.critical - s.busy,
@@ -230,7 +245,19 @@ impl Model {
                     }
                 }
             }
-            critical += expected_longest(sites).max(queued(&inside));
+            let mut longest = expected_longest(sites);
+            for (at, queue) in &queues {
+                // A deployment's pods give each call a core of its own up
+                // to their cores; unbounded without a cpu limit.
+                let cores = match at {
+                    None => Some(1.0),
+                    Some(d) => self.cores(*d, groups[*d]).map(|c| c.max(1.0)),
+                };
+                if let Some(cores) = cores {
+                    longest = longest.max(queued(queue, cores));
+                }
+            }
+            critical += longest;
         }
         let span = Span {
             critical,
@@ -245,28 +272,28 @@ impl Model {
 /// Walks already made: by function, its caller and its deployment's root.
 pub(super) type Memo = BTreeMap<(usize, usize, usize), Span>;
 
-/// An in-process site of a round, for [`queued`]: the chance it is made,
-/// the cpu it then puts on its caller's task (all its calls'), and the
-/// rest of one call's length (what it waits for besides that cpu: I/O,
-/// gateway calls below it).
+/// A site of a round, for [`queued`]: the chance it is made, the cpu it
+/// then puts on the task or the pods that run it (all its calls'), and the
+/// rest of one call's length (what it waits for besides that cpu: its
+/// hop, I/O, gateway calls below it).
 struct Queued {
     chance: f64,
     busy: f64,
     rest: f64,
 }
 
-/// How long a round's in-process calls take on the one task that runs
-/// them (the runtime polls a member's future on its caller's task, so their
-/// cpu runs one burst at a time): all their cpu one after another, then the
+/// How long a round's calls that share `cores` take: in-process ones the
+/// one task that runs them (one core: the runtime polls a member's future
+/// on its caller's task, so their cpu runs one burst at a time), gateway
+/// ones their deployment's pods. All their cpu over the cores, then the
 /// longest rest of any of them, each site for the share of the invocations
 /// it is made. An upper bound of that queue (a rest may overlap another's
 /// cpu), so that merging is never credited with more than it gives; a
-/// site alone is its own length; nothing when no call of the round is
-/// in-process.
-fn queued(inside: &[Queued]) -> f64 {
-    let cpu: f64 = inside.iter().map(|q| q.chance * q.busy).sum();
-    let rest = inside.iter().map(|q| (q.chance, q.rest.max(0.0))).collect();
-    cpu + expected_longest(rest)
+/// site alone is never longer for it.
+fn queued(queue: &[Queued], cores: f64) -> f64 {
+    let cpu: f64 = queue.iter().map(|q| q.chance * q.busy).sum();
+    let rest = queue.iter().map(|q| (q.chance, q.rest.max(0.0))).collect();
+    cpu / cores + expected_longest(rest)
 }
 
 /// The expected length of a round whose sites are made with these chances,

@@ -7,10 +7,12 @@
 //! on its caller's own (the runtime polls a member's future where its
 //! caller awaits it), so calls made at once to cpu-bound members run one
 //! burst at a time: a fan-out that ran on several pods queues on one core
-//! once merged (`queued` in `model/latency.rs`). The merged pod's cpu
-//! limit is at least each member's own ([`Model::pod`]), so one request's
-//! member runs no slower than it did alone; the limit bounds the pod's
-//! requests together, which its sizing covers.
+//! once merged (`queued` in `model/latency.rs`). Gateway calls made at once
+//! to one deployment share its pods' cores ([`Model::cores`]): on a pod of
+//! one core they queue too, merged or not. The merged pod's cpu limit is
+//! at least each member's own ([`Model::pod`]), so one request's member
+//! runs no slower than it did alone; the limit bounds the pod's requests
+//! together, which its sizing covers.
 
 use super::latency::Price;
 use super::{Model, Set, bit, members};
@@ -65,6 +67,7 @@ impl Model {
             let price = Price {
                 hop: &|u, v| self.hop_cost(u, v),
                 timed: true,
+                pods: true,
             };
             let calls = self.request_at(u, &alone, &price).critical;
             let busy = self.busy_ms[u];
@@ -78,7 +81,13 @@ impl Model {
         for (u, busy) in self.busy_ms.iter_mut().enumerate() {
             *busy = busy.min(own[u]);
         }
-        self.floor_ms = self.critical_with(&|_, _| 0.0);
+        // No queue at a deployment's pods either: a merged pod may have
+        // more cores than its root alone.
+        self.floor_ms = self.critical_with(&Price {
+            hop: &|_, _| 0.0,
+            timed: true,
+            pods: false,
+        });
     }
 
     /// Whether `root`'s group `set` makes a request at `root` slower than
@@ -92,6 +101,7 @@ impl Model {
         let price = Price {
             hop: &|u, v| self.hop_cost(u, v),
             timed: true,
+            pods: true,
         };
         let mut groups: Vec<Set> = (0..self.n()).map(bit).collect();
         let before = self.request_at(root, &groups, &price);
@@ -120,6 +130,20 @@ impl Model {
                 sites.len() >= 2 || sites.iter().any(|&(v, looped)| !looped && repeated(u, v))
             })
         })
+    }
+
+    /// The cores the pods of `root`'s deployment with the group `set` may
+    /// use in all: its cpu limit (alone, the function's own; merged, what
+    /// holds when every member peaks at once, [`together`](Self::together))
+    /// times its replicas where measured, else one pod; `None` without a
+    /// limit (unbounded).
+    pub fn cores(&self, root: usize, set: Set) -> Option<f64> {
+        let limit = match set == bit(root) {
+            true => self.cpu.get(root).copied().flatten(),
+            false => self.together(super::Resource::Cpu, set),
+        };
+        let pods = self.pods.get(root).copied().flatten().unwrap_or(1.0);
+        limit.map(|l| l * pods.max(1.0))
     }
 
     /// Whether `root` may root the group `set`: a group the model allows
