@@ -22,7 +22,7 @@ use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -52,13 +52,52 @@ struct Held {
 }
 
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
-/// How many connections are held: the interposed writes look at this alone
-/// when there are none.
+/// How many connections are held.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static SWEEPING: AtomicBool = AtomicBool::new(false);
 
+/// The held descriptors below [`MARKED`], a bit each, so that every other
+/// write of the process (each is interposed) passes without the lock;
+/// descriptors from there on take it whenever any connection is held.
+static MARKS: [AtomicU64; MARKED / 64] = [const { AtomicU64::new(0) }; MARKED / 64];
+const MARKED: usize = 4096;
+
+fn mark(fd: i32, on: bool) {
+    if let Some(fd) = usize::try_from(fd).ok().filter(|&fd| fd < MARKED) {
+        let bit = 1u64 << (fd % 64);
+        if on {
+            MARKS[fd / 64].fetch_or(bit, Ordering::AcqRel);
+        } else {
+            MARKS[fd / 64].fetch_and(!bit, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Whether `fd` may be held (certainly not when this says no).
+fn maybe_held(fd: i32) -> bool {
+    match usize::try_from(fd) {
+        Ok(fd) if fd < MARKED => MARKS[fd / 64].load(Ordering::Acquire) & (1u64 << (fd % 64)) != 0,
+        _ => COUNT.load(Ordering::Acquire) > 0,
+    }
+}
+
 fn held() -> MutexGuard<'static, Vec<Held>> {
     HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Puts `h` in the list, its descriptor marked.
+fn hold(list: &mut Vec<Held>, h: Held) {
+    mark(h.fd, true);
+    list.push(h);
+    COUNT.store(list.len(), Ordering::Release);
+}
+
+/// Takes the `i`th of the list out, its descriptor unmarked.
+fn unhold(list: &mut Vec<Held>, i: usize) -> Held {
+    let h = list.swap_remove(i);
+    mark(h.fd, false);
+    COUNT.store(list.len(), Ordering::Release);
+    h
 }
 
 /// Holds `ours`, the stand-in's end of the pair whose other end is the
@@ -70,16 +109,18 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
     }
     let mut list = held();
     // An older connection on the same descriptor is closed: its client is gone.
-    list.retain(|h| h.fd != fd);
-    list.push(Held {
+    if let Some(i) = list.iter().position(|h| h.fd == fd) {
+        unhold(&mut list, i);
+    }
+    let h = Held {
         fd,
         inode,
         ours,
         origin,
         read: Vec::new(),
         since: None,
-    });
-    COUNT.store(list.len(), Ordering::Release);
+    };
+    hold(&mut list, h);
     drop(list);
     start_sweep();
     Ok(())
@@ -87,20 +128,16 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
 
 /// Takes the held connection of descriptor `fd`, if there is one.
 fn take(fd: i32) -> Option<Held> {
-    if COUNT.load(Ordering::Acquire) == 0 {
+    if !maybe_held(fd) {
         return None;
     }
     let mut list = held();
     let i = list.iter().position(|h| h.fd == fd)?;
-    let h = list.swap_remove(i);
-    COUNT.store(list.len(), Ordering::Release);
-    Some(h)
+    Some(unhold(&mut list, i))
 }
 
 fn put_back(h: Held) {
-    let mut list = held();
-    list.push(h);
-    COUNT.store(list.len(), Ordering::Release);
+    hold(&mut held(), h);
 }
 
 /// Called after the client wrote to `fd`: answers what it wrote, if it is
@@ -280,14 +317,13 @@ fn sweep() -> bool {
         let gone = inode(h.fd) != Some(h.inode);
         let waiting = unread(&h.ours) > 0 || h.since.is_some_and(|t| t.elapsed() >= SWEEP_EVERY);
         if gone {
-            list.swap_remove(i);
+            unhold(&mut list, i);
         } else if waiting {
-            over.push(list.swap_remove(i));
+            over.push(unhold(&mut list, i));
         } else {
             i += 1;
         }
     }
-    COUNT.store(list.len(), Ordering::Release);
     let left = !list.is_empty();
     if !left {
         SWEEPING.store(false, Ordering::Release);
