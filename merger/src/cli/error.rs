@@ -12,8 +12,7 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// Reads an error's chain. A fix is a line `fix: …` of any cause; an
-    /// older `…; fix: …` or `… Fix: …` is read the same way.
+    /// Reads an error's chain. A fix is a line `fix: …` of any cause.
     pub fn of(error: &anyhow::Error) -> Rendered {
         let mut causes = Vec::new();
         let mut fixes = Vec::new();
