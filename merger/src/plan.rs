@@ -1,6 +1,8 @@
 //! `fmerge plan`: proposes the merge groups that serve the team's objective
-//! best (the most expected latency removed, by default; or gateway calls
-//! removed, or the least memory for a gain), from the call graph
+//! best (`--objective`, a [`model::Objective`]: `latency`, the most expected
+//! latency removed, by default; `calls`, the most gateway calls removed;
+//! `memory`, the least memory for a gain; `cost`, the least the cluster
+//! reserves), from the call graph
 //! ([`crate::graph`]) and the user's constraints, and writes them as group
 //! files `fmerge build` takes. Every figure is per request of the
 //! application (`docs/planning.md`, "One unit").
