@@ -1,8 +1,9 @@
 //! The docs a newcomer reads first hold their promises: the README opens
 //! with the two commands, stays a ten-minute read, and every relative link
 //! in it and in docs/ reaches a file of the repository. The docs agree with
-//! what they describe (figures pasted from a source, the default hop cost),
-//! and the code keeps the house rules a reader relies on: every source file
+//! what they describe, read from the code, not a copy of it (figures pasted
+//! from a source, the default hop cost and time limit, the objectives, the
+//! error example), and the code keeps the house rules a reader relies on: every source file
 //! opens with what it holds, no comment holds a date, bench/'s root holds
 //! only the current results.
 
@@ -345,4 +346,124 @@ fn the_default_time_limit_in_planning_md_is_the_constant() {
         page.contains(&stated),
         "docs/planning.md does not give --time-limit's default as {secs} s, DEFAULT_TIME_LIMIT"
     );
+}
+
+/// `fmerge plan`'s module doc (`merger/src/plan.rs`), its `//!` lines.
+fn plan_module_doc() -> String {
+    read(&repo().join("merger/src/plan.rs"))
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_objectives_the_docs_list_are_the_enums() {
+    use fmerge_plan::model::Objective;
+    let names: Vec<&str> = Objective::ALL.iter().map(|o| o.name()).collect();
+    // merger/src/plan.rs names each objective `--objective` takes.
+    let doc = plan_module_doc();
+    let missing: Vec<&&str> = names
+        .iter()
+        .filter(|n| !doc.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "merger/src/plan.rs's module doc does not name the objectives {missing:?} of Objective::ALL {names:?}"
+    );
+    // docs/planning.md lists them, one bullet each, in `--objective`'s order,
+    // the default said so.
+    let page = read(&repo().join("docs/planning.md"));
+    let list = page
+        .split("The objective is the team's (`--objective`):\n\n")
+        .nth(1)
+        .expect("docs/planning.md introduces the objectives' list");
+    let bullets: Vec<&str> = list
+        .split("\n\n")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("- `"))
+        .collect();
+    let listed: Vec<&str> = bullets
+        .iter()
+        .filter_map(|l| l[3..].split('`').next())
+        .collect();
+    assert_eq!(
+        listed, names,
+        "docs/planning.md's objectives are not Objective::ALL's names"
+    );
+    let default = Objective::default().name();
+    let said: Vec<&str> = bullets
+        .iter()
+        .filter(|l| l.contains("(the default)"))
+        .filter_map(|l| l[3..].split('`').next())
+        .collect();
+    assert_eq!(
+        said,
+        [default],
+        "docs/planning.md says another objective is the default than Objective::default()"
+    );
+}
+
+#[test]
+fn the_hop_costs_planning_md_states_are_the_constant() {
+    // planning.md points to PERFORMANCE.md for the default hop cost; a
+    // figure it states itself (the plan file's `hop-ms`, "N ms a hop") is
+    // the constant's.
+    let page = read(&repo().join("docs/planning.md"));
+    let default = fmerge::plan::DEFAULT_HOP_MS;
+    let mut stated = Vec::new();
+    for (at, _) in page.match_indices("hop-ms = ") {
+        let rest = &page[at + "hop-ms = ".len()..];
+        stated.push(rest.split_whitespace().next().unwrap_or_default());
+    }
+    for (at, _) in page.match_indices(" ms a hop") {
+        let before = &page[..at];
+        stated.push(before.rsplit([' ', '(', '\n']).next().unwrap_or_default());
+    }
+    assert!(
+        !stated.is_empty(),
+        "docs/planning.md's plan.toml example gives `hop-ms`"
+    );
+    let other: Vec<&&str> = stated
+        .iter()
+        .filter(|s| s.parse::<f64>() != Ok(default))
+        .collect();
+    assert!(
+        other.is_empty(),
+        "docs/planning.md states hop costs {other:?}, DEFAULT_HOP_MS is {default}"
+    );
+}
+
+#[test]
+fn the_error_example_in_architecture_md_is_the_jobs_check() {
+    use clap::{Args, Command};
+    // What `-j 0` gets from `-j`'s own check in options/flags.rs.
+    let err = fmerge::options::CargoFlags::augment_args(Command::new("fmerge"))
+        .try_get_matches_from(["fmerge", "-j", "0"])
+        .expect_err("-j 0 is refused");
+    let rendered = err.to_string();
+    let message = rendered
+        .split_once("': ")
+        .map(|(_, m)| m)
+        .unwrap_or_else(|| panic!("clap names the value, then the check's message: {rendered}"));
+    let cause = message.lines().next().unwrap_or_default();
+    let fix = message
+        .lines()
+        .find_map(|l| l.strip_prefix("fix: "))
+        .unwrap_or_else(|| panic!("the check's message has a fix line: {message}"));
+    let page = read(&repo().join("docs/ARCHITECTURE.md"));
+    let section = page
+        .split("\n## ")
+        .find(|s| s.starts_with("Errors and exit codes"))
+        .expect("docs/ARCHITECTURE.md has a section \"Errors and exit codes\"");
+    // The section's lines are wrapped: compare with its whitespace folded.
+    let folded = section.split_whitespace().collect::<Vec<_>>().join(" ");
+    for part in [cause, fix] {
+        assert!(
+            folded.contains(&format!("`{part}`")),
+            "docs/ARCHITECTURE.md's \"Errors and exit codes\" does not quote `-j 0`'s `{part}`:\n{section}"
+        );
+    }
 }
