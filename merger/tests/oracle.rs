@@ -59,7 +59,7 @@ fn close(a: f64, b: f64) -> bool {
 /// Every function is declared an entry point in the calls.json written, so
 /// every deployment stays whatever is merged and a total cap counts what
 /// the oracle counts: each function's own deployment plus the copies
-/// (`docs/planning.md`, "What changed"; the count with dropped deployments
+/// (`docs/planning.md`, "The oracle's count"; the count with dropped deployments
 /// is `merger/plan/tests/cost.rs`').
 fn plan(case: &Case, reading: &Reading, search: &str) -> Result<(Vec<Set>, Value), String> {
     let dir = tempfile::tempdir().unwrap();
