@@ -16,7 +16,7 @@ pub mod stack;
 pub mod values;
 
 pub use build::BuildArgs;
-pub use flags::{CargoFlags, DryRun, ImageFlags, Merge, SharedStaticFlags, heading};
+pub use flags::{CargoFlags, DryRunFlags, ImageFlags, Merge, SharedStaticFlags, heading};
 
 use anyhow::{Result, bail};
 use fmerge_cargo::{resolve, workspace};

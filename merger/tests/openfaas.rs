@@ -6,7 +6,7 @@
 //!
 //! faas-cli comes from `$FAAS_CLI` or PATH (`ci/test` builds it from
 //! ../shared/tools/faas-cli). Without it these tests say they were skipped,
-//! except under `.ci/run` (FMERGE_REQUIRE_FAAS_CLI=1), where that fails.
+//! except under `.ci/run` (FMERGE_REQUIRE_TOOLS=1), where that fails.
 //! faas-cli runs with a dead loopback proxy, so it can reach no network.
 //!
 //! Run: `cargo test --release -p fmerge --test openfaas`

@@ -4,7 +4,7 @@
 //!
 //! faas-cli comes from `$FAAS_CLI` or PATH, as in openfaas.rs: without it
 //! the faas-cli test says it was skipped, except under
-//! FMERGE_REQUIRE_FAAS_CLI=1, where that fails. No image can be built on
+//! FMERGE_REQUIRE_TOOLS=1, where that fails. No image can be built on
 //! the test machine (no base image), so the context is built with cargo,
 //! laid out as the template's Dockerfile lays it out.
 //!

@@ -9,7 +9,7 @@
 //! Run: `cargo test --release -p fmerge-runtime --test conformance`.
 //! of-watchdog comes from `$FMERGE_OF_WATCHDOG` or is built by
 //! `../shared/tools/of-watchdog/build.sh`; if neither works the watchdog
-//! half is skipped with the reason, unless `FMERGE_REQUIRE_FAAS_CLI=1`
+//! half is skipped with the reason, unless `FMERGE_REQUIRE_TOOLS=1`
 //! (CI), where it fails.
 
 mod support;

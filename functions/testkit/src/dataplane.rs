@@ -224,7 +224,7 @@ impl Drop for Server {
 
 /// The real of-watchdog 0.11.6: `$FMERGE_OF_WATCHDOG`, or built by
 /// `../shared/tools/of-watchdog/build.sh` (next to the workspace). `Err`
-/// says why not; callers fail on it when `FMERGE_REQUIRE_FAAS_CLI=1` (CI).
+/// says why not; callers fail on it when `FMERGE_REQUIRE_TOOLS=1` (CI).
 pub fn of_watchdog() -> Result<PathBuf, String> {
     static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     BUILT
@@ -275,9 +275,9 @@ pub fn of_watchdog() -> Result<PathBuf, String> {
         .clone()
 }
 
-/// Whether a missing tool must fail the test (CI sets `FMERGE_REQUIRE_FAAS_CLI=1`).
+/// Whether a missing tool must fail the test (CI sets `FMERGE_REQUIRE_TOOLS=1`).
 pub fn tools_required() -> bool {
-    std::env::var("FMERGE_REQUIRE_FAAS_CLI").is_ok_and(|v| v == "1")
+    std::env::var("FMERGE_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
 }
 
 /// The example binary `name` of `package`, built (`cargo build --example`,

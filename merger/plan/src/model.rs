@@ -234,7 +234,8 @@ impl Plan {
             .collect()
     }
 
-    pub fn members(&self) -> u32 {
+    /// How many functions are merged into another's deployment.
+    pub fn merged_count(&self) -> u32 {
         self.merged().iter().map(|g| g.set.count_ones() - 1).sum()
     }
 }

@@ -403,7 +403,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         open,
         choice: alone.clone(),
         best: incumbent
-            .and_then(|p| score(model, &p.groups).map(|s| (s, p.members(), p.groups.clone()))),
+            .and_then(|p| score(model, &p.groups).map(|s| (s, p.merged_count(), p.groups.clone()))),
         nodes: 0,
         limits,
         room: room::Room::new(model, &runs),

@@ -88,7 +88,7 @@ pub struct PlanArgs {
     #[arg(long, help_heading = heading::OUTPUT)]
     pub front: bool,
     #[command(flatten)]
-    pub dry_run: crate::options::DryRun,
+    pub dry_run: crate::options::DryRunFlags,
     /// What stdout gets: the report and the paths written, or one JSON
     /// record a line (the report then goes to stderr), the last `"reason": "finished"`.
     #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]

@@ -2,7 +2,7 @@
 //! struct deriving clap's `Args` (its flag, help, check and default) and
 //! serde (its key in a group file, the flag without its dashes): the merge
 //! options of `fmerge build` ([`Merge`]), those `graph` and `plan` share
-//! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRun`]) and the image options ([`ImageFlags`],
+//! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRunFlags`]) and the image options ([`ImageFlags`],
 //! a group file's `[image]` table).
 
 use super::values::{Lto, Progress, RegistryAuth};
@@ -110,7 +110,7 @@ pub struct SharedStaticFlags {
 /// docs/planning.md, "The build's verdict"), defined once.
 #[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
-pub struct DryRun {
+pub struct DryRunFlags {
     /// Trust the graph's verdict on every group: do not dry-run `fmerge
     /// build`'s passes on the groups whose caller's Cargo.lock is not the
     /// one the graph was built with.

@@ -42,7 +42,7 @@ pub fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
             let watchdog = match dataplane::of_watchdog() {
                 Ok(path) => path,
                 Err(why) if dataplane::tools_required() => {
-                    panic!("FMERGE_REQUIRE_FAAS_CLI=1 and of-watchdog is unavailable: {why}")
+                    panic!("FMERGE_REQUIRE_TOOLS=1 and of-watchdog is unavailable: {why}")
                 }
                 Err(why) => {
                     eprintln!("SKIPPED (of-watchdog half): {why}");
@@ -108,7 +108,7 @@ pub fn start_with_metrics(front: Front, env: &[(&str, &str)]) -> Option<(Started
                 // there is a defect to see, not a half to skip.
                 assert!(
                     !dataplane::tools_required(),
-                    "FMERGE_REQUIRE_FAAS_CLI=1 and :8081, of-watchdog's metrics port, is taken by another process"
+                    "FMERGE_REQUIRE_TOOLS=1 and :8081, of-watchdog's metrics port, is taken by another process"
                 );
                 eprintln!("SKIPPED (of-watchdog half): :8081 is taken by another process");
                 return None;
