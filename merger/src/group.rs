@@ -98,12 +98,12 @@ mod tests {
     fn a_group_file_takes_the_flags_names_and_checks() {
         let group = load(
             "caller = \"a\"\ncallees = [\"b\"]\nlto = \"fat\"\nopt-level = 1\nout = \"bin\"\n\
-             manifest-path = \"x/Cargo.toml\"\nquiet = true\n[image]\nbuild = true\nprogress = \"plain\"\n\
+             manifest-path = \"x/Cargo.toml\"\nquiet = true\n[image]\nimage = true\nprogress = \"plain\"\n\
              watchdog = \"tools/fwatchdog\"\n",
         )
         .unwrap();
         assert!(
-            group.ship.watchdog.unwrap().ends_with("tools/fwatchdog"),
+            group.image.watchdog.unwrap().ends_with("tools/fwatchdog"),
             "[image] watchdog is read"
         );
         assert_eq!(group.merge.lto, Some(Lto::Fat));
@@ -113,7 +113,7 @@ mod tests {
             "relative to the file"
         );
         assert_eq!(group.manifest_path.len(), 1);
-        assert!(group.merge.cargo.quiet && group.ship.image);
+        assert!(group.merge.cargo.quiet && group.image.image);
         // Unset: the flags' defaults.
         assert_eq!(load("caller = \"a\"").unwrap().merge.opt_level, 3);
         // Checked by the flags' own parsers.

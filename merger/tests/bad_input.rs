@@ -356,7 +356,7 @@ fn a_merge_group_holds_the_image_options_too() {
         &file,
         format!(
             "caller = \"write-home-timeline\"\ncallees = [\"social-graph-get-followers\"]\nmanifest-path = {manifest:?}\nquiet = true\n\
-             [image]\nbuild = true\nregistry = \"127.0.0.1:5000/team\"\nregistry-auth = \"keychain\"\nprogress = \"plain\"\ngateway = \"http://127.0.0.1:8080\"\n"
+             [image]\nimage = true\nregistry = \"127.0.0.1:5000/team\"\nregistry-auth = \"keychain\"\nprogress = \"plain\"\ngateway = \"http://127.0.0.1:8080\"\n"
         ),
     )
     .unwrap();
@@ -373,8 +373,8 @@ fn a_merge_group_holds_the_image_options_too() {
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("keychain", "env")).unwrap();
     let group = fmerge::group::Group::load(&file).unwrap();
-    assert_eq!(group.ship.registry_auth, Some(RegistryAuth::Env));
-    let image = group.ship;
+    assert_eq!(group.image.registry_auth, Some(RegistryAuth::Env));
+    let image = group.image;
     assert_eq!(
         (image.registry.as_deref(), image.progress),
         (Some("127.0.0.1:5000/team"), Some(Progress::Plain))

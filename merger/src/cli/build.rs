@@ -31,7 +31,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
     for (flag, given) in [
         ("--name", args.merge.name.is_some()),
         ("--out", args.merge.out.is_some()),
-        ("--tag", args.ship.tag.is_some()),
+        ("--tag", args.image.tag.is_some()),
         ("--rewrite", !args.merge.rewrite.is_empty()),
     ] {
         anyhow::ensure!(

@@ -67,8 +67,7 @@ pub struct BuildArgs {
     pub message_format: MessageFormat,
     /// The image options (in a group file, its `[image]` table).
     #[command(flatten)]
-    #[serde(rename = "image")]
-    pub ship: ImageFlags,
+    pub image: ImageFlags,
 }
 
 impl Default for BuildArgs {

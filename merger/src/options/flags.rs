@@ -119,13 +119,12 @@ pub struct DryRunFlags {
 }
 
 /// The image options of `fmerge build`'s command line; in a group file,
-/// the `[image]` table (`build` for `--image`).
+/// the `[image]` table (`image = true` for `--image`).
 #[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
 pub struct ImageFlags {
     /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
-    #[arg(long = "image", id = "build", help_heading = heading::IMAGE)]
-    #[serde(rename = "build")]
+    #[arg(long, help_heading = heading::IMAGE)]
     pub image: bool,
     /// Build the image, then push it (implies --image).
     #[arg(long, help_heading = heading::IMAGE)]

@@ -57,13 +57,13 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
     if !opts.cargo.quiet {
         say_watchdogs(&entries);
     }
-    let ship = if args.ship.image || args.ship.push {
+    let ship = if args.image.image || args.image.push {
         let stack = stack.map(|file| InputStack {
             entries,
             file,
             remove_callees: args.remove_callees,
         });
-        Some(ops::ship::prepare(&args.ship, &opts, stack)?)
+        Some(ops::ship::prepare(&args.image, &opts, stack)?)
     } else {
         // Image options given without an image are a mistake, not a no-op
         // (from the environment, such as OPENFAAS_URL, they are not given).
