@@ -243,9 +243,9 @@ fn answer(req: &http::Request) -> Option<member::Reply> {
         return None;
     }
     let call = server::member_call(req, &|name| {
-        crate::member(name).is_some_and(|m| m.run.is_some())
+        crate::member_named(name).is_some_and(|m| m.run.is_some())
     })?;
-    member::run_in_process(crate::member(&call.name)?, &call)
+    member::run_in_process(crate::member_named(&call.name)?, &call)
 }
 
 /// Writes what the pair takes now of `bytes`; how much it took.

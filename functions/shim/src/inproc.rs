@@ -48,7 +48,7 @@ pub struct Context {
     stdin: Mutex<Input>,
     stdout: Mutex<Vec<u8>>,
     /// `KEY=VALUE`, later entries winning, in two parts: what every call
-    /// to the member has ([`crate::member`] makes it once) and the call's
+    /// to the member has (the member module makes it once) and the call's
     /// own variables. Leaked, because C code may keep the pointers `getenv`
     /// returns (the process ends with its request).
     env: [&'static [&'static CStr]; 2],

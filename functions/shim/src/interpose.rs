@@ -879,7 +879,7 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
         return;
     };
     let name = name.to_string_lossy().into_owned();
-    let Some(member) = crate::member(&name) else {
+    let Some(member) = crate::member_named(&name) else {
         let known: Vec<&str> = crate::members().iter().map(|m| m.name).collect();
         eprintln!(
             "error: {}={name} names no member of this merged binary",

@@ -85,7 +85,7 @@ pub fn caller() -> &'static str {
 }
 
 /// The member called `name`, if it is one.
-pub fn member(name: &str) -> Option<&'static Member> {
+pub fn member_named(name: &str) -> Option<&'static Member> {
     members().iter().find(|m| m.name == name)
 }
 

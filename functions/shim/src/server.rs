@@ -33,8 +33,8 @@ impl Config {
     /// destinations the interposed `connect` noted.
     pub fn merged() -> Config {
         Config {
-            is_member: Box::new(|name| crate::member(name).is_some()),
-            run: Box::new(|call| match crate::member(&call.name) {
+            is_member: Box::new(|name| crate::member_named(name).is_some()),
+            run: Box::new(|call| match crate::member_named(&call.name) {
                 Some(m) => member::run(m, call),
                 None => reply(
                     502,

@@ -17,7 +17,8 @@
 //! ends when the caller's process ends (its end of the control socket
 //! closes). Where it cannot serve (no pidfds, an environment too large for
 //! one message, the zygote gone before the member started), the call runs
-//! in a process started from this binary instead ([`mod@crate::member`]).
+//! in a process started from this binary instead (the member module's
+//! fallback).
 
 use std::ffi::{OsStr, OsString, c_int, c_long, c_void};
 use std::fs::File;
@@ -409,7 +410,7 @@ impl Zygote {
         let call = (msg.flags & MSG_TRUNC == 0)
             .then(|| Message::decode(&buf[..n as usize]))
             .flatten()
-            .and_then(|m| Some((crate::member(&m.name)?, m)));
+            .and_then(|m| Some((crate::member_named(&m.name)?, m)));
         let Some((member, call)) = call else {
             return true;
         };

@@ -1,0 +1,28 @@
+//! The shim's modules in layers, each importing only from the layers below
+//! it (or its own, without a cycle). The check is `fmerge_testkit::layers`.
+//!
+//! Run: `cargo test --release -p fmerge-shim --test layers`.
+
+/// The layers, lowest first. A new module must be placed here.
+const LAYERS: &[&[&str]] = &[
+    // HTTP/1.1, the gateway's names, rewrites (the contract, a path module, is outside src/).
+    &["http", "gateway", "rewrite"],
+    // The generated table; of-watchdog's CGI; the relay to the real gateway.
+    &["table", "cgi", "relay"],
+    // A member run in this process; one run in a process of the zygote's.
+    &["inproc", "zygote"],
+    // A call to a member, run where it may run.
+    &["member"],
+    // The stand-in that serves calls on threads of its own.
+    &["server"],
+    // Calls answered on the calling thread.
+    &["inline"],
+    // The C functions in libc's place, which send calls to the above.
+    &["interpose"],
+];
+
+#[test]
+fn modules_import_only_from_the_layers_below() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    fmerge_testkit::layers::assert_layered(&src, LAYERS);
+}
