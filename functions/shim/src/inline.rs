@@ -22,7 +22,7 @@ use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -73,12 +73,26 @@ fn mark(fd: i32, on: bool) {
     }
 }
 
+/// The process whose connections are held: a child forked from it (a
+/// `Command` between its fork and exec) holds none of them, and must not
+/// take a lock another thread may have held at the fork.
+static OWNER: AtomicI32 = AtomicI32::new(0);
+
+fn pid() -> i32 {
+    unsafe extern "C" {
+        fn getpid() -> i32;
+    }
+    // SAFETY: takes nothing, cannot fail.
+    unsafe { getpid() }
+}
+
 /// Whether `fd` may be held (certainly not when this says no).
 fn maybe_held(fd: i32) -> bool {
-    match usize::try_from(fd) {
+    let marked = match usize::try_from(fd) {
         Ok(fd) if fd < MARKED => MARKS[fd / 64].load(Ordering::Acquire) & (1u64 << (fd % 64)) != 0,
         _ => COUNT.load(Ordering::Acquire) > 0,
-    }
+    };
+    marked && OWNER.load(Ordering::Acquire) == pid()
 }
 
 fn held() -> MutexGuard<'static, Vec<Held>> {
@@ -107,6 +121,7 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
     if ours.set_nonblocking(true).is_err() {
         return Err(ours);
     }
+    OWNER.store(pid(), Ordering::Release);
     let mut list = held();
     // An older connection on the same descriptor is closed: its client is gone.
     if let Some(i) = list.iter().position(|h| h.fd == fd) {
