@@ -693,29 +693,17 @@ fn sent(fd: c_int, r: isize) -> isize {
 const SYS_SENDTO: c_long = 44;
 const SYS_SENDMSG: c_long = 46;
 
-/// `send(2)`: as `write`, for a client's socket.
+/// `send(2)`: `sendto` without an address.
 ///
 /// # Safety
 /// As `send(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn send(fd: c_int, buf: *const u8, len: usize, flags: c_int) -> isize {
-    // SAFETY: the caller's arguments, passed through (send is sendto
-    // without an address).
-    let r = unsafe {
-        syscall(
-            SYS_SENDTO,
-            fd as c_long,
-            buf,
-            len,
-            flags as c_long,
-            std::ptr::null::<u8>(),
-            0 as c_long,
-        ) as isize
-    };
-    sent(fd, r)
+    // SAFETY: send(2) is sendto(2) without an address.
+    unsafe { sendto(fd, buf, len, flags, std::ptr::null(), 0) }
 }
 
-/// `sendto(2)`: as `send`.
+/// `sendto(2)`: as `write`, for a client's socket.
 ///
 /// # Safety
 /// As `sendto(2)`.
