@@ -17,6 +17,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// What the server's requests share.
@@ -97,11 +98,44 @@ pub(crate) async fn handle(
         && response.headers().contains_key(limits::X_OPENFAAS_INTERNAL);
     conn.replied(arrived, took, server.settings.write_timeout, ours);
     // As of-watchdog times every reply it passes on.
-    let took = format!("{:.6}", took.as_secs_f64());
-    if let Ok(took) = HeaderValue::from_str(&took) {
-        response.headers_mut().insert(X_DURATION_SECONDS, took);
-    }
+    response
+        .headers_mut()
+        .insert(X_DURATION_SECONDS, seconds(took));
     Ok(http_response(response))
+}
+
+/// `took` in seconds with six decimals (`0.001234`), to the nearest
+/// microsecond: the digits written here, since formatting an `f64` costs
+/// more than the rest of the reply's headers together.
+fn seconds(took: Duration) -> HeaderValue {
+    let mut secs = took.as_secs();
+    let mut micros = (took.subsec_nanos() + 500) / 1000;
+    if micros == 1_000_000 {
+        // The last second of `Duration::MAX` stays in its own.
+        match secs.checked_add(1) {
+            Some(next) => (secs, micros) = (next, 0),
+            None => micros = 999_999,
+        }
+    }
+    // u64::MAX has 20 digits; then the point and six decimals.
+    let mut text = [0u8; 27];
+    let mut at = text.len();
+    for _ in 0..6 {
+        at -= 1;
+        text[at] = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    at -= 1;
+    text[at] = b'.';
+    loop {
+        at -= 1;
+        text[at] = b'0' + (secs % 10) as u8;
+        secs /= 10;
+        if secs == 0 {
+            break;
+        }
+    }
+    HeaderValue::from_bytes(&text[at..]).expect("digits and a point are a header value")
 }
 
 fn http_response(response: Response) -> HttpResponse {
@@ -253,5 +287,29 @@ impl Drop for Ended {
         if self.gone.swap(true, Ordering::AcqRel) {
             self.server.abandoned.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn durations_are_written_as_seconds_with_six_decimals() {
+        for (nanos, text) in [
+            (0, "0.000000"),
+            (1_234_499, "0.001234"),
+            (1_234_501, "0.001235"),
+            (999_999_600, "1.000000"),
+            (12_000_000_000, "12.000000"),
+            (3_600_250_000_000, "3600.250000"),
+        ] {
+            let took = Duration::from_nanos(nanos);
+            assert_eq!(super::seconds(took), text, "{took:?}");
+            // What `{:.6}` writes, away from a tie.
+            assert_eq!(format!("{:.6}", took.as_secs_f64()), text, "{took:?}");
+        }
+        let most = super::seconds(Duration::new(u64::MAX, 999_999_999));
+        assert_eq!(most, "18446744073709551615.999999");
     }
 }
