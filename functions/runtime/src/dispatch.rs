@@ -12,6 +12,7 @@ use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
 
 /// The merged callee `function` names, if any: its bare name, or
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
@@ -91,7 +92,7 @@ pub(crate) fn call(callee: &'static Merged, input: Input) -> impl Future<Output 
     let method = input.method();
     let head = method == http::Method::HEAD;
     // The caller is who runs here, never what a header says.
-    let record = Record::start(name, Call::caller(), method, None);
+    let record = Record::start(name, Call::caller(), method, None, Instant::now());
     let guards = guards(callee);
     let admitted = guards
         .limits

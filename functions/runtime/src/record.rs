@@ -3,7 +3,7 @@
 
 use crate::metrics;
 use http::{Method, StatusCode, Uri};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The status counted for a request whose client went away before its
 /// reply (nginx's "client closed request").
@@ -26,29 +26,38 @@ pub(crate) struct Record {
 }
 
 impl Record {
+    /// A request or call that began at `started` (the server's, as its head
+    /// was read: the clock read once for the record and the reply's timing).
     pub(crate) fn start(
         function: &'static str,
         caller: &'static str,
         method: Method,
         log: Option<LogLine>,
+        started: Instant,
     ) -> Record {
         Record {
             function,
             caller,
             method,
-            started: Instant::now(),
+            started,
             log,
             done: false,
         }
     }
 
-    pub(crate) fn finish(mut self, status: StatusCode, bytes: usize) {
-        self.done = true;
-        self.count(status, bytes);
+    pub(crate) fn finish(self, status: StatusCode, bytes: usize) {
+        let elapsed = self.started.elapsed();
+        self.finish_after(status, bytes, elapsed);
     }
 
-    fn count(&self, status: StatusCode, bytes: usize) {
-        let elapsed = self.started.elapsed();
+    /// [`Record::finish`] when its caller has read the clock already:
+    /// `elapsed` since the record's start.
+    pub(crate) fn finish_after(mut self, status: StatusCode, bytes: usize, elapsed: Duration) {
+        self.done = true;
+        self.count(status, bytes, elapsed);
+    }
+
+    fn count(&self, status: StatusCode, bytes: usize, elapsed: Duration) {
         metrics::finished(self.function, self.caller, &self.method, status, elapsed);
         if let Some((uri, call_id)) = self.log.as_deref() {
             // of-watchdog's line (`GET /path - 200 OK - ContentLength: 5B
@@ -99,7 +108,7 @@ impl Drop for Record {
     fn drop(&mut self) {
         if !self.done {
             let closed = StatusCode::from_u16(CLIENT_CLOSED).expect("a valid status");
-            self.count(closed, 0);
+            self.count(closed, 0, self.started.elapsed());
         }
     }
 }

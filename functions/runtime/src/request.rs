@@ -81,10 +81,20 @@ pub(crate) async fn handle(
     if crate::call_log::enabled() && matches!(caller, call::EXTERNAL | call::UNVERIFIED) {
         req.headers_mut().remove(&call::REQUEST_HEADER);
     }
-    let record = Record::start(server.name, caller, req.method().clone(), log);
-    let mut response = match guarded(server, req, &conn, arrived, read_deadline).await {
+    // Timed from its arrival, as its reply's `X-Duration-Seconds`: one
+    // clock read at each end serves both.
+    let record = Record::start(
+        server.name,
+        caller,
+        req.method().clone(),
+        log,
+        arrived.into_std(),
+    );
+    let replied = guarded(server, req, &conn, arrived, read_deadline).await;
+    let took = tokio::time::Instant::now() - arrived;
+    let mut response = match replied {
         Some(response) => {
-            record.finish(response.status(), response.body().len());
+            record.finish_after(response.status(), response.body().len(), took);
             response
         }
         // As of-watchdog, whose request is cancelled when its client
@@ -93,7 +103,6 @@ pub(crate) async fn handle(
         // left of the connection.
         None => limits::client_closed(),
     };
-    let took = tokio::time::Instant::now() - arrived;
     let ours = response.status() == StatusCode::GATEWAY_TIMEOUT
         && response.headers().contains_key(limits::X_OPENFAAS_INTERNAL);
     conn.replied(arrived, took, server.settings.write_timeout, ours);
