@@ -358,6 +358,10 @@ async fn connection<S, F>(
     let mut closing = false;
     loop {
         tokio::select! {
+            // The connection first, in order: it wakes this task for every
+            // request, the other two almost never, and a random start
+            // would cost a draw at each wake.
+            biased;
             _ = served.as_mut() => break,
             () = conn.evict.notified(), if !closing => {
                 if conn.evicted_fresh.load(Ordering::Relaxed) {
