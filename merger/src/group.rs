@@ -128,5 +128,11 @@ mod tests {
             let bad = load(cli_only).unwrap_err().to_string();
             assert!(bad.contains("unknown field"), "{bad}");
         }
+        // `--image`'s key before it was `image`: refused, naming the keys there are.
+        let bad = load("[image]\nbuild = true").unwrap_err().to_string();
+        assert!(
+            bad.contains("unknown field `image.build`") && bad.contains("`image`, `progress`"),
+            "{bad}"
+        );
     }
 }
