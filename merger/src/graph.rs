@@ -341,11 +341,9 @@ pub fn read(
         }
     }
 
-    // A watchdog-process function's calls go through its own HTTP client.
-    for f in members
-        .functions()
-        .filter(|f| f.form == resolve::Form::Process)
-    {
+    // A watchdog-process function's calls, and an own server's, go through
+    // its own HTTP client.
+    for f in members.functions().filter(|f| f.form.shimmed()) {
         let own = sources
             .iter()
             .find(|s| s.function == f.name)
@@ -376,7 +374,7 @@ pub fn read(
             .find(|s| s.function == f.name)
             .and_then(|s| s.manifest.parent());
         let rounds = match f.form {
-            resolve::Form::Process => Ok(one_after_another(&f.name, &edges)),
+            resolve::Form::Process | resolve::Form::Http => Ok(one_after_another(&f.name, &edges)),
             resolve::Form::Runtime => rounds_of(f, own, &members, &edges),
         };
         let rounds = rounds.unwrap_or_else(|e| {
@@ -393,11 +391,11 @@ pub fn read(
         }
     }
 
-    // Refusals of one function, in any group. A watchdog-process function
+    // Refusals of one function, in any group. A function on its own `main`
     // has no handler entry, and needs none.
     let process: BTreeSet<&str> = members
         .functions()
-        .filter(|f| f.form == resolve::Form::Process)
+        .filter(|f| f.form.shimmed())
         .map(|f| f.name.as_str())
         .collect();
     for (unit, survey) in units.iter().zip(&surveys) {

@@ -127,7 +127,12 @@ impl Options {
                 if let Some(watchdog) = &entry.watchdog {
                     let own = workspace::own_package(&project)?;
                     if !own.on_runtime {
-                        watchdog.check(&entry.name, &own.name, &own.bins)?;
+                        watchdog.check(
+                            &entry.name,
+                            &own.name,
+                            &own.bins,
+                            own.http_server.as_deref(),
+                        )?;
                         modes.insert(entry.name.clone(), watchdog.mode.clone());
                     }
                 }

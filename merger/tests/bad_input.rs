@@ -416,7 +416,7 @@ fn process_pair(dir: &std::path::Path, back_extra: &str, second_bin: bool) {
 }
 
 #[test]
-fn a_function_that_serves_http_itself_is_refused_before_the_build() {
+fn a_watchdog_process_and_an_own_server_in_one_group_are_refused_before_the_build() {
     let dir = tempfile::tempdir().unwrap();
     let hyper = "\n[dependencies]\nhyper = { version = \"1\", features = [\"server\"] }\n";
     process_pair(dir.path(), hyper, false);
@@ -425,9 +425,9 @@ fn a_function_that_serves_http_itself_is_refused_before_the_build() {
     support::assert_says(
         &stderr,
         &[
-            "error: back serves HTTP itself (it depends on `hyper`)",
-            "a form fmerge does not merge yet",
-            "\nfix: leave back out of the group",
+            "error: front is a watchdog process",
+            "and back is its own HTTP server (of-watchdog's `http` mode): fmerge merges a group of one form",
+            "\nfix: merge front with callees of its own form",
         ],
     );
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");

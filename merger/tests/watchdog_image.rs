@@ -137,7 +137,7 @@ fn an_image_without_a_watchdog_is_refused_before_cargo_starts() {
     assert_says(
         &stderr,
         &[
-            "error: front is a watchdog-process function",
+            "error: front is a watchdog process (a `main` run once per request",
             "no --watchdog is given",
             "\nfix: add --watchdog PATH",
         ],

@@ -153,7 +153,7 @@ fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
 }
 
 #[test]
-fn a_mode_fmerge_does_not_merge_is_refused_before_cargo_starts() {
+fn a_mode_that_does_not_fit_the_code_is_refused_before_cargo_starts() {
     let ws = chain_stack("    environment:\n      mode: http\n");
     let Ran { ok, stderr, .. } = build(ws.path(), &KEYS);
     assert!(!ok, "{stderr}");
@@ -161,7 +161,7 @@ fn a_mode_fmerge_does_not_merge_is_refused_before_cargo_starts() {
         &stderr,
         &[
             "error: function audit-log runs in of-watchdog mode `http` (its Dockerfile and stack environment)",
-            "a form fmerge does not merge yet",
+            "but its package AuditLog depends on no crate fmerge knows to serve HTTP with",
             "\nfix: leave audit-log out of the group",
         ],
     );
@@ -213,7 +213,7 @@ fn without_a_stack_the_dockerfile_beside_a_package_is_read() {
         &stderr,
         &[
             "error: function AuditLog runs in of-watchdog mode `http` (its Dockerfile)",
-            "a form fmerge does not merge yet",
+            "depends on no crate fmerge knows to serve HTTP with",
         ],
     );
     assert!(

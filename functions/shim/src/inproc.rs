@@ -56,6 +56,10 @@ pub struct Context {
     pub rewrites: Option<Active>,
     /// Whether a panic of it printed std's backtrace note ([`install_panic_note`]).
     noted: AtomicBool,
+    /// Whether it serves HTTP itself ([`serve`]): its stdin and stdout are
+    /// the process's, as of-watchdog's `http` mode gives its process the
+    /// watchdog's own, not a call's.
+    serves: bool,
 }
 
 /// A member's stdin: the call's body, opened once std's buffer holds
@@ -195,6 +199,7 @@ impl Context {
 /// the member's body, or the caller's bytes taken back from std's buffer.
 pub fn read_stdin(buf: &mut [u8]) -> Option<usize> {
     with_current(|ctx| match ctx {
+        Some(ctx) if ctx.serves => None,
         Some(ctx) => {
             let n = ctx.read(buf);
             if n > 0 {
@@ -225,7 +230,7 @@ fn note_fill(owner: Option<Weak<Context>>) {
 /// appended to its reply.
 pub fn write_stdout(buf: &[u8]) -> Option<usize> {
     with_current(|ctx| {
-        let ctx = ctx?;
+        let ctx = ctx.filter(|c| !c.serves)?;
         lock(&ctx.stdout).extend_from_slice(buf);
         Some(buf.len())
     })
@@ -353,6 +358,7 @@ pub fn run(
         env: [own, c_env(call_vars)],
         rewrites: rewrite::active_for(name, crate::rewrites()),
         noted: AtomicBool::new(false),
+        serves: false,
     });
     // What another writer left in std's stdout buffer is its own: written
     // out before this thread acts for the member.
@@ -369,6 +375,41 @@ pub fn run(
     drop(scope);
     let out = std::mem::take(&mut *lock(&ctx.stdout));
     (out, code)
+}
+
+/// Runs `entry`, the `main` of member `name`, which serves HTTP itself, on
+/// this thread for as long as it runs, with `own` ([`c_env`]) as its
+/// environment and the process's stdin and stdout; its exit code (101 for
+/// a panic, as std's runtime has it).
+pub fn serve(
+    name: &str,
+    entry: unsafe extern "C-unwind" fn() -> i32,
+    own: &'static [&'static CStr],
+) -> i32 {
+    let ctx = Arc::new(Context {
+        name: name.to_string(),
+        stdin: Mutex::new(Input {
+            body: Vec::new(),
+            at: 0,
+            open: false,
+        }),
+        stdout: Mutex::new(Vec::new()),
+        env: [own, &[]],
+        rewrites: rewrite::active_for(name, crate::rewrites()),
+        noted: AtomicBool::new(false),
+        serves: true,
+    });
+    // Not counted in RUNNING: a server's thread is a runtime's, busy with
+    // many requests, not a place to run a callee in the middle of a call.
+    let _scope = Scope::enter(ctx);
+    // SAFETY: the member's entry, made by fmerge.
+    std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101)
+}
+
+/// Whether the current thread acts for a member that serves HTTP itself
+/// ([`serve`]), and which.
+pub fn serving() -> Option<String> {
+    with_current(|ctx| ctx.filter(|c| c.serves).map(|c| c.name.clone()))
 }
 
 /// Hands what std's stdin buffer holds back to the reader it came from,

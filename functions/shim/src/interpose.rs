@@ -57,7 +57,6 @@ struct AddrInfo {
 unsafe extern "C" {
     fn syscall(num: c_long, ...) -> c_long;
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-    fn bind(fd: c_int, addr: *const u8, len: u32) -> c_int;
 }
 
 /// Reads a socket address in the AF_INET or AF_INET6 layout.
@@ -156,7 +155,7 @@ fn local_port(fd: c_int, family: u16) -> Option<u16> {
     }
     let any = loopback(family, 0);
     // SAFETY: `any` is a whole sockaddr of the socket's family.
-    if unsafe { bind(fd, any.as_ptr(), any.len() as u32) } != 0 {
+    if unsafe { real_bind(fd, any.as_ptr(), any.len() as u32) } != 0 {
         return None;
     }
     let mut len = buf.len() as u32;
@@ -421,6 +420,46 @@ pub unsafe extern "C" fn connect(fd: c_int, addr: *const u8, len: u32) -> c_int 
     }
     // SAFETY: the caller's arguments, passed through.
     unsafe { real_connect(fd, addr, len) }
+}
+
+const SYS_BIND: c_long = 49;
+
+/// The kernel's `bind(2)`.
+///
+/// # Safety
+/// As `bind(2)`.
+unsafe fn real_bind(fd: c_int, addr: *const u8, len: u32) -> c_int {
+    // SAFETY: the caller's arguments, as bind(2) takes them.
+    unsafe { syscall(SYS_BIND, fd as c_long, addr, len as c_long) as c_int }
+}
+
+/// `bind(2)`: a member that serves HTTP itself listens on a free port of
+/// 127.0.0.1 instead of the address it asks for ([`crate::servers`]), so
+/// that members never collide and none is reachable from outside the pod;
+/// anyone else's `bind` is the kernel's.
+///
+/// # Safety
+/// As `bind(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn bind(fd: c_int, addr: *const u8, len: u32) -> c_int {
+    // SAFETY: `addr` has `len` bytes, as bind(2) requires of the caller.
+    let asked = unsafe { read_addr(addr, len) }.filter(|a| a.port() != 0);
+    // (A port of 0 asks for any free one: a client's or the shim's own
+    // socket, left alone.)
+    let (Some(asked), Some(member)) = (asked, crate::inproc::serving()) else {
+        // SAFETY: the caller's arguments, passed through.
+        return unsafe { real_bind(fd, addr, len) };
+    };
+    let family = if asked.is_ipv4() { AF_INET } else { AF_INET6 };
+    let moved = loopback(family, 0);
+    // SAFETY: `moved` is a whole sockaddr of the socket's family.
+    let r = unsafe { real_bind(fd, moved.as_ptr(), moved.len() as u32) };
+    if r == 0
+        && let Some(port) = local_port(fd, family)
+    {
+        crate::servers::bound(&member, asked.port(), port);
+    }
+    r
 }
 
 type GetAddrInfo =
@@ -864,6 +903,7 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
         unsafe { crate::zygote::start(argc, argv as *const *const u8) };
     }
     let Some(name) = std::env::var_os(crate::RUN_MEMBER_VAR) else {
+        crate::servers::start_all();
         return;
     };
     let name = name.to_string_lossy().into_owned();

@@ -10,8 +10,10 @@
 //! - [`server`] is that stand-in: a call to a member runs the member as
 //!   of-watchdog would ([`mod@member`]): in this process on a thread of its
 //!   own where fmerge allows it ([`inproc`]), else in a process of its own
-//!   forked from the binary's start ([`zygote`]); anything else is relayed
-//!   to the real gateway ([`relay`]);
+//!   forked from the binary's start ([`zygote`]); a call to a member that
+//!   serves HTTP itself (of-watchdog's `http` mode) goes to its server,
+//!   started in this process ([`servers`]); anything else is relayed to the
+//!   real gateway ([`relay`]);
 //! - at start, a constructor forks that zygote, and runs the member named by
 //!   [`RUN_MEMBER_VAR`] instead of the caller's `main`.
 //!
@@ -43,6 +45,7 @@ pub mod member;
 pub mod relay;
 pub mod rewrite;
 pub mod server;
+pub mod servers;
 mod table;
 pub mod zygote;
 
@@ -65,13 +68,15 @@ pub struct Member {
     pub run: Option<unsafe extern "C-unwind" fn() -> i32>,
 }
 
-/// The of-watchdog modes a watchdog-process member can have.
+/// The of-watchdog mode a member was deployed with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// of-watchdog's default: stdout is streamed back, always with 200.
     Streaming,
     /// Output buffered; a failure answers 500 with the error.
     Serializing,
+    /// The member serves HTTP itself, started once ([`servers`]).
+    Http,
 }
 
 /// The members of this binary, from the generated table.

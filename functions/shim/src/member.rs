@@ -199,7 +199,9 @@ fn answer(
             headers,
             body: out,
         },
-        Mode::Serializing => match result {
+        // (A member that serves HTTP itself is never run per call: the
+        // stand-in forwards to its server.)
+        Mode::Serializing | Mode::Http => match result {
             Ok(()) => {
                 headers.push(duration());
                 Reply {

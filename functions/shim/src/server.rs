@@ -13,6 +13,7 @@ use crate::cgi::{self, Call};
 use crate::http::{self, Request};
 use crate::member::{self, Reply};
 use crate::relay::{self, Upstream};
+use crate::servers;
 
 /// Finds where an accepted connection was originally headed.
 pub type Origin = dyn Fn(&TcpStream) -> Option<SocketAddr> + Send + Sync;
@@ -132,6 +133,13 @@ pub fn member_call(req: &Request, is_member: &dyn Fn(&str) -> bool) -> Option<Ca
     })
 }
 
+/// The member `req` calls, if it serves HTTP itself ([`servers`]).
+fn serving_member(req: &Request, config: &Config) -> Option<&'static crate::Member> {
+    let (name, _, _) = cgi::function_target(&req.target)?;
+    let member = crate::member_named(name)?;
+    (member.mode == crate::Mode::Http && (config.is_member)(name)).then_some(member)
+}
+
 /// Serves one client connection until either side ends it.
 pub fn serve_connection(stream: TcpStream, config: &Config) -> io::Result<()> {
     let origin = (config.origin)(&stream);
@@ -214,6 +222,7 @@ fn serve_stream(
     let mut reader = BufReader::new(read);
     let mut writer = BufWriter::new(write);
     let mut upstream: Option<Upstream> = None;
+    let mut server: Option<servers::Upstream> = None;
     loop {
         let req = match http::read_request(&mut reader, &mut writer) {
             Ok(Some(req)) => req,
@@ -224,7 +233,9 @@ fn serve_stream(
             Err(e) => return Err(e),
         };
         let mut keep = req.keep_alive();
-        if let Some(call) = member_call(&req, &*config.is_member) {
+        if let Some(member) = serving_member(&req, config) {
+            keep &= servers::forward(&mut server, member, &req, &mut writer)?;
+        } else if let Some(call) = member_call(&req, &*config.is_member) {
             write_reply(&mut writer, &(config.run)(&call), &req.method, keep)?;
         } else if let Some(dest) = origin {
             match relay::forward(&mut upstream, dest, &req, &mut writer) {

@@ -11,8 +11,9 @@ const LAYERS: &[&[&str]] = &[
     &["table", "cgi", "relay"],
     // A member run in this process; one run in a process of the zygote's.
     &["inproc", "zygote"],
-    // A call to a member, run where it may run.
-    &["member"],
+    // A call to a member, run where it may run; members that serve HTTP
+    // themselves, started once and called through their servers.
+    &["member", "servers"],
     // The stand-in that serves calls on threads of its own.
     &["server"],
     // Calls answered on the calling thread.

@@ -25,6 +25,8 @@ pub struct Function {
     pub bins: Vec<String>,
     /// How the function serves its requests.
     pub form: Form,
+    /// The crate it serves HTTP with itself ([`Form::Http`]).
+    pub http_server: Option<String>,
 }
 
 /// The form a function is written in: how its binary serves requests, and
@@ -37,6 +39,11 @@ pub enum Form {
     /// stdin, reply on stdout; it calls other functions with its own HTTP
     /// client. A callee runs from the merged binary (`fmerge-shim`).
     Process,
+    /// Its own HTTP server (axum, actix-web, hyper's server…), which
+    /// of-watchdog starts once in its `http` mode and proxies every request
+    /// to; it calls other functions with its own HTTP client. A callee's
+    /// server runs in the merged binary's process (`fmerge-shim`).
+    Http,
 }
 
 impl Form {
@@ -47,13 +54,20 @@ impl Form {
             Form::Process => {
                 "a watchdog process (a `main` run once per request: stdin in, stdout out)"
             }
+            Form::Http => "its own HTTP server (of-watchdog's `http` mode)",
         }
+    }
+
+    /// Whether the merged binary runs it through `fmerge-shim` (a plain
+    /// `main` of the team's, not the runtime's dispatch).
+    pub fn shimmed(self) -> bool {
+        self != Form::Runtime
     }
 }
 
 /// Crates a function's binary serves HTTP with itself: such a function runs
-/// behind of-watchdog's `http` mode, a form fmerge does not merge yet.
-const HTTP_SERVERS: &[&str] = &[
+/// behind of-watchdog's `http` mode ([`Form::Http`]).
+pub const HTTP_SERVERS: &[&str] = &[
     "axum",
     "actix-web",
     "warp",
@@ -66,6 +80,15 @@ const HTTP_SERVERS: &[&str] = &[
 /// hyper serves HTTP only with one of these features; without them it is a
 /// client, which a watchdog process may well use for its calls.
 const HYPER_SERVER_FEATURES: &[&str] = &["server", "full"];
+
+/// The crate `package` serves HTTP with, if it depends on one.
+pub fn http_server(package: &Package) -> Option<&str> {
+    package
+        .dependencies
+        .iter()
+        .find(|d| d.kind == DependencyKind::Normal && serves_http(d))
+        .map(|d| d.name.as_str())
+}
 
 /// Whether `dep` is a crate to serve HTTP with.
 fn serves_http(dep: &cargo_metadata::Dependency) -> bool {
@@ -299,6 +322,7 @@ fn function(metadata: &Metadata, name: &str) -> Result<Function> {
         closure: closure(metadata, &package.id, &[DependencyKind::Normal]),
         bins,
         form,
+        http_server: http_server(package).map(str::to_string),
     })
 }
 
@@ -314,23 +338,12 @@ fn takes_as_process(p: &Package) -> bool {
     !on_runtime && bins == 1 && process_form(p).is_ok()
 }
 
-/// A function not on the runtime: a watchdog process, unless it serves
-/// HTTP itself, which is refused naming the crate, as is a package whose
-/// several binaries leave fmerge unable to tell which one is `fprocess`.
+/// A function not on the runtime: its own HTTP server if it depends on a
+/// crate to serve HTTP with, else a watchdog process; a package whose
+/// several binaries leave fmerge unable to tell which one is `fprocess` is
+/// refused.
 fn process_form(package: &Package) -> Result<Form> {
     let name = &package.name;
-    if let Some(server) = package
-        .dependencies
-        .iter()
-        .find(|d| d.kind == DependencyKind::Normal && serves_http(d))
-    {
-        bail!(
-            "{name} serves HTTP itself (it depends on `{}`), so of-watchdog runs it in `http` mode, a form fmerge does not merge yet\n\
-             fix: leave {name} out of the group (calls to it keep going through the gateway), or write it on fmerge-runtime \
-             (`fmerge_runtime::function!(handler)`)",
-            server.name
-        );
-    }
     let bins: Vec<&str> = package
         .targets
         .iter()
@@ -344,7 +357,10 @@ fn process_form(package: &Package) -> Result<Form> {
             bins.join(", ")
         );
     }
-    Ok(Form::Process)
+    Ok(match http_server(package) {
+        Some(_) => Form::Http,
+        None => Form::Process,
+    })
 }
 
 /// A function: a package on the runtime with a binary whose source

@@ -9,7 +9,7 @@
 //! the object cached under its content as the objects compiled from IR are.
 
 use crate::objects::Cache;
-use crate::resolve::Members;
+use crate::resolve::{Form, Members};
 use crate::toolchain::Toolchain;
 use anyhow::{Context as _, Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,14 +54,19 @@ pub enum Mode {
     Streaming,
     /// One process per request, the whole reply buffered.
     Serializing,
+    /// Its own server, started once, which of-watchdog proxies to.
+    Http,
 }
 
 impl Mode {
-    /// The mode of-watchdog's `mode` setting names (absent: streaming); the
-    /// others are refused before the build (`stack_in::watchdog`).
-    pub fn of(setting: Option<&str>) -> Mode {
-        match setting {
-            Some("serializing") => Mode::Serializing,
+    /// A member's mode: `http` for a function that serves HTTP itself,
+    /// else the one of-watchdog's `mode` setting names (absent:
+    /// streaming); the others are refused before the build
+    /// (`stack_in::watchdog`).
+    pub fn of(form: Form, setting: Option<&str>) -> Mode {
+        match (form, setting) {
+            (Form::Http, _) => Mode::Http,
+            (_, Some("serializing")) => Mode::Serializing,
             _ => Mode::Streaming,
         }
     }
@@ -85,7 +90,7 @@ pub fn members(
                 true => "main".to_string(),
                 false => fmerge_contract::main_symbol(&f.name),
             },
-            mode: Mode::of(modes.get(&f.name).map(String::as_str)),
+            mode: Mode::of(f.form, modes.get(&f.name).map(String::as_str)),
             // The caller's own `main` runs as the binary's: never a run entry.
             run: (f.name != members.caller.name && in_process.contains(&f.name))
                 .then(|| fmerge_contract::run_symbol(&f.name)),

@@ -210,6 +210,8 @@ pub struct OwnPackage {
     /// It depends on fmerge's runtime (else `resolve` checks it as the
     /// watchdog-process form).
     pub on_runtime: bool,
+    /// The crate it serves HTTP with itself, if any (`resolve::http_server`).
+    pub http_server: Option<String>,
 }
 
 /// The package of `source` in its own project (`cargo metadata
@@ -228,6 +230,7 @@ pub fn own_package(source: &FunctionProject) -> Result<OwnPackage> {
             .dependencies
             .iter()
             .any(|d| d.name == RUNTIME && d.kind == DependencyKind::Normal),
+        http_server: crate::resolve::http_server(&package).map(str::to_string),
     })
 }
 

@@ -106,6 +106,7 @@ impl Case {
             callees,
             // `; FORM: process`: the members are watchdog processes.
             process: self.one("FORM") == Some("process"),
+            serving: Default::default(),
         }
     }
 

@@ -95,6 +95,7 @@ fn member(dir: &Path, opt: &str, triple: &str) {
         caller: "caller".into(),
         callees: vec!["member".into()],
         process: true,
+        serving: Default::default(),
         ..Facts::default()
     };
     let owners = BTreeSet::from(["member".to_string()]);

@@ -67,16 +67,17 @@ fn watchdog_of(
     opts: &Options,
     stack: Option<&InputStack>,
 ) -> Result<Option<Watchdog>> {
-    let Some((Form::Process, dir)) = caller_form(opts) else {
+    let Some((form, dir)) = caller_form(opts).filter(|(f, _)| f.shimmed()) else {
         return Ok(None);
     };
     let caller = &opts.caller;
     let Some(path) = &flags.watchdog else {
         bail!(
-            "{caller} is a watchdog-process function (a `main` that of-watchdog starts per request), so its image needs \
+            "{caller} is {}, so its image needs \
              of-watchdog to run the merged binary as it ran {caller}, and no --watchdog is given\n\
              fix: add --watchdog PATH, a static of-watchdog binary (the `fwatchdog` of its release images), \
-             or `watchdog = \"PATH\"` under [image] in the group file; or build without --image/--push"
+             or `watchdog = \"PATH\"` under [image] in the group file; or build without --image/--push",
+            form.says()
         );
     };
     watchdog::check(path)?;
@@ -111,10 +112,10 @@ fn watchdog_of(
 fn caller_form(opts: &Options) -> Option<(Form, Option<std::path::PathBuf>)> {
     match opts.sources.iter().find(|s| s.function == opts.caller) {
         Some(source) => workspace::own_package(source).ok().map(|p| {
-            let form = if p.on_runtime {
-                Form::Runtime
-            } else {
-                Form::Process
+            let form = match (p.on_runtime, &p.http_server) {
+                (true, _) => Form::Runtime,
+                (false, Some(_)) => Form::Http,
+                (false, None) => Form::Process,
             };
             (form, None)
         }),

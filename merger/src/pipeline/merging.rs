@@ -128,7 +128,7 @@ impl<'a> Merging<'a> {
         let own_allocator = merged.allocator.is_some();
         self.write_ll(&merged)?;
         let shim = match self.members.caller.form {
-            resolve::Form::Process => Some(self.shim(&merged)?),
+            resolve::Form::Process | resolve::Form::Http => Some(self.shim(&merged)?),
             resolve::Form::Runtime => None,
         };
         let (mut objects, rlibs) = match reuse {
@@ -243,7 +243,7 @@ impl<'a> Merging<'a> {
         let script = self.work.join("merged.ver");
         let policy = match self.members.caller.form {
             resolve::Form::Runtime => crate::assets::VERSION_SCRIPT,
-            resolve::Form::Process => crate::assets::PROCESS_VERSION_SCRIPT,
+            resolve::Form::Process | resolve::Form::Http => crate::assets::PROCESS_VERSION_SCRIPT,
         };
         std::fs::write(&script, policy)?;
         let mut probe = probe

@@ -92,15 +92,14 @@ fn modes_beside_packages(
 ) -> Result<BTreeMap<String, String>> {
     let mut modes = BTreeMap::new();
     for f in members.functions() {
-        if f.form != resolve::Form::Process || groups.iter().any(|g| g.modes.contains_key(&f.name))
-        {
+        if !f.form.shimmed() || groups.iter().any(|g| g.modes.contains_key(&f.name)) {
             continue;
         }
         let Some(dir) = members.local_dirs.get(&f.package_id) else {
             continue;
         };
         if let Some(watchdog) = fmerge_ship::stack_in::beside_package(dir)? {
-            watchdog.check(&f.name, &f.name, &f.bins)?;
+            watchdog.check(&f.name, &f.name, &f.bins, f.http_server.as_deref())?;
             modes.insert(f.name.clone(), watchdog.mode);
         }
     }

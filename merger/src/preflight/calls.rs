@@ -14,7 +14,7 @@
 use crate::graph::tokens::{Tree, collect_consts, crate_files, split_commas, test_only};
 use crate::graph::{client_calls, function_of, rounds, users};
 use anyhow::{Context as _, Result, bail};
-use fmerge_cargo::resolve::{Code, Form};
+use fmerge_cargo::resolve::Code;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
@@ -36,7 +36,7 @@ pub fn read(code: &Code) -> Result<Calls> {
         .map(|p| p.dir.clone())
         .collect();
     let mut calls = Calls::default();
-    if code.form == Form::Process {
+    if code.form.shimmed() {
         return client_names(code, &mut calls).map(|()| calls);
     }
     for round in rounds::read(&code.own, &deps)

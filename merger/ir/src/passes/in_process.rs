@@ -89,20 +89,26 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
     })
     .map(|why| format!("the caller: {why}"));
     for callee in &facts.callees {
+        // A callee that serves HTTP itself runs once, for the process's
+        // life, as its own process did: its statics and threads live as
+        // long as they did there.
+        let serving = facts.serving.contains(callee);
         let verdict = match found.run_entries.get(callee) {
             None => Err(format!("no `main` of {callee} was found to run")),
             Some(Err(why)) => Err(why.clone()),
             Some(Ok(())) => Ok(()),
         }
-        .and_then(|()| match process_wide(graph, callee, &mut paths) {
-            Some(why) => Err(why),
-            None => Ok(()),
-        })
+        .and_then(
+            |()| match process_wide(graph, callee, serving, &mut paths) {
+                Some(why) => Err(why),
+                None => Ok(()),
+            },
+        )
         .and_then(|()| {
             match found
                 .mutable_statics
                 .iter()
-                .find(|c| c.owners.contains(callee))
+                .find(|c| !serving && c.owners.contains(callee))
             {
                 Some(c) => Err(format!(
                     "crate {} keeps mutable static {}{}, which in one process keeps its value \
@@ -117,10 +123,14 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
                 None => Ok(()),
             }
         })
-        .and_then(|()| match lock.as_ref().or(hook.as_ref()) {
-            Some(why) => Err(why.clone()),
-            None => Ok(()),
-        });
+        // A server's stdio is the process's, not a call's: no lock of it
+        // waits for a call.
+        .and_then(
+            |()| match lock.as_ref().filter(|_| !serving).or(hook.as_ref()) {
+                Some(why) => Err(why.clone()),
+                None => Ok(()),
+            },
+        );
         found.in_process.insert(callee.clone(), verdict);
     }
     let mains = std::iter::once("main".to_string()).chain(
@@ -282,16 +292,20 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
              take the caller's logs, or fail where the caller or an earlier call set one",
         );
     }
-    let spawns = ["std::thread::spawn", "std::thread::Builder::spawn"]
+    if starts_a_thread(path) && local {
+        return Some("which would start a thread that outlives the call in the caller's process");
+    }
+    None
+}
+
+/// Whether `path` is std's start of a thread.
+fn starts_a_thread(path: &str) -> bool {
+    ["std::thread::spawn", "std::thread::Builder::spawn"]
         .iter()
         .any(|p| path.starts_with(p))
         || path.starts_with("std::thread::lifecycle::spawn")
         // std's spawn inlined: the OS thread's creation.
-        || (path.starts_with("std::sys::") && path.ends_with("::Thread::new"));
-    if spawns && local {
-        return Some("which would start a thread that outlives the call in the caller's process");
-    }
-    None
+        || (path.starts_with("std::sys::") && path.ends_with("::Thread::new"))
 }
 
 /// std's functions that set or take the process's panic hook.
@@ -303,12 +317,17 @@ fn sets_the_panic_hook(path: &str) -> bool {
 
 /// The first function reachable from the callee's `main` that acts on the
 /// whole process, as the reason.
-fn process_wide(graph: &CallGraph, callee: &str, paths: &mut Paths) -> Option<String> {
+fn process_wide(
+    graph: &CallGraph,
+    callee: &str,
+    serving: bool,
+    paths: &mut Paths,
+) -> Option<String> {
     first_reaching(
         graph,
         &fmerge_contract::main_symbol(callee),
         paths,
-        acts_on_process,
+        |path, local| acts_on_process(path, local).filter(|_| !(serving && starts_a_thread(path))),
     )
 }
 

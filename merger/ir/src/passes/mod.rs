@@ -209,6 +209,10 @@ pub struct Facts {
     /// shared static to see to; where `in_process` allows it, a callee
     /// runs in the caller's process instead (`fmerge.run.<name>`).
     pub process: bool,
+    /// The callees (by package) that serve HTTP themselves, of a `process`
+    /// merge: each runs its `main` once, for as long as the caller's
+    /// process, in it (`in_process` judges them as such).
+    pub serving: BTreeSet<String>,
 }
 
 impl Facts {

@@ -160,10 +160,11 @@ fn the_stack_environment_wins_over_the_dockerfile() {
     assert_eq!(w.unwrap().mode, DEFAULT_MODE);
 }
 
-/// Modes that are not a process per request are refused naming the
-/// function, the mode and the fix; so is an `fprocess` of another binary.
+/// Modes that are neither a process per request nor the function's own
+/// server are refused naming the function, the mode and the fix; so is a
+/// mode that does not fit the code, and an `fprocess` of another binary.
 #[test]
-fn http_mode_and_a_foreign_fprocess_are_refused() {
+fn foreign_modes_and_a_foreign_fprocess_are_refused() {
     let w = |fprocess: Option<&str>, mode: &str| Watchdog {
         fprocess: fprocess.map(str::to_string),
         mode: mode.into(),
@@ -171,11 +172,14 @@ fn http_mode_and_a_foreign_fprocess_are_refused() {
     };
     let bins = ["UserFilter".to_string()];
     w(Some("/usr/bin/UserFilter"), "serializing")
-        .check("user-filter", "UserFilter", &bins)
+        .check("user-filter", "UserFilter", &bins, None)
         .unwrap();
-    for mode in ["http", "static", "inproc", "afterburn", "nonsense"] {
+    w(Some("UserFilter"), "http")
+        .check("user-filter", "UserFilter", &bins, Some("axum"))
+        .unwrap();
+    for mode in ["static", "inproc", "afterburn", "nonsense"] {
         let e = w(Some("UserFilter"), mode)
-            .check("user-filter", "UserFilter", &bins)
+            .check("user-filter", "UserFilter", &bins, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -185,8 +189,26 @@ fn http_mode_and_a_foreign_fprocess_are_refused() {
             "{e}"
         );
     }
+    // `http` without a server crate, a server crate per request.
+    let e = w(Some("UserFilter"), "http")
+        .check("user-filter", "UserFilter", &bins, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mode `http`") && e.contains("depends on no crate"),
+        "{e}"
+    );
+    let e = w(Some("UserFilter"), "streaming")
+        .check("user-filter", "UserFilter", &bins, Some("axum"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("serves HTTP itself (it depends on `axum`)")
+            && e.contains("\nfix: set `mode=http`"),
+        "{e}"
+    );
     let e = w(Some("xargs cat"), "streaming")
-        .check("user-filter", "UserFilter", &bins)
+        .check("user-filter", "UserFilter", &bins, None)
         .unwrap_err()
         .to_string();
     assert!(
@@ -194,7 +216,7 @@ fn http_mode_and_a_foreign_fprocess_are_refused() {
         "{e}"
     );
     let e = w(None, "streaming")
-        .check("user-filter", "UserFilter", &bins)
+        .check("user-filter", "UserFilter", &bins, None)
         .unwrap_err()
         .to_string();
     assert!(

@@ -19,6 +19,10 @@ pub const DEFAULT_MODE: &str = "streaming";
 /// The modes whose function is a process per request, which fmerge merges.
 pub const PROCESS_MODES: [&str; 2] = ["streaming", "serializing"];
 
+/// The mode whose function serves HTTP itself, started once, which fmerge
+/// merges too.
+pub const HTTP_MODE: &str = "http";
+
 /// One function's of-watchdog settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watchdog {
@@ -72,14 +76,37 @@ impl Watchdog {
     }
 
     /// Refuses, before cargo starts, a function fmerge cannot merge as
-    /// of-watchdog runs it: a mode whose function is not a process per
-    /// request, no `fprocess`, or an `fprocess` that starts no binary of
-    /// the function's package (`bins`: the package's binary names).
-    pub fn check(&self, function: &str, package: &str, bins: &[String]) -> Result<()> {
+    /// of-watchdog runs it: a mode whose function is neither a process per
+    /// request nor its own server, a mode that does not fit its code
+    /// (`http_server`: the crate its package serves HTTP with, if any), no
+    /// `fprocess`, or an `fprocess` that starts no binary of the function's
+    /// package (`bins`: the package's binary names).
+    pub fn check(
+        &self,
+        function: &str,
+        package: &str,
+        bins: &[String],
+        http_server: Option<&str>,
+    ) -> Result<()> {
         let mode = self.mode.as_str();
-        if !PROCESS_MODES.contains(&mode) {
+        match (mode == HTTP_MODE, http_server) {
+            (true, None) => bail!(
+                "function {function} runs in of-watchdog mode `http` ({}), but its package {package} depends on no crate \
+                 fmerge knows to serve HTTP with, so fmerge cannot tell how it listens\n\
+                 fix: leave {function} out of the group (calls to it keep going through the gateway)",
+                self.from
+            ),
+            (false, Some(server)) if PROCESS_MODES.contains(&mode) => bail!(
+                "function {function} runs in of-watchdog mode `{mode}` ({}), one process per request, but its package \
+                 {package} serves HTTP itself (it depends on `{server}`)\n\
+                 fix: set `mode=http` and `upstream_url` where of-watchdog reads them (its Dockerfile's ENV or its stack \
+                 environment), as it must run to answer at all, or leave {function} out of the group",
+                self.from
+            ),
+            _ => {}
+        }
+        if !PROCESS_MODES.contains(&mode) && mode != HTTP_MODE {
             let what = match mode {
-                "http" => "of-watchdog proxies to a server the function runs itself",
                 "static" => "of-watchdog serves files, with no function process",
                 "inproc" => "of-watchdog runs a Go handler inside itself",
                 "afterburn" => "of-watchdog keeps one process for many requests (a retired mode)",
@@ -87,7 +114,8 @@ impl Watchdog {
             };
             bail!(
                 "function {function} runs in of-watchdog mode `{mode}` ({}): {what}, a form fmerge does not merge yet; \
-                 fmerge merges functions of-watchdog starts per request (mode streaming or serializing)\n\
+                 fmerge merges functions of-watchdog starts per request (mode streaming or serializing) or proxies to \
+                 (mode http)\n\
                  fix: leave {function} out of the group (calls to it keep going through the gateway)",
                 self.from
             );

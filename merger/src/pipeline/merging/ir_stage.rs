@@ -28,7 +28,14 @@ impl Merging<'_> {
             rewrites,
             allow_shared_static: self.opts.sharing.allow_shared_static.clone(),
             native_refs: native::undefined_in_static_libs(&emitted.native),
-            process: self.members.caller.form == resolve::Form::Process,
+            process: self.members.caller.form.shimmed(),
+            serving: self
+                .members
+                .callees
+                .iter()
+                .filter(|f| f.form == resolve::Form::Http)
+                .map(|f| f.name.clone())
+                .collect(),
         };
         let forms: Vec<String> = self
             .members

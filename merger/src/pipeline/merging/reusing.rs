@@ -7,9 +7,9 @@
 use super::Merging;
 use crate::pipeline::stages::StageTime;
 use anyhow::{Result, anyhow};
-use fmerge_cargo::emit;
 use fmerge_cargo::objects::{self, Cache};
 use fmerge_cargo::shim;
+use fmerge_cargo::{emit, resolve};
 use fmerge_ir::{self as ir, reuse};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -141,6 +141,7 @@ impl Merging<'_> {
             .filter(|(_, verdict)| verdict.is_ok())
             .map(|(callee, _)| callee.clone())
             .collect();
+        self.check_servers(merged)?;
         let members = shim::members(&self.members, &self.modes, &in_process);
         let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
             .iter()
@@ -202,10 +203,14 @@ impl Merging<'_> {
         ));
         let caller = &self.members.caller.name;
         for f in self.members.functions().filter(|f| &f.name != caller) {
-            self.progress.note(&where_it_runs(
-                &fmerge_contract::function_name(&f.name),
-                merged.in_process.get(&f.name),
-            ));
+            let name = fmerge_contract::function_name(&f.name);
+            self.progress.note(&match f.form {
+                resolve::Form::Http => format!(
+                    "{name}'s server runs in the caller's process, started with it, on a free port \
+                     of 127.0.0.1 instead of the one it asks for; calls to it are forwarded there"
+                ),
+                _ => where_it_runs(&name, merged.in_process.get(&f.name)),
+            });
         }
         if let Some(why) = &merged.not_inline
             && !in_process.is_empty()
@@ -216,6 +221,29 @@ impl Merging<'_> {
             ));
         }
         Ok(object)
+    }
+
+    /// Refuses a callee that serves HTTP itself where the build found in
+    /// its code a reason it needs a process of its own: its server runs
+    /// for the whole life of the caller's process, in it, or not at all.
+    fn check_servers(&self, merged: &ir::MergedModule) -> Result<()> {
+        for f in &self.members.callees {
+            if f.form != resolve::Form::Http {
+                continue;
+            }
+            let why = match merged.in_process.get(&f.name) {
+                Some(Ok(())) => continue,
+                Some(Err(why)) => why.clone(),
+                None => format!("no `main` of {} was found to run", f.name),
+            };
+            anyhow::bail!(
+                "{} serves HTTP itself, so its server must run in the caller's process, and it cannot: {why}\n\
+                 fix: leave {} out of the group (calls to it keep going through the gateway)",
+                f.name,
+                f.name
+            );
+        }
+        Ok(())
     }
 
     /// Says each call site of the members' code (read as `fmerge graph`

@@ -1,0 +1,251 @@
+//! The `httpmode` fixture chain (functions that serve HTTP themselves,
+//! issue 50) deployed as OpenFaaS deploys it: each function behind an
+//! of-watchdog in `http` mode (started once, every request proxied to
+//! `upstream_url`), nginx as the gateway on 8080, a Redis with a password on
+//! 6379 and the password as a secret file, inside the test's own namespace
+//! ([`fmerge_testkit::watchdog`]); the same requests sent unmerged and
+//! merged, and what each run came to.
+
+use crate::support::{fixture, free_port, merged};
+use fmerge_testkit::Gateway;
+use fmerge_testkit::dataplane::request;
+use fmerge_testkit::watchdog::{ClusterRedis, Watchdog, enter_cluster, run_isolated};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The chain, the caller first: package names, which are the functions'.
+pub const NAMES: [&str; 3] = ["order-front", "inventory", "render"];
+
+/// A function's deployment: its name, the port its server listens on and
+/// its settings.
+type Deployment = (&'static str, u16, &'static [(&'static str, &'static str)]);
+
+/// Each function's deployment: order-front and inventory read `PORT`;
+/// render's `:3000` is written in, and its `exec_timeout` is shorter than
+/// its slow answer.
+pub const DEPLOYMENTS: [Deployment; 3] = [
+    ("order-front", 3001, &[("PORT", "3001")]),
+    ("inventory", 3002, &[("PORT", "3002")]),
+    ("render", 3000, &[("exec_timeout", "1s")]),
+];
+
+const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
+const HOSTS: [&str; 2] = [
+    "gateway.openfaas.svc.cluster.local.",
+    "redis.openfaas-fn.svc.cluster.local.",
+];
+const PASSWORD: &str = "fmerge-httpmode-redis-password";
+
+/// What the test binary passes to its copy in the namespace.
+const UNMERGED_VAR: &str = "FMERGE_HM_UNMERGED";
+const MERGED_VAR: &str = "FMERGE_HM_MERGED";
+const REAL_VAR: &str = "FMERGE_HM_REAL";
+const PATCHED_VAR: &str = "FMERGE_HM_PATCHED";
+
+/// The requests, each through the gateway: (what it probes, method, path,
+/// body).
+pub const REQUESTS: [(&str, &str, &str, &str); 5] = [
+    (
+        "normal",
+        "POST",
+        "/function/order-front",
+        r#"{"item":"book","look":"plain"}"#,
+    ),
+    (
+        "render panics",
+        "POST",
+        "/function/order-front",
+        r#"{"item":"pen","look":"panic"}"#,
+    ),
+    (
+        "render past its exec_timeout",
+        "POST",
+        "/function/order-front",
+        r#"{"item":"book","look":"slow"}"#,
+    ),
+    ("malformed", "POST", "/function/order-front", r#"{"item":"#),
+    ("another route", "GET", "/function/order-front/ping", ""),
+];
+
+/// The line render's panic writes to stderr.
+pub const PANIC_MESSAGE: &str = "render: no look for pen";
+
+/// The fixture workspace, one per test process.
+pub fn workspace() -> &'static Path {
+    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
+    WS.get_or_init(|| fixture("httpmode", &[])).path()
+}
+
+/// The unmerged binaries, built once per test process as fmerge builds.
+pub fn unmerged_binaries() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| fmerge_testkit::build_packages(workspace(), &NAMES))
+}
+
+/// `fmerge build` of the whole chain, once per test process: the merged
+/// binary and fmerge's stderr.
+pub fn merge() -> &'static (PathBuf, String) {
+    static MERGED: OnceLock<(PathBuf, String)> = OnceLock::new();
+    MERGED.get_or_init(|| {
+        let ws = workspace();
+        let out = ws.join("out");
+        let manifest = ws.join("Cargo.toml");
+        let mut args = NAMES.to_vec();
+        args.extend(["--manifest-path", manifest.to_str().unwrap()]);
+        args.extend(["--out", out.to_str().unwrap()]);
+        let built = merged(ws, &args);
+        (built.binary, built.stderr)
+    })
+}
+
+/// Runs the ignored test `child` in a namespace of its own with the
+/// unmerged binaries, both of-watchdogs and, if given, the merged binary.
+pub fn run_child(child: &str, merged: Option<&Path>) {
+    let real = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog 0.11.6 is needed: {e}"));
+    let patched = fmerge_testkit::watchdog::metrics_port_watchdog()
+        .unwrap_or_else(|e| panic!("of-watchdog with metrics_port is needed: {e}"));
+    let mut env = vec![
+        (UNMERGED_VAR, path_string(unmerged_binaries())),
+        (REAL_VAR, path_string(&real)),
+        (PATCHED_VAR, path_string(&patched)),
+    ];
+    if let Some(binary) = merged {
+        env.push((MERGED_VAR, path_string(binary)));
+    }
+    match run_isolated(child, &env) {
+        Ok(output) => println!("{output}"),
+        Err(why) => panic!("{why}"),
+    }
+}
+
+fn path_string(path: &Path) -> String {
+    path.to_str().expect("UTF-8 path").to_string()
+}
+
+fn env_path(var: &str) -> PathBuf {
+    PathBuf::from(
+        std::env::var_os(var).unwrap_or_else(|| panic!("{var} is not set: run through run_child")),
+    )
+}
+
+/// One reply, with the headers that do not change from run to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub served_by: Option<String>,
+    pub body: String,
+}
+
+/// What one run came to.
+#[derive(Debug)]
+pub struct Observed {
+    /// Per request of [`REQUESTS`], in order.
+    pub replies: Vec<Reply>,
+    /// Every `reserved:*` key of Redis after the requests, with its value.
+    pub reserved: BTreeMap<String, String>,
+    /// Requests the gateway served, per function name.
+    pub calls: BTreeMap<String, usize>,
+    /// Each watchdog's log (its function's stdout and stderr), by name.
+    pub logs: BTreeMap<String, String>,
+}
+
+/// Enters the cluster and starts its Redis; once per child.
+pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
+    let cluster = enter_cluster(&HOSTS, &[("redis-password", PASSWORD)]);
+    (cluster, ClusterRedis::start(PASSWORD))
+}
+
+/// Deploys the chain, unmerged or (`merged`) as the merged binary under
+/// the caller's name with every member's settings namespaced, as
+/// `stack.merged.yml` carries them, and the callees still deployed (a call
+/// that reached one would show in the gateway's log); sends [`REQUESTS`]
+/// on fresh data and reads back what happened.
+pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
+    redis.run(&[&["FLUSHALL"]]);
+    let (real, patched, unmerged) = (
+        env_path(REAL_VAR),
+        env_path(PATCHED_VAR),
+        env_path(UNMERGED_VAR),
+    );
+    let common = [("GATEWAY_URL", GATEWAY), ("RUST_BACKTRACE", "0")];
+    let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
+    for (name, upstream, settings) in DEPLOYMENTS {
+        let mut env: Vec<(String, String)> = common
+            .iter()
+            .chain(settings.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.push(("mode".into(), "http".into()));
+        env.push((
+            "upstream_url".into(),
+            format!("http://127.0.0.1:{upstream}"),
+        ));
+        let caller = name == NAMES[0];
+        let binary = match merged && caller {
+            true => {
+                for (callee, _, settings) in &DEPLOYMENTS[1..] {
+                    env.extend(
+                        settings
+                            .iter()
+                            .map(|(k, v)| (fmerge_contract::namespaced(callee, k), v.to_string())),
+                    );
+                }
+                env_path(MERGED_VAR)
+            }
+            false => unmerged.join(name),
+        };
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        // The caller's watchdog is the real of-watchdog (metrics on 8081),
+        // merged as unmerged; the others have metrics ports of their own.
+        let watchdog = match caller {
+            true => Watchdog::start(&real, &binary, free_port(), None, &pairs),
+            false => Watchdog::start(&patched, &binary, free_port(), Some(free_port()), &pairs),
+        };
+        watchdogs.push((name, watchdog));
+    }
+    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
+    let gateway = Gateway::start_on(8080, &routes);
+    let replies = REQUESTS
+        .iter()
+        .map(|(what, method, path, body)| {
+            let reply = request(8080, method, path, &[], body.as_bytes())
+                .unwrap_or_else(|e| panic!("request {what:?}: {e}"));
+            Reply {
+                status: reply.status,
+                content_type: reply.headers.get("content-type").cloned(),
+                served_by: reply.headers.get("x-served-by").cloned(),
+                body: reply.body,
+            }
+        })
+        .collect();
+    let calls = NAMES
+        .iter()
+        .map(|n| (n.to_string(), gateway.requests_for(n)))
+        .collect();
+    println!("gateway access log:\n{}", gateway.access_log());
+    let logs = watchdogs
+        .iter()
+        .map(|(n, w)| (n.to_string(), w.log()))
+        .collect();
+    let mut con = redis.connection();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("reserved:*")
+        .query(&mut con)
+        .expect("KEYS");
+    let reserved = keys
+        .into_iter()
+        .map(|k| {
+            let v: String = redis::cmd("GET").arg(&k).query(&mut con).expect("GET");
+            (k, v)
+        })
+        .collect();
+    Observed {
+        replies,
+        reserved,
+        calls,
+        logs,
+    }
+}
