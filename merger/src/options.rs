@@ -117,10 +117,11 @@ impl Options {
             .members()
             .map(|name| {
                 let entry = stack.entry(name)?;
-                let project = workspace::FunctionProject {
-                    function: entry.name.clone(),
-                    manifest: entry.handler.join("Cargo.toml"),
-                };
+                let project = workspace::entry_project(
+                    &entry.name,
+                    &entry.handler,
+                    entry.template.as_deref(),
+                )?;
                 // How of-watchdog runs a plain-`main` function (its
                 // Dockerfile's or environment's `fprocess` and `mode`),
                 // checked before cargo starts.

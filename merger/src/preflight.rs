@@ -57,15 +57,19 @@ fn code_of(opts: &Options, members: &[String]) -> Result<Option<Vec<Code>>> {
         let Some(source) = opts.sources.iter().find(|s| &s.function == name) else {
             return Ok(None);
         };
-        match resolve::code(Some(&source.manifest), std::slice::from_ref(name)) {
-            Ok(one) => code.extend(one),
+        let one = match resolve::code(Some(&source.manifest), std::slice::from_ref(name)) {
+            Ok(mut one) => one.remove(0),
             // A stack key that is not its package's name (`write-home-timeline`
             // for `WriteHomeTimeline`): the package at the handler is the function.
             Err(_) => match resolve::code_of_package(&source.manifest, name) {
-                Ok(one) => code.push(one),
+                Ok(one) => one,
                 Err(_) => return Ok(None),
             },
-        }
+        };
+        code.push(match &source.handler_library {
+            Some(library) => resolve::with_handler_library(one, library)?,
+            None => one,
+        });
     }
     Ok(Some(code))
 }

@@ -2,11 +2,14 @@
 //! mode, each its own server, calls through its own async client), the
 //! `httpmode` fixture chain order-front (axum, a reqwest client in a static)
 //! → inventory (axum, a reqwest client in its app state, Redis) → render
-//! (hyper's own server, a streamed reply, a panic, a slow answer):
-//! unmerged, each behind an of-watchdog in `http` mode with nginx as the
-//! gateway and a Redis whose password is a secret file, then merged by
-//! fmerge and run under the real of-watchdog: the same replies and Redis
-//! state, and no call between members through the gateway.
+//! (hyper's own server, a streamed reply, a panic, a slow answer), and
+//! order-front → price → tax (handler libraries of one template, both
+//! packages named `handler`; price calls with hyper's client), as its
+//! stack.yml deploys them: unmerged, each behind an of-watchdog in `http`
+//! mode with nginx as the gateway and a Redis whose password is a secret
+//! file, then merged by `fmerge build -f stack.yml` and run under the real
+//! of-watchdog: the same replies and Redis state, and no call between
+//! members through the gateway.
 //!
 //! Each test runs as root in a network and mount namespace of its own (it
 //! re-runs an ignored test of this binary under `unshare --net --mount`).
@@ -15,9 +18,14 @@
 
 #[path = "support/httpmode.rs"]
 mod chain;
+#[path = "support/container.rs"]
+mod container;
 mod support;
 
 use chain::{NAMES, Observed, PANIC_MESSAGE, REQUESTS, cluster, merge, run_chain, run_child};
+use container::{Cleanup, docker};
+use fmerge_ship::image::engine;
+use std::time::{Duration, Instant};
 
 /// fmerge says the form it found for each function and where each callee's
 /// server runs, and builds one binary.
@@ -41,11 +49,14 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
             "{stderr}"
         );
     }
-    assert!(
-        stderr.contains("order-front (`order`) → inventory: in the pod")
-            && stderr.contains("inventory (`reserve`) → render: in the pod"),
-        "{stderr}"
-    );
+    for site in [
+        "order-front (`order`) → inventory: in the pod",
+        "order-front (`order`) → price: in the pod",
+        "inventory (`reserve`) → render: in the pod",
+        "price (`handle`) → tax: in the pod",
+    ] {
+        assert!(stderr.contains(site), "{site}:\n{stderr}");
+    }
 }
 
 /// Unmerged and merged, behind the real of-watchdog in `http` mode: the
@@ -76,7 +87,7 @@ fn in_namespace_both() {
     assert_eq!(merged.reserved, unmerged.reserved, "Redis, merged (left)");
     assert_eq!(
         calls(&merged),
-        [REQUESTS.len(), 0, 0],
+        [REQUESTS.len(), 0, 0, 0, 0],
         "merged, only the caller is called through the gateway: {:?}",
         merged.calls
     );
@@ -105,10 +116,17 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
         [
             (
                 200,
-                "inventory 200 stock 1: render 200 [<plain>book</plain>]\n"
+                "inventory 200 stock 1: render 200 [<plain>book</plain>]; \
+                 price 200: book costs 40 (tax 200 8)\n"
             ),
-            (200, "inventory 200 stock 1: render 500 []\n"),
-            (200, "inventory 200 stock 2: render 504 []\n"),
+            (
+                200,
+                "inventory 200 stock 1: render 500 []; price 200: pen costs 30 (tax 200 6)\n"
+            ),
+            (
+                200,
+                "inventory 200 stock 2: render 504 []; price 200: book costs 40 (tax 200 8)\n"
+            ),
             (400, "bad order\n"),
             (200, "order-front\n"),
         ]
@@ -128,11 +146,98 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
         .into_iter()
         .collect()
     );
-    // Three requests reached inventory, and render through it.
-    assert_eq!(calls(seen), [REQUESTS.len(), 3, 3], "{:?}", seen.calls);
+    // Three requests reached inventory and price, and through them render
+    // and tax.
+    assert_eq!(
+        calls(seen),
+        [REQUESTS.len(), 3, 3, 3, 3],
+        "{:?}",
+        seen.calls
+    );
     assert!(
         seen.logs[NAMES[2]].contains(PANIC_MESSAGE),
         "{:#?}",
         seen.logs
+    );
+}
+
+/// The merged image keeps the caller's contract: of-watchdog in `http` mode,
+/// proxying to the caller's `upstream_url`, the merged binary its
+/// `fprocess`; the container answers health and the caller's own route;
+/// `stack.merged.yml` carries every member's settings.
+#[test]
+fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
+    if let Some(reason) = engine::missing_reason() {
+        assert!(
+            !fmerge_testkit::dataplane::tools_required(),
+            "{reason}; CI requires a Docker Engine"
+        );
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let watchdog = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    merge();
+    let ws = chain::workspace();
+    let tag = format!("fmerge-hm/order-front:t{}", std::process::id());
+    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let out = ws.join("out");
+    let mut args = vec!["-f", "stack.yml"];
+    args.extend(NAMES);
+    args.extend(["--out", out.to_str().unwrap(), "--image", "--tag", &tag]);
+    args.extend(["--watchdog", watchdog.to_str().unwrap()]);
+    let support::Ran { ok, stderr, .. } = support::fmerge_in(ws, &args);
+    assert!(ok, "fmerge build --image failed:\n{stderr}");
+    support::assert_says(&stderr, &[" in http mode, as it ran order-front"]);
+    let config = engine::block_on(async {
+        let docker = engine::connect().await.unwrap();
+        docker.inspect_image(&tag).await.unwrap().config.unwrap()
+    })
+    .unwrap();
+    let env = config.env.unwrap();
+    for wanted in [
+        "fprocess=/usr/local/bin/order-front-merged",
+        "mode=http",
+        "upstream_url=http://127.0.0.1:3001",
+    ] {
+        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
+    }
+    let port = support::free_port();
+    let id = docker(&[
+        "run",
+        "-d",
+        "-e",
+        "PORT=3001",
+        "-p",
+        &format!("127.0.0.1:{port}:8080"),
+        &tag,
+    ]);
+    cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ping = fmerge_testkit::wait_http(port, "/ping", Duration::from_secs(10));
+        if ping.as_ref().is_ok_and(|r| r.status == 200) {
+            assert_eq!(ping.unwrap().body, "order-front\n");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/ping: {ping:?}\n{}",
+            docker(&["logs", &id])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let merged = std::fs::read_to_string(ws.join("stack.merged.yml")).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&merged).unwrap();
+    let env = &doc["functions"]["order-front"]["environment"];
+    assert_eq!(env["mode"], "http", "{merged}");
+    assert_eq!(env["upstream_url"], "http://127.0.0.1:3001", "{merged}");
+    assert_eq!(env["PORT"], "3001", "{merged}");
+    assert_eq!(env["RENDER__exec_timeout"], "1s", "{merged}");
+    assert_eq!(env["INVENTORY__PORT"], "3002", "{merged}");
+    assert_eq!(
+        doc["functions"]["order-front"]["image"],
+        tag.as_str(),
+        "{merged}"
     );
 }

@@ -17,11 +17,14 @@
 //!
 //! Run: `cargo test --release -p fmerge --test watchdog_image`
 
+#[path = "support/container.rs"]
+mod container;
 mod support;
+
+use container::{Cleanup, docker};
 
 use fmerge_ship::image::engine;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{Ran, assert_says, fmerge_in, free_port};
 
@@ -106,27 +109,6 @@ fn build(dir: &Path, extra: &[&str]) -> Ran {
     args.extend(["--out", out.to_str().unwrap()]);
     args.extend(extra);
     fmerge_in(dir, &args)
-}
-
-fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker").args(args).output().expect("docker");
-    assert!(
-        out.status.success(),
-        "docker {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// Removes the container (and then the image) on drop.
-struct Cleanup(Vec<Vec<String>>);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for args in self.0.iter().rev() {
-            let _ = Command::new("docker").args(args).output();
-        }
-    }
 }
 
 #[test]

@@ -11,8 +11,8 @@ use crate::http::{self, Framing, Request, ResponseHead};
 
 /// A connection to the original destination.
 pub struct Upstream {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
+    pub reader: BufReader<TcpStream>,
+    pub writer: TcpStream,
 }
 
 impl Upstream {
@@ -26,19 +26,44 @@ impl Upstream {
             writer: stream,
         })
     }
+
+    /// Whether a kept connection may carry another request: open, and
+    /// nothing unasked for waiting on it. Checked before a request is sent,
+    /// never by sending it twice: a request the upstream may have acted on
+    /// (a POST) is not repeated, as Go's client (of-watchdog's, the
+    /// gateway's) does not repeat it.
+    pub fn reusable(&mut self) -> bool {
+        if !self.reader.buffer().is_empty() || self.writer.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let open =
+            matches!(self.writer.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        open && self.writer.set_nonblocking(false).is_ok()
+    }
 }
 
-/// Sends `req` on the connection in `slot` (opened if there is none) and
-/// reads the response's head; `None` if the upstream closed first.
+/// The connection in `slot` if it may carry another request, else a new
+/// one to `dest`.
+pub fn connection(slot: &mut Option<Upstream>, dest: SocketAddr) -> io::Result<&mut Upstream> {
+    if slot.as_mut().is_some_and(|up| !up.reusable()) {
+        *slot = None;
+    }
+    if slot.is_none() {
+        *slot = Some(Upstream::connect(dest)?);
+    }
+    Ok(slot.as_mut().expect("connected just above"))
+}
+
+/// Sends `req` on the connection in `slot` (a new one unless it may be
+/// reused) and reads the response's head; `None` if the upstream closed
+/// first.
 fn send(
     slot: &mut Option<Upstream>,
     dest: SocketAddr,
     req: &Request,
 ) -> io::Result<Option<ResponseHead>> {
-    if slot.is_none() {
-        *slot = Some(Upstream::connect(dest)?);
-    }
-    let up = slot.as_mut().expect("connected just above");
+    let up = connection(slot, dest)?;
     up.writer.write_all(&req.raw)?;
     http::read_response_head(&mut up.reader)
 }
@@ -53,18 +78,16 @@ pub fn forward(
     req: &Request,
     client: &mut dyn Write,
 ) -> io::Result<bool> {
-    let reused = slot.is_some();
-    let first = send(slot, dest, req);
-    let head = match first {
+    let head = match send(slot, dest, req) {
         Ok(Some(head)) => head,
-        // An idle kept-alive connection the upstream closed: once more on a
-        // fresh one, as HTTP clients retry.
-        _ if reused => {
+        Ok(None) => {
             *slot = None;
-            send(slot, dest, req)?.ok_or(io::ErrorKind::UnexpectedEof)?
+            return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        Ok(None) => return Err(io::ErrorKind::UnexpectedEof.into()),
-        Err(e) => return Err(e),
+        Err(e) => {
+            *slot = None;
+            return Err(e);
+        }
     };
     match relay_response(slot, head, req, client) {
         Ok(keep) => Ok(keep),

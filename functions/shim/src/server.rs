@@ -222,7 +222,7 @@ fn serve_stream(
     let mut reader = BufReader::new(read);
     let mut writer = BufWriter::new(write);
     let mut upstream: Option<Upstream> = None;
-    let mut server: Option<servers::Upstream> = None;
+    let mut server: Option<Upstream> = None;
     loop {
         let req = match http::read_request(&mut reader, &mut writer) {
             Ok(Some(req)) => req,

@@ -12,15 +12,15 @@
 //! of-watchdog's `X-Duration-Seconds` and `X-OpenFaaS-Internal` headers.
 
 use std::ffi::OsString;
-use std::io::{self, BufReader, Write};
-use std::net::{Ipv4Addr, TcpStream};
+use std::io::{self, Write};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::cgi;
-use crate::gateway;
 use crate::http::{self, Framing, Request};
 use crate::member::DEFAULT_EXEC_TIMEOUT;
+use crate::relay::{self, Upstream};
 use crate::{Member, Mode};
 
 /// How long a call waits for a member's server to listen, as the gateway
@@ -159,14 +159,6 @@ fn limit(member: &Member, req: &Request) -> Option<Duration> {
     }
 }
 
-/// A connection to one member's server, kept for the client connection's
-/// next calls to it.
-pub struct Upstream {
-    port: u16,
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
 /// `req`, a call to `member` through the gateway, as that member's server
 /// receives it: the request line without `/function/<name>`.
 fn as_received(req: &Request) -> Vec<u8> {
@@ -217,9 +209,6 @@ pub fn forward(
             return empty(client, 500, started);
         }
     };
-    if slot.as_ref().is_some_and(|u| u.port != port) {
-        *slot = None;
-    }
     let sent = send(slot, port, req, deadline);
     let head = match sent {
         Ok(Some(head)) => head,
@@ -271,38 +260,24 @@ pub fn forward(
     }
 }
 
-/// Sends `req` to the member's server on `port` (connecting if `slot` has
-/// no connection) and reads the reply's head by `deadline`.
+/// Sends `req` to the member's server on `port` (on the connection in
+/// `slot` where it may be reused) and reads the reply's head by `deadline`.
 fn send(
     slot: &mut Option<Upstream>,
     port: u16,
     req: &Request,
     deadline: Option<Instant>,
 ) -> io::Result<Option<http::ResponseHead>> {
-    let reused = slot.is_some();
-    if slot.is_none() {
-        let stream = gateway::with_bypass(|| TcpStream::connect((Ipv4Addr::LOCALHOST, port)))?;
-        stream.set_nodelay(true)?;
-        *slot = Some(Upstream {
-            port,
-            reader: BufReader::new(stream.try_clone()?),
-            writer: stream,
-        });
+    let dest = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    if slot
+        .as_ref()
+        .is_some_and(|u| u.writer.peer_addr().ok() != Some(dest))
+    {
+        *slot = None;
     }
-    let up = slot.as_mut().expect("connected above");
-    let first = up
-        .writer
-        .write_all(&as_received(req))
-        .and_then(|()| read_head(up, deadline));
-    match first {
-        // A kept connection the server closed meanwhile: once more on a
-        // fresh one, as HTTP clients retry.
-        Ok(None) | Err(_) if reused => {
-            *slot = None;
-            send(slot, port, req, deadline)
-        }
-        other => other,
-    }
+    let up = relay::connection(slot, dest)?;
+    up.writer.write_all(&as_received(req))?;
+    read_head(up, deadline)
 }
 
 fn read_head(

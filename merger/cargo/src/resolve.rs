@@ -461,6 +461,39 @@ pub fn code_of_package(manifest: &Path, name: &str) -> Result<Code> {
     Ok(code)
 }
 
+/// `code`, a template's `main`, with the handler library at `library` in
+/// place of the template's own (`workspace::entry_project`): that library
+/// and the path packages it links are the function's code.
+pub fn with_handler_library(mut code: Code, library: &Path) -> Result<Code> {
+    let metadata = workspace_metadata(Some(library))?;
+    let package = metadata.root_package().with_context(|| {
+        format!(
+            "{} is no package's manifest\nfix: point the handler at the folder of the function's own Cargo.toml",
+            library.display()
+        )
+    })?;
+    code.deps.retain(|d| d.name != package.name.as_str());
+    let local: HashMap<&PackageId, &Package> = metadata
+        .packages
+        .iter()
+        .filter(|p| p.source.is_none())
+        .map(|p| (&p.id, p))
+        .collect();
+    for id in closure(&metadata, &package.id, &[DependencyKind::Normal]) {
+        if let Some(p) = local.get(&id)
+            && let Some(dir) = p.manifest_path.parent()
+        {
+            code.deps.push(PathPackage {
+                name: p.name.to_string(),
+                dir: dir.into(),
+            });
+        }
+    }
+    code.deps.sort();
+    code.deps.dedup();
+    Ok(code)
+}
+
 fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
     let local: HashMap<&PackageId, &Package> = metadata
         .packages

@@ -32,7 +32,111 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct FunctionProject {
     pub function: String,
+    /// The manifest of the package whose binary is the function: its own,
+    /// or its template's `main` for a function whose handler is a library.
     pub manifest: PathBuf,
+    /// For a function whose handler is a library (the handler-library
+    /// templates: a package named `handler` that the template's `main`
+    /// serves), that library's manifest, which takes the place of the
+    /// template's own `handler` ([`entry_project`]).
+    pub handler_library: Option<PathBuf>,
+}
+
+impl FunctionProject {
+    /// A function whose package is its own binary.
+    pub fn own(function: &str, manifest: PathBuf) -> FunctionProject {
+        FunctionProject {
+            function: function.to_string(),
+            manifest,
+            handler_library: None,
+        }
+    }
+}
+
+/// The project of function `function` of a stack file, whose `handler:`
+/// folder is `handler`: the package there, or, when it is a library and
+/// its `lang`'s template (`template`) has a binary package serving a
+/// library of that package's name, that binary with this library in its
+/// template's place, as `faas-cli build` copies a handler into the
+/// template's `function/` folder.
+pub fn entry_project(
+    function: &str,
+    handler: &Path,
+    template: Option<&Path>,
+) -> Result<FunctionProject> {
+    let own = FunctionProject::own(function, handler.join("Cargo.toml"));
+    let (package, _) = package_of(&own)?;
+    let is_lib = |p: &Package| {
+        p.targets.iter().all(|t| !t.kind.contains(&TargetKind::Bin))
+            && p.targets.iter().any(|t| {
+                t.kind
+                    .iter()
+                    .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib))
+            })
+    };
+    if !is_lib(&package) {
+        return Ok(own);
+    }
+    let Some(template) = template else {
+        bail!(
+            "function {function}: its handler {} is a library (package {}) with no `main`, which a template's own \
+             `main` serves, and its `lang`'s template is not in the `template/` folder beside the stack file\n\
+             fix: run `faas-cli template pull <its template repository>` beside the stack file, as `faas-cli build` needs too",
+            handler.display(),
+            package.name
+        );
+    };
+    let mains = template_mains(template, &package.name)?;
+    let [main] = mains.as_slice() else {
+        bail!(
+            "function {function}: its template {} has {} binary packages that serve a library named `{}` ({}), \
+             so fmerge cannot tell which one faas-cli builds\n\
+             fix: keep one `main` package in the template, as faas-cli's templates have",
+            template.display(),
+            mains.len(),
+            package.name,
+            mains
+                .iter()
+                .map(|m| m.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    Ok(FunctionProject {
+        function: function.to_string(),
+        manifest: main.clone(),
+        handler_library: Some(own.manifest),
+    })
+}
+
+/// The manifests of the binary packages in `template` (its folder and the
+/// folders in it) that depend on a path package named `library`.
+fn template_mains(template: &Path, library: &str) -> Result<Vec<PathBuf>> {
+    let mut candidates = vec![template.join("Cargo.toml")];
+    if let Ok(entries) = std::fs::read_dir(template) {
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        candidates.extend(dirs.into_iter().map(|d| d.join("Cargo.toml")));
+    }
+    let mut mains = Vec::new();
+    for manifest in candidates.into_iter().filter(|m| m.is_file()) {
+        let project = FunctionProject::own("", manifest.clone());
+        let Ok((package, _)) = package_of(&project) else {
+            continue;
+        };
+        let serves = package
+            .dependencies
+            .iter()
+            .any(|d| d.path.is_some() && d.name == library && d.kind == DependencyKind::Normal);
+        let binary = package
+            .targets
+            .iter()
+            .any(|t| t.kind.contains(&TargetKind::Bin));
+        if serves && binary {
+            mains.push(manifest);
+        }
+    }
+    Ok(mains)
 }
 
 /// The generated workspace.
@@ -85,10 +189,32 @@ pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
     }
     let mut members = Vec::new();
     for (source, package, root) in &packages {
+        // A handler library takes the template's `handler`'s place, under a
+        // package name of its own: every function made from the template
+        // has a library named `handler`, and one build (one lock file) can
+        // hold only one package of a name from paths.
+        let library = match &source.handler_library {
+            Some(manifest) => {
+                let (library, library_root) =
+                    package_of(&FunctionProject::own(&source.function, manifest.clone()))?;
+                let name = format!("{}-{}", source.function, library.name);
+                let folder = mirror(&library, &library_root, &fns.join(&name))?;
+                std::fs::write(
+                    folder.join("Cargo.toml"),
+                    wrapper_manifest(&name, &library, None)?,
+                )?;
+                members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
+                Some((library.name.to_string(), folder, name))
+            }
+            None => None,
+        };
+        let replace = library
+            .as_ref()
+            .map(|(dep, folder, name)| (dep.as_str(), folder.as_path(), name.as_str()));
         let folder = mirror(package, root, &fns.join(&source.function))?;
         std::fs::write(
             folder.join("Cargo.toml"),
-            wrapper_manifest(&source.function, package)?,
+            wrapper_manifest(&source.function, package, replace)?,
         )?;
         members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
     }
@@ -385,7 +511,7 @@ pub fn locate(functions: &[String], manifests: &[PathBuf]) -> Result<Vec<Functio
     functions
         .iter()
         .map(|f| match found.get(f).map(Vec::as_slice) {
-            Some([manifest]) => Ok(FunctionProject { function: f.clone(), manifest: manifest.clone() }),
+            Some([manifest]) => Ok(FunctionProject::own(f, manifest.clone())),
             Some(several) => bail!(
                 "function {f} is a package in several of the given projects ({})\nfix: pass only one of them with --manifest-path",
                 several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")

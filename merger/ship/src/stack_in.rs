@@ -9,7 +9,7 @@
 
 mod watchdog;
 
-pub use watchdog::{DEFAULT_MODE, Watchdog, beside_package, dockerfile_env};
+pub use watchdog::{DEFAULT_MODE, Watchdog, beside_package, dockerfile_env, image_env};
 
 pub use crate::stack_out::Deployment;
 use crate::stack_out::{CalleeEnv, StackSpec};
@@ -42,8 +42,12 @@ pub struct Entry {
     /// Declared an entry point ([`ENTRY_LABEL`] is `"true"`).
     pub entry: bool,
     /// How of-watchdog runs it (`fprocess`, `mode`), when its Dockerfile
-    /// (`lang: dockerfile`) or its environment says.
+    /// (`lang: dockerfile`), its template's or its environment says.
     pub watchdog: Option<Watchdog>,
+    /// The folder of its `lang`'s template (`template/<lang>` beside the
+    /// stack file, as `faas-cli template pull` puts it), if there is one:
+    /// what builds a function whose handler is a library.
+    pub template: Option<PathBuf>,
 }
 
 impl StackIn {
@@ -168,7 +172,11 @@ impl StackIn {
         d.requests = map(f.get("requests"));
         d.constraints = strings(f.get("constraints"));
         let lang = f.get("lang").and_then(Value::as_str);
-        let image = watchdog::image_env(&entry.handler, lang)?;
+        entry.template = lang
+            .filter(|l| *l != "dockerfile")
+            .map(|l| self.dir().join("template").join(l))
+            .filter(|t| t.is_dir());
+        let image = watchdog::image_env(&entry.handler, lang, entry.template.as_deref())?;
         entry.watchdog = Watchdog::from_env(&image, &entry.deployment.environment);
         // The image's `ENV`s are the function's environment too, under the
         // stack's: a merged image is fmerge's own and carries none of them,

@@ -41,10 +41,10 @@ pub fn functions_of(stack_in: &StackIn, names: Vec<String>) -> Result<StackFunct
                 function.requests_memory_bytes = quantity(requests, "memory");
                 function.requests_cpu = quantity(requests, "cpu");
                 function.entry = entry.entry;
-                sources.push(workspace::FunctionProject {
-                    function: name.clone(),
-                    manifest: entry.handler.join("Cargo.toml"),
-                });
+                match workspace::entry_project(&name, &entry.handler, entry.template.as_deref()) {
+                    Ok(project) => sources.push(project),
+                    Err(e) => function.left_out = Some(format!("{e:#}")),
+                }
             }
             // Not a function fmerge can build (another language, say): a node
             // that stays as it is.

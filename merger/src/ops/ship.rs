@@ -82,27 +82,37 @@ fn watchdog_of(
     };
     watchdog::check(path)?;
     // Its stack entry's; without a stack, the Dockerfile beside its package.
-    let beside;
-    let own = match stack {
-        Some(s) => s
-            .entries
-            .iter()
-            .find(|e| &e.name == caller)
-            .and_then(|e| e.watchdog.as_ref()),
+    let (beside, read);
+    let (own, env) = match stack {
+        Some(s) => {
+            let entry = s.entries.iter().find(|e| &e.name == caller);
+            (
+                entry.and_then(|e| e.watchdog.as_ref()),
+                entry.map(|e| &e.deployment.environment),
+            )
+        }
         None => {
-            beside = match dir {
-                Some(dir) => fmerge_ship::stack_in::beside_package(&dir)?,
-                None => None,
+            read = match &dir {
+                Some(dir) => fmerge_ship::stack_in::image_env(dir, Some("dockerfile"), None)?,
+                None => Default::default(),
             };
-            beside.as_ref()
+            beside = fmerge_ship::stack_in::Watchdog::from_env(&read, &Default::default());
+            (beside.as_ref(), Some(&read))
         }
     };
+    // of-watchdog reads `http_upstream_url` after `upstream_url`.
+    let upstream_url = env.and_then(|env| {
+        ["http_upstream_url", "upstream_url"]
+            .iter()
+            .find_map(|k| env.get(*k).cloned())
+    });
     Ok(Some(Watchdog {
         binary: std::path::absolute(path)?,
         mode: own
             .map_or(fmerge_ship::stack_in::DEFAULT_MODE, |w| &w.mode)
             .into(),
         arguments: own.map_or("", |w| w.arguments()).into(),
+        upstream_url: (form == Form::Http).then_some(upstream_url).flatten(),
     }))
 }
 

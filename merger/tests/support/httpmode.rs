@@ -4,7 +4,10 @@
 //! `upstream_url`), nginx as the gateway on 8080, a Redis with a password on
 //! 6379 and the password as a secret file, inside the test's own namespace
 //! ([`fmerge_testkit::watchdog`]); the same requests sent unmerged and
-//! merged, and what each run came to.
+//! merged, and what each run came to. price and tax are handler libraries
+//! (both packages named `handler`), built unmerged as `faas-cli build`
+//! builds them: the template's folder with the handler copied in as
+//! `function/`.
 
 use crate::support::{fixture, free_port, merged};
 use fmerge_testkit::Gateway;
@@ -14,20 +17,30 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The chain, the caller first: package names, which are the functions'.
-pub const NAMES: [&str; 3] = ["order-front", "inventory", "render"];
+/// The chain, the caller first: the functions' names (the stack's keys).
+pub const NAMES: [&str; 5] = ["order-front", "inventory", "render", "price", "tax"];
+
+/// The functions that are their own packages (the others are handler
+/// libraries, served by the template's `main`).
+const PACKAGES: [&str; 3] = ["order-front", "inventory", "render"];
 
 /// A function's deployment: its name, the port its server listens on and
 /// its settings.
 type Deployment = (&'static str, u16, &'static [(&'static str, &'static str)]);
 
-/// Each function's deployment: order-front and inventory read `PORT`;
-/// render's `:3000` is written in, and its `exec_timeout` is shorter than
-/// its slow answer.
-pub const DEPLOYMENTS: [Deployment; 3] = [
+/// Each function's deployment, as the fixture's stack.yml says it, but
+/// for the ports: in a cluster each server has a pod of its own; here all
+/// share one namespace, so all but render (whose `:3000` is written in)
+/// listen where `PORT` says. Merged, every callee's server is moved to a
+/// free loopback port whatever it asks for (the unmerged callees, still
+/// deployed, keep theirs). render's `exec_timeout` is shorter than its slow
+/// answer.
+pub const DEPLOYMENTS: [Deployment; 5] = [
     ("order-front", 3001, &[("PORT", "3001")]),
     ("inventory", 3002, &[("PORT", "3002")]),
     ("render", 3000, &[("exec_timeout", "1s")]),
+    ("price", 3003, &[("PORT", "3003")]),
+    ("tax", 3004, &[("PORT", "3004")]),
 ];
 
 const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
@@ -77,22 +90,56 @@ pub fn workspace() -> &'static Path {
     WS.get_or_init(|| fixture("httpmode", &[])).path()
 }
 
-/// The unmerged binaries, built once per test process as fmerge builds.
+/// The folder of the unmerged binaries, each under its function's name,
+/// built once per test process as fmerge builds (same target dir, target
+/// and flags); the handler libraries as `faas-cli build` builds them.
 pub fn unmerged_binaries() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| fmerge_testkit::build_packages(workspace(), &NAMES))
+    BUILT.get_or_init(|| {
+        let ws = workspace();
+        let release = fmerge_testkit::build_packages(ws, &PACKAGES);
+        let bin = ws.join("unmerged");
+        std::fs::create_dir_all(&bin).unwrap();
+        for name in PACKAGES {
+            std::fs::copy(release.join(name), bin.join(name)).unwrap();
+        }
+        for name in NAMES.iter().filter(|n| !PACKAGES.contains(n)) {
+            // faas-cli's build folder: the template, the handler as
+            // `function/`.
+            let build = ws.join("build").join(name);
+            copy_dir(&ws.join("template/rust-http1"), &build);
+            std::fs::remove_dir_all(build.join("function")).unwrap();
+            copy_dir(&ws.join(name), &build.join("function"));
+            std::fs::copy(ws.join("Cargo.lock"), build.join("main/Cargo.lock")).unwrap();
+            let release = fmerge_testkit::build_packages(&build.join("main"), &["main"]);
+            std::fs::copy(release.join("main"), bin.join(name)).unwrap();
+        }
+        bin
+    })
 }
 
-/// `fmerge build` of the whole chain, once per test process: the merged
-/// binary and fmerge's stderr.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let path = entry.path();
+        match path.is_dir() {
+            true => copy_dir(&path, &to.join(entry.file_name())),
+            false => {
+                std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+}
+
+/// `fmerge build -f stack.yml` of the whole chain, once per test process:
+/// the merged binary and fmerge's stderr.
 pub fn merge() -> &'static (PathBuf, String) {
     static MERGED: OnceLock<(PathBuf, String)> = OnceLock::new();
     MERGED.get_or_init(|| {
         let ws = workspace();
         let out = ws.join("out");
-        let manifest = ws.join("Cargo.toml");
-        let mut args = NAMES.to_vec();
-        args.extend(["--manifest-path", manifest.to_str().unwrap()]);
+        let mut args = vec!["-f", "stack.yml"];
+        args.extend(NAMES);
         args.extend(["--out", out.to_str().unwrap()]);
         let built = merged(ws, &args);
         (built.binary, built.stderr)
@@ -170,7 +217,11 @@ pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
         env_path(PATCHED_VAR),
         env_path(UNMERGED_VAR),
     );
-    let common = [("GATEWAY_URL", GATEWAY), ("RUST_BACKTRACE", "0")];
+    let common = [
+        ("GATEWAY_URL", GATEWAY),
+        ("OPENFAAS_URL", GATEWAY),
+        ("RUST_BACKTRACE", "0"),
+    ];
     let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
     for (name, upstream, settings) in DEPLOYMENTS {
         let mut env: Vec<(String, String)> = common

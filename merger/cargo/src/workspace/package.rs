@@ -52,8 +52,14 @@ pub(super) fn mirror(package: &Package, root: &Path, at: &Path) -> Result<PathBu
 }
 
 /// The wrapper package: the function's targets and dependencies under the
-/// function's name.
-pub(super) fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
+/// function's name; `replace` (a path dependency's name, the folder and
+/// package name to take instead) puts a handler library in its template's
+/// library's place.
+pub(super) fn wrapper_manifest(
+    function: &str,
+    p: &Package,
+    replace: Option<(&str, &Path, &str)>,
+) -> Result<String> {
     let mut s = String::new();
     writeln!(
         s,
@@ -130,10 +136,15 @@ pub(super) fn wrapper_manifest(function: &str, p: &Package) -> Result<String> {
         let mut by_target: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
         for d in p.dependencies.iter().filter(|d| d.kind == kind) {
             let mut fields = Vec::new();
-            if d.rename.is_some() {
+            let instead = replace.filter(|(name, ..)| d.path.is_some() && d.name == *name);
+            if let Some((_, folder, package)) = instead {
+                fields.push(format!("package = {}", quote(package)));
+                fields.push(format!("path = {}", quote(&folder.to_string_lossy())));
+            } else if d.rename.is_some() {
                 fields.push(format!("package = {}", quote(&d.name)));
             }
             match (&d.path, d.source.as_ref().map(|s| s.repr.as_str())) {
+                _ if instead.is_some() => {}
                 (Some(path), _) => {
                     fields.push(format!("path = {}", quote(path.as_str())));
                     if d.req.to_string() != "*" {

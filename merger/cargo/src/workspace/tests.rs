@@ -5,10 +5,7 @@ use super::*;
 fn sources(names: &[&str]) -> Vec<FunctionProject> {
     names
         .iter()
-        .map(|n| FunctionProject {
-            function: n.to_string(),
-            manifest: PathBuf::from(format!("/p/{n}/Cargo.toml")),
-        })
+        .map(|n| FunctionProject::own(n, PathBuf::from(format!("/p/{n}/Cargo.toml"))))
         .collect()
 }
 

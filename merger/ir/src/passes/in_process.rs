@@ -298,6 +298,13 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
     None
 }
 
+/// Whether the function at `path` is written in crate `krate`: its path
+/// (or the type of its `<… as …>` impl) starts with the crate's name.
+fn written_in(path: &str, krate: &str) -> bool {
+    let path = path.trim_start_matches('<');
+    path.split("::").next() == Some(krate)
+}
+
 /// Whether `path` is std's start of a thread.
 fn starts_a_thread(path: &str) -> bool {
     ["std::thread::spawn", "std::thread::Builder::spawn"]
@@ -345,7 +352,12 @@ fn first_reaching(
     let mut todo = VecDeque::from([root]);
     while let Some(at) = todo.pop_front() {
         let from_std = is_std(paths.of(at));
-        let local = graph.crate_of(at).is_some_and(|c| c.local);
+        // The user's own code: a function of one of their crates, not a
+        // registry crate's generic code their crate instantiated (which
+        // keeps its own crate's path).
+        let local = graph
+            .crate_of(at)
+            .is_some_and(|c| c.local && written_in(paths.of(at), &c.name));
         for reference in &graph.refs[at as usize] {
             let to = reference.to;
             if !from_std && let Some(why) = acts(paths.of(to), local) {
@@ -451,6 +463,23 @@ mod tests {
         assert_eq!(inherent(&ir::demangle(v0)), "std::io::stdio::Stdin::lock");
         let impl_of_trait = "<std::io::stdio::StdinLock as std::io::BufRead>::read_line";
         assert_eq!(inherent(impl_of_trait), impl_of_trait);
+    }
+
+    #[test]
+    fn a_registry_crates_generic_code_is_not_the_users_own() {
+        assert!(written_in("price::handle::{{closure}}", "price"));
+        assert!(written_in(
+            "<price::Item as core::fmt::Debug>::fmt",
+            "price"
+        ));
+        assert!(!written_in(
+            "hyper_util::client::legacy::client::Client<C,B>::send_request::{{closure}}",
+            "price"
+        ));
+        assert!(!written_in(
+            "<alloc::vec::Vec<price::Item> as core::ops::drop::Drop>::drop",
+            "price"
+        ));
     }
 
     #[test]

@@ -95,6 +95,9 @@ pub fn build(
             ));
             env.push(EnvVar::new("fprocess", w.fprocess(&installed)));
             env.push(EnvVar::new("mode", &w.mode));
+            if let Some(url) = &w.upstream_url {
+                env.push(EnvVar::new("upstream_url", url));
+            }
             PathBuf::from(super::watchdog::IN_IMAGE)
         }
     };

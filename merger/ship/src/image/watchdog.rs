@@ -26,6 +26,10 @@ pub struct Watchdog {
     /// What follows the program in the caller's `fprocess`, kept for the
     /// merged binary (empty: none).
     pub arguments: String,
+    /// Where of-watchdog's `http` mode proxies to: the caller's
+    /// `upstream_url` (its server's address), for a caller that serves
+    /// HTTP itself.
+    pub upstream_url: Option<String>,
 }
 
 impl Watchdog {
@@ -99,6 +103,7 @@ mod tests {
             binary: own,
             mode: "streaming".into(),
             arguments: "--verbose".into(),
+            upstream_url: None,
         };
         assert_eq!(
             w.fprocess(Path::new("/usr/local/bin/m")),

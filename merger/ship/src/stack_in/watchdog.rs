@@ -149,10 +149,20 @@ pub const KEYS: [&str; 3] = ["fprocess", "function_process", "mode"];
 
 /// The environment the image of the function whose `handler:` folder is
 /// `handler` starts with: its Dockerfile's `ENV`s when it is built by
-/// `lang: dockerfile`, else none that fmerge can read.
-pub fn image_env(handler: &Path, lang: Option<&str>) -> Result<BTreeMap<String, String>> {
-    let dockerfile = handler.join("Dockerfile");
-    if lang != Some("dockerfile") || !dockerfile.is_file() {
+/// `lang: dockerfile`, its template's (`template`: the folder of its
+/// `lang`, as `faas-cli template pull` puts it) when it is built from one,
+/// else none that fmerge can read.
+pub fn image_env(
+    handler: &Path,
+    lang: Option<&str>,
+    template: Option<&Path>,
+) -> Result<BTreeMap<String, String>> {
+    let dockerfile = match (lang, template) {
+        (Some("dockerfile"), _) => handler.join("Dockerfile"),
+        (_, Some(template)) => template.join("Dockerfile"),
+        _ => return Ok(BTreeMap::new()),
+    };
+    if !dockerfile.is_file() {
         return Ok(BTreeMap::new());
     }
     let text = std::fs::read_to_string(&dockerfile).map_err(|e| {
@@ -170,7 +180,7 @@ pub fn image_env(handler: &Path, lang: Option<&str>) -> Result<BTreeMap<String, 
 /// or with one that sets neither `fprocess` nor `mode`.
 pub fn beside_package(dir: &Path) -> Result<Option<Watchdog>> {
     Ok(Watchdog::from_env(
-        &image_env(dir, Some("dockerfile"))?,
+        &image_env(dir, Some("dockerfile"), None)?,
         &BTreeMap::new(),
     ))
 }
