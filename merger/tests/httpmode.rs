@@ -181,7 +181,8 @@ fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
     let ws = chain::workspace();
     let tag = format!("fmerge-hm/order-front:t{}", std::process::id());
     let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
-    let out = ws.join("out");
+    // An out folder of its own: the other tests run the merged binary.
+    let out = ws.join("out-image");
     let mut args = vec!["-f", "stack.yml"];
     args.extend(NAMES);
     args.extend(["--out", out.to_str().unwrap(), "--image", "--tag", &tag]);
@@ -240,4 +241,99 @@ fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
         tag.as_str(),
         "{merged}"
     );
+}
+
+/// `fmerge graph -f stack.yml` reads each call through the function's own
+/// client, the handler libraries' included (read from the library, not
+/// the template's `main`); weighed by the gateway's access log, `fmerge
+/// plan` groups the chain and `build --plan` builds it.
+#[test]
+fn graph_plan_and_build_plan_take_the_chain() {
+    // A copy of its own: `build --plan` writes stack.merged.yml beside the
+    // stack, which the image test reads.
+    let copy = support::fixture("httpmode", &[]);
+    let ws = copy.path();
+    let graph = support::fmerge_command(ws, &["graph", "-f", "stack.yml"]);
+    assert!(graph.ok, "fmerge graph failed:\n{}", graph.stderr);
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(ws.join("callgraph/calls.json")).unwrap())
+            .unwrap()
+    };
+    let calls = read();
+    let mut edges: Vec<(String, String)> = calls["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap().to_string(),
+                e["to"]
+                    .as_str()
+                    .expect("every name is a literal")
+                    .to_string(),
+            )
+        })
+        .collect();
+    edges.sort();
+    let edge = |from: &str, to: &str| (from.to_string(), to.to_string());
+    assert_eq!(
+        edges,
+        [
+            edge("inventory", "render"),
+            edge("order-front", "inventory"),
+            edge("order-front", "price"),
+            edge("price", "tax"),
+        ]
+    );
+    for f in calls["functions"].as_array().unwrap() {
+        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
+    }
+    // 4 requests from outside, each down the whole chain.
+    let log = ws.join("access.log");
+    let text: String = NAMES
+        .iter()
+        .flat_map(|f| {
+            std::iter::repeat_n(
+                format!(
+                    "127.0.0.1 - - [29/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"curl\"\n"
+                ),
+                4,
+            )
+        })
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let weighed = support::fmerge_command(
+        ws,
+        &[
+            "graph",
+            "-f",
+            "stack.yml",
+            "--access-log",
+            log.to_str().unwrap(),
+            "--picture",
+            "none",
+        ],
+    );
+    assert!(
+        weighed.ok,
+        "fmerge graph --access-log failed:\n{}",
+        weighed.stderr
+    );
+    let plan = support::fmerge_command(ws, &["plan"]);
+    assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
+    let toml = std::fs::read_to_string(ws.join("plan/plan.toml")).unwrap();
+    for name in NAMES {
+        assert!(
+            toml.contains(&format!("\"{name}\"")),
+            "{name} not in the plan:\n{toml}"
+        );
+    }
+    let built = support::fmerge_in(ws, &["--plan", "plan/plan.toml"]);
+    assert!(built.ok, "fmerge build --plan failed:\n{}", built.stderr);
+    let binary = built
+        .stdout
+        .lines()
+        .find(|l| l.ends_with("-merged"))
+        .unwrap_or_default();
+    assert!(std::path::Path::new(binary).is_file(), "{}", built.stdout);
 }
