@@ -1,0 +1,176 @@
+//! A call to a member that serves HTTP itself, forwarded to its server over
+//! real loopback sockets as the gateway and its of-watchdog would forward
+//! it (`fmerge_shim::servers`): `/function/<name>` off the path, the query
+//! kept, of-watchdog's `X-Duration-Seconds` added, its empty 500 for a
+//! server that closes without a reply and 504 at `exec_timeout` or a
+//! shorter `X-Timeout`, and a request never sent twice.
+
+use std::io::{BufReader, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fmerge_shim::relay::Upstream;
+use fmerge_shim::{Member, Mode, http, servers};
+
+unsafe extern "C" fn no_main(_: i32, _: *const *const u8) -> i32 {
+    0
+}
+
+/// A member's server: answers `/echo…` with its request line and body,
+/// closes on `/close`, answers `/slow` after 2 s; every request line it
+/// read, in `seen`.
+fn member_server(name: &'static str) -> (Member, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                while let Ok(Some(req)) = http::read_request(&mut r, &mut std::io::sink()) {
+                    let line = format!("{} {}", req.method, req.target);
+                    s.lock().unwrap().push(line.clone());
+                    if req.target.starts_with("/close") {
+                        return;
+                    }
+                    if req.target.starts_with("/slow") {
+                        std::thread::sleep(Duration::from_secs(2));
+                    }
+                    let body = format!("{line} {}", String::from_utf8_lossy(&req.body));
+                    let reply = format!(
+                        "HTTP/1.1 201 Created\r\nX-Own: yes\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    servers::bound(name, 3000, port);
+    let member = Member {
+        name,
+        main: no_main,
+        mode: Mode::Http,
+        run: None,
+    };
+    (member, seen)
+}
+
+/// Forwards `raw` (a request through the gateway) on `slot`; the reply
+/// the client got, parsed, or the error.
+fn call(
+    slot: &mut Option<Upstream>,
+    member: &Member,
+    raw: &str,
+) -> Result<(http::ResponseHead, Vec<u8>), std::io::Error> {
+    let req = http::read_request(&mut raw.as_bytes(), &mut std::io::sink())?.unwrap();
+    let mut client = Vec::new();
+    servers::forward(slot, member, &req, &mut client)?;
+    let mut r = &client[..];
+    let head = http::read_response_head(&mut r)?.unwrap();
+    let framing = http::response_framing(&req.method, &head)?;
+    let mut body = Vec::new();
+    http::read_body(&mut r, framing, &mut std::io::sink(), Some(&mut body))?;
+    Ok((head, body))
+}
+
+#[test]
+fn a_call_reaches_the_members_server_as_the_gateway_would_send_it() {
+    let (member, seen) = member_server("fwd-echo");
+    let mut slot = None;
+    let (head, body) = call(
+        &mut slot,
+        &member,
+        "POST /function/fwd-echo/echo/a?x=1 HTTP/1.1\r\nHost: gw\r\nContent-Length: 2\r\n\r\nhi",
+    )
+    .unwrap();
+    assert_eq!(head.status, 201);
+    assert_eq!(http::header(&head.headers, "X-Own"), Some("yes"));
+    assert!(http::header(&head.headers, "X-Duration-Seconds").is_some());
+    assert_eq!(String::from_utf8_lossy(&body), "POST /echo/a?x=1 hi");
+    // The bare function path is the server's `/`.
+    let (_, body) = call(
+        &mut slot,
+        &member,
+        "GET /function/fwd-echo HTTP/1.1\r\nHost: gw\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&body), "GET / ");
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["POST /echo/a?x=1", "GET /"]
+    );
+}
+
+#[test]
+fn a_server_that_closes_without_a_reply_is_an_empty_500_and_is_not_asked_twice() {
+    let (member, seen) = member_server("fwd-close");
+    let mut slot = None;
+    // A kept connection first, so that the failing call reuses it.
+    call(
+        &mut slot,
+        &member,
+        "GET /function/fwd-close/echo HTTP/1.1\r\nHost: gw\r\n\r\n",
+    )
+    .unwrap();
+    let (head, body) = call(
+        &mut slot,
+        &member,
+        "POST /function/fwd-close/close HTTP/1.1\r\nHost: gw\r\nContent-Length: 1\r\n\r\nx",
+    )
+    .unwrap();
+    assert_eq!(head.status, 500);
+    assert!(body.is_empty());
+    assert_eq!(
+        http::header(&head.headers, "X-Openfaas-Internal"),
+        Some("of-watchdog")
+    );
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["GET /echo", "POST /close"],
+        "the POST was sent once"
+    );
+}
+
+#[test]
+fn exec_timeout_and_a_shorter_x_timeout_answer_an_empty_504() {
+    let (member, _) = member_server("fwd-slow");
+    // SAFETY: set before any thread of this test reads it; no other test
+    // reads this member's settings.
+    unsafe { std::env::set_var("FWD_SLOW__exec_timeout", "300ms") };
+    let (head, body) = call(
+        &mut None,
+        &member,
+        "GET /function/fwd-slow/slow HTTP/1.1\r\nHost: gw\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!((head.status, body.len()), (504, 0));
+    assert_eq!(
+        http::header(&head.headers, "X-Openfaas-Internal"),
+        Some("of-watchdog")
+    );
+    let (member, _) = member_server("fwd-asked");
+    unsafe { std::env::set_var("FWD_ASKED__exec_timeout", "60s") };
+    let (head, _) = call(
+        &mut None,
+        &member,
+        "GET /function/fwd-asked/slow HTTP/1.1\r\nHost: gw\r\nX-Timeout: 200ms\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(head.status, 504);
+    // A longer X-Timeout than exec_timeout is not taken, as of-watchdog's
+    // getTimeout has it: with 60 s, the slow answer comes.
+    let (head, _) = call(
+        &mut None,
+        &member,
+        "GET /function/fwd-asked/slow HTTP/1.1\r\nHost: gw\r\nX-Timeout: 90s\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(head.status, 201);
+}
