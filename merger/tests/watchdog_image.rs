@@ -230,3 +230,57 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     assert_eq!(env["BACK__LEVEL"], "3", "{merged}");
     assert_eq!(doc["functions"]["front"]["image"], tag.as_str(), "{merged}");
 }
+
+/// Built without a stack file (`--manifest-path`), the image runs the
+/// merged binary in the caller's mode read from the Dockerfile beside its
+/// package, as the build reads it (issue 49: that path had no test).
+#[test]
+fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
+    if let Some(reason) = engine::missing_reason() {
+        assert!(
+            !fmerge_testkit::dataplane::tools_required(),
+            "{reason}; CI requires a Docker Engine"
+        );
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let watchdog = fmerge_testkit::dataplane::of_watchdog()
+        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    let dir = pair();
+    let tag = format!("fmerge-wd/front-nostack:t{}", std::process::id());
+    let _cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let manifest = dir.path().join("Cargo.toml");
+    let out = dir.path().join("out");
+    let Ran { ok, stderr, .. } = fmerge_in(
+        dir.path(),
+        &[
+            "front",
+            "back",
+            "--allow-uncalled",
+            "--manifest-path",
+            manifest.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--image",
+            "--tag",
+            &tag,
+            "--watchdog",
+            watchdog.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "fmerge build --image failed:\n{stderr}");
+    assert_says(&stderr, &["in serializing mode, as it ran front"]);
+    let config = engine::block_on(async {
+        let docker = engine::connect().await.unwrap();
+        docker.inspect_image(&tag).await.unwrap().config.unwrap()
+    })
+    .unwrap();
+    let env = config.env.unwrap();
+    for wanted in ["fprocess=/usr/local/bin/front-merged", "mode=serializing"] {
+        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
+    }
+    assert!(
+        !env.iter().any(|e| e.starts_with("upstream_url=")),
+        "a watchdog process has no upstream: {env:?}"
+    );
+}
