@@ -41,7 +41,7 @@ macro_rules! function {
 /// What `rt::config!(KEY, DEFAULT)` becomes in a fused member: the plain
 /// variable `KEY`, else the default, exactly what the function reads when it
 /// runs standalone. (`rt::config!` here would call `config_of("fmerge-fused",
-/// …)`, and since `fmerge-fused` is not the primary function that `serve`
+/// …)`, and since `fmerge-fused` is not the group's caller that `serve`
 /// sets, it would read `FMERGE_FUSED__KEY`.)
 #[macro_export]
 macro_rules! config {

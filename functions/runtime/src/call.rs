@@ -4,8 +4,9 @@
 //! it to name the caller (metrics, `X-Fmerge-Caller`) and to pass the
 //! request's `X-Call-Id` and W3C `traceparent` on, as the OpenFaaS gateway
 //! does. A handler that spawns a task leaves the context behind (tokio's
-//! task-locals do not follow `spawn`); calls from there name the process's
-//! primary function as caller and carry no ids.
+//! task-locals do not follow `spawn`); calls from there name the group's
+//! caller (the function whose `main` started the process) as their caller
+//! and carry no ids.
 
 use crate::metrics;
 use hmac::{Hmac, Mac};
@@ -148,12 +149,13 @@ impl Call {
     }
 
     /// Who calls from this task: the running call's function, else the
-    /// process's primary function, else [`EXTERNAL`].
+    /// group's caller (the function whose `main` started the process), else
+    /// [`EXTERNAL`].
     pub fn caller() -> &'static str {
         CURRENT
             .try_with(|c| c.function)
             .ok()
-            .or_else(crate::function_config::primary)
+            .or_else(crate::function_config::group_caller)
             .unwrap_or(EXTERNAL)
     }
 }

@@ -33,8 +33,9 @@ fn routes() -> &'static [Route] {
 /// A merged callee as the table describes it, its name read once as text
 /// (`?` if it were not UTF-8).
 pub(crate) struct Merged {
-    /// Its place in [`callees`], and so in the guards' table ([`PRIMARY_INDEX`]: the
-    /// function this binary serves).
+    /// Its place in [`callees`], and so in the guards' table
+    /// ([`GROUP_CALLER_INDEX`]: the group's caller, the function this binary
+    /// serves).
     pub(crate) index: usize,
     pub(crate) name: &'static str,
     pub(crate) entry: Entry,
@@ -42,8 +43,8 @@ pub(crate) struct Merged {
     pub(crate) isolate: bool,
 }
 
-/// [`Merged::index`] of the function this binary serves.
-pub(crate) const PRIMARY_INDEX: usize = usize::MAX;
+/// [`Merged::index`] of the group's caller, the function this binary serves.
+pub(crate) const GROUP_CALLER_INDEX: usize = usize::MAX;
 
 /// The merged callees, read once: a lookup per call compares names and
 /// nothing else.

@@ -1,10 +1,10 @@
-//! In-process dispatch to merged callees, and to the function this binary
-//! serves (a merged callee's call back to its caller), each under the
-//! guards its own server would have held it to.
+//! In-process dispatch to merged callees, and to the group's caller, the
+//! function this binary serves (a merged callee's call back to it), each
+//! under the guards its own server would have held it to.
 
 use crate::call::Call;
 pub(crate) use crate::callees::merged;
-use crate::callees::{Merged, PRIMARY_INDEX, callees};
+use crate::callees::{GROUP_CALLER_INDEX, Merged, callees};
 use crate::limits::{self, deadline_after};
 use crate::record::Record;
 use crate::{CallLimits, Entry, Error, Input, Response, ServerSettings, isolation, namespaced};
@@ -18,8 +18,8 @@ use std::time::Instant;
 /// OpenFaaS's `<name>.<namespace>` form in this deployment's namespace (the
 /// same name in another namespace is another function, reached over HTTP).
 /// Gives the table's entry, whose name lives for ever. In a merged binary,
-/// the function it serves is found too (after the table, so that a call of
-/// a callee costs no more): a callee's call back to its caller would have
+/// the group's caller is found too (after the table, so that a call of
+/// a callee costs no more): a callee's call back to it would have
 /// reached this same binary through the gateway.
 pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
     let callees = callees();
@@ -28,9 +28,9 @@ pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
     }
     let find = |name: &str| {
         callees.iter().find(|c| c.name == name).or_else(|| {
-            PRIMARY
+            GROUP_CALLER
                 .get()
-                .map(|(primary, _)| primary)
+                .map(|(caller, _)| caller)
                 .filter(|h| h.name == name)
         })
     };
@@ -159,19 +159,21 @@ pub(crate) struct Guards {
     in_flight: &'static AtomicUsize,
 }
 
-/// The function this binary serves, as a callee, with its server's guards.
-static PRIMARY: OnceLock<(Merged, Guards)> = OnceLock::new();
+/// The group's caller (the function this binary serves), as a callee, with
+/// its server's guards.
+static GROUP_CALLER: OnceLock<(Merged, Guards)> = OnceLock::new();
 
-/// Makes the function this binary serves callable in-process, under its
-/// server's guards and counted in its `in_flight` (`serve` calls it once).
-pub(crate) fn serve_primary(
+/// Makes the group's caller (the function this binary serves) callable
+/// in-process, under its server's guards and counted in its `in_flight`
+/// (`serve` calls it once).
+pub(crate) fn serve_group_caller(
     name: &'static str,
     entry: Entry,
     settings: &ServerSettings,
     in_flight: &'static AtomicUsize,
 ) {
     let callee = Merged {
-        index: PRIMARY_INDEX,
+        index: GROUP_CALLER_INDEX,
         name,
         entry,
         isolate: false,
@@ -180,7 +182,7 @@ pub(crate) fn serve_primary(
         limits: settings.limits,
         in_flight,
     };
-    let _ = PRIMARY.set((callee, guards));
+    let _ = GROUP_CALLER.set((callee, guards));
 }
 
 /// The guards of each merged callee, in the order of [`callees`].
@@ -230,8 +232,8 @@ fn guards(callee: &Merged) -> &'static Guards {
         limits: CallLimits::NONE,
         in_flight: &UNCOUNTED,
     };
-    if callee.index == PRIMARY_INDEX {
-        return PRIMARY.get().map_or(&NONE, |(_, guards)| guards);
+    if callee.index == GROUP_CALLER_INDEX {
+        return GROUP_CALLER.get().map_or(&NONE, |(_, guards)| guards);
     }
     match guards_table() {
         Ok(table) => &table[callee.index],

@@ -5,23 +5,25 @@
 
 use std::sync::OnceLock;
 
-/// The function whose `main` started this process. Its settings keep their
-/// plain names; every other function's are namespaced.
-static PRIMARY: OnceLock<&'static str> = OnceLock::new();
+/// The function whose `main` started this process: the group's caller in a
+/// merged binary. Its settings keep their plain names; every other
+/// function's are namespaced.
+static GROUP_CALLER: OnceLock<&'static str> = OnceLock::new();
 
-pub(crate) fn set_primary(function: &'static str) {
-    let _ = PRIMARY.set(function);
+pub(crate) fn set_group_caller(function: &'static str) {
+    let _ = GROUP_CALLER.set(function);
 }
 
-/// The function whose `main` started this process, once it serves.
-pub(crate) fn primary() -> Option<&'static str> {
-    PRIMARY.get().copied()
+/// The function whose `main` started this process (the group's caller),
+/// once it serves.
+pub(crate) fn group_caller() -> Option<&'static str> {
+    GROUP_CALLER.get().copied()
 }
 
 /// The environment variable that `function` reads for `key` in this process.
 pub fn variable_for(function: &str, key: &str) -> String {
-    match PRIMARY.get() {
-        Some(primary) if *primary != function => namespaced(function, key),
+    match GROUP_CALLER.get() {
+        Some(caller) if *caller != function => namespaced(function, key),
         _ => key.to_string(),
     }
 }
@@ -41,12 +43,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn callee_settings_are_namespaced_and_the_primary_keeps_plain_names() {
+    fn callee_settings_are_namespaced_and_the_group_caller_keeps_plain_names() {
         assert_eq!(
             namespaced("social-graph-get-followers", "REDIS_URL"),
             "SOCIAL_GRAPH_GET_FOLLOWERS__REDIS_URL"
         );
-        set_primary("write-home-timeline");
+        set_group_caller("write-home-timeline");
         assert_eq!(
             variable_for("write-home-timeline", "REDIS_URL"),
             "REDIS_URL"

@@ -27,7 +27,7 @@ use tokio::sync::{Semaphore, watch};
 /// exits 0. Exits 2 with a message naming the cause if a setting is invalid
 /// or the port cannot be bound.
 pub fn serve(name: &'static str, entry: Entry) {
-    function_config::set_primary(name);
+    function_config::set_group_caller(name);
     let settings = ServerSettings::from_env().unwrap_or_else(|e| fail(name, &e));
     raise_fd_limit();
     let checked = dispatch::check_guards().and_then(|()| call::check_key());
@@ -57,7 +57,7 @@ pub fn serve(name: &'static str, entry: Entry) {
         in_flight: AtomicUsize::new(0),
         abandoned: AtomicUsize::new(0),
     }));
-    dispatch::serve_primary(name, entry, &server.settings, &server.in_flight);
+    dispatch::serve_group_caller(name, entry, &server.settings, &server.in_flight);
     let mut served = dispatch::merged();
     served.push(name);
     crate::metrics::serving(&served);

@@ -33,7 +33,7 @@ impl Deployment {
     }
 
     /// Starts one process per `(function name, binary)` of `processes` (a
-    /// merged binary under the name of its primary function, say), each
+    /// merged binary under the name of its group's caller, say), each
     /// routed at `/function/<name>`, plus the `overrides` routes, behind one
     /// gateway. A function merged into another's binary gets no route, so
     /// the gateway answers 404 if anything asks for it over the network.

@@ -29,10 +29,11 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// The environment variable this setting is read from when `primary` is
-    /// the function whose main runs (the same rule as the runtime's).
-    pub fn variable(&self, primary: &str) -> String {
-        if self.function == primary {
+    /// The environment variable this setting is read from when `caller` is
+    /// the group's caller, the function whose main runs (the same rule as
+    /// the runtime's).
+    pub fn variable(&self, caller: &str) -> String {
+        if self.function == caller {
             self.key.clone()
         } else {
             namespaced(&self.function, &self.key)
