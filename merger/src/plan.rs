@@ -37,7 +37,7 @@ pub use solution::{BEST_FOUND, CAPPED, Proof, Solution};
 
 use crate::graph::Graph;
 use anyhow::{Result, bail};
-use model::{Apart, Model, Plan, Resource, RootedGroup, Round, Set, members};
+use model::{Apart, CallerGroup, Model, Plan, Resource, Round, Set, members};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -345,7 +345,7 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
         group: plan
             .merged()
             .into_iter()
-            .map(|RootedGroup { root: r, set }| {
+            .map(|CallerGroup { caller: r, set }| {
                 let [requests, limits] = cluster::pod_quantities(model, r, set);
                 PlanGroup {
                     caller: model.names[r].clone(),
@@ -365,17 +365,17 @@ pub fn plan_toml(model: &Model, plan: &Plan, stack: Option<&Path>, how: &str) ->
 }
 
 /// One group as a group file (the format of `examples/*.toml`).
-pub fn group_toml(model: &Model, root: usize, set: Set, removed: f64) -> String {
+pub fn group_toml(model: &Model, caller: usize, set: Set, removed: f64) -> String {
     let callees: Vec<String> = members(set)
-        .filter(|&i| i != root)
+        .filter(|&i| i != caller)
         .map(|i| format!("  \"{}\",", model.names[i]))
         .collect();
     let mut out = format!(
         "# Proposed by `fmerge plan`: {removed:.2} gateway hops removed per request of the application.\n\
          caller = \"{}\"\ncallees = [\n{}\n]\nname = \"{}-merged\"\n",
-        model.names[root],
+        model.names[caller],
         callees.join("\n"),
-        model.names[root]
+        model.names[caller]
     );
     if !model.allow_shared_static.is_empty() {
         // What the plan was made with, so that the build refuses no less.
@@ -399,7 +399,7 @@ pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
 pub fn named_groups(model: &Model, plan: &Plan) -> BTreeMap<String, Vec<String>> {
     plan.merged()
         .into_iter()
-        .map(|RootedGroup { root: r, set }| (model.names[r].clone(), model.names_of(set)))
+        .map(|CallerGroup { caller: r, set }| (model.names[r].clone(), model.names_of(set)))
         .collect()
 }
 

@@ -95,11 +95,11 @@ fn plan(case: &Case, reading: &Reading, search: &str) -> Result<(Vec<Set>, Value
     let file = PlanFile::load(&out.join("plan.toml")).unwrap().file;
     let mut groups = value::alone(reading.n());
     for g in &file.group {
-        let root = reading.index(&g.caller);
-        groups[root] = g
+        let caller = reading.index(&g.caller);
+        groups[caller] = g
             .callees
             .iter()
-            .fold(bit(root), |s, c| s | bit(reading.index(c)));
+            .fold(bit(caller), |s, c| s | bit(reading.index(c)));
     }
     let json = std::fs::read_to_string(out.join("plan.json")).unwrap();
     Ok((

@@ -9,11 +9,12 @@
 //! gain holds, or the least the cluster reserves (`model/cost.rs`), under
 //! the team's [`Constraints`].
 //!
-//! A group is a root (its merged binary replaces the root's deployment) and
-//! members reached from it; an `invoke` made in that process of a member
-//! runs in-process (the root too, called back: the runtime serves its own
-//! function in-process), any other goes through the gateway to that
-//! function's deployment (its own group, if it roots one). A callee
+//! A group is its caller, the function whose `main` runs (its merged binary
+//! replaces the caller's deployment), and members reached from it; an
+//! `invoke` made in that process of a member runs in-process (the group's
+//! caller too, called back: the runtime serves its own function
+//! in-process), any other goes through the gateway to that function's
+//! deployment (its own group, if it is one's caller). A callee
 //! may be a member of several groups: it stays deployed for the rest. Each
 //! in-process call is a gateway hop removed. Requests that arrive at a
 //! deployment are counted in topological order, so a group's value depends
@@ -123,8 +124,8 @@ pub struct Model {
     /// A run they make is taken to make no call of its own (the walk that
     /// reached the callee first made them; its calls per invocation count
     /// those runs alone, [`finish`](Self::finish)); in-process when the
-    /// callee is a member of the caller's merged process, its root included
-    /// (the runtime serves the function its binary serves in-process too).
+    /// callee is a member of the caller's merged process, the group's caller
+    /// included (the runtime serves the function its binary serves in-process too).
     pub back: Vec<Vec<CallsTo>>,
     /// Calls seen in traffic, in all, per call where measured: a cycle is
     /// cut at its lightest call.
@@ -204,7 +205,8 @@ impl Round {
     }
 }
 
-/// A plan: the members of the group each function roots (itself alone: no group).
+/// A plan: the members of each function's group, the function its caller
+/// (itself alone: no group).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub groups: Vec<Set>,
@@ -215,20 +217,20 @@ pub struct Plan {
     pub gain_ms: f64,
 }
 
-/// A plan's group: its root, and its members (the root among them).
+/// A plan's group: its caller, and its members (the caller among them).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RootedGroup {
-    pub root: usize,
+pub struct CallerGroup {
+    pub caller: usize,
     pub set: Set,
 }
 
 impl Plan {
-    /// Groups with members besides their root, by root.
-    pub fn merged(&self) -> Vec<RootedGroup> {
+    /// Groups with members besides their caller, by caller.
+    pub fn merged(&self) -> Vec<CallerGroup> {
         (0..self.groups.len())
             .filter(|&r| self.groups[r] != bit(r))
-            .map(|r| RootedGroup {
-                root: r,
+            .map(|r| CallerGroup {
+                caller: r,
                 set: self.groups[r],
             })
             .collect()
@@ -287,12 +289,12 @@ impl Model {
             .sum()
     }
 
-    /// What the copies of the group `set` of `root` reserve of `resource`'s
-    /// limit: its members' own limits but the root's (what the memory
+    /// What the copies of the group `set` of `caller` reserve of `resource`'s
+    /// limit: its members' own limits but the caller's (what the memory
     /// objective minimizes).
-    pub fn copies(&self, resource: Resource, root: usize, set: Set) -> f64 {
+    pub fn copies(&self, resource: Resource, caller: usize, set: Set) -> f64 {
         members(set)
-            .filter(|&i| i != root)
+            .filter(|&i| i != caller)
             .map(|i| self.limit(resource, i).unwrap_or(0.0))
             .sum()
     }
@@ -313,16 +315,16 @@ impl Model {
         self.value(&singletons).arrivals
     }
 
-    /// Functions reachable from `root` (itself included).
-    pub fn reach(&self, root: usize) -> Set {
-        self.reach_within(root, Set::ALL)
+    /// Functions reachable from `from` (itself included).
+    pub fn reach(&self, from: usize) -> Set {
+        self.reach_within(from, Set::ALL)
     }
 
-    /// Functions of `within` reachable from `root` through functions of
-    /// `within` (`root` included), calls back included.
-    pub fn reach_within(&self, root: usize, within: Set) -> Set {
-        let mut seen = bit(root);
-        let mut todo = vec![root];
+    /// Functions of `within` reachable from `from` through functions of
+    /// `within` (`from` included), calls back included.
+    pub fn reach_within(&self, from: usize, within: Set) -> Set {
+        let mut seen = bit(from);
+        let mut todo = vec![from];
         while let Some(u) = todo.pop() {
             for v in self.callees(u) {
                 if !seen.contains(v) && within.contains(v) {
@@ -366,7 +368,7 @@ pub struct PlanFlow {
     pub back: Vec<f64>,
 }
 
-/// What one request at a group's root does.
+/// What one request at a group's caller does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flow {
     /// Calls made in-process: gateway hops removed.
@@ -376,19 +378,19 @@ pub struct Flow {
     /// Calls back that leave the process, per callee (they make no call
     /// where they arrive).
     pub back: Vec<CallsTo>,
-    /// Runs in-process, per member but the root.
+    /// Runs in-process, per member but the caller.
     pub inside: Vec<RunsOf>,
 }
 
 /// How many calls go to `callee` (per invocation of the caller, or per
-/// request at a group's root).
+/// request at a group's caller).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CallsTo {
     pub callee: usize,
     pub calls: f64,
 }
 
-/// How many times `member` runs in-process, per request at its group's root.
+/// How many times `member` runs in-process, per request at its group's caller.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunsOf {
     pub member: usize,

@@ -1,4 +1,4 @@
-//! The searches over [`Model`]: exact (branch and bound over each root's
+//! The searches over [`Model`]: exact (branch and bound over each caller's
 //! possible groups, callers first), the [`heuristic`] (greedy, then local
 //! search), and [`within`], which runs both under a deadline and keeps the
 //! best plan found. All pursue the model's
@@ -43,10 +43,10 @@ const EPS: f64 = 1e-9;
 /// measured usage a merged pod's limits take less than each copy's own.
 const ROOMY: [f64; 2] = [f64::INFINITY; 2];
 
-/// One candidate group of a root with what one request there does.
+/// One candidate group of a caller with what one request there does.
 struct Candidate {
     set: Set,
-    /// Its members' memory beyond the root's ([`Model::copies`]).
+    /// Its members' memory beyond the caller's ([`Model::copies`]).
     copies: f64,
     /// What its deployment reserves when it stays: requests and limits,
     /// memory and cpu ([`Model::pod`]).
@@ -68,10 +68,10 @@ pub fn exact(model: &Model, limits: Limits) -> Option<Plan> {
 pub struct Bounded {
     pub plan: Option<Plan>,
     pub proven: bool,
-    /// Roots with more possible groups than [`Limits::candidates`]: each
+    /// Callers with more possible groups than [`Limits::candidates`]: each
     /// was searched with no group or the incumbent's (the heuristic's) only,
     /// so a search that finished proves the plan optimal for every other
-    /// root, not for these.
+    /// caller, not for these.
     pub capped: Vec<usize>,
 }
 
@@ -79,8 +79,8 @@ pub struct Bounded {
 /// caps and minimums: only better ones are looked for), stopped at
 /// `limits`.
 ///
-/// Roots are decided callers first, so the requests arriving at a root are
-/// final when it is decided. The bound: each run of a function not yet
+/// Groups are decided callers first, so the requests arriving at a group's
+/// caller are final when it is decided. The bound: each run of a function not yet
 /// decided is either in-process somewhere or arrives over the gateway, so
 /// the hops still to be removed are at most its runs not yet accounted for
 /// (neither already in-process in a decided group, nor already sent to it).
@@ -98,13 +98,13 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         if limits.late() {
             return gave_up;
         }
-        // A group at a root no request reaches removes nothing, yet under
+        // A group at a caller no request reaches removes nothing, yet under
         // the cost objective it may let its members' own deployments go.
         let sets = if run > 0.0 || model.constraints.objective.needs_cost() {
             match candidates_within(model, r, &limits) {
                 Some(sets) => sets,
                 None if limits.late() => return gave_up,
-                // Past the cap: this root alone keeps the incumbent's group.
+                // Past the cap: this caller alone keeps the incumbent's group.
                 None => {
                     capped.push(r);
                     let mut sets = vec![bit(r)];
@@ -152,7 +152,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         runs: &'a [f64],
         /// Each entry point's critical path with no group.
         before: Vec<f64>,
-        /// The roots from `order[k]` on, as a set, per `k`.
+        /// The callers from `order[k]` on, as a set, per `k`.
         open: Vec<Set>,
         choice: Vec<Set>,
         /// (objective, merged members, groups) of the best plan so far.
@@ -169,22 +169,22 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         /// No usage measured: a merged pod's limits are its members' sums.
         sums: bool,
         /// The calls back, per request of the application, in calls and in
-        /// ms: one to a group's root needs no copy, so the bounds that count
+        /// ms: one to a group's caller needs no copy, so the bounds that count
         /// copies ([`room`]) take them all as removable on top.
         back: [f64; 2],
     }
-    /// What the roots decided so far did.
+    /// What the callers decided so far did.
     #[derive(Clone, Copy)]
     struct Done {
         removed: f64,
         extra: u32,
         /// Memory copies reserve.
         copies: f64,
-        /// What deployments sure to stay reserve: the roots decided with
+        /// What deployments sure to stay reserve: the callers decided with
         /// requests arriving (requests and limits, memory and cpu, and a
         /// pod each), and the limits and pod of each undecided function
         /// that stays whatever is merged (a merged pod's limits are never
-        /// below its root's own). A bound from below on the plan's.
+        /// below its caller's own). A bound from below on the plan's.
         floor: [f64; 5],
         /// Functions copied into a group.
         copied: Set,
@@ -220,7 +220,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         }
 
         /// `arrivals` and `inside`: runs of each function already sent over
-        /// the gateway / already in-process, by the roots decided so far.
+        /// the gateway / already in-process, by the callers decided so far.
         fn go(&mut self, k: usize, arrivals: &[f64], inside: &[f64], done: Done) -> bool {
             self.nodes += 1;
             if self.nodes > self.limits.nodes
@@ -232,7 +232,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             let open = self.open[k];
             // Upper bounds of what the plans below this node remove: the
             // runs not yet accounted for, each in-process at best; the
-            // latency with every call below an open root in-process.
+            // latency with every call below an open caller in-process.
             // Under a total cap, no more than the room left buys
             // ([`room`]).
             let still = model.order[k..].iter().map(|&j| {
@@ -271,7 +271,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             {
                 return true;
             }
-            // Every root decided: the plan's own cost and caps.
+            // Every group decided: the plan's own cost and caps.
             let leaf = k == model.n();
             if leaf && !model.within_caps(&self.choice) {
                 return true;
@@ -303,7 +303,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
                 return true;
             }
             if leaf {
-                // Every root decided: the bounds are the plan's own figures.
+                // Every group decided: the bounds are the plan's own figures.
                 self.best = Some((bound, done.extra, self.choice.clone()));
                 return true;
             }
@@ -313,7 +313,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
             let alone = options
                 .iter()
                 .position(|o| o.set == bit(r))
-                .expect("the root alone is a candidate");
+                .expect("the caller alone is a candidate");
             // Nobody arrives: no group pays off here, but for what it lets
             // go (the cost objective) at a deployment that stays anyway.
             let tried: Vec<usize> = if a == 0.0 && !(c.objective.needs_cost() && self.sure[r]) {

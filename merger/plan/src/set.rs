@@ -1,4 +1,4 @@
-//! Sets of functions, as bits in a few words: a group's members, the roots
+//! Sets of functions, as bits in a few words: a group's members, the callers
 //! still open in a search. `Copy` and as cheap as an integer, with the
 //! operators the planner uses (`|`, `&`, `!`), so that a model holds up to
 //! [`Set::CAPACITY`] functions.

@@ -52,10 +52,10 @@ fn alone(m: &Model) -> Vec<Set> {
     (0..m.n()).map(bit).collect()
 }
 
-/// `alone` with `root`'s group made of `members` (root included).
-fn with(m: &Model, root: usize, members: &[usize]) -> Vec<Set> {
+/// `alone` with `caller`'s group made of `members` (caller included).
+fn with(m: &Model, caller: usize, members: &[usize]) -> Vec<Set> {
     let mut groups = alone(m);
-    groups[root] = members
+    groups[caller] = members
         .iter()
         .map(|&i| bit(i))
         .fold(Set::EMPTY, |a, b| a | b);
@@ -69,7 +69,7 @@ fn a_callee_only_its_group_calls_is_dropped() {
     let groups = with(&m, 0, &[0, 1]);
     assert_eq!(m.deployed(&groups), [true, false, true]);
     let kept = m.kept(&groups);
-    assert_eq!(kept[0], Some(Kept::Root));
+    assert_eq!(kept[0], Some(Kept::Caller));
     assert_eq!(kept[2], Some(Kept::NoCopy));
     let r = m.reserved(&groups);
     assert_eq!(r.pods, 2);

@@ -27,7 +27,7 @@ fn generous() -> Limits {
 }
 
 /// Whether `plan` keeps every rule and cap of `model`, by the model's own
-/// figures: each group connected from its root and allowed, the totals
+/// figures: each group connected from its caller and allowed, the totals
 /// within their caps, the minimums met.
 fn valid(model: &Model, plan: &Plan) -> bool {
     let connected = (0..model.n()).all(|r| {
@@ -188,7 +188,7 @@ fn the_heuristic_keeps_its_bound() {
     assert!(worst >= HEURISTIC_BOUND, "{worst}");
 }
 
-/// The best score of every plan of `model` (each root's candidate groups,
+/// The best score of every plan of `model` (each caller's candidate groups,
 /// all combinations), by the model's own [`search::score`]: what an exact
 /// search must find.
 fn enumerated_best(model: &Model) -> f64 {

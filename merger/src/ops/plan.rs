@@ -95,7 +95,7 @@ pub fn plan(request: Request) -> Result<()> {
     PlanFile::load(&plan_file)?;
     let arrivals = model.value(&plan.groups).arrivals;
     let mut written = vec![plan_file];
-    for crate::plan::model::RootedGroup { root: r, set } in plan.merged() {
+    for crate::plan::model::CallerGroup { caller: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let path = out.join(format!("{}.toml", model.names[r]));
         fmerge_cargo::artifact::write(

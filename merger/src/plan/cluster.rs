@@ -5,7 +5,7 @@
 //! the model's (`fmerge_plan::model::cost`); this file only shows them.
 
 use super::model::{
-    CallEdge, Kept, Model, Plan, Reserved, Resource, RootedGroup, Set, Unproven, bit,
+    CallEdge, CallerGroup, Kept, Model, Plan, Reserved, Resource, Set, Unproven, bit,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -101,8 +101,8 @@ pub fn reservations(model: &Model, plan: &Plan) -> Vec<Reservation> {
 /// One merged pod's requests and limits as stack.yml writes them, with
 /// where each comes from (the plan file's `[group.requests]` and
 /// `[group.limits]`).
-pub fn pod_quantities(model: &Model, root: usize, set: Set) -> [BTreeMap<String, String>; 2] {
-    let pod = model.pod(root, set);
+pub fn pod_quantities(model: &Model, caller: usize, set: Set) -> [BTreeMap<String, String>; 2] {
+    let pod = model.pod(caller, set);
     [pod.requests, pod.limits].map(|figures| {
         [("memory", Resource::Memory), ("cpu", Resource::Cpu)]
             .iter()
@@ -120,7 +120,7 @@ pub fn pod_quantities(model: &Model, root: usize, set: Set) -> [BTreeMap<String,
 fn why_kept(model: &Model, kept: Kept) -> String {
     match kept {
         Kept::NoCopy => "no group holds a copy of it".into(),
-        Kept::Root => "it roots a group".into(),
+        Kept::Caller => "it is a group's caller".into(),
         Kept::Declared => "a declared entry point (com.openfaas.fmerge.entry)".into(),
         Kept::Outside => "it gets requests from outside the application".into(),
         Kept::Called { by, from } if by == from => {
@@ -220,7 +220,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
         }
     }
     for (i, why) in kept.iter().enumerate() {
-        if let Some(why) = why.filter(|w| !matches!(w, Kept::NoCopy | Kept::Root)) {
+        if let Some(why) = why.filter(|w| !matches!(w, Kept::NoCopy | Kept::Caller)) {
             let _ = writeln!(
                 out,
                 "  {} stays deployed: {}",
@@ -229,7 +229,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
             );
         }
     }
-    for RootedGroup { root: r, set } in plan.merged() {
+    for CallerGroup { caller: r, set } in plan.merged() {
         let pod = model.pod(r, set);
         let show = |f: super::model::Figure, res: Resource| {
             f.amount.map_or("unset".to_string(), |a| {
@@ -326,7 +326,7 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
     let pods: Vec<serde_json::Value> = plan
         .merged()
         .into_iter()
-        .map(|RootedGroup { root: r, set }| {
+        .map(|CallerGroup { caller: r, set }| {
             let pod = model.pod(r, set);
             let figure = |f: super::model::Figure| {
                 serde_json::json!({"amount": f.amount, "from": f.from.name()})

@@ -95,22 +95,22 @@ impl PlanFile {
         }
         for name in &plan.dropped {
             let copied = plan.group.iter().any(|g| g.callees.contains(name));
-            let roots = plan.group.iter().any(|g| &g.caller == name);
+            let is_caller = plan.group.iter().any(|g| &g.caller == name);
             anyhow::ensure!(
-                copied && !roots,
+                copied && !is_caller,
                 "{}: `dropped` names {name}, which {}, so its deployment cannot go\nfix: drop it from `dropped`, or plan again with `fmerge plan`",
                 path.display(),
-                if roots {
-                    "roots a group"
+                if is_caller {
+                    "is a group's caller"
                 } else {
                     "no group holds"
                 }
             );
         }
-        let mut roots = std::collections::BTreeSet::new();
+        let mut callers = std::collections::BTreeSet::new();
         let mut groups = Vec::new();
         for g in &plan.group {
-            if !roots.insert(g.caller.clone()) {
+            if !callers.insert(g.caller.clone()) {
                 bail!(
                     "{}: two groups have the caller {}, and a function's deployment can be in one group only\nfix: merge the two groups into one, or drop one",
                     path.display(),
@@ -131,7 +131,7 @@ impl PlanFile {
 }
 
 impl PlanFile {
-    /// The group `caller` roots, if any.
+    /// The group whose caller is `caller`, if any.
     pub fn group(&self, caller: &str) -> Option<&PlanGroup> {
         self.group.iter().find(|g| g.caller == caller)
     }

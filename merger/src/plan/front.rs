@@ -4,7 +4,7 @@
 //! higher `--min-gain-ms` ([`fmerge_plan::front`]); as a table and a
 //! picture.
 
-use super::model::{Model, Objective, Plan, RootedGroup};
+use super::model::{CallerGroup, Model, Objective, Plan};
 use super::search::Limits;
 use super::{Method, solve_within};
 use anyhow::Result;
@@ -50,7 +50,7 @@ pub fn table(model: &Model, points: &[Point], chosen: &Plan) -> String {
             .plan
             .merged()
             .iter()
-            .map(|&RootedGroup { root: r, set }| {
+            .map(|&CallerGroup { caller: r, set }| {
                 format!("{}+{}", model.names[r], set.count_ones() - 1)
             })
             .collect();

@@ -1,12 +1,12 @@
 //! What `fmerge plan` prints: each group, why a reachable callee stays
 //! remote, and per entry point the hops and the projected latency gain.
 
-use super::model::{Apart, CallEdge, Hops, MIB, Model, Plan, RootedGroup, Set, bit, members};
+use super::model::{Apart, CallEdge, CallerGroup, Hops, MIB, Model, Plan, Set, bit, members};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// Why `v` is not in `root`'s group `set`.
-pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
+/// Why `v` is not in `caller`'s group `set`.
+pub fn why_not(model: &Model, caller: usize, set: Set, v: usize) -> String {
     if let Some(reason) = &model.left_out[v] {
         return reason.clone();
     }
@@ -18,13 +18,13 @@ pub fn why_not(model: &Model, root: usize, set: Set, v: usize) -> String {
     if !model.feasible(set | bit(v)) {
         return "the group's memory would pass --max-memory".to_string();
     }
-    if v == root {
+    if v == caller {
         return "it is the group's own caller".to_string();
     }
-    if model.slower(root, set | bit(v)) {
+    if model.slower(caller, set | bit(v)) {
         return format!(
             "merged, its cpu would queue with the group's on {}'s one task, and {0}'s requests would take longer than its gateway hops do",
-            model.names[root]
+            model.names[caller]
         );
     }
     model.constraints.objective.why_not().to_string()
@@ -87,7 +87,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     );
     let _ = writeln!(out, "{}", bound_line(model, plan));
     let dropped = model.dropped(&plan.groups);
-    for RootedGroup { root: r, set } in plan.merged() {
+    for CallerGroup { caller: r, set } in plan.merged() {
         let hops = model.flow(r, set).removed;
         let memory: Option<f64> = members(set).map(|i| model.memory[i]).sum();
         let _ = writeln!(
@@ -143,7 +143,7 @@ pub fn report(model: &Model, plan: &Plan, how: &str, hop_source: &str) -> String
     for &CallEdge { from: u, to: v } in &model.cycles {
         let _ = writeln!(
             out,
-            "note: the call {} → {} closes a cycle, a call back to a function the request runs in already: in-process where the caller's merged process holds {1} (its root included), and taken to make no call of its own",
+            "note: the call {} → {} closes a cycle, a call back to a function the request runs in already: in-process where the caller's merged process holds {1} (the group's caller included), and taken to make no call of its own",
             model.names[u], model.names[v]
         );
     }

@@ -1,7 +1,7 @@
 //! The planner's unit tests: entry points after the cycle cut, memory
 //! caps, the front, measured hop costs, the built-in hop figure.
 
-use super::model::{CallEdge, MIB, Objective, RootedGroup, bit};
+use super::model::{CallEdge, CallerGroup, MIB, Objective, bit};
 use super::*;
 use crate::graph::{Edge, Function, Round};
 use std::collections::BTreeMap;
@@ -383,10 +383,10 @@ fn what_the_graph_allows_to_share_every_group_file_says_to_the_build() {
     g.allow_shared_static = vec!["helper".into(), "other::COUNT".into()];
     let m = model(&g, &Constraints::default()).unwrap();
     let plan = solve(&m, Method::Exact).unwrap().plan;
-    let RootedGroup { root, set } = plan.merged()[0];
+    let CallerGroup { caller, set } = plan.merged()[0];
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.toml");
-    std::fs::write(&file, group_toml(&m, root, set, 1.0)).unwrap();
+    std::fs::write(&file, group_toml(&m, caller, set, 1.0)).unwrap();
     let group = crate::group::Group::load(&file).unwrap();
     assert_eq!(
         group.merge.sharing.allow_shared_static,

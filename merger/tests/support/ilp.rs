@@ -6,10 +6,11 @@
 //! caps) with its rule for a valid group (`oracle_value.rs`), and uses none
 //! of the planner's code.
 //!
-//! Each root `r` may root any group `g` of its own enumeration (connected
-//! from `r` through members, valid by `value::valid`); one request at `r`
+//! Each function `r` may be the caller of any group `g` of its own
+//! enumeration (connected from `r` through members, valid by
+//! `value::valid`); one request at `r`
 //! then removes `hops(r, g)` gateway hops and sends `out(r, g)[v]` calls to
-//! each deployment `v`. The program: binaries `x[r][g]`, one per root;
+//! each deployment `v`. The program: binaries `x[r][g]`, one per caller;
 //! `z[r][g] ≥ 0`, the requests at `r` that `g` serves, with `z ≤ M_r·x`
 //! and `Σ_g z[r][g] = a[r]`, where `M_r` is `r`'s runs per unit of outside
 //! traffic (no plan sends `r` more), so `z[r][g] = x[r][g]·a[r]`;
@@ -23,7 +24,7 @@ use good_lp::{Expression, ProblemVariables, Solution, SolverModel, microlp, vari
 
 /// The optimum of the program: the most hops any valid plan removes per
 /// unit of outside traffic, and the plan it found (each function's group,
-/// itself alone when it roots none).
+/// itself alone when it is none's caller).
 pub fn best(model: &Model) -> (f64, Vec<u128>) {
     let n = model.n();
     let runs = runs(model);
@@ -92,7 +93,7 @@ pub fn best(model: &Model) -> (f64, Vec<u128>) {
         .map(|r| {
             let k = (0..groups[r].len())
                 .max_by(|&i, &j| solution.value(x[r][i]).total_cmp(&solution.value(x[r][j])))
-                .expect("a root alone is a group");
+                .expect("a caller alone is a group");
             groups[r][k]
         })
         .collect();

@@ -1,9 +1,9 @@
 //! The oracle's valuation of a plan on its own reading of the graph
 //! (`oracle.rs`), and the enumeration of every plan of a small graph.
 //!
-//! A plan gives each function the group it roots (a bit set, itself alone
-//! when it roots none). A call made in a deployment's process of a member
-//! other than its root stays in the process; any other goes over the gateway
+//! A plan gives each function the group it is the caller of (a bit set,
+//! itself alone when none). A call made in a deployment's process of a member
+//! other than its caller stays in the process; any other goes over the gateway
 //! to the callee's own deployment. Per request of the application: the
 //! gateway calls removed, and the expected latency removed (each entry
 //! point's critical path before less after, weighted by its share), a round
@@ -33,8 +33,8 @@ pub struct Reserved {
     pub what: &'static str,
     /// Every function's own deployment (each stays deployed).
     pub base: f64,
-    /// Each group's members beyond its root: the merged pod reserves their
-    /// sum in place of the root's.
+    /// Each group's members beyond its caller: the merged pod reserves their
+    /// sum in place of the caller's.
     pub copies: f64,
 }
 
@@ -195,15 +195,15 @@ fn longest(sites: &[(f64, f64)]) -> f64 {
     total
 }
 
-/// Whether `root` may root `set`: alone always; else no left-out member,
+/// Whether `caller` may be the caller of `set`: alone always; else no left-out member,
 /// no pair kept apart, within `--max-memory`, and every member reached
-/// from the root through members.
-pub fn valid(a: &Reading, root: usize, set: Set) -> bool {
-    if set == bit(root) {
+/// from the caller through members.
+pub fn valid(a: &Reading, caller: usize, set: Set) -> bool {
+    if set == bit(caller) {
         return true;
     }
     let members: Vec<usize> = (0..a.n()).filter(|&i| set & bit(i) != 0).collect();
-    if set & bit(root) == 0 || members.iter().any(|&i| a.left_out[i]) {
+    if set & bit(caller) == 0 || members.iter().any(|&i| a.left_out[i]) {
         return false;
     }
     if a.apart
@@ -218,8 +218,8 @@ pub fn valid(a: &Reading, root: usize, set: Set) -> bool {
             return false;
         }
     }
-    let mut reached = bit(root);
-    let mut todo = vec![root];
+    let mut reached = bit(caller);
+    let mut todo = vec![caller];
     while let Some(u) = todo.pop() {
         for &(v, _) in &a.calls[u] {
             if set & bit(v) != 0 && reached & bit(v) == 0 {
@@ -271,7 +271,7 @@ pub fn allowed(a: &Reading, groups: &[Set], f: &Figures) -> bool {
 
 /// The best plan by exhaustive enumeration (every valid group at every
 /// deployment a request reaches; a deployment none reaches gains nothing
-/// from a group, so it roots none), with its score; `None` when no plan
+/// from a group, so it is none's caller), with its score; `None` when no plan
 /// meets the minimums.
 pub fn best(a: &Reading) -> Option<(f64, Vec<Set>)> {
     assert!(a.n() <= 8, "the enumeration is for small graphs");
@@ -310,18 +310,18 @@ fn enumerate(
     groups[r] = bit(r);
 }
 
-/// Calls one request at `root`'s deployment (group `set`) sends over the
+/// Calls one request at `caller`'s deployment (group `set`) sends over the
 /// gateway, per callee.
-pub fn leaving(a: &Reading, root: usize, set: Set) -> Vec<f64> {
+pub fn leaving(a: &Reading, caller: usize, set: Set) -> Vec<f64> {
     let mut runs = vec![0.0; a.n()];
     let mut out = vec![0.0; a.n()];
-    runs[root] = 1.0;
+    runs[caller] = 1.0;
     for &u in &a.order {
         for &(v, m) in &a.calls[u] {
             if runs[u] == 0.0 {
                 continue;
             }
-            if v != root && set & bit(v) != 0 {
+            if v != caller && set & bit(v) != 0 {
                 runs[v] += runs[u] * m;
             } else {
                 out[v] += runs[u] * m;
@@ -331,7 +331,7 @@ pub fn leaving(a: &Reading, root: usize, set: Set) -> Vec<f64> {
     out
 }
 
-/// Every group `r` may root, itself alone first: grown one callee of a
+/// Every group `r` may be the caller of, itself alone first: grown one callee of a
 /// member at a time, each set once.
 pub fn groups_of(a: &Reading, r: usize) -> Vec<Set> {
     let mut seen = std::collections::BTreeSet::from([bit(r)]);

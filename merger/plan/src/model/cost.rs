@@ -49,8 +49,8 @@ impl Origin {
 pub enum Kept {
     /// No group holds it as a copy.
     NoCopy,
-    /// It roots a group: the merged pod is deployed under its name.
-    Root,
+    /// It is a group's caller: the merged pod is deployed under its name.
+    Caller,
     /// A declared entry point (the stack's `com.openfaas.fmerge.entry`).
     Declared,
     /// It gets requests from outside the application.
@@ -176,7 +176,7 @@ impl Model {
 
     /// Why each function keeps its own deployment under `groups`, `None`
     /// for the deployments dropped: every function no group holds as a
-    /// copy, every group's root, and a copy that gets requests from
+    /// copy, every group's caller, and a copy that gets requests from
     /// outside, is a declared entry point, has no [`proof`](Self::proof)
     /// that nothing outside needs it, or is still called from outside
     /// its group's process (a deployment that stays makes a gateway call to
@@ -194,7 +194,7 @@ impl Model {
         let mut kept: Vec<Option<Kept>> = (0..n)
             .map(|i| {
                 if groups[i] != bit(i) {
-                    Some(Kept::Root)
+                    Some(Kept::Caller)
                 } else if !copy[i] {
                     Some(Kept::NoCopy)
                 } else if self.declared[i] {
@@ -228,7 +228,7 @@ impl Model {
         kept
     }
 
-    /// What the deployment of `root` reserves with the group `set`: alone,
+    /// What the deployment of `caller` reserves with the group `set`: alone,
     /// the stack's own figures; merged, per resource,
     /// - requests: the measured members' usage, as one process
     ///   ([`shared`](Self::shared) counted once), plus [`HEADROOM`]; of
@@ -242,17 +242,17 @@ impl Model {
     ///   usage beyond the shared part, with headroom; their limits where
     ///   unmeasured, which makes the sum when nothing is measured). Unset
     ///   when a member sets none; never below the request.
-    pub fn pod(&self, root: usize, set: Set) -> Pod {
+    pub fn pod(&self, caller: usize, set: Set) -> Pod {
         let figures = |resource: Resource| -> [Figure; 2] {
             let k = resource.index();
-            if set == bit(root) {
+            if set == bit(caller) {
                 return [
                     Figure {
-                        amount: self.requests[root][k].or(self.limit(resource, root)),
+                        amount: self.requests[caller][k].or(self.limit(resource, caller)),
                         from: Origin::Stack,
                     },
                     Figure {
-                        amount: self.limit(resource, root),
+                        amount: self.limit(resource, caller),
                         from: Origin::Stack,
                     },
                 ];
@@ -262,7 +262,7 @@ impl Model {
             // shared part already, with headroom.
             let shared = self.shared(resource);
             let work = match resource {
-                Resource::Cpu => Some(self.work(root, set)),
+                Resource::Cpu => Some(self.work(caller, set)),
                 Resource::Memory => None,
             };
             let added = |i: usize| {
@@ -325,14 +325,14 @@ impl Model {
         own.map(|sum| sum - self.shared(resource) * extra)
     }
 
-    /// The cores each measured member of `root`'s group `set` will use in
+    /// The cores each measured member of `caller`'s group `set` will use in
     /// one of the merged deployment's pods: its pods' work (cores per pod
     /// times its replicas) for the share of its runs the group serves (per
-    /// request at `root`, its runs in-process times `root`'s own runs, over
+    /// request at `caller`, its runs in-process times `caller`'s own runs, over
     /// all of its runs: an upper bound, since a caller's merge only takes
-    /// requests from `root`), spread over `root`'s replicas. `None` for a
+    /// requests from `caller`), spread over `caller`'s replicas. `None` for a
     /// member whose cpu is not measured.
-    pub fn work(&self, root: usize, set: Set) -> Vec<Option<f64>> {
+    pub fn work(&self, caller: usize, set: Set) -> Vec<Option<f64>> {
         let k = Resource::Cpu.index();
         if members(set).all(|i| self.usage[i][k].is_none()) {
             return vec![None; self.n()];
@@ -340,16 +340,16 @@ impl Model {
         let runs = self.invocations();
         let pods = |i: usize| self.pods.get(i).copied().flatten().unwrap_or(1.0);
         let mut share = vec![0.0; self.n()];
-        share[root] = 1.0;
-        for r in self.flow(root, set).inside {
+        share[caller] = 1.0;
+        for r in self.flow(caller, set).inside {
             if runs[r.member] > 0.0 {
-                share[r.member] = (r.runs * runs[root] / runs[r.member]).min(1.0);
+                share[r.member] = (r.runs * runs[caller] / runs[r.member]).min(1.0);
             }
         }
         (0..self.n())
             .map(|i| {
                 let cores = self.usage[i][k]?;
-                Some(cores * pods(i) * share[i] / pods(root))
+                Some(cores * pods(i) * share[i] / pods(caller))
             })
             .collect()
     }

@@ -1,5 +1,5 @@
 //! What a plan's groups do to the requests: [`Model::flow`] for one
-//! request at a group's root (calls in-process, calls that leave, runs
+//! request at a group's caller (calls in-process, calls that leave, runs
 //! inside), and [`Model::value`] for the whole plan, deployment by
 //! deployment, callers first.
 
@@ -7,14 +7,14 @@ use super::{CallsTo, Flow, Model, NO_CALLER, PlanFlow, RunsOf, Set};
 use std::collections::BTreeMap;
 
 impl Model {
-    /// For one request at `root`'s deployment whose group is `set`: the
+    /// For one request at `caller`'s deployment whose group is `set`: the
     /// in-process calls (hops removed), the calls that leave, per callee, and
     /// the in-process runs, per member.
-    pub fn flow(&self, root: usize, set: Set) -> Flow {
+    pub fn flow(&self, caller: usize, set: Set) -> Flow {
         // Runs per member and caller (its path's rates, [`via`](Self::via));
-        // the root's request from no caller known.
+        // the group caller's request from no caller known.
         let mut by: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); self.n()];
-        by[root].insert(NO_CALLER, 1.0);
+        by[caller].insert(NO_CALLER, 1.0);
         let mut runs = vec![0.0; self.n()];
         let mut removed = 0.0;
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
@@ -27,7 +27,7 @@ impl Model {
             for (&from, &ran) in &by[u].clone() {
                 for c in &self.calls[u] {
                     let (v, calls) = (c.callee, ran * self.rate(from, u, c));
-                    if v != root && set.contains(v) {
+                    if v != caller && set.contains(v) {
                         *by[v].entry(self.context(u, v)).or_default() += calls;
                         removed += calls;
                     } else {
@@ -43,14 +43,14 @@ impl Model {
             } in self.back_of(u)
             {
                 let calls = runs[u] * m;
-                if self.in_process(root, set, v) {
+                if self.in_process(caller, set, v) {
                     removed += calls;
                 } else {
                     *back.entry(v).or_default() += calls;
                 }
             }
         }
-        runs[root] = 0.0;
+        runs[caller] = 0.0;
         let inside = runs
             .iter()
             .enumerate()

@@ -59,7 +59,7 @@ impl Model {
             .collect()
     }
 
-    /// [`gain_ms`](Self::gain_ms) when the groups of the roots in `open` are
+    /// [`gain_ms`](Self::gain_ms) when the groups of the callers in `open` are
     /// still to be chosen: below such a deployment every call is taken as
     /// in-process, so no choice of theirs gains more.
     pub fn gain_bound(&self, groups: &[Set], open: Set, before: &[f64]) -> f64 {
@@ -145,12 +145,12 @@ impl Model {
     }
 
     /// The [`Span`] below `u` called by `from` (its calls at that call
-    /// path's rates, [`rate`](Self::rate)), running in the deployment rooted
-    /// at `root`, priced by `price`: a gateway call at its hop, an
-    /// in-process one at nothing; nothing below a deployment whose root is
-    /// in `open` (its group not chosen yet) but its own time, which no group
-    /// removes ([`floor_ms`](Self::floor_ms)). The critical path is `u`'s own
-    /// time, then its rounds, each its expected longest call
+    /// path's rates, [`rate`](Self::rate)), running in the deployment of
+    /// `caller`'s group, priced by `price`: a gateway call at its hop, an
+    /// in-process one at nothing; nothing below a deployment whose group's
+    /// caller is in `open` (its group not chosen yet) but its own time,
+    /// which no group removes ([`floor_ms`](Self::floor_ms)). The critical
+    /// path is `u`'s own time, then its rounds, each its expected longest call
     /// ([`expected_longest`]: a site made on a share of the invocations, a
     /// looped site once per iteration, from the calls per invocation,
     /// [`share`](Self::share)) and no shorter than the cpu its in-process
@@ -158,13 +158,13 @@ impl Model {
     pub(super) fn walk(
         &self,
         (u, from): (usize, usize),
-        root: usize,
+        caller: usize,
         groups: &[Set],
         price: &Price,
         open: Set,
         memo: &mut Memo,
     ) -> Span {
-        if open.contains(root) {
+        if open.contains(caller) {
             let floor = match price.timed && self.via.is_empty() {
                 true => self.floor_ms.get(u).copied().unwrap_or(0.0),
                 false => 0.0,
@@ -175,7 +175,7 @@ impl Model {
             };
         }
         let from = self.context(from, u);
-        if let Some(&known) = memo.get(&(u, from, root)) {
+        if let Some(&known) = memo.get(&(u, from, caller)) {
             return known;
         }
         let cost = price.hop;
@@ -184,7 +184,7 @@ impl Model {
         // back's run makes no call: the hop alone, if any.
         let below = |v: usize, memo: &mut Memo| {
             if self.back_of(u).iter().any(|c| c.callee == v) {
-                let hop = if self.in_process(root, groups[root], v) {
+                let hop = if self.in_process(caller, groups[caller], v) {
                     0.0
                 } else {
                     cost(u, v)
@@ -196,8 +196,12 @@ impl Model {
                 };
                 return (span, None);
             }
-            let inside = v != root && groups[root].contains(v);
-            let (next, hop) = if inside { (root, 0.0) } else { (v, cost(u, v)) };
+            let inside = v != caller && groups[caller].contains(v);
+            let (next, hop) = if inside {
+                (caller, 0.0)
+            } else {
+                (v, cost(u, v))
+            };
             let s = self.walk((v, u), next, groups, price, open, memo);
             let span = Span {
                 critical: hop + s.critical,
@@ -264,12 +268,13 @@ impl Model {
             total,
             busy,
         };
-        memo.insert((u, from, root), span);
+        memo.insert((u, from, caller), span);
         span
     }
 }
 
-/// Walks already made: by function, its caller and its deployment's root.
+/// Walks already made: by function, its caller and its deployment's group
+/// caller.
 pub(super) type Memo = BTreeMap<(usize, usize, usize), Span>;
 
 /// A site of a round, for [`queued`]: the chance it is made, the cpu it

@@ -113,9 +113,9 @@ impl Objective {
         }
     }
 
-    /// What the greedy search compares a group of `root` by, objective's
+    /// What the greedy search compares a group of `caller` by, objective's
     /// figure first, then a tie-break: `hops` are the hops the group removes
-    /// per request at its root, `groups` the plan with the group in place.
+    /// per request at its caller, `groups` the plan with the group in place.
     pub fn worth(self, model: &Model, groups: &[Set], hops: f64) -> GroupWorth {
         let (figure, tie_break) = match self {
             Objective::Calls => (hops, 0.0),

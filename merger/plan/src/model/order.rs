@@ -164,11 +164,11 @@ impl Model {
         self.back.get(u).map_or(&[], Vec::as_slice)
     }
 
-    /// Whether a call of `v` from the process of `root`'s group `set` stays
-    /// in it: `v` is a member, the root itself included once the group is
+    /// Whether a call of `v` from the process of `caller`'s group `set` stays
+    /// in it: `v` is a member, the group's caller itself included once the group is
     /// merged (a binary with callees serves its own function in-process).
-    pub fn in_process(&self, root: usize, set: Set, v: usize) -> bool {
-        set.contains(v) && (v != root || set != bit(root))
+    pub fn in_process(&self, caller: usize, set: Set, v: usize) -> bool {
+        set.contains(v) && (v != caller || set != bit(caller))
     }
 
     /// Puts the calls of each function called back per invocation of its

@@ -1,7 +1,7 @@
 //! Service time in the model: what each function spends on a request
 //! besides its calls ([`Model::own_ms`]), of which how much is cpu
 //! ([`Model::busy_ms`]), and the rule that keeps a merge that would slow
-//! its root out of every plan ([`Model::slower`]).
+//! its group's caller out of every plan ([`Model::slower`]).
 //!
 //! A gateway call runs its callee on another pod's task; an in-process one
 //! on its caller's own (the runtime polls a member's future where its
@@ -82,7 +82,7 @@ impl Model {
             *busy = busy.min(own[u]);
         }
         // No queue at a deployment's pods either: a merged pod may have
-        // more cores than its root alone.
+        // more cores than its caller alone.
         self.floor_ms = self.critical_with(&Price {
             hop: &|_, _| 0.0,
             timed: true,
@@ -90,12 +90,13 @@ impl Model {
         });
     }
 
-    /// Whether `root`'s group `set` makes a request at `root` slower than
+    /// Whether `caller`'s group `set` makes a request at `caller` slower than
     /// with every function alone: its in-process calls queue on one task
     /// for longer than the gateway hops it removes. Such a group is in no
     /// plan, whatever the objective. Never without measured cpu.
-    pub fn slower(&self, root: usize, set: Set) -> bool {
-        if set == bit(root) || self.busy_ms.iter().all(|&b| b <= 0.0) || !self.queues(root, set) {
+    pub fn slower(&self, caller: usize, set: Set) -> bool {
+        if set == bit(caller) || self.busy_ms.iter().all(|&b| b <= 0.0) || !self.queues(caller, set)
+        {
             return false;
         }
         let price = Price {
@@ -104,18 +105,18 @@ impl Model {
             pods: true,
         };
         let mut groups: Vec<Set> = (0..self.n()).map(bit).collect();
-        let before = self.request_at(root, &groups, &price);
-        groups[root] = set;
-        let after = self.request_at(root, &groups, &price);
+        let before = self.request_at(caller, &groups, &price);
+        groups[caller] = set;
+        let after = self.request_at(caller, &groups, &price);
         after.critical > before.critical + 1e-9
     }
 
-    /// Whether some round of a member of `root`'s group `set` makes two or
+    /// Whether some round of a member of `caller`'s group `set` makes two or
     /// more calls in-process at once (two sites, or one made more than
     /// once): a round with one is never longer merged (its cpu queues
     /// behind none, and its hop is gone), so neither is the request.
-    fn queues(&self, root: usize, set: Set) -> bool {
-        let inside = |v: usize| v != root && set.contains(v);
+    fn queues(&self, caller: usize, set: Set) -> bool {
+        let inside = |v: usize| v != caller && set.contains(v);
         let repeated = |u: usize, v: usize| {
             let calls = self.calls[u].iter().filter(|c| c.callee == v);
             let paths = self.via.iter().filter(|(e, _)| e.to == u);
@@ -132,24 +133,24 @@ impl Model {
         })
     }
 
-    /// The cores the pods of `root`'s deployment with the group `set` may
+    /// The cores the pods of `caller`'s deployment with the group `set` may
     /// use in all: its cpu limit (alone, the function's own; merged, what
     /// holds when every member peaks at once, [`together`](Self::together))
     /// times its replicas where measured, else one pod; `None` without a
     /// limit (unbounded).
-    pub fn cores(&self, root: usize, set: Set) -> Option<f64> {
-        let limit = match set == bit(root) {
-            true => self.cpu.get(root).copied().flatten(),
+    pub fn cores(&self, caller: usize, set: Set) -> Option<f64> {
+        let limit = match set == bit(caller) {
+            true => self.cpu.get(caller).copied().flatten(),
             false => self.together(super::Resource::Cpu, set),
         };
-        let pods = self.pods.get(root).copied().flatten().unwrap_or(1.0);
+        let pods = self.pods.get(caller).copied().flatten().unwrap_or(1.0);
         limit.map(|l| l * pods.max(1.0))
     }
 
-    /// Whether `root` may root the group `set`: a group the model allows
+    /// Whether `caller` may be the caller of the group `set`: a group the model allows
     /// ([`feasible`](Self::feasible)) that does not slow it
     /// ([`slower`](Self::slower)).
-    pub fn admits(&self, root: usize, set: Set) -> bool {
-        self.feasible(set) && !self.slower(root, set)
+    pub fn admits(&self, caller: usize, set: Set) -> bool {
+        self.feasible(set) && !self.slower(caller, set)
     }
 }

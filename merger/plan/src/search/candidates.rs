@@ -1,32 +1,32 @@
-//! Every group a root may root, for the branch and bound: each connected
+//! Every group a function may be the caller of, for the branch and bound: each connected
 //! set of its callees once, within the model's rules.
 
 use super::Limits;
 use crate::model::{Model, Set, bit};
 
-/// Every group `root` may root: connected from it (each member reached
-/// from the root through members), feasible, not slowing the root
+/// Every group `caller` may be the caller of: connected from it (each member reached
+/// from the caller through members), feasible, not slowing the caller
 /// ([`Model::admits`]); `None` past the limit.
-pub fn candidates(model: &Model, root: usize, limit: usize) -> Option<Vec<Set>> {
+pub fn candidates(model: &Model, caller: usize, limit: usize) -> Option<Vec<Set>> {
     let limits = Limits {
         candidates: limit,
         ..Limits::default()
     };
-    candidates_within(model, root, &limits)
+    candidates_within(model, caller, &limits)
 }
 
 /// [`candidates`] up to `limits.candidates`, `None` past it or past the
 /// deadline.
-pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> Option<Vec<Set>> {
-    let mut out = vec![bit(root)];
-    if model.left_out[root].is_some() || !model.feasible(bit(root)) {
+pub(super) fn candidates_within(model: &Model, caller: usize, limits: &Limits) -> Option<Vec<Set>> {
+    let mut out = vec![bit(caller)];
+    if model.left_out[caller].is_some() || !model.feasible(bit(caller)) {
         return Some(out);
     }
     // Each connected set once: a member, once passed over, is never added
     // later in the same branch.
     fn grow(
         model: &Model,
-        root: usize,
+        caller: usize,
         set: Set,
         frontier: Vec<usize>,
         excluded: Set,
@@ -38,9 +38,9 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
             if !model.feasible(next) {
                 continue;
             }
-            // A group that slows its root may grow into one that does
+            // A group that slows its caller may grow into one that does
             // not (a member that removes the longer hop): grown, not kept.
-            if !model.slower(root, next) {
+            if !model.slower(caller, next) {
                 out.push(next);
             }
             if out.len() > limits.candidates || (out.len().is_multiple_of(256) && limits.late()) {
@@ -56,18 +56,27 @@ pub(super) fn candidates_within(model: &Model, root: usize, limits: &Limits) -> 
                     more.push(w);
                 }
             }
-            if !grow(model, root, next, more, skip, out, limits) {
+            if !grow(model, caller, next, more, skip, out, limits) {
                 return false;
             }
         }
         true
     }
-    let frontier: Vec<usize> = model.callees(root).collect();
+    let frontier: Vec<usize> = model.callees(caller).collect();
     let mut unique = Vec::new();
     for v in frontier {
-        if !unique.contains(&v) && v != root {
+        if !unique.contains(&v) && v != caller {
             unique.push(v);
         }
     }
-    grow(model, root, bit(root), unique, bit(root), &mut out, limits).then_some(out)
+    grow(
+        model,
+        caller,
+        bit(caller),
+        unique,
+        bit(caller),
+        &mut out,
+        limits,
+    )
+    .then_some(out)
 }

@@ -1,4 +1,4 @@
-//! The heuristic search: greedy growth of each root's group, callers
+//! The heuristic search: greedy growth of each caller's group, callers
 //! first, then members the objective does not need dropped, then the local
 //! search of [`super::improve`].
 
@@ -6,7 +6,7 @@ use super::improve::adds;
 use super::{EPS, Limits, finish, improve, score};
 use crate::model::{CallsTo, Figures, GroupWorth, Model, Plan, Resource, Set, bit, members};
 
-/// Greedy: callers first, each root grows its group by the member that
+/// Greedy: callers first, each caller grows its group by the member that
 /// adds the most to the objective (latency removed, then hops removed; for
 /// calls, hops), while any does; then `trim` drops what the objective
 /// does not need, and the local search ([`improve`]) takes it from there
@@ -93,7 +93,7 @@ fn grow(model: &Model) -> Vec<Set> {
     let n = model.n();
     let mut groups: Vec<Set> = (0..n).map(bit).collect();
     let mut arrivals = model.external.clone();
-    // Within the total caps with `set` as r's group, the roots not decided
+    // Within the total caps with `set` as r's group, the callers not decided
     // yet alone.
     let fits = |r: usize, set: Set, groups: &mut Vec<Set>| {
         groups[r] = set;
@@ -156,7 +156,7 @@ fn grow(model: &Model) -> Vec<Set> {
 /// Drops members, one at a time, while the objective does not get worse
 /// and the minimums still hold: for latency, members off every critical
 /// path; for memory, the largest first. Each group stays connected from
-/// its root.
+/// its caller.
 fn trim(model: &Model, mut groups: Vec<Set>) -> Vec<Set> {
     let c = &model.constraints;
     let score = |groups: &[Set]| Figures {

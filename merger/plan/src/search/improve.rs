@@ -2,7 +2,7 @@
 //! minimums, the best single change that scores better ([`score`]), until
 //! none does or the deadline passes. Changes: a member added to a group
 //! (a callee of one of its members), a member dropped (the group still
-//! connected from its root), and, when neither helps, one moved: dropped
+//! connected from its caller), and, when neither helps, one moved: dropped
 //! from a group and another added to any group (under a total cap, the
 //! room a member takes is what another needs).
 
@@ -110,7 +110,7 @@ pub(super) fn adds(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
     out
 }
 
-/// Each group with one member fewer, still connected from its root.
+/// Each group with one member fewer, still connected from its caller.
 fn drops(model: &Model, groups: &[Set]) -> Vec<(usize, Set)> {
     let mut out = Vec::new();
     for (r, &group) in groups.iter().enumerate() {

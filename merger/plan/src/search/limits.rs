@@ -10,7 +10,7 @@ pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(5);
 /// How hard the exact search may try before it gives up (and says so).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Candidate groups per root.
+    /// Candidate groups per caller.
     pub candidates: usize,
     /// Search nodes in all.
     pub nodes: u64,

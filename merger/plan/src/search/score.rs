@@ -53,7 +53,7 @@ pub(super) fn extra(groups: &[Set]) -> usize {
         .sum()
 }
 
-/// Drops groups that remove nothing (no request arrives at their root) and
+/// Drops groups that remove nothing (no request arrives at their caller) and
 /// members that remove nothing, then values the plan. Under the cost
 /// objective a group no request reaches stays: what it lets go is its worth.
 pub(super) fn finish(model: &Model, mut groups: Vec<Set>) -> Plan {

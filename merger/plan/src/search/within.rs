@@ -17,8 +17,8 @@ use std::time::Instant;
 pub struct Found {
     pub plan: Plan,
     pub proven: bool,
-    /// Roots past the candidate cap, whose groups are the heuristic's: the
-    /// search finished and the plan is optimal for every other root
+    /// Callers past the candidate cap, whose groups are the heuristic's: the
+    /// search finished and the plan is optimal for every other caller
     /// ([`Bounded::capped`](super::Bounded::capped)).
     pub capped: Vec<usize>,
 }

@@ -11,7 +11,7 @@
 
 use crate::graph::{Conflict, Graph};
 use crate::options::{self, CargoFlags, Merge, Options, SharedStaticFlags};
-use crate::plan::model::{Model, Plan, RootedGroup, members};
+use crate::plan::model::{CallerGroup, Model, Plan, members};
 use crate::plan::{self, Constraints, Method};
 use anyhow::{Context as _, Result};
 use fmerge_cargo::{resolve, workspace};
@@ -70,10 +70,10 @@ pub(super) fn solve(
             });
         };
         let mut refused = false;
-        for RootedGroup { root, set } in plan.merged() {
-            let caller = model.names[root].clone();
+        for CallerGroup { caller: c, set } in plan.merged() {
+            let caller = model.names[c].clone();
             let callees: Vec<String> = members(set)
-                .filter(|&i| i != root)
+                .filter(|&i| i != c)
                 .map(|i| model.names[i].clone())
                 .collect();
             let group: Vec<String> = resolve::members(&caller, &callees)

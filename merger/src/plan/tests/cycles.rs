@@ -1,5 +1,5 @@
 //! Cycles as the runtime runs them: a call back to a member of the
-//! caller's merged process (its root included) is in-process, the call cut
+//! caller's merged process (the group's caller included) is in-process, the call cut
 //! to order the model does not count its callee's runs twice, and a group
 //! that holds the whole cycle is a candidate.
 
@@ -38,7 +38,7 @@ fn a_call_back_is_priced_as_the_traffic_shows_it() {
     let all = set(&m, &["x", "a", "b"]);
     assert!(candidates(&m, x, 1000).unwrap().contains(&all));
     assert_eq!(m.flow(x, all).removed, 5.0);
-    // a's group: a → b in-process, and b's calls back to a, its root.
+    // a's group: a → b in-process, and b's calls back to a, the group's caller.
     let a = m.index("a").unwrap();
     assert_eq!(m.flow(a, set(&m, &["a", "b"])).removed, 4.0);
 }

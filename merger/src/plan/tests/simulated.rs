@@ -16,7 +16,7 @@
 //! shows of it: each function's mean serving time unmerged and its cpu per
 //! request. A plan with a group that makes some request slower than with
 //! every function alone is no plan (the planner's rule: no merge that
-//! slows its root), whatever the objective.
+//! slows its caller), whatever the objective.
 
 use super::traffic::measured;
 use super::*;
@@ -251,7 +251,7 @@ impl App {
             if let Some(s) = self.score(m, c, &groups) {
                 best = best.max(s);
             }
-            // The next plan, as an odometer over each root's options.
+            // The next plan, as an odometer over each caller's options.
             let Some(r) = (0..n).find(|&r| pick[r] + 1 < options[r].len()) else {
                 return best;
             };
@@ -329,7 +329,7 @@ impl App {
 /// it (pods, memory and cpu requests, each over the unmerged
 /// application's, their mean; nothing measured, so a pod reserves its
 /// members' own figures): a deployment stays when a request reaches it,
-/// it roots a merged group, or no group holds its function (it runs
+/// it is a merged group's caller, or no group holds its function (it runs
 /// nowhere else).
 fn cost(m: &Model, groups: &[Set], reached: &[bool]) -> f64 {
     let n = m.n();

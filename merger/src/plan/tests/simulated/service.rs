@@ -80,7 +80,7 @@ fn a_cpu_bound_fan_out_is_not_merged_onto_one_task() {
     let (groups, _) = groups_of(&app, &objective(Objective::Calls));
     assert!(
         groups.values().all(|g| g.len() <= 2),
-        "{groups:?}: a group that slows its root"
+        "{groups:?}: a group that slows its caller"
     );
 }
 
