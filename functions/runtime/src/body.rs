@@ -4,7 +4,7 @@
 //! little holds nothing; a body that finds the budget spent waits a while
 //! for it, then gets 503 with `Retry-After`.
 
-use crate::front::BUDGET_UNIT;
+use crate::connections::BUDGET_UNIT;
 use crate::limits::closing;
 use crate::server_settings::ServerSettings;
 use crate::{Bytes, Error, Response};

@@ -139,8 +139,8 @@ fn send(
     }
 }
 
-/// Headers that belong to one HTTP connection or its front, not to a
-/// function's reply (`X-Duration-Seconds` is the front's timing, which
+/// Headers that belong to one HTTP connection or its server, not to a
+/// function's reply (`X-Duration-Seconds` is the server's timing, which
 /// of-watchdog adds too): dropped from replies that came over HTTP, so
 /// that a reply looks the same whether its callee was merged or not.
 const CONNECTION_HEADERS: [http::HeaderName; 7] = [

@@ -1,11 +1,11 @@
-//! The metrics port: `GET /metrics`, and the call log (`/calls`), served on
-//! a thread of its own, so that a slow scrape or a large call log never
-//! delays the front, with of-watchdog's bounds on it: 500 ms to read a
-//! request and to write a reply; and a cap on open connections, kept as
-//! the function's port keeps it (see [`crate::front`]): idle clients make
+//! The metrics port: `GET /metrics`, and the call log (`/calls`), served on a
+//! thread of its own, so that a slow scrape or a large call log never delays
+//! the connection layer, with of-watchdog's bounds on it: 500 ms to read a
+//! request and to write a reply; and a cap on open connections, kept as the
+//! function's port keeps it (see [`crate::connections`]): idle clients make
 //! room for a scrape.
 
-use crate::front::{self, Front, InRequest, Limits};
+use crate::connections::{self, Connections, InRequest, Limits};
 use crate::{Bytes, call, call_log, metrics};
 use http_body_util::Full;
 use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
@@ -59,7 +59,7 @@ async fn serve(name: &'static str, addr: SocketAddr) {
         }
     };
     eprintln!("{name}: metrics on http://{addr}/metrics");
-    let front: &'static Front = Box::leak(Box::new(Front::new(Limits {
+    let connections: &'static Connections = Box::leak(Box::new(Connections::new(Limits {
         max_connections: METRICS_CONNECTIONS,
         header_timeout: Some(METRICS_TIMEOUT),
         write_timeout: METRICS_TIMEOUT,
@@ -67,7 +67,7 @@ async fn serve(name: &'static str, addr: SocketAddr) {
     })));
     // Served until the process exits.
     let (_never, stop) = tokio::sync::watch::channel(false);
-    front::serve(front, listener, stop, name, |conn| {
+    connections::serve(connections, listener, stop, name, |conn| {
         move |req| {
             let entered = InRequest::enter(&conn);
             async move {

@@ -4,7 +4,7 @@
 //! limit; counted and logged however it ends.
 
 use crate::call::Call;
-use crate::front::{Conn, HttpResponse, InRequest};
+use crate::connections::{Conn, HttpResponse, InRequest};
 use crate::limits::{self, closing, run_within};
 use crate::record::Record;
 use crate::server_settings::ServerSettings;
@@ -44,7 +44,7 @@ pub(crate) struct Server {
 }
 
 /// Serves one request of `conn`, taken up (`entered`) as hyper read its
-/// head (`None`: the front closed the connection to make room).
+/// head (`None`: the connection layer closed the connection to make room).
 pub(crate) async fn handle(
     server: &'static Server,
     mut req: hyper::Request<Incoming>,
@@ -282,10 +282,10 @@ fn stalled(server: &Server) -> bool {
     server.abandoned.load(Ordering::Relaxed) >= server.handlers.metrics().num_workers()
 }
 
-/// Dropped when a handler's task ends (its future returned, or dropped
-/// once aborted). Of the task's end and the front's 504, the later one
-/// finds `gone` set: a 504 that comes first counts the task abandoned,
-/// and its end uncounts it.
+/// Dropped when a handler's task ends (its future returned, or dropped once
+/// aborted). Of the task's end and the connection layer's 504, the later one
+/// finds `gone` set: a 504 that comes first counts the task abandoned, and its
+/// end uncounts it.
 struct Ended {
     server: &'static Server,
     gone: Arc<AtomicBool>,

@@ -4,14 +4,15 @@
 //! to the function: a body limit and budget, a connection cap, a write
 //! deadline, and accept back-off.
 //!
-//! Two runtimes: the front's (one thread: accept, every connection's I/O
-//! and HTTP, probes, signals; see [`crate::front`]) and the handlers' (a
-//! worker per core), where each request's handler is spawned and awaited
-//! by the front with its deadline. A handler that blocks its thread or
-//! never yields stalls only the handlers' threads: the front still answers
+//! Two runtimes: the I/O runtime (one thread: accept, every connection's
+//! I/O and HTTP, probes, signals; the connection layer,
+//! [`crate::connections`]) and the handlers' (a worker per core), where
+//! each request's handler is spawned and awaited by the connection layer
+//! with its deadline. A handler that blocks its thread or never yields
+//! stalls only the handlers' threads: the connection layer still answers
 //! health, answers 504 at `exec_timeout`, and drains.
 
-use crate::front::{self, Front, InRequest, Limits};
+use crate::connections::{self, Connections, InRequest, Limits};
 use crate::request::{self, Server};
 use crate::server_settings::ServerSettings;
 use crate::{Entry, call, call_log, dispatch, error, function_config, metrics_port};
@@ -39,7 +40,7 @@ pub fn serve(name: &'static str, entry: Entry) {
         .thread_name(format!("{name}-handler"))
         .build()
         .unwrap_or_else(|e| fail(name, &format!("cannot start tokio: {e}")));
-    let front = tokio::runtime::Builder::new_current_thread()
+    let io = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(name, &format!("cannot start tokio: {e}")));
@@ -62,7 +63,7 @@ pub fn serve(name: &'static str, entry: Entry) {
     served.push(name);
     crate::metrics::serving(&served);
     error::bound_panic_messages();
-    front.block_on(run(server));
+    io.block_on(run(server));
     // Handlers abandoned at exec_timeout or by the drain, blocked or not,
     // must not hold the exit.
     handlers.shutdown_timeout(Duration::from_millis(100));
@@ -123,13 +124,13 @@ async fn run(server: &'static Server) {
     });
 
     let budget = (s.max_buffered_bytes > 0).then(|| server.buffered.clone());
-    let front: &'static Front = Box::leak(Box::new(Front::new(Limits {
+    let connections: &'static Connections = Box::leak(Box::new(Connections::new(Limits {
         max_connections: s.max_connections,
         header_timeout: (!s.read_timeout.is_zero()).then_some(s.read_timeout),
         write_timeout: s.write_timeout,
         budget,
     })));
-    let draining = front::serve(front, listener, stop, name, move |conn| {
+    let draining = connections::serve(connections, listener, stop, name, move |conn| {
         move |req| {
             // Taken up as hyper reads the head, before it reads on.
             let entered = InRequest::enter(&conn);

@@ -16,7 +16,7 @@ mod support;
 
 use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
 use std::time::{Duration, Instant};
-use support::fronts::{Front, both, both_started, start_with_metrics};
+use support::servers::{Serving, both, both_started, start_with_metrics};
 use support::{at_once, get};
 
 /// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
@@ -34,23 +34,23 @@ fn first_not_200(port: u16, path: &str, within: Duration) -> RawResponse {
 
 #[test]
 fn health_answers_get_200_and_other_methods_405() {
-    both_started(&[], |front, s| {
+    both_started(&[], |serving, s| {
         let port = s.server.port;
         let health = get(port, "/_/health", &[]);
-        assert_eq!(health.status, 200, "{front:?}");
-        assert_eq!(health.body, "OK", "{front:?}");
+        assert_eq!(health.status, 200, "{serving:?}");
+        assert_eq!(health.body, "OK", "{serving:?}");
         let ready = get(port, "/_/ready", &[]);
-        assert_eq!(ready.status, 200, "{front:?}");
+        assert_eq!(ready.status, 200, "{serving:?}");
         let post = request(port, "POST", "/_/health", &[], b"").unwrap();
-        assert_eq!(post.status, 405, "{front:?}");
+        assert_eq!(post.status, 405, "{serving:?}");
         let echo = get(port, "/echo?status=201", &[]);
-        assert_eq!(echo.status, 201, "{front:?}: {}", s.server.output());
+        assert_eq!(echo.status, 201, "{serving:?}: {}", s.server.output());
     });
 }
 
 #[test]
 fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
-    both_started(&[("max_inflight", "1")], |front, s| {
+    both_started(&[("max_inflight", "1")], |serving, s| {
         let port = s.server.port;
         let started = Instant::now();
         let slow = std::thread::spawn(move || request(port, "GET", "/sleep?ms=3000", &[], b""));
@@ -59,54 +59,54 @@ fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
         assert_eq!(
             ready.status,
             429,
-            "{front:?}: ready with one request in flight, {:?} in",
+            "{serving:?}: ready with one request in flight, {:?} in",
             started.elapsed()
         );
         let refused = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(refused.status, 429, "{front:?}: {refused:?}");
+        assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
         assert!(
             refused.body.contains("Concurrent request limit exceeded"),
-            "{front:?}: {refused:?}"
+            "{serving:?}: {refused:?}"
         );
-        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{front:?}");
+        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
         let after = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(after.status, 200, "{front:?}");
+        assert_eq!(after.status, 200, "{serving:?}");
     });
 }
 
 #[test]
 fn a_handler_running_past_exec_timeout_is_answered_504() {
-    both_started(&[("exec_timeout", "1s")], |front, s| {
+    both_started(&[("exec_timeout", "1s")], |serving, s| {
         let start = Instant::now();
         let r = get(s.server.port, "/sleep?ms=5000", &[]);
-        assert_eq!(r.status, 504, "{front:?}: {r:?}");
+        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
         assert!(
             start.elapsed() < Duration::from_millis(4500),
-            "{front:?}: answered after {:?}",
+            "{serving:?}: answered after {:?}",
             start.elapsed()
         );
         // X-Timeout lowers it for one request.
         let r = get(s.server.port, "/sleep?ms=800", &[("X-Timeout", "200ms")]);
-        assert_eq!(r.status, 504, "{front:?}: {r:?}");
+        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
         let ok = get(s.server.port, "/sleep?ms=10", &[]);
-        assert_eq!(ok.status, 200, "{front:?}");
+        assert_eq!(ok.status, 200, "{serving:?}");
     });
 }
 
 #[test]
 fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout() {
-    both_started(&[("read_timeout", "1s")], |front, s| {
+    both_started(&[("read_timeout", "1s")], |serving, s| {
         let port = s.server.port;
         let slow = closed_after(
             port,
             b"GET /echo HTTP/1.1\r\nHost: x\r\nX-Slow:",
             Duration::from_secs(15),
         );
-        let slow =
-            slow.unwrap_or_else(|| panic!("{front:?}: a partial header was still open after 15 s"));
+        let slow = slow
+            .unwrap_or_else(|| panic!("{serving:?}: a partial header was still open after 15 s"));
         assert!(
             slow >= Duration::from_millis(500),
-            "{front:?}: closed after {slow:?}, before read_timeout"
+            "{serving:?}: closed after {slow:?}, before read_timeout"
         );
         let idle = closed_after(
             port,
@@ -114,13 +114,13 @@ fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout
             Duration::from_secs(15),
         );
         let idle = idle.unwrap_or_else(|| {
-            panic!("{front:?}: an idle keep-alive connection was still open after 15 s")
+            panic!("{serving:?}: an idle keep-alive connection was still open after 15 s")
         });
         assert!(
             idle >= Duration::from_millis(500),
-            "{front:?}: idle closed after {idle:?}"
+            "{serving:?}: idle closed after {idle:?}"
         );
-        eprintln!("{front:?}: partial header closed after {slow:?}, idle after {idle:?}");
+        eprintln!("{serving:?}: partial header closed after {slow:?}, idle after {idle:?}");
     });
 }
 
@@ -128,7 +128,7 @@ fn partial_headers_and_idle_keep_alive_connections_are_closed_after_read_timeout
 fn sigterm_drains_in_flight_requests_and_turns_health_503() {
     // Long enough that the checks below land inside it even on a slow machine.
     let env = [("healthcheck_interval", "5s"), ("write_timeout", "10s")];
-    both_started(&env, |front, mut s| {
+    both_started(&env, |serving, mut s| {
         let port = s.server.port;
         let in_flight: Vec<_> = (0..5)
             .map(|_| std::thread::spawn(move || request(port, "GET", "/sleep?ms=7000", &[], b"")))
@@ -138,12 +138,12 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
         let signalled = Instant::now();
         // Unhealthy at once (give the signal a moment to land).
         let health = first_not_200(port, "/_/health", Duration::from_secs(3));
-        assert_eq!(health.status, 503, "{front:?}: health while draining");
+        assert_eq!(health.status, 503, "{serving:?}: health while draining");
         // Still served during healthcheck_interval.
         let during = get(port, "/sleep?ms=10", &[]);
         assert_eq!(
             during.status, 200,
-            "{front:?}: a request during healthcheck_interval"
+            "{serving:?}: a request during healthcheck_interval"
         );
         assert!(
             signalled.elapsed() < Duration::from_secs(1),
@@ -153,7 +153,7 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
             let r = r.join().unwrap();
             assert!(
                 matches!(&r, Ok(r) if r.status == 200 && r.body == "slept"),
-                "{front:?}: an in-flight request: {r:?}\n{}",
+                "{serving:?}: an in-flight request: {r:?}\n{}",
                 s.server.output()
             );
         }
@@ -161,21 +161,21 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
             s.server
                 .wait_exit(Duration::from_secs(15))
                 .unwrap_or_else(|| {
-                    panic!("{front:?}: still running 15 s after the in-flight requests finished")
+                    panic!("{serving:?}: still running 15 s after the in-flight requests finished")
                 });
         eprintln!(
-            "{front:?}: exit {code:?}, {:?} after the signal",
+            "{serving:?}: exit {code:?}, {:?} after the signal",
             signalled.elapsed()
         );
         assert_eq!(
             code,
             Some(0),
-            "{front:?} after {after:?}:\n{}",
+            "{serving:?} after {after:?}:\n{}",
             s.server.output()
         );
         assert!(
             request(port, "GET", "/_/health", &[], b"").is_err(),
-            "{front:?}: still listening after exit"
+            "{serving:?}: still listening after exit"
         );
     });
 }
@@ -195,7 +195,7 @@ fn health_within(port: u16, within: Duration) -> Result<u16, String> {
 
 /// Probes health every 100 ms for `window`: every probe must be answered
 /// 200 within `within`. Returns the slowest answer.
-fn health_throughout(front: Front, port: u16, window: Duration, within: Duration) -> Duration {
+fn health_throughout(serving: Serving, port: u16, window: Duration, within: Duration) -> Duration {
     let until = Instant::now() + window;
     let mut slowest = Duration::ZERO;
     while Instant::now() < until {
@@ -204,7 +204,7 @@ fn health_throughout(front: Front, port: u16, window: Duration, within: Duration
         assert_eq!(
             status,
             Ok(200),
-            "{front:?}: health, {:?} in",
+            "{serving:?}: health, {:?} in",
             asked.elapsed()
         );
         slowest = slowest.max(asked.elapsed());
@@ -222,7 +222,7 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
         ("read_timeout", "3s"),
         ("write_timeout", "3s"),
     ];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         // Four clients pipeline 20 requests for 4 MiB each and never read:
         // more than the socket buffers on the way hold (behind of-watchdog,
@@ -236,9 +236,13 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
             })
             .collect();
         std::thread::sleep(Duration::from_millis(500));
-        let slowest =
-            health_throughout(front, port, Duration::from_secs(5), Duration::from_secs(3));
-        eprintln!("{front:?}: health answered throughout, slowest in {slowest:?}");
+        let slowest = health_throughout(
+            serving,
+            port,
+            Duration::from_secs(5),
+            Duration::from_secs(3),
+        );
+        eprintln!("{serving:?}: health answered throughout, slowest in {slowest:?}");
         // Each stalled connection was closed by the write deadline: reading
         // now ends before all of its replies came.
         for mut c in stalled {
@@ -248,7 +252,7 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
             let replies = got.windows(12).filter(|w| w == b"HTTP/1.1 200").count();
             assert!(
                 replies < REPLIES,
-                "{front:?}: a client that did not read got all {replies} replies: its connection was never closed"
+                "{serving:?}: a client that did not read got all {replies} replies: its connection was never closed"
             );
         }
     });
@@ -258,34 +262,38 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
 fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_health_answers() {
     // As many blocked handlers as the handlers' runtime has threads.
     let env = [("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let blocked: Vec<_> = at_once(2, port, "/block?ms=8000");
         std::thread::sleep(Duration::from_millis(300));
-        let slowest =
-            health_throughout(front, port, Duration::from_secs(2), Duration::from_secs(3));
+        let slowest = health_throughout(
+            serving,
+            port,
+            Duration::from_secs(2),
+            Duration::from_secs(3),
+        );
         for b in blocked {
             let (reply, after) = b.join().unwrap();
             let reply = reply.unwrap();
-            assert_eq!(reply.status, 504, "{front:?}: after {after:?}: {reply:?}");
-            eprintln!("{front:?}: 504 after {after:?}; health meanwhile, slowest {slowest:?}");
+            assert_eq!(reply.status, 504, "{serving:?}: after {after:?}: {reply:?}");
+            eprintln!("{serving:?}: 504 after {after:?}; health meanwhile, slowest {slowest:?}");
         }
     });
 }
 
 #[test]
 fn a_flood_of_made_up_methods_leaves_the_metrics_small() {
-    both(|front| {
-        let Some((s, metrics)) = start_with_metrics(front, &[]) else {
+    both(|serving| {
+        let Some((s, metrics)) = start_with_metrics(serving, &[]) else {
             return;
         };
         let statuses = dataplane::method_flood(s.server.port, 3000);
-        assert_eq!(statuses.len(), 3001, "{front:?}");
+        assert_eq!(statuses.len(), 3001, "{serving:?}");
         let text = get(metrics, "/metrics", &[]).body;
         eprintln!(
-            "{front:?}: /metrics after 3000 made-up methods: {} bytes",
+            "{serving:?}: /metrics after 3000 made-up methods: {} bytes",
             text.len()
         );
-        assert!(text.len() < 64 << 10, "{front:?}: {} bytes", text.len());
+        assert!(text.len() < 64 << 10, "{serving:?}: {} bytes", text.len());
     });
 }

@@ -1,7 +1,7 @@
-//! What a user of of-watchdog notices in its answers, against both fronts
+//! What a user of of-watchdog notices in its answers, against both servers
 //! (see `conformance.rs`): every reply of the function carries
 //! `X-Duration-Seconds`; the 504 at `exec_timeout` and the 429 past
-//! `max_inflight` say they are the front's (`X-OpenFaaS-Internal`); health
+//! `max_inflight` say they are the server's (`X-OpenFaaS-Internal`); health
 //! says its `Content-Type`; a `/_/` path other than health and ready
 //! reaches the function; `write_timeout` counts from the request's head
 //! (Go's `WriteTimeout`); a body later than `exec_timeout`, and a client
@@ -16,60 +16,60 @@ use fmerge_testkit::dataplane::{RawResponse, parse, request};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
-use support::fronts::{Front, both, both_started, start_with_metrics};
 use support::get;
+use support::servers::{Serving, both, both_started, start_with_metrics};
 
 /// The reply's `X-Duration-Seconds`, which must be a number of seconds.
-fn duration_of(front: support::fronts::Front, r: &RawResponse) -> f64 {
+fn duration_of(serving: support::servers::Serving, r: &RawResponse) -> f64 {
     let value = r
         .headers
         .get("x-duration-seconds")
-        .unwrap_or_else(|| panic!("{front:?}: no X-Duration-Seconds: {r:?}"));
+        .unwrap_or_else(|| panic!("{serving:?}: no X-Duration-Seconds: {r:?}"));
     value
         .parse()
-        .unwrap_or_else(|e| panic!("{front:?}: X-Duration-Seconds {value:?}: {e}"))
+        .unwrap_or_else(|e| panic!("{serving:?}: X-Duration-Seconds {value:?}: {e}"))
 }
 
 #[test]
 fn every_reply_of_the_function_carries_x_duration_seconds() {
-    both_started(&[], |front, s| {
+    both_started(&[], |serving, s| {
         let r = get(s.server.port, "/sleep?ms=300", &[]);
-        assert_eq!(r.status, 200, "{front:?}: {r:?}");
-        let took = duration_of(front, &r);
-        assert!((0.25..30.0).contains(&took), "{front:?}: {took}");
+        assert_eq!(r.status, 200, "{serving:?}: {r:?}");
+        let took = duration_of(serving, &r);
+        assert!((0.25..30.0).contains(&took), "{serving:?}: {took}");
         let r = get(s.server.port, "/echo?status=404", &[]);
-        assert_eq!(r.status, 404, "{front:?}: {r:?}");
-        duration_of(front, &r);
+        assert_eq!(r.status, 404, "{serving:?}: {r:?}");
+        duration_of(serving, &r);
     });
 }
 
 #[test]
 fn the_504_at_exec_timeout_says_how_long_and_that_the_front_made_it() {
-    both_started(&[("exec_timeout", "1s")], |front, s| {
+    both_started(&[("exec_timeout", "1s")], |serving, s| {
         let asked = Instant::now();
         let r = get(s.server.port, "/sleep?ms=5000", &[]);
-        assert_eq!(r.status, 504, "{front:?}: {r:?}");
-        assert!(asked.elapsed() < Duration::from_millis(4500), "{front:?}");
-        let took = duration_of(front, &r);
-        assert!((0.9..4.5).contains(&took), "{front:?}: {took}");
+        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
+        assert!(asked.elapsed() < Duration::from_millis(4500), "{serving:?}");
+        let took = duration_of(serving, &r);
+        assert!((0.9..4.5).contains(&took), "{serving:?}: {took}");
         assert!(
             r.headers.contains_key("x-openfaas-internal"),
-            "{front:?}: {r:?}"
+            "{serving:?}: {r:?}"
         );
     });
 }
 
 #[test]
 fn health_has_a_content_type_and_the_429_says_the_front_made_it() {
-    both_started(&[("max_inflight", "1")], |front, s| {
+    both_started(&[("max_inflight", "1")], |serving, s| {
         let port = s.server.port;
         let health = get(port, "/_/health", &[]);
-        assert_eq!(health.status, 200, "{front:?}");
+        assert_eq!(health.status, 200, "{serving:?}");
         let content_type = health.headers.get("content-type").map(String::as_str);
         assert_eq!(
             content_type,
             Some("text/plain; charset=utf-8"),
-            "{front:?}: {health:?}"
+            "{serving:?}: {health:?}"
         );
         let slow = std::thread::spawn(move || request(port, "GET", "/sleep?ms=3000", &[], b""));
         // Ready says 429 once the slow request is in flight (it takes no
@@ -79,23 +79,23 @@ fn health_has_a_content_type_and_the_429_says_the_front_made_it() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let refused = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(refused.status, 429, "{front:?}: {refused:?}");
+        assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
         assert!(
             refused.headers.contains_key("x-openfaas-internal"),
-            "{front:?}: {refused:?}"
+            "{serving:?}: {refused:?}"
         );
-        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{front:?}");
+        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
     });
 }
 
 #[test]
 fn a_probe_path_other_than_health_and_ready_reaches_the_function() {
-    both_started(&[], |front, s| {
+    both_started(&[], |serving, s| {
         let r = get(s.server.port, "/_/other", &[]);
-        assert_eq!(r.status, 404, "{front:?}: {r:?}");
+        assert_eq!(r.status, 404, "{serving:?}: {r:?}");
         assert!(
             r.body.contains("no route /_/other"),
-            "{front:?}: not the function's answer: {r:?}"
+            "{serving:?}: not the function's answer: {r:?}"
         );
     });
 }
@@ -125,27 +125,27 @@ fn get_closing(port: u16, target: &str, headers: &str) -> Vec<u8> {
 fn write_timeout_counts_from_the_request_head_as_go_counts_it() {
     both_started(
         &[("write_timeout", "1s"), ("exec_timeout", "10s")],
-        |front, s| {
+        |serving, s| {
             let port = s.server.port;
             let quick = parse(&get_closing(port, "/sleep?ms=200", ""), false);
-            assert_eq!(quick.map(|r| r.status), Ok(200), "{front:?}");
+            assert_eq!(quick.map(|r| r.status), Ok(200), "{serving:?}");
             // Ready after write_timeout: never written, the connection closed.
             let late = get_closing(port, "/sleep?ms=2500", "");
             assert!(
                 late.is_empty(),
-                "{front:?}: {:?}",
+                "{serving:?}: {:?}",
                 String::from_utf8_lossy(&late)
             );
-            // The front's own 504 at an exec_timeout that is not below
+            // The server's own 504 at an exec_timeout that is not below
             // write_timeout: of-watchdog's comes too late to be written, the
             // runtime's is (see docs/operating.md).
             let timed_out = get_closing(port, "/sleep?ms=2500", "X-Timeout: 1s\r\n");
-            match front {
-                Front::Runtime => {
+            match serving {
+                Serving::Runtime => {
                     let r = parse(&timed_out, false).unwrap();
                     assert_eq!(r.status, 504, "{r:?}");
                 }
-                Front::Watchdog => assert!(timed_out.is_empty(), "{timed_out:?}"),
+                Serving::Watchdog => assert!(timed_out.is_empty(), "{timed_out:?}"),
             }
         },
     );
@@ -153,7 +153,7 @@ fn write_timeout_counts_from_the_request_head_as_go_counts_it() {
 
 #[test]
 fn a_body_later_than_exec_timeout_and_a_client_that_closes_its_side_get_504() {
-    both_started(&[("exec_timeout", "1s")], |front, s| {
+    both_started(&[("exec_timeout", "1s")], |serving, s| {
         let port = s.server.port;
         // Several at once: a handler quick enough could once finish
         // before the deadline was looked at.
@@ -168,25 +168,25 @@ fn a_body_later_than_exec_timeout_and_a_client_that_closes_its_side_get_504() {
             .collect();
         for late in late {
             let late = late.join().unwrap();
-            let late = parse(&late, false).unwrap_or_else(|e| panic!("{front:?}: {e}"));
-            assert_eq!(late.status, 504, "{front:?}: a late body: {late:?}");
+            let late = parse(&late, false).unwrap_or_else(|e| panic!("{serving:?}: {e}"));
+            assert_eq!(late.status, 504, "{serving:?}: a late body: {late:?}");
             assert!(
                 late.headers.contains_key("x-openfaas-internal"),
-                "{front:?}"
+                "{serving:?}"
             );
         }
         let head = "GET /sleep?ms=3000 HTTP/1.1\r\nHost: x\r\n\r\n";
         let asked = Instant::now();
         let closed = exchange(port, head, b"", Duration::ZERO, true);
-        let closed = parse(&closed, false).unwrap_or_else(|e| panic!("{front:?}: {e}"));
-        assert_eq!(closed.status, 504, "{front:?}: a half-close: {closed:?}");
+        let closed = parse(&closed, false).unwrap_or_else(|e| panic!("{serving:?}: {e}"));
+        assert_eq!(closed.status, 504, "{serving:?}: a half-close: {closed:?}");
         assert!(
             closed.headers.contains_key("x-openfaas-internal"),
-            "{front:?}"
+            "{serving:?}"
         );
         assert!(
             asked.elapsed() < Duration::from_millis(2500),
-            "{front:?}: answered after {:?}, not when the client closed its side",
+            "{serving:?}: answered after {:?}, not when the client closed its side",
             asked.elapsed()
         );
     });
@@ -194,11 +194,11 @@ fn a_body_later_than_exec_timeout_and_a_client_that_closes_its_side_get_504() {
 
 #[test]
 fn metrics_are_prometheus_text_0_0_4_unless_openmetrics_is_asked_for() {
-    both(|front| {
-        let Some((s, metrics)) = start_with_metrics(front, &[]) else {
+    both(|serving| {
+        let Some((s, metrics)) = start_with_metrics(serving, &[]) else {
             return;
         };
-        assert_eq!(get(s.server.port, "/echo", &[]).status, 200, "{front:?}");
+        assert_eq!(get(s.server.port, "/echo", &[]).status, 200, "{serving:?}");
         let text = get(metrics, "/metrics", &[]);
         let content_type = text
             .headers
@@ -207,11 +207,11 @@ fn metrics_are_prometheus_text_0_0_4_unless_openmetrics_is_asked_for() {
             .unwrap_or_default();
         assert!(
             content_type.starts_with("text/plain; version=0.0.4; charset=utf-8"),
-            "{front:?}: {content_type}"
+            "{serving:?}: {content_type}"
         );
         assert!(
             text.body.contains("# TYPE http_requests_total counter\n"),
-            "{front:?}: {}",
+            "{serving:?}: {}",
             text.body
         );
         // What Prometheus asks for: whichever it gets, it is what it asked.
@@ -226,7 +226,7 @@ fn metrics_are_prometheus_text_0_0_4_unless_openmetrics_is_asked_for() {
         assert!(
             content_type.starts_with("application/openmetrics-text; version=1.0.0")
                 || content_type.starts_with("text/plain; version=0.0.4"),
-            "{front:?}: {content_type}"
+            "{serving:?}: {content_type}"
         );
     });
 }

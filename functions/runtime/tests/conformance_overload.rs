@@ -1,4 +1,4 @@
-//! The probes of issue 41 against both fronts (see `conformance.rs`): the
+//! The probes of issue 41 against both servers (see `conformance.rs`): the
 //! real of-watchdog 0.11.6 in front of the probe function, and the runtime
 //! serving it: bodies declared and not sent, or sent in tiny chunks, leave
 //! room for the next request; probes answer while stalled clients hold
@@ -13,13 +13,13 @@ use fmerge_testkit::dataplane::{self, request};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::fronts::both_started;
+use support::servers::both_started;
 use support::{answered_within, at_once, get, stalled};
 
 #[test]
 fn bodies_declared_and_not_sent_or_sent_in_one_byte_chunks_leave_room_for_the_next() {
     let env = [("max_buffered_bytes", "67108864")];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let head = format!(
             "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
@@ -28,7 +28,7 @@ fn bodies_declared_and_not_sent_or_sent_in_one_byte_chunks_leave_room_for_the_ne
         let liars: Vec<TcpStream> = (0..2).map(|_| stalled(port, &head)).collect();
         std::thread::sleep(Duration::from_millis(300));
         let small = request(port, "POST", "/sleep?ms=0", &[], b"small").unwrap();
-        assert_eq!(small.status, 200, "{front:?}: {small:?}");
+        assert_eq!(small.status, 200, "{serving:?}: {small:?}");
         drop(liars);
         let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -39,16 +39,16 @@ fn bodies_declared_and_not_sent_or_sent_in_one_byte_chunks_leave_room_for_the_ne
         let mut reply = Vec::new();
         let _ = c.read_to_end(&mut reply);
         let reply = dataplane::parse(&reply, false);
-        assert_eq!(reply.map(|r| r.status), Ok(200), "{front:?}");
+        assert_eq!(reply.map(|r| r.status), Ok(200), "{serving:?}");
         let small = request(port, "POST", "/sleep?ms=0", &[], b"small").unwrap();
-        assert_eq!(small.status, 200, "{front:?}: {small:?}");
+        assert_eq!(small.status, 200, "{serving:?}: {small:?}");
     });
 }
 
 #[test]
 fn probes_answer_while_stalled_clients_hold_the_connections_and_request_lines_queue() {
     let env = [("max_connections", "2"), ("read_timeout", "60s")];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let mut held: Vec<TcpStream> = (0..2)
             .map(|_| stalled(port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-"))
@@ -59,8 +59,8 @@ fn probes_answer_while_stalled_clients_hold_the_connections_and_request_lines_qu
         for path in ["/_/health", "/_/ready"] {
             let asked = Instant::now();
             let status = answered_within(port, path, Duration::from_secs(2));
-            eprintln!("{front:?}: {path} {status:?} after {:?}", asked.elapsed());
-            assert_eq!(status, Ok(200), "{front:?}: {path}");
+            eprintln!("{serving:?}: {path} {status:?} after {:?}", asked.elapsed());
+            assert_eq!(status, Ok(200), "{serving:?}: {path}");
         }
         drop(held);
     });
@@ -69,7 +69,7 @@ fn probes_answer_while_stalled_clients_hold_the_connections_and_request_lines_qu
 #[test]
 fn a_request_waiting_for_a_handler_thread_is_answered_504_at_exec_timeout() {
     let env = [("exec_timeout", "1s"), ("TOKIO_WORKER_THREADS", "2")];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let blockers = at_once(2, port, "/block?ms=6000");
         std::thread::sleep(Duration::from_millis(300));
@@ -77,17 +77,17 @@ fn a_request_waiting_for_a_handler_thread_is_answered_504_at_exec_timeout() {
         let third = get(port, "/echo", &[]);
         let after = asked.elapsed();
         eprintln!(
-            "{front:?}: the third request: {} after {after:?}",
+            "{serving:?}: the third request: {} after {after:?}",
             third.status
         );
-        assert_eq!(third.status, 504, "{front:?}: after {after:?}: {third:?}");
+        assert_eq!(third.status, 504, "{serving:?}: after {after:?}: {third:?}");
         // Well before the blockers free a thread (6 s).
         assert!(
             after < Duration::from_secs(4),
-            "{front:?}: 504 after {after:?}"
+            "{serving:?}: 504 after {after:?}"
         );
         for b in blockers {
-            assert_eq!(b.join().unwrap().0.unwrap().status, 504, "{front:?}");
+            assert_eq!(b.join().unwrap().0.unwrap().status, 504, "{serving:?}");
         }
     });
 }

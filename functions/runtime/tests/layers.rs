@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
         "function_config",
         "hooks",
         "process_metrics",
-        "front",
+        "connections",
     ],
     &["metrics"],
     &["call_log", "record"],

@@ -28,7 +28,7 @@ fn probes_answer_while_stalled_clients_hold_every_slot_and_request_lines_queue()
     std::thread::sleep(Duration::from_millis(200));
     held.extend((0..16).map(|_| stalled(s.port, "POST /echo HTTP/1.1\r\n")));
     std::thread::sleep(Duration::from_millis(500));
-    // Generous: the old front gave no answer at all here.
+    // Generous: the old connection layer gave no answer at all here.
     for path in ["/_/health", "/_/ready"] {
         for _ in 0..3 {
             let asked = Instant::now();

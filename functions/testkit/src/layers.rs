@@ -344,15 +344,15 @@ mod tests {
 
     #[test]
     fn the_reader_sees_paths_groups_and_the_roots_super() {
-        let text = "use crate::front::Conn;\nuse crate::{Bytes, call::{A, B}, Error};\nlet x = $crate::serve;\nlet y = my_crate::x;\nuse super::deep;\nuse super::super::up;\n/// [`a`](super::doc_link), [`b`](super::super::doc_link)\n#[cfg(test)]\nmod tests { use crate::serve; }";
+        let text = "use crate::connections::Conn;\nuse crate::{Bytes, call::{A, B}, Error};\nlet x = $crate::serve;\nlet y = my_crate::x;\nuse super::deep;\nuse super::super::up;\n/// [`a`](super::doc_link), [`b`](super::super::doc_link)\n#[cfg(test)]\nmod tests { use crate::serve; }";
         assert_eq!(
             names(crate_paths(text, 1)),
-            ["Bytes", "Error", "call", "deep", "front"]
+            ["Bytes", "Error", "call", "connections", "deep"]
         );
         // In `src/m/n.rs`, one `super::` is `m`; two are the crate root.
         assert_eq!(
             names(crate_paths(text, 2)),
-            ["Bytes", "Error", "call", "front", "up"]
+            ["Bytes", "Error", "call", "connections", "up"]
         );
         assert_eq!(crate_paths(text, 1)["call"], 2);
         // `mod tests;` (tests in their own file) hides nothing after it.

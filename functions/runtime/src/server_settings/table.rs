@@ -216,7 +216,7 @@ settings_table! {
                 it, never lift it (`0`, a zero duration or garbage are ignored; of-watchdog lets \
                 `X-Timeout: 0` lift it). Counts from the request's arrival, as of-watchdog's: a \
                 request still waiting for a handler thread (all of them blocked) gets its 504 \
-                from the front. `0`: none",
+                from the connection layer. `0`: none",
             past_it: "**504**",
         },
         max_inflight: usize {

@@ -5,7 +5,7 @@
 // Each test binary compiles this module; only some use each helper.
 #![allow(dead_code)]
 
-pub mod fronts;
+pub mod servers;
 
 use fmerge_runtime::Entry;
 use fmerge_runtime::hooks::{Route, Routes};

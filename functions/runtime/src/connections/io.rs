@@ -15,13 +15,14 @@ use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
-/// Replies must be wholly written within `limit` of their request's head
-/// (Go's `WriteTimeout`, reset by each request): a reply made past it, or
-/// a write still waiting at it, fails and hyper closes the connection. A client that closes its side while its
-/// request is served is told to its request (see [`Conn::client_closed`])
-/// and to hyper only once the reply is written: hyper would otherwise
-/// drop the request and write nothing. The bytes of a request head past
-/// [`FREE_HEAD`] are charged to the budget until the head is taken up.
+/// Replies must be wholly written within `limit` of their request's head (Go's
+/// `WriteTimeout`, reset by each request): a reply made past it, or a write
+/// still waiting at it, fails and hyper closes the connection. A client that
+/// closes its side while its request is served is told to its request (see
+/// [`Conn::client_closed`]) and to hyper only once the reply is written: hyper
+/// would otherwise drop the request and write nothing. The bytes of a request
+/// head past [`FREE_HEAD`] are charged to the budget until the head is taken
+/// up.
 pub(super) struct Io {
     io: TcpStream,
     conn: Arc<Conn>,
@@ -135,10 +136,10 @@ impl Io {
 }
 
 impl Conn {
-    /// Says the reply of the request that arrived at `arrived` (as its
-    /// head was read) was made `took` later: past `write_timeout` it is
-    /// not to be written (checked once a reply, not at every write). The
-    /// front's own 504 (`restart`) gets a whole `write_timeout` from now
+    /// Says the reply of the request that arrived at `arrived` (as its head was
+    /// read) was made `took` later: past `write_timeout` it is not to be
+    /// written (checked once a reply, not at every write). The connection
+    /// layer's own 504 (`restart`) gets a whole `write_timeout` from now
     /// instead: it would otherwise come too late to be written when
     /// `exec_timeout` is not below `write_timeout`.
     pub(crate) fn replied(

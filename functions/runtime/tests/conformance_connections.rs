@@ -1,4 +1,4 @@
-//! The probes of issue 52 against both fronts (see `conformance.rs`): the
+//! The probes of issue 52 against both servers (see `conformance.rs`): the
 //! real of-watchdog 0.11.6 in front of the probe function, and the runtime
 //! serving it. Health, ready and metrics answer within a second while
 //! clients hold every connection idle, send their headers slowly, sit idle
@@ -7,7 +7,7 @@
 //! for a new client; nothing but its own bytes is written into a reply;
 //! unfinished request heads are held within the memory budget.
 //!
-//! Run: `cargo test --release -p fmerge-runtime --test conformance_front`.
+//! Run: `cargo test --release -p fmerge-runtime --test conformance_connections`.
 
 mod support;
 
@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use support::answered_within;
-use support::fronts::{Front, both, both_started, start_with_metrics};
+use support::servers::{Serving, both, both_started, start_with_metrics};
 
 /// The bound every probe answer is held to.
 const WITHIN: Duration = Duration::from_secs(1);
@@ -121,7 +121,7 @@ fn hold(port: u16, sends: Sends, stop: &AtomicBool, opened: &AtomicUsize) {
 
 /// Asks each of `paths` on `port` `times` times, 100 ms apart: each must be
 /// answered 200 within [`WITHIN`]. Returns the slowest answer.
-fn every_probe_answers(front: Front, port: u16, paths: &[&str], times: usize) -> Duration {
+fn every_probe_answers(serving: Serving, port: u16, paths: &[&str], times: usize) -> Duration {
     let mut slowest = Duration::ZERO;
     for _ in 0..times {
         for path in paths {
@@ -130,7 +130,7 @@ fn every_probe_answers(front: Front, port: u16, paths: &[&str], times: usize) ->
             assert_eq!(
                 status,
                 Ok(200),
-                "{front:?}: {path} after {:?}",
+                "{serving:?}: {path} after {:?}",
                 asked.elapsed()
             );
             slowest = slowest.max(asked.elapsed());
@@ -146,48 +146,48 @@ const CAP: &str = "8";
 
 #[test]
 fn health_and_ready_answer_while_idle_clients_hold_every_connection_and_reopen() {
-    both_started(&[("max_connections", CAP)], |front, s| {
+    both_started(&[("max_connections", CAP)], |serving, s| {
         let port = s.server.port;
         // The cap, the old probe reserve and more, all idle, each reopened
         // as soon as it is closed.
         let holders = Holders::start(port, 64, Sends::Nothing);
         holders.opened(64);
         std::thread::sleep(Duration::from_millis(300));
-        let slowest = every_probe_answers(front, port, &["/_/health", "/_/ready"], 5);
-        eprintln!("{front:?}: with 64 idle clients, slowest probe {slowest:?}");
+        let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
+        eprintln!("{serving:?}: with 64 idle clients, slowest probe {slowest:?}");
         drop(holders);
     });
 }
 
 #[test]
 fn health_and_ready_answer_while_clients_send_their_headers_slowly() {
-    both_started(&[("max_connections", CAP)], |front, s| {
+    both_started(&[("max_connections", CAP)], |serving, s| {
         let port = s.server.port;
         let holders = Holders::start(port, 64, Sends::SlowHeaders);
         holders.opened(64);
         std::thread::sleep(Duration::from_millis(300));
-        let slowest = every_probe_answers(front, port, &["/_/health", "/_/ready"], 5);
-        eprintln!("{front:?}: with 64 slow-header clients, slowest probe {slowest:?}");
+        let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
+        eprintln!("{serving:?}: with 64 slow-header clients, slowest probe {slowest:?}");
         drop(holders);
     });
 }
 
 #[test]
 fn health_and_ready_answer_while_clients_flood_the_port_with_connections() {
-    both_started(&[("max_connections", CAP)], |front, s| {
+    both_started(&[("max_connections", CAP)], |serving, s| {
         let port = s.server.port;
         let holders = Holders::start(port, 64, Sends::Churn);
         holders.opened(200);
-        let slowest = every_probe_answers(front, port, &["/_/health", "/_/ready"], 5);
+        let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
         let opened = holders.opened.load(Ordering::Relaxed);
-        eprintln!("{front:?}: with {opened} connections opened, slowest probe {slowest:?}");
+        eprintln!("{serving:?}: with {opened} connections opened, slowest probe {slowest:?}");
         drop(holders);
     });
 }
 
 #[test]
 fn an_idle_keep_alive_connection_makes_room_for_a_new_client() {
-    both_started(&[("max_connections", CAP)], |front, s| {
+    both_started(&[("max_connections", CAP)], |serving, s| {
         let port = s.server.port;
         // As many keep-alive clients as the cap, each answered once and
         // now idle until the server closes it.
@@ -200,26 +200,26 @@ fn an_idle_keep_alive_connection_makes_room_for_a_new_client() {
             assert_eq!(
                 status,
                 Ok(200),
-                "{front:?}: a new client, after {:?}",
+                "{serving:?}: a new client, after {:?}",
                 asked.elapsed()
             );
         }
-        every_probe_answers(front, port, &["/_/health"], 2);
+        every_probe_answers(serving, port, &["/_/health"], 2);
         drop(holders);
     });
 }
 
 #[test]
 fn metrics_answer_while_idle_clients_hold_the_metrics_port_and_reopen() {
-    both(|front| {
-        let Some((_s, metrics)) = start_with_metrics(front, &[]) else {
+    both(|serving| {
+        let Some((_s, metrics)) = start_with_metrics(serving, &[]) else {
             return;
         };
         let holders = Holders::start(metrics, 160, Sends::Nothing);
         holders.opened(160);
         std::thread::sleep(Duration::from_millis(300));
-        let slowest = every_probe_answers(front, metrics, &["/metrics"], 5);
-        eprintln!("{front:?}: /metrics with 160 idle clients, slowest {slowest:?}");
+        let slowest = every_probe_answers(serving, metrics, &["/metrics"], 5);
+        eprintln!("{serving:?}: /metrics with 160 idle clients, slowest {slowest:?}");
         drop(holders);
     });
 }
@@ -254,16 +254,16 @@ fn a_large_reply_read_slowly_holds_only_its_own_bytes_while_every_handler_thread
         ("write_timeout", "60s"),
         ("TOKIO_WORKER_THREADS", "2"),
     ];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         c.write_all(format!("GET /big?kb={KIB} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
             .unwrap();
         let (status, length) = read_head(&mut c).unwrap();
-        assert_eq!(status, 200, "{front:?}");
-        let length = length.unwrap_or_else(|| panic!("{front:?}: no Content-Length"));
-        assert_eq!(length, KIB << 10, "{front:?}");
+        assert_eq!(status, 200, "{serving:?}");
+        let length = length.unwrap_or_else(|| panic!("{serving:?}: no Content-Length"));
+        assert_eq!(length, KIB << 10, "{serving:?}");
         // Every handler thread blocks; then a request pipelined behind the
         // reply, which is read slowly (several times exec_timeout).
         let blockers = support::at_once(2, port, "/block?ms=10000");
@@ -280,7 +280,7 @@ fn a_large_reply_read_slowly_holds_only_its_own_bytes_while_every_handler_thread
                     if let Some(at) = buf[..n].iter().position(|&b| b != b'b') {
                         let around = String::from_utf8_lossy(&buf[at..n.min(at + 80)]);
                         panic!(
-                            "{front:?}: a foreign byte inside the 200 body at offset {}: {around:?}",
+                            "{serving:?}: a foreign byte inside the 200 body at offset {}: {around:?}",
                             body + at
                         );
                     }
@@ -289,8 +289,8 @@ fn a_large_reply_read_slowly_holds_only_its_own_bytes_while_every_handler_thread
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-        eprintln!("{front:?}: {body} of {length} body bytes, all the reply's own");
-        if front == Front::Runtime {
+        eprintln!("{serving:?}: {body} of {length} body bytes, all the reply's own");
+        if serving == Serving::Runtime {
             assert_eq!(body, length, "the reply was cut");
             // The pipelined request gets a reply of its own, after.
             let next = read_head(&mut c);
@@ -325,7 +325,7 @@ fn a_thousand_unfinished_400_kb_request_heads_stay_within_the_memory_budget() {
     raise_fd_limit();
     let budget = (BUDGET_MIB << 20).to_string();
     let env = [("max_buffered_bytes", budget.as_str())];
-    both_started(&env, |front, s| {
+    both_started(&env, |serving, s| {
         let port = s.server.port;
         let pid = s.server.pid();
         let base = rss_kib(pid).now;
@@ -369,13 +369,13 @@ fn a_thousand_unfinished_400_kb_request_heads_stay_within_the_memory_budget() {
         let ResidentKib { peak, .. } = rss_kib(pid);
         let grew = peak.saturating_sub(base) >> 10;
         eprintln!(
-            "{front:?}: 1000 unfinished heads: peak RSS grew {grew} MiB (budget {BUDGET_MIB} MiB); {} clients still connected; health {health:?}",
+            "{serving:?}: 1000 unfinished heads: peak RSS grew {grew} MiB (budget {BUDGET_MIB} MiB); {} clients still connected; health {health:?}",
             clients.len()
         );
         // of-watchdog holds every head whole, and is slow to answer
         // meanwhile: only the runtime is held to the bound.
-        if front == Front::Runtime {
-            assert_eq!(health, Ok(200), "{front:?}");
+        if serving == Serving::Runtime {
+            assert_eq!(health, Ok(200), "{serving:?}");
             assert!(
                 grew < BUDGET_MIB + 48,
                 "peak RSS grew {grew} MiB past a {BUDGET_MIB} MiB budget\n{}",

@@ -1,6 +1,6 @@
-//! Connections, served by hyper: the accept loop, the connection cap, and
-//! what hyper and tokio leave to the server. For the function's port and
-//! the metrics port alike.
+//! The connection layer: connections, served by hyper; the accept loop,
+//! the connection cap, and what hyper and tokio leave to the server. For
+//! the function's port and the metrics port alike.
 //!
 //! Every connection is accepted at once and served by hyper with its
 //! limits set (`max_buf_size`, the header read timeout), so
@@ -36,7 +36,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
-/// A reply as the front's services give it to hyper.
+/// A reply as the connection layer's services give it to hyper.
 pub(crate) type HttpResponse = hyper::Response<Full<Bytes>>;
 
 /// hyper's read buffer, per connection: a request head (line and headers)
@@ -76,7 +76,7 @@ const IDLE: u8 = 1;
 const BUSY: u8 = 2;
 const EVICTED: u8 = 3;
 
-/// One connection as its requests and the front see it.
+/// One connection as its requests and the connection layer see it.
 pub(crate) struct Conn {
     id: u64,
     state: AtomicU8,
@@ -185,8 +185,8 @@ impl Conn {
 pub(crate) struct InRequest(Arc<Conn>);
 
 impl InRequest {
-    /// Takes a request of `conn` up; `None` if the front has closed it to
-    /// make room (the reply would go nowhere).
+    /// Takes a request of `conn` up; `None` if the connection layer has closed
+    /// it to make room (the reply would go nowhere).
     pub(crate) fn enter(conn: &Arc<Conn>) -> Option<InRequest> {
         conn.enter().then(|| InRequest(conn.clone()))
     }
@@ -199,15 +199,15 @@ impl Drop for InRequest {
 }
 
 /// The connections counted against the cap.
-pub(crate) struct Front {
+pub(crate) struct Connections {
     limits: Limits,
     open: Mutex<HashMap<u64, Arc<Conn>>>,
     next: AtomicU64,
 }
 
-impl Front {
-    pub(crate) fn new(limits: Limits) -> Front {
-        Front {
+impl Connections {
+    pub(crate) fn new(limits: Limits) -> Connections {
+        Connections {
             limits,
             open: Mutex::default(),
             next: AtomicU64::new(0),
@@ -270,7 +270,7 @@ impl Draining {
 /// until `stop` turns true; then asks every connection to close once its
 /// request is answered. `log` names the port in the accept errors logged.
 pub(crate) async fn serve<M, S, F>(
-    front: &'static Front,
+    connections: &'static Connections,
     listener: TcpListener,
     mut stop: watch::Receiver<bool>,
     log: &'static str,
@@ -311,10 +311,10 @@ where
             backoff = Duration::from_millis(10);
         }
         let _ = stream.set_nodelay(true);
-        let conn = front.admit();
+        let conn = connections.admit();
         let service = make(conn.clone());
         tokio::spawn(connection(
-            front,
+            connections,
             stream,
             conn,
             service,
@@ -330,7 +330,7 @@ where
 }
 
 async fn connection<S, F>(
-    front: &'static Front,
+    connections: &'static Connections,
     stream: TcpStream,
     conn: Arc<Conn>,
     service: S,
@@ -340,7 +340,7 @@ async fn connection<S, F>(
     S: Fn(hyper::Request<Incoming>) -> F + Send + 'static,
     F: Future<Output = Result<HttpResponse, Infallible>> + Send + 'static,
 {
-    let limits = &front.limits;
+    let limits = &connections.limits;
     let io = io::Io::new(stream, conn.clone(), limits);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -377,7 +377,7 @@ async fn connection<S, F>(
             }
         }
     }
-    front.forget(&conn);
+    connections.forget(&conn);
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,13 +1,12 @@
-//! The front (accept, HTTP, timeouts, probes, metrics, signals) runs apart
-//! from the handlers, so careless handlers cannot stall it; what it enforces
-//! that of-watchdog does not, or does worse (`conformance.rs` compares the
-//! rest with the real of-watchdog): `X-Timeout` can only lower
-//! `exec_timeout`, requests that end badly are counted, a request that
-//! waits for a handler thread gets its 504 at `exec_timeout` from its
-//! arrival, and request bodies in memory have a budget, charged on the
-//! bytes that arrived.
+//! The connection layer (accept, HTTP, timeouts, probes, metrics, signals) runs
+//! apart from the handlers, so careless handlers cannot stall it; what it
+//! enforces that of-watchdog does not, or does worse (`conformance.rs` compares
+//! the rest with the real of-watchdog): `X-Timeout` can only lower
+//! `exec_timeout`, requests that end badly are counted, a request that waits
+//! for a handler thread gets its 504 at `exec_timeout` from its arrival, and
+//! request bodies in memory have a budget, charged on the bytes that arrived.
 //!
-//! Run: `cargo test --release -p fmerge-runtime --test front`.
+//! Run: `cargo test --release -p fmerge-runtime --test connections`.
 
 mod support;
 
@@ -68,7 +67,8 @@ fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_
         slowest = slowest.max(asked.elapsed());
     }
     eprintln!("health while both handler threads sleep: slowest of 5 in {slowest:?}");
-    // A front stalled with its handlers would answer after 60 s, not in 1.
+    // A connection layer stalled with its handlers would answer after 60 s, not
+    // in 1.
     assert!(slowest < Duration::from_secs(1), "health took {slowest:?}");
     for a in asleep {
         let (reply, after) = a.join().unwrap();
@@ -87,9 +87,9 @@ fn two_handlers_asleep_for_a_minute_on_two_threads_get_504_while_health_answers_
 
 #[test]
 fn a_blocked_handler_answered_504_no_longer_holds_its_max_inflight_slot() {
-    // As of-watchdog's limit counts its own requests, not its upstream's:
-    // once the front has answered, the next request is admitted even while
-    // the abandoned handler still blocks its thread.
+    // As of-watchdog's limit counts its own requests, not its upstream's: once
+    // the connection layer has answered, the next request is admitted even
+    // while the abandoned handler still blocks its thread.
     let ProbeServer { server: s, .. } = probe(&[
         ("exec_timeout", "1s"),
         ("max_inflight", "1"),
@@ -278,7 +278,7 @@ fn a_request_waiting_for_a_handler_thread_gets_504_at_exec_timeout_from_its_arri
     eprintln!("the third request: {} after {after:?}", third.status);
     assert_eq!(third.status, 504, "after {after:?}: {third:?}");
     assert!(third.body.contains("exec_timeout"), "{third:?}");
-    // Well before the blockers free a thread (6 s): from the front.
+    // Well before the blockers free a thread (6 s): from the connection layer.
     assert!(after < Duration::from_secs(4), "504 after {after:?}");
     for b in blockers {
         assert_eq!(b.join().unwrap().0.unwrap().status, 504);
@@ -323,7 +323,7 @@ fn the_next_request_of_a_keep_alive_connection_gets_504_at_exec_timeout_while_th
     eprintln!("the next request of the kept connection: {status} after {after:?}");
     assert_eq!(status, 504, "after {after:?}: {body}");
     assert!(body.contains("exec_timeout"), "{body}");
-    // Well before the blockers free a thread (6 s): from the front.
+    // Well before the blockers free a thread (6 s): from the connection layer.
     assert!(after < Duration::from_secs(4), "504 after {after:?}");
     for b in blockers {
         assert_eq!(b.join().unwrap().0.unwrap().status, 504);

@@ -1,4 +1,4 @@
-//! The two fronts the conformance tests compare: the runtime serving the
+//! The two servers the conformance tests compare: the runtime serving the
 //! probe function itself, and the real of-watchdog in front of it.
 
 use super::probe_on;
@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Front {
+pub enum Serving {
     /// The function binary serves the port itself.
     Runtime,
     /// of-watchdog serves the port and proxies to the function binary.
@@ -25,20 +25,20 @@ pub struct Started {
     _tmp: tempfile::TempDir,
 }
 
-/// Starts the probe function (`examples/probe.rs`) behind `front` with the
+/// Starts the probe function (`examples/probe.rs`) behind `serving` with the
 /// of-watchdog settings `env`. `None` when of-watchdog is unavailable and
 /// not required.
-pub fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
+pub fn start(serving: Serving, env: &[(&str, &str)]) -> Option<Started> {
     let probe = dataplane::example_binary("fmerge-runtime", "probe");
     let port = free_port();
     let tmp = tempfile::tempdir().unwrap();
-    match front {
-        Front::Runtime => Some(Started {
+    match serving {
+        Serving::Runtime => Some(Started {
             server: probe_on(port, env),
             _watchdog_lock: None,
             _tmp: tmp,
         }),
-        Front::Watchdog => {
+        Serving::Watchdog => {
             let watchdog = match dataplane::of_watchdog() {
                 Ok(path) => path,
                 Err(why) if dataplane::tools_required() => {
@@ -89,16 +89,16 @@ pub fn start(front: Front, env: &[(&str, &str)]) -> Option<Started> {
 /// runtime's on a free port, of-watchdog's on :8081, where it always is.
 /// `None` for of-watchdog also when :8081 is another process's (another
 /// test's function on this machine), which it could not serve.
-pub fn start_with_metrics(front: Front, env: &[(&str, &str)]) -> Option<(Started, u16)> {
-    match front {
-        Front::Runtime => {
+pub fn start_with_metrics(serving: Serving, env: &[(&str, &str)]) -> Option<(Started, u16)> {
+    match serving {
+        Serving::Runtime => {
             let metrics = fmerge_testkit::free_port();
             let port = metrics.to_string();
             let mut env = env.to_vec();
             env.push(("metrics_port", &port));
-            start(front, &env).map(|s| (s, metrics))
+            start(serving, &env).map(|s| (s, metrics))
         }
-        Front::Watchdog => {
+        Serving::Watchdog => {
             let lock = WATCHDOG.lock().unwrap_or_else(|e| e.into_inner());
             let free = std::net::TcpListener::bind(("0.0.0.0", 8081)).is_ok();
             drop(lock);
@@ -113,24 +113,24 @@ pub fn start_with_metrics(front: Front, env: &[(&str, &str)]) -> Option<(Started
                 eprintln!("SKIPPED (of-watchdog half): :8081 is taken by another process");
                 return None;
             }
-            start(front, env).map(|s| (s, 8081))
+            start(serving, env).map(|s| (s, 8081))
         }
     }
 }
 
-pub fn both(probe: impl Fn(Front)) {
-    for front in [Front::Runtime, Front::Watchdog] {
-        eprintln!("--- {front:?}");
-        probe(front);
+pub fn both(probe: impl Fn(Serving)) {
+    for serving in [Serving::Runtime, Serving::Watchdog] {
+        eprintln!("--- {serving:?}");
+        probe(serving);
     }
 }
 
-/// [`both`], with the probe started behind each front with `env`; a front
+/// [`both`], with the probe started behind each server with `env`; a server
 /// that [`start`] gives `None` for is left out.
-pub fn both_started(env: &[(&str, &str)], probe: impl Fn(Front, Started)) {
-    both(|front| {
-        if let Some(s) = start(front, env) {
-            probe(front, s);
+pub fn both_started(env: &[(&str, &str)], probe: impl Fn(Serving, Started)) {
+    both(|serving| {
+        if let Some(s) = start(serving, env) {
+            probe(serving, s);
         }
     });
 }
