@@ -29,7 +29,7 @@ mod solution;
 pub use fmerge_plan::{model, search};
 
 pub use cluster::{Reservation, reservations};
-pub use report::{Entry, entries, json, report, why_not};
+pub use report::{EntryPoint, entries, json, report, why_not};
 
 pub use file::{LoadedPlan, PlanFile, PlanGroup};
 pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};

@@ -32,7 +32,7 @@ pub fn why_not(model: &Model, caller: usize, set: Set, v: usize) -> String {
 
 /// One entry point's figures under a plan.
 #[derive(Debug, Clone, Serialize)]
-pub struct Entry {
+pub struct EntryPoint {
     pub function: String,
     /// Its share of the application's requests (the shares add up to 1).
     pub share: f64,
@@ -48,7 +48,7 @@ pub struct Entry {
     pub latency_gain_max_ms: f64,
 }
 
-pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
+pub fn entries(model: &Model, plan: &Plan) -> Vec<EntryPoint> {
     model
         .entries()
         .into_iter()
@@ -60,7 +60,7 @@ pub fn entries(model: &Model, plan: &Plan) -> Vec<Entry> {
                 total_after,
             } = model.hops(e, &plan.groups);
             let ms = model.latency(e, &plan.groups);
-            Entry {
+            EntryPoint {
                 function: model.names[e].clone(),
                 share: model.external[e],
                 critical_before,
