@@ -120,12 +120,12 @@ pub struct Model {
     pub via: BTreeMap<CallEdge, Vec<CallsTo>>,
     /// The call log the rates per call path come from, if any.
     pub paths: Option<String>,
-    /// Calls back ([`cycles`](Self::cycles)), per invocation of the caller.
-    /// A run they make is taken to make no call of its own (the walk that
-    /// reached the callee first made them; its calls per invocation count
-    /// those runs alone, [`finish`](Self::finish)); in-process when the
-    /// callee is a member of the caller's merged process, the group's caller
-    /// included (the runtime serves the function its binary serves in-process too).
+    /// Calls back ([`cycles`](Self::cycles)), per invocation of the caller. A
+    /// run they make is taken to make no call of its own (the walk that reached
+    /// the callee first made them; its calls per invocation count those runs
+    /// alone, [`finish`](Self::finish)); in-process when the callee is a member
+    /// of the caller's merged process, the group's caller included (the runtime
+    /// serves the function its binary serves in-process too).
     pub back: Vec<Vec<CallsTo>>,
     /// Calls seen in traffic, in all, per call where measured: a cycle is
     /// cut at its lightest call.

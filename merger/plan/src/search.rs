@@ -80,8 +80,8 @@ pub struct Bounded {
 /// `limits`.
 ///
 /// Groups are decided callers first, so the requests arriving at a group's
-/// caller are final when it is decided. The bound: each run of a function not yet
-/// decided is either in-process somewhere or arrives over the gateway, so
+/// caller are final when it is decided. The bound: each run of a function not
+/// yet decided is either in-process somewhere or arrives over the gateway, so
 /// the hops still to be removed are at most its runs not yet accounted for
 /// (neither already in-process in a decided group, nor already sent to it).
 pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>) -> Bounded {

@@ -195,8 +195,8 @@ fn longest(sites: &[(f64, f64)]) -> f64 {
     total
 }
 
-/// Whether `caller` may be the caller of `set`: alone always; else no left-out member,
-/// no pair kept apart, within `--max-memory`, and every member reached
+/// Whether `caller` may be `set`'s caller: alone always; else no left-out
+/// member, no pair kept apart, within `--max-memory`, and every member reached
 /// from the caller through members.
 pub fn valid(a: &Reading, caller: usize, set: Set) -> bool {
     if set == bit(caller) {
@@ -331,8 +331,8 @@ pub fn leaving(a: &Reading, caller: usize, set: Set) -> Vec<f64> {
     out
 }
 
-/// Every group `r` may be the caller of, itself alone first: grown one callee of a
-/// member at a time, each set once.
+/// Every group `r` may be the caller of, itself alone first: grown one callee
+/// of a member at a time, each set once.
 pub fn groups_of(a: &Reading, r: usize) -> Vec<Set> {
     let mut seen = std::collections::BTreeSet::from([bit(r)]);
     let mut todo = vec![bit(r)];

@@ -165,8 +165,9 @@ impl Model {
     }
 
     /// Whether a call of `v` from the process of `caller`'s group `set` stays
-    /// in it: `v` is a member, the group's caller itself included once the group is
-    /// merged (a binary with callees serves its own function in-process).
+    /// in it: `v` is a member, the group's caller itself included once the
+    /// group is merged (a binary with callees serves its own function
+    /// in-process).
     pub fn in_process(&self, caller: usize, set: Set, v: usize) -> bool {
         set.contains(v) && (v != caller || set != bit(caller))
     }

@@ -147,8 +147,8 @@ impl Model {
         limit.map(|l| l * pods.max(1.0))
     }
 
-    /// Whether `caller` may be the caller of the group `set`: a group the model allows
-    /// ([`feasible`](Self::feasible)) that does not slow it
+    /// Whether `caller` may be the caller of the group `set`: a group the model
+    /// allows ([`feasible`](Self::feasible)) that does not slow it
     /// ([`slower`](Self::slower)).
     pub fn admits(&self, caller: usize, set: Set) -> bool {
         self.feasible(set) && !self.slower(caller, set)

@@ -1,11 +1,11 @@
-//! Every group a function may be the caller of, for the branch and bound: each connected
-//! set of its callees once, within the model's rules.
+//! Every group a function may be the caller of, for the branch and bound: each
+//! connected set of its callees once, within the model's rules.
 
 use super::Limits;
 use crate::model::{Model, Set, bit};
 
-/// Every group `caller` may be the caller of: connected from it (each member reached
-/// from the caller through members), feasible, not slowing the caller
+/// Every group with `caller` as its caller: connected from it (each member
+/// reached from the caller through members), feasible, not slowing the caller
 /// ([`Model::admits`]); `None` past the limit.
 pub fn candidates(model: &Model, caller: usize, limit: usize) -> Option<Vec<Set>> {
     let limits = Limits {

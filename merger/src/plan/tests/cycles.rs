@@ -1,7 +1,7 @@
-//! Cycles as the runtime runs them: a call back to a member of the
-//! caller's merged process (the group's caller included) is in-process, the call cut
-//! to order the model does not count its callee's runs twice, and a group
-//! that holds the whole cycle is a candidate.
+//! Cycles as the runtime runs them: a call back to a member of the caller's
+//! merged process (the group's caller included) is in-process, the call cut to
+//! order the model does not count its callee's runs twice, and a group that
+//! holds the whole cycle is a candidate.
 
 use super::traffic::measured;
 use super::*;
