@@ -257,8 +257,10 @@ fn answer(req: &http::Request) -> Option<member::Reply> {
     if !inproc::may_run_here() {
         return None;
     }
+    // A member that serves HTTP itself is called through its server, never
+    // run per call.
     let call = server::member_call(req, &|name| {
-        crate::member_named(name).is_some_and(|m| m.run.is_some())
+        crate::member_named(name).is_some_and(|m| m.run.is_some() && m.mode != crate::Mode::Http)
     })?;
     member::run_in_process(crate::member_named(&call.name)?, &call)
 }

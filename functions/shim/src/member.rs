@@ -119,7 +119,8 @@ pub fn run(member: &Member, call: &Call) -> Reply {
 /// Runs `call` to `member` in this process, on this thread, if it may run
 /// here ([`runs_here`]); `None` if it needs a process of its own.
 pub fn run_in_process(member: &Member, call: &Call) -> Option<Reply> {
-    let entry = member.run?;
+    // A member that serves HTTP itself runs once, as a server (`servers`).
+    let entry = member.run.filter(|_| member.mode != Mode::Http)?;
     let resident = resident(member.name);
     if !runs_here(member, &resident.settings) {
         return None;

@@ -12,8 +12,9 @@ use fmerge_shim::http;
 
 /// The table fmerge would write for the test program: the program itself
 /// (`main`), the member `echo` (`echo_main`), the member `whoami`
-/// (`whoami_main`, in serializing mode) and the member `inner` (serializing),
-/// which fmerge would let run in the caller's process (`inner_run`).
+/// (`whoami_main`, in serializing mode), the member `inner` (serializing),
+/// which fmerge would let run in the caller's process (`inner_run`), and
+/// the member `served`, which serves HTTP itself (`served_run`).
 const TABLE: &str = r#"//! The members of the test program.
 use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
@@ -23,15 +24,18 @@ pub(crate) static MEMBERS: &[Member] = &[
     Member { name: "echo", main: m1, mode: Mode::Streaming, run: None },
     Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None },
     Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3) },
+    Member { name: "served", main: m4, mode: Mode::Http, run: Some(r4) },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "echo_main"] fn m1(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "whoami_main"] fn m2(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "inner_main"] fn m3(argc: i32, argv: *const *const u8) -> i32;
+    #[link_name = "served_main"] fn m4(argc: i32, argv: *const *const u8) -> i32;
 }
 unsafe extern "C-unwind" {
     #[link_name = "inner_run"] fn r3() -> i32;
+    #[link_name = "served_run"] fn r4() -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
@@ -141,6 +145,52 @@ pub extern "C-unwind" fn inner_run() -> i32 {
         _ => {}
     }
     0
+}
+
+/// The member `served`'s entry: its own HTTP server on the `:3000` every
+/// template asks for, a thread per connection, keep-alive; each reply says
+/// the path, the address the server listens on and its `GREETING`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn served_run() -> i32 {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("0.0.0.0:3000").unwrap();
+    let at = listener.local_addr().unwrap();
+    for stream in listener.incoming() {
+        let stream = stream.unwrap();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            let mut w = stream;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let mut length = 0;
+                loop {
+                    let mut h = String::new();
+                    r.read_line(&mut h).unwrap();
+                    if h == "\r\n" { break; }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                r.read_exact(&mut body).unwrap();
+                let greeting = std::env::var("GREETING").unwrap_or_else(|_| "-".into());
+                let text = format!("served {path} at {at} greeting={greeting}");
+                let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{text}", text.len());
+                if w.write_all(reply.as_bytes()).is_err() { return; }
+            }
+        });
+    }
+    0
+}
+
+/// `served`'s C `main`.
+#[unsafe(no_mangle)]
+pub extern "C" fn served_main(_argc: i32, _argv: *const *const u8) -> i32 {
+    served_run()
 }
 
 /// `inner`'s C `main`, for when it runs in a process of its own.
