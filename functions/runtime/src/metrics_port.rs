@@ -29,9 +29,14 @@ pub(crate) const METRICS_CONNECTIONS: usize = 32;
 pub(crate) const TAKE_CALLS: &str = "/calls";
 
 /// Starts serving the metrics port `addr` on a thread of its own, until the
-/// process exits. A port that is taken is logged and the function goes on
-/// serving without metrics.
+/// process exits, and returns once that port listens. A port that is taken
+/// is logged and the function goes on serving without metrics.
+///
+/// Waiting matters: the function's port starts accepting after this, so
+/// that once health answers a scrape is never refused (a thread left to
+/// bind on its own was, on a loaded machine, still unscheduled then).
 pub(crate) fn start(name: &'static str, addr: SocketAddr) {
+    let (listening, bound) = std::sync::mpsc::channel::<()>();
     let started = std::thread::Builder::new()
         .name(format!("{name}-metrics"))
         .spawn(move || {
@@ -39,16 +44,22 @@ pub(crate) fn start(name: &'static str, addr: SocketAddr) {
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(serve(name, addr)),
+                Ok(rt) => rt.block_on(serve(name, addr, listening)),
                 Err(e) => eprintln!("{name}: metrics are off: cannot start tokio: {e}"),
             }
         });
-    if let Err(e) = started {
-        eprintln!("{name}: metrics are off: cannot start their thread: {e}");
+    match started {
+        // Blocks the start only for a bind. The thread drops `listening`
+        // once it listens or has given up (a panic drops it too), so this
+        // never waits longer.
+        Ok(_) => {
+            let _ = bound.recv();
+        }
+        Err(e) => eprintln!("{name}: metrics are off: cannot start their thread: {e}"),
     }
 }
 
-async fn serve(name: &'static str, addr: SocketAddr) {
+async fn serve(name: &'static str, addr: SocketAddr, listening: std::sync::mpsc::Sender<()>) {
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
@@ -59,6 +70,7 @@ async fn serve(name: &'static str, addr: SocketAddr) {
         }
     };
     eprintln!("{name}: metrics on http://{addr}/metrics");
+    drop(listening);
     let connections: &'static Connections = Box::leak(Box::new(Connections::new(Limits {
         max_connections: METRICS_CONNECTIONS,
         header_timeout: Some(METRICS_TIMEOUT),
