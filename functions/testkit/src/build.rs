@@ -1,9 +1,11 @@
 //! The socialNetwork functions of this workspace, built once per test
 //! process with the merger's flags, and the binaries of fmerge's own builds.
 
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The function crates of the workspace (DeathStarBench's socialNetwork, all
 /// 26), in call-tree order: each entry point, then what it calls; the first
@@ -110,15 +112,46 @@ pub fn build_packages(dir: &Path, packages: &[&str]) -> PathBuf {
     build_dir().join(TARGET).join("release")
 }
 
-/// The unmerged binary of function `name` (built on first use).
+/// The unmerged binary of function `name` (built on first use), as a copy
+/// that no build writes over: a test that reads it twice reads one binary.
+///
+/// cargo links every build of a function to the one path
+/// `release/<name>`, and fmerge's builds of this repo's functions in other
+/// test processes (a plan, a merge: other packages, other profile
+/// settings, so other bytes) link theirs there too, while this process
+/// still uses it (an image built twice "from the same binary" got two
+/// content tags). The copy is named by its content, so processes share it
+/// and none replaces another's.
 pub fn function_binary(name: &str) -> PathBuf {
-    let path = function_binaries().join(name);
-    assert!(
-        path.is_file(),
-        "no binary {} after the build",
-        path.display()
-    );
-    path
+    static COPIES: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut copies = COPIES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, copy)) = copies.iter().find(|(n, _)| n == name) {
+        return copy.clone();
+    }
+    let dir = workspace_root().join("target/fmerge/test-binaries");
+    let copy = content_named_copy(&function_binaries().join(name), &dir, name);
+    copies.push((name.to_string(), copy.clone()));
+    copy
+}
+
+/// `built` copied to `<dir>/<its content's hash>/<name>`; that path.
+fn content_named_copy(built: &Path, dir: &Path, name: &str) -> PathBuf {
+    let bytes = std::fs::read(built)
+        .unwrap_or_else(|e| panic!("no binary {} after the build: {e}", built.display()));
+    // Read once, then written and hashed from the copy: a link cargo makes
+    // meanwhile changes nothing here.
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut file = tempfile::NamedTempFile::new_in(dir).expect("a file in the copies' folder");
+    file.write_all(&bytes).expect("copy the binary");
+    let written = file.into_temp_path();
+    std::fs::set_permissions(&written, std::fs::Permissions::from_mode(0o755))
+        .expect("make the copy executable");
+    let copy = dir.join(&crate::sha256(&written)[..16]).join(name);
+    std::fs::create_dir_all(copy.parent().unwrap()).expect("a folder for the copy");
+    // The same content under the same name: whichever process renames
+    // last, the file is the same.
+    written.persist(&copy).expect("name the copy");
+    copy
 }
 
 /// The unmerged binary `bin` from fmerge's own build (the same build as a
@@ -136,6 +169,26 @@ pub fn built_binary(bin: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_keeps_its_bytes_when_another_build_is_linked_to_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let (built, copies) = (dir.path().join("f"), dir.path().join("copies"));
+        std::fs::write(&built, b"one build").unwrap();
+        let first = content_named_copy(&built, &copies, "f");
+        // As cargo links another build's binary: a new file at the path.
+        std::fs::remove_file(&built).unwrap();
+        std::fs::write(&built, b"another build").unwrap();
+        let second = content_named_copy(&built, &copies, "f");
+        assert_eq!(std::fs::read(&first).unwrap(), b"one build");
+        assert_eq!(std::fs::read(&second).unwrap(), b"another build");
+        assert_ne!(first, second);
+        assert!(first.ends_with("f") && second.ends_with("f"));
+        // The same content, the same copy.
+        assert_eq!(content_named_copy(&built, &copies, "f"), second);
+        let mode = std::fs::metadata(&second).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
 
     #[test]
     fn the_compose_post_tree_leads_the_function_list() {
