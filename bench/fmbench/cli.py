@@ -23,6 +23,7 @@ from .builds import build_phase, check_fused_source, dispatch_phase, functions_b
 from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
+from . import httpmode
 from .process import check_fixture, only_process, run_worker
 from .processes import loadavg
 from .report import machine, render_md
@@ -55,7 +56,7 @@ def estimate(args):
         # baseline's --plan only with --app-cold. The minutes are the last
         # runs' (docs/PERFORMANCE.md, "The loop a user lives in").
         return f"about {2 * 6.7 + (9 if args.app_cold else 0):.0f} min"
-    if args.only == "process":
+    if args.only in ("process", "httpmode"):
         # fmerge and the merge, then start-up, the per-call rounds, two closed
         # loops, the fixed rates (about 4 from the ladder) in --repeat rounds
         # and the refining runs.
@@ -135,7 +136,7 @@ def parser(bench):
     ap.add_argument("--results", help="write RESULTS.json and RESULTS.md (default bench/results, with --only KIND "
                                       "bench/results-KIND)")
     ap.add_argument("--render-only", action="store_true", help="only rewrite RESULTS.md from RESULTS.json")
-    ap.add_argument("--only", choices=["watchdog", "app", "loop", "process"],
+    ap.add_argument("--only", choices=["watchdog", "app", "loop", "process", "httpmode"],
                     help="watchdog: only our runtime against of-watchdog in front of the same function (no merge, no "
                          "dispatch bench; a few minutes). app: only the whole socialNetwork application (the planner's "
                          "groups, one group per entry point, unmerged with and without of-watchdog) under DeathStarBench's "
@@ -144,9 +145,12 @@ def parser(bench):
                          "command, the merge step, the re-merge after a one-line edit, and the application's plan built "
                          "cold (about 40 min). process: only the pair in the watchdog-process form (bench/process-pair), each "
                          "function behind of-watchdog against fmerge's binary behind the real one, in a network and mount "
-                         "namespace of its own (as root), and the cost of one call between members (a few minutes)")
+                         "namespace of its own (as root), and the cost of one call between members (a few minutes). "
+                         "httpmode: the same for the chain of functions that serve HTTP themselves "
+                         "(merger/tests/fixtures/httpmode), each behind of-watchdog in http mode")
     ap.add_argument("--calls", type=int, default=300,
-                    help="--only process: rounds of the per-call runs (every kind once per round; default 300)")
+                    help="--only process: rounds of the per-call runs (every kind once per round); --only httpmode: "
+                         "calls of the hop's runs (default 300)")
     ap.add_argument("--process-worker", metavar="PLAN", help=argparse.SUPPRESS)
     ap.add_argument("--baseline", default=BASELINE, metavar="REV",
                     help=f"--only loop: the revision this source is measured against (default {BASELINE}, main as of "
@@ -175,7 +179,8 @@ def parse_args(argv, bench):
     args = parser(bench).parse_args(argv)
     if args.results is None:
         args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app",
-                                    "loop": "results-loop", "process": "results-process"}.get(args.only, "results"))
+                                    "loop": "results-loop", "process": "results-process",
+                                    "httpmode": "results-httpmode"}.get(args.only, "results"))
     if args.render_only:
         return args
     if args.repeat < 1:
@@ -207,9 +212,9 @@ def parse_args(argv, bench):
     if args.only == "loop":
         args.skip_load = args.skip_dispatch = True
         args.app_cold = not args.no_app_cold
-    if args.only == "process":
+    if args.only in ("process", "httpmode"):
         if args.skip_load or args.no_watchdog or args.reuse_bins:
-            die("--only process builds and loads both deployments behind of-watchdog: drop --skip-load, --no-watchdog and --reuse-bins")
+            die(f"--only {args.only} builds and loads both deployments behind of-watchdog: drop --skip-load, --no-watchdog and --reuse-bins")
         if args.calls < 1:
             die(f"--calls {args.calls}: rounds of the per-call runs, 1 or more")
         args.skip_dispatch = True
@@ -297,6 +302,12 @@ def main(root, argv=None):
         fmerge = fmerge_tool(ctx, args)
         R["nice"] = args.nice
         only_process(ctx, args, R, oha, fmerge, Path(args.of_watchdog))
+        return finish(ctx, args, R, t0)
+    if args.only == "httpmode":
+        httpmode.check_fixture(ctx)
+        fmerge = fmerge_tool(ctx, args)
+        R["nice"] = args.nice
+        httpmode.only_httpmode(ctx, args, R, oha, fmerge, Path(args.of_watchdog))
         return finish(ctx, args, R, t0)
     bins, fused = builds(ctx, args, R)
     set_nice(args)

@@ -79,6 +79,8 @@ FOLLOWERS = 50
 USERS = {"alice": 1, "bob": 2, "carol": 3}
 TIMESTAMP = 1700000000000
 REQUESTS = {
+    # merger/tests/fixtures/httpmode's chain, order-front's request.
+    "httpmode": {"item": "book", "look": "plain"},
     "pair": {"post_id": 1099511627777, "user_id": AUTHOR, "timestamp": TIMESTAMP, "user_mentions_id": [2]},
     "chain": {
         "username": "alice",
@@ -142,6 +144,12 @@ TARGETS = {
     "process_pair_throughput_ratio": 1.5,
     "process_call_over_work_ms": 2.0,
     "inprocess_call_over_work_ms": 0.05,
+    # Functions that serve HTTP themselves (issue 50): a call between merged
+    # members through an in-process connection, the chain's p50 at equal
+    # load and its highest sustained rate, merged against unmerged.
+    "served_call_over_work_ms": 0.15,
+    "httpmode_p50_ratio": 0.5,
+    "httpmode_throughput_ratio": 2.0,
 }
 
 # The application benchmark (--only app): the whole socialNetwork of

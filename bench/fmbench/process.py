@@ -103,7 +103,7 @@ def empty_program(ctx, bins):
     return exe.resolve()
 
 
-PERCALL = re.compile(r"round (\d+): (inner|echo) ([0-9.]+) µs per call \((\d+) calls\); load ([0-9.?]+)")
+PERCALL = re.compile(r"round (\d+): (inner|echo|served|served-kept) ([0-9.]+) µs per call \((\d+) calls\); load ([0-9.?]+)")
 
 
 def direct_per_call(ctx):
@@ -121,14 +121,15 @@ def direct_per_call(ctx):
     p = subprocess.run(argv, cwd=ctx.src, capture_output=True, text=True, env=child_env())
     if p.returncode != 0:
         die(f"percall failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    runs = {"inner": [], "echo": []}
+    runs = {"inner": [], "echo": [], "served": [], "served-kept": []}
     for m in PERCALL.finditer(p.stdout):
         runs[m.group(2)].append({"us": float(m.group(3)), "calls": int(m.group(4)), "load": m.group(5)})
-    if not runs["inner"] or not runs["echo"]:
-        die(f"percall printed no figures:\n{p.stdout[-2000:]}")
+    if not all(runs.values()):
+        die(f"percall printed no figures for some path:\n{p.stdout[-2000:]}")
     med = lambda xs: sorted(xs)[len(xs) // 2]
     return {"in_process_us": med([r["us"] for r in runs["inner"]]), "forked_us": med([r["us"] for r in runs["echo"]]),
-            "runs": runs}
+            "served_us": med([r["us"] for r in runs["served"]]),
+            "served_kept_us": med([r["us"] for r in runs["served-kept"]]), "runs": runs}
 
 
 def only_process(ctx, args, R, oha, fmerge, real_watchdog):

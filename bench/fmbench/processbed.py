@@ -99,7 +99,9 @@ def enter_cluster(work, outside):
 
 class Bed:
     """The cluster and both deployments, with what load.fixed_run and
-    load.refine need of a testbed (urls, fresh, oha)."""
+    load.refine need of a testbed (urls, fresh, oha), and what load() needs:
+    the request's group and each deployment's processes (tier)."""
+    group, tier = GROUP, TIER
 
     def __init__(self, ctx, plan):
         self.ctx, self.mode = ctx, "process"
@@ -177,10 +179,10 @@ class Bed:
         return out
 
 
-def tier_cpu(r, d):
+def tier_cpu(bed, r, d):
     """CPU µs per successful request of deployment d's watchdogs and all they started."""
     c = r.get("cpu_us_per_request") or {}
-    return sum(c.get(k, 0.0) for k in TIER[d]) if c else None
+    return sum(c.get(k, 0.0) for k in bed.tier[d]) if c else None
 
 
 def load(bed, oha, args):
@@ -189,15 +191,15 @@ def load(bed, oha, args):
     with the median p50 kept, every round's p50 with it), then each one's
     highest sustained rate."""
     deps = ["unmerged", "merged"]
-    body = json.dumps(REQUESTS[GROUP])
+    body = json.dumps(REQUESTS[bed.group])
     for d in deps:
-        bed.oha(oha, bed.urls[(GROUP, d)], body, 2, rate=20, connections=8, tag=f"{d}-warmup")
+        bed.oha(oha, bed.urls[(bed.group, d)], body, 2, rate=20, connections=8, tag=f"{d}-warmup")
     closed = {}
     for d in deps:
         bed.fresh()
-        closed[d] = bed.oha(oha, bed.urls[(GROUP, d)], body, args.closed_duration, connections=args.closed_connections,
+        closed[d] = bed.oha(oha, bed.urls[(bed.group, d)], body, args.closed_duration, connections=args.closed_connections,
                             tag=f"{d}-closed")
-        closed[d]["tier_cpu_us"] = tier_cpu(closed[d], d)
+        closed[d]["tier_cpu_us"] = tier_cpu(bed, closed[d], d)
         log(f"{d}: closed loop ({args.closed_connections} conns) {closed[d]['ok_rps']:.0f} req/s ok, "
             f"p50 {closed[d]['p50_ms']:.1f} ms")
     rates = ladder({d: closed[d]["ok_rps"] for d in deps}, args.rates)
@@ -208,8 +210,8 @@ def load(bed, oha, args):
         tries = {d: [] for d in deps}
         for k in range(args.repeat):
             for d in in_turn(deps, i + k):
-                r = fixed_run(bed, oha, GROUP, d, rate, args, f"{d}-{rate}" + (f"-{k}" if k else ""))
-                r["tier_cpu_us"] = tier_cpu(r, d)
+                r = fixed_run(bed, oha, bed.group, d, rate, args, f"{d}-{rate}" + (f"-{k}" if k else ""))
+                r["tier_cpu_us"] = tier_cpu(bed, r, d)
                 tries[d].append(r)
                 log(f"{d} @ {rate}/s{f' ({k + 1} of {args.repeat})' if args.repeat > 1 else ''}: {describe(r)}")
         for d in deps:
@@ -220,9 +222,9 @@ def load(bed, oha, args):
         rows.append(row)
     out = {"closed_loop": closed, "fixed_rate": rows, "refine": {}, "max_sustained_rate": {}, "max_sustained_lower_bound": {}}
     for d in deps:
-        out["refine"][d], out["max_sustained_rate"][d], out["max_sustained_lower_bound"][d] = refine(bed, oha, GROUP, d, rows, args)
+        out["refine"][d], out["max_sustained_rate"][d], out["max_sustained_lower_bound"][d] = refine(bed, oha, bed.group, d, rows, args)
         for r in out["refine"][d]:
-            r["tier_cpu_us"] = tier_cpu(r, d)
+            r["tier_cpu_us"] = tier_cpu(bed, r, d)
     return out
 
 
@@ -234,9 +236,14 @@ def worker(ctx, plan_path, oha):
     atexit.register(ctx.procs.stop_all)
     try:
         enter_cluster(ctx.run_dir / "cluster", plan["namespaces"])
-        bed = Bed(ctx, plan)
-        res = {"check": bed.check()}
-        res["per_call"] = per_call(bed, plan, args)
+        if plan.get("kind") == "httpmode":
+            from .httpbed import HttpBed
+            bed = HttpBed(ctx, plan)
+            res = {"check": bed.check(), "hop": bed.hop(args.calls)}
+        else:
+            bed = Bed(ctx, plan)
+            res = {"check": bed.check()}
+            res["per_call"] = per_call(bed, plan, args)
         res["load"] = load(bed, oha, args)
         Path(plan["out"]).write_text(json.dumps(res, indent=1) + "\n")
     finally:

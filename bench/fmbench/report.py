@@ -9,6 +9,7 @@ import subprocess
 from .appreport import render_app
 from .config import DEPLOYMENTS, GROUPS, HOP_FUNCTION, NOISY_OTHERS_PCT, SLO_P99_MS, SUSTAIN_FRACTION, critical_hops, hops
 from .load import f1, ratio
+from .httpmode import render_httpmode
 from .processreport import render_process
 from .userloop import render_loop
 # status and target_rows: also what the verdict tests import from here.
@@ -263,6 +264,7 @@ def render_md(R):
     render_app(L, R)
     render_loop(L, R)
     render_process(L, R)
+    render_httpmode(L, R)
     di = R.get("dispatch")
     if di:
         table_head(L, "### In-process dispatch (criterion, `functions/runtime/benches/dispatch.rs`)",

@@ -4,16 +4,20 @@
 //! has it, calls a member through the gateway's address N times, one call
 //! at a time, each on a new connection as a client such as libcurl makes
 //! it, and prints the mean time per call: to `inner`, run in the program's
-//! own process (a thread of the stand-in), and to `echo`, run in a process
-//! forked by the zygote. Both members do almost nothing, so the figures are
-//! the paths' own cost. It fails only if a call is not answered 200.
+//! own process (a thread of the stand-in), to `echo`, run in a process
+//! forked by the zygote, and to `served`, a member that serves HTTP itself
+//! in the program's process (its server reached over loopback), on new
+//! connections and on one kept connection (`served-kept`, as a pooled
+//! client such as reqwest's calls). The members do almost nothing, so the
+//! figures are the paths' own cost. It fails only if a call is not
+//! answered 200.
 
 mod common;
 
 use std::process::Command;
 
 const PROGRAM: &str = r#"
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
 fn main() {
@@ -22,6 +26,32 @@ fn main() {
     let n: usize = std::env::var("CALLS").unwrap().parse().unwrap();
     let target = std::env::var("TARGET").unwrap();
     let started = std::time::Instant::now();
+    if let Some(target) = target.strip_suffix("-kept") {
+        // One connection, kept: each reply read by its Content-Length.
+        let mut s = TcpStream::connect(authority).unwrap();
+        let mut r = BufReader::new(s.try_clone().unwrap());
+        for _ in 0..n {
+            let req = format!("POST /function/{target} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 5\r\n\r\nplain");
+            s.write_all(req.as_bytes()).unwrap();
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+            let mut length = 0;
+            loop {
+                line.clear();
+                r.read_line(&mut line).unwrap();
+                if line == "\r\n" { break; }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            r.read_exact(&mut body).unwrap();
+        }
+        let per_call = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+        println!("{target}-kept {per_call:.1}");
+        return;
+    }
     for _ in 0..n {
         let mut s = TcpStream::connect(authority).unwrap();
         // In one write, as libcurl sends a small request.
@@ -38,12 +68,17 @@ fn main() {
 
 #[test]
 #[ignore = "a measurement for docs/PERFORMANCE.md, run by hand"]
-fn time_per_call_in_process_and_forked() {
+fn time_per_call_in_process_forked_and_served() {
     let dir = common::scratch("percall");
     let prog = common::build(&dir, PROGRAM, &[]);
     let (addr, _seen) = common::gateway();
     for round in 1..=3 {
-        for (target, calls) in [("inner", "3000"), ("echo", "1000")] {
+        for (target, calls) in [
+            ("inner", "3000"),
+            ("echo", "1000"),
+            ("served", "3000"),
+            ("served-kept", "3000"),
+        ] {
             let out = Command::new(&prog)
                 .env(
                     "TEST_GATEWAY_URL",

@@ -1,0 +1,134 @@
+"""`--only httpmode`'s worker (run by processbed.worker in the namespace
+process.py makes, the same cluster: nginx on 8080, Redis with a password on
+6379, the cluster's names on this loopback): the chain of
+merger/tests/fixtures/httpmode, functions that serve HTTP themselves,
+deployed as merger/tests/support/httpmode.rs deploys it:
+- unmerged: each of the five behind an of-watchdog in `http` mode
+  (started once, every request proxied to its `upstream_url`), the metrics
+  port set, so that five fit one namespace; every server on its own port
+  (`PORT`), as each would have its pod's `:3000`;
+- merged: fmerge's binary behind the real of-watchdog 0.11.6 in `http`
+  mode, every callee's settings namespaced, at
+  `/function/order-front-merged`.
+Then: the check that both answer alike and only unmerged calls through the
+gateway, the hop (gateway and of-watchdog's proxy, timed against the same
+server called directly), and processbed's load runs."""
+
+import json
+import time
+from pathlib import Path
+
+from .config import REQUESTS, die, log
+from .processbed import GATEWAY_PORT, HOSTS, PASSWORD, REDIS_PORT, Bed
+from .processcalls import summary
+from .processes import Redis, http, wait_port
+from .testbed import nginx_conf
+
+CALLER = "order-front"
+MERGED = f"{CALLER}-merged"
+# Each function's port and settings (merger/tests/support/httpmode.rs's).
+DEPLOYMENTS = [
+    ("order-front", 3001, {"PORT": "3001"}),
+    ("inventory", 3002, {"PORT": "3002"}),
+    ("render", 3000, {"exec_timeout": "1s"}),
+    ("price", 3003, {"PORT": "3003"}),
+    ("tax", 3004, {"PORT": "3004"}),
+]
+GROUP = "httpmode"
+
+
+def namespaced(function, key):
+    """`<FUNCTION>__KEY`, fmerge_contract::namespaced's rule."""
+    return function.upper().replace("-", "_") + "__" + key
+
+
+class HttpBed(Bed):
+    group = GROUP
+    tier = {"unmerged": [f"{n} (of-watchdog)" for n, _, _ in DEPLOYMENTS], "merged": [f"{MERGED} (of-watchdog)"]}
+
+    def __init__(self, ctx, plan):
+        self.ctx, self.mode = ctx, "httpmode"
+        run = ctx.run_dir
+        logs = run / "logs"
+        rp = ctx.procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--requirepass",
+                                       PASSWORD, "--save", "", "--appendonly", "no", "--dir", str(run)], log_dir=logs)
+        wait_port("redis", REDIS_PORT, rp, run)
+        self.redis = Redis(REDIS_PORT)
+        self.redis.cmd("AUTH", PASSWORD)
+        bins = {k: Path(v) for k, v in plan["binaries"].items()}
+        gateway = f"http://{HOSTS[0]}:{GATEWAY_PORT}"
+        common = {"exec_timeout": "10s", "read_timeout": "10s", "write_timeout": "10s", "RUST_BACKTRACE": "0",
+                  "GATEWAY_URL": gateway, "OPENFAAS_URL": gateway, "mode": "http"}
+        served, self.upstreams = [], {}
+        for i, (name, upstream, settings) in enumerate(DEPLOYMENTS):
+            env = {**common, **settings, "upstream_url": f"http://127.0.0.1:{upstream}", "metrics_port": str(20000 + i)}
+            served.append((name, plan["patched_watchdog"], bins[name], f"{name} (of-watchdog)", env))
+            self.upstreams[name] = upstream
+        env = {**common, **DEPLOYMENTS[0][2], "upstream_url": f"http://127.0.0.1:{DEPLOYMENTS[0][1]}"}
+        for name, _, settings in DEPLOYMENTS[1:]:
+            env.update({namespaced(name, k): v for k, v in settings.items()})
+        served.append((MERGED, plan["watchdog"], bins["merged"], f"{MERGED} (of-watchdog)", env))
+        self.ports, self.pids = {}, {}
+        for i, (name, watchdog, binary, label, env) in enumerate(served):
+            port = 18080 + i
+            p = ctx.procs.start(label, [watchdog], {**env, "fprocess": str(binary), "port": str(port)}, log_dir=logs)
+            wait_port(label, port, p, run)
+            self.ports[name] = port
+            self.pids[label] = p.pid
+        ng = run / "nginx"
+        ng.mkdir(exist_ok=True)
+        (ng / "nginx.conf").write_text(nginx_conf(ng, GATEWAY_PORT, sorted(self.ports.items()), plan["nginx_workers"]))
+        p = ctx.procs.start("nginx", ["nginx", "-p", ng, "-e", ng / "error.log", "-c", ng / "nginx.conf"], log_dir=logs)
+        wait_port("nginx", GATEWAY_PORT, p, run)
+        self.urls = {(GROUP, "unmerged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{CALLER}",
+                     (GROUP, "merged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{MERGED}"}
+        log(f"cluster up in its namespace: redis :{REDIS_PORT}, nginx :{GATEWAY_PORT}, of-watchdogs {self.ports}")
+
+    def fresh(self):
+        waited = self.ctx.procs.settle()
+        if waited >= 5:
+            log(f"  the testbed took {waited:.0f} s to go idle after the last run")
+        self.redis.cmd("FLUSHALL")
+
+    def check(self, n=10):
+        """Both answer alike (200, the same reply, the same Redis count);
+        the calls each made through the gateway per request."""
+        body = json.dumps(REQUESTS[GROUP]).encode()
+        out = {}
+        for d in ("unmerged", "merged"):
+            self.redis.cmd("FLUSHALL")
+            before = self.gateway_requests()
+            for _ in range(n):
+                status, reply = http(self.urls[(GROUP, d)], body)
+                if status != 200:
+                    die(f"{d} answered {status}: {reply[:300]!r}")
+            calls = (self.gateway_requests() - before - 1 - n) / n
+            out[d] = {"reply": reply.decode(), "gateway_calls_per_request": calls}
+        if out["merged"]["reply"] != out["unmerged"]["reply"]:
+            die(f"merged and unmerged answer differently: {out}")
+        if out["merged"]["gateway_calls_per_request"] > 0:
+            die(f"the merged binary made {out['merged']['gateway_calls_per_request']:.1f} calls per request through the gateway")
+        log("check: both answer " + out["unmerged"]["reply"].strip() + "; gateway calls per request: "
+            + ", ".join(f"{d} {o['gateway_calls_per_request']:g}" for d, o in out.items()))
+        return out
+
+    def hop(self, n):
+        """The unmerged hop, one call at a time: tax through the gateway
+        (nginx, then tax's of-watchdog proxying to its server) and tax's
+        server called directly, n each, alternating; the hop is the
+        difference of the medians."""
+        body = b"40"
+        urls = {"through_gateway": f"http://127.0.0.1:{GATEWAY_PORT}/function/tax",
+                "direct": f"http://127.0.0.1:{self.upstreams['tax']}/"}
+        times = {k: [] for k in urls}
+        for _ in range(n):
+            for k, url in urls.items():
+                t0 = time.perf_counter()
+                status, reply = http(url, body)
+                times[k].append(time.perf_counter() - t0)
+                if status != 200 or reply != b"8":
+                    die(f"tax {k} answered {status}: {reply[:200]!r}")
+        out = {k: summary(v) for k, v in times.items()}
+        out["hop_ms"] = out["through_gateway"]["median_ms"] - out["direct"]["median_ms"]
+        log(f"hop (gateway + of-watchdog proxy): {out['hop_ms']:.2f} ms at the median over {n} calls")
+        return out

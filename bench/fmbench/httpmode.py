@@ -1,0 +1,176 @@
+"""`--only httpmode`: the chain of merger/tests/fixtures/httpmode (issue 50:
+functions that serve HTTP themselves, two of them handler libraries of one
+template), unmerged (each behind an of-watchdog in `http` mode) against
+fmerge's merged binary (behind the real of-watchdog in `http` mode), in the
+namespace and cluster of `--only process` (process.py, processbed.py; the
+deployments are httpbed.py's).
+
+Here, outside: fmerge, the merge (`-f stack.yml`, as a team builds), the
+functions' own binaries (the handler libraries as `faas-cli build` builds
+them: the template with the handler as `function/`), the shim's per-call
+timing (the `served` paths) and the worker."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .appbuild import patched_watchdog
+from .config import TARGETS, child_env, die, log
+from .load import f1, paired, round_pairs
+from .process import direct_per_call, parse_fmerge_stdout
+from .processbed import namespaces
+from .processreport import throughput_verdict
+from .targets import status
+
+FIXTURE = Path("merger") / "tests" / "fixtures" / "httpmode"
+NAMES = ["order-front", "inventory", "render", "price", "tax"]
+PACKAGES = ["order-front", "inventory", "render"]
+TEMPLATE = Path("template") / "rust-http1"
+
+
+def check_fixture(ctx):
+    ws = ctx.src / FIXTURE
+    if not (ws / "stack.yml").is_file():
+        die(f"{ws} is missing: with --src head the fixture must be committed (or run with --src worktree)")
+    return ws
+
+
+def build(ctx, fmerge):
+    """The merge (and once more with --force: the merge step), the unmerged
+    binaries; all copied to out/httpmode/bin."""
+    src = check_fixture(ctx)
+    ws = ctx.out / "httpmode" / "ws"
+    if ws.exists():
+        shutil.rmtree(ws)
+    shutil.copytree(src, ws)
+    target = (ctx.out / "httpmode" / "target").resolve()
+    argv = [str(fmerge), "build", "-f", "stack.yml", *NAMES, "--target-dir", str(target)]
+    log(" ".join(argv[1:]))
+    p = subprocess.run(argv, cwd=ws, capture_output=True, text=True, env=child_env())
+    if p.returncode != 0:
+        die(f"fmerge build failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    t0 = time.monotonic()
+    again = subprocess.run(argv + ["--force"], cwd=ws, capture_output=True, text=True, env=child_env())
+    step = time.monotonic() - t0
+    if again.returncode != 0:
+        die(f"fmerge build --force failed ({again.returncode}):\n{again.stderr[-3000:]}")
+    bins = ctx.out / "httpmode" / "bin"
+    bins.mkdir(parents=True, exist_ok=True)
+    out = {"merged": bins / "order-front-merged"}
+    shutil.copy2(parse_fmerge_stdout(again.stdout), out["merged"])
+    env = {**child_env(), "CARGO_TARGET_DIR": str(target / "unmerged")}
+    cargo = ["cargo", "build", "--release", "--quiet"]
+    subprocess.run(cargo + [a for p_ in PACKAGES for a in ("-p", p_)], cwd=ws, check=True, env=env)
+    for name in PACKAGES:
+        out[name] = bins / name
+        shutil.copy2(target / "unmerged" / "release" / name, out[name])
+    for name in NAMES:
+        if name in PACKAGES:
+            continue
+        b = ws / "build" / name
+        shutil.copytree(ws / TEMPLATE, b)
+        shutil.rmtree(b / "function")
+        shutil.copytree(ws / name, b / "function")
+        shutil.copy2(ws / "Cargo.lock", b / "main" / "Cargo.lock")
+        subprocess.run(cargo, cwd=b / "main", check=True, env=env)
+        out[name] = bins / name
+        shutil.copy2(target / "unmerged" / "release" / "main", out[name])
+    forms = [line for line in p.stderr.splitlines() if "forms:" in line or "server runs" in line]
+    sizes = {k: os.path.getsize(v) for k, v in out.items()}
+    return {k: str(v.resolve()) for k, v in out.items()}, {"merge_step_s": round(step, 2), "sizes_bytes": sizes,
+                                                          "fmerge_said": forms}
+
+
+def verdict(res):
+    rows = res["load"]["fixed_rate"]
+    both = [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
+    worst = max((row["p50_ratio"] for row in both), default=None)
+    est = paired([p for row in both for p in round_pairs(row["merged"], row["unmerged"], "p50_ms")])
+    goal_p50, goal_tp = TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]
+    tp, tp_ok = throughput_verdict(res["load"]["max_sustained_rate"], res["load"]["max_sustained_lower_bound"], goal_tp)
+    # A pooled client's call (one kept connection), the member's own little
+    # work included: the whole call is held to the target.
+    call = res["per_call"]["direct"]["served_kept_us"] / 1e3
+    goal_call = TARGETS["served_call_over_work_ms"]
+    return {"verdicts": {
+        "p50_ratio": {"goal": goal_p50, "value": worst, "rates": [row["rate"] for row in both], "paired": est,
+                      "ok": None if worst is None else worst <= goal_p50},
+        "throughput_ratio": {"goal": goal_tp, "value": tp, "ok": tp_ok},
+        "served_call_ms": {"goal": goal_call, "value": call, "ok": call <= goal_call},
+    }}
+
+
+def only_httpmode(ctx, args, R, oha, fmerge, real_watchdog):
+    if os.geteuid() != 0:
+        die("--only httpmode makes a network and mount namespace of its own (unshare --net --mount): run it as root")
+    binaries, built = build(ctx, fmerge)
+    direct = direct_per_call(ctx)
+    patched = patched_watchdog(ctx, real_watchdog)
+    run = ctx.run_dir
+    if run.exists():
+        shutil.rmtree(run)
+    run.mkdir(parents=True)
+    plan = {"kind": "httpmode", "binaries": binaries, "watchdog": str(real_watchdog), "patched_watchdog": str(patched),
+            "nginx_workers": args.nginx_workers, "out": str((run / "httpmode-worker.json").resolve()),
+            "namespaces": namespaces(),
+            "args": {"duration": args.duration, "closed_duration": args.closed_duration, "connections": args.connections,
+                     "closed_connections": args.closed_connections, "refine": args.refine, "calls": args.calls,
+                     "repeat": args.repeat, "rates": args.rates.get("pair")}}
+    plan_path = run / "httpmode-plan.json"
+    plan_path.write_text(json.dumps(plan, indent=1))
+    argv = ["unshare", "--net", "--mount", "--", sys.executable, str(ctx.bench / "run"), "--process-worker", str(plan_path),
+            "--nice", str(args.nice)]
+    log("the worker, in a namespace of its own: " + " ".join(argv))
+    p = subprocess.run(argv, env=child_env())
+    if p.returncode != 0 or not Path(plan["out"]).is_file():
+        die(f"the httpmode worker failed ({p.returncode}); its logs are under {run}")
+    res = json.loads(Path(plan["out"]).read_text())
+    res["build"] = built
+    res["per_call"] = {"direct": direct, "hop": res.pop("hop")}
+    res["args"] = plan["args"]
+    res.update(verdict(res))
+    R["httpmode"] = res
+
+
+def render_httpmode(L, R):
+    H = R.get("httpmode")
+    if not H:
+        return
+    V, direct, hop, lo = H["verdicts"], H["per_call"]["direct"], H["per_call"]["hop"], H["load"]
+    L.append("### Functions that serve HTTP themselves, merged")
+    L.append("")
+    L.append("The chain of `merger/tests/fixtures/httpmode` (order-front → inventory → render, order-front → price → "
+             "tax; price and tax handler libraries of one template), one request down all of it, in the namespace of "
+             "`--only process`: **unmerged**, each function behind an of-watchdog 0.11.6 in `http` mode (its metrics "
+             "port set); **merged**, `fmerge build -f stack.yml` of all five behind the real of-watchdog in `http` "
+             "mode. Per call: the shim's `percall` (a member serving HTTP in the program's process, called through "
+             "the gateway's address: `served` a new connection each call, `served-kept` one kept connection as a "
+             "pooled client calls); the hop: tax through nginx and its of-watchdog against tax's server called "
+             "directly, one call at a time, the difference of the medians.")
+    L.append("")
+    L.append("| figure | value | target | verdict |")
+    L.append("|---|---|---|---|")
+    L.append(f"| call to a served member, kept connection (µs) | {f1(direct['served_kept_us'])} | "
+             f"≤ {V['served_call_ms']['goal'] * 1e3:.0f} | {status(V['served_call_ms']['ok'])} |")
+    L.append(f"| call to a served member, new connection each (µs) | {f1(direct['served_us'])} | | |")
+    L.append(f"| unmerged hop, gateway + of-watchdog (ms) | {f1(hop['hop_ms'], nd=2)} | | |")
+    L.append(f"| p50 merged ÷ unmerged, worst rate both sustained | {f1(V['p50_ratio']['value'], nd=2)} | "
+             f"≤ {V['p50_ratio']['goal']} | {status(V['p50_ratio']['ok'])} |")
+    L.append(f"| highest sustained rate merged ÷ unmerged | {f1(V['throughput_ratio']['value'], nd=2)} | "
+             f"≥ {V['throughput_ratio']['goal']} | {status(V['throughput_ratio']['ok'])} |")
+    L.append(f"| merge step, 5 functions (s) | {H['build']['merge_step_s']} | | |")
+    L.append("")
+    L.append("| rate (req/s) | unmerged p50 (ms) | merged p50 (ms) | ratio | unmerged sustained | merged sustained |")
+    L.append("|---|---|---|---|---|---|")
+    for row in lo["fixed_rate"]:
+        u, m = row["unmerged"], row["merged"]
+        L.append(f"| {row['rate']} | {f1(u['p50_ms'], nd=2)} | {f1(m['p50_ms'], nd=2)} | {f1(row['p50_ratio'], nd=2)} | "
+                 f"{u['sustained']} | {m['sustained']} |")
+    L.append("")
+    rates = lo["max_sustained_rate"]
+    L.append(f"Highest sustained rate: unmerged {rates.get('unmerged')}, merged {rates.get('merged')} req/s.")
+    L.append("")

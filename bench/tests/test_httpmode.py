@@ -1,0 +1,77 @@
+"""--only httpmode: its verdicts against issue 50's targets, its section of
+the results, and the per-call lines it reads."""
+
+import sys
+import unittest
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BENCH))
+
+from fmbench.config import REQUESTS, TARGETS  # noqa: E402
+from fmbench.httpbed import DEPLOYMENTS, namespaced  # noqa: E402
+from fmbench.httpmode import render_httpmode, verdict  # noqa: E402
+from fmbench.process import PERCALL  # noqa: E402
+
+
+def run(p50, sustained=True, rate=100):
+    return {"p50_ms": p50, "p99_ms": 2 * p50, "sustained": sustained, "offered_rps": rate, "tier_cpu_us": 900.0}
+
+
+def row(rate, u, m, us=True, ms=True):
+    return {"rate": rate, "unmerged": run(u, us, rate), "merged": run(m, ms, rate), "p50_ratio": m / u, "p99_ratio": m / u}
+
+
+def results(rows, rates, kept_us):
+    return {"load": {"fixed_rate": rows, "max_sustained_rate": rates, "max_sustained_lower_bound": {}},
+            "per_call": {"direct": {"served_kept_us": kept_us, "served_us": 400.0},
+                         "hop": {"hop_ms": 2.5}},
+            "build": {"merge_step_s": 1.5}}
+
+
+class Verdicts(unittest.TestCase):
+    def test_each_target_is_judged(self):
+        good = results([row(20, 10.0, 4.0), row(40, 12.0, 5.0)], {"unmerged": 40, "merged": 100}, 30.0)
+        v = verdict(good)["verdicts"]
+        self.assertAlmostEqual(v["p50_ratio"]["value"], 5.0 / 12.0)
+        self.assertTrue(v["p50_ratio"]["ok"])
+        self.assertEqual(v["throughput_ratio"]["value"], 2.5)
+        self.assertTrue(v["throughput_ratio"]["ok"])
+        self.assertTrue(v["served_call_ms"]["ok"])
+        bad = results([row(20, 10.0, 6.0), row(40, 30.0, 8.0, us=False)], {"unmerged": 40, "merged": 60}, 200.0)
+        v = verdict(bad)["verdicts"]
+        self.assertEqual(v["p50_ratio"]["rates"], [20])
+        self.assertFalse(v["p50_ratio"]["ok"])
+        self.assertFalse(v["throughput_ratio"]["ok"])
+        self.assertFalse(v["served_call_ms"]["ok"])
+        self.assertEqual(TARGETS["served_call_over_work_ms"], 0.15)
+
+    def test_the_section_says_every_figure(self):
+        res = results([row(20, 10.0, 4.0)], {"unmerged": 40, "merged": 100}, 30.0)
+        res.update(verdict(res))
+        lines = []
+        render_httpmode(lines, {"httpmode": res})
+        text = "\n".join(lines)
+        for figure in ("kept connection (µs) | 30.0", "unmerged hop, gateway + of-watchdog (ms) | 2.50",
+                       "| 20 | 10.00 | 4.00 | 0.40 |", "unmerged 40, merged 100"):
+            self.assertIn(figure, text)
+
+
+class Deployments(unittest.TestCase):
+    def test_the_chain_is_the_tests(self):
+        # The ports and settings merger/tests/support/httpmode.rs deploys.
+        support = (BENCH.parent / "merger" / "tests" / "support" / "httpmode.rs").read_text()
+        for name, port, settings in DEPLOYMENTS:
+            self.assertIn(f'("{name}", {port}, &[', support)
+            for k, v in settings.items():
+                self.assertIn(f'("{k}", "{v}")', support)
+        self.assertEqual(namespaced("order-front", "PORT"), "ORDER_FRONT__PORT")
+        self.assertEqual(REQUESTS["httpmode"], {"item": "book", "look": "plain"})
+
+    def test_percall_served_lines(self):
+        m = PERCALL.search("round 1: served-kept 24.6 µs per call (3000 calls); load 0.30\n")
+        self.assertEqual(m.groups(), ("1", "served-kept", "24.6", "3000", "0.30"))
+
+
+if __name__ == "__main__":
+    unittest.main()
