@@ -894,8 +894,10 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
     }
     // Only members that need a process of their own need the zygote.
     let env: Vec<_> = std::env::vars_os().collect();
+    // (A member that serves HTTP itself runs here, as a server.)
     if crate::members().iter().any(|m| {
         m.name != crate::caller()
+            && m.mode != crate::Mode::Http
             && !crate::member::runs_here(m, &crate::member::settings(m.name, &env))
     }) {
         // SAFETY: constructors run before main, on the only thread there is
