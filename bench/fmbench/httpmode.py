@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,9 +44,9 @@ def build(ctx, fmerge):
     """The merge (and once more with --force: the merge step), the unmerged
     binaries; all copied to out/httpmode/bin."""
     src = check_fixture(ctx)
-    ws = ctx.out / "httpmode" / "ws"
-    if ws.exists():
-        shutil.rmtree(ws)
+    # Outside this repository: cargo looks for a handler library's
+    # workspace up the folders, and the repository's would claim it.
+    ws = Path(tempfile.mkdtemp(prefix="fmerge-bench-httpmode-")) / "ws"
     shutil.copytree(src, ws)
     target = (ctx.out / "httpmode" / "target").resolve()
     argv = [str(fmerge), "build", "-f", "stack.yml", *NAMES, "--target-dir", str(target)]
