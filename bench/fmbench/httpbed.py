@@ -35,6 +35,7 @@ DEPLOYMENTS = [
     ("tax", 3004, {"PORT": "3004"}),
 ]
 GROUP = "httpmode"
+MERGED_PORT = 3101
 
 
 def namespaced(function, key):
@@ -64,7 +65,9 @@ class HttpBed(Bed):
             env = {**common, **settings, "upstream_url": f"http://127.0.0.1:{upstream}", "metrics_port": str(20000 + i)}
             served.append((name, plan["patched_watchdog"], bins[name], f"{name} (of-watchdog)", env))
             self.upstreams[name] = upstream
-        env = {**common, **DEPLOYMENTS[0][2], "upstream_url": f"http://127.0.0.1:{DEPLOYMENTS[0][1]}"}
+        # Beside the unmerged caller, in one namespace: a port of its own
+        # (its callees' servers are moved to free ones by the shim).
+        env = {**common, **DEPLOYMENTS[0][2], "PORT": str(MERGED_PORT), "upstream_url": f"http://127.0.0.1:{MERGED_PORT}"}
         for name, _, settings in DEPLOYMENTS[1:]:
             env.update({namespaced(name, k): v for k, v in settings.items()})
         served.append((MERGED, plan["watchdog"], bins["merged"], f"{MERGED} (of-watchdog)", env))
