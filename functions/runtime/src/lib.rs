@@ -47,7 +47,7 @@ pub use handler::{BodyShape, Handler, HttpShape, Input, run_handler};
 pub use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 pub use invoke::{invoke, invoke_request};
 pub use serve::serve;
-pub use server_settings::{CallLimits, ServerSettings, parse_duration};
+pub use server_settings::{CallLimits, Row as SettingsRow, ServerSettings, parse_duration};
 
 /// What a body-shaped handler returns: the response body, or an error that
 /// becomes a JSON error reply.

@@ -6,8 +6,7 @@
 /// One row of `docs/operating.md`'s settings table: the variable, its
 /// default, what it bounds and what a request gets past it (Markdown).
 #[derive(Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) struct Row {
+pub struct Row {
     pub key: &'static str,
     pub default: &'static str,
     pub meaning: &'static str,
@@ -17,9 +16,9 @@ pub(crate) struct Row {
 /// Two sections: the server's settings, then the limits each call is held
 /// to (in-process calls of a merged callee included, under its namespaced
 /// keys). An entry is `field: Type { key, default, parse, doc_default,
-/// meaning, past_it }`, and a limit adds `none`, its value when there is
-/// no limit. A `default` may name a field above it; `meaning` is the
-/// field's doc and the row's text.
+/// meaning, past_it }` (`past_it` left out: the cell is empty), and a limit
+/// adds `none`, its value when there is no limit. A `default` may name a
+/// field above it; `meaning` is the field's doc and the row's text.
 macro_rules! settings_table {
     (
         $(#[$server_doc:meta])*
@@ -31,7 +30,7 @@ macro_rules! settings_table {
                     parse: $parse:expr,
                     doc_default: $doc_default:literal,
                     meaning: $meaning:literal,
-                    past_it: $past_it:literal $(,)?
+                    $(past_it: $past_it:literal $(,)?)?
                 }
             ),* $(,)?
         }
@@ -45,7 +44,7 @@ macro_rules! settings_table {
                     parse: $lparse:expr,
                     doc_default: $ldoc_default:literal,
                     meaning: $lmeaning:literal,
-                    past_it: $lpast_it:literal $(,)?
+                    $(past_it: $lpast_it:literal $(,)?)?
                 }
             ),* $(,)?
         }
@@ -91,24 +90,24 @@ macro_rules! settings_table {
             }
 
             /// Every setting as `key=value`, in the table's order (the start log).
-            pub(crate) fn listed(&self) -> String {
+            pub fn listed(&self) -> String {
                 [
                     $(format!("{}={:?}", $key, self.$field),)*
                     $(format!("{}={:?}", $lkey, self.limits.$lfield),)*
                 ]
                 .join(" ")
             }
+
+            /// The rows of `docs/operating.md`'s settings table, in order.
+            pub const ROWS: &[Row] = &[
+                $(Row { key: $key, default: $doc_default, meaning: $meaning,
+                    past_it: concat!($($past_it)?) },)*
+                $(Row { key: $lkey, default: $ldoc_default, meaning: $lmeaning,
+                    past_it: concat!($($lpast_it)?) },)*
+            ];
+
+            /// The keys of the limits, which a merged callee reads namespaced.
+            pub const LIMIT_KEYS: &[&str] = &[$($lkey,)*];
         }
-
-        /// The rows of `docs/operating.md`'s settings table, in order.
-        #[cfg_attr(not(test), allow(dead_code))]
-        pub(crate) const ROWS: &[Row] = &[
-            $(Row { key: $key, default: $doc_default, meaning: $meaning, past_it: $past_it },)*
-            $(Row { key: $lkey, default: $ldoc_default, meaning: $lmeaning, past_it: $lpast_it },)*
-        ];
-
-        /// The keys of the limits, which a merged callee reads namespaced.
-        #[cfg_attr(not(test), allow(dead_code))]
-        pub(crate) const LIMIT_KEYS: &[&str] = &[$($lkey,)*];
     };
 }

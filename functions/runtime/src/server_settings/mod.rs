@@ -10,11 +10,10 @@
 
 #[macro_use]
 mod macros;
-#[cfg(test)]
-mod doc_table;
 mod parse;
 mod table;
 
+pub use macros::Row;
 pub use parse::parse_duration;
 pub use table::{CallLimits, ServerSettings};
 
@@ -79,117 +78,4 @@ fn refuse_unsupported(get: &impl Fn(&str) -> Option<String>) -> Result<(), Strin
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse::Secret;
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn durations_parse_like_of_watchdog() {
-        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert!(parse_duration("10 seconds").is_err());
-        assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("s").is_err());
-        assert!(parse_duration("5").is_ok());
-    }
-
-    #[test]
-    fn defaults_and_errors_name_the_variable() {
-        let none = ServerSettings::from_lookup(|_| None).unwrap();
-        assert_eq!(none.port, 8080);
-        assert_eq!(none.healthcheck_interval, Duration::from_secs(30));
-        assert_eq!(none.metrics_port, 8081);
-        assert_eq!(none.listen_address.to_string(), "0.0.0.0");
-        let one = |k: &'static str, v: &'static str| {
-            ServerSettings::from_lookup(move |key| (key == k).then(|| v.to_string()))
-        };
-        assert_eq!(
-            one("write_timeout", "5s").unwrap().healthcheck_interval,
-            Duration::from_secs(5)
-        );
-        let e = one("read_timeout", "ten").unwrap_err();
-        assert!(e.starts_with("read_timeout=\"ten\""), "{e}");
-        let e = one("max_inflight", "-3").unwrap_err();
-        assert!(e.contains("max_inflight"), "{e}");
-        let e = one("listen_address", "localhost").unwrap_err();
-        assert!(e.contains("listen_address"), "{e}");
-        assert!(one("write_timeout", "0").is_err());
-        assert_eq!(none.call_log, 0);
-        assert_eq!(one("FMERGE_CALL_LOG", "500").unwrap().call_log, 500);
-        let e = one("FMERGE_CALL_LOG", "10000000").unwrap_err();
-        assert!(e.starts_with("FMERGE_CALL_LOG=10000000"), "{e}");
-        let both = ServerSettings::from_lookup(|key| match key {
-            "FMERGE_CALL_LOG" => Some("10".into()),
-            "metrics_port" => Some("0".into()),
-            _ => None,
-        });
-        assert!(both.unwrap_err().contains("metrics_port=0"));
-        // The process's other settings, by the same rule.
-        for (key, value) in [
-            ("FMERGE_INVOKE_TIMEOUT_SECS", "ten"),
-            ("FMERGE_INVOKE_MAX_REPLY_BYTES", "8M"),
-            ("FMERGE_ISOLATE_THREADS", "0"),
-        ] {
-            let e = one(key, value).unwrap_err();
-            assert!(
-                e.starts_with(&format!("{key}=")) && e.contains("\nfix: "),
-                "{e}"
-            );
-        }
-        assert_eq!(none.invoke_timeout, Duration::from_secs(30));
-        // Read through the table too, the key never in the start log.
-        let key = one(fmerge_contract::CALLER_KEY_VAR, "a-key-of-enough-bytes").unwrap();
-        assert_eq!(
-            key.caller_key,
-            Some(Secret(b"a-key-of-enough-bytes".to_vec()))
-        );
-        assert!(!key.listed().contains("a-key"), "{}", key.listed());
-        assert_eq!(
-            one("FMERGE_ISOLATE", " a, none ,b").unwrap().isolate,
-            Some(vec!["a".to_string(), "b".to_string()])
-        );
-        assert_eq!(one("FMERGE_ISOLATE", "none").unwrap().isolate, Some(vec![]));
-        assert_eq!(none.isolate, None);
-        assert_eq!(
-            one("OPENFAAS_NAMESPACE", " fn-2 ")
-                .unwrap()
-                .namespace
-                .as_deref(),
-            Some("fn-2")
-        );
-    }
-
-    #[test]
-    fn of_watchdog_settings_that_are_not_implemented_stop_the_start() {
-        let one = |k: &'static str, v: &'static str| {
-            ServerSettings::from_lookup(move |key| (key == k).then(|| v.to_string()))
-        };
-        for (key, value) in [
-            ("jwt_auth", "true"),
-            ("jwt_auth", "1"),
-            ("jwt_auth_local", "true"),
-            ("mode", "streaming"),
-            ("ready_path", "/ready"),
-        ] {
-            let e = one(key, value).unwrap_err();
-            assert!(e.starts_with(&format!("{key}=")), "{e}");
-        }
-        for (key, value) in [
-            ("jwt_auth", "false"),
-            ("mode", "http"),
-            ("fprocess", "./handler"),
-            ("upstream_url", "http://127.0.0.1:3000"),
-            ("static_path", "/home/app/public"),
-        ] {
-            assert!(one(key, value).is_ok(), "{key}={value}");
-        }
-    }
 }

@@ -172,9 +172,6 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if let Ok(secs) = text.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
     let mut rest = text.strip_prefix('+').unwrap_or(text);
     if rest.starts_with('-') {
         return Err("negative".into());

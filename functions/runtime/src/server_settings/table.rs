@@ -1,6 +1,6 @@
 //! The server's settings, each written once: its variable, default,
 //! parser and the row `docs/operating.md` shows for it (the doc's rows are
-//! checked against these by `server_settings::doc_table`). Names and
+//! checked against these by `tests/settings.rs`). Names and
 //! meanings are of-watchdog's where it has them.
 
 use super::macros::Row;
@@ -32,7 +32,6 @@ settings_table! {
             parse: number("a port number (0-65535)"),
             doc_default: "`8080`",
             meaning: "the function's port",
-            past_it: "",
         },
         listen_address: IpAddr {
             key: "listen_address",
@@ -40,7 +39,6 @@ settings_table! {
             parse: ip_address,
             doc_default: "`0.0.0.0`",
             meaning: "the address to bind (what OpenFaaS expects; `127.0.0.1` or `::` also work)",
-            past_it: "",
         },
         read_timeout: Duration {
             key: "read_timeout",
@@ -75,7 +73,6 @@ settings_table! {
             doc_default: "`write_timeout`",
             meaning: "on SIGTERM, how long `/_/health` answers 503 while new connections are \
                 still accepted, so that the endpoint is unrouted before the port closes",
-            past_it: "",
         },
         max_buffered_bytes: usize {
             key: "max_buffered_bytes",
@@ -112,7 +109,6 @@ settings_table! {
                 of its own with of-watchdog's bounds (see \
                 [Limits](#limits-and-what-they-protect)). `0`: no metrics server. A port that is \
                 taken is logged and the function serves on without metrics",
-            past_it: "",
         },
         access_log: bool {
             key: "FMERGE_ACCESS_LOG",
@@ -121,7 +117,6 @@ settings_table! {
             doc_default: "off",
             meaning: "`1`/`true`: one line per request, as of-watchdog writes it (see \
                 [Logs](#logs))",
-            past_it: "",
         },
         call_log: usize {
             key: "FMERGE_CALL_LOG",
@@ -140,7 +135,6 @@ settings_table! {
             parse: text,
             doc_default: "`http://gateway.openfaas:8080`",
             meaning: "where `invoke` sends calls to functions not merged in",
-            past_it: "",
         },
         invoke_timeout: Duration {
             key: "FMERGE_INVOKE_TIMEOUT_SECS",
@@ -179,7 +173,6 @@ settings_table! {
             doc_default: "the callees `fmerge build` found blocking",
             meaning: "merged callees that run on threads of their own; set, the list replaces the \
                 default (`none`: none). See `functions/README.md`",
-            past_it: "",
         },
         caller_key: Option<Secret> {
             key: "FMERGE_CALLER_KEY",
@@ -197,7 +190,6 @@ settings_table! {
             doc_default: "the pod's namespace, else `openfaas-fn`",
             meaning: "this deployment's namespace: `invoke(\"b.<ns>\")` runs a merged `b` \
                 in-process only in this namespace; another namespace's `b` is reached over HTTP",
-            past_it: "",
         },
     }
 
