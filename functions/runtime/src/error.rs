@@ -59,29 +59,30 @@ pub(crate) fn clipped(value: &dyn fmt::Display) -> String {
 /// printed by the hook as before. `serve` installs it once.
 pub(crate) fn bound_panic_messages() {
     let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let text = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-        match text {
-            Some(text) if text.len() > MAX_MESSAGE => {
-                let thread = std::thread::current();
-                let place = info
-                    .location()
-                    .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
-                    .unwrap_or_default();
-                eprintln!(
-                    "thread '{}' panicked{place}:\n{} ({} bytes)",
-                    thread.name().unwrap_or("<unnamed>"),
-                    clip_to(text, MAX_MESSAGE),
-                    text.len()
-                );
-            }
-            _ => default(info),
+    std::panic::set_hook(Box::new(move |info| match payload_text(info.payload()) {
+        Some(text) if text.len() > MAX_MESSAGE => {
+            let thread = std::thread::current();
+            let place = info
+                .location()
+                .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_default();
+            eprintln!(
+                "thread '{}' panicked{place}:\n{} ({} bytes)",
+                thread.name().unwrap_or("<unnamed>"),
+                clip_to(text, MAX_MESSAGE),
+                text.len()
+            );
         }
+        _ => default(info),
     }));
+}
+
+/// A panic's payload as text, if it is (`panic!` makes a `&str` or a `String`).
+fn payload_text(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,48 +150,36 @@ impl Error {
         // A character cut by the prefix is past what `clip` keeps.
         let start = &body[..body.len().min(MAX_ECHO + 4)];
         let body = clip(&String::from_utf8_lossy(start)).into_owned();
-        Error {
-            status: if (400..500).contains(&status) {
-                status
-            } else {
-                500
-            },
-            message: bounded(format!(
-                "function {function} answered HTTP {status}: {}",
-                body.trim()
-            )),
-            detail: None,
-            callee: Some(Callee {
-                function: function.into(),
-                status: Some(status),
-                body,
-            }),
-        }
+        let ours = Some(status).filter(|s| (400..500).contains(s));
+        let reply = body.trim();
+        let message = format!("function {function} answered HTTP {status}: {reply}");
+        Error::with_status(ours.unwrap_or(500), message).with_callee(function, Some(status), body)
     }
 
     /// A callee could not be reached at all.
     pub fn unreachable(function: &str, why: impl fmt::Display) -> Self {
         let body = clip(&why.to_string()).into_owned();
+        let message = format!("function {function} could not be reached: {body}");
+        Error::with_status(502, message).with_callee(function, None, body)
+    }
+
+    /// This error as `function`'s, which answered `status` and `body`.
+    fn with_callee(self, function: &str, status: Option<u16>, body: String) -> Self {
+        let callee = Callee {
+            function: function.into(),
+            status,
+            body,
+        };
         Error {
-            status: 502,
-            message: bounded(format!("function {function} could not be reached: {body}")),
-            detail: None,
-            callee: Some(Callee {
-                function: function.into(),
-                status: None,
-                body,
-            }),
+            callee: Some(callee),
+            ..self
         }
     }
 
     /// A handler's panic: replied as 500 `function <name> panicked`, its
     /// payload logged.
     pub(crate) fn panicked(function: &str, panic: &(dyn Any + Send)) -> Self {
-        let what = panic
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("a non-string panic payload");
+        let what = payload_text(panic).unwrap_or("a non-string panic payload");
         Error::internal(format!("function {function} panicked"), what)
     }
 
