@@ -5,13 +5,13 @@
 //! for it, then gets 503 with `Retry-After`.
 
 use crate::connections::BUDGET_UNIT;
-use crate::limits::closing;
+use crate::limits::{closing, deadline_after, retry_later};
 use crate::server_settings::ServerSettings;
 use crate::{Bytes, Error, Response};
 use bytes::BytesMut;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderValue};
+use hyper::header;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
@@ -62,17 +62,10 @@ async fn charge(
 
 /// 503 for a body past `max_buffered_bytes`.
 fn over_budget(settings: &ServerSettings) -> Response {
-    let mut r = Error::with_status(
-        503,
-        format!(
-            "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
-            settings.max_buffered_bytes
-        ),
-    )
-    .into_response_quiet();
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    closing(r)
+    retry_later(format!(
+        "the request bodies in memory would exceed max_buffered_bytes ({} bytes); retry later",
+        settings.max_buffered_bytes
+    ))
 }
 
 /// The budget's size in its units, for the semaphore.
@@ -125,9 +118,7 @@ pub(crate) async fn read_body(
         }
         Ok(())
     };
-    let deadline = deadline.or_else(|| {
-        (!s.read_timeout.is_zero()).then(|| tokio::time::Instant::now() + s.read_timeout)
-    });
+    let deadline = deadline.or_else(|| deadline_after(s.read_timeout));
     match deadline {
         None => read.await?,
         Some(deadline) => match tokio::time::timeout_at(deadline, read).await {

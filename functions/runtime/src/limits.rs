@@ -209,6 +209,15 @@ pub(crate) fn client_closed() -> Response {
     )
 }
 
+/// 503 with `Retry-After`, the connection closed: a request refused for
+/// want of room that may be found later.
+pub(crate) fn retry_later(message: String) -> Response {
+    let mut r = Error::with_status(503, message).into_response_quiet();
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    closing(r)
+}
+
 /// A reply after which the connection is closed (its request was not read whole).
 pub(crate) fn closing(mut r: Response) -> Response {
     r.headers_mut()

@@ -5,10 +5,10 @@
 
 use crate::call::Call;
 use crate::connections::{Conn, HttpResponse, InRequest};
-use crate::limits::{self, closing, run_within};
+use crate::limits::{self, closing, retry_later, run_within};
 use crate::record::Record;
 use crate::server_settings::ServerSettings;
-use crate::{Bytes, Entry, Error, Request, Response, call, dispatch};
+use crate::{Bytes, Entry, Request, Response, call, dispatch, isolation};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -171,17 +171,10 @@ async fn slot(
         }
     };
     waited.await.ok_or_else(|| {
-        let mut r = Error::with_status(
-            503,
-            format!(
-                "every connection slot (max_connections {}) stayed taken; retry later",
-                server.settings.max_connections
-            ),
-        )
-        .into_response_quiet();
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        closing(r)
+        retry_later(format!(
+            "every connection slot (max_connections {}) stayed taken; retry later",
+            server.settings.max_connections
+        ))
     })
 }
 
@@ -193,7 +186,7 @@ fn probe(server: &Server, method: &Method, path: &str) -> HttpResponse {
     let (status, body) = if method != Method::GET {
         (StatusCode::METHOD_NOT_ALLOWED, "")
     } else if server.draining.load(Ordering::SeqCst)
-        || (path == "/_/ready" && (!dispatch::ready() || stalled(server)))
+        || (path == "/_/ready" && (isolation::stuck().is_some() || stalled(server)))
     {
         (StatusCode::SERVICE_UNAVAILABLE, "")
     } else if path == "/_/ready" && s.limits.full(&server.in_flight) {
@@ -237,10 +230,7 @@ async fn guarded(
     // The body's bytes count against the budget until the handler is done
     // with them. A body still arriving at the deadline gets the 504, as
     // of-watchdog's (its function waits for the body).
-    let by = match (read_deadline, deadline) {
-        (Some(read), Some(exec)) => Some(read.min(exec)),
-        (read, exec) => read.or(exec),
-    };
+    let by = read_deadline.into_iter().chain(deadline).min();
     let read = crate::body::read_body(&server.settings, &server.buffered, &parts.headers, body, by);
     let (body, _held) = match read.await {
         Ok(read) => read,
