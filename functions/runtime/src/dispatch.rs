@@ -37,9 +37,7 @@ pub(crate) fn lookup(function: &str) -> Option<&'static Merged> {
     // A package name has no `.`: the bare name first, then the namespaced form.
     find(function).or_else(|| {
         let (name, namespace) = function.split_once('.')?;
-        (namespace == this_namespace())
-            .then(|| find(name))
-            .flatten()
+        find(name).filter(|_| namespace == this_namespace())
     })
 }
 
@@ -212,18 +210,6 @@ fn guards_table() -> &'static Result<Vec<Guards>, String> {
 /// Reads every merged callee's guards: `serve` stops the start on an error.
 pub(crate) fn check_guards() -> Result<(), String> {
     guards_table().as_ref().map(|_| ()).map_err(Clone::clone)
-}
-
-/// Starts the isolated callees' threads, so that the start says which.
-pub(crate) fn start_isolated() {
-    isolation::start();
-}
-
-/// Whether this binary is ready for more calls: not while an isolated
-/// callee has every thread stuck past its `exec_timeout` (see
-/// [`crate::isolation`]); `/_/ready` answers 503 then.
-pub(crate) fn ready() -> bool {
-    isolation::stuck().is_none()
 }
 
 fn guards(callee: &Merged) -> &'static Guards {

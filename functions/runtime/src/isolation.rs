@@ -34,20 +34,15 @@ const NO_DEADLINE: u64 = u64::MAX;
 pub(crate) struct Pool {
     name: &'static str,
     runtime: tokio::runtime::Runtime,
-    /// Per thread, while it polls a call: that call's deadline (nanoseconds
-    /// after [`origin`], plus one), [`NO_DEADLINE`] without one; 0 when idle.
+    /// Per thread, while it polls a call: that call's deadline (as
+    /// [`crate::connections::nanos`] counts it, plus one), [`NO_DEADLINE`] without one; 0 when idle.
     slots: Box<[AtomicU64]>,
     /// Slots handed out to threads so far.
     taken: AtomicUsize,
 }
 
-fn origin() -> Instant {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    *ORIGIN.get_or_init(Instant::now)
-}
-
 fn since_origin(t: Instant) -> u64 {
-    u64::try_from(t.saturating_duration_since(origin()).as_nanos()).unwrap_or(NO_DEADLINE - 1) + 1
+    crate::connections::nanos(t.into()).min(NO_DEADLINE - 1) + 1
 }
 
 fn pools() -> &'static [Pool] {

@@ -15,7 +15,7 @@
 use crate::connections::{self, Connections, InRequest, Limits};
 use crate::request::{self, Server};
 use crate::server_settings::ServerSettings;
-use crate::{Entry, call, call_log, dispatch, error, function_config, metrics_port};
+use crate::{Entry, call, call_log, dispatch, error, function_config, isolation, metrics_port};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,8 +31,7 @@ pub fn serve(name: &'static str, entry: Entry) {
     function_config::set_group_caller(name);
     let settings = ServerSettings::from_env().unwrap_or_else(|e| fail(name, &e));
     raise_fd_limit();
-    let checked = dispatch::check_guards().and_then(|()| call::check_key());
-    if let Err(e) = checked {
+    if let Err(e) = dispatch::check_guards().and_then(|()| call::check_key()) {
         fail(name, &e);
     }
     let handlers = tokio::runtime::Builder::new_multi_thread()
@@ -95,7 +94,7 @@ async fn run(server: &'static Server) {
         metrics_port::start(name, SocketAddr::new(s.listen_address, s.metrics_port));
     }
     let merged = dispatch::merged();
-    dispatch::start_isolated();
+    isolation::start();
     eprintln!(
         "{name}: listening on {addr}{}; {}",
         if merged.is_empty() {
@@ -130,7 +129,7 @@ async fn run(server: &'static Server) {
         write_timeout: s.write_timeout,
         budget,
     })));
-    let draining = connections::serve(connections, listener, stop, name, move |conn| {
+    let mut draining = connections::serve(connections, listener, stop, name, move |conn| {
         move |req| {
             // Taken up as hyper reads the head, before it reads on.
             let entered = InRequest::enter(&conn);
@@ -143,7 +142,8 @@ async fn run(server: &'static Server) {
         "{name}: no new connections; draining {left} requests in flight (up to write_timeout {:?})",
         s.write_timeout
     );
-    match tokio::time::timeout(s.write_timeout, draining.wait()).await {
+    let drained = async { while draining.recv().await.is_some() {} };
+    match tokio::time::timeout(s.write_timeout, drained).await {
         Ok(()) => eprintln!("{name}: drained; exiting"),
         Err(_) => eprintln!(
             "{name}: write_timeout reached with {} requests still in flight; exiting",

@@ -152,11 +152,8 @@ impl Conn {
         let from = if restart { arrived + took } else { arrived };
         self.late
             .store(!restart && took >= write_timeout, Ordering::Relaxed);
-        let by = (from + write_timeout).saturating_duration_since(origin());
-        self.write_by.store(
-            u64::try_from(by.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        self.write_by
+            .store(super::nanos(from + write_timeout), Ordering::Relaxed);
     }
 
     fn closed_its_side(&self) {

@@ -107,13 +107,10 @@ fn origin() -> Instant {
     *ORIGIN.get_or_init(Instant::now)
 }
 
-fn now_nanos() -> u64 {
-    u64::try_from(
-        Instant::now()
-            .saturating_duration_since(origin())
-            .as_nanos(),
-    )
-    .unwrap_or(u64::MAX)
+/// `t` in nanoseconds since [`origin`] (0 before it), as the atomics of a
+/// [`Conn`] hold times.
+pub(crate) fn nanos(t: Instant) -> u64 {
+    u64::try_from(t.saturating_duration_since(origin()).as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Conn {
@@ -124,18 +121,12 @@ impl Conn {
 
     /// Marks a request taken up; false if the connection was evicted.
     fn enter(&self) -> bool {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state == EVICTED {
-                return false;
-            }
-            match self
-                .state
-                .compare_exchange(state, BUSY, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => break,
-                Err(now) => state = now,
-            }
+        let state = &self.state;
+        let entered = state.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+            (state != EVICTED).then_some(BUSY)
+        });
+        if entered.is_err() {
+            return false;
         }
         self.write_by.store(NO_REPLY_YET, Ordering::Relaxed);
         self.late.store(false, Ordering::Relaxed);
@@ -144,7 +135,7 @@ impl Conn {
     }
 
     fn leave(&self) {
-        self.since.store(now_nanos(), Ordering::Relaxed);
+        self.since.store(nanos(Instant::now()), Ordering::Relaxed);
         let _ = self
             .state
             .compare_exchange(BUSY, IDLE, Ordering::AcqRel, Ordering::Acquire);
@@ -157,7 +148,7 @@ impl Conn {
             return;
         }
         if self.state.load(Ordering::Relaxed) == IDLE {
-            let now = now_nanos();
+            let now = nanos(Instant::now());
             if self.started.load(Ordering::Relaxed) < self.since.load(Ordering::Relaxed) {
                 self.started.store(now, Ordering::Relaxed);
             }
@@ -217,7 +208,7 @@ impl Connections {
     /// Counts a new connection in, closing the one that has waited longest
     /// outside a request if every slot is taken.
     fn admit(&self) -> Arc<Conn> {
-        let now = now_nanos();
+        let now = nanos(Instant::now());
         let conn = Arc::new(Conn {
             id: self.next.fetch_add(1, Ordering::Relaxed),
             state: AtomicU8::new(FRESH),
@@ -254,28 +245,17 @@ impl Connections {
     }
 }
 
-/// What [`serve`] ends with: the connections still open, to wait for.
-pub(crate) struct Draining {
-    done: mpsc::Receiver<()>,
-}
-
-impl Draining {
-    /// Until every connection has closed.
-    pub(crate) async fn wait(mut self) {
-        while self.done.recv().await.is_some() {}
-    }
-}
-
 /// Serves `listener`'s connections with the service `make` gives each
 /// until `stop` turns true; then asks every connection to close once its
-/// request is answered. `log` names the port in the accept errors logged.
+/// request is answered, and returns what closes when the last has closed.
+/// `log` names the port in the accept errors logged.
 pub(crate) async fn serve<M, S, F>(
     connections: &'static Connections,
     listener: TcpListener,
     mut stop: watch::Receiver<bool>,
     log: &'static str,
     make: M,
-) -> Draining
+) -> mpsc::Receiver<()>
 where
     M: Fn(Arc<Conn>) -> S,
     S: Fn(hyper::Request<Incoming>) -> F + Send + 'static,
@@ -326,7 +306,7 @@ where
         // makes it the oldest.
         tokio::task::yield_now().await;
     }
-    Draining { done }
+    done
 }
 
 async fn connection<S, F>(
