@@ -182,11 +182,7 @@ pub(crate) fn caller_of(
         method,
         target,
     };
-    let proven = headers
-        .get(&CALLER_SIG_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|sig| verify(&signed, sig, unix_now()));
-    if !proven {
+    if !proven(headers, &signed) {
         return UNVERIFIED;
     }
     static SEEN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
@@ -285,22 +281,26 @@ pub(crate) fn signature(signed: &Signed<'_>) -> Option<HeaderValue> {
 /// `name` itself (as [`caller_of`] checks a caller): a request only a
 /// holder of the application's key could send.
 pub(crate) fn signed(headers: &HeaderMap, name: &str, method: &str, target: &str) -> bool {
-    let header = |h: &HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
     let signed = Signed {
         caller: name,
         callee: name,
         method,
         target,
     };
-    header(&CALLER_HEADER) == Some(name)
-        && header(&CALLER_SIG_HEADER).is_some_and(|sig| verify(&signed, sig, unix_now()))
+    headers.get(&CALLER_HEADER).and_then(|v| v.to_str().ok()) == Some(name)
+        && proven(headers, &signed)
 }
 
-fn verify(signed: &Signed<'_>, sig: &str, now: u64) -> bool {
+/// Whether `headers`' `X-Fmerge-Caller-Sig` proves `signed` now with this
+/// process's key.
+fn proven(headers: &HeaderMap, signed: &Signed<'_>) -> bool {
     let Some(Some(key)) = key().as_ref().ok() else {
         return false;
     };
-    verified(key, signed, sig, now)
+    let sig = headers
+        .get(&CALLER_SIG_HEADER)
+        .and_then(|v| v.to_str().ok());
+    sig.is_some_and(|sig| verified(key, signed, sig, unix_now()))
 }
 
 /// Whether `sig` proves `signed` with `key` at `now`.

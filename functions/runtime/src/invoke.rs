@@ -236,13 +236,9 @@ async fn over_http(function: &str, request: Request) -> Result<Response, Error> 
     }
 }
 
+/// `e` and its sources, `: `-separated.
 fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    let chain = std::iter::successors(Some(e), |e| e.source());
+    let texts: Vec<String> = chain.map(|e| e.to_string()).collect();
+    texts.join(": ")
 }

@@ -29,7 +29,11 @@ pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, String> {
         serde_json::from_slice(body)
     } else {
         let mut de = serde_json::Deserializer::from_slice(body);
-        T::deserialize(Bounded::new(&mut de)).and_then(|value| de.end().map(|()| value))
+        let bounded = Bounded {
+            de: &mut de,
+            any: true,
+        };
+        T::deserialize(bounded).and_then(|value| de.end().map(|()| value))
     };
     parsed.map_err(|e| message(&e))
 }
@@ -69,12 +73,6 @@ impl de::Error for Clipped {
 struct Bounded<D> {
     de: D,
     any: bool,
-}
-
-impl<D> Bounded<D> {
-    fn new(de: D) -> Self {
-        Bounded { de, any: true }
-    }
 }
 
 /// A visitor whose errors are [`Clipped`], handed back as the caller's.
@@ -195,11 +193,11 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Visit<V> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<V::Value, D::Error> {
-        self.0.visit_some(Bounded::new(de))
+        self.0.visit_some(Bounded { de, any: true })
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, de: D) -> Result<V::Value, D::Error> {
-        self.0.visit_newtype_struct(Bounded::new(de))
+        self.0.visit_newtype_struct(Bounded { de, any: true })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {

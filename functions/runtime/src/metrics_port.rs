@@ -91,12 +91,13 @@ async fn serve(name: &'static str, addr: SocketAddr, listening: std::sync::mpsc:
     .await;
 }
 
+fn reply(status: StatusCode, body: Bytes) -> hyper::Response<Full<Bytes>> {
+    let mut r = hyper::Response::new(Full::new(body));
+    *r.status_mut() = status;
+    r
+}
+
 fn answer(req: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Full<Bytes>> {
-    let reply = |status: StatusCode, body: Bytes| {
-        let mut r = hyper::Response::new(Full::new(body));
-        *r.status_mut() = status;
-        r
-    };
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/metrics") => {
             // OpenMetrics to whoever names it (Prometheus asks for it
@@ -161,18 +162,15 @@ fn prometheus_text(openmetrics: &str) -> String {
 }
 
 fn calls(text: Option<String>) -> hyper::Response<Full<Bytes>> {
-    let (status, body) = match text {
-        Some(text) => (StatusCode::OK, Bytes::from(text)),
-        None => (
+    match text {
+        Some(text) => reply(StatusCode::OK, Bytes::from(text)),
+        None => reply(
             StatusCode::NOT_FOUND,
             Bytes::from_static(
                 b"the call log is off\nfix: set FMERGE_CALL_LOG to a number of records to keep\n",
             ),
         ),
-    };
-    let mut r = hyper::Response::new(Full::new(body));
-    *r.status_mut() = status;
-    r
+    }
 }
 
 #[cfg(test)]
