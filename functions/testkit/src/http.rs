@@ -7,8 +7,9 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A TCP port that is free on 127.0.0.1 now and was not handed out before in
-/// this process. Picked at random below Linux's ephemeral range (32768+), so
-/// that no outgoing connection takes it before the test binds it.
+/// this process, nor to another test process still running ([`reserve`]).
+/// Picked at random below Linux's ephemeral range (32768+), so that no
+/// outgoing connection takes it before the test binds it.
 pub fn free_port() -> u16 {
     static GIVEN: OnceLock<Mutex<HashSet<u16>>> = OnceLock::new();
     let mut given = GIVEN
@@ -17,12 +18,51 @@ pub fn free_port() -> u16 {
         .unwrap_or_else(|e| e.into_inner());
     for _ in 0..1000 {
         let port = 20_000 + (random() % 12_000) as u16;
-        if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() && reserve(port)
+        {
             given.insert(port);
             return port;
         }
     }
     panic!("no free port in 20000..32000 on 127.0.0.1");
+}
+
+/// Claims `port` for this process among the test processes of the machine
+/// (CI runs two test binaries at once, each handing out ports): a file
+/// named by the port, created only if absent, holding this process's id;
+/// one whose process has ended is taken over. `false` if another live
+/// process holds it. Without the folder, the port is taken as free.
+fn reserve(port: u16) -> bool {
+    use std::io::Write as _;
+    let dir = std::env::temp_dir().join("fmerge-test-ports");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(port.to_string());
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                let _ = f.write_all(std::process::id().to_string().as_bytes());
+                return true;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let owner = std::fs::read_to_string(&path).unwrap_or_default();
+                // Empty: its owner is writing its id now.
+                let ended = owner.trim().parse::<u32>().is_ok_and(|pid| {
+                    pid != std::process::id()
+                        && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                });
+                if !ended {
+                    return false;
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(_) => return true,
+        }
+    }
+    false
 }
 
 fn random() -> u64 {
@@ -108,5 +148,35 @@ pub fn wait_http(port: u16, path: &str, timeout: Duration) -> Result<HttpReply, 
             Err(e) if Instant::now() > deadline => return Err(format!("GET {url}: {e}")),
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_another_live_process_holds_is_not_handed_out_and_a_dead_ones_is() {
+        let dir = std::env::temp_dir().join("fmerge-test-ports");
+        std::fs::create_dir_all(&dir).unwrap();
+        // Ports above the range free_port draws from, so no test meets them.
+        let (held, stale, fresh) = (32_101u16, 32_102u16, 32_103u16);
+        // pid 1 lives as long as the machine.
+        std::fs::write(dir.join(held.to_string()), "1").unwrap();
+        // No pid is this large (pid_max is at most 2^22).
+        std::fs::write(dir.join(stale.to_string()), "99999999").unwrap();
+        let _ = std::fs::remove_file(dir.join(fresh.to_string()));
+        assert!(!reserve(held));
+        assert!(reserve(stale));
+        assert!(reserve(fresh));
+        let mine = std::process::id().to_string();
+        for port in [stale, fresh] {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(port.to_string())).unwrap(),
+                mine
+            );
+            std::fs::remove_file(dir.join(port.to_string())).unwrap();
+        }
+        std::fs::remove_file(dir.join(held.to_string())).unwrap();
     }
 }
