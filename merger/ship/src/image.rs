@@ -169,12 +169,13 @@ pub async fn build_async(docker: &Docker, spec: &ImageSpec) -> Result<BuiltImage
             spec.binary.display()
         )
     })?;
+    // Read once: the digest in the label names the bytes the image holds,
+    // even if the file is rebuilt meanwhile.
     let binary_sha256 = hex(&Sha256::digest(&binary_bytes));
-    drop(binary_bytes);
 
     let ctx = context::build(
         &spec.dockerfile,
-        &spec.binary,
+        (&spec.binary, binary_bytes),
         &spec.name,
         &spec.env,
         spec.watchdog.as_ref(),

@@ -64,26 +64,24 @@ impl EnvVar {
     }
 }
 
-/// Builds the context for `binary`, installed as `/usr/local/bin/<name>`, with
+/// Builds the context for `binary` (read once, by the caller: its bytes are
+/// what the image holds, what its libraries are found from and what its
+/// label's digest names), installed as `/usr/local/bin/<name>`, with
 /// the Dockerfile `template` filled in (see [`render_dockerfile`]). With a
 /// `watchdog`, of-watchdog is the entrypoint and runs the binary as its
 /// `fprocess` in the caller's mode.
 pub fn build(
     template: &str,
-    binary: &Path,
+    (binary, bytes): (&Path, Vec<u8>),
     name: &str,
     env: &[EnvVar],
     watchdog: Option<&Watchdog>,
 ) -> Result<BuildContext> {
-    let resolved = libs::resolve(binary)?;
+    let resolved = libs::resolve(binary, &bytes)?;
     let installed = installed(name);
 
     let mut files: Vec<(PathBuf, Content, u32)> = Vec::new();
-    files.push((
-        installed.clone(),
-        Content::Host(binary.to_path_buf()),
-        0o755,
-    ));
+    files.push((installed.clone(), Content::Bytes(bytes), 0o755));
     let mut env = env.to_vec();
     let entrypoint = match watchdog {
         None => installed,

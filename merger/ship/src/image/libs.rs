@@ -52,16 +52,11 @@ pub struct Resolved {
     pub needs_library_path: bool,
 }
 
-/// Finds every shared library `binary` loads on this machine, plus the NSS modules.
-/// A static binary (no `PT_INTERP`, no `DT_NEEDED`) needs none and gets an empty list.
-pub fn resolve(binary: &Path) -> Result<Resolved> {
-    let bytes = fs::read(binary).with_context(|| {
-        format!(
-            "cannot read the binary {}\nfix: build it first or pass the right path",
-            binary.display()
-        )
-    })?;
-    let elf = Elf::parse(&bytes).with_context(|| {
+/// Finds every shared library `binary` (whose contents are `bytes`) loads on
+/// this machine, plus the NSS modules. A static binary (no `PT_INTERP`, no
+/// `DT_NEEDED`) needs none and gets an empty list.
+pub fn resolve(binary: &Path, bytes: &[u8]) -> Result<Resolved> {
+    let elf = Elf::parse(bytes).with_context(|| {
         format!(
             "{} is not an ELF executable\nfix: pass the Linux binary that `fmerge build` wrote (target/fmerge/<NAME>/<NAME>)",
             binary.display()
@@ -254,7 +249,7 @@ mod tests {
     #[test]
     fn resolves_this_test_binary() {
         let exe = std::env::current_exe().unwrap();
-        let r = resolve(&exe).unwrap();
+        let r = resolve(&exe, &fs::read(&exe).unwrap()).unwrap();
         let names: Vec<&str> = r.libs.iter().map(|l| l.name.as_str()).collect();
         assert!(names.iter().any(|n| n.contains("ld-linux")), "{names:?}");
         assert!(names.contains(&"libc.so.6"), "{names:?}");
@@ -270,7 +265,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("script");
         fs::write(&p, "#!/bin/sh\n").unwrap();
-        let e = format!("{:#}", resolve(&p).unwrap_err());
+        let e = format!("{:#}", resolve(&p, b"#!/bin/sh\n").unwrap_err());
         assert!(e.contains("not an ELF"), "{e}");
     }
 }
