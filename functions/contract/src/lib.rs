@@ -68,6 +68,19 @@ pub fn run_symbol(package: &str) -> String {
     s
 }
 
+/// The prefix of the symbol of the entry fmerge generates for a function
+/// in a handler-library template (its library's `handle`, served by the
+/// template's `main`): the merged binary's shim calls it to answer a call
+/// to that function without its server ([`handle_symbol`]).
+pub const HANDLE_PREFIX: &str = "fmerge.handle.";
+
+/// `fmerge.handle.<package>`.
+pub fn handle_symbol(package: &str) -> String {
+    let mut s = String::from(HANDLE_PREFIX);
+    s.push_str(package);
+    s
+}
+
 /// The OpenFaaS name of a function whose cargo package is `package`: the
 /// package name itself when it is already a DNS label (`write-home-timeline`),
 /// else its words in kebab case (`WriteHomeTimeline`, `write_home_timeline`

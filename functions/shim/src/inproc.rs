@@ -386,7 +386,18 @@ pub fn serve(
     entry: unsafe extern "C-unwind" fn() -> i32,
     own: &'static [&'static CStr],
 ) -> i32 {
-    let ctx = Arc::new(Context {
+    // Not counted in RUNNING: a server's thread is a runtime's, busy with
+    // many requests, not a place to run a callee in the middle of a call.
+    let _scope = Scope::enter(serving_context(name, own));
+    // SAFETY: the member's entry, made by fmerge.
+    std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101)
+}
+
+/// What a member that serves HTTP has of its own on the threads that act
+/// for it: its environment `own` ([`c_env`]), its rewrites, and the
+/// process's stdin and stdout.
+pub fn serving_context(name: &str, own: &'static [&'static CStr]) -> Arc<Context> {
+    Arc::new(Context {
         name: name.to_string(),
         stdin: Mutex::new(Input {
             body: Vec::new(),
@@ -398,12 +409,7 @@ pub fn serve(
         rewrites: rewrite::active_for(name, crate::rewrites()),
         noted: AtomicBool::new(false),
         serves: true,
-    });
-    // Not counted in RUNNING: a server's thread is a runtime's, busy with
-    // many requests, not a place to run a callee in the middle of a call.
-    let _scope = Scope::enter(ctx);
-    // SAFETY: the member's entry, made by fmerge.
-    std::panic::catch_unwind(|| unsafe { entry() }).unwrap_or(101)
+    })
 }
 
 /// Whether the current thread acts for a member that serves HTTP itself

@@ -12,8 +12,9 @@
 //!   own where fmerge allows it ([`inproc`]), else in a process of its own
 //!   forked from the binary's start ([`zygote`]); a call to a member that
 //!   serves HTTP itself (of-watchdog's `http` mode) goes to its server,
-//!   started in this process ([`servers`]); anything else is relayed to the
-//!   real gateway ([`relay`]);
+//!   started in this process ([`servers`]), or, for a handler library whose
+//!   `handle` fmerge exports, to that `handle`, called directly
+//!   ([`handles`]); anything else is relayed to the real gateway ([`relay`]);
 //! - at start, a constructor forks that zygote, and runs the member named by
 //!   [`RUN_MEMBER_VAR`] instead of the caller's `main`.
 //!
@@ -36,6 +37,7 @@ pub mod cgi;
 #[path = "../../contract/src/lib.rs"]
 mod contract;
 pub mod gateway;
+pub mod handles;
 pub mod http;
 pub mod inline;
 pub mod inproc;
@@ -66,6 +68,18 @@ pub struct Member {
     /// where fmerge found a reason the member needs a process of its own
     /// (the build says it).
     pub run: Option<unsafe extern "C-unwind" fn() -> i32>,
+    /// For a member in a handler-library template, its library's `handle`
+    /// as fmerge exports it ([`handles`]).
+    pub handle: Option<Handle>,
+}
+
+/// A handler library's `handle`, as fmerge exports it
+/// (`fmerge.handle.<name>` and its `.shape`).
+pub struct Handle {
+    /// Calls `handle` ([`handles::Call`]).
+    pub call: handles::Call,
+    /// Which shape `handle` has: 0 for one the entry does not take.
+    pub shape: unsafe extern "C" fn() -> i32,
 }
 
 /// The of-watchdog mode a member was deployed with.

@@ -43,6 +43,9 @@ pub struct Settings {
     pub content_type: String,
     /// `None`: no limit (`exec_timeout` of zero or less).
     pub timeout: Option<Duration>,
+    /// The port of its `upstream_url` (of-watchdog reads `http_upstream_url`
+    /// after it), for a member that serves HTTP itself.
+    pub upstream_port: Option<u16>,
 }
 
 /// A member's settings, from its namespaced variables in `env`.
@@ -58,6 +61,19 @@ pub fn settings(name: &str, env: &[(OsString, OsString)]) -> Settings {
     Settings {
         content_type: get("content_type").unwrap_or_else(|| DEFAULT_CONTENT_TYPE.to_string()),
         timeout: exec_timeout(get("exec_timeout").as_deref()),
+        upstream_port: get("http_upstream_url")
+            .or_else(|| get("upstream_url"))
+            .and_then(|url| url_port(&url)),
+    }
+}
+
+/// The port an `upstream_url` names (80 where it names none).
+fn url_port(url: &str) -> Option<u16> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split('/').next()?;
+    match host.rsplit_once(':') {
+        Some((_, port)) => port.parse().ok(),
+        None => Some(80),
     }
 }
 
@@ -141,14 +157,14 @@ pub fn run_in_process(member: &Member, call: &Call) -> Option<Reply> {
 /// at its first: its settings and its environment but for the call's own
 /// variables, both from this process's environment, which its members do
 /// not change (fmerge runs no member here that writes it).
-struct Resident {
-    settings: Settings,
+pub(crate) struct Resident {
+    pub(crate) settings: Settings,
     /// `KEY=VALUE`, later entries winning.
-    env: &'static [&'static CStr],
+    pub(crate) env: &'static [&'static CStr],
 }
 
 /// The [`Resident`] of member `name`.
-fn resident(name: &'static str) -> &'static Resident {
+pub(crate) fn resident(name: &'static str) -> &'static Resident {
     static MADE: Mutex<Vec<(&'static str, &'static Resident)>> = Mutex::new(Vec::new());
     let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, r)) = made.iter().find(|(n, _)| *n == name) {

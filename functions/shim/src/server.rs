@@ -84,19 +84,9 @@ fn reply(status: u16, text: &str) -> Reply {
     }
 }
 
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        _ => "",
-    }
-}
-
 /// Writes `r` with a `Content-Length`, without its body for a HEAD request.
 pub fn write_reply(w: &mut dyn Write, r: &Reply, method: &str, keep: bool) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
+    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, http::reason(r.status));
     for (k, v) in &r.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -234,7 +224,10 @@ fn serve_stream(
         };
         let mut keep = req.keep_alive();
         if let Some(member) = serving_member(&req, config) {
-            keep &= servers::forward(&mut server, member, &req, &mut writer)?;
+            keep &= match crate::handles::handled(member) {
+                Some(call) => crate::handles::answer(member, call, &req, &mut writer)?,
+                None => servers::forward(&mut server, member, &req, &mut writer)?,
+            };
         } else if let Some(call) = member_call(&req, &*config.is_member) {
             write_reply(&mut writer, &(config.run)(&call), &req.method, keep)?;
         } else if let Some(dest) = origin {

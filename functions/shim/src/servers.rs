@@ -11,7 +11,6 @@
 //! server that closes without a reply with an empty 500, both with
 //! of-watchdog's `X-Duration-Seconds` and `X-OpenFaaS-Internal` headers.
 
-use std::ffi::OsString;
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -19,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use crate::cgi;
 use crate::http::{self, Framing, Request};
-use crate::member::DEFAULT_EXEC_TIMEOUT;
 use crate::relay::{self, Upstream};
 use crate::{Member, Mode};
 
@@ -53,14 +51,16 @@ fn lock() -> MutexGuard<'static, Servers> {
 /// Starts the server of every callee that serves HTTP itself, each on a
 /// thread of its own: from the binary's start, in the caller's process.
 pub fn start_all() {
-    let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     for m in crate::members() {
-        if m.mode != Mode::Http || m.name == crate::caller() {
+        // A handler library whose `handle` is called directly needs no
+        // server: its template's `main` never runs.
+        if m.mode != Mode::Http || m.name == crate::caller() || crate::handles::handled(m).is_some()
+        {
             continue;
         }
         let Some(entry) = m.run else { continue };
         let name = m.name;
-        let own = crate::inproc::c_env(cgi::own_env(base.clone(), name, crate::caller_env()));
+        let own = crate::member::resident(name).env;
         let started = crate::inproc::thread().spawn(move || {
             let code = crate::inproc::serve(name, entry, own);
             // Its own process would have ended, and its of-watchdog with
@@ -87,25 +87,10 @@ pub fn bound(member: &str, asked: u16, port: u16) {
     CHANGED.notify_all();
 }
 
-/// The port of `upstream_url` (of-watchdog reads `http_upstream_url` after
-/// it), from a member's settings.
-fn upstream_port(name: &str) -> Option<u16> {
-    let prefix = cgi::namespaced_prefix(name);
-    let url = ["http_upstream_url", "upstream_url"]
-        .iter()
-        .find_map(|k| std::env::var(format!("{prefix}{k}")).ok())?;
-    let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
-    let host = rest.split('/').next()?;
-    match host.rsplit_once(':') {
-        Some((_, port)) => port.parse().ok(),
-        None => Some(80),
-    }
-}
-
 /// The port `member`'s server listens on: the one it asked for that its
 /// `upstream_url` names, else the first it bound; waits until it listens.
 fn port_of(member: &Member, within: Duration) -> Result<u16, String> {
-    let wanted = upstream_port(member.name);
+    let wanted = crate::member::resident(member.name).settings.upstream_port;
     let deadline = Instant::now() + within;
     let mut servers = lock();
     loop {
@@ -139,14 +124,8 @@ fn port_of(member: &Member, within: Duration) -> Result<u16, String> {
 
 /// The limit of a call to `member`: its `exec_timeout`, lowered by a
 /// shorter `X-Timeout` of the request, as of-watchdog's `getTimeout`.
-fn limit(member: &Member, req: &Request) -> Option<Duration> {
-    let own = std::env::var(format!(
-        "{}exec_timeout",
-        cgi::namespaced_prefix(member.name)
-    ))
-    .ok()
-    .and_then(|v| cgi::parse_watchdog_duration(&v))
-    .map_or(Some(DEFAULT_EXEC_TIMEOUT), |d| d.timeout());
+pub(crate) fn limit(member: &Member, req: &Request) -> Option<Duration> {
+    let own = crate::member::resident(member.name).settings.timeout;
     let asked = req
         .header("X-Timeout")
         .and_then(cgi::parse_go_duration)
@@ -162,25 +141,28 @@ fn limit(member: &Member, req: &Request) -> Option<Duration> {
 /// `req`, a call to `member` through the gateway, as that member's server
 /// receives it: the request line without `/function/<name>`.
 fn as_received(req: &Request) -> Vec<u8> {
-    let (_, rest, query) = cgi::function_target(&req.target).unwrap_or(("", "", None));
-    let path = if rest.is_empty() { "/" } else { rest };
-    let target = match query {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_string(),
-    };
+    let target = target_received(req);
     let line_end = req.raw.windows(2).position(|w| w == b"\r\n").unwrap_or(0);
     let mut out = format!("{} {target} HTTP/1.{}", req.method, req.minor).into_bytes();
     out.extend_from_slice(&req.raw[line_end..]);
     out
 }
 
+/// The target of `req`, a call through the gateway, as the member's
+/// server receives it: without `/function/<name>`.
+pub(crate) fn target_received(req: &Request) -> String {
+    let (_, rest, query) = cgi::function_target(&req.target).unwrap_or(("", "", None));
+    let path = if rest.is_empty() { "/" } else { rest };
+    match query {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_string(),
+    }
+}
+
 /// of-watchdog's answer when the function gave none: empty, with its
 /// duration and mark.
-fn empty(client: &mut dyn Write, status: u16, started: Instant) -> io::Result<bool> {
-    let reason = match status {
-        504 => "Gateway Timeout",
-        _ => "Internal Server Error",
-    };
+pub(crate) fn empty(client: &mut dyn Write, status: u16, started: Instant) -> io::Result<bool> {
+    let reason = http::reason(status);
     write!(
         client,
         "HTTP/1.1 {status} {reason}\r\nX-Duration-Seconds: {:.6}\r\nX-Openfaas-Internal: of-watchdog\r\nContent-Length: 0\r\n\r\n",

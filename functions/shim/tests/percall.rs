@@ -8,9 +8,12 @@
 //! forked by the zygote, and to `served`, a member that serves HTTP itself
 //! in the program's process (its server reached over loopback), on new
 //! connections and on one kept connection (`served-kept`, as a pooled
-//! client such as reqwest's calls). The members do almost nothing, so the
-//! figures are the paths' own cost. It fails only if a call is not
-//! answered 200.
+//! client such as reqwest's calls), and to `handled`, a handler library
+//! whose `handle` entry the stand-in calls (`handled-kept`: on one kept
+//! connection; the test's entry answers at once, so the figure leaves out
+//! the runtime hop of the entry fmerge generates). The members do almost
+//! nothing, so the figures are the paths' own cost. It fails only if a
+//! call is not answered 200.
 
 mod common;
 
@@ -78,6 +81,7 @@ fn time_per_call_in_process_forked_and_served() {
             ("echo", "1000"),
             ("served", "3000"),
             ("served-kept", "3000"),
+            ("handled-kept", "3000"),
         ] {
             let out = Command::new(&prog)
                 .env(

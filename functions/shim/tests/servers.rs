@@ -58,6 +58,7 @@ fn member_server(name: &'static str) -> (Member, Arc<Mutex<Vec<String>>>) {
         main: no_main,
         mode: Mode::Http,
         run: None,
+        handle: None,
     };
     (member, seen)
 }
@@ -173,4 +174,80 @@ fn exec_timeout_and_a_shorter_x_timeout_answer_an_empty_504() {
     )
     .unwrap();
     assert_eq!(head.status, 201);
+}
+
+/// A client that hands each write to `pieces` as it is flushed.
+struct Pieces(std::sync::mpsc::Sender<Vec<u8>>, Vec<u8>);
+
+impl Write for Pieces {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.1.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.1.is_empty() {
+            let _ = self.0.send(std::mem::take(&mut self.1));
+        }
+        Ok(())
+    }
+}
+
+/// A streamed reply stays streamed: the member's server sends its second
+/// piece only once the client has the first, so a forward that held the
+/// reply back until its end would never finish.
+#[test]
+fn a_streamed_reply_reaches_the_client_piece_by_piece() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (got_first, first_seen) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut r = BufReader::new(stream.try_clone().unwrap());
+        http::read_request(&mut r, &mut std::io::sink()).unwrap();
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+            .unwrap();
+        // Waits for the client, within a bound so that a failing forward
+        // ends the test instead of hanging it.
+        let seen = first_seen.recv_timeout(Duration::from_secs(30)).is_ok();
+        let last = if seen { "seen" } else { "none" };
+        let _ = write!(stream, "4\r\n{last}\r\n0\r\n\r\n");
+    });
+    servers::bound("fwd-stream", 3000, port);
+    let member = Member {
+        name: "fwd-stream",
+        main: no_main,
+        mode: Mode::Http,
+        run: None,
+        handle: None,
+    };
+    let (tx, pieces) = std::sync::mpsc::channel();
+    let forwarding = std::thread::spawn(move || {
+        let raw = "GET /function/fwd-stream HTTP/1.1\r\nHost: gw\r\n\r\n";
+        let req = http::read_request(&mut raw.as_bytes(), &mut std::io::sink())
+            .unwrap()
+            .unwrap();
+        let mut client = Pieces(tx, Vec::new());
+        servers::forward(&mut None, &member, &req, &mut client)
+    });
+    let mut before_second = Vec::new();
+    while !String::from_utf8_lossy(&before_second).contains("first") {
+        let piece = pieces
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the first piece reaches the client before the reply ends");
+        before_second.extend(piece);
+    }
+    let before = String::from_utf8_lossy(&before_second);
+    assert!(
+        !before.contains("seen") && !before.contains("none"),
+        "the first piece came alone, before the server sent the second: {before}"
+    );
+    got_first.send(()).unwrap();
+    forwarding.join().unwrap().unwrap();
+    let rest: Vec<u8> = pieces.iter().flatten().collect();
+    assert!(
+        String::from_utf8_lossy(&rest).contains("4\r\nseen\r\n0\r\n\r\n"),
+        "{}",
+        String::from_utf8_lossy(&rest)
+    );
 }

@@ -27,6 +27,12 @@ pub const GATEWAY_VARS: &[&str] = &[
     "gateway_url",
 ];
 
+/// The parameters and result of a handler library's `handle` entry
+/// (written by `workspace::handle`), as the shim's `Handle::call` has them.
+const HANDLE_ARGS: &str = "(method: *const u8, method_len: usize, target: *const u8, \
+    target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, \
+    limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::handles::Reply) -> i32";
+
 /// A source file of the shim crate, by its path inside the crate (`src/lib.rs`).
 pub struct Source<'a> {
     pub path: &'a str,
@@ -44,6 +50,10 @@ pub struct Member {
     /// The symbol of its Rust `main` callable in the caller's process
     /// ([`fmerge_contract::run_symbol`]), where it may run there.
     pub run: Option<String>,
+    /// The symbol of its handler library's `handle` entry
+    /// ([`fmerge_contract::handle_symbol`]), for a callee in a
+    /// handler-library template whose build exports one.
+    pub handle: Option<String>,
 }
 
 /// The of-watchdog modes a watchdog-process member may run in (the shim's
@@ -76,11 +86,13 @@ impl Mode {
 /// the binary, each callee's was renamed ([`fmerge_contract::main_symbol`]);
 /// `modes` are the of-watchdog modes known, by function name;
 /// `in_process`, the callees (by package) that run in the caller's process,
-/// through their run entry ([`fmerge_contract::run_symbol`]).
+/// through their run entry ([`fmerge_contract::run_symbol`]); `handles`, the
+/// callees whose handler library's `handle` the build exports.
 pub fn members(
     members: &Members,
     modes: &BTreeMap<String, String>,
     in_process: &BTreeSet<String>,
+    handles: &BTreeSet<String>,
 ) -> Vec<Member> {
     members
         .functions()
@@ -94,6 +106,8 @@ pub fn members(
             // The caller's own `main` runs as the binary's: never a run entry.
             run: (f.name != members.caller.name && in_process.contains(&f.name))
                 .then(|| fmerge_contract::run_symbol(&f.name)),
+            handle: (f.name != members.caller.name && handles.contains(&f.name))
+                .then(|| fmerge_contract::handle_symbol(&f.name)),
         })
         .collect()
 }
@@ -131,11 +145,15 @@ pub fn table(
     for (i, m) in members.iter().enumerate() {
         let _ = writeln!(
             s,
-            "    Member {{ name: {:?}, main: m{i}, mode: Mode::{:?}, run: {} }},",
+            "    Member {{ name: {:?}, main: m{i}, mode: Mode::{:?}, run: {}, handle: {} }},",
             m.name,
             m.mode,
             match m.run {
                 Some(_) => format!("Some(r{i})"),
+                None => "None".to_string(),
+            },
+            match m.handle {
+                Some(_) => format!("Some(crate::Handle {{ call: h{i}, shape: s{i} }})"),
                 None => "None".to_string(),
             }
         );
@@ -152,6 +170,13 @@ pub fn table(
     for (i, m) in members.iter().enumerate() {
         if let Some(run) = &m.run {
             let _ = writeln!(s, "    #[link_name = {run:?}] fn r{i}() -> i32;");
+        }
+    }
+    s.push_str("}\nunsafe extern \"C\" {\n");
+    for (i, m) in members.iter().enumerate() {
+        if let Some(handle) = &m.handle {
+            let _ = writeln!(s, "    #[link_name = {handle:?}] fn h{i}{};", HANDLE_ARGS);
+            let _ = writeln!(s, "    #[link_name = \"{handle}.shape\"] fn s{i}() -> i32;");
         }
     }
     s.push_str("}\n");
@@ -243,12 +268,21 @@ mod tests {
                 main: "main".into(),
                 mode: Mode::Streaming,
                 run: None,
+                handle: None,
             },
             Member {
                 name: "user-filter".into(),
                 main: "fmerge.main.UserFilter".into(),
                 mode: Mode::Serializing,
                 run: Some("fmerge.run.UserFilter".into()),
+                handle: None,
+            },
+            Member {
+                name: "tax".into(),
+                main: "fmerge.main.tax".into(),
+                mode: Mode::Http,
+                run: Some("fmerge.run.tax".into()),
+                handle: Some("fmerge.handle.tax".into()),
             },
         ];
         let rewrites = [RuntimeRewrite {
@@ -268,11 +302,16 @@ mod tests {
             r#"Rewrite { member: "user-filter", from: "/var/openfaas/secrets/redis-password", to: "/var/openfaas/secrets/uf-redis-password" },"#
         ));
         assert!(table.contains(
-            r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing, run: Some(r1) }"#
+            r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing, run: Some(r1), handle: None }"#
         ));
+        assert!(table.contains(
+            r#"Member { name: "tax", main: m2, mode: Mode::Http, run: Some(r2), handle: Some(crate::Handle { call: h2, shape: s2 }) }"#
+        ));
+        assert!(table.contains(r#"#[link_name = "fmerge.handle.tax"] fn h2(method: *const u8,"#));
+        assert!(table.contains(r#"#[link_name = "fmerge.handle.tax.shape"] fn s2() -> i32;"#));
         assert!(table.contains(r#"#[link_name = "fmerge.main.UserFilter"] fn m1("#));
         assert!(table.contains(r#"#[link_name = "fmerge.run.UserFilter"] fn r1() -> i32;"#));
-        assert!(table.contains(r#"run: None }"#));
+        assert!(table.contains(r#"run: None, handle: None }"#));
         assert!(table.contains(r#"GATEWAY_URLS: &[&str] = &["http://gw:8080"];"#));
         assert!(table.contains(r#""OPENFAAS_URL""#));
         assert!(table.contains(r#"CALLER_ENV: &[&str] = &["REDIS_HOST"];"#));

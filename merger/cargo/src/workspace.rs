@@ -18,6 +18,7 @@
 //! (when it has one) decides shared versions (a callee whose own lock pins
 //! another version is reported).
 
+mod handle;
 mod package;
 
 use crate::resolve::RUNTIME;
@@ -146,6 +147,9 @@ pub struct Generated {
     /// Crates whose version differs between the merged build and a
     /// function's own `Cargo.lock`, as messages.
     pub lock_differences: Vec<String>,
+    /// The functions in a handler-library template whose `handle` the
+    /// workspace exports for the shim to call (`fmerge.handle.<function>`).
+    pub handles: BTreeSet<String>,
 }
 
 /// Where the build workspace of `sources` for `purpose` (`build`, `graph`)
@@ -183,11 +187,19 @@ pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
         let (package, root) = package_of(source)?;
         packages.push((source, package, root));
     }
-    let fns = dir.join("fns");
+    // Cargo names a path package's outputs by its path relative to the
+    // workspace root, and every generated workspace shares one build dir:
+    // with this workspace's own name in that path, two of them (the same
+    // functions from two copies of a project) never write the same files.
+    let own = dir
+        .file_name()
+        .map_or_else(|| "fns".into(), |n| n.to_string_lossy().into_owned());
+    let fns = dir.join("fns").join(&own);
     if fns.exists() {
         std::fs::remove_dir_all(&fns).with_context(|| format!("cannot clear {}", fns.display()))?;
     }
     let mut members = Vec::new();
+    let mut handles = BTreeSet::new();
     for (source, package, root) in &packages {
         // A handler library takes the template's `handler`'s place, under a
         // package name of its own: every function made from the template
@@ -201,7 +213,7 @@ pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
                 let folder = mirror(&library, &library_root, &fns.join(&name))?;
                 std::fs::write(
                     folder.join("Cargo.toml"),
-                    wrapper_manifest(&name, &library, None)?,
+                    wrapper_manifest(&name, &library, None, &[])?,
                 )?;
                 members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
                 Some((library.name.to_string(), folder, name))
@@ -211,10 +223,55 @@ pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
         let replace = library
             .as_ref()
             .map(|(dep, folder, name)| (dep.as_str(), folder.as_path(), name.as_str()));
+        // A handler library's `handle`, callable without its template's
+        // server, where the template builds on what that needs (`handle`).
+        let mut extra = Vec::new();
+        if let (Some(replace), Some(taken)) =
+            (replace, library.as_ref().and(handle::takes(package)))
+        {
+            let name = handle::package_name(&source.function);
+            // Outside `fns`, which is written afresh: its files keep their
+            // times while their contents do, so that cargo builds it once.
+            let folder = dir.join("handles").join(&own).join(&name);
+            let mut manifest = format!(
+                "# Written by fmerge: {}'s `handle`, called without its server\n\
+                 [package]\nname = {}\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+                 [dependencies]\n",
+                source.function,
+                quote(&name),
+            );
+            manifest.push_str(&package::dependency_line(
+                package
+                    .dependencies
+                    .iter()
+                    .find(|d| d.name == replace.0 && d.path.is_some())
+                    .context("the template's `main` depends on its handler")?,
+                Some(replace),
+            ));
+            manifest.push('\n');
+            for d in taken {
+                manifest.push_str(&package::dependency_line(d, None));
+                manifest.push('\n');
+            }
+            std::fs::create_dir_all(folder.join("src"))
+                .with_context(|| format!("cannot create {}", folder.display()))?;
+            handle::write_if_changed(&folder.join("Cargo.toml"), &manifest)?;
+            handle::write_if_changed(
+                &folder.join("src/lib.rs"),
+                &handle::source(&source.function),
+            )?;
+            members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
+            extra.push(format!(
+                "fmerge-handle = {{ package = {}, path = {} }}",
+                quote(&name),
+                quote(&folder.to_string_lossy())
+            ));
+            handles.insert(source.function.clone());
+        }
         let folder = mirror(package, root, &fns.join(&source.function))?;
         std::fs::write(
             folder.join("Cargo.toml"),
-            wrapper_manifest(&source.function, package, replace)?,
+            wrapper_manifest(&source.function, package, replace, &extra)?,
         )?;
         members.push(quote(&folder.strip_prefix(dir)?.to_string_lossy()));
     }
@@ -252,6 +309,7 @@ pub fn generate(sources: &[FunctionProject], dir: &Path) -> Result<Generated> {
     Ok(Generated {
         manifest,
         lock_differences,
+        handles,
     })
 }
 

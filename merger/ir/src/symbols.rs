@@ -19,9 +19,11 @@ pub fn stays_external(name: &str) -> bool {
         || name.starts_with("llvm.")
         || name.contains("___rustc")
         || is_exported(name)
-        // A process-form callee's `main` and run entry, which the shim calls.
+        // A process-form callee's `main`, run entry and handler-library
+        // entry, which the shim calls.
         || name.starts_with(fmerge_contract::MAIN_PREFIX)
         || name.starts_with(fmerge_contract::RUN_PREFIX)
+        || name.starts_with(fmerge_contract::HANDLE_PREFIX)
 }
 
 /// Makes every symbol the module defines internal but those `keep` names

@@ -16,7 +16,7 @@ use fmerge_cargo::emit;
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{artifact, cache, native, objects, resolve};
 use fmerge_ir as ir;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -43,6 +43,8 @@ pub(crate) struct Merging<'a> {
     /// Each watchdog-process member's of-watchdog mode, where known: its
     /// stack entry's, else its package's Dockerfile's.
     modes: BTreeMap<String, String>,
+    /// The members whose `handle` the build exports (`Shared::handles`).
+    handles: &'a BTreeSet<String>,
 }
 
 impl<'a> Merging<'a> {
@@ -84,6 +86,7 @@ impl<'a> Merging<'a> {
                 .chain(&opts.modes)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            handles: &shared.handles,
         }
     }
 

@@ -13,18 +13,21 @@ use fmerge_shim::http;
 /// The table fmerge would write for the test program: the program itself
 /// (`main`), the member `echo` (`echo_main`), the member `whoami`
 /// (`whoami_main`, in serializing mode), the member `inner` (serializing),
-/// which fmerge would let run in the caller's process (`inner_run`), and
-/// the member `served`, which serves HTTP itself (`served_run`).
+/// which fmerge would let run in the caller's process (`inner_run`), the
+/// member `served`, which serves HTTP itself (`served_run`), and the member
+/// `handled`, a handler library whose `handle` entry fmerge exports
+/// (`handled_handle`, its server `handled_run` never to run).
 const TABLE: &str = r#"//! The members of the test program.
 use crate::rewrite::Rewrite;
 use crate::{Member, Mode};
 pub(crate) static CALLER: &str = "prog";
 pub(crate) static MEMBERS: &[Member] = &[
-    Member { name: "prog", main: m0, mode: Mode::Streaming, run: None },
-    Member { name: "echo", main: m1, mode: Mode::Streaming, run: None },
-    Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None },
-    Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3) },
-    Member { name: "served", main: m4, mode: Mode::Http, run: Some(r4) },
+    Member { name: "prog", main: m0, mode: Mode::Streaming, run: None, handle: None },
+    Member { name: "echo", main: m1, mode: Mode::Streaming, run: None, handle: None },
+    Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None, handle: None },
+    Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3), handle: None },
+    Member { name: "served", main: m4, mode: Mode::Http, run: Some(r4), handle: None },
+    Member { name: "handled", main: m5, mode: Mode::Http, run: Some(r5), handle: Some(crate::Handle { call: h5, shape: s5 }) },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
@@ -32,10 +35,16 @@ unsafe extern "C" {
     #[link_name = "whoami_main"] fn m2(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "inner_main"] fn m3(argc: i32, argv: *const *const u8) -> i32;
     #[link_name = "served_main"] fn m4(argc: i32, argv: *const *const u8) -> i32;
+    #[link_name = "handled_main"] fn m5(argc: i32, argv: *const *const u8) -> i32;
 }
 unsafe extern "C-unwind" {
     #[link_name = "inner_run"] fn r3() -> i32;
     #[link_name = "served_run"] fn r4() -> i32;
+    #[link_name = "handled_run"] fn r5() -> i32;
+}
+unsafe extern "C" {
+    #[link_name = "handled_handle"] fn h5(method: *const u8, method_len: usize, target: *const u8, target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::handles::Reply) -> i32;
+    #[link_name = "handled_shape"] fn s5() -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
 pub(crate) static GATEWAY_VARS: &[&str] = &["TEST_GATEWAY_URL"];
@@ -191,6 +200,54 @@ pub extern "C-unwind" fn served_run() -> i32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn served_main(_argc: i32, _argv: *const *const u8) -> i32 {
     served_run()
+}
+
+/// `handled`'s server, which must not run: its calls go to its `handle`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn handled_run() -> i32 {
+    eprintln!("handled's server ran");
+    0
+}
+
+/// `handled`'s C `main`.
+#[unsafe(no_mangle)]
+pub extern "C" fn handled_main(_argc: i32, _argv: *const *const u8) -> i32 {
+    handled_run()
+}
+
+/// The shape of `handled`'s `handle`: one the entry takes.
+#[unsafe(no_mangle)]
+pub extern "C" fn handled_shape() -> i32 {
+    1
+}
+
+/// `handled`'s `handle` entry, as fmerge writes one: `/panic` panicked,
+/// `/slow` past its limit, anything else a 200 with what it was given
+/// (method, target, body, its limit, its `X-Call` header and the
+/// `GREETING` it sees).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn handled_handle(
+    method: *const u8, method_len: usize,
+    target: *const u8, target_len: usize,
+    headers: *const u8, headers_len: usize,
+    body: *const u8, body_len: usize,
+    limit_ms: u64,
+    ctx: *mut std::ffi::c_void,
+    reply: unsafe extern "C" fn(*mut std::ffi::c_void, u16, *const u8, usize, *const u8, usize),
+) -> i32 {
+    let text = |p: *const u8, n: usize| String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p, n) }).into_owned();
+    let (method, target, headers, body) = (text(method, method_len), text(target, target_len), text(headers, headers_len), text(body, body_len));
+    match target.as_str() {
+        "/panic" => return 1,
+        "/slow" => return 2,
+        _ => {}
+    }
+    let call = headers.lines().find_map(|l| l.strip_prefix("X-Call: ")).unwrap_or("-").to_string();
+    let greeting = std::env::var("GREETING").unwrap_or_else(|_| "-".into());
+    let head = "X-Handled: yes\r\nContent-Type: text/plain\r\n";
+    let out = format!("{method} {target} {body} limit={limit_ms} call={call} greeting={greeting}");
+    unsafe { reply(ctx, 200, head.as_ptr(), head.len(), out.as_ptr(), out.len()) };
+    0
 }
 
 /// `inner`'s C `main`, for when it runs in a process of its own.

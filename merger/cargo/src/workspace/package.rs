@@ -3,7 +3,7 @@
 //! sources under the function's name.
 
 use anyhow::{Context as _, Result};
-use cargo_metadata::{DependencyKind, Package, TargetKind};
+use cargo_metadata::{Dependency, DependencyKind, Package, TargetKind};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -54,11 +54,12 @@ pub(super) fn mirror(package: &Package, root: &Path, at: &Path) -> Result<PathBu
 /// The wrapper package: the function's targets and dependencies under the
 /// function's name; `replace` (a path dependency's name, the folder and
 /// package name to take instead) puts a handler library in its template's
-/// library's place.
+/// library's place, and `extra` are dependency lines added to the rest.
 pub(super) fn wrapper_manifest(
     function: &str,
     p: &Package,
     replace: Option<(&str, &Path, &str)>,
+    extra: &[String],
 ) -> Result<String> {
     let mut s = String::new();
     writeln!(
@@ -134,59 +135,15 @@ pub(super) fn wrapper_manifest(
         (DependencyKind::Build, "build-dependencies"),
     ] {
         let mut by_target: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+        if kind == DependencyKind::Normal && !extra.is_empty() {
+            by_target.entry(None).or_default().extend_from_slice(extra);
+        }
         for d in p.dependencies.iter().filter(|d| d.kind == kind) {
-            let mut fields = Vec::new();
-            let instead = replace.filter(|(name, ..)| d.path.is_some() && d.name == *name);
-            if let Some((_, folder, package)) = instead {
-                fields.push(format!("package = {}", quote(package)));
-                fields.push(format!("path = {}", quote(&folder.to_string_lossy())));
-            } else if d.rename.is_some() {
-                fields.push(format!("package = {}", quote(&d.name)));
-            }
-            match (&d.path, d.source.as_ref().map(|s| s.repr.as_str())) {
-                _ if instead.is_some() => {}
-                (Some(path), _) => {
-                    fields.push(format!("path = {}", quote(path.as_str())));
-                    if d.req.to_string() != "*" {
-                        fields.push(format!("version = {}", quote(&d.req.to_string())));
-                    }
-                }
-                (None, Some(src)) if src.starts_with("git+") => {
-                    let url = &src["git+".len()..];
-                    let (url, query) = url.split_once('?').unwrap_or((url, ""));
-                    fields.push(format!("git = {}", quote(url)));
-                    for (k, v) in query.split('&').filter_map(|kv| kv.split_once('=')) {
-                        if matches!(k, "branch" | "tag" | "rev") {
-                            fields.push(format!("{k} = {}", quote(v)));
-                        }
-                    }
-                }
-                _ => fields.push(format!("version = {}", quote(&d.req.to_string()))),
-            }
-            if let Some(registry) = &d.registry {
-                fields.push(format!("registry = {}", quote(registry)));
-            }
-            if !d.uses_default_features {
-                fields.push("default-features = false".into());
-            }
-            if !d.features.is_empty() {
-                fields.push(format!(
-                    "features = [{}]",
-                    d.features
-                        .iter()
-                        .map(|f| quote(f))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            if d.optional {
-                fields.push("optional = true".into());
-            }
-            let key = d.rename.clone().unwrap_or_else(|| d.name.clone());
+            let line = dependency_line(d, replace);
             by_target
                 .entry(d.target.as_ref().map(|t| t.to_string()))
                 .or_default()
-                .push(format!("{} = {{ {} }}", quote(&key), fields.join(", ")));
+                .push(line);
         }
         for (target, lines) in by_target {
             match target {
@@ -199,6 +156,60 @@ pub(super) fn wrapper_manifest(
         }
     }
     Ok(s)
+}
+
+/// The manifest line of dependency `d`, as the function's own manifest
+/// asks for it (`replace`: as in [`wrapper_manifest`]).
+pub(super) fn dependency_line(d: &Dependency, replace: Option<(&str, &Path, &str)>) -> String {
+    let mut fields = Vec::new();
+    let instead = replace.filter(|(name, ..)| d.path.is_some() && d.name == *name);
+    if let Some((_, folder, package)) = instead {
+        fields.push(format!("package = {}", quote(package)));
+        fields.push(format!("path = {}", quote(&folder.to_string_lossy())));
+    } else if d.rename.is_some() {
+        fields.push(format!("package = {}", quote(&d.name)));
+    }
+    match (&d.path, d.source.as_ref().map(|s| s.repr.as_str())) {
+        _ if instead.is_some() => {}
+        (Some(path), _) => {
+            fields.push(format!("path = {}", quote(path.as_str())));
+            if d.req.to_string() != "*" {
+                fields.push(format!("version = {}", quote(&d.req.to_string())));
+            }
+        }
+        (None, Some(src)) if src.starts_with("git+") => {
+            let url = &src["git+".len()..];
+            let (url, query) = url.split_once('?').unwrap_or((url, ""));
+            fields.push(format!("git = {}", quote(url)));
+            for (k, v) in query.split('&').filter_map(|kv| kv.split_once('=')) {
+                if matches!(k, "branch" | "tag" | "rev") {
+                    fields.push(format!("{k} = {}", quote(v)));
+                }
+            }
+        }
+        _ => fields.push(format!("version = {}", quote(&d.req.to_string()))),
+    }
+    if let Some(registry) = &d.registry {
+        fields.push(format!("registry = {}", quote(registry)));
+    }
+    if !d.uses_default_features {
+        fields.push("default-features = false".into());
+    }
+    if !d.features.is_empty() {
+        fields.push(format!(
+            "features = [{}]",
+            d.features
+                .iter()
+                .map(|f| quote(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if d.optional {
+        fields.push("optional = true".into());
+    }
+    let key = d.rename.clone().unwrap_or_else(|| d.name.clone());
+    format!("{} = {{ {} }}", quote(&key), fields.join(", "))
 }
 
 pub(super) fn quote(s: &str) -> String {

@@ -142,7 +142,7 @@ impl Merging<'_> {
             .map(|(callee, _)| callee.clone())
             .collect();
         self.check_servers(merged)?;
-        let members = shim::members(&self.members, &self.modes, &in_process);
+        let members = shim::members(&self.members, &self.modes, &in_process, self.handles);
         let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
             .iter()
             .map(|r| shim::RuntimeRewrite {
@@ -205,6 +205,12 @@ impl Merging<'_> {
         for f in self.members.functions().filter(|f| &f.name != caller) {
             let name = fmerge_contract::function_name(&f.name);
             self.progress.note(&match f.form {
+                resolve::Form::Http if self.handles.contains(&f.name) => format!(
+                    "calls to {name} call its handler library's `handle` in the caller's process, \
+                     without its template's server or a socket, where `handle` is an `async fn` or \
+                     `fn` from `Request<Bytes>` to `Response<Bytes>` (else its template's server \
+                     starts with the process)"
+                ),
                 resolve::Form::Http => format!(
                     "{name}'s server runs in the caller's process, started with it, on a free port \
                      of 127.0.0.1 instead of the one it asks for; calls to it are forwarded there"
