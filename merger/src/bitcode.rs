@@ -8,6 +8,7 @@ use anyhow::Result;
 use fmerge_cargo::toolchain::Toolchain;
 use fmerge_cargo::{emit, resolve, workspace};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// Which functions to build, and where.
@@ -33,6 +34,12 @@ pub struct Bitcode {
     pub emitted: emit::Emitted,
     /// How long the cargo build took.
     pub took: Duration,
+    /// The handler-library functions whose `handle` the build exports
+    /// (`workspace::Generated::handles`).
+    pub handles: std::collections::BTreeSet<String>,
+    /// The generated workspace's lock ([`hold`]), for as long as what
+    /// cargo built from it is read: until the binary is linked.
+    pub held: Option<Arc<std::fs::File>>,
 }
 
 /// Checks the toolchain, resolves the functions and builds them, with the
@@ -44,8 +51,10 @@ pub fn build(
 ) -> Result<Bitcode> {
     // `rustc -vV` (through rustup, a process of its own) runs while cargo resolves.
     let toolchain = std::thread::spawn(Toolchain::detect);
-    // Held until cargo is done with the generated workspace (see `hold`).
+    // Held until what cargo built from the generated workspace has been
+    // read (see `hold`): returned with the build.
     let mut held = None;
+    let mut handles = Default::default();
     // Absolute: cargo reports its artifacts' paths so, and they are told
     // apart from build scripts' by being under this folder.
     let given_target = input.target_dir.map(std::path::absolute).transpose()?;
@@ -62,6 +71,7 @@ pub fn build(
             for difference in &generated.lock_differences {
                 progress.note(&format!("note: {difference}"));
             }
+            handles = generated.handles;
             (Some(generated.manifest), Some(target_dir))
         }
     };
@@ -89,13 +99,14 @@ pub fn build(
         &toolchain,
     )?;
     let took = stage.done(&format!("{} units", emitted.units.len()));
-    drop(held);
     Ok(Bitcode {
         toolchain,
         members,
         target_dir,
         emitted,
         took,
+        handles,
+        held,
     })
 }
 
@@ -103,8 +114,22 @@ pub fn build(
 /// that two fmerge runs on the same functions in one target dir (two
 /// terminals, parallel tests) take turns instead of writing over each
 /// other's files mid-build: the generated workspace, which `generate`
-/// writes afresh while cargo compiles from it, and a merge's work dir.
-pub(crate) fn hold(dir: &Path, what: &str, progress: &Progress) -> Result<std::fs::File> {
+/// writes afresh and cargo builds from, whose outputs the merge then reads
+/// until the binary is linked, and a merge's work dir. In one process the
+/// lock is shared: a second hold of a dir this process holds (a graph that
+/// builds again in release) takes the same lock instead of waiting for
+/// itself.
+pub(crate) fn hold(dir: &Path, what: &str, progress: &Progress) -> Result<Arc<std::fs::File>> {
+    static HELD: Mutex<Vec<(PathBuf, Weak<std::fs::File>)>> = Mutex::new(Vec::new());
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    held.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(file) = held
+        .iter()
+        .find(|(d, _)| d == dir)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return Ok(file);
+    }
     let path = dir.with_extension("lock");
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -122,5 +147,7 @@ pub(crate) fn hold(dir: &Path, what: &str, progress: &Progress) -> Result<std::f
         ));
         file.lock()?;
     }
+    let file = Arc::new(file);
+    held.push((dir.to_path_buf(), Arc::downgrade(&file)));
     Ok(file)
 }

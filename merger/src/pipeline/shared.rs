@@ -79,6 +79,11 @@ pub(crate) struct Shared {
     /// a stack file, read from the `Dockerfile` beside its package, if any
     /// ([`modes_beside_packages`]); a stack's are in each group's options.
     pub(crate) modes: BTreeMap<String, String>,
+    /// The handler-library functions whose `handle` the build exports.
+    pub(crate) handles: BTreeSet<String>,
+    /// The generated workspace's lock, held until every group is linked
+    /// (`bitcode::hold`).
+    pub(crate) _held: Option<std::sync::Arc<std::fs::File>>,
 }
 
 /// The modes of the watchdog-process functions of `members` that no
@@ -163,6 +168,8 @@ impl Shared {
             built: built.took,
             active: AtomicUsize::new(0),
             modes,
+            handles: built.handles,
+            _held: built.held,
         };
         Ok((shared, built.emitted))
     }
