@@ -158,6 +158,9 @@ def render_httpmode(L, R):
     L.append(f"| call to a served member, kept connection (µs) | {f1(direct['served_kept_us'])} | "
              f"≤ {V['served_call_ms']['goal'] * 1e3:.0f} | {status(V['served_call_ms']['ok'])} |")
     L.append(f"| call to a served member, new connection each (µs) | {f1(direct['served_us'])} | | |")
+    if "handled_kept_us" in direct:
+        L.append(f"| call to a handler library's `handle`, kept connection (µs; the shim's path, without the "
+                 f"generated entry's runtime hop) | {f1(direct['handled_kept_us'])} | ≤ 20 | |")
     L.append(f"| unmerged hop, gateway + of-watchdog (ms) | {f1(hop['hop_ms'], nd=2)} | | |")
     L.append(f"| p50 merged ÷ unmerged, worst rate both sustained | {f1(V['p50_ratio']['value'], nd=2)} | "
              f"≤ {V['p50_ratio']['goal']} | {status(V['p50_ratio']['ok'])} |")

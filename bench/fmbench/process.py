@@ -103,7 +103,7 @@ def empty_program(ctx, bins):
     return exe.resolve()
 
 
-PERCALL = re.compile(r"round (\d+): (inner|echo|served|served-kept) ([0-9.]+) µs per call \((\d+) calls\); load ([0-9.?]+)")
+PERCALL = re.compile(r"round (\d+): (inner|echo|served|served-kept|handled-kept) ([0-9.]+) µs per call \((\d+) calls\); load ([0-9.?]+)")
 
 
 def direct_per_call(ctx):
@@ -121,7 +121,7 @@ def direct_per_call(ctx):
     p = subprocess.run(argv, cwd=ctx.src, capture_output=True, text=True, env=child_env())
     if p.returncode != 0:
         die(f"percall failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    runs = {"inner": [], "echo": [], "served": [], "served-kept": []}
+    runs = {"inner": [], "echo": [], "served": [], "served-kept": [], "handled-kept": []}
     for m in PERCALL.finditer(p.stdout):
         runs[m.group(2)].append({"us": float(m.group(3)), "calls": int(m.group(4)), "load": m.group(5)})
     if not all(runs.values()):
@@ -129,7 +129,8 @@ def direct_per_call(ctx):
     med = lambda xs: sorted(xs)[len(xs) // 2]
     return {"in_process_us": med([r["us"] for r in runs["inner"]]), "forked_us": med([r["us"] for r in runs["echo"]]),
             "served_us": med([r["us"] for r in runs["served"]]),
-            "served_kept_us": med([r["us"] for r in runs["served-kept"]]), "runs": runs}
+            "served_kept_us": med([r["us"] for r in runs["served-kept"]]),
+            "handled_kept_us": med([r["us"] for r in runs["handled-kept"]]), "runs": runs}
 
 
 def only_process(ctx, args, R, oha, fmerge, real_watchdog):

@@ -22,9 +22,13 @@ mod chain;
 mod container;
 mod support;
 
-use chain::{NAMES, Observed, PANIC_MESSAGE, REQUESTS, cluster, merge, run_chain, run_child};
+use chain::{
+    HANDLER_LIBRARIES, NAMES, Observed, PANIC_MESSAGE, REQUESTS, TEMPLATE_STARTED, cluster, merge,
+    run_chain, run_child,
+};
 use container::{Cleanup, docker};
 use fmerge_ship::image::engine;
+use fmerge_testkit::dataplane::request;
 use std::time::{Duration, Instant};
 
 /// fmerge says the form it found for each function and where each callee's
@@ -42,12 +46,13 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
         );
     }
     for callee in &NAMES[1..] {
-        assert!(
-            stderr.contains(&format!(
-                "{callee}'s server runs in the caller's process, started with it"
-            )),
-            "{stderr}"
-        );
+        let said = match HANDLER_LIBRARIES.contains(callee) {
+            true => format!(
+                "calls to {callee} call its handler library's `handle` in the caller's process, without its template's server or a socket"
+            ),
+            false => format!("{callee}'s server runs in the caller's process, started with it"),
+        };
+        assert!(stderr.contains(&said), "{said}:\n{stderr}");
     }
     for site in [
         "order-front (`order`) → inventory: in the pod",
@@ -91,6 +96,20 @@ fn in_namespace_both() {
         "merged, only the caller is called through the gateway: {:?}",
         merged.calls
     );
+    // The handler libraries' `handle`s answered without their template's
+    // server, which started unmerged.
+    for name in HANDLER_LIBRARIES {
+        assert!(
+            unmerged.logs[name].contains(TEMPLATE_STARTED),
+            "{}",
+            unmerged.logs[name]
+        );
+    }
+    assert!(
+        !merged.logs[NAMES[0]].contains(TEMPLATE_STARTED),
+        "a template's server started in the merged pod:\n{}",
+        merged.logs[NAMES[0]]
+    );
     // Once, as unmerged: the call that panicked was not sent again.
     assert_eq!(
         merged.logs[NAMES[0]].matches(PANIC_MESSAGE).count(),
@@ -98,6 +117,80 @@ fn in_namespace_both() {
         "render's panic is in the merged pod's log, once:\n{}",
         merged.logs[NAMES[0]]
     );
+}
+
+/// Health and SIGTERM as unmerged: the caller's watchdog answers health
+/// while a call between members is in flight; a SIGTERM then ends the pod
+/// as it ended the unmerged caller's (of-watchdog passes it on to its
+/// process, whose server does not handle it, and exits when the process
+/// ends): the request in flight gets the same answer through the gateway,
+/// the watchdog exits with the same code, and health stops answering. A
+/// merged process that held on (a member's thread taking the signal, the
+/// shim's own handling) would let the request finish and differ.
+#[test]
+fn health_and_sigterm_end_the_merged_pod_as_the_unmerged_callers() {
+    let (binary, _) = merge();
+    run_child("in_namespace_shutdown", Some(binary));
+}
+
+#[test]
+#[ignore = "run by health_and_sigterm_end_the_merged_pod_as_the_unmerged_callers in its own namespace"]
+fn in_namespace_shutdown() {
+    let (_cluster, _redis) = cluster();
+    let unmerged = shutdown(false);
+    println!("unmerged: {unmerged:?}");
+    assert_eq!(unmerged.health_in_flight, Some(200));
+    assert_eq!(
+        unmerged.health_after, None,
+        "the unmerged caller's watchdog ended"
+    );
+    let merged = shutdown(true);
+    println!("merged: {merged:?}");
+    assert_eq!(merged, unmerged, "merged (left) and unmerged (right)");
+}
+
+/// What a SIGTERM during a request came to.
+#[derive(Debug, PartialEq)]
+struct Shutdown {
+    /// The caller's watchdog's health while the request was in flight.
+    health_in_flight: Option<u16>,
+    /// The request's status through the gateway (`None`: no reply).
+    in_flight: Option<u16>,
+    /// The watchdog's exit code.
+    exit_code: Option<i32>,
+    /// Its health after it exited (`None`: nothing answers).
+    health_after: Option<u16>,
+}
+
+fn shutdown(merged: bool) -> Shutdown {
+    let (mut watchdogs, _gateway) = chain::deploy(merged);
+    // render is slow (past its 1 s `exec_timeout`) for this request, so
+    // the call chain is still in flight when the signal comes.
+    let body = r#"{"item":"book","look":"slow"}"#;
+    let in_flight = std::thread::spawn(move || {
+        request(8080, "POST", "/function/order-front", &[], body.as_bytes())
+            .ok()
+            .map(|r| r.status)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let caller = watchdogs[0].1.port();
+    let health = || {
+        request(caller, "GET", "/_/health", &[], b"")
+            .ok()
+            .map(|r| r.status)
+    };
+    let health_in_flight = health();
+    let process = watchdogs[0].1.process();
+    process.signal("TERM");
+    let exited = process
+        .wait_exit(Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("the caller's watchdog did not exit after SIGTERM"));
+    Shutdown {
+        health_in_flight,
+        in_flight: in_flight.join().unwrap(),
+        exit_code: exited.code,
+        health_after: health(),
+    }
 }
 
 fn calls(seen: &Observed) -> Vec<usize> {

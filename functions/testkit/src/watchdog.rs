@@ -322,6 +322,11 @@ impl Watchdog {
         self.server.port
     }
 
+    /// The watchdog's process, to signal and wait for.
+    pub fn process(&mut self) -> &mut Server {
+        &mut self.server
+    }
+
     /// The watchdog's log: its own lines and its function's stderr.
     pub fn log(&self) -> String {
         self.server.output()

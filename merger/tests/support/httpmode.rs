@@ -81,6 +81,13 @@ pub const REQUESTS: [(&str, &str, &str, &str); 5] = [
     ("another route", "GET", "/function/order-front/ping", ""),
 ];
 
+/// What the template's server logs as it starts (its `main.rs`).
+pub const TEMPLATE_STARTED: &str = "rust-http1: serving handler::handle on port";
+
+/// The functions in the handler-library template, whose `handle` the
+/// merged binary calls directly.
+pub const HANDLER_LIBRARIES: [&str; 2] = ["price", "tax"];
+
 /// The line render's panic writes to stderr.
 pub const PANIC_MESSAGE: &str = "render: no look for pen";
 
@@ -212,53 +219,7 @@ pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
 /// on fresh data and reads back what happened.
 pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
     redis.run(&[&["FLUSHALL"]]);
-    let (real, patched, unmerged) = (
-        env_path(REAL_VAR),
-        env_path(PATCHED_VAR),
-        env_path(UNMERGED_VAR),
-    );
-    let common = [
-        ("GATEWAY_URL", GATEWAY),
-        ("OPENFAAS_URL", GATEWAY),
-        ("RUST_BACKTRACE", "0"),
-    ];
-    let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
-    for (name, upstream, settings) in DEPLOYMENTS {
-        let mut env: Vec<(String, String)> = common
-            .iter()
-            .chain(settings.iter())
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        env.push(("mode".into(), "http".into()));
-        env.push((
-            "upstream_url".into(),
-            format!("http://127.0.0.1:{upstream}"),
-        ));
-        let caller = name == NAMES[0];
-        let binary = match merged && caller {
-            true => {
-                for (callee, _, settings) in &DEPLOYMENTS[1..] {
-                    env.extend(
-                        settings
-                            .iter()
-                            .map(|(k, v)| (fmerge_contract::namespaced(callee, k), v.to_string())),
-                    );
-                }
-                env_path(MERGED_VAR)
-            }
-            false => unmerged.join(name),
-        };
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        // The caller's watchdog is the real of-watchdog (metrics on 8081),
-        // merged as unmerged; the others have metrics ports of their own.
-        let watchdog = match caller {
-            true => Watchdog::start(&real, &binary, free_port(), None, &pairs),
-            false => Watchdog::start(&patched, &binary, free_port(), Some(free_port()), &pairs),
-        };
-        watchdogs.push((name, watchdog));
-    }
-    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
-    let gateway = Gateway::start_on(8080, &routes);
+    let (watchdogs, gateway) = deploy(merged);
     let replies = REQUESTS
         .iter()
         .map(|(what, method, path, body)| {
@@ -299,4 +260,58 @@ pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
         calls,
         logs,
     }
+}
+
+/// The chain deployed, unmerged or (`merged`) as the merged binary under
+/// the caller's name with every member's settings namespaced, the callees
+/// still deployed: each function's watchdog (the caller's first) and the
+/// gateway on 8080 routing to them.
+pub fn deploy(merged: bool) -> (Vec<(&'static str, Watchdog)>, Gateway) {
+    let (real, patched, unmerged) = (
+        env_path(REAL_VAR),
+        env_path(PATCHED_VAR),
+        env_path(UNMERGED_VAR),
+    );
+    let common = [
+        ("GATEWAY_URL", GATEWAY),
+        ("OPENFAAS_URL", GATEWAY),
+        ("RUST_BACKTRACE", "0"),
+    ];
+    let mut watchdogs: Vec<(&'static str, Watchdog)> = Vec::new();
+    for (name, upstream, settings) in DEPLOYMENTS {
+        let mut env: Vec<(String, String)> = common
+            .iter()
+            .chain(settings.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.push(("mode".into(), "http".into()));
+        env.push((
+            "upstream_url".into(),
+            format!("http://127.0.0.1:{upstream}"),
+        ));
+        let caller = name == NAMES[0];
+        let binary = match merged && caller {
+            true => {
+                for (callee, _, settings) in &DEPLOYMENTS[1..] {
+                    env.extend(
+                        settings
+                            .iter()
+                            .map(|(k, v)| (fmerge_contract::namespaced(callee, k), v.to_string())),
+                    );
+                }
+                env_path(MERGED_VAR)
+            }
+            false => unmerged.join(name),
+        };
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        // The caller's watchdog is the real of-watchdog (metrics on 8081),
+        // merged as unmerged; the others have metrics ports of their own.
+        let watchdog = match caller {
+            true => Watchdog::start(&real, &binary, free_port(), None, &pairs),
+            false => Watchdog::start(&patched, &binary, free_port(), Some(free_port()), &pairs),
+        };
+        watchdogs.push((name, watchdog));
+    }
+    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
+    (watchdogs, Gateway::start_on(8080, &routes))
 }
