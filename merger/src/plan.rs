@@ -67,7 +67,16 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         external: vec![0.0; n],
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
         constraints: constraints.clone(),
-        declared: graph.functions.iter().map(|f| f.entry).collect(),
+        declared: graph
+            .functions
+            .iter()
+            .map(|f| f.entry || f.connector.is_some())
+            .collect(),
+        connector: graph
+            .functions
+            .iter()
+            .map(|f| f.connector.clone())
+            .collect(),
         computed: names
             .iter()
             .map(|name| {

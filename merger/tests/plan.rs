@@ -559,7 +559,55 @@ fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
     assert_says(
         &stdout,
         &[
-            "does not name the caller of every request it got; give a --metrics scrape of its pods to let it go",
+            "does not name the caller of every request it got (an access log names none",
+            "give a --metrics scrape of its pods that names them to let it go",
+        ],
+    );
+}
+
+#[test]
+fn a_callee_with_requests_from_callers_the_scrape_does_not_name_stays() {
+    // Besides front's 100 calls, mid got 50 from callers past the
+    // runtime's first 64 (`other`): spread over front for the rates, yet
+    // nothing shows they came from front, so mid stays.
+    let other = "http_requests_total{function=\"mid\",caller=\"other\"} 50\n";
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("m.txt", &scrape(other))],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &["mid stays deployed: the traffic (prometheus", "as `other`"],
+    );
+}
+
+#[test]
+fn a_callee_a_connector_invokes_stays_though_it_did_not_fire_in_the_window() {
+    // mid is a cron-connector's function too (`topic: cron-function`), and
+    // the schedule did not fire in the window: front's calls alone show.
+    // The connector calls it from outside whenever it fires: mid stays.
+    // calls.json as `fmerge graph` writes it for that stack (the field
+    // written in the text, so that a graph reader that does not know it
+    // drops it as an older one would).
+    let mut json = serde_json::to_value(front_and_mid()).unwrap();
+    json["functions"][1]["connector"] = "cron-function".into();
+    let json = json.to_string();
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("calls.json", &json), ("m.txt", &scrape(""))],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "mid stays deployed: a connector invokes it (annotation topic: cron-function), whether or not it fired in the window",
         ],
     );
 }

@@ -604,6 +604,35 @@ fn the_stack_declares_socialnetworks_entry_points_once() {
         e.contains("com.openfaas.fmerge.entry is `yes`") && e.contains("fix:"),
         "{e}"
     );
+    // A connector's topic declares its function an entry point too, and
+    // is no label: the graph keeps the two apart.
+    let text = std::fs::read_to_string(dir.path().join("stack.yml"))
+        .unwrap()
+        .replacen(
+            "/sn-unique-id:latest\n",
+            "/sn-unique-id:latest\n    annotations:\n      topic: cron-function\n      schedule: \"*/5 * * * *\"\n",
+            1,
+        )
+        .replace("\"yes\"", "\"true\"");
+    assert!(text.contains("topic: cron-function"));
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let stack = fmerge_ship::stack_in::StackIn::load(&dir.path().join("stack.yml")).unwrap();
+    let functions = crate::graph::functions_of(&stack, stack.names())
+        .unwrap()
+        .functions;
+    let f = functions.iter().find(|f| f.name == "unique-id").unwrap();
+    assert_eq!(
+        (f.entry, f.connector.as_deref()),
+        (false, Some("cron-function"))
+    );
+    let g = Graph {
+        functions,
+        ..Graph::default()
+    };
+    let m = model(&g, &Constraints::default()).unwrap();
+    let unique_id = m.index("unique-id").unwrap();
+    assert!(m.declared[unique_id]);
+    assert_eq!(m.labelled(), m.declared.iter().filter(|&&d| d).count() - 1);
 }
 
 /// a calls b once a request; both observed, a declared. a runs 1 pod at

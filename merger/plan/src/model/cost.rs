@@ -77,7 +77,8 @@ pub enum Unproven {
     /// No traffic was measured: nothing shows who calls it.
     Untraced,
     /// The traffic does not name the caller of every request it got (not
-    /// scraped, or an access log, which names no caller).
+    /// scraped, an access log, which names no caller, or a scrape's
+    /// `other`, a caller past the runtime's first 64).
     Unwatched,
 }
 
@@ -163,7 +164,7 @@ impl Model {
     pub fn proof(&self, i: usize) -> Result<(), Unproven> {
         if self.partial.is_some() {
             Err(Unproven::Partial)
-        } else if !self.declared.iter().any(|&d| d) {
+        } else if self.labelled() == 0 {
             Err(Unproven::Undeclared)
         } else if !self.measured {
             Err(Unproven::Untraced)
@@ -172,6 +173,14 @@ impl Model {
         } else {
             Ok(())
         }
+    }
+
+    /// How many entry points the stack declares with its label (a
+    /// connector's topic aside): none, and no drop is proven.
+    pub fn labelled(&self) -> usize {
+        (0..self.n())
+            .filter(|&i| self.declared[i] && self.connector.get(i).is_none_or(Option::is_none))
+            .count()
     }
 
     /// Why each function keeps its own deployment under `groups`, `None`
