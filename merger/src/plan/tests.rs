@@ -766,3 +766,48 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
         (Some(1.0), Some(1.0))
     );
 }
+
+#[test]
+fn the_cost_and_memory_objectives_print_their_bound_and_gap() {
+    // a → b → c, a declared, every caller named: b and c may go.
+    let chain = || observed(graph(&[("a", "b"), ("b", "c")]));
+    let cost = Constraints {
+        objective: Objective::Cost,
+        ..hop(1.0)
+    };
+    // Pods alone reserved: one pod, a's, stays whatever merges, and the
+    // plan that drops b and c reaches it, proven with no time to search.
+    let m = model(&chain(), &cost).unwrap();
+    let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(solution.proof.name(), "exact");
+    let text = report(&m, &solution.plan, "exact", "test");
+    assert!(
+        text.contains("bound: the cluster reserves at least 0.33 of the unmerged application's (a pod for each deployment that stays whatever merges, no request); gap 0.00"),
+        "{text}"
+    );
+    // 64Mi each: the merged pod requests all three, a's own 64Mi is the
+    // floor; a third of the memory over the bound's, half of it in cost.
+    let mut g = chain();
+    for f in &mut g.functions {
+        f.memory_bytes = Some(64.0 * MIB);
+    }
+    let m = model(&g, &cost).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
+    let (bound, gap) = (doc["bound"].as_f64().unwrap(), doc["gap"].as_f64().unwrap());
+    assert!((bound - 1.0 / 3.0).abs() < 1e-9, "{bound}");
+    assert!((bound + gap - m.cost(&plan.groups)).abs() < 1e-9, "{gap}");
+    // Memory: no copy is the bound, the one copy a call removed needs the gap.
+    let memory = Constraints {
+        objective: Objective::Memory,
+        min_calls_removed: Some(1.0),
+        ..hop(1.0)
+    };
+    let m = model(&g, &memory).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let text = report(&m, &plan, "exact", "test");
+    assert!(
+        text.contains("bound: copies reserve at least 0Mi (none); gap 64Mi"),
+        "{text}"
+    );
+}

@@ -175,6 +175,53 @@ impl Model {
         }
     }
 
+    /// Whether function `i`'s own deployment stays whatever is merged:
+    /// declared, called from outside, called by no function (a call back
+    /// counts: no group holds it as a copy), or with no
+    /// [`proof`](Self::proof) that nothing outside needs it.
+    pub fn stays(&self, i: usize) -> bool {
+        let called = (0..self.n()).any(|u| self.callees(u).any(|v| v == i));
+        self.declared[i] || self.external[i] > 0.0 || !called || self.proof(i).is_err()
+    }
+
+    /// The least any plan's [`cost`](Self::cost) can be: a pod for each
+    /// deployment that [`stays`](Self::stays) whatever is merged, each
+    /// requesting at least the least of its own figure alone and its own
+    /// part as a merged pod's caller (its measured memory with
+    /// [`HEADROOM`]; of measured cpu, none: its work is the plan's); no
+    /// request at all where a merged pod may set none (a function with
+    /// neither usage nor a figure of its own).
+    pub fn cost_floor(&self) -> f64 {
+        let n = self.n();
+        let stays: Vec<usize> = (0..n).filter(|&i| self.stays(i)).collect();
+        let requests = [Resource::Memory, Resource::Cpu].map(|resource| {
+            let k = resource.index();
+            let own = |i: usize| self.requests[i][k].or(self.limit(resource, i));
+            if (0..n).any(|i| self.usage[i][k].is_none() && own(i).is_none()) {
+                return 0.0;
+            }
+            stays
+                .iter()
+                .map(|&i| {
+                    let alone = own(i).unwrap_or(0.0);
+                    let merged = match (resource, self.usage[i][k]) {
+                        (_, None) => alone,
+                        (Resource::Memory, Some(used)) => used * (1.0 + HEADROOM),
+                        (Resource::Cpu, Some(_)) => 0.0,
+                    };
+                    alone.min(merged)
+                })
+                .sum()
+        });
+        let alone: Vec<Set> = (0..n).map(bit).collect();
+        let floor = Reserved {
+            pods: stays.len(),
+            requests,
+            limits: [None; 2],
+        };
+        self.cost_of(&floor, &self.reserved(&alone))
+    }
+
     /// How many entry points the stack declares with its label (a
     /// connector's topic aside): none, and no drop is proven.
     pub fn labelled(&self) -> usize {

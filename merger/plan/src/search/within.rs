@@ -42,10 +42,8 @@ pub fn within(model: &Model, limits: Limits) -> Found {
     // A plan that scores the most any plan can is optimal, whether or not
     // the branch and bound finished.
     let score = super::score(model, &plan.groups);
-    let at_bound = model
-        .trivial_bound()
-        .zip(score)
-        .is_some_and(|(bound, score)| score >= bound - super::EPS && model.meets(&plan));
+    let at_bound = score
+        .is_some_and(|score| score >= model.trivial_bound() - super::EPS && model.meets(&plan));
     Found {
         proven: exact.proven || at_bound,
         capped: if at_bound { Vec::new() } else { exact.capped },
