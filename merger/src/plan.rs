@@ -295,9 +295,14 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
     };
     if method == Method::Heuristic {
         let plan = search::heuristic_within(model, &limits);
+        let plan = search::cheaper(model, plan, &limits);
+        let proof = match search::at_bound(model, &plan) {
+            true => Proof::HeuristicAtBound,
+            false => Proof::Heuristic,
+        };
         return Ok(Solution {
-            plan: search::cheaper(model, plan, &limits),
-            proof: Proof::Heuristic,
+            plan,
+            proof,
             capped: Vec::new(),
         });
     }

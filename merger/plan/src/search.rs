@@ -25,7 +25,7 @@ pub use improve::improve;
 pub use limits::{DEFAULT_TIME_LIMIT, Limits};
 use score::finish;
 pub use score::score;
-pub use within::{Found, within};
+pub use within::{Found, at_bound, within};
 
 /// Which search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

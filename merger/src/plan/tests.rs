@@ -744,6 +744,9 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
     let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
     let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
     assert_eq!(solution.proof.name(), "exact");
+    // The heuristic alone says which search ran, and that it is optimal.
+    let heuristic = solve_within(&m, Method::Heuristic, Duration::ZERO).unwrap();
+    assert_eq!(heuristic.proof.name(), "heuristic, at the bound (optimal)");
     let text = report(&m, &solution.plan, "exact", "test");
     assert!(
         text.contains(
@@ -759,6 +762,8 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
         ..hop(1.0)
     };
     let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let heuristic = solve(&m, Method::Heuristic).unwrap();
+    assert_eq!(heuristic.proof.name(), "heuristic");
     let plan = solve(&m, Method::Exact).unwrap().plan;
     let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
     assert_eq!(
