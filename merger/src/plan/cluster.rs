@@ -164,7 +164,7 @@ fn unproven(model: &Model, why: Unproven) -> String {
 /// request from outside, and every caller the traffic saw holding it
 /// in-process.
 pub fn evidence(model: &Model, groups: &[Set], i: usize) -> String {
-    let declared = model.labelled();
+    let declared = model.labelled().count();
     let mut callers: Vec<String> = (0..model.n())
         .filter_map(|u| {
             let seen = model.seen.get(&CallEdge { from: u, to: i })?;

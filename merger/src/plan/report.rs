@@ -284,7 +284,7 @@ fn bound_line(model: &Model, plan: &Plan) -> String {
             Resource::Memory.show(gap)
         ),
         Objective::Cost => format!(
-            "bound: the cluster reserves at least {bound:.2} of the unmerged application's (a pod for each deployment that stays whatever merges, no request); gap {gap:.2}"
+            "bound: the cluster reserves at least {bound:.2} of the unmerged application's (a pod for each deployment that stays whatever merges, at the least it can request); gap {gap:.2}"
         ),
     }
 }

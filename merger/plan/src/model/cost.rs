@@ -164,7 +164,7 @@ impl Model {
     pub fn proof(&self, i: usize) -> Result<(), Unproven> {
         if self.partial.is_some() {
             Err(Unproven::Partial)
-        } else if self.labelled() == 0 {
+        } else if self.labelled().next().is_none() {
             Err(Unproven::Undeclared)
         } else if !self.measured {
             Err(Unproven::Untraced)
@@ -222,12 +222,11 @@ impl Model {
         self.cost_of(&floor, &self.reserved(&alone))
     }
 
-    /// How many entry points the stack declares with its label (a
-    /// connector's topic aside): none, and no drop is proven.
-    pub fn labelled(&self) -> usize {
+    /// The entry points the stack declares with its label (a connector's
+    /// topic aside): none, and no drop is proven.
+    pub fn labelled(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.n())
             .filter(|&i| self.declared[i] && self.connector.get(i).is_none_or(Option::is_none))
-            .count()
     }
 
     /// Why each function keeps its own deployment under `groups`, `None`

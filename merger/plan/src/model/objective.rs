@@ -164,8 +164,8 @@ impl Model {
     /// search: every critical path down to its functions' own time, every
     /// call free (latency: 0 where none is measured), every call
     /// in-process (calls), no copy (memory), a pod for each deployment
-    /// that stays whatever is merged and no request ([`Model::cost_floor`]);
-    /// a plan that reaches it is optimal.
+    /// that stays whatever is merged, at the least it can request
+    /// ([`Model::cost_floor`]); a plan that reaches it is optimal.
     pub fn trivial_bound(&self) -> f64 {
         match self.constraints.objective {
             Objective::Latency => {
