@@ -324,10 +324,11 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
             if names.len() == 1 { "it" } else { "them" },
         ),
         (false, true, Method::Exact) => bail!(
-            "the exact search did not finish within --time-limit {}s for this application ({} functions)\n\
+            "the exact search did not finish within --time-limit {}s for this application ({} functions); the best plan it found is not proven: {}\n\
              fix: raise --time-limit, or use --search auto (the best plan found in the time)",
             time_limit.as_secs_f64(),
             model.n(),
+            report::bound_line(model, &found.plan),
         ),
         (false, false, _) => Ok(Solution {
             plan: found.plan,

@@ -264,7 +264,7 @@ fn bound_and_gap(model: &Model, plan: &Plan) -> (f64, f64) {
 /// The report's line on the bound: the best figure any plan can reach, and
 /// how far this plan is from it (a plan at it is proven, whatever the
 /// search).
-fn bound_line(model: &Model, plan: &Plan) -> String {
+pub(super) fn bound_line(model: &Model, plan: &Plan) -> String {
     use super::model::{Objective, Resource};
     let (bound, gap) = bound_and_gap(model, plan);
     match model.constraints.objective {

@@ -474,6 +474,13 @@ fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
         e.contains("did not finish within --time-limit") && e.contains("\nfix: raise --time-limit"),
         "{e}"
     );
+    // How far the best plan it found may be from the optimum.
+    assert!(
+        e.contains(
+            "the best plan it found is not proven: bound: at most 1.00 ms removed per request"
+        ),
+        "{e}"
+    );
     let how = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT)
         .unwrap()
         .proof
