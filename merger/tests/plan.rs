@@ -613,6 +613,47 @@ fn a_callee_a_connector_invokes_stays_though_it_did_not_fire_in_the_window() {
 }
 
 #[test]
+fn a_cycle_in_a_scrape_is_planned_as_the_runtime_runs_it() {
+    // x → a, a → b, and b calls a back three times: five gateway hops a
+    // request, all removed by the group of x, a and b, whose process
+    // serves b's calls of a in-process; a and b go.
+    let mut graph = Graph {
+        functions: vec![
+            function("x", "64Mi"),
+            function("a", "64Mi"),
+            function("b", "64Mi"),
+        ],
+        edges: vec![edge("x", "a"), edge("a", "b"), edge("b", "a")],
+        ..Graph::default()
+    };
+    graph.functions[0].entry = true;
+    let scrape = "http_requests_total{function=\"x\",caller=\"\"} 100\n\
+                  http_requests_total{function=\"a\",caller=\"x\"} 100\n\
+                  http_requests_total{function=\"b\",caller=\"a\"} 100\n\
+                  http_requests_total{function=\"a\",caller=\"b\"} 300\n";
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", scrape)],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "x");
+    assert_eq!(file.group[0].callees, names(&["a", "b"]));
+    assert_eq!(file.dropped, names(&["a", "b"]));
+    assert_says(
+        &stdout,
+        &[
+            "group x: x, a, b (5.00 hops removed per request it gets",
+            "5 → 0",
+            "the call b → a closes a cycle",
+            "gap 0.00",
+        ],
+    );
+    assert!(!stdout.contains("no request reaches"), "{stdout}");
+}
+
+#[test]
 fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
     // No entry point declared: mid may be called by a client (a cron
     // connector, another application) that no window showed.
