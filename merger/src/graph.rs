@@ -106,6 +106,12 @@ pub struct Function {
     /// whatever the plan merges.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub entry: bool,
+    /// The topic an OpenFaaS connector invokes it on (the stack's
+    /// `topic` annotation: cron-connector, kafka-connector, …), if any: a
+    /// client from outside whenever it fires, whether or not it fired in
+    /// the traffic's window, so its deployment stays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector: Option<String>,
     /// Measured usage of one pod of its own deployment, from the scrape
     /// (`process_resident_memory_bytes`, bytes; `process_cpu_seconds_total`'s
     /// rate, cores): what a merged pod's requests are made of.
@@ -114,9 +120,10 @@ pub struct Function {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_cpu: Option<f64>,
     /// Whether the traffic names the caller of every request it got over
-    /// the window (a scrape that covers it; an access log names no caller,
-    /// so only a function that got no request there): without it, the plan
-    /// never drops its deployment.
+    /// the window (a scrape that covers it and counts none of its callers
+    /// as `other`; an access log names no caller, so only a function that
+    /// got no request there): without it, the plan never drops its
+    /// deployment.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub watched: bool,
     /// Its pods in the later scrape (its replicas), and how many scrapes

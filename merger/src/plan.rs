@@ -67,7 +67,16 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         external: vec![0.0; n],
         left_out: graph.functions.iter().map(|f| f.left_out.clone()).collect(),
         constraints: constraints.clone(),
-        declared: graph.functions.iter().map(|f| f.entry).collect(),
+        declared: graph
+            .functions
+            .iter()
+            .map(|f| f.entry || f.connector.is_some())
+            .collect(),
+        connector: graph
+            .functions
+            .iter()
+            .map(|f| f.connector.clone())
+            .collect(),
         computed: names
             .iter()
             .map(|name| {
@@ -286,9 +295,14 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
     };
     if method == Method::Heuristic {
         let plan = search::heuristic_within(model, &limits);
+        let plan = search::cheaper(model, plan, &limits);
+        let proof = match search::at_bound(model, &plan) {
+            true => Proof::HeuristicAtBound,
+            false => Proof::Heuristic,
+        };
         return Ok(Solution {
-            plan: search::cheaper(model, plan, &limits),
-            proof: Proof::Heuristic,
+            plan,
+            proof,
             capped: Vec::new(),
         });
     }
@@ -310,10 +324,11 @@ fn search_with(model: &Model, method: Method, time_limit: Duration) -> Result<So
             if names.len() == 1 { "it" } else { "them" },
         ),
         (false, true, Method::Exact) => bail!(
-            "the exact search did not finish within --time-limit {}s for this application ({} functions)\n\
+            "the exact search did not finish within --time-limit {}s for this application ({} functions); the best plan it found is not proven: {}\n\
              fix: raise --time-limit, or use --search auto (the best plan found in the time)",
             time_limit.as_secs_f64(),
             model.n(),
+            report::bound_line(model, &found.plan),
         ),
         (false, false, _) => Ok(Solution {
             plan: found.plan,

@@ -559,9 +559,98 @@ fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
     assert_says(
         &stdout,
         &[
-            "does not name the caller of every request it got; give a --metrics scrape of its pods to let it go",
+            "does not name the caller of every request it got (an access log names none",
+            "give a --metrics scrape of its pods that names them to let it go",
         ],
     );
+}
+
+#[test]
+fn a_callee_with_requests_from_callers_the_scrape_does_not_name_stays() {
+    // Besides front's 100 calls, mid got 50 from callers past the
+    // runtime's first 64 (`other`): spread over front for the rates, yet
+    // nothing shows they came from front, so mid stays.
+    let other = "http_requests_total{function=\"mid\",caller=\"other\"} 50\n";
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("m.txt", &scrape(other))],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &["mid stays deployed: the traffic (prometheus", "as `other`"],
+    );
+}
+
+#[test]
+fn a_callee_a_connector_invokes_stays_though_it_did_not_fire_in_the_window() {
+    // mid is a cron-connector's function too (`topic: cron-function`), and
+    // the schedule did not fire in the window: front's calls alone show.
+    // The connector calls it from outside whenever it fires: mid stays.
+    // calls.json as `fmerge graph` writes it for that stack (the field
+    // written in the text, so that a graph reader that does not know it
+    // drops it as an older one would).
+    let mut json = serde_json::to_value(front_and_mid()).unwrap();
+    json["functions"][1]["connector"] = "cron-function".into();
+    let json = json.to_string();
+    let (stdout, file) = plan_files(
+        &front_and_mid(),
+        &[("calls.json", &json), ("m.txt", &scrape(""))],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group[0].callees, names(&["mid"]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(
+        &stdout,
+        &[
+            "mid stays deployed: a connector invokes it (annotation topic: cron-function), whether or not it fired in the window",
+        ],
+    );
+}
+
+#[test]
+fn a_cycle_in_a_scrape_is_planned_as_the_runtime_runs_it() {
+    // x → a, a → b, and b calls a back three times: five gateway hops a
+    // request, all removed by the group of x, a and b, whose process
+    // serves b's calls of a in-process; a and b go.
+    let mut graph = Graph {
+        functions: vec![
+            function("x", "64Mi"),
+            function("a", "64Mi"),
+            function("b", "64Mi"),
+        ],
+        edges: vec![edge("x", "a"), edge("a", "b"), edge("b", "a")],
+        ..Graph::default()
+    };
+    graph.functions[0].entry = true;
+    let scrape = "http_requests_total{function=\"x\",caller=\"\"} 100\n\
+                  http_requests_total{function=\"a\",caller=\"x\"} 100\n\
+                  http_requests_total{function=\"b\",caller=\"a\"} 100\n\
+                  http_requests_total{function=\"a\",caller=\"b\"} 300\n";
+    let (stdout, file) = plan_files(
+        &graph,
+        &[("m.txt", scrape)],
+        &["--metrics", "{dir}/m.txt"],
+        "calls",
+    );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "x");
+    assert_eq!(file.group[0].callees, names(&["a", "b"]));
+    assert_eq!(file.dropped, names(&["a", "b"]));
+    assert_says(
+        &stdout,
+        &[
+            "group x: x, a, b (5.00 hops removed per request it gets",
+            "5 → 0",
+            "the call b → a closes a cycle",
+            "gap 0.00",
+        ],
+    );
+    assert!(!stdout.contains("no request reaches"), "{stdout}");
 }
 
 #[test]

@@ -96,8 +96,14 @@ pub struct Model {
     /// The objective and constraints the plan is made under.
     pub constraints: Constraints,
     /// Declared entry points (the stack's `com.openfaas.fmerge.entry`
-    /// label): their own deployment stays whatever calls them.
+    /// label, or a [`connector`](Self::connector)'s topic): their own
+    /// deployment stays whatever calls them.
     pub declared: Vec<bool>,
+    /// The topic an OpenFaaS connector invokes the function on (the
+    /// stack's `topic` annotation), if any: declared by it, not by the
+    /// label, so it is no sign the stack labels its entry points
+    /// ([`Model::proof`]).
+    pub connector: Vec<Option<String>>,
     /// Whether the function calls a name computed at run time (a callee
     /// the code does not name).
     pub computed: Vec<bool>,

@@ -25,7 +25,7 @@ pub use improve::improve;
 pub use limits::{DEFAULT_TIME_LIMIT, Limits};
 use score::finish;
 pub use score::score;
-pub use within::{Found, within};
+pub use within::{Found, at_bound, within};
 
 /// Which search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,9 +162,8 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         room: room::Room,
         /// What the application reserves unmerged ([`Model::cost`]).
         unmerged: Reserved,
-        /// Functions whose deployment stays whatever is merged: declared,
-        /// called from outside, called by none, or with no proof that
-        /// nothing outside needs it ([`Model::proof`]).
+        /// Functions whose deployment stays whatever is merged
+        /// ([`Model::stays`]).
         sure: Vec<bool>,
         /// No usage measured: a merged pod's limits are its members' sums.
         sums: bool,
@@ -370,12 +369,7 @@ pub fn branch_and_bound(model: &Model, limits: Limits, incumbent: Option<&Plan>)
         }
     }
     let alone: Vec<Set> = (0..n).map(bit).collect();
-    let called = |i: usize| model.calls.iter().any(|c| c.iter().any(|c| c.callee == i));
-    let sure: Vec<bool> = (0..n)
-        .map(|i| {
-            model.declared[i] || model.external[i] > 0.0 || !called(i) || model.proof(i).is_err()
-        })
-        .collect();
+    let sure: Vec<bool> = (0..n).map(|i| model.stays(i)).collect();
     let mut floor = [0.0; 5];
     for i in (0..n).filter(|&i| sure[i]) {
         floor[2] += model.limit(Resource::Memory, i).unwrap_or(0.0);

@@ -274,3 +274,26 @@ fn a_callee_stays_when_holding_it_breaks_a_cap() {
     assert_eq!(found.plan.groups[1], bit(1));
     assert_eq!(m.deployed(&found.plan.groups), [true, true, true]);
 }
+
+#[test]
+fn a_cost_plan_at_its_floor_is_proven_with_no_time_to_search() {
+    // a → b → c, a declared, nothing reserved but pods: b and c can go, and
+    // one pod is the least any plan keeps (a's, which stays whatever
+    // merges). The heuristic's plan reaches it, so it is proven though the
+    // branch and bound had no time.
+    let mut m = model(3, &[(0, 1), (1, 2)]);
+    m.memory = vec![None; 3];
+    m.cpu = vec![None; 3];
+    m.constraints.objective = Objective::Cost;
+    assert!((m.trivial_bound() + 1.0 / 3.0).abs() < 1e-12);
+    let found = search::within(
+        &m,
+        Limits {
+            deadline: Some(std::time::Instant::now()),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(found.plan.groups[0], with(&m, 0, &[0, 1, 2])[0]);
+    assert!((m.cost(&found.plan.groups) - 1.0 / 3.0).abs() < 1e-12);
+    assert!(found.proven);
+}

@@ -270,3 +270,41 @@ fn a_cost_plan_called_exact_is_the_cheapest_of_every_plan() {
     }
     assert!(checked >= 40, "{checked}");
 }
+
+#[test]
+fn no_plan_beats_the_trivial_bound_of_any_objective() {
+    // Every plan of small applications valued, each objective: the bound the
+    // report prints and that proves a plan at it holds every one of them.
+    // Half of them with usage measured, which sizes a merged pod below its
+    // members' own figures.
+    let mut checked = 0;
+    for seed in 0..24 {
+        let mut model = random::app(seed / 4, 6 + (seed as usize % 3));
+        model.constraints.objective = Objective::ALL[seed as usize % 4];
+        if model.constraints.objective == Objective::Memory {
+            model.constraints.min_calls_removed = Some(0.5);
+        }
+        if seed % 8 >= 4 {
+            for i in 0..model.n() {
+                let mib = 4.0 + ((seed as usize + 3 * i) % 7) as f64;
+                model.usage[i] = [Some(mib * MIB), Some(0.01 * (1 + i % 4) as f64)];
+                model.requests[i] = [Some(8.0 * MIB), Some(0.05)];
+            }
+        }
+        let sizes: usize = (0..model.n())
+            .map(|r| search::candidates(&model, r, 10_000).unwrap().len())
+            .product();
+        if sizes > 200_000 {
+            continue;
+        }
+        let best = enumerated_best(&model);
+        let bound = model.trivial_bound();
+        assert!(
+            best <= bound + 1e-9,
+            "seed {seed} {:?}: a plan scores {best}, over the bound {bound}",
+            model.constraints.objective
+        );
+        checked += 1;
+    }
+    assert!(checked >= 16, "{checked}");
+}

@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 /// their shape, where a key of fmerge's own would be dropped silently.
 pub const ENTRY_LABEL: &str = "com.openfaas.fmerge.entry";
 
+/// The annotation by which OpenFaaS's connectors (cron-connector,
+/// kafka-connector, …) find the functions they invoke from outside the
+/// application: `fmerge plan` keeps such a function's deployment too.
+pub const CONNECTOR_TOPIC: &str = "topic";
+
 /// A loaded stack file.
 pub struct StackIn {
     pub path: PathBuf,

@@ -41,6 +41,11 @@ pub fn functions_of(stack_in: &StackIn, names: Vec<String>) -> Result<StackFunct
                 function.requests_memory_bytes = quantity(requests, "memory");
                 function.requests_cpu = quantity(requests, "cpu");
                 function.entry = entry.entry;
+                function.connector = entry
+                    .deployment
+                    .annotations
+                    .get(stack_in::CONNECTOR_TOPIC)
+                    .cloned();
                 match workspace::entry_project(&name, &entry.handler, entry.template.as_deref()) {
                     Ok(project) => sources.push(project),
                     Err(e) => function.left_out = Some(format!("{e:#}")),

@@ -33,15 +33,20 @@ impl Graph {
                 traffic.external.get(&f.name).copied().unwrap_or(0.0)
                     + from_outside.get(f.name.as_str()).copied().unwrap_or(0.0)
             });
+            // Requests whose caller the runtime could not name (`other`)
+            // are spread over the callers in the code below, an estimate:
+            // no proof that none came from a caller the plan drops.
+            let unnamed = traffic.unnamed.get(&f.name).copied().unwrap_or(0.0);
             let got = traffic.external.get(&f.name).copied().unwrap_or(0.0)
-                + traffic.unnamed.get(&f.name).copied().unwrap_or(0.0)
+                + unnamed
                 + traffic
                     .calls
                     .iter()
                     .filter(|(pair, _)| pair.callee == f.name)
                     .map(|(_, n)| n)
                     .sum::<f64>();
-            f.watched = covered(&f.name) && (traffic.callers_named || got == 0.0);
+            f.watched =
+                covered(&f.name) && ((traffic.callers_named && unnamed == 0.0) || got == 0.0);
             let usage = traffic.usage.get(&f.name).copied().unwrap_or_default();
             // Per request over the same window as the requests counted.
             f.cpu_ms = usage
@@ -238,6 +243,7 @@ mod tests {
         assert_eq!(calls(&g, "a"), Some(2.0));
         assert_eq!(calls(&g, "b"), Some(6.0));
         assert_eq!(g.function("c").unwrap().external, Some(0.0), "not external");
+        assert!(!g.function("c").unwrap().watched, "spread, not named");
     }
 
     /// A scrape of a's 10 calls of c: c served them in 1 ms each, a saw 3 ms

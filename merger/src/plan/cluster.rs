@@ -117,11 +117,16 @@ pub fn pod_quantities(model: &Model, caller: usize, set: Set) -> [BTreeMap<Strin
 }
 
 /// Why a callee's deployment stays, in words.
-fn why_kept(model: &Model, kept: Kept) -> String {
+fn why_kept(model: &Model, i: usize, kept: Kept) -> String {
     match kept {
         Kept::NoCopy => "no group holds a copy of it".into(),
         Kept::Caller => "it is a group's caller".into(),
-        Kept::Declared => "a declared entry point (com.openfaas.fmerge.entry)".into(),
+        Kept::Declared => match model.connector.get(i).and_then(Option::as_ref) {
+            Some(topic) => format!(
+                "a connector invokes it (annotation topic: {topic}), whether or not it fired in the window"
+            ),
+            None => "a declared entry point (com.openfaas.fmerge.entry)".into(),
+        },
         Kept::Outside => "it gets requests from outside the application".into(),
         Kept::Called { by, from } if by == from => {
             format!("{} calls it over the gateway", model.names[by])
@@ -148,7 +153,7 @@ fn unproven(model: &Model, why: Unproven) -> String {
         Unproven::Undeclared => "the stack declares no entry point, so nothing shows no client calls it; label every function the application's clients call `com.openfaas.fmerge.entry: \"true\"` to let it go".into(),
         Unproven::Untraced => "no traffic was measured, so nothing shows who calls it; give --metrics (scrapes of every function's pods, a window apart) to let it go".into(),
         Unproven::Unwatched => format!(
-            "the traffic ({}) does not name the caller of every request it got; give a --metrics scrape of its pods to let it go",
+            "the traffic ({}) does not name the caller of every request it got (an access log names none; a scrape counts callers past the runtime's first 64 as `other`); give a --metrics scrape of its pods that names them to let it go",
             model.traffic.as_deref().unwrap_or("none")
         ),
     }
@@ -159,7 +164,7 @@ fn unproven(model: &Model, why: Unproven) -> String {
 /// request from outside, and every caller the traffic saw holding it
 /// in-process.
 pub fn evidence(model: &Model, groups: &[Set], i: usize) -> String {
-    let declared = model.declared.iter().filter(|&&d| d).count();
+    let declared = model.labelled().count();
     let mut callers: Vec<String> = (0..model.n())
         .filter_map(|u| {
             let seen = model.seen.get(&CallEdge { from: u, to: i })?;
@@ -225,7 +230,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
                 out,
                 "  {} stays deployed: {}",
                 model.names[i],
-                why_kept(model, why)
+                why_kept(model, i, why)
             );
         }
     }

@@ -237,35 +237,54 @@ fn service_lines(model: &Model, out: &mut String) {
     }
 }
 
-/// The most any plan can score by the objective, where known without a
-/// search ([`Model::trivial_bound`]), and the plan's gap to it.
-fn bound_and_gap(model: &Model, plan: &Plan) -> Option<(f64, f64)> {
-    let bound = model.trivial_bound()?;
-    let score = match model.constraints.objective {
-        super::model::Objective::Latency => plan.gain_ms,
-        _ => plan.removed,
+/// The best figure any plan can reach by the objective, known without a
+/// search ([`Model::trivial_bound`]), in the objective's own figure (ms or
+/// calls removed, at most; bytes of copies or the cost, at least), and the
+/// plan's gap to it.
+fn bound_and_gap(model: &Model, plan: &Plan) -> (f64, f64) {
+    use super::model::{Figures, Objective, Resource};
+    let objective = model.constraints.objective;
+    let bound = model.trivial_bound();
+    let score = objective.score(&Figures {
+        removed: plan.removed,
+        gain_ms: plan.gain_ms,
+        copies: (0..model.n())
+            .map(|r| model.copies(Resource::Memory, r, plan.groups[r]))
+            .sum(),
+        cost: model.cost(&plan.groups),
+    });
+    let shown = match objective {
+        Objective::Latency | Objective::Calls => bound,
+        // Scored as their negatives (less is better); `+ 0.0` shows -0 as 0.
+        Objective::Memory | Objective::Cost => -bound + 0.0,
     };
-    Some((bound, (bound - score).max(0.0)))
+    (shown, (bound - score).max(0.0))
 }
 
-/// The report's line on the bound: the most any plan can remove, and how
-/// far this plan is from it (a plan at it is proven, whatever the search).
-fn bound_line(model: &Model, plan: &Plan) -> String {
-    let objective = model.constraints.objective;
-    match (objective, bound_and_gap(model, plan)) {
-        (super::model::Objective::Latency, Some((bound, gap))) => {
+/// The report's line on the bound: the best figure any plan can reach, and
+/// how far this plan is from it (a plan at it is proven, whatever the
+/// search).
+pub(super) fn bound_line(model: &Model, plan: &Plan) -> String {
+    use super::model::{Objective, Resource};
+    let (bound, gap) = bound_and_gap(model, plan);
+    match model.constraints.objective {
+        Objective::Latency => {
             let floor = match model.own_ms.is_empty() {
                 true => "every critical path at 0",
                 false => "every critical path down to its functions' own time",
             };
             format!("bound: at most {bound:.2} ms removed per request ({floor}); gap {gap:.2} ms")
         }
-        (_, Some((bound, gap))) => format!(
+        Objective::Calls => format!(
             "bound: at most {bound:.2} gateway calls removed per request (every call in-process); gap {gap:.2}"
         ),
-        (_, None) => format!(
-            "bound: none computed for --objective {} (only the exact search proves its plan)",
-            objective.name()
+        Objective::Memory => format!(
+            "bound: copies reserve at least {} (none); gap {}",
+            Resource::Memory.show(bound),
+            Resource::Memory.show(gap)
+        ),
+        Objective::Cost => format!(
+            "bound: the cluster reserves at least {bound:.2} of the unmerged application's (a pod for each deployment that stays whatever merges, at the least it can request); gap {gap:.2}"
         ),
     }
 }
@@ -276,8 +295,8 @@ fn bound_line(model: &Model, plan: &Plan) -> String {
 pub fn json(model: &Model, plan: &Plan, how: &str) -> String {
     let value = serde_json::json!({
         "search": how,
-        "bound": bound_and_gap(model, plan).map(|(bound, _)| bound),
-        "gap": bound_and_gap(model, plan).map(|(_, gap)| gap),
+        "bound": bound_and_gap(model, plan).0,
+        "gap": bound_and_gap(model, plan).1,
         "objective": model.constraints.objective.name(),
         "removed": plan.removed,
         "gain_ms": plan.gain_ms,

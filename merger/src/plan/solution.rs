@@ -44,6 +44,9 @@ pub enum Proof {
     BestFound,
     /// The heuristic's plan, which proves nothing.
     Heuristic,
+    /// The heuristic's plan, at the trivial bound
+    /// ([`at_bound`](crate::plan::search::at_bound)): optimal.
+    HeuristicAtBound,
     /// The exact search finished, but some callers have more possible
     /// groups than it enumerates: their groups are the heuristic's, every
     /// other caller's is proven.
@@ -57,6 +60,7 @@ impl Proof {
             Proof::Exact => "exact",
             Proof::BestFound => BEST_FOUND,
             Proof::Heuristic => "heuristic",
+            Proof::HeuristicAtBound => "heuristic, at the bound (optimal)",
             Proof::Capped => CAPPED,
         }
     }

@@ -474,6 +474,13 @@ fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
         e.contains("did not finish within --time-limit") && e.contains("\nfix: raise --time-limit"),
         "{e}"
     );
+    // How far the best plan it found may be from the optimum.
+    assert!(
+        e.contains(
+            "the best plan it found is not proven: bound: at most 1.00 ms removed per request"
+        ),
+        "{e}"
+    );
     let how = solve_within(&m, Method::Auto, search::DEFAULT_TIME_LIMIT)
         .unwrap()
         .proof
@@ -604,6 +611,38 @@ fn the_stack_declares_socialnetworks_entry_points_once() {
         e.contains("com.openfaas.fmerge.entry is `yes`") && e.contains("fix:"),
         "{e}"
     );
+    // A connector's topic declares its function an entry point too, and
+    // is no label: the graph keeps the two apart.
+    let text = std::fs::read_to_string(dir.path().join("stack.yml"))
+        .unwrap()
+        .replacen(
+            "/sn-unique-id:latest\n",
+            "/sn-unique-id:latest\n    annotations:\n      topic: cron-function\n      schedule: \"*/5 * * * *\"\n",
+            1,
+        )
+        .replace("\"yes\"", "\"true\"");
+    assert!(text.contains("topic: cron-function"));
+    std::fs::write(dir.path().join("stack.yml"), text).unwrap();
+    let stack = fmerge_ship::stack_in::StackIn::load(&dir.path().join("stack.yml")).unwrap();
+    let functions = crate::graph::functions_of(&stack, stack.names())
+        .unwrap()
+        .functions;
+    let f = functions.iter().find(|f| f.name == "unique-id").unwrap();
+    assert_eq!(
+        (f.entry, f.connector.as_deref()),
+        (false, Some("cron-function"))
+    );
+    let g = Graph {
+        functions,
+        ..Graph::default()
+    };
+    let m = model(&g, &Constraints::default()).unwrap();
+    let unique_id = m.index("unique-id").unwrap();
+    assert!(m.declared[unique_id]);
+    assert_eq!(
+        m.labelled().count(),
+        m.declared.iter().filter(|&&d| d).count() - 1
+    );
 }
 
 /// a calls b once a request; both observed, a declared. a runs 1 pod at
@@ -715,6 +754,9 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
     let m = model(&fan_out_of_100mi(), &hop(1.0)).unwrap();
     let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
     assert_eq!(solution.proof.name(), "exact");
+    // The heuristic alone says which search ran, and that it is optimal.
+    let heuristic = solve_within(&m, Method::Heuristic, Duration::ZERO).unwrap();
+    assert_eq!(heuristic.proof.name(), "heuristic, at the bound (optimal)");
     let text = report(&m, &solution.plan, "exact", "test");
     assert!(
         text.contains(
@@ -730,10 +772,57 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
         ..hop(1.0)
     };
     let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let heuristic = solve(&m, Method::Heuristic).unwrap();
+    assert_eq!(heuristic.proof.name(), "heuristic");
     let plan = solve(&m, Method::Exact).unwrap().plan;
     let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
     assert_eq!(
         (doc["bound"].as_f64(), doc["gap"].as_f64()),
         (Some(1.0), Some(1.0))
+    );
+}
+
+#[test]
+fn the_cost_and_memory_objectives_print_their_bound_and_gap() {
+    // a → b → c, a declared, every caller named: b and c may go.
+    let chain = || observed(graph(&[("a", "b"), ("b", "c")]));
+    let cost = Constraints {
+        objective: Objective::Cost,
+        ..hop(1.0)
+    };
+    // Pods alone reserved: one pod, a's, stays whatever merges, and the
+    // plan that drops b and c reaches it, proven with no time to search.
+    let m = model(&chain(), &cost).unwrap();
+    let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
+    assert_eq!(solution.proof.name(), "exact");
+    let text = report(&m, &solution.plan, "exact", "test");
+    assert!(
+        text.contains("bound: the cluster reserves at least 0.33 of the unmerged application's (a pod for each deployment that stays whatever merges, at the least it can request); gap 0.00"),
+        "{text}"
+    );
+    // 64Mi each: the merged pod requests all three, a's own 64Mi is the
+    // floor; a third of the memory over the bound's, half of it in cost.
+    let mut g = chain();
+    for f in &mut g.functions {
+        f.memory_bytes = Some(64.0 * MIB);
+    }
+    let m = model(&g, &cost).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let doc: serde_json::Value = serde_json::from_str(&json(&m, &plan, "exact")).unwrap();
+    let (bound, gap) = (doc["bound"].as_f64().unwrap(), doc["gap"].as_f64().unwrap());
+    assert!((bound - 1.0 / 3.0).abs() < 1e-9, "{bound}");
+    assert!((bound + gap - m.cost(&plan.groups)).abs() < 1e-9, "{gap}");
+    // Memory: no copy is the bound, the one copy a call removed needs the gap.
+    let memory = Constraints {
+        objective: Objective::Memory,
+        min_calls_removed: Some(1.0),
+        ..hop(1.0)
+    };
+    let m = model(&g, &memory).unwrap();
+    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let text = report(&m, &plan, "exact", "test");
+    assert!(
+        text.contains("bound: copies reserve at least 0Mi (none); gap 64Mi"),
+        "{text}"
     );
 }

@@ -77,7 +77,8 @@ pub enum Unproven {
     /// No traffic was measured: nothing shows who calls it.
     Untraced,
     /// The traffic does not name the caller of every request it got (not
-    /// scraped, or an access log, which names no caller).
+    /// scraped, an access log, which names no caller, or a scrape's
+    /// `other`, a caller past the runtime's first 64).
     Unwatched,
 }
 
@@ -163,7 +164,7 @@ impl Model {
     pub fn proof(&self, i: usize) -> Result<(), Unproven> {
         if self.partial.is_some() {
             Err(Unproven::Partial)
-        } else if !self.declared.iter().any(|&d| d) {
+        } else if self.labelled().next().is_none() {
             Err(Unproven::Undeclared)
         } else if !self.measured {
             Err(Unproven::Untraced)
@@ -172,6 +173,60 @@ impl Model {
         } else {
             Ok(())
         }
+    }
+
+    /// Whether function `i`'s own deployment stays whatever is merged:
+    /// declared, called from outside, called by no function (a call back
+    /// counts: no group holds it as a copy), or with no
+    /// [`proof`](Self::proof) that nothing outside needs it.
+    pub fn stays(&self, i: usize) -> bool {
+        let called = (0..self.n()).any(|u| self.callees(u).any(|v| v == i));
+        self.declared[i] || self.external[i] > 0.0 || !called || self.proof(i).is_err()
+    }
+
+    /// The least any plan's [`cost`](Self::cost) can be: a pod for each
+    /// deployment that [`stays`](Self::stays) whatever is merged, each
+    /// requesting at least the least of its own figure alone and its own
+    /// part as a merged pod's caller (its measured memory with
+    /// [`HEADROOM`]; of measured cpu, none: its work is the plan's); no
+    /// request at all where a merged pod may set none (a function with
+    /// neither usage nor a figure of its own).
+    pub fn cost_floor(&self) -> f64 {
+        let n = self.n();
+        let stays: Vec<usize> = (0..n).filter(|&i| self.stays(i)).collect();
+        let requests = [Resource::Memory, Resource::Cpu].map(|resource| {
+            let k = resource.index();
+            let own = |i: usize| self.requests[i][k].or(self.limit(resource, i));
+            if (0..n).any(|i| self.usage[i][k].is_none() && own(i).is_none()) {
+                return 0.0;
+            }
+            stays
+                .iter()
+                .map(|&i| {
+                    let alone = own(i).unwrap_or(0.0);
+                    let merged = match (resource, self.usage[i][k]) {
+                        (_, None) => alone,
+                        (Resource::Memory, Some(used)) => used * (1.0 + HEADROOM),
+                        (Resource::Cpu, Some(_)) => 0.0,
+                    };
+                    alone.min(merged)
+                })
+                .sum()
+        });
+        let alone: Vec<Set> = (0..n).map(bit).collect();
+        let floor = Reserved {
+            pods: stays.len(),
+            requests,
+            limits: [None; 2],
+        };
+        self.cost_of(&floor, &self.reserved(&alone))
+    }
+
+    /// The entry points the stack declares with its label (a connector's
+    /// topic aside): none, and no drop is proven.
+    pub fn labelled(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.n())
+            .filter(|&i| self.declared[i] && self.connector.get(i).is_none_or(Option::is_none))
     }
 
     /// Why each function keeps its own deployment under `groups`, `None`

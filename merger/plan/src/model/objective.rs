@@ -160,34 +160,32 @@ impl Objective {
 }
 
 impl Model {
-    /// The most any plan can score by the objective, where one is known
-    /// without a search: every critical path down to its functions' own
-    /// time, every call free (latency: 0 where none is measured), every
-    /// call in-process (calls); a plan that reaches it is optimal. `None`
-    /// for memory and cost, whose floor is not that plain.
-    pub fn trivial_bound(&self) -> Option<f64> {
+    /// The most any plan can score by the objective, known without a
+    /// search: every critical path down to its functions' own time, every
+    /// call free (latency: 0 where none is measured), every call
+    /// in-process (calls), no copy (memory), a pod for each deployment
+    /// that stays whatever is merged, at the least it can request
+    /// ([`Model::cost_floor`]); a plan that reaches it is optimal.
+    pub fn trivial_bound(&self) -> f64 {
         match self.constraints.objective {
             Objective::Latency => {
                 let before = self.critical_alone();
                 let floor = |i: usize| self.floor_ms.get(i).copied().unwrap_or(0.0);
-                Some(
-                    (0..self.n())
-                        .map(|i| self.external[i] * (before[i] - floor(i)))
-                        .sum(),
-                )
+                (0..self.n())
+                    .map(|i| self.external[i] * (before[i] - floor(i)))
+                    .sum()
             }
             Objective::Calls => {
                 let runs = self.invocations();
-                Some(
-                    (0..self.n())
-                        .map(|u| {
-                            let calls = self.calls[u].iter().chain(self.back_of(u));
-                            runs[u] * calls.map(|c| c.calls).sum::<f64>()
-                        })
-                        .sum(),
-                )
+                (0..self.n())
+                    .map(|u| {
+                        let calls = self.calls[u].iter().chain(self.back_of(u));
+                        runs[u] * calls.map(|c| c.calls).sum::<f64>()
+                    })
+                    .sum()
             }
-            Objective::Memory | Objective::Cost => None,
+            Objective::Memory => 0.0,
+            Objective::Cost => -self.cost_floor(),
         }
     }
 }

@@ -39,16 +39,18 @@ pub fn within(model: &Model, limits: Limits) -> Found {
     );
     let exact = branch_and_bound(model, limits, Some(&start));
     let plan = cheaper(model, exact.plan.unwrap_or(start), &limits);
-    // A plan that scores the most any plan can is optimal, whether or not
-    // the branch and bound finished.
-    let score = super::score(model, &plan.groups);
-    let at_bound = model
-        .trivial_bound()
-        .zip(score)
-        .is_some_and(|(bound, score)| score >= bound - super::EPS && model.meets(&plan));
+    let at_bound = at_bound(model, &plan);
     Found {
         proven: exact.proven || at_bound,
         capped: if at_bound { Vec::new() } else { exact.capped },
         plan,
     }
+}
+
+/// Whether `plan` scores the most any plan can ([`Model::trivial_bound`])
+/// and meets the minimums: then it is optimal, whichever search found it
+/// and whether or not the branch and bound finished.
+pub fn at_bound(model: &Model, plan: &Plan) -> bool {
+    super::score(model, &plan.groups)
+        .is_some_and(|score| score >= model.trivial_bound() - super::EPS && model.meets(plan))
 }
