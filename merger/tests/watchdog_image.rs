@@ -21,11 +21,10 @@
 mod container;
 mod support;
 
-use container::{Cleanup, docker};
+use container::{Cleanup, docker, engine_and_watchdog, image_config, wait_ready};
 
-use fmerge_ship::image::engine;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{Ran, assert_says, fmerge_in, free_port};
 
 const FRONT: &str = r#"//! front: echoes its input; on `call`, calls back through the gateway.
@@ -132,16 +131,9 @@ fn an_image_without_a_watchdog_is_refused_before_cargo_starts() {
 
 #[test]
 fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
-    if let Some(reason) = engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{reason}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {reason}");
+    let Some(watchdog) = engine_and_watchdog() else {
         return;
-    }
-    let watchdog = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    };
     let dir = pair();
     let tag = format!("fmerge-wd/front:t{}", std::process::id());
     let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
@@ -166,20 +158,15 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     );
 
     // The image's config, through the Engine.
-    let config = engine::block_on(async {
-        let docker = engine::connect().await.unwrap();
-        docker.inspect_image(&tag).await.unwrap().config.unwrap()
-    })
-    .unwrap();
-    assert_eq!(config.entrypoint.unwrap(), ["/usr/bin/fwatchdog"]);
-    let env = config.env.unwrap();
-    for wanted in [
-        "fprocess=/usr/local/bin/front-merged",
-        "mode=serializing",
-        "port=8080",
-    ] {
-        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
-    }
+    let config = image_config(
+        &tag,
+        &[
+            "fprocess=/usr/local/bin/front-merged",
+            "mode=serializing",
+            "port=8080",
+        ],
+    );
+    assert_eq!(config.entrypoint, ["/usr/bin/fwatchdog"]);
 
     // Run it: of-watchdog's health, metrics, and the caller's answer.
     let (port, metrics) = (free_port(), free_port());
@@ -193,19 +180,7 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
         &tag,
     ]);
     cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let health = fmerge_testkit::wait_http(port, "/_/health", Duration::from_secs(10));
-        if health.as_ref().is_ok_and(|r| r.status == 200) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/_/health: {health:?}\n{}",
-            docker(&["logs", &id])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_ready(&id, port, "/_/health");
     let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "hello");
     assert_eq!(
         (reply.status, reply.body.as_str()),
@@ -236,16 +211,9 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
 /// package, as the build reads it (issue 49: that path had no test).
 #[test]
 fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
-    if let Some(reason) = engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{reason}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {reason}");
+    let Some(watchdog) = engine_and_watchdog() else {
         return;
-    }
-    let watchdog = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    };
     let dir = pair();
     let tag = format!("fmerge-wd/front-nostack:t{}", std::process::id());
     let _cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
@@ -270,15 +238,11 @@ fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
     );
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     assert_says(&stderr, &["in serializing mode, as it ran front"]);
-    let config = engine::block_on(async {
-        let docker = engine::connect().await.unwrap();
-        docker.inspect_image(&tag).await.unwrap().config.unwrap()
-    })
-    .unwrap();
-    let env = config.env.unwrap();
-    for wanted in ["fprocess=/usr/local/bin/front-merged", "mode=serializing"] {
-        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
-    }
+    let env = image_config(
+        &tag,
+        &["fprocess=/usr/local/bin/front-merged", "mode=serializing"],
+    )
+    .env;
     assert!(
         !env.iter().any(|e| e.starts_with("upstream_url=")),
         "a watchdog process has no upstream: {env:?}"
