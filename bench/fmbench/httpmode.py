@@ -10,20 +10,16 @@ functions' own binaries (the handler libraries as `faas-cli build` builds
 them: the template with the handler as `function/`), the shim's per-call
 timing (the `served` paths) and the worker."""
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .appbuild import patched_watchdog
 from .config import TARGETS, child_env, die, log
 from .load import f1, paired, round_pairs
-from .process import direct_per_call, parse_fmerge_stdout
-from .processbed import namespaces
+from .process import in_namespace, parse_fmerge_stdout
 from .processreport import throughput_verdict
 from .targets import status
 
@@ -106,33 +102,8 @@ def verdict(res):
 
 
 def only_httpmode(ctx, args, R, oha, fmerge, real_watchdog):
-    if os.geteuid() != 0:
-        die("--only httpmode makes a network and mount namespace of its own (unshare --net --mount): run it as root")
-    binaries, built = build(ctx, fmerge)
-    direct = direct_per_call(ctx)
-    patched = patched_watchdog(ctx, real_watchdog)
-    run = ctx.run_dir
-    if run.exists():
-        shutil.rmtree(run)
-    run.mkdir(parents=True)
-    plan = {"kind": "httpmode", "binaries": binaries, "watchdog": str(real_watchdog), "patched_watchdog": str(patched),
-            "nginx_workers": args.nginx_workers, "out": str((run / "httpmode-worker.json").resolve()),
-            "namespaces": namespaces(),
-            "args": {"duration": args.duration, "closed_duration": args.closed_duration, "connections": args.connections,
-                     "closed_connections": args.closed_connections, "refine": args.refine, "calls": args.calls,
-                     "repeat": args.repeat, "rates": args.rates.get("pair")}}
-    plan_path = run / "httpmode-plan.json"
-    plan_path.write_text(json.dumps(plan, indent=1))
-    argv = ["unshare", "--net", "--mount", "--", sys.executable, str(ctx.bench / "run"), "--process-worker", str(plan_path),
-            "--nice", str(args.nice)]
-    log("the worker, in a namespace of its own: " + " ".join(argv))
-    p = subprocess.run(argv, env=child_env())
-    if p.returncode != 0 or not Path(plan["out"]).is_file():
-        die(f"the httpmode worker failed ({p.returncode}); its logs are under {run}")
-    res = json.loads(Path(plan["out"]).read_text())
-    res["build"] = built
-    res["per_call"] = {"direct": direct, "hop": res.pop("hop")}
-    res["args"] = plan["args"]
+    res = in_namespace(ctx, args, "httpmode", fmerge, real_watchdog, build)
+    res["per_call"]["hop"] = res.pop("hop")
     res.update(verdict(res))
     R["httpmode"] = res
 
