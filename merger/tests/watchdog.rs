@@ -20,8 +20,8 @@ mod support;
 
 use chain::{
     Deploy, EXIT_MESSAGE, NAMES, Observed, PACKAGES, PANIC_MESSAGE, assert_same_answers,
-    assert_same_logs, cluster, merge, merge_with, merged_binary, run_chain, run_child,
-    stderr_lines,
+    assert_same_logs, cluster, merge, merge_with, run_chain, run_child, stderr_lines,
+    unmerged_and_merged,
 };
 
 /// The chain unmerged answers as the fixture's code says it must, through
@@ -103,17 +103,7 @@ fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
 #[ignore = "run by the_merged_chain_answers_as_unmerged_without_the_gateway in its own namespace"]
 fn in_namespace_merged() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, &Deploy::default());
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let (unmerged, merged) = unmerged_and_merged(&redis, &redis, &Deploy::default(), &PACKAGES);
     assert_same_answers(&unmerged, &merged);
     assert_eq!(
         calls(&merged),
@@ -151,17 +141,8 @@ fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
 #[ignore = "run by a_partial_merge_still_calls_the_rest_through_the_gateway in its own namespace"]
 fn in_namespace_partial() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, &Deploy::default());
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES[..2])),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let (unmerged, merged) =
+        unmerged_and_merged(&redis, &redis, &Deploy::default(), &PACKAGES[..2]);
     assert_same_answers(&unmerged, &merged);
     assert_eq!(calls(&merged), [4, 0, 2, 1], "{:?}", merged.calls);
     let log = &merged.logs[NAMES[0]];
@@ -216,24 +197,11 @@ fn a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper() {
 #[ignore = "run by a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper in its own namespace"]
 fn in_namespace_own_stores() {
     let (_cluster, redis, followers, pod) = chain::two_clusters();
-    let unmerged = run_chain(
-        &redis,
-        &followers,
-        &Deploy {
-            own_pod: Some(&pod.watchdog()),
-            ..Deploy::default()
-        },
-    );
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &followers,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let own_pod = Deploy {
+        own_pod: Some(&pod.watchdog()),
+        ..Deploy::default()
+    };
+    let (unmerged, merged) = unmerged_and_merged(&redis, &followers, &own_pod, &PACKAGES);
     assert_eq!(
         (
             unmerged.replies[0].status,
@@ -274,25 +242,11 @@ fn a_callee_past_its_exec_timeout_is_cut_off_as_of_watchdog_cuts_it() {
 fn in_namespace_timeout() {
     let (_cluster, redis) = cluster();
     let settings = [(NAMES[1], "exec_timeout", "1ms")];
-    let unmerged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            settings: &settings,
-            ..Deploy::default()
-        },
-    );
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            settings: &settings,
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let timeout = Deploy {
+        settings: &settings,
+        ..Deploy::default()
+    };
+    let (unmerged, merged) = unmerged_and_merged(&redis, &redis, &timeout, &PACKAGES);
     assert_eq!(
         (
             unmerged.replies[0].status,
