@@ -23,7 +23,7 @@ mod container;
 mod support;
 
 use chain::{NAMES, Observed, PANIC_MESSAGE, REQUESTS, cluster, merge, run_chain, run_child};
-use container::{Cleanup, docker, engine_and_watchdog, image_config, wait_ready};
+use container::{docker, engine_and_watchdog, image_config, image_flags, test_image, wait_ready};
 
 /// fmerge says the form it found for each function and where each callee's
 /// server runs, and builds one binary.
@@ -173,14 +173,13 @@ fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
     };
     merge();
     let ws = chain::workspace();
-    let tag = format!("fmerge-hm/order-front:t{}", std::process::id());
-    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let (tag, mut cleanup) = test_image("fmerge-hm/order-front");
     // An out folder of its own: the other tests run the merged binary.
     let out = ws.join("out-image");
     let mut args = vec!["-f", "stack.yml"];
     args.extend(NAMES);
-    args.extend(["--out", out.to_str().unwrap(), "--image", "--tag", &tag]);
-    args.extend(["--watchdog", watchdog.to_str().unwrap()]);
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(image_flags(&tag, &watchdog));
     let support::Ran { ok, stderr, .. } = support::fmerge_in(ws, &args);
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     support::assert_says(&stderr, &[" in http mode, as it ran order-front"]);

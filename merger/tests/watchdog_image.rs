@@ -21,7 +21,7 @@
 mod container;
 mod support;
 
-use container::{Cleanup, docker, engine_and_watchdog, image_config, wait_ready};
+use container::{docker, engine_and_watchdog, image_config, image_flags, test_image, wait_ready};
 
 use std::path::Path;
 use std::time::Duration;
@@ -102,9 +102,17 @@ fn pair() -> tempfile::TempDir {
     dir
 }
 
+/// `fmerge build` of the pair in `dir` from its stack, with `extra`.
 fn build(dir: &Path, extra: &[&str]) -> Ran {
+    build_from(dir, &["-f", "stack.yml"], extra)
+}
+
+/// `fmerge build` of the pair in `dir`, found as `source` says (`-f
+/// stack.yml`, `--manifest-path …`), with `extra`, into `<dir>/out`.
+fn build_from(dir: &Path, source: &[&str], extra: &[&str]) -> Ran {
     let out = dir.join("out");
-    let mut args = vec!["-f", "stack.yml", "front", "back", "--allow-uncalled"];
+    let mut args = source.to_vec();
+    args.extend(["front", "back", "--allow-uncalled"]);
     args.extend(["--out", out.to_str().unwrap()]);
     args.extend(extra);
     fmerge_in(dir, &args)
@@ -135,18 +143,8 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
         return;
     };
     let dir = pair();
-    let tag = format!("fmerge-wd/front:t{}", std::process::id());
-    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
-    let Ran { ok, stdout, stderr } = build(
-        dir.path(),
-        &[
-            "--image",
-            "--tag",
-            &tag,
-            "--watchdog",
-            watchdog.to_str().unwrap(),
-        ],
-    );
+    let (tag, mut cleanup) = test_image("fmerge-wd/front");
+    let Ran { ok, stdout, stderr } = build(dir.path(), &image_flags(&tag, &watchdog));
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     assert_says(&stdout, &[&tag]);
     assert_says(
@@ -215,27 +213,10 @@ fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
         return;
     };
     let dir = pair();
-    let tag = format!("fmerge-wd/front-nostack:t{}", std::process::id());
-    let _cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let (tag, _cleanup) = test_image("fmerge-wd/front-nostack");
     let manifest = dir.path().join("Cargo.toml");
-    let out = dir.path().join("out");
-    let Ran { ok, stderr, .. } = fmerge_in(
-        dir.path(),
-        &[
-            "front",
-            "back",
-            "--allow-uncalled",
-            "--manifest-path",
-            manifest.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--image",
-            "--tag",
-            &tag,
-            "--watchdog",
-            watchdog.to_str().unwrap(),
-        ],
-    );
+    let source = ["--manifest-path", manifest.to_str().unwrap()];
+    let Ran { ok, stderr, .. } = build_from(dir.path(), &source, &image_flags(&tag, &watchdog));
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     assert_says(&stderr, &["in serializing mode, as it ran front"]);
     let env = image_config(

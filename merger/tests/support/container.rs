@@ -5,7 +5,7 @@
 
 use fmerge_ship::image::engine;
 use fmerge_testkit::{HttpReply, dataplane};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,21 @@ pub fn engine_and_watchdog() -> Option<PathBuf> {
         return None;
     }
     Some(dataplane::of_watchdog().unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}")))
+}
+
+/// A tag of `repository` unique to this test process, and the [`Cleanup`]
+/// that removes its image.
+pub fn test_image(repository: &str) -> (String, Cleanup) {
+    let tag = format!("{repository}:t{}", std::process::id());
+    let cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    (tag, cleanup)
+}
+
+/// `fmerge build`'s flags for an image tagged `tag` with `watchdog` as its
+/// of-watchdog.
+pub fn image_flags<'a>(tag: &'a str, watchdog: &'a Path) -> [&'a str; 5] {
+    let watchdog = watchdog.to_str().expect("UTF-8 path");
+    ["--image", "--tag", tag, "--watchdog", watchdog]
 }
 
 /// What the Engine says of the image `tag`: its entrypoint and environment.
