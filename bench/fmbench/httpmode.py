@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from .config import TARGETS, child_env, die, log
-from .load import f1, paired, round_pairs
-from .process import in_namespace, parse_fmerge_stdout
-from .processreport import throughput_verdict
+from .load import f1
+from .process import fixture_in, in_namespace, parse_fmerge_stdout
+from .processreport import load_verdicts
 from .targets import status
 
 FIXTURE = Path("merger") / "tests" / "fixtures" / "httpmode"
@@ -30,10 +30,7 @@ TEMPLATE = Path("template") / "rust-http1"
 
 
 def check_fixture(ctx):
-    ws = ctx.src / FIXTURE
-    if not (ws / "stack.yml").is_file():
-        die(f"{ws} is missing: with --src head the fixture must be committed (or run with --src worktree)")
-    return ws
+    return fixture_in(ctx, FIXTURE, "stack.yml")
 
 
 def build(ctx, fmerge):
@@ -83,20 +80,12 @@ def build(ctx, fmerge):
 
 
 def verdict(res):
-    rows = res["load"]["fixed_rate"]
-    both = [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
-    worst = max((row["p50_ratio"] for row in both), default=None)
-    est = paired([p for row in both for p in round_pairs(row["merged"], row["unmerged"], "p50_ms")])
-    goal_p50, goal_tp = TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]
-    tp, tp_ok = throughput_verdict(res["load"]["max_sustained_rate"], res["load"]["max_sustained_lower_bound"], goal_tp)
     # A pooled client's call (one kept connection), the member's own little
     # work included: the whole call is held to the target.
     call = res["per_call"]["direct"]["served_kept_us"] / 1e3
     goal_call = TARGETS["served_call_over_work_ms"]
     return {"verdicts": {
-        "p50_ratio": {"goal": goal_p50, "value": worst, "rates": [row["rate"] for row in both], "paired": est,
-                      "ok": None if worst is None else worst <= goal_p50},
-        "throughput_ratio": {"goal": goal_tp, "value": tp, "ok": tp_ok},
+        **load_verdicts(res["load"], TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]),
         "served_call_ms": {"goal": goal_call, "value": call, "ok": call <= goal_call},
     }}
 

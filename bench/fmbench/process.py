@@ -44,12 +44,18 @@ def function_binary(target, package):
     die(f"no binary {package} under {target}: fmerge build should have built it")
 
 
-def check_fixture(ctx):
-    """The pair's workspace in the measured source; said before fmerge's build."""
-    ws = ctx.src / FIXTURE
-    if not (ws / "Cargo.toml").is_file():
-        die(f"{ws} is missing: with --src head the pair fixture must be committed (or run with --src worktree)")
+def fixture_in(ctx, fixture, marker):
+    """The fixture's workspace in the measured source (its file `marker`
+    there); said before fmerge's build."""
+    ws = ctx.src / fixture
+    if not (ws / marker).is_file():
+        die(f"{ws} is missing: with --src head the fixture must be committed (or run with --src worktree)")
     return ws
+
+
+def check_fixture(ctx):
+    """The pair's workspace."""
+    return fixture_in(ctx, FIXTURE, "Cargo.toml")
 
 
 def build(ctx, fmerge):
