@@ -305,24 +305,10 @@ fn a_large_reply_read_slowly_holds_only_its_own_bytes_while_every_handler_thread
     });
 }
 
-/// Raises this process's soft limit on open files to the hard one.
-fn raise_fd_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write `limit`.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        limit.rlim_cur = limit.rlim_max;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
-    }
-}
-
 #[test]
 fn a_thousand_unfinished_400_kb_request_heads_stay_within_the_memory_budget() {
     const BUDGET_MIB: u64 = 64;
-    raise_fd_limit();
+    support::raise_fd_limit();
     let budget = (BUDGET_MIB << 20).to_string();
     let env = [("max_buffered_bytes", budget.as_str())];
     both_started(&env, |serving, s| {
