@@ -188,6 +188,18 @@ pub fn refuses(dir: &Path, args: &[&str], needles: &[&str]) -> String {
     stderr
 }
 
+/// What a run that must be refused before cargo starts came to: it
+/// failed, its error says every one of `needles`, and nothing was built
+/// (no `building` line); its stderr.
+#[allow(dead_code)]
+pub fn refused_before_cargo(ran: Ran, needles: &[&str]) -> String {
+    let Ran { ok, stderr, .. } = ran;
+    assert!(!ok, "{stderr}");
+    assert_says(&stderr, needles);
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+    stderr
+}
+
 /// Any `fmerge` command in `dir`, as given ([`fmerge_cli`]), which must fail
 /// with every one of `needles` in its error.
 #[allow(dead_code)]
