@@ -83,20 +83,27 @@ fn calls(seen: &Observed) -> Vec<usize> {
 /// members through the gateway, and the callee's panic in its log.
 #[test]
 fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
-    // Forced, so that the build says what a kept binary would not.
-    let (binary, stderr) = merge_with(&PACKAGES, &["--force"], "");
-    println!("fmerge:\n{stderr}");
     // Where each callee runs: user-filter may end its process.
-    for said in [
-        "social-graph-get-followers runs in the caller's process",
-        "audit-log runs in the caller's process",
-        "user-filter runs in a process of its own, forked from the binary's start: \
-         UserFilter::main (crate UserFilter) calls std::process::exit, \
-         which would end the caller's process (a fork and its own run per call)",
-    ] {
-        assert!(stderr.contains(said), "not said: {said}\n{stderr}");
-    }
+    let binary = merge_saying(
+        &PACKAGES,
+        &[
+            "social-graph-get-followers runs in the caller's process",
+            "audit-log runs in the caller's process",
+            "user-filter runs in a process of its own, forked from the binary's start: \
+             UserFilter::main (crate UserFilter) calls std::process::exit, \
+             which would end the caller's process (a fork and its own run per call)",
+        ],
+    );
     run_child("in_namespace_merged", Some(&binary), &[]);
+}
+
+/// The merged binary of `members`, forced, so that the build says what a
+/// kept binary would not: every one of `said`.
+fn merge_saying(members: &[&str], said: &[&str]) -> std::path::PathBuf {
+    let (binary, stderr) = merge_with(members, &["--force"], "");
+    println!("fmerge:\n{stderr}");
+    support::assert_says(&stderr, said);
+    binary
 }
 
 #[test]
@@ -124,16 +131,14 @@ fn in_namespace_merged() {
 /// and the replies are the same.
 #[test]
 fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
-    // Forced, so that the build says what a kept binary would not.
-    let (binary, stderr) = merge_with(&PACKAGES[..2], &["--force"], "");
-    println!("fmerge:\n{stderr}");
     // Each call site, and where its call goes.
-    for site in [
-        "write-home-timeline (`main`) → social-graph-get-followers: in the pod",
-        "social-graph-get-followers (`main`) → user-filter: through the gateway (not merged)",
-    ] {
-        assert!(stderr.contains(site), "not said: {site}\n{stderr}");
-    }
+    let binary = merge_saying(
+        &PACKAGES[..2],
+        &[
+            "write-home-timeline (`main`) → social-graph-get-followers: in the pod",
+            "social-graph-get-followers (`main`) → user-filter: through the gateway (not merged)",
+        ],
+    );
     run_child("in_namespace_partial", Some(&binary), &[]);
 }
 
