@@ -474,12 +474,7 @@ pub fn with_handler_library(mut code: Code, library: &Path) -> Result<Code> {
     let metadata = workspace_metadata(Some(library))?;
     let package = handler_package(&metadata, library)?;
     code.deps.retain(|d| d.name != package.name.as_str());
-    let local: HashMap<&PackageId, &Package> = metadata
-        .packages
-        .iter()
-        .filter(|p| p.source.is_none())
-        .map(|p| (&p.id, p))
-        .collect();
+    let local = local_packages(&metadata);
     for id in closure(&metadata, &package.id, &[DependencyKind::Normal]) {
         if let Some(p) = local.get(&id)
             && let Some(dir) = p.manifest_path.parent()
@@ -495,13 +490,19 @@ pub fn with_handler_library(mut code: Code, library: &Path) -> Result<Code> {
     Ok(code)
 }
 
-fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
-    let local: HashMap<&PackageId, &Package> = metadata
+/// The packages of `metadata` that are no registry's or git's (path
+/// packages: the workspace's and those it reaches by path), by id.
+fn local_packages(metadata: &Metadata) -> HashMap<&PackageId, &Package> {
+    metadata
         .packages
         .iter()
         .filter(|p| p.source.is_none())
         .map(|p| (&p.id, p))
-        .collect();
+        .collect()
+}
+
+fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
+    let local = local_packages(metadata);
     let dir = |p: &Package| p.manifest_path.parent().map(PathBuf::from);
     let mut out = Vec::new();
     for name in names {
