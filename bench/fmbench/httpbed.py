@@ -14,15 +14,13 @@ Then: the check that both answer alike and only unmerged calls through the
 gateway, the hop (gateway and of-watchdog's proxy, timed against the same
 server called directly), and processbed's load runs."""
 
-import json
 import time
 from pathlib import Path
 
-from .config import REQUESTS, die, log
-from .processbed import GATEWAY_PORT, HOSTS, PASSWORD, REDIS_PORT, Bed
+from .config import die, log
+from .processbed import GATEWAY_PORT, HOSTS, Bed
 from .processcalls import summary
-from .processes import Redis, http, wait_port
-from .testbed import nginx_conf
+from .processes import http
 
 CALLER = "order-front"
 MERGED = f"{CALLER}-merged"
@@ -46,20 +44,14 @@ def namespaced(function, key):
 class HttpBed(Bed):
     group = GROUP
     tier = {"unmerged": [f"{n} (of-watchdog)" for n, _, _ in DEPLOYMENTS], "merged": [f"{MERGED} (of-watchdog)"]}
+    mode = "httpmode"
 
     def __init__(self, ctx, plan):
-        self.ctx, self.mode = ctx, "httpmode"
-        run = ctx.run_dir
-        logs = run / "logs"
-        rp = ctx.procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--requirepass",
-                                       PASSWORD, "--save", "", "--appendonly", "no", "--dir", str(run)], log_dir=logs)
-        wait_port("redis", REDIS_PORT, rp, run)
-        self.redis = Redis(REDIS_PORT)
-        self.redis.cmd("AUTH", PASSWORD)
+        self.ctx = ctx
+        self.start_redis()
         bins = {k: Path(v) for k, v in plan["binaries"].items()}
         gateway = f"http://{HOSTS[0]}:{GATEWAY_PORT}"
-        common = {"exec_timeout": "10s", "read_timeout": "10s", "write_timeout": "10s", "RUST_BACKTRACE": "0",
-                  "GATEWAY_URL": gateway, "OPENFAAS_URL": gateway, "mode": "http"}
+        common = {"RUST_BACKTRACE": "0", "GATEWAY_URL": gateway, "OPENFAAS_URL": gateway, "mode": "http"}
         served, self.upstreams = [], {}
         for i, (name, upstream, settings) in enumerate(DEPLOYMENTS):
             env = {**common, **settings, "upstream_url": f"http://127.0.0.1:{upstream}", "metrics_port": str(20000 + i)}
@@ -71,49 +63,15 @@ class HttpBed(Bed):
         for name, _, settings in DEPLOYMENTS[1:]:
             env.update({namespaced(name, k): v for k, v in settings.items()})
         served.append((MERGED, plan["watchdog"], bins["merged"], f"{MERGED} (of-watchdog)", env))
-        self.ports, self.pids = {}, {}
-        for i, (name, watchdog, binary, label, env) in enumerate(served):
-            port = 18080 + i
-            p = ctx.procs.start(label, [watchdog], {**env, "fprocess": str(binary), "port": str(port)}, log_dir=logs)
-            wait_port(label, port, p, run)
-            self.ports[name] = port
-            self.pids[label] = p.pid
-        ng = run / "nginx"
-        ng.mkdir(exist_ok=True)
-        (ng / "nginx.conf").write_text(nginx_conf(ng, GATEWAY_PORT, sorted(self.ports.items()), plan["nginx_workers"]))
-        p = ctx.procs.start("nginx", ["nginx", "-p", ng, "-e", ng / "error.log", "-c", ng / "nginx.conf"], log_dir=logs)
-        wait_port("nginx", GATEWAY_PORT, p, run)
-        self.urls = {(GROUP, "unmerged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{CALLER}",
-                     (GROUP, "merged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{MERGED}"}
-        log(f"cluster up in its namespace: redis :{REDIS_PORT}, nginx :{GATEWAY_PORT}, of-watchdogs {self.ports}")
+        self.serve(served, plan, CALLER, MERGED)
 
-    def fresh(self):
-        waited = self.ctx.procs.settle()
-        if waited >= 5:
-            log(f"  the testbed took {waited:.0f} s to go idle after the last run")
+    def reset(self):
+        """No data to start from: Redis emptied."""
         self.redis.cmd("FLUSHALL")
 
-    def check(self, n=10):
-        """Both answer alike (200, the same reply, the same Redis count);
-        the calls each made through the gateway per request."""
-        body = json.dumps(REQUESTS[GROUP]).encode()
-        out = {}
-        for d in ("unmerged", "merged"):
-            self.redis.cmd("FLUSHALL")
-            before = self.gateway_requests()
-            for _ in range(n):
-                status, reply = http(self.urls[(GROUP, d)], body)
-                if status != 200:
-                    die(f"{d} answered {status}: {reply[:300]!r}")
-            calls = (self.gateway_requests() - before - 1 - n) / n
-            out[d] = {"reply": reply.decode(), "gateway_calls_per_request": calls}
-        if out["merged"]["reply"] != out["unmerged"]["reply"]:
-            die(f"merged and unmerged answer differently: {out}")
-        if out["merged"]["gateway_calls_per_request"] > 0:
-            die(f"the merged binary made {out['merged']['gateway_calls_per_request']:.1f} calls per request through the gateway")
-        log("check: both answer " + out["unmerged"]["reply"].strip() + "; gateway calls per request: "
-            + ", ".join(f"{d} {o['gateway_calls_per_request']:g}" for d, o in out.items()))
-        return out
+    def state(self):
+        """Nothing beyond the reply: the chain's Redis count is in it."""
+        return {}
 
     def hop(self, n):
         """The unmerged hop, one call at a time: tax through the gateway

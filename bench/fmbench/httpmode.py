@@ -10,21 +10,17 @@ functions' own binaries (the handler libraries as `faas-cli build` builds
 them: the template with the handler as `function/`), the shim's per-call
 timing (the `served` paths) and the worker."""
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .appbuild import patched_watchdog
 from .config import TARGETS, child_env, die, log
-from .load import f1, paired, round_pairs
-from .process import direct_per_call, parse_fmerge_stdout
-from .processbed import namespaces
-from .processreport import throughput_verdict
+from .load import f1
+from .process import fixture_in, in_namespace, parse_fmerge_stdout
+from .processreport import load_verdicts
 from .targets import status
 
 FIXTURE = Path("merger") / "tests" / "fixtures" / "httpmode"
@@ -34,10 +30,7 @@ TEMPLATE = Path("template") / "rust-http1"
 
 
 def check_fixture(ctx):
-    ws = ctx.src / FIXTURE
-    if not (ws / "stack.yml").is_file():
-        die(f"{ws} is missing: with --src head the fixture must be committed (or run with --src worktree)")
-    return ws
+    return fixture_in(ctx, FIXTURE, "stack.yml")
 
 
 def build(ctx, fmerge):
@@ -87,52 +80,19 @@ def build(ctx, fmerge):
 
 
 def verdict(res):
-    rows = res["load"]["fixed_rate"]
-    both = [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
-    worst = max((row["p50_ratio"] for row in both), default=None)
-    est = paired([p for row in both for p in round_pairs(row["merged"], row["unmerged"], "p50_ms")])
-    goal_p50, goal_tp = TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]
-    tp, tp_ok = throughput_verdict(res["load"]["max_sustained_rate"], res["load"]["max_sustained_lower_bound"], goal_tp)
     # A pooled client's call (one kept connection), the member's own little
     # work included: the whole call is held to the target.
     call = res["per_call"]["direct"]["served_kept_us"] / 1e3
     goal_call = TARGETS["served_call_over_work_ms"]
     return {"verdicts": {
-        "p50_ratio": {"goal": goal_p50, "value": worst, "rates": [row["rate"] for row in both], "paired": est,
-                      "ok": None if worst is None else worst <= goal_p50},
-        "throughput_ratio": {"goal": goal_tp, "value": tp, "ok": tp_ok},
+        **load_verdicts(res["load"], TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]),
         "served_call_ms": {"goal": goal_call, "value": call, "ok": call <= goal_call},
     }}
 
 
 def only_httpmode(ctx, args, R, oha, fmerge, real_watchdog):
-    if os.geteuid() != 0:
-        die("--only httpmode makes a network and mount namespace of its own (unshare --net --mount): run it as root")
-    binaries, built = build(ctx, fmerge)
-    direct = direct_per_call(ctx)
-    patched = patched_watchdog(ctx, real_watchdog)
-    run = ctx.run_dir
-    if run.exists():
-        shutil.rmtree(run)
-    run.mkdir(parents=True)
-    plan = {"kind": "httpmode", "binaries": binaries, "watchdog": str(real_watchdog), "patched_watchdog": str(patched),
-            "nginx_workers": args.nginx_workers, "out": str((run / "httpmode-worker.json").resolve()),
-            "namespaces": namespaces(),
-            "args": {"duration": args.duration, "closed_duration": args.closed_duration, "connections": args.connections,
-                     "closed_connections": args.closed_connections, "refine": args.refine, "calls": args.calls,
-                     "repeat": args.repeat, "rates": args.rates.get("pair")}}
-    plan_path = run / "httpmode-plan.json"
-    plan_path.write_text(json.dumps(plan, indent=1))
-    argv = ["unshare", "--net", "--mount", "--", sys.executable, str(ctx.bench / "run"), "--process-worker", str(plan_path),
-            "--nice", str(args.nice)]
-    log("the worker, in a namespace of its own: " + " ".join(argv))
-    p = subprocess.run(argv, env=child_env())
-    if p.returncode != 0 or not Path(plan["out"]).is_file():
-        die(f"the httpmode worker failed ({p.returncode}); its logs are under {run}")
-    res = json.loads(Path(plan["out"]).read_text())
-    res["build"] = built
-    res["per_call"] = {"direct": direct, "hop": res.pop("hop")}
-    res["args"] = plan["args"]
+    res = in_namespace(ctx, args, "httpmode", fmerge, real_watchdog, build)
+    res["per_call"]["hop"] = res.pop("hop")
     res.update(verdict(res))
     R["httpmode"] = res
 

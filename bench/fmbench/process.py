@@ -44,12 +44,18 @@ def function_binary(target, package):
     die(f"no binary {package} under {target}: fmerge build should have built it")
 
 
-def check_fixture(ctx):
-    """The pair's workspace in the measured source; said before fmerge's build."""
-    ws = ctx.src / FIXTURE
-    if not (ws / "Cargo.toml").is_file():
-        die(f"{ws} is missing: with --src head the pair fixture must be committed (or run with --src worktree)")
+def fixture_in(ctx, fixture, marker):
+    """The fixture's workspace in the measured source (its file `marker`
+    there); said before fmerge's build."""
+    ws = ctx.src / fixture
+    if not (ws / marker).is_file():
+        die(f"{ws} is missing: with --src head the fixture must be committed (or run with --src worktree)")
     return ws
+
+
+def check_fixture(ctx):
+    """The pair's workspace."""
+    return fixture_in(ctx, FIXTURE, "Cargo.toml")
 
 
 def build(ctx, fmerge):
@@ -133,13 +139,16 @@ def direct_per_call(ctx):
             "handled_kept_us": med([r["us"] for r in runs["handled-kept"]]), "runs": runs}
 
 
-def only_process(ctx, args, R, oha, fmerge, real_watchdog):
-    """Builds, then the worker in its namespace; R['process'] gets both."""
+def in_namespace(ctx, args, kind, fmerge, real_watchdog, build):
+    """Builds (`build(ctx, fmerge)`: the binaries and what the build said),
+    times the shim's direct calls, then runs the worker on the testbed
+    `kind` (processbed.worker) in a network and mount namespace of its own;
+    its result, with the build, the direct calls and the worker's args."""
     if os.geteuid() != 0:
-        die("--only process makes a network and mount namespace of its own (unshare --net --mount): run it as root")
+        die(f"--only {kind} makes a network and mount namespace of its own (unshare --net --mount): run it as root")
     for tool in ("unshare", "ip", "mount"):
         if not shutil.which(tool):
-            die(f"--only process needs {tool} (Debian: apt-get install -y util-linux iproute2 mount)")
+            die(f"--only {kind} needs {tool} (Debian: apt-get install -y util-linux iproute2 mount)")
     binaries, built = build(ctx, fmerge)
     direct = direct_per_call(ctx)
     patched = patched_watchdog(ctx, real_watchdog)
@@ -147,25 +156,31 @@ def only_process(ctx, args, R, oha, fmerge, real_watchdog):
     if run.exists():
         shutil.rmtree(run)
     run.mkdir(parents=True)
-    plan = {"binaries": binaries, "watchdog": str(real_watchdog), "patched_watchdog": str(patched),
+    plan = {"kind": kind, "binaries": binaries, "watchdog": str(real_watchdog), "patched_watchdog": str(patched),
             "gateway_host": HOSTS[0].rstrip("."), "gateway_port": 8080, "nginx_workers": args.nginx_workers,
-            "out": str((run / "process-worker.json").resolve()), "namespaces": namespaces(),
+            "out": str((run / f"{kind}-worker.json").resolve()), "namespaces": namespaces(),
             "args": {"duration": args.duration, "closed_duration": args.closed_duration, "connections": args.connections,
                      "closed_connections": args.closed_connections, "refine": args.refine, "calls": args.calls, "repeat": args.repeat,
                      "rates": args.rates.get("pair")}}
-    plan_path = run / "process-plan.json"
+    plan_path = run / f"{kind}-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
     argv = ["unshare", "--net", "--mount", "--", sys.executable, str(ctx.bench / "run"), "--process-worker", str(plan_path),
             "--nice", str(args.nice)]
     log("the worker, in a namespace of its own: " + " ".join(argv))
     p = subprocess.run(argv, env=child_env())
     if p.returncode != 0 or not Path(plan["out"]).is_file():
-        die(f"the process worker failed ({p.returncode}); its logs are under {run}")
+        die(f"the {kind} worker failed ({p.returncode}); its logs are under {run}")
     res = json.loads(Path(plan["out"]).read_text())
     res["build"] = built
-    res["per_call"]["direct"] = direct
+    res.setdefault("per_call", {})["direct"] = direct
     res["args"] = plan["args"]
     res["watchdogs"] = {"merged": str(real_watchdog), "unmerged": str(patched)}
+    return res
+
+
+def only_process(ctx, args, R, oha, fmerge, real_watchdog):
+    """Builds, then the worker in its namespace; R['process'] gets both."""
+    res = in_namespace(ctx, args, "process", fmerge, real_watchdog, build)
     res.update(verdict(res))
     R["process"] = res
 

@@ -100,52 +100,75 @@ def enter_cluster(work, outside):
 class Bed:
     """The cluster and both deployments, with what load.fixed_run and
     load.refine need of a testbed (urls, fresh, oha), and what load() needs:
-    the request's group and each deployment's processes (tier)."""
-    group, tier = GROUP, TIER
+    the request's group and each deployment's processes (tier). A kind of
+    testbed (httpbed.HttpBed) says what it serves, how its data is made
+    fresh (reset) and what of it both deployments must leave alike (state)."""
+    group, tier, mode = GROUP, TIER, "process"
 
     def __init__(self, ctx, plan):
-        self.ctx, self.mode = ctx, "process"
-        run = ctx.run_dir
-        logs = run / "logs"
-        rp = ctx.procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--requirepass",
-                                       PASSWORD, "--save", "", "--appendonly", "no", "--dir", str(run)], log_dir=logs)
+        self.ctx = ctx
+        self.start_redis()
+        self.reset()
+        bins = {k: Path(v) for k, v in plan["binaries"].items()}
+        tmp = ctx.run_dir / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        env = {"TMPDIR": str(tmp), "RUST_BACKTRACE": "0", "GATEWAY_URL": f"http://{HOSTS[0]}:{GATEWAY_PORT}"}
+        # The real of-watchdog holds 8081: the others get a metrics port each.
+        self.serve([(CALLER, plan["patched_watchdog"], bins["WriteHomeTimeline"], TIER["unmerged"][0],
+                     {**env, "metrics_port": "20000"}),
+                    (CALLEE, plan["patched_watchdog"], bins["SocialGraphGetFollowers"], TIER["unmerged"][1],
+                     {**env, "metrics_port": "20001"}),
+                    (MERGED, plan["watchdog"], bins["merged"], TIER["merged"][0], env)],
+                   plan, CALLER, MERGED)
+
+    def start_redis(self):
+        """Redis with the cluster's password, on the cluster's port."""
+        run = self.ctx.run_dir
+        rp = self.ctx.procs.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT),
+                                            "--requirepass", PASSWORD, "--save", "", "--appendonly", "no",
+                                            "--dir", str(run)], log_dir=run / "logs")
         wait_port("redis", REDIS_PORT, rp, run)
         self.redis = Redis(REDIS_PORT)
         self.redis.cmd("AUTH", PASSWORD)
-        seed(self.redis)
-        bins = {k: Path(v) for k, v in plan["binaries"].items()}
-        ports, metrics = {}, 20000
-        tmp = run / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        served = [(CALLER, plan["patched_watchdog"], bins["WriteHomeTimeline"], TIER["unmerged"][0]),
-                  (CALLEE, plan["patched_watchdog"], bins["SocialGraphGetFollowers"], TIER["unmerged"][1]),
-                  (MERGED, plan["watchdog"], bins["merged"], TIER["merged"][0])]
-        self.pids = {}
-        for i, (name, watchdog, binary, label) in enumerate(served):
+
+    def serve(self, served, plan, caller, merged):
+        """Each of `served` (name, watchdog, fprocess, label, env) behind an
+        of-watchdog on a port of its own, nginx as the gateway to them on
+        GATEWAY_PORT, and the urls of `caller` unmerged and `merged`."""
+        run = self.ctx.run_dir
+        logs = run / "logs"
+        self.ports, self.pids = {}, {}
+        for i, (name, watchdog, binary, label, env) in enumerate(served):
             port = 18080 + i
-            env = {"fprocess": str(binary), "port": str(port), "exec_timeout": "10s", "read_timeout": "10s",
-                   "write_timeout": "10s", "TMPDIR": str(tmp), "RUST_BACKTRACE": "0",
-                   "GATEWAY_URL": f"http://{HOSTS[0]}:{GATEWAY_PORT}"}
-            if name != MERGED:  # the real one holds 8081
-                env["metrics_port"] = str(metrics + i)
-            p = ctx.procs.start(label, [watchdog], env, log_dir=logs)
+            env = {"exec_timeout": "10s", "read_timeout": "10s", "write_timeout": "10s", **env,
+                   "fprocess": str(binary), "port": str(port)}
+            p = self.ctx.procs.start(label, [watchdog], env, log_dir=logs)
             wait_port(label, port, p, run)
-            ports[name] = port
+            self.ports[name] = port
             self.pids[label] = p.pid
         ng = run / "nginx"
         ng.mkdir(exist_ok=True)
-        (ng / "nginx.conf").write_text(nginx_conf(ng, GATEWAY_PORT, sorted(ports.items()), plan["nginx_workers"]))
-        p = ctx.procs.start("nginx", ["nginx", "-p", ng, "-e", ng / "error.log", "-c", ng / "nginx.conf"], log_dir=logs)
+        (ng / "nginx.conf").write_text(nginx_conf(ng, GATEWAY_PORT, sorted(self.ports.items()), plan["nginx_workers"]))
+        p = self.ctx.procs.start("nginx", ["nginx", "-p", ng, "-e", ng / "error.log", "-c", ng / "nginx.conf"],
+                                 log_dir=logs)
         wait_port("nginx", GATEWAY_PORT, p, run)
-        self.urls = {(GROUP, "unmerged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{CALLER}",
-                     (GROUP, "merged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{MERGED}"}
-        log(f"cluster up in its namespace: redis :{REDIS_PORT}, nginx :{GATEWAY_PORT}, of-watchdogs {ports}")
+        self.urls = {(self.group, "unmerged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{caller}",
+                     (self.group, "merged"): f"http://127.0.0.1:{GATEWAY_PORT}/function/{merged}"}
+        log(f"cluster up in its namespace: redis :{REDIS_PORT}, nginx :{GATEWAY_PORT}, of-watchdogs {self.ports}")
+
+    def reset(self):
+        """The data every run starts from: the seed."""
+        seed(self.redis)
+
+    def state(self):
+        """What both deployments must leave alike: the timelines written."""
+        return {"timelines": len(self.redis.cmd("KEYS", "home-timeline:*"))}
 
     def fresh(self):
         waited = self.ctx.procs.settle()
         if waited >= 5:
             log(f"  the testbed took {waited:.0f} s to go idle after the last run")
-        seed(self.redis)
+        self.reset()
 
     def oha(self, oha, url, body, duration, rate=None, connections=64, tag="run"):
         return run_oha(self.ctx, oha, url, body, duration, rate=rate, connections=connections, tag=f"process-{tag}")
@@ -155,26 +178,26 @@ class Bed:
         return int(text.decode().splitlines()[2].split()[2])
 
     def check(self, n=10):
-        """Both answer alike (200, same body, same timelines in Redis); the
-        calls each made through the gateway per request (its counter less
-        the request itself and the status read)."""
-        body = json.dumps(REQUESTS[GROUP]).encode()
+        """Both answer alike (200, same body, same state); the calls each
+        made through the gateway per request (its counter less the request
+        itself and the status read)."""
+        body = json.dumps(REQUESTS[self.group]).encode()
         out = {}
         for d in ("unmerged", "merged"):
-            seed(self.redis)
+            self.reset()
             before = self.gateway_requests()
             for _ in range(n):
-                status, reply = http(self.urls[(GROUP, d)], body)
+                status, reply = http(self.urls[(self.group, d)], body)
                 if status != 200:
                     die(f"{d} answered {status}: {reply[:300]!r}")
             calls = (self.gateway_requests() - before - 1 - n) / n
-            timelines = sorted(k.decode() for k in self.redis.cmd("KEYS", "home-timeline:*"))
-            out[d] = {"reply": reply.decode(), "gateway_calls_per_request": calls, "timelines": len(timelines)}
-        if (out["merged"]["reply"], out["merged"]["timelines"]) != (out["unmerged"]["reply"], out["unmerged"]["timelines"]):
+            out[d] = {"reply": reply.decode(), "gateway_calls_per_request": calls, **self.state()}
+        alike = [{k: v for k, v in out[d].items() if k != "gateway_calls_per_request"} for d in out]
+        if alike[0] != alike[1]:
             die(f"merged and unmerged answer differently: {out}")
         if out["merged"]["gateway_calls_per_request"] > 0:
             die(f"the merged binary made {out['merged']['gateway_calls_per_request']:.1f} calls per request through the gateway")
-        log("check: both answer " + out["unmerged"]["reply"] + "; gateway calls per request: "
+        log("check: both answer " + out["unmerged"]["reply"].strip() + "; gateway calls per request: "
             + ", ".join(f"{d} {o['gateway_calls_per_request']:g}" for d, o in out.items()))
         return out
 

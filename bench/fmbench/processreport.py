@@ -18,25 +18,33 @@ def throughput_verdict(rates, lower, goal):
     return r, UNRESOLVED if lower.get("merged") else False
 
 
-def verdict(res):
-    """The figures the targets are about, each with met / missed / n/a."""
-    rows = res["load"]["fixed_rate"]
+def load_verdicts(load, goal_p50, goal_tp):
+    """The load runs' verdicts: p50 merged ÷ unmerged at the worst rate both
+    sustained (at most `goal_p50`), highest sustained rate merged ÷
+    unmerged (at least `goal_tp`)."""
+    rows = load["fixed_rate"]
     both = [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
     worst = max((row["p50_ratio"] for row in both), default=None)
     # Every round's pair at every rate both sustained (its median run), as
     # bench/run judges merged ÷ fused: a geometric mean with its interval.
     est = paired([p for row in both for p in round_pairs(row["merged"], row["unmerged"], "p50_ms")])
-    goal_p50, goal_tp = TARGETS["process_pair_p50_ratio"], TARGETS["process_pair_throughput_ratio"]
-    tp, tp_ok = throughput_verdict(res["load"]["max_sustained_rate"], res["load"]["max_sustained_lower_bound"], goal_tp)
+    tp, tp_ok = throughput_verdict(load["max_sustained_rate"], load["max_sustained_lower_bound"], goal_tp)
+    return {
+        "p50_ratio": {"goal": goal_p50, "value": worst, "rates": [row["rate"] for row in both], "paired": est,
+                      "ok": None if worst is None else worst <= goal_p50},
+        "throughput_ratio": {"goal": goal_tp, "value": tp, "ok": tp_ok},
+    }
+
+
+def verdict(res):
+    """The figures the targets are about, each with met / missed / n/a."""
     # Each path timed call by call (process.direct_per_call), the member's
     # own little work included: the whole call is held to the target.
     direct = res["per_call"]["direct"]
     over, goal_call = direct["forked_us"] / 1e3, TARGETS["process_call_over_work_ms"]
     inside, goal_inside = direct["in_process_us"] / 1e3, TARGETS["inprocess_call_over_work_ms"]
     return {"verdicts": {
-        "p50_ratio": {"goal": goal_p50, "value": worst, "rates": [row["rate"] for row in both], "paired": est,
-                      "ok": None if worst is None else worst <= goal_p50},
-        "throughput_ratio": {"goal": goal_tp, "value": tp, "ok": tp_ok},
+        **load_verdicts(res["load"], TARGETS["process_pair_p50_ratio"], TARGETS["process_pair_throughput_ratio"]),
         "call_over_work_ms": {"goal": goal_call, "value": over, "ok": over <= goal_call},
         "inprocess_call_over_work_ms": {"goal": goal_inside, "value": inside, "ok": inside <= goal_inside},
     }}

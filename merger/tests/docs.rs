@@ -2,7 +2,7 @@
 //! with the two commands, stays a ten-minute read, and every relative link
 //! in it and in docs/ reaches a file of the repository. The docs agree with
 //! what they describe, read from the code, not a copy of it (figures pasted
-//! from a source, the default hop cost and time limit, the objectives, the
+//! from a source, the figures docs and code share, the objectives, the
 //! error example), and the code keeps the house rules a reader relies on: every source file
 //! opens with what it holds, no comment holds a date, bench/'s root holds
 //! only the current results.
@@ -322,31 +322,182 @@ fn figures_pasted_into_performance_md_are_their_sources() {
     }
 }
 
-#[test]
-fn the_default_hop_cost_in_performance_md_is_the_constant() {
-    let page = read(&repo().join("docs/PERFORMANCE.md"));
-    let section = page
-        .split("\n## ")
-        .find(|s| s.starts_with("The default hop cost"))
-        .expect("docs/PERFORMANCE.md has a section \"The default hop cost\"");
-    let stated = format!("**{} ms**", fmerge::plan::DEFAULT_HOP_MS);
-    assert!(
-        section.contains(&stated),
-        "docs/PERFORMANCE.md's \"The default hop cost\" does not state {stated}, DEFAULT_HOP_MS:\n{section}"
-    );
+/// The value of the constant `name` as `file` defines it (`const NAME: T =
+/// EXPR;`), read from the source, for a constant no test can import: an
+/// integer (`1024`, `64 << 10`) or a `Duration` (`Duration::from_secs(1)`,
+/// `from_millis(500)`), in seconds.
+fn constant(file: &str, name: &str) -> f64 {
+    let text = read(&repo().join(file));
+    let expr = text
+        .lines()
+        .find_map(|l| {
+            let (_, rest) = l.split_once(&format!("const {name}: "))?;
+            Some(rest.split_once(" = ")?.1.trim_end_matches(';').trim())
+        })
+        .unwrap_or_else(|| panic!("{file} defines no const {name}"));
+    let int = |t: &str| -> f64 {
+        let t = t.trim().replace('_', "");
+        match t.split_once("<<") {
+            Some((a, b)) => {
+                (a.trim().parse::<u64>().unwrap() << b.trim().parse::<u32>().unwrap()) as f64
+            }
+            None => t
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{file}: {name} = {expr}: not a figure this reads"))
+                as f64,
+        }
+    };
+    let arg = |f: &str| expr.strip_prefix(f).and_then(|r| r.strip_suffix(')'));
+    if let Some(secs) = arg("Duration::from_secs(") {
+        int(secs)
+    } else if let Some(ms) = arg("Duration::from_millis(") {
+        int(ms) / 1000.0
+    } else {
+        int(expr)
+    }
+}
+
+/// The figures the docs state and the code defines, each as the page says
+/// it, built from the code's value: the page must say it (whitespace
+/// folded, as pages wrap lines). A figure changed in the code fails here
+/// until its page follows.
+fn shared_figures() -> Vec<(&'static str, String)> {
+    let runtime = "functions/runtime/src/";
+    let rt = |file: &str, name: &str| constant(&format!("{runtime}{file}"), name);
+    let store = |name: &str| constant("functions/sn-store/src/lib.rs", name);
+    let kib = |v: f64| v / 1024.0;
+    let time_limit = fmerge_plan::search::DEFAULT_TIME_LIMIT.as_secs_f64();
+    let flag_default = fmerge::cli::plan::PlanArgs::default().time_limit;
+    vec![
+        (
+            "docs/PERFORMANCE.md",
+            format!("**{} ms**", fmerge::plan::DEFAULT_HOP_MS),
+        ),
+        (
+            "docs/planning.md",
+            format!(
+                "`--time-limit` seconds (default {time_limit}, `fmerge_plan::search::DEFAULT_TIME_LIMIT`)"
+            ),
+        ),
+        // The flag's default is the figure the page states, not its own
+        // expression.
+        (
+            "docs/planning.md",
+            format!("`--time-limit` seconds (default {flag_default}, "),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "each time a body needs more | {} s |",
+                rt("body.rs", "BUDGET_WAIT")
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "up to {} MiB once bytes arrive",
+                kib(kib(rt("body.rs", "FIRST_ALLOCATION")))
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "(hyper's `max_buf_size`) | {} KiB |",
+                kib(rt("connections/mod.rs", "MAX_HEAD"))
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "`max_buffered_bytes` | {} KiB a connection",
+                kib(rt("connections/mod.rs", "FREE_HEAD"))
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "`WriteTimeout`) | {} ms each |",
+                rt("metrics_port.rs", "METRICS_TIMEOUT") * 1000.0
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "metrics port: open connections | {} |",
+                rt("metrics_port.rs", "METRICS_CONNECTIONS")
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "callee's reply at most {} KiB (`MAX_ECHO`)",
+                kib(rt("error.rs", "MAX_ECHO"))
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "`tracestate` (at most {} bytes)",
+                rt("call.rs", "MAX_TRACE_HEADER")
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!("| response timeout | {} s |", store("RESPONSE_TIMEOUT")),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "| connection timeout, attempts | {} s, {} (",
+                store("CONNECTION_TIMEOUT"),
+                store("RECONNECT_ATTEMPTS")
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!(
+                "| TCP keepalive | probes after {} s idle, every {} s, {} unanswered close it |",
+                store("KEEPALIVE_IDLE"),
+                store("KEEPALIVE_INTERVAL"),
+                store("KEEPALIVE_PROBES")
+            ),
+        ),
+        (
+            "docs/operating.md",
+            format!("| `TCP_USER_TIMEOUT` | {} s |", store("USER_TIMEOUT")),
+        ),
+    ]
 }
 
 #[test]
-fn the_default_time_limit_in_planning_md_is_the_constant() {
-    let page = read(&repo().join("docs/planning.md"));
-    let secs = fmerge_plan::search::DEFAULT_TIME_LIMIT.as_secs();
-    let stated = format!(
-        "`--time-limit` seconds (default\n{secs}, `fmerge_plan::search::DEFAULT_TIME_LIMIT`)"
-    );
+fn the_figures_docs_and_code_share_are_the_codes() {
+    let fold = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let stale: Vec<String> = shared_figures()
+        .into_iter()
+        .filter(|(page, says)| !fold(&read(&repo().join(page))).contains(&fold(says)))
+        .map(|(page, says)| format!("{page} does not say {says:?}"))
+        .collect();
     assert!(
-        page.contains(&stated),
-        "docs/planning.md does not give --time-limit's default as {secs} s, DEFAULT_TIME_LIMIT"
+        stale.is_empty(),
+        "the docs and the code disagree (change the page to the code's figure):\n{}",
+        stale.join("\n")
     );
+}
+
+/// [`constant`] reads what it is given, and refuses what it cannot read.
+#[test]
+fn constants_are_read_from_their_source() {
+    assert_eq!(
+        constant("functions/runtime/src/connections/mod.rs", "MAX_HEAD"),
+        65536.0
+    );
+    assert_eq!(
+        constant("functions/runtime/src/metrics_port.rs", "METRICS_TIMEOUT"),
+        0.5
+    );
+    let unknown =
+        std::panic::catch_unwind(|| constant("functions/runtime/src/error.rs", "NO_SUCH"));
+    assert!(unknown.is_err());
 }
 
 /// `fmerge plan`'s module doc (`merger/src/plan.rs`), its `//!` lines.

@@ -26,10 +26,9 @@ use chain::{
     HANDLER_LIBRARIES, NAMES, Observed, PANIC_MESSAGE, REQUESTS, TEMPLATE_STARTED, cluster, merge,
     run_chain, run_child,
 };
-use container::{Cleanup, docker};
-use fmerge_ship::image::engine;
+use container::{docker, engine_and_watchdog, image_config, image_flags, test_image, wait_ready};
 use fmerge_testkit::dataplane::request;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// fmerge says the form it found for each function and where each callee's
 /// server runs, and builds one binary.
@@ -163,7 +162,7 @@ struct Shutdown {
 }
 
 fn shutdown(merged: bool) -> Shutdown {
-    let (mut watchdogs, _gateway) = chain::deploy(merged);
+    let mut deployed = chain::deploy(merged);
     // render is slow (past its 1 s `exec_timeout`) for this request, so
     // the call chain is still in flight when the signal comes.
     let body = r#"{"item":"book","look":"slow"}"#;
@@ -173,14 +172,14 @@ fn shutdown(merged: bool) -> Shutdown {
             .map(|r| r.status)
     });
     std::thread::sleep(Duration::from_millis(300));
-    let caller = watchdogs[0].1.port();
+    let caller = deployed.watchdog(NAMES[0]).port();
     let health = || {
         request(caller, "GET", "/_/health", &[], b"")
             .ok()
             .map(|r| r.status)
     };
     let health_in_flight = health();
-    let process = watchdogs[0].1.process();
+    let process = deployed.watchdog(NAMES[0]).process();
     process.signal("TERM");
     let exited = process
         .wait_exit(Duration::from_secs(30))
@@ -263,42 +262,29 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
 /// `stack.merged.yml` carries every member's settings.
 #[test]
 fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
-    if let Some(reason) = engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{reason}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {reason}");
+    let Some(watchdog) = engine_and_watchdog() else {
         return;
-    }
-    let watchdog = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    };
     merge();
     let ws = chain::workspace();
-    let tag = format!("fmerge-hm/order-front:t{}", std::process::id());
-    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let (tag, mut cleanup) = test_image("fmerge-hm/order-front");
     // An out folder of its own: the other tests run the merged binary.
     let out = ws.join("out-image");
     let mut args = vec!["-f", "stack.yml"];
     args.extend(NAMES);
-    args.extend(["--out", out.to_str().unwrap(), "--image", "--tag", &tag]);
-    args.extend(["--watchdog", watchdog.to_str().unwrap()]);
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(image_flags(&tag, &watchdog));
     let support::Ran { ok, stderr, .. } = support::fmerge_in(ws, &args);
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     support::assert_says(&stderr, &[" in http mode, as it ran order-front"]);
-    let config = engine::block_on(async {
-        let docker = engine::connect().await.unwrap();
-        docker.inspect_image(&tag).await.unwrap().config.unwrap()
-    })
-    .unwrap();
-    let env = config.env.unwrap();
-    for wanted in [
-        "fprocess=/usr/local/bin/order-front-merged",
-        "mode=http",
-        "upstream_url=http://127.0.0.1:3001",
-    ] {
-        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
-    }
+    image_config(
+        &tag,
+        &[
+            "fprocess=/usr/local/bin/order-front-merged",
+            "mode=http",
+            "upstream_url=http://127.0.0.1:3001",
+        ],
+    );
     let port = support::free_port();
     let id = docker(&[
         "run",
@@ -310,20 +296,7 @@ fn the_image_runs_the_caller_under_of_watchdog_in_http_mode() {
         &tag,
     ]);
     cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ping = fmerge_testkit::wait_http(port, "/ping", Duration::from_secs(10));
-        if ping.as_ref().is_ok_and(|r| r.status == 200) {
-            assert_eq!(ping.unwrap().body, "order-front\n");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/ping: {ping:?}\n{}",
-            docker(&["logs", &id])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    assert_eq!(wait_ready(&id, port, "/ping").body, "order-front\n");
     let merged = std::fs::read_to_string(ws.join("stack.merged.yml")).unwrap();
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&merged).unwrap();
     let env = &doc["functions"]["order-front"]["environment"];
@@ -349,28 +322,10 @@ fn graph_plan_and_build_plan_take_the_chain() {
     // stack, which the image test reads.
     let copy = support::fixture("httpmode", &[]);
     let ws = copy.path();
-    let graph = support::fmerge_command(ws, &["graph", "-f", "stack.yml"]);
-    assert!(graph.ok, "fmerge graph failed:\n{}", graph.stderr);
-    let read = || -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(ws.join("callgraph/calls.json")).unwrap())
-            .unwrap()
-    };
-    let calls = read();
-    let mut edges: Vec<(String, String)> = calls["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["from"].as_str().unwrap().to_string(),
-                e["to"]
-                    .as_str()
-                    .expect("every name is a literal")
-                    .to_string(),
-            )
-        })
+    let edges: Vec<(String, String)> = support::edges_of(&support::graph_of_stack(ws, &[]))
+        .into_iter()
+        .map(|(from, to, _)| (from, to))
         .collect();
-    edges.sort();
     let edge = |from: &str, to: &str| (from.to_string(), to.to_string());
     assert_eq!(
         edges,
@@ -381,55 +336,8 @@ fn graph_plan_and_build_plan_take_the_chain() {
             edge("price", "tax"),
         ]
     );
-    for f in calls["functions"].as_array().unwrap() {
-        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
-    }
     // 4 requests from outside, each down the whole chain.
-    let log = ws.join("access.log");
-    let text: String = NAMES
-        .iter()
-        .flat_map(|f| {
-            std::iter::repeat_n(
-                format!(
-                    "127.0.0.1 - - [29/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"curl\"\n"
-                ),
-                4,
-            )
-        })
-        .collect();
-    std::fs::write(&log, text).unwrap();
-    let weighed = support::fmerge_command(
-        ws,
-        &[
-            "graph",
-            "-f",
-            "stack.yml",
-            "--access-log",
-            log.to_str().unwrap(),
-            "--picture",
-            "none",
-        ],
-    );
-    assert!(
-        weighed.ok,
-        "fmerge graph --access-log failed:\n{}",
-        weighed.stderr
-    );
-    let plan = support::fmerge_command(ws, &["plan"]);
-    assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
-    let toml = std::fs::read_to_string(ws.join("plan/plan.toml")).unwrap();
-    for name in NAMES {
-        assert!(
-            toml.contains(&format!("\"{name}\"")),
-            "{name} not in the plan:\n{toml}"
-        );
-    }
-    let built = support::fmerge_in(ws, &["--plan", "plan/plan.toml"]);
-    assert!(built.ok, "fmerge build --plan failed:\n{}", built.stderr);
-    let binary = built
-        .stdout
-        .lines()
-        .find(|l| l.ends_with("-merged"))
-        .unwrap_or_default();
-    assert!(std::path::Path::new(binary).is_file(), "{}", built.stdout);
+    let requests: Vec<(&str, usize)> = NAMES.iter().map(|f| (*f, 4)).collect();
+    support::weighed_graph(ws, &requests);
+    support::plan_and_build(ws, &NAMES);
 }

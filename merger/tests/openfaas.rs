@@ -40,8 +40,7 @@ const REQUESTS: &[&str] = &["one", "two", "three"];
 #[test]
 fn functions_made_with_faas_cli_new_merge_from_the_stack_file_and_run_like_unmerged() {
     let Some(cli) = faas_cli() else { return };
-    if let Some(reason) = fmerge_ship::image::engine::missing_reason() {
-        eprintln!("SKIPPED: {reason}");
+    if !fmerge_testkit::dataplane::tool_present(fmerge_ship::image::engine::missing_reason()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

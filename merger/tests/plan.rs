@@ -457,6 +457,23 @@ fn plan_files(
     (stdout, file)
 }
 
+/// [`plan_files`] with the calls objective where `callee` stays deployed:
+/// the first group's callees are `callee` alone, nothing is dropped, and
+/// the report says every one of `says`; the plan file.
+fn stays(
+    graph: &Graph,
+    files: &[(&str, &str)],
+    extra: &[&str],
+    callee: &str,
+    says: &[&str],
+) -> PlanFile {
+    let (stdout, file) = plan_files(graph, files, extra, "calls");
+    assert_eq!(file.group[0].callees, names(&[callee]));
+    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
+    assert_says(&stdout, says);
+    file
+}
+
 /// A scrape of front's 100 requests from outside, each calling mid once,
 /// and `more` (e.g. another caller's calls of mid).
 fn scrape(more: &str) -> String {
@@ -495,16 +512,11 @@ fn a_callee_a_caller_outside_the_stack_calls_stays() {
     // billing, not in the stack, calls mid 500 times: mid's deployment
     // serves it, though front's group holds a copy.
     let billing = "http_requests_total{function=\"mid\",caller=\"billing\"} 500\n";
-    let (stdout, file) = plan_files(
+    stays(
         &front_and_mid(),
         &[("m.txt", &scrape(billing))],
         &["--metrics", "{dir}/m.txt"],
-        "calls",
-    );
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert_says(
-        &stdout,
+        "mid",
         &["mid stays deployed: it gets requests from outside the application"],
     );
 }
@@ -548,16 +560,11 @@ fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
     let line =
         |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
     let log = line("front").repeat(10) + &line("mid").repeat(10);
-    let (stdout, file) = plan_files(
+    stays(
         &front_and_mid(),
         &[("access.log", &log)],
         &["--access-log", "{dir}/access.log"],
-        "calls",
-    );
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        "mid",
         &[
             "does not name the caller of every request it got (an access log names none",
             "give a --metrics scrape of its pods that names them to let it go",
@@ -659,27 +666,22 @@ fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
     // connector, another application) that no window showed.
     let mut undeclared = front_and_mid();
     undeclared.functions[0].entry = false;
-    let (stdout, file) = plan_files(
+    stays(
         &undeclared,
         &[("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
-        "calls",
-    );
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        "mid",
         &[
             "mid stays deployed: the stack declares no entry point",
             "to let it go",
         ],
     );
     // Declared, but no traffic: nothing shows who calls mid.
-    let (stdout, file) = plan_files(&front_and_mid(), &[], &[], "calls");
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+    stays(
+        &front_and_mid(),
+        &[],
+        &[],
+        "mid",
         &[
             "mid stays deployed: no traffic was measured",
             "give --metrics",
@@ -703,16 +705,11 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
     assert_eq!(fmerge::graph::partial(&select, 26, 26), None);
     let mut graph = front_and_mid();
     graph.partial = partial;
-    let (stdout, file) = plan_files(
+    stays(
         &graph,
         &[("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
-        "calls",
-    );
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        "mid",
         &[
             "mid stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 26 functions)",
         ],
@@ -728,22 +725,17 @@ fn a_filter_on_a_graph_file_plans_that_part_alone() {
     graph.functions.push(function("tail", "64Mi"));
     graph.edges.push(edge("mid", "tail"));
     let tail = "http_requests_total{function=\"tail\",caller=\"mid\"} 100\n";
-    let (stdout, file) = plan_files(
+    let file = stays(
         &graph,
         &[("m.txt", &scrape(tail))],
         &["--metrics", "{dir}/m.txt", "--filter", "*i*"],
-        "calls",
-    );
-    assert_eq!(file.group.len(), 1, "{:?}", file.group);
-    assert_eq!(file.group[0].caller, "mid");
-    assert_eq!(file.group[0].callees, names(&["tail"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        "tail",
         &[
             "tail stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 3 functions)",
         ],
     );
+    assert_eq!(file.group.len(), 1, "{:?}", file.group);
+    assert_eq!(file.group[0].caller, "mid");
 }
 
 #[test]

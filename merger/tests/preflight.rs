@@ -130,12 +130,7 @@ fn an_unreachable_docker_engine_is_refused_before_the_build() {
 /// Docker Engine answers: without one, that is what is refused, so the
 /// test says it was skipped, and fails where the tools are required (CI).
 fn push_refused(push: &[&str], needles: &[&str]) {
-    if let Some(why) = fmerge_ship::image::engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{why}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {why}");
+    if !fmerge_testkit::dataplane::tool_present(fmerge_ship::image::engine::missing_reason()) {
         return;
     }
     build_refused(&[&PAIR[..], push].concat(), needles);

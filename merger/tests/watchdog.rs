@@ -20,8 +20,8 @@ mod support;
 
 use chain::{
     Deploy, EXIT_MESSAGE, NAMES, Observed, PACKAGES, PANIC_MESSAGE, assert_same_answers,
-    assert_same_logs, cluster, merge, merge_with, merged_binary, run_chain, run_child,
-    stderr_lines,
+    assert_same_logs, cluster, merge, merge_with, run_chain, run_child, stderr_lines,
+    unmerged_and_merged,
 };
 
 /// The chain unmerged answers as the fixture's code says it must, through
@@ -83,37 +83,34 @@ fn calls(seen: &Observed) -> Vec<usize> {
 /// members through the gateway, and the callee's panic in its log.
 #[test]
 fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
-    // Forced, so that the build says what a kept binary would not.
-    let (binary, stderr) = merge_with(&PACKAGES, &["--force"], "");
-    println!("fmerge:\n{stderr}");
     // Where each callee runs: user-filter may end its process.
-    for said in [
-        "social-graph-get-followers runs in the caller's process",
-        "audit-log runs in the caller's process",
-        "user-filter runs in a process of its own, forked from the binary's start: \
-         UserFilter::main (crate UserFilter) calls std::process::exit, \
-         which would end the caller's process (a fork and its own run per call)",
-    ] {
-        assert!(stderr.contains(said), "not said: {said}\n{stderr}");
-    }
+    let binary = merge_saying(
+        &PACKAGES,
+        &[
+            "social-graph-get-followers runs in the caller's process",
+            "audit-log runs in the caller's process",
+            "user-filter runs in a process of its own, forked from the binary's start: \
+             UserFilter::main (crate UserFilter) calls std::process::exit, \
+             which would end the caller's process (a fork and its own run per call)",
+        ],
+    );
     run_child("in_namespace_merged", Some(&binary), &[]);
+}
+
+/// The merged binary of `members`, forced, so that the build says what a
+/// kept binary would not: every one of `said`.
+fn merge_saying(members: &[&str], said: &[&str]) -> std::path::PathBuf {
+    let (binary, stderr) = merge_with(members, &["--force"], "");
+    println!("fmerge:\n{stderr}");
+    support::assert_says(&stderr, said);
+    binary
 }
 
 #[test]
 #[ignore = "run by the_merged_chain_answers_as_unmerged_without_the_gateway in its own namespace"]
 fn in_namespace_merged() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, &Deploy::default());
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let (unmerged, merged) = unmerged_and_merged(&redis, &redis, &Deploy::default(), &PACKAGES);
     assert_same_answers(&unmerged, &merged);
     assert_eq!(
         calls(&merged),
@@ -134,16 +131,14 @@ fn in_namespace_merged() {
 /// and the replies are the same.
 #[test]
 fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
-    // Forced, so that the build says what a kept binary would not.
-    let (binary, stderr) = merge_with(&PACKAGES[..2], &["--force"], "");
-    println!("fmerge:\n{stderr}");
     // Each call site, and where its call goes.
-    for site in [
-        "write-home-timeline (`main`) → social-graph-get-followers: in the pod",
-        "social-graph-get-followers (`main`) → user-filter: through the gateway (not merged)",
-    ] {
-        assert!(stderr.contains(site), "not said: {site}\n{stderr}");
-    }
+    let binary = merge_saying(
+        &PACKAGES[..2],
+        &[
+            "write-home-timeline (`main`) → social-graph-get-followers: in the pod",
+            "social-graph-get-followers (`main`) → user-filter: through the gateway (not merged)",
+        ],
+    );
     run_child("in_namespace_partial", Some(&binary), &[]);
 }
 
@@ -151,17 +146,8 @@ fn a_partial_merge_still_calls_the_rest_through_the_gateway() {
 #[ignore = "run by a_partial_merge_still_calls_the_rest_through_the_gateway in its own namespace"]
 fn in_namespace_partial() {
     let (_cluster, redis) = cluster();
-    let unmerged = run_chain(&redis, &redis, &Deploy::default());
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES[..2])),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let (unmerged, merged) =
+        unmerged_and_merged(&redis, &redis, &Deploy::default(), &PACKAGES[..2]);
     assert_same_answers(&unmerged, &merged);
     assert_eq!(calls(&merged), [4, 0, 2, 1], "{:?}", merged.calls);
     let log = &merged.logs[NAMES[0]];
@@ -216,24 +202,11 @@ fn a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper() {
 #[ignore = "run by a_callee_keeps_its_own_redis_and_secret_through_a_shared_helper in its own namespace"]
 fn in_namespace_own_stores() {
     let (_cluster, redis, followers, pod) = chain::two_clusters();
-    let unmerged = run_chain(
-        &redis,
-        &followers,
-        &Deploy {
-            own_pod: Some(&pod.watchdog()),
-            ..Deploy::default()
-        },
-    );
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &followers,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let own_pod = Deploy {
+        own_pod: Some(&pod.watchdog()),
+        ..Deploy::default()
+    };
+    let (unmerged, merged) = unmerged_and_merged(&redis, &followers, &own_pod, &PACKAGES);
     assert_eq!(
         (
             unmerged.replies[0].status,
@@ -274,25 +247,11 @@ fn a_callee_past_its_exec_timeout_is_cut_off_as_of_watchdog_cuts_it() {
 fn in_namespace_timeout() {
     let (_cluster, redis) = cluster();
     let settings = [(NAMES[1], "exec_timeout", "1ms")];
-    let unmerged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            settings: &settings,
-            ..Deploy::default()
-        },
-    );
-    let binary = merged_binary();
-    let merged = run_chain(
-        &redis,
-        &redis,
-        &Deploy {
-            merged: Some((&binary, &PACKAGES)),
-            settings: &settings,
-            ..Deploy::default()
-        },
-    );
-    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    let timeout = Deploy {
+        settings: &settings,
+        ..Deploy::default()
+    };
+    let (unmerged, merged) = unmerged_and_merged(&redis, &redis, &timeout, &PACKAGES);
     assert_eq!(
         (
             unmerged.replies[0].status,

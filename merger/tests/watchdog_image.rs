@@ -21,12 +21,11 @@
 mod container;
 mod support;
 
-use container::{Cleanup, docker};
+use container::{docker, engine_and_watchdog, image_config, image_flags, test_image, wait_ready};
 
-use fmerge_ship::image::engine;
 use std::path::Path;
-use std::time::{Duration, Instant};
-use support::{Ran, assert_says, fmerge_in, free_port};
+use std::time::Duration;
+use support::{Ran, assert_says, fmerge_in, free_port, refused_before_cargo};
 
 const FRONT: &str = r#"//! front: echoes its input; on `call`, calls back through the gateway.
 use std::io::{Read as _, Write as _};
@@ -103,9 +102,17 @@ fn pair() -> tempfile::TempDir {
     dir
 }
 
+/// `fmerge build` of the pair in `dir` from its stack, with `extra`.
 fn build(dir: &Path, extra: &[&str]) -> Ran {
+    build_from(dir, &["-f", "stack.yml"], extra)
+}
+
+/// `fmerge build` of the pair in `dir`, found as `source` says (`-f
+/// stack.yml`, `--manifest-path …`), with `extra`, into `<dir>/out`.
+fn build_from(dir: &Path, source: &[&str], extra: &[&str]) -> Ran {
     let out = dir.join("out");
-    let mut args = vec!["-f", "stack.yml", "front", "back", "--allow-uncalled"];
+    let mut args = source.to_vec();
+    args.extend(["front", "back", "--allow-uncalled"]);
     args.extend(["--out", out.to_str().unwrap()]);
     args.extend(extra);
     fmerge_in(dir, &args)
@@ -114,17 +121,14 @@ fn build(dir: &Path, extra: &[&str]) -> Ran {
 #[test]
 fn an_image_without_a_watchdog_is_refused_before_cargo_starts() {
     let dir = pair();
-    let Ran { ok, stderr, .. } = build(dir.path(), &["--image"]);
-    assert!(!ok, "{stderr}");
-    assert_says(
-        &stderr,
+    refused_before_cargo(
+        build(dir.path(), &["--image"]),
         &[
             "error: front is a watchdog process (a `main` run once per request",
             "no --watchdog is given",
             "\nfix: add --watchdog PATH",
         ],
     );
-    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
     // A watchdog that needs a loader the image lacks is refused too.
     let Ran { ok, stderr, .. } = build(dir.path(), &["--image", "--watchdog", "/bin/sh"]);
     assert!(!ok && stderr.contains("is dynamically linked"), "{stderr}");
@@ -132,29 +136,12 @@ fn an_image_without_a_watchdog_is_refused_before_cargo_starts() {
 
 #[test]
 fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
-    if let Some(reason) = engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{reason}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {reason}");
+    let Some(watchdog) = engine_and_watchdog() else {
         return;
-    }
-    let watchdog = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    };
     let dir = pair();
-    let tag = format!("fmerge-wd/front:t{}", std::process::id());
-    let mut cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
-    let Ran { ok, stdout, stderr } = build(
-        dir.path(),
-        &[
-            "--image",
-            "--tag",
-            &tag,
-            "--watchdog",
-            watchdog.to_str().unwrap(),
-        ],
-    );
+    let (tag, mut cleanup) = test_image("fmerge-wd/front");
+    let Ran { ok, stdout, stderr } = build(dir.path(), &image_flags(&tag, &watchdog));
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     assert_says(&stdout, &[&tag]);
     assert_says(
@@ -166,20 +153,15 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     );
 
     // The image's config, through the Engine.
-    let config = engine::block_on(async {
-        let docker = engine::connect().await.unwrap();
-        docker.inspect_image(&tag).await.unwrap().config.unwrap()
-    })
-    .unwrap();
-    assert_eq!(config.entrypoint.unwrap(), ["/usr/bin/fwatchdog"]);
-    let env = config.env.unwrap();
-    for wanted in [
-        "fprocess=/usr/local/bin/front-merged",
-        "mode=serializing",
-        "port=8080",
-    ] {
-        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
-    }
+    let config = image_config(
+        &tag,
+        &[
+            "fprocess=/usr/local/bin/front-merged",
+            "mode=serializing",
+            "port=8080",
+        ],
+    );
+    assert_eq!(config.entrypoint, ["/usr/bin/fwatchdog"]);
 
     // Run it: of-watchdog's health, metrics, and the caller's answer.
     let (port, metrics) = (free_port(), free_port());
@@ -193,19 +175,7 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
         &tag,
     ]);
     cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let health = fmerge_testkit::wait_http(port, "/_/health", Duration::from_secs(10));
-        if health.as_ref().is_ok_and(|r| r.status == 200) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/_/health: {health:?}\n{}",
-            docker(&["logs", &id])
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_ready(&id, port, "/_/health");
     let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "hello");
     assert_eq!(
         (reply.status, reply.body.as_str()),
@@ -236,49 +206,21 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
 /// package, as the build reads it (issue 49: that path had no test).
 #[test]
 fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
-    if let Some(reason) = engine::missing_reason() {
-        assert!(
-            !fmerge_testkit::dataplane::tools_required(),
-            "{reason}; CI requires a Docker Engine"
-        );
-        eprintln!("SKIPPED: {reason}");
+    let Some(watchdog) = engine_and_watchdog() else {
         return;
-    }
-    let watchdog = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog is needed: {e}"));
+    };
     let dir = pair();
-    let tag = format!("fmerge-wd/front-nostack:t{}", std::process::id());
-    let _cleanup = Cleanup(vec![vec!["rmi".into(), "-f".into(), tag.clone()]]);
+    let (tag, _cleanup) = test_image("fmerge-wd/front-nostack");
     let manifest = dir.path().join("Cargo.toml");
-    let out = dir.path().join("out");
-    let Ran { ok, stderr, .. } = fmerge_in(
-        dir.path(),
-        &[
-            "front",
-            "back",
-            "--allow-uncalled",
-            "--manifest-path",
-            manifest.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--image",
-            "--tag",
-            &tag,
-            "--watchdog",
-            watchdog.to_str().unwrap(),
-        ],
-    );
+    let source = ["--manifest-path", manifest.to_str().unwrap()];
+    let Ran { ok, stderr, .. } = build_from(dir.path(), &source, &image_flags(&tag, &watchdog));
     assert!(ok, "fmerge build --image failed:\n{stderr}");
     assert_says(&stderr, &["in serializing mode, as it ran front"]);
-    let config = engine::block_on(async {
-        let docker = engine::connect().await.unwrap();
-        docker.inspect_image(&tag).await.unwrap().config.unwrap()
-    })
-    .unwrap();
-    let env = config.env.unwrap();
-    for wanted in ["fprocess=/usr/local/bin/front-merged", "mode=serializing"] {
-        assert!(env.iter().any(|e| e == wanted), "{wanted} not in {env:?}");
-    }
+    let env = image_config(
+        &tag,
+        &["fprocess=/usr/local/bin/front-merged", "mode=serializing"],
+    )
+    .env;
     assert!(
         !env.iter().any(|e| e.starts_with("upstream_url=")),
         "a watchdog process has no upstream: {env:?}"

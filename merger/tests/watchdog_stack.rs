@@ -13,7 +13,10 @@
 mod support;
 
 use std::path::Path;
-use support::{Ran, assert_says, fixture, fmerge_command, fmerge_in};
+use support::{
+    Ran, assert_says, edges_of, fixture, fmerge_in, graph_of_stack, plan_and_build,
+    refused_before_cargo, weighed_graph,
+};
 
 /// The chain: (stack key, package, the Dockerfile's ENV line).
 const CHAIN: [(&str, &str, &str); 4] = [
@@ -155,33 +158,27 @@ fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
 #[test]
 fn a_mode_that_does_not_fit_the_code_is_refused_before_cargo_starts() {
     let ws = chain_stack("    environment:\n      mode: http\n");
-    let Ran { ok, stderr, .. } = build(ws.path(), &KEYS);
-    assert!(!ok, "{stderr}");
-    assert_says(
-        &stderr,
+    refused_before_cargo(
+        build(ws.path(), &KEYS),
         &[
             "error: function audit-log runs in of-watchdog mode `http` (its Dockerfile and stack environment)",
             "but its package AuditLog depends on no crate fmerge knows to serve HTTP with",
             "\nfix: leave audit-log out of the group",
         ],
     );
-    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }
 
 #[test]
 fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
     let ws = chain_stack("    environment:\n      fprocess: /usr/bin/SomethingElse --flag\n");
-    let Ran { ok, stderr, .. } = build(ws.path(), &KEYS);
-    assert!(!ok, "{stderr}");
-    assert_says(
-        &stderr,
+    refused_before_cargo(
+        build(ws.path(), &KEYS),
         &[
             "error: function audit-log: of-watchdog runs `SomethingElse`",
             "which is not a binary of its package AuditLog (it has AuditLog)",
             "\nfix: ",
         ],
     );
-    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
 }
 
 /// Built without a stack file, a function's mode is its Dockerfile's, the
@@ -231,79 +228,23 @@ fn without_a_stack_the_dockerfile_beside_a_package_is_read() {
 fn graph_and_plan_see_the_calls_through_the_teams_own_clients() {
     let ws = chain_stack("");
     let dir = ws.path();
-    let graph = fmerge_command(dir, &["graph", "-f", "stack.yml"]);
-    assert!(graph.ok, "fmerge graph failed:\n{}", graph.stderr);
-    let calls: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("callgraph/calls.json")).unwrap())
-            .unwrap();
-    let mut edges: Vec<(String, String, Vec<String>)> = calls["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let within = e["within"].as_array().unwrap();
-            (
-                e["from"].as_str().unwrap().to_string(),
-                e["to"]
-                    .as_str()
-                    .expect("every name is a literal")
-                    .to_string(),
-                within
-                    .iter()
-                    .map(|w| w.as_str().unwrap().to_string())
-                    .collect(),
-            )
-        })
-        .collect();
-    edges.sort();
     let edge = |from: &str, to: &str, within: &str| {
         (from.to_string(), to.to_string(), vec![within.to_string()])
     };
     assert_eq!(
-        edges,
+        edges_of(&graph_of_stack(dir, &[])),
         [
             edge("social-graph-get-followers", "user-filter", "main"),
             edge("user-filter", "audit-log", "audit"),
             edge("write-home-timeline", "social-graph-get-followers", "main"),
         ]
     );
-    for f in calls["functions"].as_array().unwrap() {
-        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
-    }
     // The gateway's access log weighs those edges: 4 requests from
     // outside, each calling down the chain, 2 of them as far as audit-log.
-    let log = dir.join("access.log");
-    let line = |f: &str| {
-        format!(
-            "127.0.0.1 - - [28/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"curl\"\n"
-        )
-    };
-    let counts = [(KEYS[0], 4), (KEYS[1], 4), (KEYS[2], 2), (KEYS[3], 2)];
-    let text: String = counts
-        .iter()
-        .flat_map(|(f, n)| std::iter::repeat_n(line(f), *n))
-        .collect();
-    std::fs::write(&log, text).unwrap();
-    let weighed = fmerge_command(
+    let calls = weighed_graph(
         dir,
-        &[
-            "graph",
-            "-f",
-            "stack.yml",
-            "--access-log",
-            log.to_str().unwrap(),
-            "--picture",
-            "none",
-        ],
+        &[(KEYS[0], 4), (KEYS[1], 4), (KEYS[2], 2), (KEYS[3], 2)],
     );
-    assert!(
-        weighed.ok,
-        "fmerge graph --access-log failed:\n{}",
-        weighed.stderr
-    );
-    let calls: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("callgraph/calls.json")).unwrap())
-            .unwrap();
     let weight = |from: &str, to: &str| {
         calls["edges"]
             .as_array()
@@ -315,21 +256,5 @@ fn graph_and_plan_see_the_calls_through_the_teams_own_clients() {
     assert_eq!(weight(KEYS[0], KEYS[1]), Some(4.0), "{calls}");
     assert_eq!(weight(KEYS[1], KEYS[2]), Some(2.0), "{calls}");
     assert_eq!(weight(KEYS[2], KEYS[3]), Some(2.0), "{calls}");
-    let plan = fmerge_command(dir, &["plan"]);
-    assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
-    let toml = std::fs::read_to_string(dir.join("plan/plan.toml")).unwrap();
-    for key in KEYS {
-        assert!(
-            toml.contains(&format!("\"{key}\"")),
-            "{key} not in the plan:\n{toml}"
-        );
-    }
-    let built = fmerge_in(dir, &["--plan", "plan/plan.toml"]);
-    assert!(built.ok, "fmerge build --plan failed:\n{}", built.stderr);
-    let binary = built
-        .stdout
-        .lines()
-        .find(|l| l.ends_with("-merged"))
-        .unwrap_or_default();
-    assert!(Path::new(binary).is_file(), "{}", built.stdout);
+    plan_and_build(dir, &KEYS);
 }

@@ -17,7 +17,7 @@ mod support;
 use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
 use std::time::{Duration, Instant};
 use support::servers::{Serving, both, both_started, start_with_metrics};
-use support::{at_once, get};
+use support::{answered_within, at_once, get};
 
 /// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
 /// has passed; the last answer.
@@ -180,19 +180,6 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
     });
 }
 
-/// One health probe on a new connection that must be answered within `within`.
-fn health_within(port: u16, within: Duration) -> Result<u16, String> {
-    use std::io::{Read, Write};
-    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    c.set_read_timeout(Some(within)).unwrap();
-    c.write_all(b"GET /_/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut reply = Vec::new();
-    c.read_to_end(&mut reply)
-        .map_err(|e| format!("no whole reply within {within:?}: {e}"))?;
-    dataplane::parse(&reply, false).map(|r| r.status)
-}
-
 /// Probes health every 100 ms for `window`: every probe must be answered
 /// 200 within `within`. Returns the slowest answer.
 fn health_throughout(serving: Serving, port: u16, window: Duration, within: Duration) -> Duration {
@@ -200,7 +187,7 @@ fn health_throughout(serving: Serving, port: u16, window: Duration, within: Dura
     let mut slowest = Duration::ZERO;
     while Instant::now() < until {
         let asked = Instant::now();
-        let status = health_within(port, within);
+        let status = answered_within(port, "/_/health", within);
         assert_eq!(
             status,
             Ok(200),

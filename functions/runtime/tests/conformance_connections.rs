@@ -144,45 +144,37 @@ fn every_probe_answers(serving: Serving, port: u16, paths: &[&str], times: usize
 /// it (of-watchdog has none).
 const CAP: &str = "8";
 
-#[test]
-fn health_and_ready_answer_while_idle_clients_hold_every_connection_and_reopen() {
+/// Under [`CAP`], 64 clients that each do as `sends` says, held until
+/// `opened` connections were opened (then `settle` waited): health and
+/// ready each answer within [`WITHIN`], five times over.
+fn probes_answer_while(sends: Sends, opened: usize, settle: Duration) {
     both_started(&[("max_connections", CAP)], |serving, s| {
         let port = s.server.port;
-        // The cap, the old probe reserve and more, all idle, each reopened
-        // as soon as it is closed.
-        let holders = Holders::start(port, 64, Sends::Nothing);
-        holders.opened(64);
-        std::thread::sleep(Duration::from_millis(300));
-        let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
-        eprintln!("{serving:?}: with 64 idle clients, slowest probe {slowest:?}");
-        drop(holders);
-    });
-}
-
-#[test]
-fn health_and_ready_answer_while_clients_send_their_headers_slowly() {
-    both_started(&[("max_connections", CAP)], |serving, s| {
-        let port = s.server.port;
-        let holders = Holders::start(port, 64, Sends::SlowHeaders);
-        holders.opened(64);
-        std::thread::sleep(Duration::from_millis(300));
-        let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
-        eprintln!("{serving:?}: with 64 slow-header clients, slowest probe {slowest:?}");
-        drop(holders);
-    });
-}
-
-#[test]
-fn health_and_ready_answer_while_clients_flood_the_port_with_connections() {
-    both_started(&[("max_connections", CAP)], |serving, s| {
-        let port = s.server.port;
-        let holders = Holders::start(port, 64, Sends::Churn);
-        holders.opened(200);
+        let holders = Holders::start(port, 64, sends);
+        holders.opened(opened);
+        std::thread::sleep(settle);
         let slowest = every_probe_answers(serving, port, &["/_/health", "/_/ready"], 5);
         let opened = holders.opened.load(Ordering::Relaxed);
         eprintln!("{serving:?}: with {opened} connections opened, slowest probe {slowest:?}");
         drop(holders);
     });
+}
+
+#[test]
+fn health_and_ready_answer_while_idle_clients_hold_every_connection_and_reopen() {
+    // The cap, the old probe reserve and more, all idle, each reopened as
+    // soon as it is closed.
+    probes_answer_while(Sends::Nothing, 64, Duration::from_millis(300));
+}
+
+#[test]
+fn health_and_ready_answer_while_clients_send_their_headers_slowly() {
+    probes_answer_while(Sends::SlowHeaders, 64, Duration::from_millis(300));
+}
+
+#[test]
+fn health_and_ready_answer_while_clients_flood_the_port_with_connections() {
+    probes_answer_while(Sends::Churn, 200, Duration::ZERO);
 }
 
 #[test]
@@ -305,24 +297,10 @@ fn a_large_reply_read_slowly_holds_only_its_own_bytes_while_every_handler_thread
     });
 }
 
-/// Raises this process's soft limit on open files to the hard one.
-fn raise_fd_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write `limit`.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        limit.rlim_cur = limit.rlim_max;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
-    }
-}
-
 #[test]
 fn a_thousand_unfinished_400_kb_request_heads_stay_within_the_memory_budget() {
     const BUDGET_MIB: u64 = 64;
-    raise_fd_limit();
+    support::raise_fd_limit();
     let budget = (BUDGET_MIB << 20).to_string();
     let env = [("max_buffered_bytes", budget.as_str())];
     both_started(&env, |serving, s| {

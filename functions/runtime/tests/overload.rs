@@ -73,21 +73,8 @@ fn under_plain_overload_function_requests_past_the_waiting_room_get_503_and_prob
 #[test]
 fn health_answers_with_4096_idle_connections_open() {
     // This process needs a descriptor per connection.
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read and write `limit`.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        limit.rlim_cur = limit.rlim_max;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
-    }
-    assert!(
-        limit.rlim_max > 8500,
-        "hard fd limit {}: too low for this test",
-        limit.rlim_max
-    );
+    let max = support::raise_fd_limit();
+    assert!(max > 8500, "hard fd limit {max}: too low for this test");
     // The server starts with a low soft limit (the hard one stays): it must
     // raise it itself, as Go does.
     let port = free_port();

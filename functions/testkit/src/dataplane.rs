@@ -276,8 +276,18 @@ pub fn of_watchdog() -> Result<PathBuf, String> {
 }
 
 /// Whether a missing tool must fail the test (CI sets `FMERGE_REQUIRE_TOOLS=1`).
-pub fn tools_required() -> bool {
+fn tools_required() -> bool {
     std::env::var("FMERGE_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
+}
+
+/// Whether a tool a test needs is here, given `missing`, why it is not
+/// (`None`: it is). Without it the test says it was skipped and returns;
+/// where the tools are required (CI) that fails the test, never skips it.
+pub fn tool_present(missing: Option<String>) -> bool {
+    let Some(why) = missing else { return true };
+    assert!(!tools_required(), "FMERGE_REQUIRE_TOOLS=1 and {why}");
+    eprintln!("SKIPPED: {why}");
+    false
 }
 
 /// The example binary `name` of `package`, built (`cargo build --example`,

@@ -1,7 +1,8 @@
 //! The check behind each crate's `tests/layers.rs`: the top-level modules of
 //! a crate's `src/` in layers, each importing only from the layers below it
 //! (or its own, without a cycle). A crate's test is its table, lowest layer
-//! first, and one call to [`assert_layered`].
+//! first, and [`layers_test!`](crate::layers_test), which checks its `src/`
+//! with [`assert_layered`].
 //!
 //! An import is read as `shared/tools/modcycles.py` reads it: the first name
 //! after each `crate::` (and in each `use crate::{a, b}` group), doc
@@ -27,6 +28,19 @@ pub fn assert_layered(src: &Path, layers: &[&[&str]]) {
         src.display(),
         found.join("\n\n")
     );
+}
+
+/// The test of a crate's `tests/layers.rs`: its `src/` ([`assert_layered`])
+/// in `$layers`, lowest first.
+#[macro_export]
+macro_rules! layers_test {
+    ($layers:expr) => {
+        #[test]
+        fn modules_import_only_from_the_layers_below() {
+            let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+            $crate::layers::assert_layered(&src, $layers);
+        }
+    };
 }
 
 /// What [`assert_layered`] refuses, each as `error: ...` then `fix: ...`;

@@ -127,13 +127,7 @@ impl Redis {
                     .query::<String>(&mut conn)
                     .expect("GET"),
                 "zset" => {
-                    let pairs: Vec<(String, String)> = redis::cmd("ZRANGE")
-                        .arg(&key)
-                        .arg(0)
-                        .arg(-1)
-                        .arg("WITHSCORES")
-                        .query(&mut conn)
-                        .expect("ZRANGE");
+                    let pairs = sorted_set(&mut conn, &key);
                     pairs.iter().map(|(m, s)| format!("{m}@{s}\n")).collect()
                 }
                 "list" => {
@@ -176,6 +170,17 @@ impl Redis {
 
 /// redis-server on `ip:port`, no persistence, logging to `dir/redis.log`
 /// (appended, so that a restart keeps the first run's log).
+/// The sorted set `key`, each member with its score, lowest first.
+pub(crate) fn sorted_set(conn: &mut redis::Connection, key: &str) -> Vec<(String, String)> {
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(conn)
+        .expect("ZRANGE")
+}
+
 fn spawn(ip: &str, port: u16, dir: &Path) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)

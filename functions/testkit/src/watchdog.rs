@@ -10,6 +10,10 @@
 //!   set, since the real one always binds 8081 and only one fits a namespace.
 //! - [`Watchdog`]: one function behind an of-watchdog; [`ClusterRedis`]: a
 //!   redis-server with a password on 127.0.0.1:6379.
+//! - [`chain`]: a chain of them deployed, unmerged and merged: the binaries
+//!   passed into the namespace, each pod's environment, the gateway.
+
+pub mod chain;
 
 use crate::dataplane::{Server, of_watchdog};
 use crate::process::{kill, need};
@@ -428,13 +432,7 @@ impl ClusterRedis {
             .expect("KEYS");
         keys.into_iter()
             .map(|key| {
-                let members = redis::cmd("ZRANGE")
-                    .arg(&key)
-                    .arg(0)
-                    .arg(-1)
-                    .arg("WITHSCORES")
-                    .query(&mut conn)
-                    .expect("ZRANGE");
+                let members = crate::store::sorted_set(&mut conn, &key);
                 (key, members)
             })
             .collect()

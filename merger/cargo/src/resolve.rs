@@ -450,15 +450,21 @@ pub fn code(manifest_path: Option<&Path>, names: &[String]) -> Result<Vec<Code>>
 /// package as it likes (`WriteHomeTimeline`).
 pub fn code_of_package(manifest: &Path, name: &str) -> Result<Code> {
     let metadata = workspace_metadata(Some(manifest))?;
-    let package = metadata.root_package().with_context(|| {
+    let package = handler_package(&metadata, manifest)?;
+    let mut code = code_in(&metadata, &[package.name.to_string()])?.remove(0);
+    code.name = name.to_string();
+    Ok(code)
+}
+
+/// The package whose manifest is `manifest`, a stack's handler, read into
+/// `metadata`; refused when `manifest` is a workspace's alone.
+fn handler_package<'a>(metadata: &'a Metadata, manifest: &Path) -> Result<&'a Package> {
+    metadata.root_package().with_context(|| {
         format!(
             "{} is no package's manifest\nfix: point the handler at the folder of the function's own Cargo.toml",
             manifest.display()
         )
-    })?;
-    let mut code = code_in(&metadata, &[package.name.to_string()])?.remove(0);
-    code.name = name.to_string();
-    Ok(code)
+    })
 }
 
 /// `code`, a template's `main`, with the handler library at `library` in
@@ -466,19 +472,9 @@ pub fn code_of_package(manifest: &Path, name: &str) -> Result<Code> {
 /// and the path packages it links are the function's code.
 pub fn with_handler_library(mut code: Code, library: &Path) -> Result<Code> {
     let metadata = workspace_metadata(Some(library))?;
-    let package = metadata.root_package().with_context(|| {
-        format!(
-            "{} is no package's manifest\nfix: point the handler at the folder of the function's own Cargo.toml",
-            library.display()
-        )
-    })?;
+    let package = handler_package(&metadata, library)?;
     code.deps.retain(|d| d.name != package.name.as_str());
-    let local: HashMap<&PackageId, &Package> = metadata
-        .packages
-        .iter()
-        .filter(|p| p.source.is_none())
-        .map(|p| (&p.id, p))
-        .collect();
+    let local = local_packages(&metadata);
     for id in closure(&metadata, &package.id, &[DependencyKind::Normal]) {
         if let Some(p) = local.get(&id)
             && let Some(dir) = p.manifest_path.parent()
@@ -494,13 +490,19 @@ pub fn with_handler_library(mut code: Code, library: &Path) -> Result<Code> {
     Ok(code)
 }
 
-fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
-    let local: HashMap<&PackageId, &Package> = metadata
+/// The packages of `metadata` that are no registry's or git's (path
+/// packages: the workspace's and those it reaches by path), by id.
+fn local_packages(metadata: &Metadata) -> HashMap<&PackageId, &Package> {
+    metadata
         .packages
         .iter()
         .filter(|p| p.source.is_none())
         .map(|p| (&p.id, p))
-        .collect();
+        .collect()
+}
+
+fn code_in(metadata: &Metadata, names: &[String]) -> Result<Vec<Code>> {
+    let local = local_packages(metadata);
     let dir = |p: &Package| p.manifest_path.parent().map(PathBuf::from);
     let mut out = Vec::new();
     for name in names {

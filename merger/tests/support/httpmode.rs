@@ -10,9 +10,11 @@
 //! `function/`.
 
 use crate::support::{fixture, free_port, merged};
-use fmerge_testkit::Gateway;
 use fmerge_testkit::dataplane::request;
-use fmerge_testkit::watchdog::{ClusterRedis, Watchdog, enter_cluster, run_isolated};
+use fmerge_testkit::watchdog::chain::{
+    self, Deployed, HOSTS, merged_binary, namespaced, pairs, passed, pod_env,
+};
+use fmerge_testkit::watchdog::{ClusterRedis, Watchdog, enter_cluster};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -43,18 +45,7 @@ pub const DEPLOYMENTS: [Deployment; 5] = [
     ("tax", 3004, &[("PORT", "3004")]),
 ];
 
-const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
-const HOSTS: [&str; 2] = [
-    "gateway.openfaas.svc.cluster.local.",
-    "redis.openfaas-fn.svc.cluster.local.",
-];
 const PASSWORD: &str = "fmerge-httpmode-redis-password";
-
-/// What the test binary passes to its copy in the namespace.
-const UNMERGED_VAR: &str = "FMERGE_HM_UNMERGED";
-const MERGED_VAR: &str = "FMERGE_HM_MERGED";
-const REAL_VAR: &str = "FMERGE_HM_REAL";
-const PATCHED_VAR: &str = "FMERGE_HM_PATCHED";
 
 /// The requests, each through the gateway: (what it probes, method, path,
 /// body).
@@ -156,32 +147,7 @@ pub fn merge() -> &'static (PathBuf, String) {
 /// Runs the ignored test `child` in a namespace of its own with the
 /// unmerged binaries, both of-watchdogs and, if given, the merged binary.
 pub fn run_child(child: &str, merged: Option<&Path>) {
-    let real = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog 0.11.6 is needed: {e}"));
-    let patched = fmerge_testkit::watchdog::metrics_port_watchdog()
-        .unwrap_or_else(|e| panic!("of-watchdog with metrics_port is needed: {e}"));
-    let mut env = vec![
-        (UNMERGED_VAR, path_string(unmerged_binaries())),
-        (REAL_VAR, path_string(&real)),
-        (PATCHED_VAR, path_string(&patched)),
-    ];
-    if let Some(binary) = merged {
-        env.push((MERGED_VAR, path_string(binary)));
-    }
-    match run_isolated(child, &env) {
-        Ok(output) => println!("{output}"),
-        Err(why) => panic!("{why}"),
-    }
-}
-
-fn path_string(path: &Path) -> String {
-    path.to_str().expect("UTF-8 path").to_string()
-}
-
-fn env_path(var: &str) -> PathBuf {
-    PathBuf::from(
-        std::env::var_os(var).unwrap_or_else(|| panic!("{var} is not set: run through run_child")),
-    )
+    chain::run_child(child, unmerged_binaries(), merged, &[]);
 }
 
 /// One reply, with the headers that do not change from run to run.
@@ -219,7 +185,7 @@ pub fn cluster() -> (fmerge_testkit::watchdog::Cluster, ClusterRedis) {
 /// on fresh data and reads back what happened.
 pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
     redis.run(&[&["FLUSHALL"]]);
-    let (watchdogs, gateway) = deploy(merged);
+    let deployed = deploy(merged);
     let replies = REQUESTS
         .iter()
         .map(|(what, method, path, body)| {
@@ -233,15 +199,8 @@ pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
             }
         })
         .collect();
-    let calls = NAMES
-        .iter()
-        .map(|n| (n.to_string(), gateway.requests_for(n)))
-        .collect();
-    println!("gateway access log:\n{}", gateway.access_log());
-    let logs = watchdogs
-        .iter()
-        .map(|(n, w)| (n.to_string(), w.log()))
-        .collect();
+    let calls = deployed.calls(&NAMES);
+    let logs = deployed.logs();
     let mut con = redis.connection();
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("reserved:*")
@@ -266,24 +225,11 @@ pub fn run_chain(redis: &ClusterRedis, merged: bool) -> Observed {
 /// the caller's name with every member's settings namespaced, the callees
 /// still deployed: each function's watchdog (the caller's first) and the
 /// gateway on 8080 routing to them.
-pub fn deploy(merged: bool) -> (Vec<(&'static str, Watchdog)>, Gateway) {
-    let (real, patched, unmerged) = (
-        env_path(REAL_VAR),
-        env_path(PATCHED_VAR),
-        env_path(UNMERGED_VAR),
-    );
-    let common = [
-        ("GATEWAY_URL", GATEWAY),
-        ("OPENFAAS_URL", GATEWAY),
-        ("RUST_BACKTRACE", "0"),
-    ];
+pub fn deploy(merged: bool) -> Deployed {
+    let binaries = passed();
     let mut watchdogs: Vec<(&'static str, Watchdog)> = Vec::new();
     for (name, upstream, settings) in DEPLOYMENTS {
-        let mut env: Vec<(String, String)> = common
-            .iter()
-            .chain(settings.iter())
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut env = pod_env(settings.iter().copied());
         env.push(("mode".into(), "http".into()));
         env.push((
             "upstream_url".into(),
@@ -293,25 +239,24 @@ pub fn deploy(merged: bool) -> (Vec<(&'static str, Watchdog)>, Gateway) {
         let binary = match merged && caller {
             true => {
                 for (callee, _, settings) in &DEPLOYMENTS[1..] {
-                    env.extend(
-                        settings
-                            .iter()
-                            .map(|(k, v)| (fmerge_contract::namespaced(callee, k), v.to_string())),
-                    );
+                    let own = settings.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+                    env.extend(namespaced(callee, own));
                 }
-                env_path(MERGED_VAR)
+                merged_binary()
             }
-            false => unmerged.join(name),
+            false => binaries.unmerged.join(name),
         };
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let pairs = pairs(&env);
         // The caller's watchdog is the real of-watchdog (metrics on 8081),
         // merged as unmerged; the others have metrics ports of their own.
         let watchdog = match caller {
-            true => Watchdog::start(&real, &binary, free_port(), None, &pairs),
-            false => Watchdog::start(&patched, &binary, free_port(), Some(free_port()), &pairs),
+            true => Watchdog::start(&binaries.real, &binary, free_port(), None, &pairs),
+            false => {
+                let metrics = Some(free_port());
+                Watchdog::start(&binaries.patched, &binary, free_port(), metrics, &pairs)
+            }
         };
         watchdogs.push((name, watchdog));
     }
-    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
-    (watchdogs, Gateway::start_on(8080, &routes))
+    Deployed::start(watchdogs)
 }

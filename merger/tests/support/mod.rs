@@ -188,6 +188,18 @@ pub fn refuses(dir: &Path, args: &[&str], needles: &[&str]) -> String {
     stderr
 }
 
+/// What a run that must be refused before cargo starts came to: it
+/// failed, its error says every one of `needles`, and nothing was built
+/// (no `building` line); its stderr.
+#[allow(dead_code)]
+pub fn refused_before_cargo(ran: Ran, needles: &[&str]) -> String {
+    let Ran { ok, stderr, .. } = ran;
+    assert!(!ok, "{stderr}");
+    assert_says(&stderr, needles);
+    assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
+    stderr
+}
+
 /// Any `fmerge` command in `dir`, as given ([`fmerge_cli`]), which must fail
 /// with every one of `needles` in its error.
 #[allow(dead_code)]
@@ -245,4 +257,88 @@ pub fn unmerged_behind_gateway(names: &[&str]) -> (Gateway, Vec<Function>) {
         })
         .collect();
     (gateway, functions)
+}
+
+/// `fmerge graph -f stack.yml ARGS` in `dir`, which must succeed and leave
+/// no function out; the calls.json it wrote.
+#[allow(dead_code)]
+pub fn graph_of_stack(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let all = [&["graph", "-f", "stack.yml"], args].concat();
+    let graph = fmerge_command(dir, &all);
+    assert!(graph.ok, "fmerge {all:?} failed:\n{}", graph.stderr);
+    let calls: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("callgraph/calls.json")).unwrap())
+            .unwrap();
+    for f in calls["functions"].as_array().unwrap() {
+        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
+    }
+    calls
+}
+
+/// The edges of a calls.json, sorted: caller, callee (every name a
+/// literal) and the functions each call is made within.
+#[allow(dead_code)]
+pub fn edges_of(calls: &serde_json::Value) -> Vec<(String, String, Vec<String>)> {
+    let text = |v: &serde_json::Value| v.as_str().expect("every name is a literal").to_string();
+    let mut edges: Vec<_> = calls["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let within = e["within"].as_array().unwrap();
+            (
+                text(&e["from"]),
+                text(&e["to"]),
+                within.iter().map(text).collect(),
+            )
+        })
+        .collect();
+    edges.sort();
+    edges
+}
+
+/// [`graph_of_stack`] weighed by a gateway access log written into `dir`:
+/// `n` requests from outside to each function of `requests`.
+#[allow(dead_code)]
+pub fn weighed_graph(dir: &Path, requests: &[(&str, usize)]) -> serde_json::Value {
+    let log = dir.join("access.log");
+    let text: String = requests
+        .iter()
+        .flat_map(|(f, n)| {
+            std::iter::repeat_n(
+                format!(
+                    "127.0.0.1 - - [28/Nov/2026:09:00:00 +0000] \"POST /function/{f} HTTP/1.1\" 200 12 \"-\" \"curl\"\n"
+                ),
+                *n,
+            )
+        })
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    graph_of_stack(
+        dir,
+        &["--access-log", log.to_str().unwrap(), "--picture", "none"],
+    )
+}
+
+/// `fmerge plan` in `dir`, whose plan must hold every one of `members`,
+/// then `fmerge build --plan plan/plan.toml`, which must build a binary.
+#[allow(dead_code)]
+pub fn plan_and_build(dir: &Path, members: &[&str]) {
+    let plan = fmerge_command(dir, &["plan"]);
+    assert!(plan.ok, "fmerge plan failed:\n{}", plan.stderr);
+    let toml = std::fs::read_to_string(dir.join("plan/plan.toml")).unwrap();
+    for name in members {
+        assert!(
+            toml.contains(&format!("\"{name}\"")),
+            "{name} not in the plan:\n{toml}"
+        );
+    }
+    let built = fmerge_in(dir, &["--plan", "plan/plan.toml"]);
+    assert!(built.ok, "fmerge build --plan failed:\n{}", built.stderr);
+    let binary = built
+        .stdout
+        .lines()
+        .find(|l| l.ends_with("-merged"))
+        .unwrap_or_default();
+    assert!(Path::new(binary).is_file(), "{}", built.stdout);
 }

@@ -6,7 +6,7 @@
 //! - [`Registry`]: Debian's `docker-registry` (distribution 2.8) as a plain process on
 //!   a free port, with its own config, storage dir and htpasswd (bcrypt) auth; killed
 //!   and removed on drop. [`Registry::catalog`] and [`Registry::tags`] ask it what it holds.
-//! - [`engine_skip_reason`]: why image tests cannot run here (no engine), or `None`.
+//! - [`engine_present`]: whether image tests can run here (an engine); CI requires one.
 //! - [`docker`]: the `docker` CLI, a client we did not write, for pull/run/rmi.
 //! - [`Container`]: a `docker run -d --network host` container, removed on drop.
 //!
@@ -39,10 +39,11 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
-/// `Some(reason)` when there is no Docker Engine to test against (no `DOCKER_HOST`
-/// and no `/var/run/docker.sock`): image tests print it and return.
-pub fn engine_skip_reason() -> Option<String> {
-    fmerge_ship::image::engine::missing_reason()
+/// Whether there is a Docker Engine to test against (`DOCKER_HOST`, or
+/// `/var/run/docker.sock`). Without one an image test says it was skipped
+/// and returns, except where the tools are required (CI): that fails it.
+pub fn engine_present() -> bool {
+    fmerge_testkit::dataplane::tool_present(fmerge_ship::image::engine::missing_reason())
 }
 
 /// Runs the `docker` CLI with `args` (and an optional `--config` dir first).

@@ -6,11 +6,11 @@
 //! unmerged and merged, and what each run came to.
 
 use crate::support::{fixture, free_port, merged};
-use fmerge_testkit::Gateway;
 use fmerge_testkit::dataplane::request;
-use fmerge_testkit::watchdog::{
-    ClusterRedis, OwnPod, Watchdog, enter_cluster, enter_cluster_at, run_isolated,
+use fmerge_testkit::watchdog::chain::{
+    self, Deployed, GATEWAY_HOST, HOSTS, namespaced, pairs, passed, passed_path, pod_env,
 };
+use fmerge_testkit::watchdog::{ClusterRedis, OwnPod, Watchdog, enter_cluster, enter_cluster_at};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -30,17 +30,9 @@ pub const NAMES: [&str; 4] = [
     "audit-log",
 ];
 
-/// The gateway as the functions' pods see it; `FaasRpc` has it written in.
-const GATEWAY: &str = "http://gateway.openfaas.svc.cluster.local.:8080";
-const GATEWAY_HOST: &str = "gateway.openfaas.svc.cluster.local.";
-const HOSTS: [&str; 2] = [GATEWAY_HOST, "redis.openfaas-fn.svc.cluster.local."];
+// The gateway as the functions' pods see it is `chain::GATEWAY_URL`:
+// `FaasRpc` has it written in.
 const PASSWORD: &str = "fmerge-watchdog-redis-password";
-
-/// What the test binary passes to its copy in the namespace.
-const UNMERGED_VAR: &str = "FMERGE_WD_UNMERGED";
-const MERGED_VAR: &str = "FMERGE_WD_MERGED";
-const REAL_VAR: &str = "FMERGE_WD_REAL";
-const PATCHED_VAR: &str = "FMERGE_WD_PATCHED";
 
 /// The requests, each to write-home-timeline through the gateway: (what it
 /// probes, body).
@@ -100,50 +92,18 @@ pub fn merge_with(functions: &[&str], flags: &[&str], tag: &str) -> (PathBuf, St
 /// panics with its output if it fails. Builds everything first, outside:
 /// there is no network inside for cargo.
 pub fn run_child(child: &str, merged: Option<&Path>, more: &[(&'static str, String)]) {
-    let real = fmerge_testkit::dataplane::of_watchdog()
-        .unwrap_or_else(|e| panic!("the real of-watchdog 0.11.6 is needed: {e}"));
-    let patched = fmerge_testkit::watchdog::metrics_port_watchdog()
-        .unwrap_or_else(|e| panic!("of-watchdog with metrics_port is needed: {e}"));
-    let mut env = vec![
-        (UNMERGED_VAR, path_string(unmerged_binaries())),
-        (REAL_VAR, path_string(&real)),
-        (PATCHED_VAR, path_string(&patched)),
-    ];
-    if let Some(binary) = merged {
-        env.push((MERGED_VAR, path_string(binary)));
-    }
-    env.extend(more.iter().cloned());
-    match run_isolated(child, &env) {
-        Ok(output) => println!("{output}"),
-        Err(why) => panic!("{why}"),
-    }
-}
-
-fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
-    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
-}
-
-fn path_string(path: &Path) -> String {
-    path.to_str().expect("UTF-8 path").to_string()
-}
-
-fn env_path(var: &str) -> PathBuf {
-    PathBuf::from(
-        std::env::var_os(var).unwrap_or_else(|| panic!("{var} is not set: run through run_child")),
-    )
+    chain::run_child(child, unmerged_binaries(), merged, more);
 }
 
 /// The merged binary the parent test built.
-pub fn merged_binary() -> PathBuf {
-    env_path(MERGED_VAR)
-}
+pub use chain::merged_binary;
 
 /// A merged binary built without the flags under test, for comparison.
 pub const PLAIN_VAR: &str = "FMERGE_WD_PLAIN";
 
 /// The binary [`PLAIN_VAR`] names.
 pub fn plain_binary() -> PathBuf {
-    env_path(PLAIN_VAR)
+    passed_path(PLAIN_VAR)
 }
 
 /// social-graph-get-followers' cluster, for the seed's case: its Redis at
@@ -169,7 +129,7 @@ pub fn two_clusters() -> (
         ],
     );
     let pod = OwnPod::new(
-        &env_path(PATCHED_VAR),
+        &passed().patched,
         &[(GATEWAY_HOST, "127.0.0.1"), (HOSTS[1], "127.0.0.2")],
         &[("redis-password", OWN_PASSWORD)],
     );
@@ -254,18 +214,7 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
         redis.run(&[&["FLUSHALL"]]);
     }
     redis.run(&[&["SADD", "blocked", "3"]]);
-    let (real, patched, unmerged) = (
-        env_path(REAL_VAR),
-        env_path(PATCHED_VAR),
-        env_path(UNMERGED_VAR),
-    );
-    // No backtraces: their frames differ between binaries by design, the
-    // panic messages around them must not.
-    let env = [
-        ("GATEWAY_URL", GATEWAY),
-        ("OPENFAAS_URL", GATEWAY),
-        ("RUST_BACKTRACE", "0"),
-    ];
+    let binaries = passed();
     let mut watchdogs: Vec<(&str, Watchdog)> = Vec::new();
     let of = |function: &str| -> Vec<(String, String)> {
         settings
@@ -276,10 +225,7 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
     };
     for (package, name) in PACKAGES.iter().zip(NAMES) {
         let port = free_port();
-        let mut own: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut own = pod_env([]);
         own.extend(of(name));
         let watchdog = match merged {
             // The merged binary keeps the caller's contract: the real
@@ -287,22 +233,18 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
             Some((binary, members)) if members[0] == *package => {
                 for member in &members[1..] {
                     let callee = fmerge_contract::function_name(member);
-                    own.extend(
-                        of(&callee)
-                            .into_iter()
-                            .map(|(k, v)| (fmerge_contract::namespaced(&callee, &k), v)),
-                    );
+                    own.extend(namespaced(&callee, of(&callee)));
                 }
-                Watchdog::start(&real, binary, port, None, &pairs(&own))
+                Watchdog::start(&binaries.real, binary, port, None, &pairs(&own))
             }
             // A merged callee stays deployed, as in a cluster: a call that
             // still reached it would show in the gateway's log.
             _ => Watchdog::start(
                 match own_pod {
                     Some(pod) if name == NAMES[1] => pod,
-                    _ => &patched,
+                    _ => &binaries.patched,
                 },
-                &unmerged.join(package),
+                &binaries.unmerged.join(package),
                 port,
                 Some(free_port()),
                 &pairs(&own),
@@ -310,8 +252,7 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
         };
         watchdogs.push((name, watchdog));
     }
-    let routes: Vec<(&str, u16)> = watchdogs.iter().map(|(n, w)| (*n, w.port())).collect();
-    let gateway = Gateway::start_on(8080, &routes);
+    let deployed = Deployed::start(watchdogs);
     let replies = REQUESTS
         .iter()
         .map(|(what, body)| {
@@ -325,21 +266,33 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
             }
         })
         .collect();
-    let calls = NAMES
-        .iter()
-        .map(|n| (n.to_string(), gateway.requests_for(n)))
-        .collect();
-    println!("gateway access log:\n{}", gateway.access_log());
-    let logs = watchdogs
-        .iter()
-        .map(|(n, w)| (n.to_string(), w.log()))
-        .collect();
     Observed {
         replies,
         timelines: redis.sorted_sets("home-timeline:*"),
-        calls,
-        logs,
+        calls: deployed.calls(&NAMES),
+        logs: deployed.logs(),
     }
+}
+
+/// The chain run unmerged as `deploy` says, then with the merged binary
+/// [`run_child`] passed serving `members` (packages, the caller first) and
+/// `deploy`'s settings; prints both.
+pub fn unmerged_and_merged(
+    redis: &ClusterRedis,
+    followers: &ClusterRedis,
+    deploy: &Deploy,
+    members: &[&str],
+) -> (Observed, Observed) {
+    let unmerged = run_chain(redis, followers, deploy);
+    let binary = merged_binary();
+    let merged = Deploy {
+        merged: Some((&binary, members)),
+        settings: deploy.settings,
+        ..Deploy::default()
+    };
+    let merged = run_chain(redis, followers, &merged);
+    println!("unmerged: {unmerged:#?}\nmerged: {merged:#?}");
+    (unmerged, merged)
 }
 
 /// Asserts that `merged` answered as `unmerged` did: status, Content-Type

@@ -151,3 +151,19 @@ pub fn unix_now() -> u64 {
         .unwrap()
         .as_secs()
 }
+
+/// Raises this process's soft limit on open files to the hard one, which
+/// it returns.
+pub fn raise_fd_limit() -> libc::rlim_t {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write `limit`.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    limit.rlim_max
+}

@@ -177,52 +177,34 @@ fn foreign_modes_and_a_foreign_fprocess_are_refused() {
     w(Some("UserFilter"), "http")
         .check("user-filter", "UserFilter", &bins, Some("axum"))
         .unwrap();
-    for mode in ["static", "inproc", "afterburn", "nonsense"] {
-        let e = w(Some("UserFilter"), mode)
-            .check("user-filter", "UserFilter", &bins, None)
+    // Refused, its error saying every one of `says`.
+    let refused = |fprocess: Option<&str>, mode: &str, server: Option<&str>, says: &[&str]| {
+        let e = w(fprocess, mode)
+            .check("user-filter", "UserFilter", &bins, server)
             .unwrap_err()
             .to_string();
-        assert!(
-            e.contains("function user-filter runs in of-watchdog mode `")
-                && e.contains(mode)
-                && e.contains("\nfix: leave user-filter out of the group"),
-            "{e}"
-        );
+        assert!(says.iter().all(|s| e.contains(s)), "{says:?} in {e}");
+    };
+    for mode in ["static", "inproc", "afterburn", "nonsense"] {
+        let says = [
+            "function user-filter runs in of-watchdog mode `",
+            mode,
+            "\nfix: leave user-filter out of the group",
+        ];
+        refused(Some("UserFilter"), mode, None, &says);
     }
     // `http` without a server crate, a server crate per request.
-    let e = w(Some("UserFilter"), "http")
-        .check("user-filter", "UserFilter", &bins, None)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("mode `http`") && e.contains("depends on no crate"),
-        "{e}"
-    );
-    let e = w(Some("UserFilter"), "streaming")
-        .check("user-filter", "UserFilter", &bins, Some("axum"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("serves HTTP itself (it depends on `axum`)")
-            && e.contains("\nfix: set `mode=http`"),
-        "{e}"
-    );
-    let e = w(Some("xargs cat"), "streaming")
-        .check("user-filter", "UserFilter", &bins, None)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("runs `xargs`") && e.contains("its package UserFilter (it has UserFilter)"),
-        "{e}"
-    );
-    let e = w(None, "streaming")
-        .check("user-filter", "UserFilter", &bins, None)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("no `fprocess`") && e.contains("\nfix: set `ENV fprocess="),
-        "{e}"
-    );
+    let says = ["mode `http`", "depends on no crate"];
+    refused(Some("UserFilter"), "http", None, &says);
+    let says = [
+        "serves HTTP itself (it depends on `axum`)",
+        "\nfix: set `mode=http`",
+    ];
+    refused(Some("UserFilter"), "streaming", Some("axum"), &says);
+    let says = ["runs `xargs`", "its package UserFilter (it has UserFilter)"];
+    refused(Some("xargs cat"), "streaming", None, &says);
+    let says = ["no `fprocess`", "\nfix: set `ENV fprocess="];
+    refused(None, "streaming", None, &says);
 }
 
 /// A Dockerfile's `ENV`s are the function's environment under the stack's:
