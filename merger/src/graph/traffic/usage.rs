@@ -4,10 +4,12 @@
 //! (a counter). The planner makes a merged pod's requests of them.
 //!
 //! A scrape of several pods is their texts concatenated, each ending with
-//! `# EOF` (as the runtime's encoder writes it). A process sample belongs to
-//! the function its `function` label names, else to the one function the
-//! pod's other samples name; a pod that serves several functions (a merged
-//! one) is left out: its usage is not one function's.
+//! `# EOF` (as the runtime's encoder writes it), or one text whose samples
+//! name their pod (Prometheus' federate or query output: a `pod`,
+//! `kubernetes_pod_name` or `instance` label), or both. A process sample
+//! belongs to the function its `function` label names, else to the one
+//! function the pod's other samples name; a pod that serves several
+//! functions (a merged one) is left out: its usage is not one function's.
 //!
 //! Memory is the most any of the function's pods holds in any scrape given
 //! (the peak the scrapes saw; one scrape is one instant, and says so). Cpu
@@ -52,12 +54,23 @@ struct Pod {
     at: Option<f64>,
 }
 
-/// The pods of one scrape, per function.
+/// The labels that name the pod a sample came from, first found first:
+/// what Prometheus' Kubernetes discovery is usually relabelled to, then the
+/// target it scraped.
+const POD_LABELS: [&str; 3] = ["pod", "kubernetes_pod_name", "instance"];
+
+/// A sample's parts: its function, if labelled; its metric; its value; its
+/// own timestamp, seconds.
+type Sample<'a> = (Option<String>, &'a str, f64, Option<f64>);
+
+/// The pods of one scrape, per function: each text that ends with `# EOF`,
+/// and within it each pod its samples name ([`POD_LABELS`]), is one pod.
 fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
     let mut out: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
     for part in text.split("\n# EOF") {
-        let mut named: Vec<String> = Vec::new();
-        let mut samples: Vec<(Option<String>, &str, f64, Option<f64>)> = Vec::new();
+        // Per pod named in the part ("" when none is): the functions its
+        // other samples name, and its process samples.
+        let mut in_part: BTreeMap<String, (Vec<String>, Vec<Sample>)> = BTreeMap::new();
         for line in part.lines() {
             let prometheus_parse::LineInfo::Sample {
                 metric_name,
@@ -68,7 +81,11 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
             else {
                 continue;
             };
-            let function = labels.and_then(function_label);
+            let function = labels.and_then(|l| label(l, "function"));
+            let pod = labels
+                .and_then(|l| POD_LABELS.iter().find_map(|name| label(l, name)))
+                .unwrap_or_default();
+            let (named, samples) = in_part.entry(pod).or_default();
             if metric_name == MEMORY || metric_name == CPU {
                 if let Ok(v) = value.parse::<f64>()
                     && v.is_finite()
@@ -85,33 +102,44 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
                 named.push(f);
             }
         }
-        let mut pod: BTreeMap<String, Pod> = BTreeMap::new();
-        for (function, metric, v, at) in samples {
-            let Some(function) = function.or_else(|| match &named[..] {
-                [one] => Some(one.clone()),
-                _ => None,
-            }) else {
-                continue;
-            };
-            let p = pod.entry(function).or_default();
-            if metric == MEMORY {
-                p.memory = Some(v);
-            } else {
-                (p.cpu_seconds, p.at) = (Some(v), at);
+        for (named, samples) in in_part.into_values() {
+            let mut pod: BTreeMap<String, Pod> = BTreeMap::new();
+            for (function, metric, v, at) in samples {
+                let Some(function) = function.or_else(|| match &named[..] {
+                    [one] => Some(one.clone()),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let p = pod.entry(function).or_default();
+                if metric == MEMORY {
+                    p.memory = Some(v);
+                } else {
+                    (p.cpu_seconds, p.at) = (Some(v), at);
+                }
             }
-        }
-        for (function, p) in pod {
-            out.entry(function).or_default().push(p);
+            for (function, p) in pod {
+                out.entry(function).or_default().push(p);
+            }
         }
     }
     out
 }
 
-/// The value of the `function` label in a sample's labels text.
-fn function_label(labels: &str) -> Option<String> {
-    let at = labels.find("function=\"")? + "function=\"".len();
-    let rest = &labels[at..];
-    Some(rest[..rest.find('"')?].to_string())
+/// The value of label `name` in a sample's labels text (`a="1",b="2"`).
+fn label(labels: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let mut from = 0;
+    while let Some(found) = labels[from..].find(&key) {
+        let at = from + found;
+        let whole = at == 0 || matches!(labels.as_bytes()[at - 1], b',' | b' ' | b'{');
+        if whole {
+            let rest = &labels[at + key.len()..];
+            return Some(rest[..rest.find('"')?].to_string());
+        }
+        from = at + key.len();
+    }
+    None
 }
 
 /// Each function's usage from one scrape (`after`; memory only) or two
@@ -266,6 +294,40 @@ process_cpu_seconds_total 2.0
         let (u, _) = usage(None, BEFORE, "m").unwrap();
         assert_eq!(u["b"].memory_bytes, Some(20971520.0));
         assert_eq!((u["b"].memory_scrapes, u["b"].cpu), (1, None));
+    }
+
+    /// One text of several pods, as Prometheus' federate endpoint gives it:
+    /// samples grouped by metric, each naming its pod (`instance`), no
+    /// `# EOF` between pods.
+    fn federated(a0: (u64, f64), a1: (u64, f64), ms: u64) -> String {
+        format!(
+            "\
+http_requests_total{{caller=\"external\",function=\"a\",instance=\"10.0.0.1:8081\"}} 3 {ms}
+http_requests_total{{caller=\"external\",function=\"a\",instance=\"10.0.0.2:8081\"}} 3 {ms}
+http_requests_total{{caller=\"a\",function=\"b\",instance=\"10.0.0.3:8081\"}} 6 {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.1:8081\"}} {} {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.2:8081\"}} {} {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.3:8081\"}} 5 {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.1:8081\"}} {} {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.2:8081\"}} {} {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.3:8081\"}} 4194304 {ms}
+",
+            a0.1, a1.1, a0.0, a1.0
+        )
+    }
+
+    #[test]
+    fn pods_named_by_their_instance_in_one_text_are_each_a_replica() {
+        // a runs two pods: 12Mi and 6Mi, each using 1 cpu second in 10 s.
+        let before = federated((12 << 20, 1.0), (6 << 20, 2.0), 0);
+        let after = federated((12 << 20, 2.0), (6 << 20, 3.0), 10_000);
+        let (u, _) = usage(Some(&before), &after, "m").unwrap();
+        assert_eq!(u["a"].pods, 2, "{:?}", u["a"]);
+        assert_eq!(u["a"].memory_bytes, Some(12582912.0));
+        assert_eq!(u["a"].cpu_seconds, Some(2.0));
+        assert!((u["a"].cpu.unwrap() - 0.1).abs() < 1e-9, "{:?}", u["a"]);
+        // b's one pod, named by its counter beside it.
+        assert_eq!((u["b"].pods, u["b"].memory_bytes), (1, Some(4194304.0)));
     }
 
     #[test]
