@@ -656,6 +656,21 @@ fn a_cpu_figure_no_pod_could_use_is_refused_with_its_cause() {
 }
 
 #[test]
+fn a_memory_figure_no_pod_could_hold_is_refused_with_its_cause() {
+    // 100Mi resident in a pod the kernel ends at 64Mi: the scrape is not
+    // of these deployments' pods.
+    let mut g = busy_callee();
+    g.functions[1].usage_memory_bytes = Some(100.0 * MIB);
+    refused(
+        &g,
+        &hop(1.0),
+        "b held 100Mi in a pod in prometheus test, above its own memory limit of 64Mi",
+    );
+    let e = model(&g, &hop(1.0)).unwrap_err().to_string();
+    assert!(e.contains("\nfix: scrape the pods"), "{e}");
+}
+
+#[test]
 fn no_request_of_nothing_is_written_into_the_plan() {
     // No function sets a cpu request or limit and none is measured: the
     // merged pod's cpu request is unset, never `0m`.
