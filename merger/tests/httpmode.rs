@@ -290,6 +290,9 @@ fn graph_plan_and_build_plan_take_the_chain() {
     );
     for f in calls["functions"].as_array().unwrap() {
         assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
+        // of-watchdog serves each one's metrics port: its usage is the
+        // watchdog's, and sizes nothing.
+        assert_eq!(f["watchdog"], true, "{f}");
     }
     // 4 requests from outside, each down the whole chain.
     let log = ws.join("access.log");

@@ -202,6 +202,20 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             ),
         };
         if sample.metric == METRIC && sample.labels.get("function").is_none_or(str::is_empty) {
+            if sample.labels.get("method").is_some() {
+                // of-watchdog's own counter: `code` and `method`, no function.
+                let mut labels: Vec<String> = sample
+                    .labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}=\"{v}\""))
+                    .collect();
+                labels.sort();
+                bail!(
+                    "{source}: a {METRIC} sample is labelled {{{}}}, as of-watchdog counts its requests: the pod's metrics are of-watchdog's, which name no caller, and its process figures are the watchdog's, not the function's\n\
+                     fix: leave the pods of-watchdog serves out of --metrics (the plan sizes their functions from the stack's figures, and says so); give the scrapes of the pods on fmerge-runtime",
+                    labels.join(",")
+                );
+            }
             bail!(
                 "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called\n{}",
                 sample.labels,
