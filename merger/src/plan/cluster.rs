@@ -285,7 +285,7 @@ pub fn sizing(model: &Model, set: Set) -> Vec<String> {
                     model.names[i],
                     match model.usage[i] {
                         [Some(_), None] =>
-                            "no cpu measured: two timestamped scrapes a window apart measure it",
+                            "no cpu measured: --metrics URL of each pod, or two timestamped scrapes a window apart, measure it",
                         _ => "not scraped",
                     }
                 )),
@@ -306,7 +306,7 @@ pub fn sizing(model: &Model, set: Set) -> Vec<String> {
         .collect();
     if !instant.is_empty() {
         out.push(format!(
-            "memory of {} from one scrape: one instant, not the window's peak; give --metrics twice, a window apart",
+            "memory of {} from one scrape: one instant, not the window's peak; give --metrics URL of each pod (fmerge scrapes it over a window), or two scrapes a window apart",
             instant.join(", ")
         ));
     }

@@ -13,9 +13,10 @@
 //!
 //! Memory is the most any of the function's pods holds in any scrape given
 //! (the peak the scrapes saw; one scrape is one instant, and says so). Cpu
-//! needs two scrapes: the cpu seconds the function's pods used between
-//! them, over the seconds between the samples' own timestamps (the text
-//! format's optional field, in ms), per pod. A file's modification time is
+//! needs two scrapes: the cpu seconds the function's pods used between the
+//! first and the last, over the seconds between the samples' own
+//! timestamps (the text format's optional field, in ms; fmerge's own clock
+//! when it scrapes, [`super::scrape`]), per pod. A file's modification time is
 //! not when its scrape was taken (a copy changes it), so without timestamps
 //! no cpu is measured; a later scrape whose timestamps are not later is
 //! refused.
@@ -142,16 +143,18 @@ fn label(labels: &str, name: &str) -> Option<String> {
     None
 }
 
-/// Each function's usage from one scrape (`after`; memory only) or two
-/// (`before` too), and notes on what was not measured. `source` names the
-/// later scrape in an error.
-pub fn usage(
-    before: Option<&str>,
-    after: &str,
-    source: &str,
-) -> Result<(BTreeMap<String, Usage>, Vec<String>)> {
-    let later = pods(after);
-    let earlier = before.map(pods);
+/// Each function's usage from scrapes taken one after another: from one,
+/// memory only; from more, memory at its peak over all of them and cpu
+/// between the first and the last. Notes say what was not measured.
+/// `source` names the last scrape in an error.
+pub fn usage(scrapes: &[&str], source: &str) -> Result<(BTreeMap<String, Usage>, Vec<String>)> {
+    let Some((last, rest)) = scrapes.split_last() else {
+        return Ok(Default::default());
+    };
+    let later = pods(last);
+    let earlier = rest.first().map(|first| pods(first));
+    let between: Vec<BTreeMap<String, Vec<Pod>>> =
+        rest.iter().skip(1).map(|text| pods(text)).collect();
     let mut notes = Vec::new();
     let mut out = BTreeMap::new();
     for (function, pods) in &later {
@@ -159,6 +162,7 @@ pub fn usage(
         let peak = |pods: &[Pod]| pods.iter().filter_map(|p| p.memory).reduce(f64::max);
         let memories: Vec<f64> = [Some(&pods[..]), then.map(|p| &p[..])]
             .into_iter()
+            .chain(between.iter().map(|b| b.get(function).map(|p| &p[..])))
             .flatten()
             .filter_map(peak)
             .collect();
@@ -197,7 +201,7 @@ pub fn usage(
                     }
                     (Some(used), _, _) => {
                         notes.push(format!(
-                            "{function}'s {CPU} samples carry no timestamp, so its cores are not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; scrape with timestamps (Prometheus' federate or API output keeps them)"
+                            "{function}'s {CPU} samples carry no timestamp, so its cores are not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; give --metrics http://POD:8081/metrics for each pod (fmerge scrapes them on its own clock), or scrape with timestamps (Prometheus' federate or API output keeps them)"
                         ));
                         (None, Some(used))
                     }
@@ -252,7 +256,7 @@ process_cpu_seconds_total 2.0
     fn memory_is_the_peak_of_the_window_not_the_last_instant() {
         // a held 10Mi at the first scrape and 8Mi at the second.
         let after = BEFORE.replace("10485760", "8388608");
-        let (u, _) = usage(Some(BEFORE), &after, "m").unwrap();
+        let (u, _) = usage(&[BEFORE, &after], "m").unwrap();
         assert_eq!(u["a"].memory_bytes, Some(10485760.0));
     }
 
@@ -260,7 +264,7 @@ process_cpu_seconds_total 2.0
     fn the_window_is_the_scrapes_own_timestamps_never_a_files_time() {
         let after = BEFORE.replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
         // No timestamps: no cpu, and a note says why.
-        let (u, notes) = usage(Some(BEFORE), &after, "m").unwrap();
+        let (u, notes) = usage(&[BEFORE, &after], "m").unwrap();
         assert_eq!(u["a"].cpu, None);
         assert!(
             notes.iter().any(|n| n.contains("carry no timestamp")),
@@ -268,10 +272,10 @@ process_cpu_seconds_total 2.0
         );
         // Timestamps 50 ms apart: 2 cpu seconds in 0.05 s is 40 cores, and
         // the window is the scrapes' own.
-        let (u, _) = usage(Some(&stamped(BEFORE, 1_000)), &stamped(&after, 1_050), "m").unwrap();
+        let (u, _) = usage(&[&stamped(BEFORE, 1_000), &stamped(&after, 1_050)], "m").unwrap();
         assert!((u["a"].cpu.unwrap() - 40.0).abs() < 1e-9);
         // A later scrape that is not later is refused.
-        let e = usage(Some(&stamped(BEFORE, 2_000)), &stamped(&after, 1_000), "m")
+        let e = usage(&[&stamped(BEFORE, 2_000), &stamped(&after, 1_000)], "m")
             .unwrap_err()
             .to_string();
         assert!(
@@ -285,13 +289,13 @@ process_cpu_seconds_total 2.0
         let after = BEFORE
             .replace("10485760", "12582912")
             .replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
-        let (u, _) = usage(Some(&stamped(BEFORE, 0)), &stamped(&after, 10_000), "m").unwrap();
+        let (u, _) = usage(&[&stamped(BEFORE, 0), &stamped(&after, 10_000)], "m").unwrap();
         assert_eq!(u["a"].memory_bytes, Some(12582912.0));
         assert_eq!(u["a"].memory_scrapes, 2);
         assert_eq!(u["a"].cpu, Some(0.2));
         assert_eq!(u["b"].cpu, Some(0.0));
         // One scrape: memory only, from one instant.
-        let (u, _) = usage(None, BEFORE, "m").unwrap();
+        let (u, _) = usage(&[BEFORE], "m").unwrap();
         assert_eq!(u["b"].memory_bytes, Some(20971520.0));
         assert_eq!((u["b"].memory_scrapes, u["b"].cpu), (1, None));
     }
@@ -321,7 +325,7 @@ process_resident_memory_bytes{{instance=\"10.0.0.3:8081\"}} 4194304 {ms}
         // a runs two pods: 12Mi and 6Mi, each using 1 cpu second in 10 s.
         let before = federated((12 << 20, 1.0), (6 << 20, 2.0), 0);
         let after = federated((12 << 20, 2.0), (6 << 20, 3.0), 10_000);
-        let (u, _) = usage(Some(&before), &after, "m").unwrap();
+        let (u, _) = usage(&[&before, &after], "m").unwrap();
         assert_eq!(u["a"].pods, 2, "{:?}", u["a"]);
         assert_eq!(u["a"].memory_bytes, Some(12582912.0));
         assert_eq!(u["a"].cpu_seconds, Some(2.0));
@@ -338,14 +342,14 @@ http_requests_total{function=\"b\",caller=\"a\"} 3
 process_resident_memory_bytes 10485760
 # EOF
 ";
-        assert!(usage(None, merged, "m").unwrap().0.is_empty());
+        assert!(usage(&[merged], "m").unwrap().0.is_empty());
         // A `function` label names it.
         let labelled = merged.replace(
             "process_resident_memory_bytes 10485760",
             "process_resident_memory_bytes{function=\"a\"} 10485760",
         );
         assert_eq!(
-            usage(None, &labelled, "m").unwrap().0["a"].memory_bytes,
+            usage(&[&labelled], "m").unwrap().0["a"].memory_bytes,
             Some(10485760.0)
         );
     }
