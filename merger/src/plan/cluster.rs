@@ -251,7 +251,7 @@ pub fn report(model: &Model, plan: &Plan) -> String {
         if model.constraints.limits_assume_apart {
             for (k, res) in [Resource::Memory, Resource::Cpu].into_iter().enumerate() {
                 if let (Some(limit), Some(together)) =
-                    (pod.limits[k].amount, model.together(res, set))
+                    (pod.limits[k].amount, model.together(res, r, set))
                     && limit < together
                 {
                     let _ = writeln!(

@@ -628,6 +628,8 @@ fn a_merged_pods_cpu_request_is_its_members_work_at_the_rate_it_serves() {
     let pod = m.pod(0, bit(0) | bit(1));
     let cpu = pod.requests[1].amount.unwrap();
     assert!((cpu - 2.1 * (1.0 + model::HEADROOM)).abs() < 1e-9, "{cpu}");
+    // Its limit holds when all of it peaks: a's core and b's four.
+    assert_eq!(pod.limits[1].amount, Some(5.0));
     // Half of b's requests from elsewhere (an entry point of its own):
     // a's group serves half of b's work.
     let mut g = busy_callee();

@@ -235,8 +235,10 @@ impl Model {
     ///   cpu, each member's work per request at the rate the pod will serve
     ///   it ([`work`](Self::work)); the own request (else limit) of each
     ///   member with none measured; unset when a member has neither;
-    /// - limits: what holds when every member peaks at once, their own
-    ///   limits added up with the shared part counted once; with
+    /// - limits: what holds when every member peaks at once
+    ///   ([`together`](Self::together)): their own limits added up, of
+    ///   memory with the shared part counted once, of cpu each member's for
+    ///   every pod of its work the merged pod carries; with
     ///   `--limits-assume-apart`, the most any member needs to keep the
     ///   room it had alone, its own limit plus what the others add (their
     ///   usage beyond the shared part, with headroom; their limits where
@@ -287,7 +289,7 @@ impl Model {
             let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
             let limit = limits.map(|own| {
                 if !self.constraints.limits_assume_apart {
-                    let together = self.together(resource, set).unwrap_or(0.0);
+                    let together = self.together(resource, caller, set).unwrap_or(0.0);
                     return together.max(request.unwrap_or(0.0));
                 }
                 let room = |j: usize| added(all[j]).unwrap_or(own[j]);
@@ -315,30 +317,52 @@ impl Model {
         }
     }
 
-    /// What the members of `set` may hold of `resource` when every one
-    /// peaks at once: their own limits added up, the part every process
-    /// holds ([`shared`](Self::shared)) counted once; `None` when a member
-    /// sets no limit.
-    pub fn together(&self, resource: Resource, set: Set) -> Option<f64> {
-        let own: Option<f64> = members(set).map(|i| self.limit(resource, i)).sum();
-        let extra = set.count_ones().saturating_sub(1) as f64;
-        own.map(|sum| sum - self.shared(resource) * extra)
+    /// What the members of `caller`'s group `set` may hold of `resource`
+    /// in one of the merged deployment's pods when every one peaks at once:
+    /// of memory, their own limits added up, the part every process holds
+    /// ([`shared`](Self::shared)) counted once; of cpu, each member's own
+    /// limit for every pod of its work one merged pod carries
+    /// ([`carried`](Self::carried)), never less than one (a member's own
+    /// request runs no slower merged). `None` when a member sets no limit.
+    pub fn together(&self, resource: Resource, caller: usize, set: Set) -> Option<f64> {
+        let own: Option<Vec<(usize, f64)>> = members(set)
+            .map(|i| self.limit(resource, i).map(|l| (i, l)))
+            .collect();
+        let own = own?;
+        match resource {
+            Resource::Memory => {
+                let extra = set.count_ones().saturating_sub(1) as f64;
+                Some(own.iter().map(|&(_, l)| l).sum::<f64>() - self.shared(resource) * extra)
+            }
+            Resource::Cpu => {
+                // Only a member on more pods than the caller can carry more
+                // than one pod's work: the flow is walked for those alone.
+                let more = own
+                    .iter()
+                    .any(|&(i, _)| self.replicas(i) > self.replicas(caller));
+                let carried = match more {
+                    true => self.carried(caller, set),
+                    false => vec![1.0; self.n()],
+                };
+                Some(own.iter().map(|&(i, l)| l * carried[i].max(1.0)).sum())
+            }
+        }
     }
 
-    /// The cores each measured member of `caller`'s group `set` will use in
-    /// one of the merged deployment's pods: its pods' work (cores per pod
-    /// times its replicas) for the share of its runs the group serves (per
-    /// request at `caller`, its runs in-process times `caller`'s own runs, over
-    /// all of its runs: an upper bound, since a caller's merge only takes
-    /// requests from `caller`), spread over `caller`'s replicas. `None` for a
-    /// member whose cpu is not measured.
-    pub fn work(&self, caller: usize, set: Set) -> Vec<Option<f64>> {
-        let k = Resource::Cpu.index();
-        if members(set).all(|i| self.usage[i][k].is_none()) {
-            return vec![None; self.n()];
-        }
+    /// A function's pods where the scrape counts them, else one.
+    pub(crate) fn replicas(&self, i: usize) -> f64 {
+        self.pods.get(i).copied().flatten().unwrap_or(1.0)
+    }
+
+    /// How many pods' worth of each member's work one of the merged
+    /// deployment's pods carries, for `caller`'s group `set`: its pods
+    /// (its replicas) times the share of its runs the group serves (per
+    /// request at `caller`, its runs in-process times `caller`'s own runs,
+    /// over all of its runs: an upper bound, since a caller's merge only
+    /// takes requests from `caller`), spread over `caller`'s replicas.
+    /// `caller` carries its own, 1; a function outside the group, 0.
+    pub fn carried(&self, caller: usize, set: Set) -> Vec<f64> {
         let runs = self.invocations();
-        let pods = |i: usize| self.pods.get(i).copied().flatten().unwrap_or(1.0);
         let mut share = vec![0.0; self.n()];
         share[caller] = 1.0;
         for r in self.flow(caller, set).inside {
@@ -347,10 +371,22 @@ impl Model {
             }
         }
         (0..self.n())
-            .map(|i| {
-                let cores = self.usage[i][k]?;
-                Some(cores * pods(i) * share[i] / pods(caller))
-            })
+            .map(|i| self.replicas(i) * share[i] / self.replicas(caller))
+            .collect()
+    }
+
+    /// The cores each measured member of `caller`'s group `set` will use in
+    /// one of the merged deployment's pods: its cores per pod times the
+    /// pods of its work that pod carries ([`carried`](Self::carried)).
+    /// `None` for a member whose cpu is not measured.
+    pub fn work(&self, caller: usize, set: Set) -> Vec<Option<f64>> {
+        let k = Resource::Cpu.index();
+        if members(set).all(|i| self.usage[i][k].is_none()) {
+            return vec![None; self.n()];
+        }
+        let carried = self.carried(caller, set);
+        (0..self.n())
+            .map(|i| Some(self.usage[i][k]? * carried[i]))
             .collect()
     }
 
