@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 const EXAMPLES: &str = "Examples:
   fmerge graph -f functions/stack.yml
   fmerge graph --filter 'compose-*' --picture png
-  fmerge graph -f stack.yml --metrics before.txt --metrics after.txt";
+  fmerge graph -f stack.yml --metrics before.txt --metrics after.txt
+  fmerge graph -f stack.yml --metrics http://10.0.0.5:8081/metrics --metrics http://10.0.0.6:8081/metrics";
 
 /// Where the call graph comes from, and its traffic.
 #[derive(Args, Debug, Clone, Default)]
