@@ -52,7 +52,11 @@ fn endpoint(url: &str) -> Result<Endpoint> {
         Some(at) => (&rest[..at], &rest[at..]),
         None => (rest, "/metrics"),
     };
-    let (host, port) = match authority.rsplit_once(':') {
+    // `[::1]` is a host; `[::1]:8081` a host and a port.
+    let port_at = authority
+        .rsplit_once(':')
+        .filter(|(_, p)| !p.ends_with(']'));
+    let (host, port) = match port_at {
         Some((host, port)) => match port.parse::<u16>() {
             Ok(port) if port > 0 => (host, port),
             _ => bail!("--metrics {url}: `{port}` is not a port\n{fix}"),
@@ -205,6 +209,13 @@ mod tests {
         );
         let e = endpoint("http://pod").unwrap();
         assert_eq!((e.port, e.path.as_str()), (80, "/metrics"));
+        let e = endpoint("http://[::1]/m").unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("::1", 80, "/m")
+        );
+        let e = endpoint("http://[::1]:8081").unwrap();
+        assert_eq!((e.host.as_str(), e.port), ("::1", 8081));
         for bad in [
             "https://pod:8081/metrics",
             "http://pod:x/metrics",
