@@ -171,4 +171,13 @@ fn endpoints_are_checked_before_the_window_starts() {
         cli_refuses(dir.path(), &all, &[says, "\nfix: "]);
         assert!(started.elapsed().as_secs() < 60, "{all:?} waited");
     }
+    // A graph file that is no graph, before any scrape.
+    let started = Instant::now();
+    let metrics = ["--metrics", &front, "--metrics-window", "600"];
+    let mut all = vec!["plan", "--graph", "m.txt"];
+    all.extend(metrics);
+    std::fs::write(dir.path().join("m.txt"), "not a graph").unwrap();
+    let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &all);
+    assert!(!ok && stderr.contains("m.txt"), "{stderr}");
+    assert!(started.elapsed().as_secs() < 60, "{all:?} waited");
 }

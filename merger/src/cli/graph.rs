@@ -98,6 +98,9 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             eprintln!("fmerge: {what}");
         }
     };
+    // A graph file is read at once, so that a bad one costs no scrape's
+    // window either.
+    let loaded = file.map(Graph::load).transpose()?;
     let scrape = (!source.metrics.is_empty())
         .then(|| traffic::metrics(&source.metrics, source.metrics_window, &say))
         .transpose()?;
@@ -112,9 +115,8 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             eprintln!("fmerge: note: {note}");
         }
     };
-    let mut graph = match (file, &source.yaml) {
-        (Some(file), _) => {
-            let mut graph = Graph::load(file)?;
+    let mut graph = match (file.zip(loaded), &source.yaml) {
+        (Some((file, mut graph)), _) => {
             let given = &source.sharing.allow_shared_static;
             if !given.is_empty() && *given != graph.allow_shared_static {
                 bail!(
