@@ -4,9 +4,11 @@
 //! increase over fmerge's own seconds, memory at its peak over every
 //! scrape of the window (one between the ends included).
 //!
-//! The pods are HTTP servers on 127.0.0.1 that answer each `GET /metrics`
-//! as the runtime would at that moment: counters that grow with the time
-//! since they started, and a resident memory that peaks once.
+//! The first test's pods are HTTP servers on 127.0.0.1 that answer each
+//! `GET /metrics` as the runtime would at that moment: counters that grow
+//! with the time since they started, and a resident memory that peaks
+//! once, so that the figures are known exactly. The last runs a real pod:
+//! `media` on fmerge-runtime, its requests driven through the window.
 //!
 //! Run: `cargo test --release -p fmerge --test plan_sizing`
 
@@ -19,6 +21,8 @@ use fmerge::graph::Graph;
 use graphs::{edge, function};
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use support::*;
 
@@ -180,4 +184,72 @@ fn endpoints_are_checked_before_the_window_starts() {
     let Ran { ok, stderr, .. } = fmerge_cli(dir.path(), &all);
     assert!(!ok && stderr.contains("m.txt"), "{stderr}");
     assert!(started.elapsed().as_secs() < 60, "{all:?} waited");
+}
+
+#[test]
+fn a_real_runtime_pods_usage_sizes_its_merged_pod() {
+    let (port, metrics_port) = (free_port(), free_port());
+    let media = Function::start(
+        function_binary("media"),
+        "media",
+        port,
+        [("metrics_port", metrics_port.to_string())],
+    );
+    // Requests one after another until the plan is made.
+    let done = Arc::new(AtomicBool::new(false));
+    let (url, stop) = (media.url(), done.clone());
+    let load = std::thread::spawn(move || {
+        let body = r#"{"media_ids": [1, 2], "media_types": ["png", "jpg"]}"#;
+        while !stop.load(Ordering::Relaxed) {
+            assert_eq!(post(&url, body).status, 200);
+        }
+    });
+    // media calls x, which is not scraped; 2 cores and 0.5 of limit (one
+    // client's requests one after another keep media under one core).
+    let mut graph = Graph {
+        functions: vec![function("media", "64Mi"), function("x", "64Mi")],
+        edges: vec![edge("media", "x")],
+        ..Graph::default()
+    };
+    graph.functions[0].entry = true;
+    (graph.functions[0].cpu, graph.functions[1].cpu) = (Some(2.0), Some(0.5));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.json");
+    std::fs::write(&path, serde_json::to_string(&graph).unwrap()).unwrap();
+    let out = dir.path().join("plan");
+    let endpoint = format!("http://127.0.0.1:{metrics_port}/metrics");
+    let args = [
+        "plan",
+        "--graph",
+        path.to_str().unwrap(),
+        "--metrics",
+        &endpoint,
+        "--metrics-window",
+        "2",
+        "--objective",
+        "calls",
+        "--hop-ms",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let ran = fmerge_cli(dir.path(), &args);
+    done.store(true, Ordering::Relaxed);
+    load.join().unwrap();
+    assert!(ran.ok, "fmerge {args:?} failed:\n{}", ran.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let pod = &json["cluster"]["pods"][0];
+    assert_eq!(pod["caller"], "media", "{json:#}");
+    // media measured (its cpu over the window, its resident memory), x at
+    // its own limits: more than x's alone.
+    for (resource, x) in [("cpu", 0.5), ("memory", 64.0 * MIB as f64)] {
+        let figure = &pod["requests"][resource];
+        assert_eq!(figure["from"], "mixed", "{pod:#}\n{}", ran.stdout);
+        assert!(figure["amount"].as_f64().unwrap() > x, "{pod:#}");
+    }
+    assert_says(
+        &ran.stdout,
+        &["sized from the stack's figures (requests, else limits): x (not scraped)"],
+    );
 }
