@@ -373,7 +373,7 @@ impl Model {
     }
 
     /// A function's pods where the scrape counts them, else one.
-    pub(crate) fn replicas(&self, i: usize) -> f64 {
+    pub fn replicas(&self, i: usize) -> f64 {
         self.pods.get(i).copied().flatten().unwrap_or(1.0)
     }
 
