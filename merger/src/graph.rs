@@ -132,9 +132,10 @@ pub struct Function {
     pub usage_pods: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_scrapes: Option<usize>,
-    /// A watchdog-process function (a `main` of-watchdog starts per
-    /// request): the process its pod's metrics describe is of-watchdog's,
-    /// not the function's, so its usage sizes nothing.
+    /// A function of-watchdog serves (a `main` it starts per request, or
+    /// the function's own HTTP server it proxies to): the process its pod's
+    /// metrics describe is of-watchdog's, not the function's, so its usage
+    /// sizes nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub watchdog: bool,
     /// Its measured time per request, ms: serving (the runtime's
@@ -394,7 +395,9 @@ pub fn read(
         });
         if let Some(function) = functions.iter_mut().find(|g| g.name == f.name) {
             function.rounds = rounds;
-            function.watchdog = f.form == resolve::Form::Process;
+            // Off the runtime, of-watchdog serves the pod's metrics port,
+            // in its process modes and in its `http` mode alike.
+            function.watchdog = f.form != resolve::Form::Runtime;
         }
     }
 

@@ -154,25 +154,35 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
     Ok(m)
 }
 
-/// The measured usage a merged pod may be sized from: a cpu figure above
-/// the function's own limit is no pod's (a pod is throttled at its limit),
-/// so the scrapes' window is wrong and the plan is refused; a function the
-/// window saw no request reach is idle there, and its usage says nothing
-/// of its work: its stack figures size it instead, and the report says so.
+/// The measured usage a merged pod may be sized from: a figure above the
+/// function's own limit is no pod's (a pod is throttled at its cpu limit,
+/// and ended at its memory limit, which counts its resident memory), so
+/// the scrapes are wrong and the plan is refused, naming the cause; a
+/// function the window saw no request reach is idle there, and its usage
+/// says nothing of its work: its stack figures size it instead, and the
+/// report says so.
 fn sizing(m: &mut Model) -> Result<()> {
-    let cpu = Resource::Cpu.index();
+    let scrape = m.traffic.as_deref().unwrap_or("scrape");
     for i in 0..m.n() {
-        if let (Some(used), Some(limit)) = (m.usage[i][cpu], m.cpu[i])
-            && used > limit * (1.0 + 1e-6)
-        {
-            bail!(
-                "{} used {} per pod over the window of {}, above its own cpu limit of {}, which no pod can: the window between the scrapes is not the time their counters ran\n\
-                 fix: give two scrapes of the same pods taken a window apart, with the timestamps they were taken at",
-                m.names[i],
-                Resource::Cpu.show(used),
-                m.traffic.as_deref().unwrap_or("scrape"),
-                Resource::Cpu.show(limit)
-            );
+        for resource in [Resource::Memory, Resource::Cpu] {
+            let (Some(used), Some(limit)) = (m.usage[i][resource.index()], m.limit(resource, i))
+            else {
+                continue;
+            };
+            if used <= limit * (1.0 + 1e-6) {
+                continue;
+            }
+            let (name, used, shown) = (&m.names[i], resource.show(used), resource.show(limit));
+            match resource {
+                Resource::Cpu => bail!(
+                    "{name} used {used} per pod over the window of {scrape}, above its own cpu limit of {shown}, which no pod can: the window between the scrapes is not the time their counters ran\n\
+                     fix: give two scrapes of the same pods taken a window apart, with the timestamps they were taken at"
+                ),
+                Resource::Memory => bail!(
+                    "{name} held {used} in a pod in {scrape}, above its own memory limit of {shown}, which no pod can (the kernel ends a pod at its limit): the scrape is not of the pods this stack deploys, or they run under another limit\n\
+                     fix: scrape the pods of the deployments the stack describes, or set the stack's `limits: memory:` to the one they run under"
+                ),
+            }
         }
     }
     if m.measured {

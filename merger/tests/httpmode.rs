@@ -322,7 +322,8 @@ fn graph_plan_and_build_plan_take_the_chain() {
     // stack, which the image test reads.
     let copy = support::fixture("httpmode", &[]);
     let ws = copy.path();
-    let edges: Vec<(String, String)> = support::edges_of(&support::graph_of_stack(ws, &[]))
+    let calls = support::graph_of_stack(ws, &[]);
+    let edges: Vec<(String, String)> = support::edges_of(&calls)
         .into_iter()
         .map(|(from, to, _)| (from, to))
         .collect();
@@ -336,6 +337,12 @@ fn graph_plan_and_build_plan_take_the_chain() {
             edge("price", "tax"),
         ]
     );
+    for f in calls["functions"].as_array().unwrap() {
+        assert!(f["left_out"].is_null(), "nothing refuses a member: {f}");
+        // of-watchdog serves each one's metrics port: its usage is the
+        // watchdog's, and sizes nothing.
+        assert_eq!(f["watchdog"], true, "{f}");
+    }
     // 4 requests from outside, each down the whole chain.
     let requests: Vec<(&str, usize)> = NAMES.iter().map(|f| (*f, 4)).collect();
     support::weighed_graph(ws, &requests);

@@ -177,6 +177,38 @@ fn limits_hold_when_every_member_peaks_at_once() {
 }
 
 #[test]
+fn cpu_limits_hold_when_every_replica_of_a_member_peaks_at_once() {
+    // a calls b once a request, 1 core of limit each. Counted pods or not,
+    // one pod each: the limits added up.
+    let mut m = model(2, &[(0, 1)]);
+    let set = bit(0) | bit(1);
+    assert_eq!(m.pod(0, set).limits[1].amount, Some(2.0));
+    // b on 4 pods, a on 1: the merged pod carries b's four pods' work, up
+    // to 4 cores at once beside a's 1.
+    m.pods = vec![Some(1.0), Some(4.0)];
+    assert_eq!(m.pod(0, set).limits[1].amount, Some(5.0));
+    assert_eq!(m.cores(0, set), Some(5.0));
+    // b on fewer pods than a: each merged pod still gives b its own core.
+    m.pods = vec![Some(4.0), Some(1.0)];
+    assert_eq!(m.pod(0, set).limits[1].amount, Some(2.0));
+    // Memory is one process's, whatever the replicas.
+    assert_eq!(m.pod(0, set).limits[0].amount, Some(200.0 * MIB));
+}
+
+#[test]
+fn an_unmeasured_members_cpu_request_counts_every_pod_of_its_work() {
+    // b on 4 pods requests 0.5 core a pod, its cpu not measured: the merged
+    // pod carries its four pods' work, 2 cores, beside a's 0.5.
+    let mut m = model(2, &[(0, 1)]);
+    m.requests = vec![[None, Some(0.5)]; 2];
+    let set = bit(0) | bit(1);
+    assert_eq!(m.pod(0, set).requests[1].amount, Some(1.0));
+    m.pods = vec![Some(1.0), Some(4.0)];
+    let cpu = m.pod(0, set).requests[1];
+    assert_eq!((cpu.amount, cpu.from), (Some(2.5), Origin::Stack));
+}
+
+#[test]
 fn limits_leave_every_member_the_room_it_had_alone() {
     // --limits-assume-apart: lower limits, as if members never peak at once.
     let mut m = model(2, &[(0, 1)]);

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 const EXAMPLES: &str = "Examples:
   fmerge graph -f functions/stack.yml
   fmerge graph --filter 'compose-*' --picture png
-  fmerge graph -f stack.yml --metrics before.txt --metrics after.txt";
+  fmerge graph -f stack.yml --metrics before.txt --metrics after.txt
+  fmerge graph -f stack.yml --metrics http://10.0.0.5:8081/metrics --metrics http://10.0.0.6:8081/metrics";
 
 /// Where the call graph comes from, and its traffic.
 #[derive(Args, Debug, Clone, Default)]
@@ -29,10 +30,17 @@ pub struct Source {
     pub select: Select,
     /// Edge weights from a Prometheus text scrape of the runtime's
     /// `http_requests_total{function,caller}` counters; given twice (an
-    /// earlier scrape, then a later one), the requests in between.
-    #[arg(long, value_name = "FILE", conflicts_with = "access_log", value_hint = clap::ValueHint::FilePath,
+    /// earlier scrape, then a later one), the requests in between. Or each
+    /// pod's metrics endpoint (`http://POD:8081/metrics`, once per pod),
+    /// which fmerge scrapes itself over --metrics-window: cpu and the
+    /// memory peak measured on its own clock.
+    #[arg(long, value_name = "FILE|URL", conflicts_with = "access_log", value_hint = clap::ValueHint::FilePath,
           help_heading = TRAFFIC)]
     pub metrics: Vec<PathBuf>,
+    /// With --metrics URL: the seconds between fmerge's first and last
+    /// scrape of the endpoints [default: 60].
+    #[arg(long, value_name = "SECONDS", requires = "metrics", help_heading = TRAFFIC)]
+    pub metrics_window: Option<f64>,
     /// Edge weights from the gateway's nginx access log (`/function/<name>` requests).
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, help_heading = TRAFFIC)]
     pub access_log: Option<PathBuf>,
@@ -85,8 +93,16 @@ pub struct GraphArgs {
 /// Reads the graph (from the code, or a calls.json) and weighs it.
 pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
     // Traffic first: a bad file must not cost a build.
+    let say = |what: &str| {
+        if !source.cargo.quiet {
+            eprintln!("fmerge: {what}");
+        }
+    };
+    // A graph file is read at once, so that a bad one costs no scrape's
+    // window either.
+    let loaded = file.map(Graph::load).transpose()?;
     let scrape = (!source.metrics.is_empty())
-        .then(|| traffic::prometheus(&source.metrics))
+        .then(|| traffic::metrics(&source.metrics, source.metrics_window, &say))
         .transpose()?;
     let counts = source
         .access_log
@@ -99,9 +115,8 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             eprintln!("fmerge: note: {note}");
         }
     };
-    let mut graph = match (file, &source.yaml) {
-        (Some(file), _) => {
-            let mut graph = Graph::load(file)?;
+    let mut graph = match (file.zip(loaded), &source.yaml) {
+        (Some((file, mut graph)), _) => {
             let given = &source.sharing.allow_shared_static;
             if !given.is_empty() && *given != graph.allow_shared_static {
                 bail!(

@@ -99,35 +99,92 @@ type Series = (String, Vec<(String, String)>, usize);
 /// (the requests in between: each series' increase, a counter that went
 /// down having restarted from zero).
 pub fn prometheus(paths: &[PathBuf]) -> Result<Traffic> {
-    let read = |path: &PathBuf| -> Result<(String, BTreeMap<Series, f64>, String)> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the metrics file {}", path.display()))?;
-        let name = path.display().to_string();
-        let series = series(&text, &name)?;
-        Ok((name, series, text))
-    };
-    match paths {
-        [one] => {
-            let (name, series, text) = read(one)?;
-            let mut traffic = classify(series, format!("prometheus {name}"));
-            (traffic.usage, traffic.notes) = usage::usage(None, &text, &name)?;
-            Ok(traffic)
-        }
-        [_, _] => {
-            let (b, before, before_text) = read(&paths[0])?;
-            let (a, after, after_text) = read(&paths[1])?;
-            let mut traffic = classify(
-                increase(&before, after),
-                format!("prometheus {a} minus {b} (the requests between the two scrapes)"),
-            );
-            (traffic.usage, traffic.notes) = usage::usage(Some(&before_text), &after_text, &a)?;
-            Ok(traffic)
-        }
-        _ => bail!(
+    if !(1..=2).contains(&paths.len()) {
+        bail!(
             "--metrics was given {} times\nfix: give one scrape (the requests counted so far) or two, taken one after the other (the requests in between)",
             paths.len()
-        ),
+        );
     }
+    let texts = paths
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the metrics file {}", path.display()))?;
+            Ok((path.display().to_string(), text))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let source = match &texts[..] {
+        [(one, _)] => format!("prometheus {one}"),
+        [(b, _), (a, _)] => {
+            format!("prometheus {a} minus {b} (the requests between the two scrapes)")
+        }
+        _ => unreachable!("one or two, checked above"),
+    };
+    scrapes(&texts, source)
+}
+
+/// The traffic of `--metrics`: files (one scrape, or two taken one after
+/// the other), or endpoints fmerge scrapes itself over `window` seconds
+/// ([`scrape`], [`scrape::DEFAULT_WINDOW`] when not given), never both.
+/// `say` hears what the scrape waits for.
+pub fn metrics(values: &[PathBuf], window: Option<f64>, say: &dyn Fn(&str)) -> Result<Traffic> {
+    let urls: Vec<String> = values
+        .iter()
+        .filter_map(|v| v.to_str())
+        .filter(|v| scrape::is_endpoint(v))
+        .map(String::from)
+        .collect();
+    if urls.is_empty() {
+        if let Some(window) = window {
+            bail!(
+                "--metrics-window {window} was given with --metrics files: the window of files is the time between their scrapes\nfix: give --metrics-window with endpoints (--metrics http://POD:8081/metrics), or drop it"
+            );
+        }
+        return prometheus(values);
+    }
+    if urls.len() != values.len() {
+        bail!(
+            "--metrics was given both files and endpoints\nfix: give either the endpoints of every pod (fmerge scrapes them over --metrics-window) or the files of scrapes taken a window apart"
+        );
+    }
+    let seconds = window.unwrap_or(scrape::DEFAULT_WINDOW);
+    if !(seconds.is_finite() && seconds >= 1.0) {
+        bail!(
+            "--metrics-window {seconds}: the window must be a second or more, a number of seconds\nfix: give --metrics-window {} (the default) or more: the cpu counters tick in hundredths of a second",
+            scrape::DEFAULT_WINDOW
+        );
+    }
+    let texts = scrape::scrape(&urls, std::time::Duration::from_secs_f64(seconds), say)?;
+    let what = match &urls[..] {
+        [one] => one.clone(),
+        many => format!("{} endpoints", many.len()),
+    };
+    let source = format!(
+        "prometheus {what} scraped by fmerge over {seconds} s (the requests between its first and last scrape)"
+    );
+    scrapes(&texts, source)
+}
+
+/// The figures of scrapes taken one after another, each named: from one,
+/// the requests counted so far; from more, the requests between the first
+/// and the last, and memory at its peak over all of them.
+pub fn scrapes(texts: &[(String, String)], source: String) -> Result<Traffic> {
+    let mut read = Vec::new();
+    for (name, text) in texts {
+        read.push(series(text, name)?);
+    }
+    let (Some(first), Some(last)) = (read.first(), read.last()) else {
+        bail!("no scrape to read\nfix: give --metrics");
+    };
+    let counted = match read.len() {
+        1 => first.clone(),
+        _ => increase(first, last.clone()),
+    };
+    let mut traffic = classify(counted, source);
+    let all: Vec<&str> = texts.iter().map(|(_, text)| text.as_str()).collect();
+    let later = &texts[texts.len() - 1].0;
+    (traffic.usage, traffic.notes) = usage::usage(&all, later)?;
+    Ok(traffic)
 }
 
 /// Each series' increase from `before` to `after`; a series that went down
@@ -145,9 +202,10 @@ fn increase(before: &BTreeMap<Series, f64>, after: BTreeMap<Series, f64>) -> BTr
 
 /// One scrape's figures.
 pub fn parse_prometheus(text: &str, source: &str) -> Result<Traffic> {
-    let mut traffic = classify(series(text, source)?, format!("prometheus {source}"));
-    (traffic.usage, traffic.notes) = usage::usage(None, text, source)?;
-    Ok(traffic)
+    scrapes(
+        &[(source.to_string(), text.to_string())],
+        format!("prometheus {source}"),
+    )
 }
 
 /// The counter's series in a scrape, each line checked.
@@ -202,6 +260,20 @@ fn series(text: &str, source: &str) -> Result<BTreeMap<Series, f64>> {
             ),
         };
         if sample.metric == METRIC && sample.labels.get("function").is_none_or(str::is_empty) {
+            if sample.labels.get("method").is_some() {
+                // of-watchdog's own counter: `code` and `method`, no function.
+                let mut labels: Vec<String> = sample
+                    .labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}=\"{v}\""))
+                    .collect();
+                labels.sort();
+                bail!(
+                    "{source}: a {METRIC} sample is labelled {{{}}}, as of-watchdog counts its requests: the pod's metrics are of-watchdog's, which name no caller, and its process figures are the watchdog's, not the function's\n\
+                     fix: leave the pods of-watchdog serves out of --metrics (the plan sizes their functions from the stack's figures, and says so); give the scrapes of the pods on fmerge-runtime",
+                    labels.join(",")
+                );
+            }
             bail!(
                 "{source}: a {METRIC} sample has no `function` label ({:?}); the runtime labels each with the function called\n{}",
                 sample.labels,
@@ -325,6 +397,7 @@ fn whole_sample(line: &str) -> bool {
     }
 }
 
+pub mod scrape;
 pub mod usage;
 
 #[cfg(test)]

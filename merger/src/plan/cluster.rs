@@ -250,13 +250,13 @@ pub fn report(model: &Model, plan: &Plan) -> String {
             show(pod.limits[0], Resource::Memory),
             show(pod.limits[1], Resource::Cpu),
         );
-        for line in sizing(model, set) {
+        for line in sizing(model, r, set) {
             let _ = writeln!(out, "    {line}");
         }
         if model.constraints.limits_assume_apart {
             for (k, res) in [Resource::Memory, Resource::Cpu].into_iter().enumerate() {
                 if let (Some(limit), Some(together)) =
-                    (pod.limits[k].amount, model.together(res, set))
+                    (pod.limits[k].amount, model.together(res, r, set))
                     && limit < together
                 {
                     let _ = writeln!(
@@ -274,8 +274,9 @@ pub fn report(model: &Model, plan: &Plan) -> String {
 
 /// What a merged pod's figures are not measured from, member by member:
 /// those sized from the stack's figures and why, and memory taken from one
-/// instant rather than the window's peak.
-pub fn sizing(model: &Model, set: Set) -> Vec<String> {
+/// instant rather than the window's peak; and the members whose cpu counts
+/// more than one pod's work in it (`caller`'s group `set`).
+pub fn sizing(model: &Model, caller: usize, set: Set) -> Vec<String> {
     let at = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
     let mut out = Vec::new();
     let from_stack: Vec<String> = set
@@ -290,7 +291,7 @@ pub fn sizing(model: &Model, set: Set) -> Vec<String> {
                     model.names[i],
                     match model.usage[i] {
                         [Some(_), None] =>
-                            "no cpu measured: two timestamped scrapes a window apart measure it",
+                            "no cpu measured: --metrics URL of each pod, or two timestamped scrapes a window apart, measure it",
                         _ => "not scraped",
                     }
                 )),
@@ -311,9 +312,29 @@ pub fn sizing(model: &Model, set: Set) -> Vec<String> {
         .collect();
     if !instant.is_empty() {
         out.push(format!(
-            "memory of {} from one scrape: one instant, not the window's peak; give --metrics twice, a window apart",
+            "memory of {} from one scrape: one instant, not the window's peak; give --metrics URL of each pod (fmerge scrapes it over a window), or two scrapes a window apart",
             instant.join(", ")
         ));
+    }
+    // Only a member on more pods than the caller can carry more than one
+    // pod's work: the flow is walked for those alone.
+    if set
+        .iter()
+        .any(|i| model.replicas(i) > model.replicas(caller))
+    {
+        let carried = model.carried(caller, set);
+        let more: Vec<String> = set
+            .iter()
+            .filter(|&i| carried[i] > 1.0 + 1e-9)
+            .map(|i| format!("{} {:.2} pods", model.names[i], carried[i]))
+            .collect();
+        if !more.is_empty() {
+            out.push(format!(
+                "each merged pod carries more than one pod's work of {} (their replicas over {}'s, for the share of their runs the group serves): their cpu counts that many times in its requests and limits",
+                more.join(", "),
+                model.names[caller]
+            ));
+        }
     }
     out
 }
@@ -338,7 +359,7 @@ pub fn json(model: &Model, plan: &Plan) -> serde_json::Value {
             };
             serde_json::json!({
                 "caller": model.names[r],
-                "sizing": sizing(model, set),
+                "sizing": sizing(model, r, set),
                 "requests": {"memory": figure(pod.requests[0]), "cpu": figure(pod.requests[1])},
                 "limits": {"memory": figure(pod.limits[0]), "cpu": figure(pod.limits[1])},
             })

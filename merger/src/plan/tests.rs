@@ -667,6 +667,13 @@ fn a_merged_pods_cpu_request_is_its_members_work_at_the_rate_it_serves() {
     let pod = m.pod(0, bit(0) | bit(1));
     let cpu = pod.requests[1].amount.unwrap();
     assert!((cpu - 2.1 * (1.0 + model::HEADROOM)).abs() < 1e-9, "{cpu}");
+    // Its limit holds when all of it peaks: a's core and b's four.
+    assert_eq!(pod.limits[1].amount, Some(5.0));
+    let lines = cluster::sizing(&m, 0, bit(0) | bit(1)).join("\n");
+    assert!(
+        lines.contains("each merged pod carries more than one pod's work of b 4.00 pods (their replicas over a's"),
+        "{lines}"
+    );
     // Half of b's requests from elsewhere (an entry point of its own):
     // a's group serves half of b's work.
     let mut g = busy_callee();
@@ -692,6 +699,21 @@ fn a_cpu_figure_no_pod_could_use_is_refused_with_its_cause() {
         e.contains("above its own cpu limit") && e.contains("\nfix: "),
         "{e}"
     );
+}
+
+#[test]
+fn a_memory_figure_no_pod_could_hold_is_refused_with_its_cause() {
+    // 100Mi resident in a pod the kernel ends at 64Mi: the scrape is not
+    // of these deployments' pods.
+    let mut g = busy_callee();
+    g.functions[1].usage_memory_bytes = Some(100.0 * MIB);
+    refused(
+        &g,
+        &hop(1.0),
+        "b held 100Mi in a pod in prometheus test, above its own memory limit of 64Mi",
+    );
+    let e = model(&g, &hop(1.0)).unwrap_err().to_string();
+    assert!(e.contains("\nfix: scrape the pods"), "{e}");
 }
 
 #[test]
@@ -736,7 +758,7 @@ fn idle_unscraped_and_watchdog_members_are_sized_from_the_stack_and_said_so() {
         Some((8.0 * 1.25 + 3.0 * 32.0) * MIB)
     );
     assert_eq!(pod.requests[0].from, model::Origin::Mixed);
-    let lines = cluster::sizing(&m, set).join("\n");
+    let lines = cluster::sizing(&m, 0, set).join("\n");
     for says in [
         "b (idle in the window",
         "c (its scrape is of-watchdog's process, not the function's: unmeasured)",

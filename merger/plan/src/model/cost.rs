@@ -289,9 +289,12 @@ impl Model {
     ///   ([`shared`](Self::shared) counted once), plus [`HEADROOM`]; of
     ///   cpu, each member's work per request at the rate the pod will serve
     ///   it ([`work`](Self::work)); the own request (else limit) of each
-    ///   member with none measured; unset when a member has neither;
-    /// - limits: what holds when every member peaks at once, their own
-    ///   limits added up with the shared part counted once; with
+    ///   member with none measured, of cpu for every pod of its work the
+    ///   merged pod carries; unset when a member has neither;
+    /// - limits: what holds when every member peaks at once
+    ///   ([`together`](Self::together)): their own limits added up, of
+    ///   memory with the shared part counted once, of cpu each member's for
+    ///   every pod of its work the merged pod carries; with
     ///   `--limits-assume-apart`, the most any member needs to keep the
     ///   room it had alone, its own limit plus what the others add (their
     ///   usage beyond the shared part, with headroom; their limits where
@@ -316,8 +319,14 @@ impl Model {
             // What a measured member adds to a process that holds the
             // shared part already, with headroom.
             let shared = self.shared(resource);
+            // Of cpu, the pods of each member's work the merged pod
+            // carries (walked once, when it can differ from one pod).
+            let carried = match resource {
+                Resource::Cpu => self.carried_if_needed(caller, set),
+                Resource::Memory => None,
+            };
             let work = match resource {
-                Resource::Cpu => Some(self.work(caller, set)),
+                Resource::Cpu => Some(self.work_of(set, carried.as_deref())),
                 Resource::Memory => None,
             };
             let added = |i: usize| {
@@ -333,7 +342,14 @@ impl Model {
             } else {
                 0.0
             };
-            let own = |i: usize| self.requests[i][k].or(self.limit(resource, i));
+            // Of cpu, a member's own figures count once for every pod of
+            // its work the merged pod carries.
+            let pods = at_least_one(carried.as_deref(), self.n());
+            let own = |i: usize| {
+                self.requests[i][k]
+                    .or(self.limit(resource, i))
+                    .map(|x| x * pods[i])
+            };
             let request: Option<f64> = all
                 .iter()
                 .map(|&i| added(i).or_else(|| own(i)))
@@ -342,7 +358,7 @@ impl Model {
             let limits: Option<Vec<f64>> = all.iter().map(|&i| self.limit(resource, i)).collect();
             let limit = limits.map(|own| {
                 if !self.constraints.limits_assume_apart {
-                    let together = self.together(resource, set).unwrap_or(0.0);
+                    let together = self.together_of(resource, set, &pods).unwrap_or(0.0);
                     return together.max(request.unwrap_or(0.0));
                 }
                 let room = |j: usize| added(all[j]).unwrap_or(own[j]);
@@ -370,30 +386,61 @@ impl Model {
         }
     }
 
-    /// What the members of `set` may hold of `resource` when every one
-    /// peaks at once: their own limits added up, the part every process
-    /// holds ([`shared`](Self::shared)) counted once; `None` when a member
-    /// sets no limit.
-    pub fn together(&self, resource: Resource, set: Set) -> Option<f64> {
-        let own: Option<f64> = members(set).map(|i| self.limit(resource, i)).sum();
-        let extra = set.count_ones().saturating_sub(1) as f64;
-        own.map(|sum| sum - self.shared(resource) * extra)
+    /// What the members of `caller`'s group `set` may hold of `resource`
+    /// in one of the merged deployment's pods when every one peaks at once:
+    /// of memory, their own limits added up, the part every process holds
+    /// ([`shared`](Self::shared)) counted once; of cpu, each member's own
+    /// limit for every pod of its work one merged pod carries
+    /// ([`carried`](Self::carried)), never less than one (a member's own
+    /// request runs no slower merged). `None` when a member sets no limit.
+    pub fn together(&self, resource: Resource, caller: usize, set: Set) -> Option<f64> {
+        let pods = match resource {
+            Resource::Cpu => at_least_one(self.carried_if_needed(caller, set).as_deref(), self.n()),
+            Resource::Memory => vec![1.0; self.n()],
+        };
+        self.together_of(resource, set, &pods)
     }
 
-    /// The cores each measured member of `caller`'s group `set` will use in
-    /// one of the merged deployment's pods: its pods' work (cores per pod
-    /// times its replicas) for the share of its runs the group serves (per
-    /// request at `caller`, its runs in-process times `caller`'s own runs, over
-    /// all of its runs: an upper bound, since a caller's merge only takes
-    /// requests from `caller`), spread over `caller`'s replicas. `None` for a
-    /// member whose cpu is not measured.
-    pub fn work(&self, caller: usize, set: Set) -> Vec<Option<f64>> {
-        let k = Resource::Cpu.index();
-        if members(set).all(|i| self.usage[i][k].is_none()) {
-            return vec![None; self.n()];
+    /// [`together`](Self::together) with each member's cpu limit counted
+    /// `pods[i]` times.
+    fn together_of(&self, resource: Resource, set: Set, pods: &[f64]) -> Option<f64> {
+        let own: Vec<(usize, f64)> = members(set)
+            .map(|i| self.limit(resource, i).map(|l| (i, l)))
+            .collect::<Option<_>>()?;
+        match resource {
+            Resource::Memory => {
+                let extra = set.count_ones().saturating_sub(1) as f64;
+                Some(own.iter().map(|&(_, l)| l).sum::<f64>() - self.shared(resource) * extra)
+            }
+            Resource::Cpu => Some(own.iter().map(|&(i, l)| l * pods[i]).sum()),
         }
+    }
+
+    /// [`carried`](Self::carried) where it may matter: some member's cpu
+    /// measured (its work is its cores times it), or on more pods than the
+    /// caller (the only way to carry more than one pod's work); else `None`,
+    /// one pod each.
+    fn carried_if_needed(&self, caller: usize, set: Set) -> Option<Vec<f64>> {
+        let k = Resource::Cpu.index();
+        let needed = members(set)
+            .any(|i| self.usage[i][k].is_some() || self.replicas(i) > self.replicas(caller));
+        needed.then(|| self.carried(caller, set))
+    }
+
+    /// A function's pods where the scrape counts them, else one.
+    pub fn replicas(&self, i: usize) -> f64 {
+        self.pods.get(i).copied().flatten().unwrap_or(1.0)
+    }
+
+    /// How many pods' worth of each member's work one of the merged
+    /// deployment's pods carries, for `caller`'s group `set`: its pods
+    /// (its replicas) times the share of its runs the group serves (per
+    /// request at `caller`, its runs in-process times `caller`'s own runs,
+    /// over all of its runs: an upper bound, since a caller's merge only
+    /// takes requests from `caller`), spread over `caller`'s replicas.
+    /// `caller` carries its own, 1; a function outside the group, 0.
+    pub fn carried(&self, caller: usize, set: Set) -> Vec<f64> {
         let runs = self.invocations();
-        let pods = |i: usize| self.pods.get(i).copied().flatten().unwrap_or(1.0);
         let mut share = vec![0.0; self.n()];
         share[caller] = 1.0;
         for r in self.flow(caller, set).inside {
@@ -402,11 +449,28 @@ impl Model {
             }
         }
         (0..self.n())
-            .map(|i| {
-                let cores = self.usage[i][k]?;
-                Some(cores * pods(i) * share[i] / pods(caller))
-            })
+            .map(|i| self.replicas(i) * share[i] / self.replicas(caller))
             .collect()
+    }
+
+    /// The cores each measured member of `caller`'s group `set` will use in
+    /// one of the merged deployment's pods: its cores per pod times the
+    /// pods of its work that pod carries ([`carried`](Self::carried)).
+    /// `None` for a member whose cpu is not measured.
+    pub fn work(&self, caller: usize, set: Set) -> Vec<Option<f64>> {
+        self.work_of(set, self.carried_if_needed(caller, set).as_deref())
+    }
+
+    /// [`work`](Self::work) with the pods each member's work is carried
+    /// for (`None`: none measured, no work).
+    fn work_of(&self, set: Set, carried: Option<&[f64]>) -> Vec<Option<f64>> {
+        let k = Resource::Cpu.index();
+        match carried {
+            Some(carried) if members(set).any(|i| self.usage[i][k].is_some()) => (0..self.n())
+                .map(|i| Some(self.usage[i][k]? * carried[i]))
+                .collect(),
+            _ => vec![None; self.n()],
+        }
     }
 
     /// What the deployments that stay under `groups` reserve
@@ -477,5 +541,14 @@ impl Model {
             self.constraints.max_total_cpu,
         ];
         (0..2).all(|k| caps[k].is_none_or(|max| limits[k] <= max * (1.0 + 1e-12)))
+    }
+}
+
+/// `carried`, each at least one pod (a member's own figures count whole in
+/// a merged pod: its own request runs no slower merged); all one without.
+fn at_least_one(carried: Option<&[f64]>, n: usize) -> Vec<f64> {
+    match carried {
+        Some(carried) => carried.iter().map(|c| c.max(1.0)).collect(),
+        None => vec![1.0; n],
     }
 }

@@ -141,10 +141,9 @@ impl Model {
     pub fn cores(&self, caller: usize, set: Set) -> Option<f64> {
         let limit = match set == bit(caller) {
             true => self.cpu.get(caller).copied().flatten(),
-            false => self.together(super::Resource::Cpu, set),
+            false => self.together(super::Resource::Cpu, caller, set),
         };
-        let pods = self.pods.get(caller).copied().flatten().unwrap_or(1.0);
-        limit.map(|l| l * pods.max(1.0))
+        limit.map(|l| l * self.replicas(caller).max(1.0))
     }
 
     /// Whether `caller` may be the caller of the group `set`: a group the model

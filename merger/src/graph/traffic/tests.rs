@@ -30,6 +30,24 @@ fn a_real_runtime_scrape_is_read() {
     assert_eq!(t.external["unique-id"], 1.0);
 }
 
+/// of-watchdog 0.11.6's own exposition (in `http` mode, three requests):
+/// its counter names no function and no caller, and its process figures
+/// are the watchdog's, so it is refused saying whose it is.
+#[test]
+fn an_of_watchdog_scrape_is_refused_as_the_watchdogs() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/traffic/of-watchdog-scrape.txt"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let e = parse_prometheus(&text, path).unwrap_err().to_string();
+    assert!(
+        e.contains(r#"labelled {code="200",method="get"}, as of-watchdog counts its requests"#)
+            && e.contains("\nfix: leave the pods of-watchdog serves out of --metrics"),
+        "{e}"
+    );
+}
+
 #[test]
 fn malformed_lines_and_values_are_errors_naming_the_line() {
     let e = parse_prometheus(

@@ -4,16 +4,19 @@
 //! (a counter). The planner makes a merged pod's requests of them.
 //!
 //! A scrape of several pods is their texts concatenated, each ending with
-//! `# EOF` (as the runtime's encoder writes it). A process sample belongs to
-//! the function its `function` label names, else to the one function the
-//! pod's other samples name; a pod that serves several functions (a merged
-//! one) is left out: its usage is not one function's.
+//! `# EOF` (as the runtime's encoder writes it), or one text whose samples
+//! name their pod (Prometheus' federate or query output: a `pod`,
+//! `kubernetes_pod_name` or `instance` label), or both. A process sample
+//! belongs to the function its `function` label names, else to the one
+//! function the pod's other samples name; a pod that serves several
+//! functions (a merged one) is left out: its usage is not one function's.
 //!
 //! Memory is the most any of the function's pods holds in any scrape given
 //! (the peak the scrapes saw; one scrape is one instant, and says so). Cpu
-//! needs two scrapes: the cpu seconds the function's pods used between
-//! them, over the seconds between the samples' own timestamps (the text
-//! format's optional field, in ms), per pod. A file's modification time is
+//! needs two scrapes: the cpu seconds the function's pods used between the
+//! first and the last, over the seconds between the samples' own
+//! timestamps (the text format's optional field, in ms; fmerge's own clock
+//! when it scrapes, [`super::scrape`]), per pod. A file's modification time is
 //! not when its scrape was taken (a copy changes it), so without timestamps
 //! no cpu is measured; a later scrape whose timestamps are not later is
 //! refused.
@@ -52,12 +55,23 @@ struct Pod {
     at: Option<f64>,
 }
 
-/// The pods of one scrape, per function.
+/// The labels that name the pod a sample came from, first found first:
+/// what Prometheus' Kubernetes discovery is usually relabelled to, then the
+/// target it scraped.
+const POD_LABELS: [&str; 3] = ["pod", "kubernetes_pod_name", "instance"];
+
+/// A sample's parts: its function, if labelled; its metric; its value; its
+/// own timestamp, seconds.
+type Sample<'a> = (Option<String>, &'a str, f64, Option<f64>);
+
+/// The pods of one scrape, per function: each text that ends with `# EOF`,
+/// and within it each pod its samples name ([`POD_LABELS`]), is one pod.
 fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
     let mut out: BTreeMap<String, Vec<Pod>> = BTreeMap::new();
     for part in text.split("\n# EOF") {
-        let mut named: Vec<String> = Vec::new();
-        let mut samples: Vec<(Option<String>, &str, f64, Option<f64>)> = Vec::new();
+        // Per pod named in the part ("" when none is): the functions its
+        // other samples name, and its process samples.
+        let mut in_part: BTreeMap<String, (Vec<String>, Vec<Sample>)> = BTreeMap::new();
         for line in part.lines() {
             let prometheus_parse::LineInfo::Sample {
                 metric_name,
@@ -68,7 +82,11 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
             else {
                 continue;
             };
-            let function = labels.and_then(function_label);
+            let function = labels.and_then(|l| label(l, "function"));
+            let pod = labels
+                .and_then(|l| POD_LABELS.iter().find_map(|name| label(l, name)))
+                .unwrap_or_default();
+            let (named, samples) = in_part.entry(pod).or_default();
             if metric_name == MEMORY || metric_name == CPU {
                 if let Ok(v) = value.parse::<f64>()
                     && v.is_finite()
@@ -85,45 +103,58 @@ fn pods(text: &str) -> BTreeMap<String, Vec<Pod>> {
                 named.push(f);
             }
         }
-        let mut pod: BTreeMap<String, Pod> = BTreeMap::new();
-        for (function, metric, v, at) in samples {
-            let Some(function) = function.or_else(|| match &named[..] {
-                [one] => Some(one.clone()),
-                _ => None,
-            }) else {
-                continue;
-            };
-            let p = pod.entry(function).or_default();
-            if metric == MEMORY {
-                p.memory = Some(v);
-            } else {
-                (p.cpu_seconds, p.at) = (Some(v), at);
+        for (named, samples) in in_part.into_values() {
+            let mut pod: BTreeMap<String, Pod> = BTreeMap::new();
+            for (function, metric, v, at) in samples {
+                let Some(function) = function.or_else(|| match &named[..] {
+                    [one] => Some(one.clone()),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                let p = pod.entry(function).or_default();
+                if metric == MEMORY {
+                    p.memory = Some(v);
+                } else {
+                    (p.cpu_seconds, p.at) = (Some(v), at);
+                }
             }
-        }
-        for (function, p) in pod {
-            out.entry(function).or_default().push(p);
+            for (function, p) in pod {
+                out.entry(function).or_default().push(p);
+            }
         }
     }
     out
 }
 
-/// The value of the `function` label in a sample's labels text.
-fn function_label(labels: &str) -> Option<String> {
-    let at = labels.find("function=\"")? + "function=\"".len();
-    let rest = &labels[at..];
-    Some(rest[..rest.find('"')?].to_string())
+/// The value of label `name` in a sample's labels text (`a="1",b="2"`).
+fn label(labels: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let mut from = 0;
+    while let Some(found) = labels[from..].find(&key) {
+        let at = from + found;
+        let whole = at == 0 || matches!(labels.as_bytes()[at - 1], b',' | b' ' | b'{');
+        if whole {
+            let rest = &labels[at + key.len()..];
+            return Some(rest[..rest.find('"')?].to_string());
+        }
+        from = at + key.len();
+    }
+    None
 }
 
-/// Each function's usage from one scrape (`after`; memory only) or two
-/// (`before` too), and notes on what was not measured. `source` names the
-/// later scrape in an error.
-pub fn usage(
-    before: Option<&str>,
-    after: &str,
-    source: &str,
-) -> Result<(BTreeMap<String, Usage>, Vec<String>)> {
-    let later = pods(after);
-    let earlier = before.map(pods);
+/// Each function's usage from scrapes taken one after another: from one,
+/// memory only; from more, memory at its peak over all of them and cpu
+/// between the first and the last. Notes say what was not measured.
+/// `source` names the last scrape in an error.
+pub fn usage(scrapes: &[&str], source: &str) -> Result<(BTreeMap<String, Usage>, Vec<String>)> {
+    let Some((last, rest)) = scrapes.split_last() else {
+        return Ok(Default::default());
+    };
+    let later = pods(last);
+    let earlier = rest.first().map(|first| pods(first));
+    let between: Vec<BTreeMap<String, Vec<Pod>>> =
+        rest.iter().skip(1).map(|text| pods(text)).collect();
     let mut notes = Vec::new();
     let mut out = BTreeMap::new();
     for (function, pods) in &later {
@@ -131,6 +162,7 @@ pub fn usage(
         let peak = |pods: &[Pod]| pods.iter().filter_map(|p| p.memory).reduce(f64::max);
         let memories: Vec<f64> = [Some(&pods[..]), then.map(|p| &p[..])]
             .into_iter()
+            .chain(between.iter().map(|b| b.get(function).map(|p| &p[..])))
             .flatten()
             .filter_map(peak)
             .collect();
@@ -169,7 +201,7 @@ pub fn usage(
                     }
                     (Some(used), _, _) => {
                         notes.push(format!(
-                            "{function}'s {CPU} samples carry no timestamp, so its cores are not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; scrape with timestamps (Prometheus' federate or API output keeps them)"
+                            "{function}'s {CPU} samples carry no timestamp, so its cores are not measured (a file's time is not its scrape's): its pods are sized from the stack's figures; give --metrics http://POD:8081/metrics for each pod (fmerge scrapes them on its own clock), or scrape with timestamps (Prometheus' federate or API output keeps them)"
                         ));
                         (None, Some(used))
                     }
@@ -224,7 +256,7 @@ process_cpu_seconds_total 2.0
     fn memory_is_the_peak_of_the_window_not_the_last_instant() {
         // a held 10Mi at the first scrape and 8Mi at the second.
         let after = BEFORE.replace("10485760", "8388608");
-        let (u, _) = usage(Some(BEFORE), &after, "m").unwrap();
+        let (u, _) = usage(&[BEFORE, &after], "m").unwrap();
         assert_eq!(u["a"].memory_bytes, Some(10485760.0));
     }
 
@@ -232,7 +264,7 @@ process_cpu_seconds_total 2.0
     fn the_window_is_the_scrapes_own_timestamps_never_a_files_time() {
         let after = BEFORE.replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
         // No timestamps: no cpu, and a note says why.
-        let (u, notes) = usage(Some(BEFORE), &after, "m").unwrap();
+        let (u, notes) = usage(&[BEFORE, &after], "m").unwrap();
         assert_eq!(u["a"].cpu, None);
         assert!(
             notes.iter().any(|n| n.contains("carry no timestamp")),
@@ -240,10 +272,10 @@ process_cpu_seconds_total 2.0
         );
         // Timestamps 50 ms apart: 2 cpu seconds in 0.05 s is 40 cores, and
         // the window is the scrapes' own.
-        let (u, _) = usage(Some(&stamped(BEFORE, 1_000)), &stamped(&after, 1_050), "m").unwrap();
+        let (u, _) = usage(&[&stamped(BEFORE, 1_000), &stamped(&after, 1_050)], "m").unwrap();
         assert!((u["a"].cpu.unwrap() - 40.0).abs() < 1e-9);
         // A later scrape that is not later is refused.
-        let e = usage(Some(&stamped(BEFORE, 2_000)), &stamped(&after, 1_000), "m")
+        let e = usage(&[&stamped(BEFORE, 2_000), &stamped(&after, 1_000)], "m")
             .unwrap_err()
             .to_string();
         assert!(
@@ -257,15 +289,49 @@ process_cpu_seconds_total 2.0
         let after = BEFORE
             .replace("10485760", "12582912")
             .replace("cpu_seconds_total 1.0", "cpu_seconds_total 3.0");
-        let (u, _) = usage(Some(&stamped(BEFORE, 0)), &stamped(&after, 10_000), "m").unwrap();
+        let (u, _) = usage(&[&stamped(BEFORE, 0), &stamped(&after, 10_000)], "m").unwrap();
         assert_eq!(u["a"].memory_bytes, Some(12582912.0));
         assert_eq!(u["a"].memory_scrapes, 2);
         assert_eq!(u["a"].cpu, Some(0.2));
         assert_eq!(u["b"].cpu, Some(0.0));
         // One scrape: memory only, from one instant.
-        let (u, _) = usage(None, BEFORE, "m").unwrap();
+        let (u, _) = usage(&[BEFORE], "m").unwrap();
         assert_eq!(u["b"].memory_bytes, Some(20971520.0));
         assert_eq!((u["b"].memory_scrapes, u["b"].cpu), (1, None));
+    }
+
+    /// One text of several pods, as Prometheus' federate endpoint gives it:
+    /// samples grouped by metric, each naming its pod (`instance`), no
+    /// `# EOF` between pods.
+    fn federated(a0: (u64, f64), a1: (u64, f64), ms: u64) -> String {
+        format!(
+            "\
+http_requests_total{{caller=\"external\",function=\"a\",instance=\"10.0.0.1:8081\"}} 3 {ms}
+http_requests_total{{caller=\"external\",function=\"a\",instance=\"10.0.0.2:8081\"}} 3 {ms}
+http_requests_total{{caller=\"a\",function=\"b\",instance=\"10.0.0.3:8081\"}} 6 {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.1:8081\"}} {} {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.2:8081\"}} {} {ms}
+process_cpu_seconds_total{{instance=\"10.0.0.3:8081\"}} 5 {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.1:8081\"}} {} {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.2:8081\"}} {} {ms}
+process_resident_memory_bytes{{instance=\"10.0.0.3:8081\"}} 4194304 {ms}
+",
+            a0.1, a1.1, a0.0, a1.0
+        )
+    }
+
+    #[test]
+    fn pods_named_by_their_instance_in_one_text_are_each_a_replica() {
+        // a runs two pods: 12Mi and 6Mi, each using 1 cpu second in 10 s.
+        let before = federated((12 << 20, 1.0), (6 << 20, 2.0), 0);
+        let after = federated((12 << 20, 2.0), (6 << 20, 3.0), 10_000);
+        let (u, _) = usage(&[&before, &after], "m").unwrap();
+        assert_eq!(u["a"].pods, 2, "{:?}", u["a"]);
+        assert_eq!(u["a"].memory_bytes, Some(12582912.0));
+        assert_eq!(u["a"].cpu_seconds, Some(2.0));
+        assert!((u["a"].cpu.unwrap() - 0.1).abs() < 1e-9, "{:?}", u["a"]);
+        // b's one pod, named by its counter beside it.
+        assert_eq!((u["b"].pods, u["b"].memory_bytes), (1, Some(4194304.0)));
     }
 
     #[test]
@@ -276,14 +342,14 @@ http_requests_total{function=\"b\",caller=\"a\"} 3
 process_resident_memory_bytes 10485760
 # EOF
 ";
-        assert!(usage(None, merged, "m").unwrap().0.is_empty());
+        assert!(usage(&[merged], "m").unwrap().0.is_empty());
         // A `function` label names it.
         let labelled = merged.replace(
             "process_resident_memory_bytes 10485760",
             "process_resident_memory_bytes{function=\"a\"} 10485760",
         );
         assert_eq!(
-            usage(None, &labelled, "m").unwrap().0["a"].memory_bytes,
+            usage(&[&labelled], "m").unwrap().0["a"].memory_bytes,
             Some(10485760.0)
         );
     }
