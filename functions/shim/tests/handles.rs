@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const PROGRAM: &str = r#"
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -33,24 +31,15 @@ fn main() {
 
 #[test]
 fn calls_are_answered_by_the_members_handle_without_its_server() {
-    let dir = common::scratch("handles");
-    let prog = common::build(&dir, PROGRAM, &[]);
-    let (addr, seen) = common::gateway();
-    let out = Command::new(&prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
-        .env("HANDLED__GREETING", "its-own")
-        .env("HANDLED__exec_timeout", "5s")
-        .env("GREETING", "the-callers")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let (stdout, stderr, seen) = common::run_once(
+        "handles",
+        PROGRAM,
+        &[
+            ("HANDLED__GREETING", "its-own"),
+            ("HANDLED__exec_timeout", "5s"),
+            ("GREETING", "the-callers"),
+        ],
     );
-    assert!(out.status.success(), "{stdout}{stderr}");
     let replies: Vec<&str> = stdout.lines().collect();
     assert_eq!(replies.len(), 3, "{stdout}");
     // The handle's reply, with of-watchdog's duration and a length; the

@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::process::Command;
-
 const PROGRAM: &str = r#"
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -49,23 +47,10 @@ fn main() {
 
 #[test]
 fn calls_reach_the_members_own_server_on_a_loopback_port_of_its_own() {
-    let dir = common::scratch("own-server");
-    let prog = common::build(&dir, PROGRAM, &[]);
-    let (addr, seen) = common::gateway();
-    let out = Command::new(&prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
-        .env("SERVED__GREETING", "its-own")
-        .env("GREETING", "the-callers")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, _, seen) = common::run_once(
+        "own-server",
+        PROGRAM,
+        &[("SERVED__GREETING", "its-own"), ("GREETING", "the-callers")],
     );
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");

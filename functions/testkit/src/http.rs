@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A TCP port that is free on 127.0.0.1 now and was not handed out before in
-/// this process, nor to another test process still running ([`reserve`]).
+/// this process, nor to another test process still running (`reserve`).
 /// Picked at random below Linux's ephemeral range (32768+), so that no
 /// outgoing connection takes it before the test binds it.
 pub fn free_port() -> u16 {

@@ -359,6 +359,30 @@ pub fn gateway() -> (SocketAddr, Seen) {
     (addr, seen)
 }
 
+/// Builds `program` (in the scratch directory `name`) and runs it once,
+/// with a gateway's address in `TEST_GATEWAY_URL` and `env`; asserts it
+/// succeeded. Its stdout and stderr, and what reached the gateway.
+// Each test file compiles this module; not all of them run a program once.
+#[allow(dead_code)]
+pub fn run_once(name: &str, program: &str, env: &[(&str, &str)]) -> (String, String, Seen) {
+    let prog = build(&scratch(name), program, &[]);
+    let (addr, seen) = gateway();
+    let out = Command::new(&prog)
+        .env(
+            "TEST_GATEWAY_URL",
+            format!("http://127.0.0.1:{}", addr.port()),
+        )
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    (stdout, stderr, seen)
+}
+
 /// Splits the program's output into the replies it printed as `len\nbytes`.
 // Each test file compiles this module; not all of them print replies.
 #[allow(dead_code)]
