@@ -23,35 +23,12 @@ use std::time::Instant;
 
 use crate::http::Request;
 use crate::inproc::{self, Context, Scope};
-use crate::{Member, servers};
-
-/// Where the entry sends the reply: (context, status, `Name: value\r\n`
-/// header lines, body).
-pub type Reply = unsafe extern "C" fn(*mut c_void, u16, *const u8, usize, *const u8, usize);
-
-/// A handler library's `handle` entry: (method, target, `Name: value\r\n`
-/// header lines, body, each as pointer and length; the limit in ms, 0 for
-/// none; the context and [`Reply`]) → 0 replied, 1 `handle` panicked, 2
-/// past the limit, 3 a request `http` does not take.
-pub type Call = unsafe extern "C" fn(
-    *const u8,
-    usize,
-    *const u8,
-    usize,
-    *const u8,
-    usize,
-    *const u8,
-    usize,
-    u64,
-    *mut c_void,
-    Reply,
-) -> i32;
+use crate::{HandleCall, Member, servers};
 
 /// `member`'s `handle` entry, if it has one that takes its `handle`'s shape.
-pub fn handled(member: &Member) -> Option<Call> {
+pub fn handled(member: &Member) -> Option<HandleCall> {
     let handle = member.handle.as_ref()?;
-    // SAFETY: the entry fmerge generated; it only names a constant.
-    (unsafe { (handle.shape)() } != 0).then_some(handle.call)
+    handle.takes_its_shape().then_some(handle.call)
 }
 
 /// The context of the threads that act for `member` when calling its
@@ -68,7 +45,7 @@ fn acting_for(member: &Member) -> Arc<Context> {
     ctx
 }
 
-/// What [`Reply`] was given.
+/// What [`crate::HandleReply`] was given.
 type Got = Option<(u16, Vec<u8>, Vec<u8>)>;
 
 unsafe extern "C" fn take(
@@ -93,7 +70,7 @@ unsafe extern "C" fn take(
 /// `handle` entry; whether the client connection can stay open.
 pub fn answer(
     member: &Member,
-    call: Call,
+    call: HandleCall,
     req: &Request,
     client: &mut dyn Write,
 ) -> io::Result<bool> {
@@ -116,7 +93,7 @@ pub fn answer(
     let code = {
         let _acting = Scope::enter(acting_for(member));
         // SAFETY: the entry fmerge generated, with pointers valid for the
-        // call and `take`, which reads them as `Reply` promises.
+        // call and `take`, which reads them as `HandleReply` promises.
         unsafe {
             call(
                 req.method.as_ptr(),

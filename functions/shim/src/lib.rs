@@ -29,6 +29,8 @@
 //! executable (linker-scripts/process.ver), so that a shared library such
 //! as libcurl binds to these definitions and not to libc's.
 
+use std::ffi::c_void;
+
 pub mod cgi;
 // The merge contract's own source, as a module: the shim is compiled alone,
 // std only, and the `<FUNCTION>__KEY` rule must be the contract's, not a
@@ -74,13 +76,45 @@ pub struct Member {
 }
 
 /// A handler library's `handle`, as fmerge exports it
-/// (`fmerge.handle.<name>` and its `.shape`).
+/// (`fmerge.handle.<name>` and its `.shape`; written by fmerge's
+/// `workspace::handle`, whose code must agree with these types).
 pub struct Handle {
-    /// Calls `handle` ([`handles::Call`]).
-    pub call: handles::Call,
+    /// Calls `handle` ([`HandleCall`]).
+    pub call: HandleCall,
     /// Which shape `handle` has: 0 for one the entry does not take.
     pub shape: unsafe extern "C" fn() -> i32,
 }
+
+impl Handle {
+    /// Whether the entry takes its `handle`'s shape: else the member's
+    /// server serves it ([`servers`]).
+    pub fn takes_its_shape(&self) -> bool {
+        // SAFETY: the entry fmerge generated; it only names a constant.
+        unsafe { (self.shape)() != 0 }
+    }
+}
+
+/// Where a handle entry sends the reply: (context, status,
+/// `Name: value\r\n` header lines, body).
+pub type HandleReply = unsafe extern "C" fn(*mut c_void, u16, *const u8, usize, *const u8, usize);
+
+/// A handler library's `handle` entry: (method, target, `Name: value\r\n`
+/// header lines, body, each as pointer and length; the limit in ms, 0 for
+/// none; the context and [`HandleReply`]) → 0 replied, 1 `handle`
+/// panicked, 2 past the limit, 3 a request `http` does not take.
+pub type HandleCall = unsafe extern "C" fn(
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    u64,
+    *mut c_void,
+    HandleReply,
+) -> i32;
 
 /// The of-watchdog mode a member was deployed with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -54,7 +54,11 @@ pub fn start_all() {
     for m in crate::members() {
         // A handler library whose `handle` is called directly needs no
         // server: its template's `main` never runs.
-        if m.mode != Mode::Http || m.name == crate::caller() || crate::handles::handled(m).is_some()
+        if m.mode != Mode::Http
+            || m.name == crate::caller()
+            || m.handle
+                .as_ref()
+                .is_some_and(crate::Handle::takes_its_shape)
         {
             continue;
         }

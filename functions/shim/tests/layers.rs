@@ -14,8 +14,9 @@ const LAYERS: &[&[&str]] = &[
     // A call to a member, run where it may run; members that serve HTTP
     // themselves, started once and called through their servers.
     &["member", "servers"],
-    // The stand-in that serves calls on threads of its own.
-    &["server"],
+    // The stand-in that serves calls on threads of its own; handler
+    // libraries' `handle`s, which it calls.
+    &["server", "handles"],
     // Calls answered on the calling thread.
     &["inline"],
     // The C functions in libc's place, which send calls to the above.

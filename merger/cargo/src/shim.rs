@@ -31,7 +31,7 @@ pub const GATEWAY_VARS: &[&str] = &[
 /// (written by `workspace::handle`), as the shim's `Handle::call` has them.
 const HANDLE_ARGS: &str = "(method: *const u8, method_len: usize, target: *const u8, \
     target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, \
-    limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::handles::Reply) -> i32";
+    limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::HandleReply) -> i32";
 
 /// A source file of the shim crate, by its path inside the crate (`src/lib.rs`).
 pub struct Source<'a> {

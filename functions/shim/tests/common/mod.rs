@@ -43,7 +43,7 @@ unsafe extern "C-unwind" {
     #[link_name = "handled_run"] fn r5() -> i32;
 }
 unsafe extern "C" {
-    #[link_name = "handled_handle"] fn h5(method: *const u8, method_len: usize, target: *const u8, target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::handles::Reply) -> i32;
+    #[link_name = "handled_handle"] fn h5(method: *const u8, method_len: usize, target: *const u8, target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::HandleReply) -> i32;
     #[link_name = "handled_shape"] fn s5() -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
