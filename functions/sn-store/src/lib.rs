@@ -39,8 +39,9 @@ pub mod users;
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long opening a connection may take; a reconnect makes at most
-/// [`RECONNECT_ATTEMPTS`] of them, so a request waits at most about 3.5 s
-/// for a Redis that is down.
+/// [`RECONNECT_ATTEMPTS`] of them (with backoff between), which bounds how
+/// long a request waits for a Redis that is down (docs/operating.md says
+/// how long, as measured).
 pub const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
 pub const RECONNECT_ATTEMPTS: usize = 3;
 
