@@ -6,7 +6,8 @@
 //! with no server of its own and no socket between the stand-in and it.
 //! The reply is what its template's server would have sent and its
 //! of-watchdog passed on: the status and headers `handle` gave, its body
-//! with a `Content-Length`, of-watchdog's `X-Duration-Seconds`; a `handle`
+//! with a `Content-Length` and a `Date` (as hyper's server adds them),
+//! of-watchdog's `X-Duration-Seconds`; a `handle`
 //! that panics is of-watchdog's empty 500 (its server's connection closed
 //! without a reply), one past the member's `exec_timeout` (or a shorter
 //! `X-Timeout`) its empty 504, while `handle` goes on, as it would behind
@@ -123,12 +124,19 @@ pub fn answer(
         _ => return servers::empty(client, 500, started),
     };
     let mut out = format!("HTTP/1.1 {status} {}\r\n", crate::http::reason(status)).into_bytes();
-    let has_length = head
-        .split(|&b| b == b'\n')
-        .any(|l| l.len() > 15 && l[..15].eq_ignore_ascii_case(b"content-length:"));
+    let has = |name: &[u8]| {
+        head.split(|&b| b == b'\n')
+            .any(|l| l.len() > name.len() && l[..name.len()].eq_ignore_ascii_case(name))
+    };
+    let (has_length, has_date) = (has(b"content-length:"), has(b"date:"));
     out.extend_from_slice(&head);
+    // What the template's hyper server adds to a whole reply.
     if !has_length {
         out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    }
+    if !has_date {
+        let now = crate::http::date(std::time::SystemTime::now());
+        out.extend_from_slice(format!("Date: {now}\r\n").as_bytes());
     }
     out.extend_from_slice(
         format!(

@@ -58,12 +58,10 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
     }
     let body = "POST /a/b?x=1 hi limit=2000 call=one greeting=its-own";
     assert!(
-        ok.contains(&format!(
-            "|Content-Length: {}|X-Duration-Seconds: ",
-            body.len()
-        )),
+        ok.contains(&format!("|Content-Length: {}|Date: ", body.len())),
         "{ok}"
     );
+    assert!(ok.contains(" GMT|X-Duration-Seconds: "), "{ok}");
     assert!(ok.ends_with(&format!("||{body}")), "{ok}");
     for (reply, status) in [
         (replies[1], "500 Internal Server Error"),

@@ -169,3 +169,20 @@ fn response_bodies_are_copied_exactly_and_no_further() {
     http::read_body(&mut r, Framing::UntilClose, &mut out, None).unwrap();
     assert_eq!(out, b"ef");
 }
+
+#[test]
+fn dates_are_written_as_servers_write_them() {
+    // Each against what Python's `email.utils.formatdate(t, usegmt=True)`
+    // gives: the epoch, RFC 9110's example, a leap day, the last second
+    // before 2100's (no) leap day, a day this year.
+    for (secs, text) in [
+        (0, "Thu, 01 Jan 1970 00:00:00 GMT"),
+        (784_111_777, "Sun, 06 Nov 1994 08:49:37 GMT"),
+        (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT"),
+        (4_107_542_399, "Sun, 28 Feb 2100 23:59:59 GMT"),
+        (1_796_296_500, "Thu, 03 Dec 2026 11:15:00 GMT"),
+    ] {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        assert_eq!(http::date(at), text, "{secs}");
+    }
+}
