@@ -14,7 +14,7 @@ use fmerge::graph::{Conflict, Graph};
 use fmerge::plan::model::Objective;
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, LoadedPlan, Method, PlanFile};
-use graphs::{Rng, edge, function, random_graph, social_network};
+use graphs::{Rng, edge, front_and_mid, function, random_graph, social_network};
 use std::collections::BTreeMap;
 use support::*;
 
@@ -416,18 +416,6 @@ fn a_group_the_planner_writes_is_one_fmerge_build_merges() {
     assert!(ok, "{stderr}");
     let binary = std::path::PathBuf::from(stdout.lines().last().unwrap());
     assert!(binary.ends_with("text-service-merged/text-service-merged") && binary.is_file());
-}
-
-/// front calls mid (declared entry point front, 64Mi each): the graph of
-/// the drop tests.
-fn front_and_mid() -> Graph {
-    let mut graph = Graph {
-        functions: vec![function("front", "64Mi"), function("mid", "64Mi")],
-        edges: vec![edge("front", "mid")],
-        ..Graph::default()
-    };
-    graph.functions[0].entry = true;
-    graph
 }
 
 /// `fmerge plan --graph GRAPH --objective OBJECTIVE EXTRA` in a new folder,

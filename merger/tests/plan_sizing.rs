@@ -18,7 +18,7 @@ mod graphs;
 mod support;
 
 use fmerge::graph::Graph;
-use graphs::{edge, function};
+use graphs::{edge, front_and_mid, function};
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -64,17 +64,6 @@ fn pod(
         }
     });
     url
-}
-
-/// front calls mid; front the declared entry point, 64Mi limits.
-fn front_and_mid() -> Graph {
-    let mut graph = Graph {
-        functions: vec![function("front", "64Mi"), function("mid", "64Mi")],
-        edges: vec![edge("front", "mid")],
-        ..Graph::default()
-    };
-    graph.functions[0].entry = true;
-    graph
 }
 
 #[test]

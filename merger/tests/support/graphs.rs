@@ -233,3 +233,15 @@ pub fn random_app(rng: &mut Rng, n: usize) -> Graph {
         ..Graph::default()
     }
 }
+
+/// front calls mid, front the declared entry point, 64Mi limits each: the
+/// graph of the drop and sizing tests.
+pub fn front_and_mid() -> Graph {
+    let mut graph = Graph {
+        functions: vec![function("front", "64Mi"), function("mid", "64Mi")],
+        edges: vec![edge("front", "mid")],
+        ..Default::default()
+    };
+    graph.functions[0].entry = true;
+    graph
+}
