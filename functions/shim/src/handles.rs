@@ -19,31 +19,16 @@
 
 use std::ffi::c_void;
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::http::Request;
-use crate::inproc::{self, Context, Scope};
+use crate::inproc::Scope;
 use crate::{HandleCall, Member, servers};
 
 /// `member`'s `handle` entry, if it has one that takes its `handle`'s shape.
 pub fn handled(member: &Member) -> Option<HandleCall> {
     let handle = member.handle.as_ref()?;
     handle.takes_its_shape().then_some(handle.call)
-}
-
-/// The context of the threads that act for `member` when calling its
-/// `handle`, made at its first call.
-fn acting_for(member: &Member) -> Arc<Context> {
-    static MADE: Mutex<Vec<(&'static str, Arc<Context>)>> = Mutex::new(Vec::new());
-    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, ctx)) = made.iter().find(|(n, _)| *n == member.name) {
-        return Arc::clone(ctx);
-    }
-    let own = crate::member::resident(member.name).env;
-    let ctx = inproc::serving_context(member.name, own);
-    made.push((member.name, Arc::clone(&ctx)));
-    ctx
 }
 
 /// What [`crate::HandleReply`] was given.
@@ -92,7 +77,7 @@ pub fn answer(
     };
     let mut got: Got = None;
     let code = {
-        let _acting = Scope::enter(acting_for(member));
+        let _acting = Scope::enter(crate::member::resident(member.name).serving(member.name));
         // SAFETY: the entry fmerge generated, with pointers valid for the
         // call and `take`, which reads them as `HandleReply` promises.
         unsafe {

@@ -161,6 +161,21 @@ pub(crate) struct Resident {
     pub(crate) settings: Settings,
     /// `KEY=VALUE`, later entries winning.
     pub(crate) env: &'static [&'static CStr],
+    /// For a member that serves HTTP, what the threads acting for it
+    /// outside its server have ([`inproc::serving_context`]), made at the
+    /// first need.
+    serving: OnceLock<Arc<inproc::Context>>,
+}
+
+impl Resident {
+    /// The context of threads acting for member `name` (this one's) that
+    /// serves HTTP, outside its own server.
+    pub(crate) fn serving(&self, name: &str) -> Arc<inproc::Context> {
+        Arc::clone(
+            self.serving
+                .get_or_init(|| inproc::serving_context(name, self.env)),
+        )
+    }
 }
 
 /// The [`Resident`] of member `name`.
@@ -173,7 +188,11 @@ pub(crate) fn resident(name: &'static str) -> &'static Resident {
     let base: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let settings = settings(name, &base);
     let env = inproc::c_env(cgi::own_env(base, name, crate::caller_env()));
-    let r: &'static Resident = Box::leak(Box::new(Resident { settings, env }));
+    let r: &'static Resident = Box::leak(Box::new(Resident {
+        settings,
+        env,
+        serving: OnceLock::new(),
+    }));
     made.push((name, r));
     r
 }
