@@ -82,6 +82,13 @@ def build(ctx, fmerge):
         dst = bins / ("write-home-timeline-merged" if name == "merged" else name)
         shutil.copy2(src, dst)
         out[name] = str(dst.resolve())
+    # The warm-start launcher fmerge builds beside the merged binary: the
+    # merged image's fprocess runs the binary through it, and so does the bed.
+    launcher = Path(merged).with_name("fmerge-warm")
+    if not launcher.is_file():
+        die(f"fmerge built no warm-start launcher beside {merged}")
+    shutil.copy2(launcher, bins / "fmerge-warm")
+    out["launcher"] = str((bins / "fmerge-warm").resolve())
     sizes = {k: os.path.getsize(v) for k, v in out.items()}
     libs = shared_libraries(out["merged"])
     out["empty"] = str(empty_program(ctx, bins))

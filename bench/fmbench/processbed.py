@@ -8,7 +8,8 @@ addresses the functions have written in. Deployed behind that nginx:
 - unmerged: write-home-timeline and social-graph-get-followers, each behind
   an of-watchdog in streaming mode (its default) that starts its binary per
   request; the metrics port set, so that two fit one namespace;
-- merged: fmerge's binary as `fprocess` of the real of-watchdog 0.11.6, at
+- merged: fmerge's binary, through the warm-start launcher fmerge builds
+  beside it (as its image runs it), as `fprocess` of the real of-watchdog 0.11.6, at
   `/function/write-home-timeline-merged`.
 Then: the check that both answer alike and only unmerged calls through the
 gateway, the per-call runs (processcalls.py), and the load runs."""
@@ -118,7 +119,7 @@ class Bed:
                      {**env, "metrics_port": "20000"}),
                     (CALLEE, plan["patched_watchdog"], bins["SocialGraphGetFollowers"], TIER["unmerged"][1],
                      {**env, "metrics_port": "20001"}),
-                    (MERGED, plan["watchdog"], bins["merged"], TIER["merged"][0], env)],
+                    (MERGED, plan["watchdog"], f"{bins['launcher']} {bins['merged']}", TIER["merged"][0], env)],
                    plan, CALLER, MERGED)
 
     def start_redis(self):

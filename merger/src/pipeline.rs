@@ -36,6 +36,9 @@ pub use crate::options::Options;
 pub struct MergedGroup {
     pub name: String,
     pub binary: PathBuf,
+    /// The warm-start launcher beside it, for a caller of-watchdog starts
+    /// per request (`fmerge_cargo::shim::LAUNCHER`).
+    pub launcher: Option<PathBuf>,
     pub ll: Option<PathBuf>,
     /// Caller first, then the callees.
     pub members: Vec<String>,

@@ -148,7 +148,7 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
         &stderr,
         &[
             &format!("image {tag} built: "),
-            " MiB of the image) runs /usr/local/bin/front-merged in serializing mode, as it ran front",
+            " MiB of the image) runs /usr/local/bin/fmerge-warm /usr/local/bin/front-merged in serializing mode, as it ran front",
         ],
     );
 
@@ -156,7 +156,7 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     let config = image_config(
         &tag,
         &[
-            "fprocess=/usr/local/bin/front-merged",
+            "fprocess=/usr/local/bin/fmerge-warm /usr/local/bin/front-merged",
             "mode=serializing",
             "port=8080",
         ],
@@ -183,6 +183,22 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
         "{}",
         docker(&["logs", &id])
     );
+    // The first start left the warm server (the merged binary, waiting,
+    // with no request in flight) in the container, as the launcher and the
+    // image's writable /tmp allow; the next request is one of its processes.
+    let top = docker(&["top", &id, "-o", "pid,args"]);
+    assert!(
+        top.lines()
+            .any(|l| l.trim_end().ends_with("/usr/local/bin/front-merged")),
+        "no warm server in the container:\n{top}"
+    );
+    let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "again");
+    assert_eq!(
+        (reply.status, reply.body.as_str()),
+        (200, "front got: again"),
+        "{}",
+        docker(&["logs", &id])
+    );
     let scrape = fmerge_testkit::wait_http(metrics, "/metrics", Duration::from_secs(5)).unwrap();
     assert!(
         scrape.body.contains("http_requests_total"),
@@ -195,7 +211,10 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     let merged = std::fs::read_to_string(dir.path().join("stack.merged.yml")).unwrap();
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&merged).unwrap();
     let env = &doc["functions"]["front"]["environment"];
-    assert_eq!(env["fprocess"], "/usr/local/bin/front-merged", "{merged}");
+    assert_eq!(
+        env["fprocess"], "/usr/local/bin/fmerge-warm /usr/local/bin/front-merged",
+        "{merged}"
+    );
     assert_eq!(env["mode"], "serializing", "{merged}");
     assert_eq!(env["BACK__LEVEL"], "3", "{merged}");
     assert_eq!(doc["functions"]["front"]["image"], tag.as_str(), "{merged}");
@@ -218,7 +237,10 @@ fn without_a_stack_the_image_takes_the_callers_mode_from_its_dockerfile() {
     assert_says(&stderr, &["in serializing mode, as it ran front"]);
     let env = image_config(
         &tag,
-        &["fprocess=/usr/local/bin/front-merged", "mode=serializing"],
+        &[
+            "fprocess=/usr/local/bin/fmerge-warm /usr/local/bin/front-merged",
+            "mode=serializing",
+        ],
     )
     .env;
     assert!(

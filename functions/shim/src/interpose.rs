@@ -889,6 +889,11 @@ pub unsafe extern "C" fn pthread_create(
 /// Forks the zygote members' processes come from, then runs the member
 /// `FMERGE_RUN_MEMBER` names instead of `main`.
 extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const *const c_char) {
+    // First: the warm server must be a copy of the binary before any of
+    // this runs (each of its processes runs the rest as a start would).
+    // SAFETY: constructors run before main, on the only thread there is
+    // yet; argv holds argc strings.
+    unsafe { crate::warm::serve_if_asked(argc, argv as *const *const u8) };
     if crate::members().iter().any(|m| m.run.is_some()) {
         crate::inproc::install_panic_note();
     }

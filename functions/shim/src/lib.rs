@@ -15,8 +15,10 @@
 //!   started in this process ([`servers`]), or, for a handler library whose
 //!   `handle` fmerge exports, to that `handle`, called directly
 //!   ([`handles`]); anything else is relayed to the real gateway ([`relay`]);
-//! - at start, a constructor forks that zygote, and runs the member named by
-//!   [`RUN_MEMBER_VAR`] instead of the caller's `main`.
+//! - at start, a constructor forks the warm server the launcher asked for
+//!   ([`warm`]: later starts of the caller are its forks), forks that
+//!   zygote, and runs the member named by [`RUN_MEMBER_VAR`] instead of the
+//!   caller's `main`.
 //!
 //! Only std: fmerge compiles `src/` with a bare `rustc` against its own
 //! generated `table.rs` (see that file for the interface).
@@ -51,6 +53,8 @@ pub mod rewrite;
 pub mod server;
 pub mod servers;
 mod table;
+pub mod warm;
+pub mod wire;
 pub mod zygote;
 
 /// The variable that makes the binary run a member instead of the caller:

@@ -20,7 +20,8 @@
 //! in a process started from this binary instead (the member module's
 //! fallback).
 
-use std::ffi::{OsStr, OsString, c_int, c_long, c_void};
+use crate::wire::{receive_fds, send_fds};
+use std::ffi::{OsStr, OsString, c_int, c_long};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -31,8 +32,6 @@ use std::time::{Duration, Instant};
 unsafe extern "C" {
     fn fork() -> c_int;
     fn socketpair(domain: c_int, kind: c_int, protocol: c_int, fds: *mut c_int) -> c_int;
-    fn sendmsg(fd: c_int, msg: *const MsgHdr, flags: c_int) -> isize;
-    fn recvmsg(fd: c_int, msg: *mut MsgHdr, flags: c_int) -> isize;
     fn poll(fds: *mut PollFd, n: u64, timeout: c_int) -> c_int;
     fn pipe2(fds: *mut c_int, flags: c_int) -> c_int;
     fn dup2(old: c_int, new: c_int) -> c_int;
@@ -54,11 +53,6 @@ unsafe extern "C" {
 const AF_UNIX: c_int = 1;
 const SOCK_SEQPACKET: c_int = 5;
 const O_CLOEXEC: c_int = 0x80000;
-const SOL_SOCKET: c_int = 1;
-const SCM_RIGHTS: c_int = 1;
-const MSG_NOSIGNAL: c_int = 0x4000;
-const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
-const MSG_TRUNC: c_int = 0x20;
 const POLLIN: i16 = 1;
 const SYS_PIDFD_OPEN: c_long = 434;
 const SYS_PIDFD_SEND_SIGNAL: c_long = 424;
@@ -79,34 +73,6 @@ const MAX_MESSAGE: usize = 128 * 1024;
 /// The descriptors a call hands the zygote: the member's stdin, stdout and
 /// stderr, and the pipe its status is written to.
 const CALL_FDS: usize = 4;
-
-#[repr(C)]
-struct IoVec {
-    base: *mut c_void,
-    len: usize,
-}
-
-/// glibc's `struct msghdr` (x86_64).
-#[repr(C)]
-struct MsgHdr {
-    name: *mut c_void,
-    namelen: u32,
-    iov: *mut IoVec,
-    iovlen: usize,
-    control: *mut c_void,
-    controllen: usize,
-    flags: c_int,
-}
-
-/// A `cmsghdr` carrying exactly [`CALL_FDS`] descriptors, aligned as the
-/// kernel reads it.
-#[repr(C, align(8))]
-struct Rights {
-    len: usize,
-    level: c_int,
-    kind: c_int,
-    fds: [c_int; CALL_FDS],
-}
 
 #[repr(C)]
 struct PollFd {
@@ -142,6 +108,25 @@ extern "C" fn reap_zygote() {
     }
 }
 
+/// This process's stdio on /dev/null, for a process that outlives the
+/// start it was forked from: a watchdog reads a request's pipes until
+/// their last writer closes. Shared with the warm server.
+///
+/// # Safety
+/// Replaces descriptors 0 to 2, which nothing else may be using.
+pub(crate) unsafe fn detach_stdio() {
+    if let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        for fd in 0..3 {
+            // SAFETY: as the caller promises.
+            unsafe { dup2(null.as_raw_fd(), fd) };
+        }
+    }
+}
+
 /// What the zygote writes to a call's status pipe: first that the member's
 /// process exists, then how it ended.
 const STARTED: u8 = b'S';
@@ -149,6 +134,56 @@ const ENDED: u8 = b'E';
 
 fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
+}
+
+/// A pidfd for `pid`, an unreaped child of this process (so the pid is
+/// still its own); where there is none, the child is killed, since it can
+/// then be neither timed nor reaped. Shared with the warm server.
+pub(crate) fn pidfd_of_child(pid: c_int) -> Option<OwnedFd> {
+    // SAFETY: a system call on this process's own unreaped child.
+    let fd = unsafe { syscall(SYS_PIDFD_OPEN, pid as c_long, 0 as c_long) };
+    if fd < 0 {
+        // SAFETY: our unreaped child.
+        unsafe { kill(pid, SIGKILL) };
+        return None;
+    }
+    // SAFETY: the descriptor pidfd_open just returned.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// SIGKILL to the process of `pidfd` (which cannot be another process's
+/// while it is unreaped).
+pub(crate) fn kill_by(pidfd: &OwnedFd) {
+    // SAFETY: a signal through a descriptor this process holds.
+    unsafe {
+        syscall(
+            SYS_PIDFD_SEND_SIGNAL,
+            pidfd.as_raw_fd() as c_long,
+            SIGKILL as c_long,
+            0 as c_long,
+            0 as c_long,
+        )
+    };
+}
+
+/// Reaps the ended child of `pidfd`: its wait status as `waitpid` gives
+/// it; `None` while it runs.
+pub(crate) fn reap(pidfd: &OwnedFd) -> Option<i32> {
+    let mut info = [0u64; 16];
+    // SAFETY: `info` is as large as siginfo_t; the pidfd is this process's
+    // child's.
+    let r = unsafe { waitid(P_PIDFD, pidfd.as_raw_fd() as u32, &mut info, WEXITED) };
+    if r != 0 {
+        return None;
+    }
+    // siginfo_t: si_code at byte 8, si_status at byte 24.
+    let code = info[1] as i32;
+    let status = (info[3] & 0xffff_ffff) as i32;
+    Some(match code {
+        CLD_EXITED => (status & 0xff) << 8,
+        CLD_DUMPED => (status & 0x7f) | 0x80,
+        _ => status & 0x7f,
+    })
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -217,17 +252,8 @@ unsafe fn become_zygote(parent: c_int, control: OwnedFd, argc: c_int, argv: *con
         if getppid() != parent {
             _exit(0);
         }
-        // The caller's stdio must close when the caller ends: a watchdog
-        // waits for the pipes' last writer to close.
-        if let Ok(null) = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/null")
-        {
-            for fd in 0..3 {
-                dup2(null.as_raw_fd(), fd);
-            }
-        }
+        // The caller's stdio must close when the caller ends.
+        detach_stdio();
         // A status pipe whose reader is gone must not kill the zygote.
         signal(SIGPIPE, SIG_IGN);
         // Its members stay unreaped until it waits for them, whatever the
@@ -312,17 +338,8 @@ impl Zygote {
             for r in &mut self.running {
                 if r.deadline.is_some_and(|d| d <= now) {
                     r.deadline = None;
-                    // SAFETY: signals the process this pidfd refers to, which
-                    // is unreaped, so it is still this member's.
-                    unsafe {
-                        syscall(
-                            SYS_PIDFD_SEND_SIGNAL,
-                            r.pidfd.as_raw_fd() as c_long,
-                            SIGKILL as c_long,
-                            0 as c_long,
-                            0 as c_long,
-                        )
-                    };
+                    // Unreaped, so the pidfd's process is still this member's.
+                    kill_by(&r.pidfd);
                 }
             }
         }
@@ -330,29 +347,10 @@ impl Zygote {
 
     /// Reaps an ended member and writes its wait status for its caller.
     fn reap(&mut self, i: usize) {
-        let mut info = [0u64; 16];
-        // SAFETY: `info` is as large as siginfo_t; the pidfd is this zygote's
-        // child's.
-        let r = unsafe {
-            waitid(
-                P_PIDFD,
-                self.running[i].pidfd.as_raw_fd() as u32,
-                &mut info,
-                WEXITED,
-            )
-        };
-        if r != 0 {
+        let Some(raw) = reap(&self.running[i].pidfd) else {
             return;
-        }
-        let mut ended = self.running.swap_remove(i);
-        // siginfo_t: si_code at byte 8, si_status at byte 24.
-        let code = info[1] as i32;
-        let status = (info[3] & 0xffff_ffff) as i32;
-        let raw = match code {
-            CLD_EXITED => (status & 0xff) << 8,
-            CLD_DUMPED => (status & 0x7f) | 0x80,
-            _ => status & 0x7f,
         };
+        let mut ended = self.running.swap_remove(i);
         let mut msg = [ENDED, 0, 0, 0, 0];
         msg[1..].copy_from_slice(&raw.to_le_bytes());
         let _ = ended.status.write_all(&msg);
@@ -361,54 +359,21 @@ impl Zygote {
     /// Receives one call from client `i` and forks its member; false when
     /// that client has gone.
     fn take_call(&mut self, i: usize, buf: &mut [u8]) -> bool {
-        let mut iov = IoVec {
-            base: buf.as_mut_ptr() as *mut c_void,
-            len: buf.len(),
+        let got = match receive_fds::<CALL_FDS>(self.clients[i].as_raw_fd(), buf) {
+            Ok(got) => got,
+            Err(e) => return e.kind() == std::io::ErrorKind::Interrupted,
         };
-        let mut rights = Rights {
-            len: 0,
-            level: 0,
-            kind: 0,
-            fds: [-1; CALL_FDS],
-        };
-        let mut msg = MsgHdr {
-            name: std::ptr::null_mut(),
-            namelen: 0,
-            iov: &mut iov,
-            iovlen: 1,
-            control: &mut rights as *mut Rights as *mut c_void,
-            controllen: size_of::<Rights>(),
-            flags: 0,
-        };
-        // SAFETY: every pointer in `msg` is valid for its length.
-        let n = unsafe { recvmsg(self.clients[i].as_raw_fd(), &mut msg, MSG_CMSG_CLOEXEC) };
-        if n < 0 {
-            return last_error().kind() == std::io::ErrorKind::Interrupted;
-        }
-        if n == 0 {
+        if got.len == 0 && got.fds.is_none() {
             return false;
         }
-        let whole = rights.len == size_of::<Rights>()
-            && rights.level == SOL_SOCKET
-            && rights.kind == SCM_RIGHTS;
-        if !whole {
-            // Not a call this shim sent: whatever descriptors came are
-            // dropped, and the caller sees no start (a process start then).
-            if rights.level == SOL_SOCKET && rights.kind == SCM_RIGHTS {
-                let count = rights.len.saturating_sub(16) / size_of::<c_int>();
-                for fd in rights.fds.iter().take(count.min(CALL_FDS)) {
-                    // SAFETY: descriptors received with the message.
-                    unsafe { close(*fd) };
-                }
-            }
+        // Not a call this shim sent (whatever descriptors came are
+        // closed): the caller sees no start (a process start then).
+        let Some([stdin, stdout, stderr, status]) = got.fds else {
             return true;
-        }
-        // SAFETY: the kernel installed these descriptors for this process.
-        let [stdin, stdout, stderr, status] =
-            rights.fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+        };
         let mut status = File::from(status);
-        let call = (msg.flags & MSG_TRUNC == 0)
-            .then(|| Message::decode(&buf[..n as usize]))
+        let call = (!got.truncated)
+            .then(|| Message::decode(&buf[..got.len]))
             .flatten()
             .and_then(|m| Some((crate::member_named(&m.name)?, m)));
         let Some((member, call)) = call else {
@@ -457,18 +422,12 @@ impl Zygote {
             }
             pid => {
                 drop(theirs);
-                // SAFETY: a pidfd for this zygote's own unreaped child.
-                let pidfd = unsafe { syscall(SYS_PIDFD_OPEN, pid as c_long, 0 as c_long) };
-                if pidfd < 0 {
-                    // Cannot time or reap it: kill it while its pid is ours.
-                    // SAFETY: our unreaped child.
-                    unsafe { kill(pid, SIGKILL) };
+                let Some(pidfd) = pidfd_of_child(pid) else {
                     return true;
-                }
+                };
                 let _ = status.write_all(&[STARTED]);
                 self.running.push(Running {
-                    // SAFETY: the descriptor pidfd_open just returned.
-                    pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
+                    pidfd,
                     status,
                     deadline: call.timeout.map(|t| Instant::now() + t),
                 });
@@ -557,28 +516,12 @@ pub fn execute(
     else {
         return Outcome::NotStarted;
     };
-    let mut iov = IoVec {
-        base: message.as_ptr() as *mut c_void,
-        len: message.len(),
-    };
-    let mut rights = Rights {
-        len: size_of::<Rights>(),
-        level: SOL_SOCKET,
-        kind: SCM_RIGHTS,
-        fds: [in_r.as_raw_fd(), out_w.as_raw_fd(), 2, st_w.as_raw_fd()],
-    };
-    let msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut rights as *mut Rights as *mut c_void,
-        controllen: size_of::<Rights>(),
-        flags: 0,
-    };
-    // SAFETY: every pointer in `msg` is valid for its length; the message
-    // is sent whole or not at all (a sequenced-packet socket).
-    let sent = unsafe { sendmsg(control, &msg, MSG_NOSIGNAL) };
+    // All or nothing: a sequenced-packet socket.
+    let sent = send_fds(
+        control,
+        &message,
+        [in_r.as_raw_fd(), out_w.as_raw_fd(), 2, st_w.as_raw_fd()],
+    );
     drop((in_r, out_w, st_w));
     if sent < 0 {
         return Outcome::NotStarted;

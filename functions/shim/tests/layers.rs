@@ -5,15 +5,18 @@
 
 /// The layers, lowest first. A new module must be placed here.
 const LAYERS: &[&[&str]] = &[
-    // HTTP/1.1, the gateway's names, rewrites (the contract, a path module, is outside src/).
-    &["http", "gateway", "rewrite"],
+    // HTTP/1.1, the gateway's names, rewrites (the contract, a path module,
+    // is outside src/); descriptors over Unix sockets, and the warm
+    // launcher's requests.
+    &["http", "gateway", "rewrite", "wire"],
     // The generated table; of-watchdog's CGI; the relay to the real gateway.
     &["table", "cgi", "relay"],
     // A member run in this process; one run in a process of the zygote's.
     &["inproc", "zygote"],
     // A call to a member, run where it may run; members that serve HTTP
-    // themselves, started once and called through their servers.
-    &["member", "servers"],
+    // themselves, started once and called through their servers; the
+    // caller's own process forked by the warm server.
+    &["member", "servers", "warm"],
     // The stand-in that serves calls on threads of its own; handler
     // libraries' `handle`s, which it calls.
     &["server", "handles"],

@@ -216,39 +216,117 @@ pub fn compile(
     cache: &Cache,
     work: &Path,
 ) -> Result<PathBuf> {
+    compiled(
+        toolchain,
+        sources,
+        Some(table),
+        settings,
+        cache,
+        &work.join("shim"),
+        ("src/lib.rs", "fmerge's shim for process-form functions"),
+        &[
+            "--crate-type",
+            "lib",
+            "--crate-name",
+            "fmerge_shim",
+            "--emit",
+            "obj",
+            "-C",
+            "panic=unwind",
+            "--cfg",
+            "fmerge_merged",
+        ],
+    )
+}
+
+/// The warm-start launcher's file name, beside a merged binary that
+/// of-watchdog starts per request (the shim's `warm` module says why).
+pub const LAUNCHER: &str = "fmerge-warm";
+
+/// The launcher's source in the shim.
+const LAUNCHER_SOURCE: &str = "src/bin/fmerge-warm.rs";
+
+/// The warm-start launcher, a static executable (its own start costs no
+/// dynamic loading), from the cache or compiled now into it; arguments as
+/// for [`compile`].
+pub fn compile_launcher(
+    toolchain: &Toolchain,
+    sources: &[Source],
+    settings: &[String],
+    cache: &Cache,
+    work: &Path,
+) -> Result<PathBuf> {
+    compiled(
+        toolchain,
+        sources,
+        None,
+        settings,
+        cache,
+        &work.join("launcher"),
+        (LAUNCHER_SOURCE, "fmerge's warm-start launcher"),
+        &[
+            "--crate-type",
+            "bin",
+            "--crate-name",
+            "fmerge_warm",
+            "-C",
+            "panic=abort",
+            "-C",
+            "target-feature=+crt-static",
+            "-C",
+            "strip=symbols",
+        ],
+    )
+}
+
+/// `root` of the shim's `sources` (with `table` written as `src/table.rs`)
+/// compiled by rustc with `args`, in `dir`, cached under its inputs.
+#[allow(clippy::too_many_arguments)]
+fn compiled(
+    toolchain: &Toolchain,
+    sources: &[Source],
+    table: Option<&str>,
+    settings: &[String],
+    cache: &Cache,
+    dir: &Path,
+    (root, what): (&str, &str),
+    args: &[&str],
+) -> Result<PathBuf> {
     let texts: Vec<&[u8]> = sources
         .iter()
         .flat_map(|s| [s.path.as_bytes(), s.text.as_bytes()])
-        .chain([table.as_bytes()])
+        .chain(table.map(str::as_bytes))
+        .chain(args.iter().map(|a| a.as_bytes()))
+        .chain([root.as_bytes()])
         .collect();
     let key = Cache::key(settings, &texts);
     if let Some(object) = cache.get(&key) {
         return Ok(object);
     }
-    let dir = work.join("shim");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
     for source in sources {
         let path = dir.join(source.path);
         std::fs::create_dir_all(path.parent().context("a source in a folder")?)?;
         std::fs::write(&path, source.text)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    std::fs::write(dir.join("src/table.rs"), table)?;
+    if let Some(table) = table {
+        std::fs::write(dir.join("src/table.rs"), table)?;
+    }
     cache.put(&key, |temp| {
         let output = Command::new(&toolchain.rustc)
-            .args(["--edition", "2024", "--crate-type", "lib"])
-            .args(["--crate-name", "fmerge_shim", "--emit", "obj"])
+            .args(["--edition", "2024"])
+            .args(args)
             .args(["-C", "codegen-units=1", "-C", "opt-level=2"])
-            .args(["-C", "panic=unwind", "--cfg", "fmerge_merged"])
             .args(["--target", &toolchain.triple])
             .arg("-o")
             .arg(temp)
-            .arg(dir.join("src/lib.rs"))
+            .arg(dir.join(root))
             .output()
             .with_context(|| format!("cannot run `{}`", toolchain.rustc))?;
         if !output.status.success() {
             bail!(
-                "rustc could not compile fmerge's shim for process-form functions:\n{}",
+                "rustc could not compile {what}:\n{}",
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub struct MergedBinary<'a> {
     pub name: &'a str,
     pub binary: &'a Path,
+    /// The warm-start launcher built beside it (a group whose caller
+    /// of-watchdog starts per request), which the image runs it through.
+    pub launcher: Option<&'a Path>,
     /// Caller first, then the callees, by their OpenFaaS names.
     pub members: Vec<String>,
     pub settings: Vec<EnvSetting>,
@@ -99,11 +102,15 @@ impl Ship {
         spec.tag = self.tag;
         spec.repository_prefix = self.registry.filter(|p| !p.is_empty());
         spec.source_revision = self.revision.or_else(git_revision);
-        spec.watchdog = self.watchdog.clone();
+        let watchdog = self.watchdog.clone().map(|mut w| {
+            w.launcher = merged.launcher.map(Path::to_path_buf);
+            w
+        });
+        spec.watchdog = watchdog.clone();
         let built = image::build(&spec)?;
         if !quiet {
             eprintln!("fmerge: {built}");
-            if let Some(w) = &self.watchdog {
+            if let Some(w) = &watchdog {
                 let size = std::fs::metadata(&w.binary).map_or(0, |m| m.len());
                 eprintln!(
                     "fmerge: of-watchdog ({}, {:.1} MiB of the image) runs {} in {} mode, as it ran {}",
@@ -138,7 +145,7 @@ impl Ship {
                 }
             }
         }
-        if let Some(w) = &self.watchdog {
+        if let Some(w) = &watchdog {
             // Deployed environment wins over the image's: a caller's own
             // `fprocess` (its binary, not in this image) must not stay.
             let env = &mut spec.deployment.environment;

@@ -113,6 +113,8 @@ fn watchdog_of(
             .into(),
         arguments: own.map_or("", |w| w.arguments()).into(),
         upstream_url: (form == Form::Http).then_some(upstream_url).flatten(),
+        // The merge builds it; the image takes it from there.
+        launcher: None,
     }))
 }
 
@@ -146,6 +148,7 @@ pub fn shipped(merged: &MergedGroup) -> MergedBinary<'_> {
     MergedBinary {
         name: &merged.name,
         binary: &merged.binary,
+        launcher: merged.launcher.as_deref(),
         // A CamelCase package (a watchdog-process function built without a
         // stack) is deployed under its kebab-case name.
         members: merged

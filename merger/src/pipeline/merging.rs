@@ -118,7 +118,8 @@ impl<'a> Merging<'a> {
             took: read.elapsed(),
         });
         if let Some(kept) = self.cached(&key) {
-            return Ok(self.finish(emitted, kept, true));
+            let launcher = self.launcher()?;
+            return Ok(self.finish(emitted, kept, launcher, true));
         }
         let probe = self.probe();
         let reuse = self.lto.reuses();
@@ -141,7 +142,8 @@ impl<'a> Merging<'a> {
         objects.extend(shim);
         self.link(probe, &objects, &rlibs, emitted, own_allocator)?;
         cache::store(&self.work, &key, &self.binary, &outcome)?;
-        Ok(self.finish(emitted, outcome, false))
+        let launcher = self.launcher()?;
+        Ok(self.finish(emitted, outcome, launcher, false))
     }
 
     /// The IR stages alone, on the units this group links ([`super::dry_run()`]):
@@ -268,7 +270,13 @@ impl<'a> Merging<'a> {
         Ok(())
     }
 
-    fn finish(self, emitted: &emit::Emitted, outcome: Remembered, cached: bool) -> MergedGroup {
+    fn finish(
+        self,
+        emitted: &emit::Emitted,
+        outcome: Remembered,
+        launcher: Option<PathBuf>,
+        cached: bool,
+    ) -> MergedGroup {
         let unmerged = emitted.binaries.clone().into_iter().collect();
         MergedGroup {
             ll: self.opts.emit_ll.then_some(self.ll),
@@ -283,6 +291,7 @@ impl<'a> Merging<'a> {
             cached,
             name: self.name,
             binary: self.binary,
+            launcher,
         }
     }
 }

@@ -235,6 +235,14 @@ pub fn run_chain(redis: &ClusterRedis, followers: &ClusterRedis, deploy: &Deploy
                     let callee = fmerge_contract::function_name(member);
                     own.extend(namespaced(&callee, of(&callee)));
                 }
+                // Through the warm-start launcher beside it, as its image
+                // runs it (`fprocess` given last wins).
+                let launcher = binary.with_file_name("fmerge-warm");
+                assert!(launcher.is_file(), "fmerge builds {}", launcher.display());
+                own.push((
+                    "fprocess".into(),
+                    format!("{} {}", launcher.display(), binary.display()),
+                ));
                 Watchdog::start(&binaries.real, binary, port, None, &pairs(&own))
             }
             // A merged callee stays deployed, as in a cluster: a call that

@@ -292,11 +292,7 @@ pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
     let src = dir.join("shim/src");
     if !dir.join("shim.o").exists() {
         std::fs::create_dir_all(&src).unwrap();
-        let shim_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        for entry in std::fs::read_dir(shim_src).unwrap() {
-            let path = entry.unwrap().path();
-            std::fs::copy(&path, src.join(path.file_name().unwrap())).unwrap();
-        }
+        copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &src);
         let contract = dir.join("contract/src");
         std::fs::create_dir_all(&contract).unwrap();
         let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contract/src/lib.rs");
@@ -331,6 +327,20 @@ pub fn build(dir: &Path, program: &str, link: &[&str]) -> PathBuf {
     args.extend(["main.rs", "-o", &out]);
     rustc(dir, &args);
     dir.join(out)
+}
+
+/// `from`'s files and folders into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let into = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &into);
+        } else {
+            std::fs::copy(&path, into).unwrap();
+        }
+    }
 }
 
 /// The requests that reached the gateway, each as its bytes.

@@ -91,6 +91,13 @@ pub fn build(
                 Content::Host(w.binary.clone()),
                 0o755,
             ));
+            if let Some(launcher) = &w.launcher {
+                files.push((
+                    PathBuf::from(super::watchdog::LAUNCHER_IN_IMAGE),
+                    Content::Host(launcher.clone()),
+                    0o755,
+                ));
+            }
             env.push(EnvVar::new("fprocess", w.fprocess(&installed)));
             env.push(EnvVar::new("mode", &w.mode));
             if let Some(url) = &w.upstream_url {

@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 /// Where of-watchdog goes in the image (its own images' path, `fwatchdog`).
 pub const IN_IMAGE: &str = "/usr/bin/fwatchdog";
 
+/// Where the warm-start launcher goes in the image.
+pub const LAUNCHER_IN_IMAGE: &str = "/usr/local/bin/fmerge-warm";
+
 /// How the image runs the merged binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watchdog {
@@ -30,14 +33,22 @@ pub struct Watchdog {
     /// `upstream_url` (its server's address), for a caller that serves
     /// HTTP itself.
     pub upstream_url: Option<String>,
+    /// The warm-start launcher on this machine (fmerge builds it beside a
+    /// merged binary of-watchdog starts per request): `fprocess` runs the
+    /// binary through it, from [`LAUNCHER_IN_IMAGE`].
+    pub launcher: Option<PathBuf>,
 }
 
 impl Watchdog {
     /// `fprocess` for the merged binary at `binary` in the image.
     pub fn fprocess(&self, binary: &Path) -> String {
+        let program = match &self.launcher {
+            Some(_) => format!("{LAUNCHER_IN_IMAGE} {}", binary.display()),
+            None => binary.display().to_string(),
+        };
         match self.arguments.as_str() {
-            "" => binary.display().to_string(),
-            args => format!("{} {args}", binary.display()),
+            "" => program,
+            args => format!("{program} {args}"),
         }
     }
 }
@@ -104,10 +115,19 @@ mod tests {
             mode: "streaming".into(),
             arguments: "--verbose".into(),
             upstream_url: None,
+            launcher: None,
         };
         assert_eq!(
             w.fprocess(Path::new("/usr/local/bin/m")),
             "/usr/local/bin/m --verbose"
+        );
+        let warm = Watchdog {
+            launcher: Some("/target/fmerge/m/fmerge-warm".into()),
+            ..w
+        };
+        assert_eq!(
+            warm.fprocess(Path::new("/usr/local/bin/m")),
+            "/usr/local/bin/fmerge-warm /usr/local/bin/m --verbose"
         );
     }
 }

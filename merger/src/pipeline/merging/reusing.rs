@@ -6,7 +6,7 @@
 
 use super::Merging;
 use crate::pipeline::stages::StageTime;
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, anyhow};
 use fmerge_cargo::objects::{self, Cache};
 use fmerge_cargo::shim;
 use fmerge_cargo::{emit, resolve};
@@ -159,29 +159,7 @@ impl Merging<'_> {
             &self.opts.caller_env,
             merged.not_inline.is_none(),
         );
-        // The shim's sources, and the contract's, which it includes from
-        // `../contract/src/lib.rs` as in the repository.
-        let contract = crate::assets::VENDORED
-            .iter()
-            .find(|c| c.dir == "fmerge-contract")
-            .expect("the contract is vendored");
-        let contract_lib = contract
-            .files
-            .iter()
-            .find(|f| f.path == "src/lib.rs")
-            .expect("the contract's lib.rs");
-        let sources: Vec<shim::Source> = crate::assets::SHIM
-            .files
-            .iter()
-            .map(|f| shim::Source {
-                path: f.path,
-                text: f.text,
-            })
-            .chain([shim::Source {
-                path: "../contract/src/lib.rs",
-                text: contract_lib.text,
-            }])
-            .collect();
+        let sources = shim_sources();
         let object = shim::compile(
             &self.toolchain,
             &sources,
@@ -286,6 +264,29 @@ impl Merging<'_> {
     }
 
     /// What decides an object besides its IR: the tools and the codegen.
+    /// The warm-start launcher (`shim::LAUNCHER`) beside the binary, for a
+    /// caller that of-watchdog starts per request: its image runs the binary
+    /// through it. `None` for the other forms, started once.
+    pub(super) fn launcher(&self) -> Result<Option<PathBuf>> {
+        if self.members.caller.form != resolve::Form::Process {
+            return Ok(None);
+        }
+        let mut settings = self.tools.clone();
+        settings.push(self.toolchain.triple.clone());
+        let built = shim::compile_launcher(
+            &self.toolchain,
+            &shim_sources(),
+            &settings,
+            &self.objects,
+            &self.work,
+        )?;
+        let path = self.binary.with_file_name(shim::LAUNCHER);
+        let temp = fmerge_cargo::artifact::temp_beside(&path)?;
+        std::fs::copy(&built, &temp).with_context(|| format!("cannot write {}", temp.display()))?;
+        fmerge_cargo::artifact::commit(temp, &path, 0o755)?;
+        Ok(Some(path))
+    }
+
     fn object_settings(&self) -> Vec<String> {
         let mut settings = self.tools.clone();
         settings.push(format!(
@@ -294,6 +295,32 @@ impl Merging<'_> {
         ));
         settings
     }
+}
+
+/// The shim's sources, and the contract's, which it includes from
+/// `../contract/src/lib.rs` as in the repository.
+fn shim_sources() -> Vec<shim::Source<'static>> {
+    let contract = crate::assets::VENDORED
+        .iter()
+        .find(|c| c.dir == "fmerge-contract")
+        .expect("the contract is vendored");
+    let contract_lib = contract
+        .files
+        .iter()
+        .find(|f| f.path == "src/lib.rs")
+        .expect("the contract's lib.rs");
+    crate::assets::SHIM
+        .files
+        .iter()
+        .map(|f| shim::Source {
+            path: f.path,
+            text: f.text,
+        })
+        .chain([shim::Source {
+            path: "../contract/src/lib.rs",
+            text: contract_lib.text,
+        }])
+        .collect()
 }
 
 /// Where a callee runs, for the build's output: in the caller's process
