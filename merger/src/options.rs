@@ -12,6 +12,7 @@
 mod build;
 mod flags;
 pub mod layer;
+pub mod plan;
 pub mod stack;
 pub mod values;
 

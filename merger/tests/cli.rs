@@ -95,6 +95,43 @@ fn a_bad_objective_is_a_usage_error_listing_the_objectives() {
     );
 }
 
+/// Each check of a plan flag (one case per value parser) refuses a bad
+/// value as a usage error in fmerge's voice, before the graph is read: the
+/// graph file named does not exist, and the error is not about it.
+#[test]
+fn a_bad_plan_value_is_a_usage_error_before_the_graph_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value, cause) in [
+        ("--max-memory", "512K", "is not a Kubernetes quantity"),
+        ("--max-total-cpu", "lots", "is not a Kubernetes quantity"),
+        ("--min-gain-ms", "-1", "is below 0"),
+        ("--hop-ms", "0", "is no latency"),
+        ("--time-limit", "0", "is no time"),
+        (
+            "--keep-apart",
+            "compose-post",
+            "names fewer than two functions",
+        ),
+        (
+            "--search",
+            "fast",
+            "[possible values: auto, exact, heuristic]",
+        ),
+    ] {
+        let arg = format!("{flag}={value}");
+        let args = ["plan", "--graph", "missing/calls.json", &arg];
+        let stderr = exits_with(2, dir.path(), &args, &[]);
+        assert!(
+            stderr.starts_with(&format!("error: invalid value '{value}' for '{flag} ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(cause), "{args:?}: {stderr}");
+        let fix = stderr.lines().last().unwrap_or_default();
+        assert!(fix.starts_with("fix: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("calls.json"), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn a_bad_message_format_is_a_usage_error_for_every_command() {
     for command in ["build", "graph", "plan"] {
