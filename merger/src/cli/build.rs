@@ -11,7 +11,7 @@ use crate::ops::{self, build::build};
 use crate::options::BuildArgs;
 use crate::options::layer::ExplicitFlags;
 use crate::options::plan::PlanFlags;
-use crate::options::stack::Select;
+use crate::options::stack::{Select, StackFile};
 use anyhow::{Context as _, Result, bail};
 use args::{request, stack_path};
 use std::path::PathBuf;
@@ -85,7 +85,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                 one.merge.sharing.allow_shared_static.push(allowed.clone());
             }
         }
-        one.yaml = stack_path.clone();
+        one.stack.yaml = stack_path.clone();
         let request = request(one, &ExplicitFlags::default())
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
@@ -99,7 +99,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
 /// the plan file.
 fn plan_all(args: &BuildArgs, stack: PathBuf) -> Result<PathBuf> {
     let source = Source {
-        yaml: Some(stack),
+        stack: StackFile { yaml: Some(stack) },
         cargo: args.merge.cargo.clone(),
         sharing: args.merge.sharing.clone(),
         select: args.select.clone(),
@@ -114,7 +114,7 @@ fn plan_all(args: &BuildArgs, stack: PathBuf) -> Result<PathBuf> {
         cargo: source.cargo,
         out: out.clone(),
         front: false,
-        format: args.message_format,
+        format: args.output.message_format,
     })?;
     Ok(out.join("plan.toml"))
 }

@@ -5,9 +5,8 @@
 
 use super::graph::{Source, beside, graph_of};
 use crate::ops::{self, absolute};
-use crate::options::heading;
 use crate::options::plan::PlanFlags;
-use crate::options::values::MessageFormat;
+use crate::options::{OutDir, OutputFlags, heading};
 use crate::plan::{self, PlanFile};
 use anyhow::{Result, bail};
 use clap::Args;
@@ -31,10 +30,9 @@ pub struct PlanArgs {
     /// The objective, the constraints and the search.
     #[command(flatten)]
     pub plan: PlanFlags,
-    /// Where plan.toml and the group files go [default: plan/ beside the stack file,
-    /// or target/fmerge/plan when a workspace glob would take that folder for a crate].
-    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, help_heading = heading::OUTPUT)]
-    pub out: Option<PathBuf>,
+    /// Where plan.toml, the group files and plan.json go.
+    #[command(flatten)]
+    pub files: OutDir,
     /// Value the groups of this plan file instead of searching: the report
     /// and plan.json give the figures of exactly those groups (e.g. under
     /// traffic measured after they were chosen: --metrics).
@@ -47,10 +45,8 @@ pub struct PlanArgs {
     pub front: bool,
     #[command(flatten)]
     pub dry_run: crate::options::DryRunFlags,
-    /// What stdout gets: the report and the paths written, or one JSON
-    /// record a line (the report then goes to stderr), the last `"reason": "finished"`.
-    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
-    pub message_format: MessageFormat,
+    #[command(flatten)]
+    pub output: OutputFlags,
 }
 
 impl Default for PlanArgs {
@@ -64,7 +60,7 @@ impl Default for PlanArgs {
 /// stack's functions.
 pub fn run(mut args: PlanArgs) -> Result<()> {
     args.source = args.source.with_default_stack(args.graph.as_deref());
-    if args.source.yaml.is_none() && args.graph.is_none() {
+    if args.source.stack.yaml.is_none() && args.graph.is_none() {
         bail!(
             "fmerge plan needs the application, and there is no ./stack.yml or ./stack.yaml here\nfix: give -f stack.yml, or --graph calls.json from `fmerge graph`"
         );
@@ -72,7 +68,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
     let planning = args.plan.planning();
     // The constraints (the model's own checks, on the stack's functions and
     // limits without calls) and the files, before the graph's build.
-    if let Some(stack) = &args.source.yaml {
+    if let Some(stack) = &args.source.stack.yaml {
         let stack = fmerge_ship::stack_in::StackIn::load(stack)?;
         let unbuilt = crate::graph::Graph {
             stack: Some(stack.path.clone()),
@@ -90,6 +86,7 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         None => None,
     };
     let out = args
+        .files
         .out
         .map(|d| absolute(&d))
         .unwrap_or_else(|| beside(&args.source, args.graph.as_deref(), "plan"));
@@ -102,6 +99,6 @@ pub fn run(mut args: PlanArgs) -> Result<()> {
         cargo: args.source.cargo,
         out,
         front: args.front,
-        format: args.message_format,
+        format: args.output.message_format,
     })
 }

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 /// current directory, if any (else the cargo workspace around it).
 pub(super) fn stack_path(args: &BuildArgs) -> Option<PathBuf> {
     let said = !args.manifest_path.is_empty() || args.config.is_some() || args.plan.is_some();
-    args.yaml
+    args.stack
+        .yaml
         .clone()
         .or_else(|| (!said).then(default_stack).flatten())
 }
@@ -86,7 +87,7 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
     Ok(Request {
         opts,
         ship,
-        json: args.message_format == MessageFormat::Json,
+        json: args.output.message_format == MessageFormat::Json,
     })
 }
 
