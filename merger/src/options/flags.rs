@@ -181,3 +181,24 @@ pub struct ImageFlags {
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = heading::IMAGE)]
     pub watchdog: Option<PathBuf>,
 }
+
+impl ImageFlags {
+    /// The fields that ask for an image (`--image`, `--push`); the others
+    /// say what it is.
+    const ASK: [&str; 2] = ["image", "push"];
+
+    /// The options that say what the image is, as (clap id, `--flag`):
+    /// every field of the struct but [`Self::ASK`]'s, read from clap's
+    /// definition, so that a new one is among them. Without an image they
+    /// mean nothing.
+    pub fn shaping() -> Vec<(String, String)> {
+        ImageFlags::augment_args(clap::Command::new("image"))
+            .get_arguments()
+            .filter(|arg| !Self::ASK.contains(&arg.get_id().as_str()))
+            .map(|arg| {
+                let long = arg.get_long().expect("every image option is a long flag");
+                (arg.get_id().to_string(), format!("--{long}"))
+            })
+            .collect()
+    }
+}
