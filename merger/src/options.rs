@@ -12,11 +12,14 @@
 mod build;
 mod flags;
 pub mod layer;
+pub mod plan;
 pub mod stack;
 pub mod values;
 
 pub use build::BuildArgs;
-pub use flags::{CargoFlags, DryRunFlags, ImageFlags, Merge, SharedStaticFlags, heading};
+pub use flags::{
+    CargoFlags, DryRunFlags, ImageFlags, Merge, OutDir, OutputFlags, SharedStaticFlags, heading,
+};
 
 use anyhow::{Result, bail};
 use fmerge_cargo::{resolve, workspace};

@@ -20,7 +20,6 @@
 pub mod cluster;
 mod file;
 pub mod front;
-mod hop;
 mod refuse;
 mod report;
 mod requests;
@@ -31,8 +30,9 @@ pub use fmerge_plan::{model, search};
 pub use cluster::{Reservation, reservations};
 pub use report::{EntryPoint, entries, json, report, why_not};
 
+pub use crate::options::plan::{HopCost, hop_ms};
 pub use file::{LoadedPlan, PlanFile, PlanGroup};
-pub use hop::{DEFAULT_HOP_MS, HopCost, hop_ms};
+pub use fmerge_plan::model::DEFAULT_HOP_MS;
 pub use solution::{BEST_FOUND, CAPPED, Proof, Solution};
 
 use crate::graph::Graph;
@@ -408,16 +408,6 @@ pub fn group_toml(model: &Model, caller: usize, set: Set, removed: f64) -> Strin
         out.push_str(&format!("allow-shared-static = {allowed}\n"));
     }
     out
-}
-
-/// A memory quantity from the command line, in bytes.
-pub fn parse_memory(flag: &str, text: &str) -> Result<f64> {
-    fmerge_ship::quantity::positive(flag, text)
-}
-
-/// A cpu quantity from the command line, in cores.
-pub fn parse_cpu(flag: &str, text: &str) -> Result<f64> {
-    fmerge_ship::quantity::positive(flag, text)
 }
 
 /// Groups by caller name, for tests and tools.

@@ -108,16 +108,10 @@ fn rewrite_callee(rewrite: &str, caller: &str, callees: &[String]) -> Result<()>
     Ok(())
 }
 
-/// One `--keep-apart` set of `fmerge plan`: two or more of the functions
-/// (`names`) of the application at `place` (its stack or graph file).
+/// One `--keep-apart` set of `fmerge plan`: functions (`names`) of the
+/// application at `place` (its stack or graph file). That it names two or
+/// more is the flag's own check (`options::plan`).
 pub fn keep_apart(set: &[String], names: &[String], place: &str) -> Result<()> {
-    if set.len() < 2 {
-        bail!(
-            "--keep-apart {} names fewer than two functions, and one function is never apart from itself\n\
-             fix: name two or more, separated by commas: --keep-apart A,B",
-            set.join(",")
-        );
-    }
     for name in set {
         if !names.contains(name) {
             bail!("{}", resolve::unknown_function(name, names, place, ""));

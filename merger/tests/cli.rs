@@ -12,7 +12,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{assert_says, stack_of, target_dir, workspace_root, write_file};
+use support::{assert_says, stack_in, stack_of, target_dir, workspace_root, write_file};
 
 /// `fmerge ARGS` in `dir` with `env` added: (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -93,6 +93,43 @@ fn a_bad_objective_is_a_usage_error_listing_the_objectives() {
         &["plan", "--objective", "speed"],
         "latency, calls, memory, cost",
     );
+}
+
+/// Each check of a plan flag (one case per value parser) refuses a bad
+/// value as a usage error in fmerge's voice, before the graph is read: the
+/// graph file named does not exist, and the error is not about it.
+#[test]
+fn a_bad_plan_value_is_a_usage_error_before_the_graph_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, value, cause) in [
+        ("--max-memory", "512K", "is not a Kubernetes quantity"),
+        ("--max-total-cpu", "lots", "is not a Kubernetes quantity"),
+        ("--min-gain-ms", "-1", "is below 0"),
+        ("--hop-ms", "0", "is no latency"),
+        ("--time-limit", "0", "is no time"),
+        (
+            "--keep-apart",
+            "compose-post",
+            "names fewer than two functions",
+        ),
+        (
+            "--search",
+            "fast",
+            "[possible values: auto, exact, heuristic]",
+        ),
+    ] {
+        let arg = format!("{flag}={value}");
+        let args = ["plan", "--graph", "missing/calls.json", &arg];
+        let stderr = exits_with(2, dir.path(), &args, &[]);
+        assert!(
+            stderr.starts_with(&format!("error: invalid value '{value}' for '{flag} ")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(cause), "{args:?}: {stderr}");
+        let fix = stderr.lines().last().unwrap_or_default();
+        assert!(fix.starts_with("fix: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("calls.json"), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
@@ -308,6 +345,50 @@ fn graph_json_output_of_the_selected_functions_ends_with_a_finished_record() {
     let graph = fmerge::graph::Graph::load(&out.join("calls.json")).unwrap();
     let names: Vec<&str> = graph.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["write-home-timeline", "social-graph-get-followers"]);
+}
+
+/// `build --all` plans with the plan operation (its files and `written`
+/// records, into plan/ beside the stack, in the build's own JSON stream),
+/// then merges the plan's group.
+#[test]
+fn build_all_plans_the_stack_then_builds_its_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let stack = stack_in(dir.path());
+    let pair = "^(write-home-timeline|social-graph-get-followers)$";
+    let args = [
+        "build",
+        "-f",
+        stack.to_str().unwrap(),
+        "--all",
+        "--regex",
+        pair,
+        "--opt-level",
+        "0",
+        "--message-format",
+        "json",
+    ];
+    let (code, stdout, stderr) = building(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let records = records_of_a_success(&stdout);
+    let written: Vec<&str> = records
+        .iter()
+        .filter(|r| r["reason"] == "written")
+        .filter_map(|r| r["path"].as_str())
+        .collect();
+    let plan = dir.path().join("plan");
+    for file in ["plan.toml", "plan.json", "write-home-timeline.toml"] {
+        let path = plan.join(file);
+        assert!(
+            written.contains(&path.to_str().unwrap()),
+            "{file}: {stdout}"
+        );
+        assert!(path.is_file(), "{}", path.display());
+    }
+    // The plan's report goes to stderr, as `fmerge plan --message-format json` sends it.
+    assert!(stderr.contains("per-hop latency"), "{stderr}");
+    let merged: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["reason"] == "merged").collect();
+    assert_eq!(merged.len(), 1, "{stdout}");
 }
 
 /// This repo's pair merged (at opt-level 0) under the name `name`, with

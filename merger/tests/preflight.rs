@@ -1,6 +1,7 @@
 //! Mistakes refused before cargo starts (`fmerge::preflight`): each case
-//! exits 1 with the cause and a `fix:` line, and leaves its fresh target dir
-//! without any build output: no cargo build ran before the refusal.
+//! exits 1 with the cause and a `fix:` line (2, a usage error, for a flag's
+//! value its parser refuses), and leaves its fresh target dir without any
+//! build output: no cargo build ran before the refusal.
 //!
 //! Run: `cargo test --release -p fmerge --test preflight`
 
@@ -17,6 +18,17 @@ const PAIR: [&str; 2] = ["write-home-timeline", "social-graph-get-followers"];
 /// it exits 1 with every one of `needles` and a `fix:` line in stderr, and
 /// that the target dir is still empty; returns stderr.
 fn refused_before_building(args: &[&str], env: &[(&str, &str)], needles: &[&str]) -> String {
+    refused_with(1, args, env, needles)
+}
+
+/// [`refused_before_building`] for a flag's value its parser refuses: a
+/// usage error, exit 2.
+fn value_refused_before_building(args: &[&str], needles: &[&str]) -> String {
+    refused_with(2, args, &[], needles)
+}
+
+/// [`refused_before_building`] with the exit code `code`.
+fn refused_with(code: i32, args: &[&str], env: &[(&str, &str)], needles: &[&str]) -> String {
     let target = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fmerge"))
         .current_dir(workspace_root())
@@ -30,7 +42,7 @@ fn refused_before_building(args: &[&str], env: &[(&str, &str)], needles: &[&str]
         .output()
         .expect("run fmerge");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(1), "fmerge {args:?}:\n{stderr}");
+    assert_eq!(out.status.code(), Some(code), "fmerge {args:?}:\n{stderr}");
     for needle in needles.iter().chain(&["\nfix: "]) {
         assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
     }
@@ -160,7 +172,7 @@ fn a_push_with_nowhere_to_push_is_refused_before_the_build() {
 
 #[test]
 fn keep_apart_with_one_name_is_refused_before_the_graph_build() {
-    refused_before_building(
+    value_refused_before_building(
         &[
             "plan",
             "-f",
@@ -168,7 +180,6 @@ fn keep_apart_with_one_name_is_refused_before_the_graph_build() {
             "--keep-apart",
             "compose-post",
         ],
-        &[],
         &[
             "--keep-apart compose-post names fewer than two functions",
             "fix: name two or more",
@@ -193,9 +204,8 @@ fn keep_apart_with_an_unknown_name_gets_the_name_meant() {
 
 #[test]
 fn a_plan_cap_that_is_not_a_quantity_is_refused_before_the_graph_build() {
-    refused_before_building(
+    value_refused_before_building(
         &["plan", "-f", "functions/stack.yml", "--max-memory", "512K"],
-        &[],
         &[
             "--max-memory: \"512K\" is not a Kubernetes quantity",
             "kilo is a small k",

@@ -27,13 +27,17 @@ use score::finish;
 pub use score::score;
 pub use within::{Found, at_bound, within};
 
-/// Which search runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which search runs (`--search`, whose values are its variants' names
+/// and whose help their first lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Method {
-    /// The best plan found within the time limit: proven optimal when the
-    /// exact search finishes in it ([`within`]).
+    /// Exact unless it passes its limits: the best plan found within the
+    /// time limit, proven optimal when the exact search finishes in it.
+    #[default]
     Auto,
+    /// The exact search.
     Exact,
+    /// The heuristic.
     Heuristic,
 }
 

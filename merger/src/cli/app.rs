@@ -56,9 +56,9 @@ impl Command {
     /// What stdout gets.
     fn message_format(&self) -> MessageFormat {
         match self {
-            Command::Build(args) => args.message_format,
-            Command::Graph(args) => args.message_format,
-            Command::Plan(args) => args.message_format,
+            Command::Build(args) => args.output.message_format,
+            Command::Graph(args) => args.output.message_format,
+            Command::Plan(args) => args.output.message_format,
             Command::Template(_) | Command::Completions { .. } => MessageFormat::Human,
         }
     }
@@ -118,5 +118,52 @@ pub fn main(version: &'static str) -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A flag several commands take is one definition flattened into each
+    /// (`options::OutputFlags`, `stack::StackFile`, `Select`, `CargoFlags`
+    /// ...): the same short, value name and help everywhere. `build --out`
+    /// is another option by the same name (the merged binary's folder, as
+    /// its help says), so only graph's and plan's are compared.
+    #[test]
+    fn a_flag_several_commands_take_says_the_same_in_each() {
+        let cli = command("test");
+        let mut seen: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if long == "help" || (long == "out" && sub.get_name() == "build") {
+                    continue;
+                }
+                let said = format!(
+                    "{:?} {:?} {:?} {:?}",
+                    arg.get_short(),
+                    arg.get_value_names(),
+                    arg.get_help().map(ToString::to_string),
+                    arg.get_long_help().map(ToString::to_string),
+                );
+                seen.entry(long.to_string())
+                    .or_default()
+                    .push((sub.get_name().to_string(), said));
+            }
+        }
+        let mut shared = 0;
+        for (long, uses) in &seen {
+            if uses.len() > 1 {
+                shared += 1;
+                let first = &uses[0].1;
+                for (sub, said) in uses {
+                    assert_eq!(said, first, "--{long} of {sub} and of {}", uses[0].0);
+                }
+            }
+        }
+        // -f, --filter, --regex, --message-format, --out, the cargo flags…
+        assert!(shared >= 9, "{seen:?}");
     }
 }

@@ -1,16 +1,20 @@
 //! `fmerge build`: the command line and the group file (or each group of a
 //! plan) into requests, and the build operation ([`crate::ops::build`]) on
 //! them: one merge (or every group of a plan), then the image and
-//! stack.yml if asked.
+//! stack.yml if asked. `--all` makes its plan with the plan operation
+//! ([`crate::ops::plan`]) first.
 
 mod args;
 
-use crate::ops::build::build;
+use super::graph::{Source, beside, graph_of};
+use crate::ops::{self, build::build};
 use crate::options::BuildArgs;
 use crate::options::layer::ExplicitFlags;
-use crate::options::stack::Select;
+use crate::options::plan::PlanFlags;
+use crate::options::stack::{Select, StackFile};
 use anyhow::{Context as _, Result, bail};
 use args::{request, stack_path};
+use std::path::PathBuf;
 
 /// `fmerge build`: one group, or every group of a plan; `explicit`: the
 /// flags the command line gave, which win over a group file.
@@ -48,22 +52,7 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                     "--all plans the application of a stack file, and there is none\nfix: give -f STACK (or run where stack.yml is)"
                 );
             };
-            let source = super::graph::Source {
-                yaml: Some(stack),
-                cargo: args.merge.cargo.clone(),
-                sharing: args.merge.sharing.clone(),
-                select: args.select.clone(),
-                ..Default::default()
-            };
-            let out = super::graph::beside(&source, None, "plan");
-            let plan = super::plan::PlanArgs {
-                source,
-                out: Some(out.clone()),
-                message_format: args.message_format,
-                ..Default::default()
-            };
-            super::plan::run(plan)?;
-            out.join("plan.toml")
+            plan_all(&args, stack)?
         }
     };
     anyhow::ensure!(
@@ -96,10 +85,36 @@ fn build_plan(args: BuildArgs) -> Result<()> {
                 one.merge.sharing.allow_shared_static.push(allowed.clone());
             }
         }
-        one.yaml = stack_path.clone();
+        one.stack.yaml = stack_path.clone();
         let request = request(one, &ExplicitFlags::default())
             .with_context(|| format!("{}: the group of {caller}", plan_path.display()))?;
         requests.push(request);
     }
     build(requests, Some(&plan))
+}
+
+/// `build --all`'s plan: the plan operation on the stack's graph, every
+/// plan option at its default (`fmerge plan -f STACK` with this command
+/// line's selection and build flags), into plan/ beside the stack; returns
+/// the plan file.
+fn plan_all(args: &BuildArgs, stack: PathBuf) -> Result<PathBuf> {
+    let source = Source {
+        stack: StackFile { yaml: Some(stack) },
+        cargo: args.merge.cargo.clone(),
+        sharing: args.merge.sharing.clone(),
+        select: args.select.clone(),
+        ..Default::default()
+    };
+    let out = beside(&source, None, "plan");
+    ops::plan::plan(ops::plan::Request {
+        graph: graph_of(&source, None)?,
+        planning: PlanFlags::default().planning(),
+        evaluate: None,
+        no_dry_run: false,
+        cargo: source.cargo,
+        out: out.clone(),
+        front: false,
+        format: args.output.message_format,
+    })?;
+    Ok(out.join("plan.toml"))
 }

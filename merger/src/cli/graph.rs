@@ -5,9 +5,9 @@
 use crate::graph::{self, Graph, access_log, call_log, render, traffic};
 use crate::message::print_written;
 use crate::ops::absolute;
-use crate::options::heading;
-use crate::options::stack::{Select, default_stack};
-use crate::options::values::{MessageFormat, Picture};
+use crate::options::stack::{Select, StackFile, default_stack};
+use crate::options::values::Picture;
+use crate::options::{OutDir, OutputFlags, heading};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -22,10 +22,8 @@ const EXAMPLES: &str = "Examples:
 /// Where the call graph comes from, and its traffic.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Source {
-    /// The faas-cli stack file of the application [default: ./stack.yaml, then ./stack.yml].
-    #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = clap::ValueHint::FilePath,
-          help_heading = heading::INPUT)]
-    pub yaml: Option<PathBuf>,
+    #[command(flatten)]
+    pub stack: StackFile,
     #[command(flatten)]
     pub select: Select,
     /// Edge weights from a Prometheus text scrape of the runtime's
@@ -65,8 +63,8 @@ impl Source {
     /// The stack file: -f, else ./stack.yml or ./stack.yaml (not with a
     /// graph file, which names its own).
     pub(crate) fn with_default_stack(mut self, graph: Option<&Path>) -> Source {
-        if self.yaml.is_none() && graph.is_none() {
-            self.yaml = default_stack();
+        if self.stack.yaml.is_none() && graph.is_none() {
+            self.stack.yaml = default_stack();
         }
         self
     }
@@ -77,17 +75,14 @@ impl Source {
 pub struct GraphArgs {
     #[command(flatten)]
     pub source: Source,
-    /// Where calls.json, calls.dot and the picture go [default: callgraph/ beside the stack file,
-    /// or target/fmerge/callgraph when a workspace glob would take that folder for a crate].
-    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, help_heading = heading::OUTPUT)]
-    pub out: Option<PathBuf>,
+    /// Where calls.json, calls.dot and the picture go.
+    #[command(flatten)]
+    pub files: OutDir,
     /// The picture's format (drawn by Graphviz's `dot`).
     #[arg(long, value_name = "FMT", default_value = "svg", help_heading = heading::OUTPUT)]
     pub picture: Picture,
-    /// What stdout gets: the paths written, or one JSON record a line, the
-    /// last `"reason": "finished"`.
-    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
-    pub message_format: MessageFormat,
+    #[command(flatten)]
+    pub output: OutputFlags,
 }
 
 /// Reads the graph (from the code, or a calls.json) and weighs it.
@@ -115,7 +110,7 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
             eprintln!("fmerge: note: {note}");
         }
     };
-    let mut graph = match (file.zip(loaded), &source.yaml) {
+    let mut graph = match (file.zip(loaded), &source.stack.yaml) {
         (Some((file, mut graph)), _) => {
             let given = &source.sharing.allow_shared_static;
             if !given.is_empty() && *given != graph.allow_shared_static {
@@ -169,7 +164,9 @@ pub(crate) fn graph_of(source: &Source, file: Option<&Path>) -> Result<Graph> {
 /// folder with no Cargo.toml); then `target/fmerge/<name>` in that
 /// workspace.
 pub(crate) fn beside(source: &Source, file: Option<&Path>, name: &str) -> PathBuf {
-    let anchor = file.or(source.yaml.as_deref()).unwrap_or(Path::new("."));
+    let anchor = file
+        .or(source.stack.yaml.as_deref())
+        .unwrap_or(Path::new("."));
     let dir = anchor.parent().filter(|p| !p.as_os_str().is_empty());
     let out = absolute(&dir.unwrap_or(Path::new(".")).join(name));
     match workspace_claiming(&out) {
@@ -235,13 +232,14 @@ fn member_glob(pattern: &str, path: &Path) -> bool {
 /// `fmerge graph`: calls.json, calls.dot and a picture.
 pub fn run(mut args: GraphArgs) -> Result<()> {
     args.source = args.source.with_default_stack(None);
-    if args.source.yaml.is_none() {
+    if args.source.stack.yaml.is_none() {
         bail!(
             "fmerge graph needs the application's stack file, and there is no ./stack.yml or ./stack.yaml here\nfix: give it with -f: fmerge graph -f stack.yml"
         );
     }
     let graph = graph_of(&args.source, None)?;
     let out = args
+        .files
         .out
         .map(|d| absolute(&d))
         .unwrap_or_else(|| beside(&args.source, None, "callgraph"));
@@ -249,12 +247,13 @@ pub fn run(mut args: GraphArgs) -> Result<()> {
         fmerge_cargo::artifact::write(&out.join("calls.json"), render::json(&graph).as_bytes())?;
     let dot_text = render::dot(&graph);
     let dot = fmerge_cargo::artifact::write(&out.join("calls.dot"), dot_text.as_bytes())?;
-    print_written(&json, args.message_format);
-    print_written(&dot, args.message_format);
+    let records = args.output.message_format;
+    print_written(&json, records);
+    print_written(&dot, records);
     if let Some(format) = args.picture.format() {
         let picture = out.join(format!("calls.{format}"));
         render::picture(&dot_text, format, &picture)?;
-        print_written(&picture, args.message_format);
+        print_written(&picture, records);
     }
     Ok(())
 }
@@ -274,7 +273,9 @@ mod tests {
         )
         .unwrap();
         let source = |stack: &str| Source {
-            yaml: Some(root.join(stack)),
+            stack: StackFile {
+                yaml: Some(root.join(stack)),
+            },
             ..Source::default()
         };
         // functions/* would take functions/callgraph: target/fmerge instead.

@@ -10,20 +10,17 @@ use super::absolute;
 use crate::graph::Graph;
 use crate::message::print_written;
 use crate::options::CargoFlags;
+use crate::options::plan::Planning;
 use crate::options::values::MessageFormat;
-use crate::plan::{self, Constraints, Method, PlanFile};
+use crate::plan::{self, PlanFile};
 use anyhow::{Context as _, Result};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// One plan to make: its flags checked, its graph read.
 pub struct Request {
     pub graph: Graph,
-    pub constraints: Constraints,
-    /// Where the hop cost comes from, for the report.
-    pub hop_source: &'static str,
-    pub method: Method,
-    pub time_limit: Duration,
+    /// The constraints, the search and its time (`fmerge plan`'s flags).
+    pub planning: Planning,
     /// A plan file (read, checked) whose groups are valued instead of
     /// searched.
     pub evaluate: Option<PlanFile>,
@@ -44,10 +41,13 @@ pub struct Request {
 pub fn plan(request: Request) -> Result<()> {
     let Request {
         mut graph,
-        constraints,
-        hop_source,
-        method,
-        time_limit,
+        planning:
+            Planning {
+                constraints,
+                hop_source,
+                method,
+                time_limit,
+            },
         evaluate,
         no_dry_run,
         cargo,

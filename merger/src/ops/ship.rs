@@ -16,14 +16,27 @@ use fmerge_ship::ship::{EnvSetting, InputStack, MergedBinary, Ship};
 use fmerge_ship::stack_out;
 
 /// The shipping `flags` ask of `opts`' group, checked; `stack`: the input
-/// stack file the group's functions come from, if any.
+/// stack file the group's functions come from, if any. Every image option
+/// is named here (no `..`), so a new one cannot be left out of [`Ship`].
 pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) -> Result<Ship> {
+    let ImageFlags {
+        // Whether to ship at all: the caller's decision.
+        image: _,
+        push: and_push,
+        tag,
+        registry,
+        progress,
+        source_revision,
+        registry_auth,
+        gateway,
+        watchdog,
+    } = flags;
     let progress: push::Progress = if opts.cargo.quiet {
         push::Progress::Quiet
     } else {
-        flags.progress.unwrap_or(Progress::Auto).into()
+        progress.unwrap_or(Progress::Auto).into()
     };
-    if let Some(gateway) = &flags.gateway {
+    if let Some(gateway) = gateway {
         stack_out::validate_gateway(gateway)?;
     }
     stack_out::validate_function_name(&opts.label())
@@ -31,39 +44,39 @@ pub fn prepare(flags: &ImageFlags, opts: &Options, stack: Option<InputStack>) ->
     for member in opts.members() {
         stack_out::validate_function_name(&fmerge_contract::function_name(member))?;
     }
-    if let Some(tag) = &flags.tag {
+    if let Some(tag) = tag {
         let reference = ImageRef::parse(tag)?;
         anyhow::ensure!(
             reference.digest().is_none(),
             "cannot tag an image with a digest reference ({tag})\nfix: give a tag like `repo/name:v1`"
         );
-        if flags.push {
+        if *and_push {
             reference.check_pushable()?;
         }
     }
-    let watchdog = watchdog_of(flags, opts, stack.as_ref())?;
+    let watchdog = watchdog_of(watchdog.as_deref(), opts, stack.as_ref())?;
     Ok(Ship {
         watchdog,
-        tag: flags.tag.clone(),
-        registry: flags.registry.clone().filter(|p| !p.is_empty()),
-        push: flags.push,
-        auth: flags.registry_auth.map(Into::into).unwrap_or_default(),
+        tag: tag.clone(),
+        registry: registry.clone().filter(|p| !p.is_empty()),
+        push: *and_push,
+        auth: registry_auth.map(Into::into).unwrap_or_default(),
         progress,
-        gateway: flags.gateway.clone(),
-        revision: flags.source_revision.clone(),
+        gateway: gateway.clone(),
+        revision: source_revision.clone(),
         dockerfile: crate::assets::DOCKERFILE,
         stack,
     })
 }
 
 /// For a group in the watchdog-process form, how its image runs the
-/// merged binary: by the of-watchdog of `--watchdog` (required, and
+/// merged binary: by the of-watchdog `given` by `--watchdog` (required, and
 /// static), in the caller's mode with its `fprocess`'s arguments (from its
 /// stack entry, else from the Dockerfile beside its package; else
 /// of-watchdog's default mode). `None` for the runtime's
 /// form, whose binary serves HTTP itself.
 fn watchdog_of(
-    flags: &ImageFlags,
+    given: Option<&std::path::Path>,
     opts: &Options,
     stack: Option<&InputStack>,
 ) -> Result<Option<Watchdog>> {
@@ -71,7 +84,7 @@ fn watchdog_of(
         return Ok(None);
     };
     let caller = &opts.caller;
-    let Some(path) = &flags.watchdog else {
+    let Some(path) = given else {
         bail!(
             "{caller} is {}, so its image needs \
              of-watchdog to run the merged binary as it ran {caller}, and no --watchdog is given\n\

@@ -1,9 +1,8 @@
 //! `fmerge build`'s options ([`BuildArgs`]), each defined once: the command
 //! line's, and a group file's by the same names (`group.rs` reads one).
 
-use super::stack::Select;
-use super::values::MessageFormat;
-use super::{ImageFlags, Merge, heading};
+use super::stack::{Select, StackFile};
+use super::{ImageFlags, Merge, OutputFlags, heading};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -45,13 +44,9 @@ pub struct BuildArgs {
     /// current directory]. Repeat it for functions in separate projects.
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath, help_heading = heading::INPUT)]
     pub manifest_path: Vec<PathBuf>,
-    /// A faas-cli stack file: functions are found by their entries (`handler:`
-    /// folder), and a merged stack is written beside it (with --image or --push)
-    /// [default: ./stack.yaml, then ./stack.yml, when neither --manifest-path,
-    /// --config nor --plan says where the functions are].
-    #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = clap::ValueHint::FilePath,
-          help_heading = heading::INPUT)]
-    pub yaml: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub stack: StackFile,
     /// With --all: which of the stack's functions are planned.
     #[command(flatten)]
     #[serde(flatten)]
@@ -60,11 +55,9 @@ pub struct BuildArgs {
     /// deployed, since other callers may still call them over the gateway).
     #[arg(long, help_heading = heading::IMAGE)]
     pub remove_callees: bool,
-    /// What stdout gets: the paths written (the binary's last), or one JSON
-    /// record a line, the last `"reason": "finished"`. Progress and warnings
-    /// always go to stderr.
-    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
-    pub message_format: MessageFormat,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub output: OutputFlags,
     /// The image options (in a group file, its `[image]` table).
     #[command(flatten)]
     pub image: ImageFlags,

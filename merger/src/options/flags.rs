@@ -2,10 +2,11 @@
 //! struct deriving clap's `Args` (its flag, help, check and default) and
 //! serde (its key in a group file, the flag without its dashes): the merge
 //! options of `fmerge build` ([`Merge`]), those `graph` and `plan` share
-//! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRunFlags`]) and the image options ([`ImageFlags`],
-//! a group file's `[image]` table).
+//! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRunFlags`], [`OutDir`]), the
+//! output of every command that writes files ([`OutputFlags`]) and the
+//! image options ([`ImageFlags`], a group file's `[image]` table).
 
-use super::values::{Lto, Progress, RegistryAuth};
+use super::values::{Lto, MessageFormat, Progress, RegistryAuth};
 use clap::{Args, ValueHint};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -32,7 +33,8 @@ pub struct Merge {
     /// The merged binary's name (default: `<CALLER>-merged`).
     #[arg(long, help_heading = heading::MERGE)]
     pub name: Option<String>,
-    /// Where the binary goes (default: `<target>/fmerge/<NAME>/`).
+    /// Where the merged binary goes (default: `<target>/fmerge/<NAME>/`),
+    /// not a folder of files as graph's and plan's --out.
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::OUTPUT)]
     pub out: Option<PathBuf>,
     // --target-dir, -j and -q, as `fmerge graph` and `fmerge plan` take them.
@@ -106,6 +108,31 @@ pub struct SharedStaticFlags {
     pub allow_shared_static: Vec<String>,
 }
 
+/// What stdout gets, for every command that writes files (`build`,
+/// `graph` and `plan`), defined once.
+#[derive(Args, Serialize, Deserialize, Clone, Copy, Debug)]
+#[serde(rename_all = "kebab-case")]
+pub struct OutputFlags {
+    /// What stdout gets: the paths written, one a line (a build's binary
+    /// last, after a plan's report), or one JSON record a line, the last
+    /// `"reason": "finished"` (a plan's report then goes to stderr).
+    /// Progress and warnings always go to stderr.
+    #[arg(long, value_name = "FMT", default_value = "human", help_heading = heading::OUTPUT)]
+    pub message_format: MessageFormat,
+}
+
+/// The folder of files `graph` and `plan` write, defined once (`build`'s
+/// `--out` is the merged binary's folder, [`Merge::out`]).
+#[derive(Args, Clone, Debug, Default)]
+pub struct OutDir {
+    /// Where the files go [default: a folder beside the stack (or graph)
+    /// file, callgraph/ for graph and plan/ for plan, or target/fmerge/ of
+    /// the workspace when a workspace glob would take that folder for a
+    /// crate].
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = heading::OUTPUT)]
+    pub out: Option<PathBuf>,
+}
+
 /// `fmerge plan`'s check of its groups on the build's own input (see
 /// docs/planning.md, "The build's verdict"), defined once.
 #[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
@@ -153,4 +180,25 @@ pub struct ImageFlags {
     /// the caller: `fprocess` the merged binary, the caller's mode.
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = heading::IMAGE)]
     pub watchdog: Option<PathBuf>,
+}
+
+impl ImageFlags {
+    /// The fields that ask for an image (`--image`, `--push`); the others
+    /// say what it is.
+    const ASK: [&str; 2] = ["image", "push"];
+
+    /// The options that say what the image is, as (clap id, `--flag`):
+    /// every field of the struct but [`Self::ASK`]'s, read from clap's
+    /// definition, so that a new one is among them. Without an image they
+    /// mean nothing.
+    pub fn shaping() -> Vec<(String, String)> {
+        ImageFlags::augment_args(clap::Command::new("image"))
+            .get_arguments()
+            .filter(|arg| !Self::ASK.contains(&arg.get_id().as_str()))
+            .map(|arg| {
+                let long = arg.get_long().expect("every image option is a long flag");
+                (arg.get_id().to_string(), format!("--{long}"))
+            })
+            .collect()
+    }
 }

@@ -1,11 +1,12 @@
 //! Which stack file, and which of its functions, as faas-cli reads them:
-//! `-f` defaults to `./stack.yaml`, then `./stack.yml` ([`default_stack`]),
-//! and `--filter` (a wildcard) or `--regex` selects functions by name
-//! ([`Select`]).
+//! `-f` ([`StackFile`]) defaults to `./stack.yaml`, then `./stack.yml`
+//! ([`default_stack`]), and `--filter` (a wildcard) or `--regex` selects
+//! functions by name ([`Select`]); each defined once, for `build`, `graph`
+//! and `plan`.
 
 use super::heading;
 use anyhow::{Result, bail};
-use clap::Args;
+use clap::{Args, ValueHint};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -17,6 +18,20 @@ pub fn default_stack() -> Option<PathBuf> {
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())
+}
+
+/// `-f`, defined once for `build`, `graph` and `plan`.
+#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "kebab-case")]
+pub struct StackFile {
+    /// A faas-cli stack file: the functions are found by their entries
+    /// (`handler:` folder), and `build --image` or `--push` writes a merged
+    /// stack beside it [default: ./stack.yaml, then ./stack.yml; for build,
+    /// when neither --manifest-path, --config nor --plan says where the
+    /// functions are].
+    #[arg(short = 'f', long = "yaml", value_name = "STACK", value_hint = ValueHint::FilePath,
+          help_heading = heading::INPUT)]
+    pub yaml: Option<PathBuf>,
 }
 
 /// `--filter` and `--regex`, defined once for `build --all`, `graph` and `plan`.

@@ -4,6 +4,8 @@
 //! the same spellings (serde goes through `ValueEnum` too, see
 //! `value_enum!`). Each maps onto the library's own type by an
 //! exhaustive `match`, so a new library value cannot be forgotten here.
+//! The planner's enums (`--objective`, `--search`) derive `ValueEnum` in
+//! `fmerge-plan` itself, and are used as they are.
 
 use clap::ValueEnum;
 use fmerge_ir as ir;
@@ -109,32 +111,6 @@ value_enum! {
         /// No credentials (a registry that allows anonymous pushes).
         #[value(alias = "anonymous")]
         None => push::Auth::Anonymous,
-    }
-}
-
-value_enum! {
-    /// `--objective`: what a plan is for.
-    Objective => fmerge_plan::model::Objective {
-        /// The expected latency removed, on each entry point's critical path.
-        Latency => fmerge_plan::model::Objective::Latency,
-        /// The gateway calls removed.
-        Calls => fmerge_plan::model::Objective::Calls,
-        /// The least memory copies reserve for the gain asked.
-        Memory => fmerge_plan::model::Objective::Memory,
-        /// The least the cluster reserves: pods, memory and cpu requests.
-        Cost => fmerge_plan::model::Objective::Cost,
-    }
-}
-
-value_enum! {
-    /// `--search`: which search makes the plan.
-    Search => fmerge_plan::search::Method {
-        /// Exact unless it passes its limits.
-        Auto => fmerge_plan::search::Method::Auto,
-        /// The exact search.
-        Exact => fmerge_plan::search::Method::Exact,
-        /// The heuristic.
-        Heuristic => fmerge_plan::search::Method::Heuristic,
     }
 }
 

@@ -27,7 +27,7 @@ pub fn args(c: &Constraints) -> Vec<String> {
         args.push(name.to_string());
         args.push(value);
     };
-    flag("--objective", c.objective.name().into());
+    flag("--objective", c.objective.name());
     if let Some(m) = c.max_memory {
         flag("--max-memory", format!("{}", m.round()));
     }

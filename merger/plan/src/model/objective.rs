@@ -17,8 +17,10 @@ pub struct GroupWorth {
     pub tie_break: f64,
 }
 
-/// What a plan is chosen for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a plan is chosen for (`--objective`, whose values are the
+/// variants' names, in this order, and whose help their doc lines; the
+/// figure each compares is [`Objective::score`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Objective {
     /// The most expected latency removed: each entry point's critical path,
     /// every gateway call at its cost, weighted by the entry's requests.
@@ -30,9 +32,8 @@ pub enum Objective {
     /// The least memory reserved by copies, among the plans that meet
     /// `--min-gain-ms` and `--min-calls-removed`.
     Memory,
-    /// The least the cluster reserves: memory and CPU requests and pods
-    /// after the deployments no longer needed are dropped
-    /// ([`Model::cost`](super::Model::cost)).
+    /// The least the cluster reserves: memory and CPU requests and pods,
+    /// after the deployments no longer needed are dropped.
     Cost,
 }
 
@@ -50,25 +51,15 @@ pub struct Figures {
 }
 
 impl Objective {
-    /// Every objective, in `--objective`'s order.
-    pub const ALL: [Objective; 4] = [
-        Objective::Latency,
-        Objective::Calls,
-        Objective::Memory,
-        Objective::Cost,
-    ];
-
-    /// The name `--objective` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Latency => "latency",
-            Objective::Calls => "calls",
-            Objective::Memory => "memory",
-            Objective::Cost => "cost",
-        }
+    /// The name `--objective` takes (its `ValueEnum` name, the one list of
+    /// them), which the report and plan.json say.
+    pub fn name(self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self).expect("no objective is skipped");
+        value.get_name().to_string()
     }
 
-    /// What a plan chosen for it is, in words.
+    /// What a plan chosen for it is, in words: the report's sentence, a
+    /// fact of its own beside `--help`'s line for the value.
     pub fn says(self) -> &'static str {
         match self {
             Objective::Latency => {

@@ -6,7 +6,7 @@ use crate::ops::build::Request;
 use crate::options::layer::ExplicitFlags;
 use crate::options::stack::default_stack;
 use crate::options::values::MessageFormat;
-use crate::options::{BuildArgs, Options};
+use crate::options::{BuildArgs, ImageFlags, Options};
 use anyhow::{Result, bail};
 use fmerge_ship::ship::InputStack;
 use fmerge_ship::stack_in::StackIn;
@@ -16,7 +16,8 @@ use std::path::PathBuf;
 /// current directory, if any (else the cargo workspace around it).
 pub(super) fn stack_path(args: &BuildArgs) -> Option<PathBuf> {
     let said = !args.manifest_path.is_empty() || args.config.is_some() || args.plan.is_some();
-    args.yaml
+    args.stack
+        .yaml
         .clone()
         .or_else(|| (!said).then(default_stack).flatten())
 }
@@ -67,10 +68,10 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
     } else {
         // Image options given without an image are a mistake, not a no-op
         // (from the environment, such as OPENFAAS_URL, they are not given).
-        for flag in ["tag", "gateway", "progress", "registry-auth", "watchdog"] {
+        for (id, flag) in ImageFlags::shaping() {
             anyhow::ensure!(
-                !explicit.by_flag(&flag.replace('-', "_")),
-                "--{flag} applies to the image, and no image is built\nfix: add --image (or --push), or drop --{flag}"
+                !explicit.by_flag(&id),
+                "{flag} applies to the image, and no image is built\nfix: add --image (or --push), or drop {flag}"
             );
         }
         None
@@ -86,7 +87,7 @@ pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Reque
     Ok(Request {
         opts,
         ship,
-        json: args.message_format == MessageFormat::Json,
+        json: args.output.message_format == MessageFormat::Json,
     })
 }
 
@@ -103,5 +104,46 @@ fn say_watchdogs(entries: &[fmerge_ship::stack_in::Entry]) {
                 w.from
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{Args as _, Command, FromArgMatches as _};
+
+    /// Each image option (as the struct lists them), given as a flag
+    /// without --image or --push, is refused by its name before anything
+    /// is read.
+    #[test]
+    fn every_image_option_without_an_image_is_refused() {
+        let command = BuildArgs::augment_args(Command::new("build").no_binary_name(true));
+        let shaping = ImageFlags::shaping();
+        for (id, flag) in &shaping {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_id() == id.as_str())
+                .expect("an image option is a flag of build");
+            let value = arg.get_possible_values().first().map_or_else(
+                || "http://127.0.0.1:1".to_string(),
+                |v| v.get_name().to_string(),
+            );
+            let line = ["a", "b", flag.as_str(), &value];
+            let matches = command.clone().try_get_matches_from(line).unwrap();
+            let args = BuildArgs::from_arg_matches(&matches).unwrap();
+            let e = request(args, &ExplicitFlags::of(&matches))
+                .err()
+                .unwrap_or_else(|| panic!("{flag} without an image is accepted"))
+                .to_string();
+            assert!(
+                e.starts_with(&format!("{flag} applies to the image")),
+                "{e}"
+            );
+        }
+        let flags: Vec<&str> = shaping.iter().map(|(_, flag)| flag.as_str()).collect();
+        for named in ["--tag", "--gateway", "--registry-auth", "--watchdog"] {
+            assert!(flags.contains(&named), "{flags:?}");
+        }
+        assert!(!flags.contains(&"--image") && !flags.contains(&"--push"));
     }
 }
