@@ -284,6 +284,10 @@ impl Merging<'_> {
         let temp = fmerge_cargo::artifact::temp_beside(&path)?;
         std::fs::copy(&built, &temp).with_context(|| format!("cannot write {}", temp.display()))?;
         fmerge_cargo::artifact::commit(temp, &path, 0o755)?;
+        self.progress.note(&format!(
+            "{} written beside the binary: run as of-watchdog's fprocess in front of it              (its image does), later starts are forks of a warm copy, without the dynamic loader",
+            path.display()
+        ));
         Ok(Some(path))
     }
 
