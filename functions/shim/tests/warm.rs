@@ -6,11 +6,13 @@
 //! exit code, death by signal), with no trace of the server's variable,
 //! and must end when its launcher is killed, as of-watchdog kills a process
 //! at `exec_timeout`. The request's pipes close when the process ends, the
-//! server's copy included (a watchdog waits for that).
+//! server's copy included (a watchdog waits for that). The server ends with
+//! what started its binary, and keeps serving past clients that stall, lie
+//! or hang up.
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -283,4 +285,42 @@ fn the_server_ends_with_the_process_that_started_its_binary() {
 
 unsafe extern "C" {
     fn getuid() -> u32;
+}
+
+/// The server's socket takes a client that stalls, one that sends what no
+/// launcher sends, one that sends a request and hangs up and one that asks
+/// for other arguments, and goes on forking launchers' processes.
+#[test]
+fn clients_that_stall_lie_or_hang_up_leave_the_server_serving() {
+    use std::os::unix::net::UnixStream;
+    let f = Fixture::new("warm-hostile");
+    let cwd = f.tmp.clone();
+    let cold = f.run(&[], "cold", &cwd, "first");
+    assert_eq!(cold.pid, cold.launcher, "{cold:?}");
+    // SAFETY: a plain system call.
+    let uid = unsafe { getuid() };
+    let socket = std::fs::read_dir(f.tmp.join(format!("fmerge-warm-{uid}")))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sock"))
+        .expect("the first start left a server");
+    let stalled = UnixStream::connect(&socket).unwrap();
+    let mut liar = UnixStream::connect(&socket).unwrap();
+    liar.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut hung_up = UnixStream::connect(&socket).unwrap();
+    hung_up.write_all(&[200, 0, 0]).unwrap();
+    drop(hung_up);
+    let warm = f.run(&[], "warm", &cwd, "second");
+    let _server = KillOnDrop(vec![warm.ppid]);
+    assert_ne!(warm.pid, warm.launcher, "still served warm: {warm:?}");
+    assert!(warm.rest.contains("stdin=second"), "{warm:?}");
+    drop(stalled);
+    let mut reply = Vec::new();
+    let _ = liar.read_to_end(&mut reply);
+    assert!(
+        reply.is_empty() || reply[0] == b'N',
+        "a lie gets no process: {reply:?}"
+    );
+    let again = f.run(&[], "warm", &cwd, "third");
+    assert_eq!(again.ppid, warm.ppid, "the same server: {again:?}");
 }
