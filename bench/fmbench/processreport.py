@@ -164,7 +164,11 @@ def render_process(L, R):
                 f"{ms(D['forked_path_over_work_ms'])} ms over the work (the same with the _forked runs)"
                 if "forked_path_ms" in D else "")
              + f". The member's process alone: {ms(D['member_process_over_work_ms'])} ms over the work, "
-             f"{ms(D['merged_start_over_callee_start_ms'])} ms more than the callee's own binary.")
+             f"{ms(D['merged_start_over_callee_start_ms'])} ms more than the callee's own binary."
+             + (f" A warm start (through `fmerge-warm`, as the image runs the binary) saves "
+                f"{ms(D['warm_start_saved_ms'])} ms idle (merged_idle − merged_idle_warm) and "
+                f"{ms(D['warm_request_saved_ms'])} ms with the request (caller_merged − caller_merged_warm)."
+                if "warm_start_saved_ms" in D else ""))
     L.append("")
     sz = b["sizes_bytes"]
     L.append(f"Shared libraries the merged binary loads (`ldd`, the loader and the vDSO left out): {b['shared_libraries']}, "
@@ -188,6 +192,8 @@ KINDS = [
     ("caller_merged", "the merged binary run directly, its call through the stand-in (the callee in-process)"),
     ("merged_idle_forked", "merged_idle with the callee's `exec_timeout` (5 s) under the caller's (30 s): the zygote forked at start"),
     ("caller_merged_forked", "caller_merged, the same: the callee in a process forked by the zygote"),
+    ("merged_idle_warm", "merged_idle through the warm-start launcher (`fmerge-warm`), as the image runs it: a fork of its server"),
+    ("caller_merged_warm", "caller_merged, the same"),
 ]
 
 

@@ -52,7 +52,8 @@ class Namespace(unittest.TestCase):
 
 def medians(**over):
     m = {"true": 0.5, "rust_idle": 0.6, "callee_idle": 1.5, "caller_idle": 1.6, "merged_idle": 1.8, "callee": 2.5, "member": 2.8,
-         "hop": 4.0, "caller_unmerged": 7.0, "caller_merged": 5.5, "merged_idle_forked": 2.0, "caller_merged_forked": 6.0}
+         "hop": 4.0, "caller_unmerged": 7.0, "caller_merged": 5.5, "merged_idle_forked": 2.0, "caller_merged_forked": 6.0,
+         "merged_idle_warm": 0.9, "caller_merged_warm": 4.4}
     m.update(over)
     return m
 
@@ -71,6 +72,8 @@ class PerCall(unittest.TestCase):
         self.assertAlmostEqual(d["forked_path_over_work_ms"], 1.6)
         self.assertAlmostEqual(d["member_process_over_work_ms"], 1.8)
         self.assertAlmostEqual(d["merged_start_over_callee_start_ms"], 0.3)
+        self.assertAlmostEqual(d["warm_start_saved_ms"], 0.9)
+        self.assertAlmostEqual(d["warm_request_saved_ms"], 1.1)
 
     def test_summary(self):
         xs = [i / 1000 for i in range(1, 12)]  # 1..11 ms
@@ -83,9 +86,10 @@ class PerCall(unittest.TestCase):
 
     def test_same_replies(self):
         ok = {"callee": b"f", "member": b"f", "hop": b"f", "caller_unmerged": b"u", "caller_merged": b"u",
-              "caller_merged_forked": b"u"}
+              "caller_merged_forked": b"u", "caller_merged_warm": b"u"}
         self.assertEqual(same_replies(ok), "")
         self.assertIn("forked", same_replies(dict(ok, caller_merged_forked=b"v")))
+        self.assertIn("warm", same_replies(dict(ok, caller_merged_warm=b"v")))
         self.assertIn("member", same_replies(dict(ok, member=b"g")))
         self.assertIn("caller", same_replies(dict(ok, caller_merged=b"v")))
         self.assertIn("callee", same_replies(dict(ok, callee=b"", member=b"", hop=b"")))
