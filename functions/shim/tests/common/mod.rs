@@ -161,7 +161,7 @@ pub extern "C-unwind" fn inner_run() -> i32 {
 /// the path, the address the server listens on and its `GREETING`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn served_run() -> i32 {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("0.0.0.0:3000").unwrap();
     let at = listener.local_addr().unwrap();
     for stream in listener.incoming() {
@@ -175,17 +175,7 @@ pub extern "C-unwind" fn served_run() -> i32 {
                     return;
                 }
                 let path = line.split(' ').nth(1).unwrap_or("").to_string();
-                let mut length = 0;
-                loop {
-                    let mut h = String::new();
-                    r.read_line(&mut h).unwrap();
-                    if h == "\r\n" { break; }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                r.read_exact(&mut body).unwrap();
+                head_and_body(&mut r);
                 let greeting = std::env::var("GREETING").unwrap_or_else(|_| "-".into());
                 let text = format!("served {path} at {at} greeting={greeting}");
                 let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{text}", text.len());
@@ -194,6 +184,24 @@ pub extern "C-unwind" fn served_run() -> i32 {
         });
     }
     0
+}
+
+/// The rest of an HTTP message's head on `r`, its first line read, then
+/// its body as its Content-Length frames it: what the test's servers and
+/// clients read of a request or a reply.
+pub fn head_and_body(r: &mut impl std::io::BufRead) -> Vec<u8> {
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).unwrap();
+        if h == "\r\n" { break; }
+        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body).unwrap();
+    body
 }
 
 /// `served`'s C `main`.
@@ -381,6 +389,20 @@ pub fn run_once(name: &str, program: &str, env: &[(&str, &str)]) -> (String, Str
     );
     assert!(out.status.success(), "{stdout}{stderr}");
     (stdout, stderr, seen)
+}
+
+/// Asserts that `reply` is the whole of `echo`'s reply to a call made
+/// through `url`: a 200 of `body`, with `more_head` (whole header lines)
+/// after its Content-Length.
+// Each test file compiles this module; not all of them call echo.
+#[allow(dead_code)]
+pub fn assert_echo_reply(reply: &[u8], body: &[u8], more_head: &str, url: &str) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n{more_head}\r\n",
+        body.len()
+    );
+    let shown = String::from_utf8_lossy(reply);
+    assert_eq!(reply, [head.as_bytes(), body].concat(), "{url}: {shown}");
 }
 
 /// Splits the program's output into the replies it printed as `len\nbytes`.
