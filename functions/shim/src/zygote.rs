@@ -98,6 +98,22 @@ struct MsgHdr {
     flags: c_int,
 }
 
+impl MsgHdr {
+    /// A call's message: `iov`, one buffer, with `rights` as its control
+    /// data and no address; what the caller sends and the zygote receives.
+    fn call(iov: &mut IoVec, rights: &mut Rights) -> MsgHdr {
+        MsgHdr {
+            name: std::ptr::null_mut(),
+            namelen: 0,
+            iov,
+            iovlen: 1,
+            control: rights as *mut Rights as *mut c_void,
+            controllen: size_of::<Rights>(),
+            flags: 0,
+        }
+    }
+}
+
 /// A `cmsghdr` carrying exactly [`CALL_FDS`] descriptors, aligned as the
 /// kernel reads it.
 #[repr(C, align(8))]
@@ -371,15 +387,7 @@ impl Zygote {
             kind: 0,
             fds: [-1; CALL_FDS],
         };
-        let mut msg = MsgHdr {
-            name: std::ptr::null_mut(),
-            namelen: 0,
-            iov: &mut iov,
-            iovlen: 1,
-            control: &mut rights as *mut Rights as *mut c_void,
-            controllen: size_of::<Rights>(),
-            flags: 0,
-        };
+        let mut msg = MsgHdr::call(&mut iov, &mut rights);
         // SAFETY: every pointer in `msg` is valid for its length.
         let n = unsafe { recvmsg(self.clients[i].as_raw_fd(), &mut msg, MSG_CMSG_CLOEXEC) };
         if n < 0 {
@@ -567,15 +575,7 @@ pub fn execute(
         kind: SCM_RIGHTS,
         fds: [in_r.as_raw_fd(), out_w.as_raw_fd(), 2, st_w.as_raw_fd()],
     };
-    let msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut rights as *mut Rights as *mut c_void,
-        controllen: size_of::<Rights>(),
-        flags: 0,
-    };
+    let msg = MsgHdr::call(&mut iov, &mut rights);
     // SAFETY: every pointer in `msg` is valid for its length; the message
     // is sent whole or not at all (a sequenced-packet socket).
     let sent = unsafe { sendmsg(control, &msg, MSG_NOSIGNAL) };

@@ -75,10 +75,7 @@ fn time_per_call_in_process_forked_and_served() {
         ] {
             let out = fmerge_testkit::run_ok(
                 Command::new(&prog)
-                    .env(
-                        "TEST_GATEWAY_URL",
-                        format!("http://127.0.0.1:{}", addr.port()),
-                    )
+                    .env("TEST_GATEWAY_URL", common::gateway_url(addr))
                     .env("CALLS", calls)
                     .env("TARGET", target),
             );

@@ -16,6 +16,20 @@ pub enum Serving {
     Watchdog,
 }
 
+/// `GET path` on `port` (of `serving`), which must be answered 200 within
+/// `within`; how long the answer took.
+pub fn answers_ok_within(serving: Serving, port: u16, path: &str, within: Duration) -> Duration {
+    let asked = Instant::now();
+    let status = super::answered_within(port, path, within);
+    assert_eq!(
+        status,
+        Ok(200),
+        "{serving:?}: {path} after {:?}",
+        asked.elapsed()
+    );
+    asked.elapsed()
+}
+
 /// of-watchdog always puts its metrics on :8081, so two cannot run at once.
 static WATCHDOG: Mutex<()> = Mutex::new(());
 

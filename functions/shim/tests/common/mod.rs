@@ -367,6 +367,12 @@ pub fn gateway() -> (SocketAddr, Seen) {
     (addr, seen)
 }
 
+/// The URL of the gateway at `addr`, as a program finds it in
+/// `TEST_GATEWAY_URL`.
+pub fn gateway_url(addr: SocketAddr) -> String {
+    format!("http://127.0.0.1:{}", addr.port())
+}
+
 /// Builds `program` (in the scratch directory `name`) and runs it once,
 /// with a gateway's address in `TEST_GATEWAY_URL` and `env`; asserts it
 /// succeeded. Its stdout and stderr, and what reached the gateway.
@@ -376,10 +382,7 @@ pub fn run_once(name: &str, program: &str, env: &[(&str, &str)]) -> (String, Str
     let prog = build(&scratch(name), program, &[]);
     let (addr, seen) = gateway();
     let out = Command::new(&prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
+        .env("TEST_GATEWAY_URL", gateway_url(addr))
         .envs(env.iter().copied())
         .output()
         .unwrap();
@@ -403,6 +406,15 @@ pub fn assert_echo_reply(reply: &[u8], body: &[u8], more_head: &str, url: &str) 
     );
     let shown = String::from_utf8_lossy(reply);
     assert_eq!(reply, [head.as_bytes(), body].concat(), "{url}: {shown}");
+}
+
+/// A whole reply's status line and body.
+// Each test file compiles this module; not all of them read replies so.
+#[allow(dead_code)]
+pub fn status_and_body(reply: &[u8]) -> (String, String) {
+    let reply = std::str::from_utf8(reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
 }
 
 /// Splits the program's output into the replies it printed as `len\nbytes`.
