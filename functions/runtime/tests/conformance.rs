@@ -14,23 +14,13 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
+use fmerge_testkit::dataplane::{self, Exited, closed_after, request};
 use std::time::{Duration, Instant};
-use support::servers::{Serving, answers_ok_within, both, both_started, start_with_metrics};
-use support::{at_once, get};
-
-/// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
-/// has passed; the last answer.
-fn first_not_200(port: u16, path: &str, within: Duration) -> RawResponse {
-    let deadline = Instant::now() + within;
-    loop {
-        let r = get(port, path, &[]);
-        if r.status != 200 || Instant::now() > deadline {
-            return r;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use support::servers::{
+    Serving, answers_ok_within, both, both_started, cut_at_exec_timeout, refused_beside,
+    start_with_metrics,
+};
+use support::{at_once, first_not_200, get};
 
 #[test]
 fn health_answers_get_200_and_other_methods_405() {
@@ -62,13 +52,11 @@ fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
             "{serving:?}: ready with one request in flight, {:?} in",
             started.elapsed()
         );
-        let refused = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
+        let refused = refused_beside(serving, port, slow);
         assert!(
             refused.body.contains("Concurrent request limit exceeded"),
             "{serving:?}: {refused:?}"
         );
-        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
         let after = get(port, "/sleep?ms=0", &[]);
         assert_eq!(after.status, 200, "{serving:?}");
     });
@@ -77,14 +65,7 @@ fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
 #[test]
 fn a_handler_running_past_exec_timeout_is_answered_504() {
     both_started(&[("exec_timeout", "1s")], |serving, s| {
-        let start = Instant::now();
-        let r = get(s.server.port, "/sleep?ms=5000", &[]);
-        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
-        assert!(
-            start.elapsed() < Duration::from_millis(4500),
-            "{serving:?}: answered after {:?}",
-            start.elapsed()
-        );
+        cut_at_exec_timeout(serving, s.server.port);
         // X-Timeout lowers it for one request.
         let r = get(s.server.port, "/sleep?ms=800", &[("X-Timeout", "200ms")]);
         assert_eq!(r.status, 504, "{serving:?}: {r:?}");
