@@ -5,17 +5,12 @@ import contextlib
 import io
 import unittest
 
-from helpers import BENCH
+from helpers import BENCH, args
 
 from fmbench import cli
 from fmbench.config import TARGETS
 from fmbench.report import render_md
 from fmbench.userloop import BASELINE, EDITED, baseline_commit, commit_of, edited, in_clone, median_of
-
-
-def args(*argv):
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return cli.parse_args(list(argv), BENCH)
 
 
 class Flags(unittest.TestCase):

@@ -9,19 +9,13 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from helpers import BENCH, HERE
+from helpers import BENCH, HERE, args
 
 from fmbench import cli
 from fmbench.builds import parse_time_v
 from fmbench.load import cpu_figures, parse_oha
 from fmbench.testbed import nginx_conf
 from fmbench.watchdog import watchdog_env
-
-
-def args(*argv):
-    """parse_args, its error messages kept out of the test output."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return cli.parse_args(list(argv), BENCH)
 
 
 class Flags(unittest.TestCase):

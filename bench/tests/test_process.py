@@ -7,7 +7,7 @@ import io
 import unittest
 from pathlib import Path
 
-from helpers import BENCH
+from helpers import BENCH, args
 
 from fmbench import cli
 from fmbench.config import TARGETS
@@ -17,11 +17,6 @@ from fmbench.processcalls import derive, percentile, same_replies, summary
 from fmbench.processreport import refine_rows, throughput_verdict, verdict
 from fmbench.report import render_md
 from fmbench.targets import UNRESOLVED
-
-
-def args(*argv):
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return cli.parse_args(list(argv), BENCH)
 
 
 class Flags(unittest.TestCase):

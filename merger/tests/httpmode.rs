@@ -53,14 +53,15 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
         };
         assert!(stderr.contains(&said), "{said}:\n{stderr}");
     }
-    for site in [
-        "order-front (`order`) → inventory: in the pod",
-        "order-front (`order`) → price: in the pod",
-        "inventory (`reserve`) → render: in the pod",
-        "price (`handle`) → tax: in the pod",
-    ] {
-        assert!(stderr.contains(site), "{site}:\n{stderr}");
-    }
+    support::assert_says(
+        stderr,
+        &[
+            "order-front (`order`) → inventory: in the pod",
+            "order-front (`order`) → price: in the pod",
+            "inventory (`reserve`) → render: in the pod",
+            "price (`handle`) → tax: in the pod",
+        ],
+    );
 }
 
 /// Unmerged and merged, behind the real of-watchdog in `http` mode: the

@@ -366,18 +366,7 @@ fn a_bad_fmerge_isolate_threads_stops_the_start_naming_it() {
         .spawn()
         .unwrap();
     // A start that goes on serving would never exit: stopped after a while.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = fmerge_testkit::exit_within(&mut child, Duration::from_secs(30));
     let stderr = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(2), "{stderr}");
     assert_says(

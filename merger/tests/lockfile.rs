@@ -21,16 +21,7 @@ use std::process::Command;
 use support::*;
 
 fn run(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    fmerge_testkit::run_ok(Command::new(program).current_dir(dir).args(args));
 }
 
 /// Commits lk-hook's version `v` (fixtures/lockfile/lk-hook/<v>) into `repo`.

@@ -158,13 +158,8 @@ fn check(case: &Case, name: &str) -> Checked {
         close(got, best),
         "{name}: the planner's plan scores {got}, the oracle's best {best} ({groups:?})"
     );
-    for (key, oracle) in [("removed", f.removed), ("gain_ms", f.gain_ms)] {
-        let said = json[key].as_f64().unwrap();
-        assert!(
-            close(said, oracle),
-            "{name}: plan.json {key} {said}, the oracle {oracle}"
-        );
-    }
+    let figures = [("removed", f.removed), ("gain_ms", f.gain_ms)];
+    assert_figures(&json, &figures, &format!("{name}: plan.json"));
     // Per entry point: its share of the requests and the latency it loses.
     let entries = json["entries"].as_array().unwrap();
     let gains = value::entry_gains(&reading, &groups);
@@ -178,14 +173,8 @@ fn check(case: &Case, name: &str) -> Checked {
             .iter()
             .find(|x| x["function"] == reading.names[e].as_str())
             .unwrap_or_else(|| panic!("{name}: no entry point {}", reading.names[e]));
-        for (key, oracle) in [("share", reading.share[e]), ("latency_gain_ms", gain)] {
-            let said = entry[key].as_f64().unwrap();
-            assert!(
-                close(said, oracle),
-                "{name}: {}'s {key} {said}, the oracle {oracle}",
-                reading.names[e]
-            );
-        }
+        let figures = [("share", reading.share[e]), ("latency_gain_ms", gain)];
+        assert_figures(entry, &figures, &format!("{name}: {}'s", reading.names[e]));
     }
     // Every deployment stays (each function an entry point): as many pods
     // after as before, each figure the oracle's base before and its base
@@ -205,20 +194,26 @@ fn check(case: &Case, name: &str) -> Checked {
             .iter()
             .find(|x| x["what"] == r.what)
             .unwrap_or_else(|| panic!("{name}: no {}", r.what));
-        for (key, oracle) in [("before", r.base), ("after", r.base + r.copies)] {
-            let said = row[key].as_f64().unwrap();
-            assert!(
-                close(said, oracle),
-                "{name}: {} {key} {said}, the oracle {oracle}",
-                r.what
-            );
-        }
+        let figures = [("before", r.base), ("after", r.base + r.copies)];
+        assert_figures(row, &figures, &format!("{name}: {}", r.what));
     }
     Checked {
         reading,
         best: Some(best),
         groups,
         figures: Some(f),
+    }
+}
+
+/// Asserts that each figure `key` of `said` (whose figures `whose` names)
+/// is the oracle's, within [`close`].
+fn assert_figures(said: &serde_json::Value, figures: &[(&str, f64)], whose: &str) {
+    for &(key, oracle) in figures {
+        let said = said[key].as_f64().unwrap();
+        assert!(
+            close(said, oracle),
+            "{whose} {key} {said}, the oracle {oracle}"
+        );
     }
 }
 
@@ -232,13 +227,8 @@ fn check_heuristic(case: &Case, c: &Checked, name: &str) {
         value::allowed(&c.reading, &groups, &f),
         "{name}: the heuristic's plan {groups:?} breaks a rule"
     );
-    for (key, oracle) in [("removed", f.removed), ("gain_ms", f.gain_ms)] {
-        let said = json[key].as_f64().unwrap();
-        assert!(
-            close(said, oracle),
-            "{name}: the heuristic's {key} {said}, the oracle {oracle}"
-        );
-    }
+    let figures = [("removed", f.removed), ("gain_ms", f.gain_ms)];
+    assert_figures(&json, &figures, &format!("{name}: the heuristic's"));
     let got = value::score(&c.reading, &f);
     assert!(
         got <= c.best.unwrap() + 1e-6,

@@ -14,7 +14,7 @@ use fmerge::graph::{Conflict, Graph};
 use fmerge::plan::model::Objective;
 use fmerge::plan::search::{self, Limits};
 use fmerge::plan::{self, Constraints, LoadedPlan, Method, PlanFile};
-use graphs::{Rng, edge, front_and_mid, function, random_graph, social_network};
+use graphs::{Rng, edge, front_and_mid, function, graph, random_graph, social_network};
 use std::collections::BTreeMap;
 use support::*;
 
@@ -471,6 +471,26 @@ fn scrape(more: &str) -> String {
     )
 }
 
+/// [`stays`] for mid, the traffic [`scrape`]`(more)`.
+fn mid_stays_scraped(graph: &Graph, more: &str, says: &[&str]) -> PlanFile {
+    let text = scrape(more);
+    stays(
+        graph,
+        &[("m.txt", &text)],
+        &["--metrics", "{dir}/m.txt"],
+        "mid",
+        says,
+    )
+}
+
+/// An access log of `front` requests to front and `mid` to mid, naming
+/// no caller (as nginx logs them).
+fn access_log(front: usize, mid: usize) -> String {
+    let line =
+        |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
+    line("front").repeat(front) + &line("mid").repeat(mid)
+}
+
 #[test]
 fn a_callee_only_its_group_calls_goes_with_the_evidence_named() {
     // Entry points declared, every caller named by the scrape: mid goes,
@@ -500,11 +520,9 @@ fn a_callee_a_caller_outside_the_stack_calls_stays() {
     // billing, not in the stack, calls mid 500 times: mid's deployment
     // serves it, though front's group holds a copy.
     let billing = "http_requests_total{function=\"mid\",caller=\"billing\"} 500\n";
-    stays(
+    mid_stays_scraped(
         &front_and_mid(),
-        &[("m.txt", &scrape(billing))],
-        &["--metrics", "{dir}/m.txt"],
-        "mid",
+        billing,
         &["mid stays deployed: it gets requests from outside the application"],
     );
 }
@@ -514,9 +532,7 @@ fn access_log_requests_with_no_known_caller_are_outside_traffic() {
     // 10 requests to front, each calling mid once, and 990 to mid straight
     // from the front end: the log names no caller, so at most 10 are
     // front's. The hops removed are 10 of 1000 requests, and mid stays.
-    let line =
-        |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
-    let log = line("front").repeat(10) + &line("mid").repeat(1000);
+    let log = access_log(10, 1000);
     let (stdout, file) = plan_files(
         &front_and_mid(),
         &[("access.log", &log)],
@@ -545,9 +561,7 @@ fn a_callee_that_got_requests_an_access_log_cannot_attribute_stays() {
     // Every request to mid could be front's, yet the log names no caller:
     // nothing shows mid has no other, so it stays, and the report says
     // what would let it go.
-    let line =
-        |f: &str| format!("1.2.3.4 - - [x] \"POST /function/{f} HTTP/1.1\" 200 2 \"-\" \"x\"\n");
-    let log = line("front").repeat(10) + &line("mid").repeat(10);
+    let log = access_log(10, 10);
     stays(
         &front_and_mid(),
         &[("access.log", &log)],
@@ -566,16 +580,9 @@ fn a_callee_with_requests_from_callers_the_scrape_does_not_name_stays() {
     // runtime's first 64 (`other`): spread over front for the rates, yet
     // nothing shows they came from front, so mid stays.
     let other = "http_requests_total{function=\"mid\",caller=\"other\"} 50\n";
-    let (stdout, file) = plan_files(
+    mid_stays_scraped(
         &front_and_mid(),
-        &[("m.txt", &scrape(other))],
-        &["--metrics", "{dir}/m.txt"],
-        "calls",
-    );
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        other,
         &["mid stays deployed: the traffic (prometheus", "as `other`"],
     );
 }
@@ -591,16 +598,11 @@ fn a_callee_a_connector_invokes_stays_though_it_did_not_fire_in_the_window() {
     let mut json = serde_json::to_value(front_and_mid()).unwrap();
     json["functions"][1]["connector"] = "cron-function".into();
     let json = json.to_string();
-    let (stdout, file) = plan_files(
+    stays(
         &front_and_mid(),
         &[("calls.json", &json), ("m.txt", &scrape(""))],
         &["--metrics", "{dir}/m.txt"],
-        "calls",
-    );
-    assert_eq!(file.group[0].callees, names(&["mid"]));
-    assert!(file.dropped.is_empty(), "{:?}", file.dropped);
-    assert_says(
-        &stdout,
+        "mid",
         &[
             "mid stays deployed: a connector invokes it (annotation topic: cron-function), whether or not it fired in the window",
         ],
@@ -612,16 +614,15 @@ fn a_cycle_in_a_scrape_is_planned_as_the_runtime_runs_it() {
     // x → a, a → b, and b calls a back three times: five gateway hops a
     // request, all removed by the group of x, a and b, whose process
     // serves b's calls of a in-process; a and b go.
-    let mut graph = Graph {
-        functions: vec![
+    let graph = graph(
+        vec![
             function("x", "64Mi"),
             function("a", "64Mi"),
             function("b", "64Mi"),
         ],
-        edges: vec![edge("x", "a"), edge("a", "b"), edge("b", "a")],
-        ..Graph::default()
-    };
-    graph.functions[0].entry = true;
+        vec![edge("x", "a"), edge("a", "b"), edge("b", "a")],
+        1,
+    );
     let scrape = "http_requests_total{function=\"x\",caller=\"\"} 100\n\
                   http_requests_total{function=\"a\",caller=\"x\"} 100\n\
                   http_requests_total{function=\"b\",caller=\"a\"} 100\n\
@@ -654,11 +655,9 @@ fn without_declared_entry_points_or_traffic_nothing_is_dropped() {
     // connector, another application) that no window showed.
     let mut undeclared = front_and_mid();
     undeclared.functions[0].entry = false;
-    stays(
+    mid_stays_scraped(
         &undeclared,
-        &[("m.txt", &scrape(""))],
-        &["--metrics", "{dir}/m.txt"],
-        "mid",
+        "",
         &[
             "mid stays deployed: the stack declares no entry point",
             "to let it go",
@@ -693,11 +692,9 @@ fn a_plan_of_part_of_the_stack_drops_nothing() {
     assert_eq!(fmerge::graph::partial(&select, 26, 26), None);
     let mut graph = front_and_mid();
     graph.partial = partial;
-    stays(
+    mid_stays_scraped(
         &graph,
-        &[("m.txt", &scrape(""))],
-        &["--metrics", "{dir}/m.txt"],
-        "mid",
+        "",
         &[
             "mid stays deployed: the plan covers part of the stack (--filter \"*i*\" selects 2 of the stack's 26 functions)",
         ],
@@ -732,18 +729,16 @@ fn a_call_log_naming_parent_requests_prices_each_call_path() {
     // sixth column (the request that called s) shows and the scrape does
     // not. B's group is the least memory that removes 7 ms a request; A's
     // removes half what the scrape's average would price it at.
-    let mut graph = Graph {
-        functions: vec![
+    let graph = graph(
+        vec![
             function("A", "64Mi"),
             function("B", "64Mi"),
             function("s", "256Mi"),
             function("t", "16Mi"),
         ],
-        edges: vec![edge("A", "s"), edge("B", "s"), edge("s", "t")],
-        ..Graph::default()
-    };
-    graph.functions[0].entry = true;
-    graph.functions[1].entry = true;
+        vec![edge("A", "s"), edge("B", "s"), edge("s", "t")],
+        2,
+    );
     let sample = |f: &str, caller: &str, n: u32| {
         format!("http_requests_total{{function=\"{f}\",caller=\"{caller}\"}} {n}\n")
     };

@@ -18,9 +18,10 @@ mod graphs;
 mod support;
 
 use fmerge::graph::Graph;
-use graphs::{edge, front_and_mid, function};
+use graphs::{edge, front_and_mid, function, graph};
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -66,6 +67,30 @@ fn pod(
     url
 }
 
+/// `fmerge plan` of `graph` (written into `dir`), its traffic scraped from
+/// `endpoints` over `window` seconds, by calls at 1 ms a hop; asserts that
+/// it planned. Its stdout and its plan.json.
+fn plan_from_scrapes(
+    dir: &Path,
+    graph: &Graph,
+    endpoints: &[&str],
+    window: &str,
+) -> (String, serde_json::Value) {
+    let path = dir.join("calls.json");
+    std::fs::write(&path, serde_json::to_string(graph).unwrap()).unwrap();
+    let out = dir.join("plan");
+    let mut args = vec!["plan", "--graph", path.to_str().unwrap()];
+    for endpoint in endpoints {
+        args.extend(["--metrics", endpoint]);
+    }
+    args.extend(["--metrics-window", window, "--objective", "calls"]);
+    args.extend(["--hop-ms", "1", "--out", out.to_str().unwrap()]);
+    let Ran { ok, stdout, stderr } = fmerge_cli(dir, &args);
+    assert!(ok, "fmerge {args:?} failed:\n{stderr}");
+    let plan = std::fs::read_to_string(out.join("plan.json")).unwrap();
+    (stdout, serde_json::from_str(&plan).unwrap())
+}
+
 #[test]
 fn fmerge_scrapes_the_pods_itself_and_sizes_the_merged_pod_from_the_window() {
     // front: 0.25 core, 20Mi at every scrape. mid: 0.5 core, 10Mi but
@@ -75,30 +100,7 @@ fn fmerge_scrapes_the_pods_itself_and_sizes_the_merged_pod_from_the_window() {
         if k == 1 { 40 * MIB } else { 10 * MIB }
     });
     let dir = tempfile::tempdir().unwrap();
-    let graph = dir.path().join("calls.json");
-    std::fs::write(&graph, serde_json::to_string(&front_and_mid()).unwrap()).unwrap();
-    let out = dir.path().join("plan");
-    let args = [
-        "plan",
-        "--graph",
-        graph.to_str().unwrap(),
-        "--metrics",
-        &front,
-        "--metrics",
-        &mid,
-        "--metrics-window",
-        "6",
-        "--objective",
-        "calls",
-        "--hop-ms",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let Ran { ok, stdout, stderr } = fmerge_cli(dir.path(), &args);
-    assert!(ok, "fmerge {args:?} failed:\n{stderr}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let (stdout, json) = plan_from_scrapes(dir.path(), &front_and_mid(), &[&front, &mid], "6");
     let pod = &json["cluster"]["pods"][0];
     assert_eq!(pod["caller"], "front", "{json:#}\n{stdout}");
     // Cpu: 0.75 core of work, with the 25% headroom, on fmerge's clock (the
@@ -195,50 +197,28 @@ fn a_real_runtime_pods_usage_sizes_its_merged_pod() {
     });
     // media calls x, which is not scraped; 2 cores and 0.5 of limit (one
     // client's requests one after another keep media under one core).
-    let mut graph = Graph {
-        functions: vec![function("media", "64Mi"), function("x", "64Mi")],
-        edges: vec![edge("media", "x")],
-        ..Graph::default()
-    };
-    graph.functions[0].entry = true;
+    let mut graph = graph(
+        vec![function("media", "64Mi"), function("x", "64Mi")],
+        vec![edge("media", "x")],
+        1,
+    );
     (graph.functions[0].cpu, graph.functions[1].cpu) = (Some(2.0), Some(0.5));
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.json");
-    std::fs::write(&path, serde_json::to_string(&graph).unwrap()).unwrap();
-    let out = dir.path().join("plan");
     let endpoint = format!("http://127.0.0.1:{metrics_port}/metrics");
-    let args = [
-        "plan",
-        "--graph",
-        path.to_str().unwrap(),
-        "--metrics",
-        &endpoint,
-        "--metrics-window",
-        "2",
-        "--objective",
-        "calls",
-        "--hop-ms",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let ran = fmerge_cli(dir.path(), &args);
+    let (stdout, json) = plan_from_scrapes(dir.path(), &graph, &[&endpoint], "2");
     done.store(true, Ordering::Relaxed);
     load.join().unwrap();
-    assert!(ran.ok, "fmerge {args:?} failed:\n{}", ran.stderr);
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
     let pod = &json["cluster"]["pods"][0];
     assert_eq!(pod["caller"], "media", "{json:#}");
     // media measured (its cpu over the window, its resident memory), x at
     // its own limits: more than x's alone.
     for (resource, x) in [("cpu", 0.5), ("memory", 64.0 * MIB as f64)] {
         let figure = &pod["requests"][resource];
-        assert_eq!(figure["from"], "mixed", "{pod:#}\n{}", ran.stdout);
+        assert_eq!(figure["from"], "mixed", "{pod:#}\n{stdout}");
         assert!(figure["amount"].as_f64().unwrap() > x, "{pod:#}");
     }
     assert_says(
-        &ran.stdout,
+        &stdout,
         &["sized from the stack's figures (requests, else limits): x (not scraped)"],
     );
 }

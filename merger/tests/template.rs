@@ -68,25 +68,21 @@ fn faas_cli_builds_a_template_function_from_its_build_context_alone_offline() {
         .join(support::TARGET)
         .join("release/handler");
     let _ = std::fs::remove_file(&binary);
-    let cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(&workdir)
-        .args([
-            "build",
-            "--release",
-            "--offline",
-            "--target",
-            support::TARGET,
-        ])
-        .env("CARGO_TARGET_DIR", support::build_dir())
-        .env("RUSTFLAGS", support::FUNCTION_RUSTFLAGS)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        cargo.status.success(),
-        "the shrinkwrapped context does not build:\n{}",
-        String::from_utf8_lossy(&cargo.stderr)
+    // A context that does not build fails here, with cargo's stderr.
+    let cargo = fmerge_testkit::run_ok(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .current_dir(&workdir)
+            .args([
+                "build",
+                "--release",
+                "--offline",
+                "--target",
+                support::TARGET,
+            ])
+            .env("CARGO_TARGET_DIR", support::build_dir())
+            .env("RUSTFLAGS", support::FUNCTION_RUSTFLAGS)
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_BUILD_RUSTFLAGS"),
     );
     assert!(
         binary.is_file(),

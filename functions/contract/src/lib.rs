@@ -38,9 +38,7 @@ pub const CONFIG: &str = config_symbol!();
 
 /// `fmerge.entry.<function>`.
 pub fn entry_symbol(function: &str) -> String {
-    let mut s = String::from(ENTRY_PREFIX);
-    s.push_str(function);
-    s
+    [ENTRY_PREFIX, function].concat()
 }
 
 /// Prefix of a callee's C `main` once the merger renamed it:
@@ -50,9 +48,7 @@ pub const MAIN_PREFIX: &str = "fmerge.main.";
 
 /// `fmerge.main.<package>`.
 pub fn main_symbol(package: &str) -> String {
-    let mut s = String::from(MAIN_PREFIX);
-    s.push_str(package);
-    s
+    [MAIN_PREFIX, package].concat()
 }
 
 /// The prefix of the symbol fmerge gives a watchdog-process callee's Rust
@@ -63,9 +59,7 @@ pub const RUN_PREFIX: &str = "fmerge.run.";
 
 /// `fmerge.run.<package>`.
 pub fn run_symbol(package: &str) -> String {
-    let mut s = String::from(RUN_PREFIX);
-    s.push_str(package);
-    s
+    [RUN_PREFIX, package].concat()
 }
 
 /// The prefix of the symbol of the entry fmerge generates for a function
@@ -76,9 +70,7 @@ pub const HANDLE_PREFIX: &str = "fmerge.handle.";
 
 /// `fmerge.handle.<package>`.
 pub fn handle_symbol(package: &str) -> String {
-    let mut s = String::from(HANDLE_PREFIX);
-    s.push_str(package);
-    s
+    [HANDLE_PREFIX, package].concat()
 }
 
 /// The OpenFaaS name of a function whose cargo package is `package`: the
@@ -160,6 +152,21 @@ pub fn namespaced(function: &str, key: &str) -> String {
     name.push_str("__");
     name.push_str(key);
     name
+}
+
+/// Nanoseconds in one `unit` of a duration setting, as Go's
+/// `time.ParseDuration` reads it (of-watchdog's `exec_timeout`, `2m30s`):
+/// the runtime and the shim read the same settings.
+pub fn duration_unit_nanos(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1.0,
+        "us" | "µs" | "μs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" => 60e9,
+        "h" => 3600e9,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

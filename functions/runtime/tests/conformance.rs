@@ -14,23 +14,13 @@
 
 mod support;
 
-use fmerge_testkit::dataplane::{self, Exited, RawResponse, closed_after, request};
+use fmerge_testkit::dataplane::{self, Exited, closed_after, request};
 use std::time::{Duration, Instant};
-use support::servers::{Serving, both, both_started, start_with_metrics};
-use support::{answered_within, at_once, get};
-
-/// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
-/// has passed; the last answer.
-fn first_not_200(port: u16, path: &str, within: Duration) -> RawResponse {
-    let deadline = Instant::now() + within;
-    loop {
-        let r = get(port, path, &[]);
-        if r.status != 200 || Instant::now() > deadline {
-            return r;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use support::servers::{
+    Serving, answers_ok_within, both, both_started, cut_at_exec_timeout, refused_beside,
+    start_with_metrics,
+};
+use support::{at_once, first_not_200, get};
 
 #[test]
 fn health_answers_get_200_and_other_methods_405() {
@@ -62,13 +52,11 @@ fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
             "{serving:?}: ready with one request in flight, {:?} in",
             started.elapsed()
         );
-        let refused = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
+        let refused = refused_beside(serving, port, slow);
         assert!(
             refused.body.contains("Concurrent request limit exceeded"),
             "{serving:?}: {refused:?}"
         );
-        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
         let after = get(port, "/sleep?ms=0", &[]);
         assert_eq!(after.status, 200, "{serving:?}");
     });
@@ -77,14 +65,7 @@ fn beyond_max_inflight_requests_get_429_and_ready_says_so() {
 #[test]
 fn a_handler_running_past_exec_timeout_is_answered_504() {
     both_started(&[("exec_timeout", "1s")], |serving, s| {
-        let start = Instant::now();
-        let r = get(s.server.port, "/sleep?ms=5000", &[]);
-        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
-        assert!(
-            start.elapsed() < Duration::from_millis(4500),
-            "{serving:?}: answered after {:?}",
-            start.elapsed()
-        );
+        cut_at_exec_timeout(serving, s.server.port);
         // X-Timeout lowers it for one request.
         let r = get(s.server.port, "/sleep?ms=800", &[("X-Timeout", "200ms")]);
         assert_eq!(r.status, 504, "{serving:?}: {r:?}");
@@ -181,20 +162,13 @@ fn sigterm_drains_in_flight_requests_and_turns_health_503() {
 }
 
 /// Probes health every 100 ms for `window`: every probe must be answered
-/// 200 within `within`. Returns the slowest answer.
-fn health_throughout(serving: Serving, port: u16, window: Duration, within: Duration) -> Duration {
+/// 200 within 3 s. Returns the slowest answer.
+fn health_throughout(serving: Serving, port: u16, window: Duration) -> Duration {
     let until = Instant::now() + window;
     let mut slowest = Duration::ZERO;
     while Instant::now() < until {
-        let asked = Instant::now();
-        let status = answered_within(port, "/_/health", within);
-        assert_eq!(
-            status,
-            Ok(200),
-            "{serving:?}: health, {:?} in",
-            asked.elapsed()
-        );
-        slowest = slowest.max(asked.elapsed());
+        let took = answers_ok_within(serving, port, "/_/health", Duration::from_secs(3));
+        slowest = slowest.max(took);
         std::thread::sleep(Duration::from_millis(100));
     }
     slowest
@@ -223,12 +197,7 @@ fn clients_that_never_read_their_replies_neither_keep_their_connections_nor_take
             })
             .collect();
         std::thread::sleep(Duration::from_millis(500));
-        let slowest = health_throughout(
-            serving,
-            port,
-            Duration::from_secs(5),
-            Duration::from_secs(3),
-        );
+        let slowest = health_throughout(serving, port, Duration::from_secs(5));
         eprintln!("{serving:?}: health answered throughout, slowest in {slowest:?}");
         // Each stalled connection was closed by the write deadline: reading
         // now ends before all of its replies came.
@@ -253,12 +222,7 @@ fn handlers_that_block_their_threads_are_answered_504_at_exec_timeout_while_heal
         let port = s.server.port;
         let blocked: Vec<_> = at_once(2, port, "/block?ms=8000");
         std::thread::sleep(Duration::from_millis(300));
-        let slowest = health_throughout(
-            serving,
-            port,
-            Duration::from_secs(2),
-            Duration::from_secs(3),
-        );
+        let slowest = health_throughout(serving, port, Duration::from_secs(2));
         for b in blocked {
             let (reply, after) = b.join().unwrap();
             let reply = reply.unwrap();

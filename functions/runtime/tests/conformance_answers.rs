@@ -16,8 +16,10 @@ use fmerge_testkit::dataplane::{RawResponse, parse, request};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
-use support::get;
-use support::servers::{Serving, both, both_started, start_with_metrics};
+use support::servers::{
+    Serving, both, both_started, cut_at_exec_timeout, refused_beside, start_with_metrics,
+};
+use support::{first_not_200, get};
 
 /// The reply's `X-Duration-Seconds`, which must be a number of seconds.
 fn duration_of(serving: support::servers::Serving, r: &RawResponse) -> f64 {
@@ -46,10 +48,7 @@ fn every_reply_of_the_function_carries_x_duration_seconds() {
 #[test]
 fn the_504_at_exec_timeout_says_how_long_and_that_the_front_made_it() {
     both_started(&[("exec_timeout", "1s")], |serving, s| {
-        let asked = Instant::now();
-        let r = get(s.server.port, "/sleep?ms=5000", &[]);
-        assert_eq!(r.status, 504, "{serving:?}: {r:?}");
-        assert!(asked.elapsed() < Duration::from_millis(4500), "{serving:?}");
+        let r = cut_at_exec_timeout(serving, s.server.port);
         let took = duration_of(serving, &r);
         assert!((0.9..4.5).contains(&took), "{serving:?}: {took}");
         assert!(
@@ -74,17 +73,12 @@ fn health_has_a_content_type_and_the_429_says_the_front_made_it() {
         let slow = std::thread::spawn(move || request(port, "GET", "/sleep?ms=3000", &[], b""));
         // Ready says 429 once the slow request is in flight (it takes no
         // slot itself, unlike another request that could race the slow one).
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while get(port, "/_/ready", &[]).status == 200 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let refused = get(port, "/sleep?ms=0", &[]);
-        assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
+        first_not_200(port, "/_/ready", Duration::from_secs(10));
+        let refused = refused_beside(serving, port, slow);
         assert!(
             refused.headers.contains_key("x-openfaas-internal"),
             "{serving:?}: {refused:?}"
         );
-        assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
     });
 }
 

@@ -12,7 +12,7 @@ use fmerge_testkit::dataplane::{
     self, ProbeServer, ResidentKib, Server, cpu_ticks, keyed_probe, request, rss_kib,
     ticks_per_second,
 };
-use fmerge_testkit::{CALLER_KEY, Gateway, free_port};
+use fmerge_testkit::{CALLER_KEY, Gateway, exit_within, free_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -406,18 +406,7 @@ fn a_bad_invoke_setting_stops_the_start_naming_the_variable() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break Some(status);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = exit_within(&mut child, Duration::from_secs(10));
         let mut stderr = String::new();
         child
             .stderr

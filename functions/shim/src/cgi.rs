@@ -242,15 +242,7 @@ pub fn parse_go_duration(s: &str) -> Option<GoDuration> {
         let unit_end = rest[num_end..]
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .map_or(rest.len(), |i| num_end + i);
-        let scale = match &rest[num_end..unit_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
+        let scale = crate::contract::duration_unit_nanos(&rest[num_end..unit_end])?;
         nanos += num.parse::<f64>().ok()? * scale;
         rest = &rest[unit_end..];
     }

@@ -655,15 +655,30 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut u8, count: usize) -> isize {
     unsafe { syscall(SYS_READ, fd as c_long, buf, count) as isize }
 }
 
+/// The `count` iovecs at `iov` of a `readv` or `writev` on a thread that
+/// acts for a member (whose stdin and stdout the shim serves); `None` on
+/// any other thread, or for no iovec.
+///
+/// # Safety
+/// `iov` points at `count` iovecs, as readv(2) and writev(2) require.
+unsafe fn member_iovecs<'a>(iov: *const IoVec, count: c_int) -> Option<&'a [IoVec]> {
+    if count <= 0 || !crate::inproc::with_current(|c| c.is_some()) {
+        return None;
+    }
+    // SAFETY: as this function's contract.
+    Some(unsafe { std::slice::from_raw_parts(iov, count as usize) })
+}
+
 /// `readv(2)`: as `read`, into each buffer in turn.
 ///
 /// # Safety
 /// As `readv(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn readv(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
-    if fd == 0 && count > 0 && crate::inproc::with_current(|c| c.is_some()) {
-        // SAFETY: the caller gives `count` iovecs.
-        let iov = unsafe { std::slice::from_raw_parts(iov, count as usize) };
+    // SAFETY: the caller gives `count` iovecs.
+    if fd == 0
+        && let Some(iov) = unsafe { member_iovecs(iov, count) }
+    {
         let mut total = 0;
         for v in iov {
             // SAFETY: each iovec names `len` writable bytes.
@@ -704,9 +719,10 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const u8, count: usize) -> isize
 /// As `writev(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
-    if fd == 1 && count > 0 && crate::inproc::with_current(|c| c.is_some()) {
-        // SAFETY: the caller gives `count` iovecs.
-        let iov = unsafe { std::slice::from_raw_parts(iov, count as usize) };
+    // SAFETY: the caller gives `count` iovecs.
+    if fd == 1
+        && let Some(iov) = unsafe { member_iovecs(iov, count) }
+    {
         let mut total = 0;
         for v in iov {
             // SAFETY: each iovec names `len` readable bytes.

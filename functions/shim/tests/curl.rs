@@ -80,15 +80,10 @@ fn loopback_name() -> Option<String> {
 }
 
 fn run(prog: &std::path::Path, url: &str) -> Vec<Vec<u8>> {
-    let out = Command::new(prog)
-        .env("TEST_GATEWAY_URL", url)
-        .env("ECHO__GREETING", "hi")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{url}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = fmerge_testkit::run_ok(
+        Command::new(prog)
+            .env("TEST_GATEWAY_URL", url)
+            .env("ECHO__GREETING", "hi"),
     );
     common::replies(&out.stdout)
 }
@@ -107,17 +102,7 @@ fn libcurl_calls_are_redirected_when_the_symbols_are_exported() {
         seen.lock().unwrap().clear();
         let url = format!("http://{host}:{port}");
         let replies = run(&exported, &url);
-        let body = b"HELLO|/sub||hi||its-own";
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        let shown = String::from_utf8_lossy(&replies[0]);
-        assert_eq!(
-            replies[0],
-            [head.as_bytes(), body].concat(),
-            "{url}: {shown}"
-        );
+        common::assert_echo_reply(&replies[0], b"HELLO|/sub||hi||its-own", "", &url);
         assert_eq!(replies[1], UPSTREAM_REPLY, "{url}");
         let seen = seen.lock().unwrap();
         assert_eq!(

@@ -107,51 +107,57 @@ fn framing(method: &str, head: &[u8]) -> (Framing, bool) {
 
 #[test]
 fn response_framing_follows_rfc_9112() {
-    assert_eq!(
-        framing("GET", b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n"),
-        (Framing::Length(7), true)
-    );
-    assert_eq!(
-        framing(
+    // (request method, response head without its blank line, its framing,
+    // whether the connection stays open after it)
+    let cases = [
+        (
             "GET",
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 7\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Length: 7",
+            Framing::Length(7),
+            true,
         ),
-        (Framing::Chunked, true)
-    );
-    assert_eq!(
-        framing("GET", b"HTTP/1.1 200 OK\r\n\r\n"),
-        (Framing::UntilClose, false)
-    );
-    assert_eq!(
-        framing("HEAD", b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n"),
-        (Framing::Empty, true)
-    );
-    assert_eq!(
-        framing("GET", b"HTTP/1.1 204 No Content\r\n\r\n"),
-        (Framing::Empty, true)
-    );
-    assert_eq!(
-        framing(
+        (
             "GET",
-            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 7",
+            Framing::Chunked,
+            true,
         ),
-        (Framing::Empty, true)
-    );
-    assert_eq!(
-        framing("GET", b"HTTP/1.1 100 Continue\r\n\r\n"),
-        (Framing::Empty, true)
-    );
-    assert_eq!(
-        framing("GET", b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n"),
-        (Framing::Length(1), false)
-    );
-    assert_eq!(
-        framing(
+        ("GET", "HTTP/1.1 200 OK", Framing::UntilClose, false),
+        (
+            "HEAD",
+            "HTTP/1.1 200 OK\r\nContent-Length: 7",
+            Framing::Empty,
+            true,
+        ),
+        ("GET", "HTTP/1.1 204 No Content", Framing::Empty, true),
+        (
             "GET",
-            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\n"
+            "HTTP/1.1 304 Not Modified\r\nContent-Length: 7",
+            Framing::Empty,
+            true,
         ),
-        (Framing::Length(1), false)
-    );
+        ("GET", "HTTP/1.1 100 Continue", Framing::Empty, true),
+        (
+            "GET",
+            "HTTP/1.0 200 OK\r\nContent-Length: 1",
+            Framing::Length(1),
+            false,
+        ),
+        (
+            "GET",
+            "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1",
+            Framing::Length(1),
+            false,
+        ),
+    ];
+    for (method, head, framed, kept) in cases {
+        let head = format!("{head}\r\n\r\n");
+        assert_eq!(
+            framing(method, head.as_bytes()),
+            (framed, kept),
+            "{method} {head:?}"
+        );
+    }
 }
 
 #[test]

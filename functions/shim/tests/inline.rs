@@ -134,10 +134,7 @@ fn calls_from_the_main_thread_run_on_it_and_every_other_call_is_answered_as_befo
     let prog = common::build(&dir, PROGRAM, &[]);
     let (addr, seen) = common::gateway();
     let out = Command::new(&prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
+        .env("TEST_GATEWAY_URL", common::gateway_url(addr))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -93,10 +93,7 @@ fn run(prog: &std::path::Path, extra_env: &[(&str, &str)]) -> Run {
     let (addr, _seen) = common::gateway();
     let mut child = Command::new(prog)
         .env_remove("RUST_BACKTRACE")
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
+        .env("TEST_GATEWAY_URL", common::gateway_url(addr))
         .env("BODIES", BODIES.join("|"))
         .env("INNER__GREETING", "its-own")
         .env("CALLER_ONLY", "set by the caller's deployment")
@@ -126,12 +123,7 @@ fn run(prog: &std::path::Path, extra_env: &[(&str, &str)]) -> Run {
         all.next().unwrap(),
         all.next().unwrap(),
     );
-    let replies = all
-        .map(|r| {
-            let (head, body) = r.split_once("\r\n\r\n").unwrap();
-            (head.lines().next().unwrap().to_string(), body.to_string())
-        })
-        .collect();
+    let replies = all.map(|r| common::status_and_body(r.as_bytes())).collect();
     Run {
         before,
         caller,

@@ -40,28 +40,18 @@ fn calls_to_members_stay_in_the_binary_and_the_rest_reach_the_gateway() {
     for host in ["127.0.0.1", "localhost"] {
         seen.lock().unwrap().clear();
         let url = format!("http://{host}:{}", addr.port());
-        let out = Command::new(&prog)
-            .env("TEST_GATEWAY_URL", &url)
-            .env("ECHO__GREETING", "hi")
-            .env("Http_Caller", "the caller's own request")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{url}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = fmerge_testkit::run_ok(
+            Command::new(&prog)
+                .env("TEST_GATEWAY_URL", &url)
+                .env("ECHO__GREETING", "hi")
+                .env("Http_Caller", "the caller's own request"),
         );
         let replies = common::replies(&out.stdout);
-        let body = b"HELLO|/sub|yes|hi||its-own";
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        let shown = String::from_utf8_lossy(&replies[0]);
-        assert_eq!(
-            replies[0],
-            [head.as_bytes(), body].concat(),
-            "{url}: {shown}"
+        common::assert_echo_reply(
+            &replies[0],
+            b"HELLO|/sub|yes|hi||its-own",
+            "Connection: close\r\n",
+            &url,
         );
         assert_eq!(replies[1], UPSTREAM_REPLY, "{url}");
         let request = format!(

@@ -26,8 +26,4 @@ const LAYERS: &[&[&str]] = &[
     &["interpose"],
 ];
 
-#[test]
-fn modules_import_only_from_the_layers_below() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    fmerge_testkit::layers::assert_layered(&src, LAYERS);
-}
+fmerge_testkit::layers_test!(LAYERS);

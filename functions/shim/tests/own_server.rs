@@ -8,7 +8,7 @@
 mod common;
 
 const PROGRAM: &str = r#"
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 
 /// One request on `s`, its reply's body (Content-Length framed).
@@ -18,18 +18,7 @@ fn call(r: &mut BufReader<TcpStream>, s: &mut TcpStream, authority: &str, path: 
     let mut status = String::new();
     r.read_line(&mut status).unwrap();
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-    let mut length = 0;
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).unwrap();
-        if h == "\r\n" { break; }
-        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body).unwrap();
-    String::from_utf8(body).unwrap()
+    String::from_utf8(head_and_body(r)).unwrap()
 }
 
 fn main() {

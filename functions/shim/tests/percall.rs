@@ -39,17 +39,7 @@ fn main() {
             let mut line = String::new();
             r.read_line(&mut line).unwrap();
             assert!(line.starts_with("HTTP/1.1 200"), "{line}");
-            let mut length = 0;
-            loop {
-                line.clear();
-                r.read_line(&mut line).unwrap();
-                if line == "\r\n" { break; }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            r.read_exact(&mut body).unwrap();
+            head_and_body(&mut r);
         }
         let per_call = started.elapsed().as_secs_f64() * 1e6 / n as f64;
         println!("{target}-kept {per_call:.1}");
@@ -83,19 +73,11 @@ fn time_per_call_in_process_forked_and_served() {
             ("served-kept", "3000"),
             ("handled-kept", "3000"),
         ] {
-            let out = Command::new(&prog)
-                .env(
-                    "TEST_GATEWAY_URL",
-                    format!("http://127.0.0.1:{}", addr.port()),
-                )
-                .env("CALLS", calls)
-                .env("TARGET", target)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
+            let out = fmerge_testkit::run_ok(
+                Command::new(&prog)
+                    .env("TEST_GATEWAY_URL", common::gateway_url(addr))
+                    .env("CALLS", calls)
+                    .env("TARGET", target),
             );
             let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
             println!(

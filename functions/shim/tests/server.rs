@@ -92,6 +92,16 @@ fn exchange(client: &mut TcpStream, request: &[u8], reply_len: usize) -> Vec<u8>
     reply
 }
 
+/// `request` on a new connection to `addr`: all the answer until the
+/// stand-in closes the connection.
+fn until_closed(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut client = TcpStream::connect(addr).unwrap();
+    client.write_all(request).unwrap();
+    let mut reply = Vec::new();
+    client.read_to_end(&mut reply).unwrap();
+    reply
+}
+
 #[test]
 fn members_run_here_and_the_rest_is_relayed_byte_for_byte_on_one_connection() {
     let up = upstream();
@@ -155,24 +165,14 @@ fn members_run_here_and_the_rest_is_relayed_byte_for_byte_on_one_connection() {
 fn connection_close_and_http_1_0_end_the_connection() {
     let up = upstream();
     let addr = stand_in(Some(up.addr));
-    let mut client = TcpStream::connect(addr).unwrap();
-    client
-        .write_all(b"GET /function/echo HTTP/1.0\r\n\r\n")
-        .unwrap();
-    let mut reply = Vec::new();
-    client.read_to_end(&mut reply).unwrap();
+    let reply = until_closed(addr, b"GET /function/echo HTTP/1.0\r\n\r\n");
     assert!(
         reply.ends_with(b"Content-Length: 0\r\nConnection: close\r\n\r\n"),
         "{}",
         String::from_utf8_lossy(&reply)
     );
 
-    let mut client = TcpStream::connect(addr).unwrap();
-    client
-        .write_all(b"GET /cl HTTP/1.1\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut reply = Vec::new();
-    client.read_to_end(&mut reply).unwrap();
+    let reply = until_closed(addr, b"GET /cl HTTP/1.1\r\nConnection: close\r\n\r\n");
     assert_eq!(reply, canned("/cl"));
 }
 
@@ -183,12 +183,8 @@ fn unreachable_upstream_and_unknown_origin_answer_502() {
         .local_addr()
         .unwrap();
     for origin in [Some(dead), None] {
-        let mut client = TcpStream::connect(stand_in(origin)).unwrap();
-        client
-            .write_all(b"GET /function/other HTTP/1.1\r\n\r\n")
-            .unwrap();
-        let mut reply = String::new();
-        client.read_to_string(&mut reply).unwrap();
+        let reply = until_closed(stand_in(origin), b"GET /function/other HTTP/1.1\r\n\r\n");
+        let reply = String::from_utf8(reply).unwrap();
         assert!(
             reply.starts_with("HTTP/1.1 502 Bad Gateway\r\n") && reply.contains("\nfix: "),
             "{reply}"
@@ -198,9 +194,6 @@ fn unreachable_upstream_and_unknown_origin_answer_502() {
 
 #[test]
 fn a_malformed_request_gets_400() {
-    let mut client = TcpStream::connect(stand_in(None)).unwrap();
-    client.write_all(b"NONSENSE\r\n\r\n").unwrap();
-    let mut reply = String::new();
-    client.read_to_string(&mut reply).unwrap();
+    let reply = String::from_utf8(until_closed(stand_in(None), b"NONSENSE\r\n\r\n")).unwrap();
     assert!(reply.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{reply}");
 }

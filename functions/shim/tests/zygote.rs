@@ -47,10 +47,7 @@ struct Run {
 fn run(prog: &std::path::Path, bodies: &[&str], extra_env: &[(&str, String)]) -> Run {
     let (addr, _seen) = common::gateway();
     let out = Command::new(prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
+        .env("TEST_GATEWAY_URL", common::gateway_url(addr))
         .env("BODIES", bodies.join("|"))
         .env("WHOAMI__GREETING", "its-own")
         .env("WHOAMI__exec_timeout", "1s")
@@ -65,13 +62,7 @@ fn run(prog: &std::path::Path, bodies: &[&str], extra_env: &[(&str, String)]) ->
         .unwrap()
         .parse()
         .unwrap();
-    let replies = all
-        .map(|r| {
-            let r = String::from_utf8(r).unwrap();
-            let (head, body) = r.split_once("\r\n\r\n").unwrap();
-            (head.lines().next().unwrap().to_string(), body.to_string())
-        })
-        .collect();
+    let replies = all.map(|r| common::status_and_body(&r)).collect();
     Run {
         caller,
         replies,

@@ -420,11 +420,12 @@ mod tests {
         assert_eq!(r.get("Renamed").map(String::as_str), Some("top"));
     }
 
-    /// `layered()` with `file` holding `text` instead.
-    fn planted(file: &'static str, text: &'static str) -> tempfile::TempDir {
+    /// `layered()` with each file of `changed` holding its text instead,
+    /// or added.
+    fn planted(changed: &[(&'static str, &'static str)]) -> tempfile::TempDir {
         let mut files = layered();
-        files.retain(|(path, _)| *path != file);
-        files.push((file, text));
+        files.retain(|(path, _)| changed.iter().all(|(file, _)| file != path));
+        files.extend(changed);
         crate_of(&files)
     }
 
@@ -439,7 +440,7 @@ mod tests {
             ("low.rs", "pub fn f() -> super::Free { todo!() }\n"),
             ("mid/inner.rs", "use crate::{low, free};\n"),
         ] {
-            let dir = planted(file, text);
+            let dir = planted(&[(file, text)]);
             let found = problems(&dir.path().join("src"), LAYERS);
             assert_eq!(found.len(), 1, "{file}: {text:?}: {found:?}");
             assert!(found[0].starts_with("error: imports upward"), "{found:?}");
@@ -449,7 +450,7 @@ mod tests {
             );
         }
         // An import back down from where it came is a cycle as well.
-        let dir = planted("low.rs", "use crate::top::Thing;\n");
+        let dir = planted(&[("low.rs", "use crate::top::Thing;\n")]);
         let found = problems(&dir.path().join("src"), LAYERS);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found[0].contains("low -> top (low.rs:1)"), "{found:?}");
@@ -461,11 +462,10 @@ mod tests {
 
     #[test]
     fn a_cycle_in_one_layer_fails() {
-        let mut files = layered();
-        files.push(("side.rs", "use crate::mid;\n"));
-        files.retain(|(path, _)| *path != "mid.rs");
-        files.push(("mid.rs", "use crate::side;\nmod inner;\n"));
-        let dir = crate_of(&files);
+        let dir = planted(&[
+            ("side.rs", "use crate::mid;\n"),
+            ("mid.rs", "use crate::side;\nmod inner;\n"),
+        ]);
         let layers: &[&[&str]] = &[&["low"], &["mid", "side"], &["top", "free"]];
         let found = problems(&dir.path().join("src"), layers);
         assert_eq!(found.len(), 1, "{found:?}");
@@ -477,9 +477,7 @@ mod tests {
 
     #[test]
     fn a_module_in_no_layer_and_a_layer_of_no_module_fail() {
-        let mut files = layered();
-        files.push(("new.rs", ""));
-        let dir = crate_of(&files);
+        let dir = planted(&[("new.rs", "")]);
         let layers: &[&[&str]] = &[&["low", "gone"], &["mid"], &["top", "free"]];
         let found = problems(&dir.path().join("src"), layers);
         assert_eq!(found.len(), 2, "{found:?}");
@@ -490,7 +488,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "error: imports upward")]
     fn assert_layered_panics_on_a_problem() {
-        let dir = planted("low.rs", "use crate::free;\n");
+        let dir = planted(&[("low.rs", "use crate::free;\n")]);
         assert_layered(&dir.path().join("src"), LAYERS);
     }
 }

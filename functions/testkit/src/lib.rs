@@ -46,7 +46,7 @@ pub use gateway::*;
 pub use http::wait_http;
 pub use http::{HttpReply, free_port, get, post, try_post};
 pub use inspect::*;
-pub use process::{CALLER_KEY, Function, Stub, need, wait_for};
+pub use process::{CALLER_KEY, Function, Stub, exit_within, need, run_ok, wait_for};
 pub use seed::*;
 pub use social::*;
 pub use store::*;

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -77,6 +77,36 @@ pub(crate) fn start_fresh<T>(
         }
     }
     panic!("cannot start {what}: {last}");
+}
+
+/// Runs `cmd` to its end and returns its output, or panics naming the
+/// command and its stderr when it cannot run or fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// How `child` exited, or `None` when it still runs after `limit` (then
+/// it is killed): for a start that must stop on its own.
+pub fn exit_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            kill(child);
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 pub(crate) fn kill(child: &mut Child) {

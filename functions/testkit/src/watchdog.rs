@@ -16,7 +16,7 @@
 pub mod chain;
 
 use crate::dataplane::{Server, of_watchdog};
-use crate::process::{kill, need};
+use crate::process::{kill, need, run_ok};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -102,7 +102,7 @@ pub fn enter_cluster_at(hosts: &[(&str, &str)], secrets: &[(&str, &str)]) -> Clu
         std::env::var(ISOLATED_VAR).is_ok_and(|v| v == "1"),
         "this test only runs inside its own namespace: run the test that calls run_isolated for it"
     );
-    run(Command::new(need("ip", "iproute2")).args(["link", "set", "lo", "up"]));
+    run_ok(Command::new(need("ip", "iproute2")).args(["link", "set", "lo", "up"]));
     let files = tempfile::Builder::new()
         .prefix("fmerge-cluster-")
         .tempdir()
@@ -172,20 +172,11 @@ impl OwnPod {
 }
 
 fn mount_over(source: &Path, target: &Path) {
-    run(Command::new(need("mount", "mount"))
-        .arg("--bind")
-        .arg(source)
-        .arg(target));
-}
-
-fn run(cmd: &mut Command) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(need("mount", "mount"))
+            .arg("--bind")
+            .arg(source)
+            .arg(target),
     );
 }
 

@@ -19,8 +19,9 @@ pub use linkage::{
 
 pub type Value = LLVMValueRef;
 
-/// The values of one of LLVM's lists, from `first`, each next one by `next`.
-fn list(first: Value, next: unsafe extern "C" fn(Value) -> Value) -> Vec<Value> {
+/// The members of one of LLVM's lists (values, blocks, uses), from
+/// `first`, each next one by `next`.
+fn list<T>(first: *mut T, next: unsafe extern "C" fn(*mut T) -> *mut T) -> Vec<*mut T> {
     let mut out = Vec::new();
     let mut v = first;
     while !v.is_null() {
@@ -91,8 +92,7 @@ pub struct UseSite {
 pub fn uses(v: Value) -> Vec<UseSite> {
     let mut out = Vec::new();
     unsafe {
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
+        for u in list(LLVMGetFirstUse(v), LLVMGetNextUse) {
             let user = LLVMGetUser(u);
             for i in 0..LLVMGetNumOperands(user).max(0) as u32 {
                 let site = UseSite { user, index: i };
@@ -100,7 +100,6 @@ pub fn uses(v: Value) -> Vec<UseSite> {
                     out.push(site);
                 }
             }
-            u = LLVMGetNextUse(u);
         }
     }
     out
@@ -362,21 +361,20 @@ pub fn has_aliases_or_ifuncs(module: &Module) -> bool {
     }
 }
 
+/// The instructions of a function's body, block by block, in order.
+pub fn instructions(f: Value) -> Vec<Value> {
+    // SAFETY: walks the blocks and instructions of a live function.
+    unsafe {
+        list(LLVMGetFirstBasicBlock(f), LLVMGetNextBasicBlock)
+            .into_iter()
+            .flat_map(|bb| list(LLVMGetFirstInstruction(bb), LLVMGetNextInstruction))
+            .collect()
+    }
+}
+
 /// The number of instructions in a function's body.
 pub fn instruction_count(f: Value) -> usize {
-    let mut n = 0;
-    unsafe {
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            let mut i = LLVMGetFirstInstruction(bb);
-            while !i.is_null() {
-                n += 1;
-                i = LLVMGetNextInstruction(i);
-            }
-            bb = LLVMGetNextBasicBlock(bb);
-        }
-    }
-    n
+    instructions(f).len()
 }
 
 /// The function a call or invoke calls directly, if it calls one.
@@ -389,21 +387,10 @@ pub fn called_function(call: Value) -> Option<Value> {
 
 /// The calls and invokes of a function's body, in order.
 pub fn calls_in(f: Value) -> Vec<Value> {
-    let mut out = Vec::new();
-    // SAFETY: walks the blocks and instructions of a live function.
-    unsafe {
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            let first = LLVMGetFirstInstruction(bb);
-            out.extend(
-                list(first, LLVMGetNextInstruction)
-                    .into_iter()
-                    .filter(|&i| is_call(i)),
-            );
-            bb = LLVMGetNextBasicBlock(bb);
-        }
-    }
-    out
+    instructions(f)
+        .into_iter()
+        .filter(|&i| is_call(i))
+        .collect()
 }
 
 /// The function a `store` instruction writes into `slot` (rustc's

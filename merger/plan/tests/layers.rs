@@ -14,8 +14,4 @@ const LAYERS: &[&[&str]] = &[
     &["front"],
 ];
 
-#[test]
-fn modules_import_only_from_the_layers_below() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    fmerge_testkit::layers::assert_layered(&src, LAYERS);
-}
+fmerge_testkit::layers_test!(LAYERS);

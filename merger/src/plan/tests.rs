@@ -88,12 +88,10 @@ fn measured_hop_costs_price_each_call_and_the_rest_take_the_default() {
     let alone: Vec<Set> = (0..m.n()).map(bit).collect();
     let ms = m.latency(0, &alone);
     assert_eq!((ms.critical_before, ms.total_before), (5.0, 7.0));
-    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let plan = plan_saying(&m, Method::Exact, "a → b: 5.00 ms per call, measured");
     let e = &entries(&m, &plan)[0];
     assert_eq!((e.latency_gain_ms, e.latency_gain_max_ms), (5.0, 7.0));
     assert_eq!(plan.gain_ms, 5.0);
-    let text = report(&m, &plan, "exact", "test");
-    assert!(text.contains("a → b: 5.00 ms per call, measured"), "{text}");
 }
 
 /// `g` with what a drop needs (`docs/planning.md`, "What a drop
@@ -272,6 +270,14 @@ fn hop(ms: f64) -> Constraints {
     Constraints {
         hop_ms: ms,
         ..Constraints::default()
+    }
+}
+
+/// [`hop`] at 1 ms, with room for `mib` MiB in a merged pod (`--max-memory`).
+fn room_for(mib: f64) -> Constraints {
+    Constraints {
+        max_memory: Some(mib * MIB),
+        ..hop(1.0)
     }
 }
 
@@ -458,11 +464,7 @@ mod traffic;
 #[test]
 fn a_search_stopped_by_its_time_limit_says_its_plan_is_not_proven() {
     // Room for a and one callee: no plan takes every critical path to 0.
-    let room_for_one = Constraints {
-        max_memory: Some(200.0 * MIB),
-        ..hop(1.0)
-    };
-    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let m = model(&fan_out_of_100mi(), &room_for(200.0)).unwrap();
     let solution = solve_within(&m, Method::Auto, Duration::ZERO).unwrap();
     let (plan, how) = (solution.plan, solution.proof.name());
     assert_eq!(how, BEST_FOUND);
@@ -557,14 +559,13 @@ fn plan_json_and_the_plan_file_give_the_cluster_before_and_after() {
         ..hop(1.0)
     };
     let m = model(&g, &apart).unwrap();
-    let plan = solve(&m, Method::Exact).unwrap().plan;
+    let plan = plan_saying(
+        &m,
+        Method::Exact,
+        "risk: its memory limit assumes its members never peak together (--limits-assume-apart); at once they may need 284Mi",
+    );
     let pod = m.pod(0, plan.groups[0]);
     assert_eq!(pod.limits[0].amount, Some(200.0 * MIB));
-    let text = report(&m, &plan, "exact", "test");
-    assert!(
-        text.contains("risk: its memory limit assumes its members never peak together (--limits-assume-apart); at once they may need 284Mi"),
-        "{text}"
-    );
 }
 
 #[test]
@@ -789,11 +790,7 @@ fn a_plan_at_the_trivial_bound_is_proven_whatever_stopped_the_search() {
     // Under a cap the bound is out of reach (b's two calls and c's run at
     // once, and only one callee fits): the exact plan removes nothing of
     // the critical path, and its gap is the whole bound.
-    let room_for_one = Constraints {
-        max_memory: Some(200.0 * MIB),
-        ..hop(1.0)
-    };
-    let m = model(&fan_out_of_100mi(), &room_for_one).unwrap();
+    let m = model(&fan_out_of_100mi(), &room_for(200.0)).unwrap();
     let heuristic = solve(&m, Method::Heuristic).unwrap();
     assert_eq!(heuristic.proof.name(), "heuristic");
     let plan = solve(&m, Method::Exact).unwrap().plan;
@@ -841,10 +838,9 @@ fn the_cost_and_memory_objectives_print_their_bound_and_gap() {
         ..hop(1.0)
     };
     let m = model(&g, &memory).unwrap();
-    let plan = solve(&m, Method::Exact).unwrap().plan;
-    let text = report(&m, &plan, "exact", "test");
-    assert!(
-        text.contains("bound: copies reserve at least 0Mi (none); gap 64Mi"),
-        "{text}"
+    plan_saying(
+        &m,
+        Method::Exact,
+        "bound: copies reserve at least 0Mi (none); gap 64Mi",
     );
 }

@@ -234,14 +234,25 @@ pub fn random_app(rng: &mut Rng, n: usize) -> Graph {
     }
 }
 
+/// `functions` and their `edges`, the first `entries` functions declared
+/// entry points.
+pub fn graph(mut functions: Vec<Function>, edges: Vec<Edge>, entries: usize) -> Graph {
+    for f in &mut functions[..entries] {
+        f.entry = true;
+    }
+    Graph {
+        functions,
+        edges,
+        ..Graph::default()
+    }
+}
+
 /// front calls mid, front the declared entry point, 64Mi limits each: the
 /// graph of the drop and sizing tests.
 pub fn front_and_mid() -> Graph {
-    let mut graph = Graph {
-        functions: vec![function("front", "64Mi"), function("mid", "64Mi")],
-        edges: vec![edge("front", "mid")],
-        ..Default::default()
-    };
-    graph.functions[0].entry = true;
-    graph
+    graph(
+        vec![function("front", "64Mi"), function("mid", "64Mi")],
+        vec![edge("front", "mid")],
+        1,
+    )
 }

@@ -194,15 +194,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         let unit_len = rest
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(rest.len());
-        let nanos = match &rest[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            other => return Err(format!("unknown unit {other:?}")),
-        };
+        let unit = &rest[..unit_len];
+        let nanos = fmerge_contract::duration_unit_nanos(unit)
+            .ok_or_else(|| format!("unknown unit {unit:?}"))?;
         total += number * nanos;
         rest = &rest[unit_len..];
     }

@@ -114,6 +114,19 @@ pub fn merge_locally(name: &'static str, entry: Entry) {
     };
 }
 
+/// Asks `GET path` every 20 ms until the answer is not a 200 or `within`
+/// has passed; the last answer.
+pub fn first_not_200(port: u16, path: &str, within: Duration) -> RawResponse {
+    let deadline = Instant::now() + within;
+    loop {
+        let r = get(port, path, &[]);
+        if r.status != 200 || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// `GET path` on a new connection; the reply's status, or why none came
 /// within `within`.
 pub fn answered_within(port: u16, path: &str, within: Duration) -> Result<u16, String> {

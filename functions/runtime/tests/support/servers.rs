@@ -16,6 +16,48 @@ pub enum Serving {
     Watchdog,
 }
 
+/// `GET path` on `port` (of `serving`), which must be answered 200 within
+/// `within`; how long the answer took.
+pub fn answers_ok_within(serving: Serving, port: u16, path: &str, within: Duration) -> Duration {
+    let asked = Instant::now();
+    let status = super::answered_within(port, path, within);
+    assert_eq!(
+        status,
+        Ok(200),
+        "{serving:?}: {path} after {:?}",
+        asked.elapsed()
+    );
+    asked.elapsed()
+}
+
+/// A 5 s request to a server whose `exec_timeout` is 1 s: answered 504
+/// (by `serving`) well before it would have finished. The answer.
+pub fn cut_at_exec_timeout(serving: Serving, port: u16) -> dataplane::RawResponse {
+    let asked = Instant::now();
+    let r = super::get(port, "/sleep?ms=5000", &[]);
+    assert_eq!(r.status, 504, "{serving:?}: {r:?}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(4500),
+        "{serving:?}: answered after {:?}",
+        asked.elapsed()
+    );
+    r
+}
+
+/// A request while `slow` holds the server's only `max_inflight` slot:
+/// refused 429 (by `serving`), and `slow` answered 200 after it. The
+/// refusal.
+pub fn refused_beside(
+    serving: Serving,
+    port: u16,
+    slow: std::thread::JoinHandle<Result<dataplane::RawResponse, String>>,
+) -> dataplane::RawResponse {
+    let refused = super::get(port, "/sleep?ms=0", &[]);
+    assert_eq!(refused.status, 429, "{serving:?}: {refused:?}");
+    assert_eq!(slow.join().unwrap().unwrap().status, 200, "{serving:?}");
+    refused
+}
+
 /// of-watchdog always puts its metrics on :8081, so two cannot run at once.
 static WATCHDOG: Mutex<()> = Mutex::new(());
 

@@ -161,7 +161,7 @@ pub extern "C-unwind" fn inner_run() -> i32 {
 /// the path, the address the server listens on and its `GREETING`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn served_run() -> i32 {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("0.0.0.0:3000").unwrap();
     let at = listener.local_addr().unwrap();
     for stream in listener.incoming() {
@@ -175,17 +175,7 @@ pub extern "C-unwind" fn served_run() -> i32 {
                     return;
                 }
                 let path = line.split(' ').nth(1).unwrap_or("").to_string();
-                let mut length = 0;
-                loop {
-                    let mut h = String::new();
-                    r.read_line(&mut h).unwrap();
-                    if h == "\r\n" { break; }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                r.read_exact(&mut body).unwrap();
+                head_and_body(&mut r);
                 let greeting = std::env::var("GREETING").unwrap_or_else(|_| "-".into());
                 let text = format!("served {path} at {at} greeting={greeting}");
                 let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{text}", text.len());
@@ -194,6 +184,24 @@ pub extern "C-unwind" fn served_run() -> i32 {
         });
     }
     0
+}
+
+/// The rest of an HTTP message's head on `r`, its first line read, then
+/// its body as its Content-Length frames it: what the test's servers and
+/// clients read of a request or a reply.
+pub fn head_and_body(r: &mut impl std::io::BufRead) -> Vec<u8> {
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).unwrap();
+        if h == "\r\n" { break; }
+        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    r.read_exact(&mut body).unwrap();
+    body
 }
 
 /// `served`'s C `main`.
@@ -369,6 +377,12 @@ pub fn gateway() -> (SocketAddr, Seen) {
     (addr, seen)
 }
 
+/// The URL of the gateway at `addr`, as a program finds it in
+/// `TEST_GATEWAY_URL`.
+pub fn gateway_url(addr: SocketAddr) -> String {
+    format!("http://127.0.0.1:{}", addr.port())
+}
+
 /// Builds `program` (in the scratch directory `name`) and runs it once,
 /// with a gateway's address in `TEST_GATEWAY_URL` and `env`; asserts it
 /// succeeded. Its stdout and stderr, and what reached the gateway.
@@ -378,10 +392,7 @@ pub fn run_once(name: &str, program: &str, env: &[(&str, &str)]) -> (String, Str
     let prog = build(&scratch(name), program, &[]);
     let (addr, seen) = gateway();
     let out = Command::new(&prog)
-        .env(
-            "TEST_GATEWAY_URL",
-            format!("http://127.0.0.1:{}", addr.port()),
-        )
+        .env("TEST_GATEWAY_URL", gateway_url(addr))
         .envs(env.iter().copied())
         .output()
         .unwrap();
@@ -391,6 +402,29 @@ pub fn run_once(name: &str, program: &str, env: &[(&str, &str)]) -> (String, Str
     );
     assert!(out.status.success(), "{stdout}{stderr}");
     (stdout, stderr, seen)
+}
+
+/// Asserts that `reply` is the whole of `echo`'s reply to a call made
+/// through `url`: a 200 of `body`, with `more_head` (whole header lines)
+/// after its Content-Length.
+// Each test file compiles this module; not all of them call echo.
+#[allow(dead_code)]
+pub fn assert_echo_reply(reply: &[u8], body: &[u8], more_head: &str, url: &str) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n{more_head}\r\n",
+        body.len()
+    );
+    let shown = String::from_utf8_lossy(reply);
+    assert_eq!(reply, [head.as_bytes(), body].concat(), "{url}: {shown}");
+}
+
+/// A whole reply's status line and body.
+// Each test file compiles this module; not all of them read replies so.
+#[allow(dead_code)]
+pub fn status_and_body(reply: &[u8]) -> (String, String) {
+    let reply = std::str::from_utf8(reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
 }
 
 /// Splits the program's output into the replies it printed as `len\nbytes`.

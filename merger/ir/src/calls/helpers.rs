@@ -8,10 +8,9 @@ use super::Site;
 use crate::ir::{self, Value};
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::llvm_sys::core::{
-    LLVMCountParams, LLVMGetBasicBlockParent, LLVMGetCalledValue, LLVMGetFirstBasicBlock,
-    LLVMGetFirstInstruction, LLVMGetGEPSourceElementType, LLVMGetInstructionParent,
-    LLVMGetIntTypeWidth, LLVMGetNextBasicBlock, LLVMGetNextInstruction, LLVMGetNumOperands,
-    LLVMGetParam, LLVMGetTypeKind, LLVMIsAGetElementPtrInst, LLVMIsALoadInst, LLVMIsAStoreInst,
+    LLVMCountParams, LLVMGetBasicBlockParent, LLVMGetCalledValue, LLVMGetGEPSourceElementType,
+    LLVMGetInstructionParent, LLVMGetIntTypeWidth, LLVMGetNumOperands, LLVMGetParam,
+    LLVMGetTypeKind, LLVMIsAGetElementPtrInst, LLVMIsALoadInst, LLVMIsAStoreInst,
 };
 use inkwell::module::Module;
 use inkwell::values::AsValueRef;
@@ -158,22 +157,12 @@ fn field(f: Value, ptr: Value) -> Option<(u32, u64)> {
 /// The stores of `f` into its parameters' memory: (parameter, offset, value).
 fn stores(f: Value) -> Vec<(u32, u64, Value)> {
     let mut out = Vec::new();
-    // SAFETY: `f` is a live function with a body; its blocks and their
-    // instructions are walked in order, and a store's operands are its
-    // value and its address.
-    unsafe {
-        let mut block = LLVMGetFirstBasicBlock(f);
-        while !block.is_null() {
-            let mut inst = LLVMGetFirstInstruction(block);
-            while !inst.is_null() {
-                if !LLVMIsAStoreInst(inst).is_null()
-                    && let Some((p, off)) = field(f, ir::operand(inst, 1))
-                {
-                    out.push((p, off, ir::operand(inst, 0)));
-                }
-                inst = LLVMGetNextInstruction(inst);
-            }
-            block = LLVMGetNextBasicBlock(block);
+    for inst in ir::instructions(f) {
+        // SAFETY: `inst` is an instruction of the live function `f`; a
+        // store's operands are its value and its address.
+        let is_store = unsafe { !LLVMIsAStoreInst(inst).is_null() };
+        if is_store && let Some((p, off)) = field(f, ir::operand(inst, 1)) {
+            out.push((p, off, ir::operand(inst, 0)));
         }
     }
     out

@@ -32,17 +32,11 @@ pub fn make_declaration(f: Value) {
     unsafe {
         // Uses of its own instructions go first, so the blocks can be deleted
         // in any order.
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            let mut i = LLVMGetFirstInstruction(bb);
-            while !i.is_null() {
-                let ty = LLVMTypeOf(i);
-                if LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
-                    LLVMReplaceAllUsesWith(i, LLVMGetPoison(ty));
-                }
-                i = LLVMGetNextInstruction(i);
+        for i in super::instructions(f) {
+            let ty = LLVMTypeOf(i);
+            if LLVMGetTypeKind(ty) != inkwell::llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
+                LLVMReplaceAllUsesWith(i, LLVMGetPoison(ty));
             }
-            bb = LLVMGetNextBasicBlock(bb);
         }
         while !LLVMGetFirstBasicBlock(f).is_null() {
             LLVMDeleteBasicBlock(LLVMGetFirstBasicBlock(f));

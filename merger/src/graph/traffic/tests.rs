@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// A scrape kept in `tests/fixtures/traffic/`: its path and its text.
+fn scrape(name: &str) -> (String, String) {
+    let path = format!(
+        "{}/tests/fixtures/traffic/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    (path, text)
+}
+
 #[test]
 fn scrape_counts_edges_and_outside_requests() {
     let text = "# HELP http_requests_total Requests.\n# TYPE http_requests_total counter\n\
@@ -19,12 +29,8 @@ fn scrape_counts_edges_and_outside_requests() {
 /// gauge and `# EOF`): its `external` caller is a request from outside.
 #[test]
 fn a_real_runtime_scrape_is_read() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/traffic/runtime-scrape.txt"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let t = parse_prometheus(&text, path).unwrap();
+    let (path, text) = scrape("runtime-scrape.txt");
+    let t = parse_prometheus(&text, &path).unwrap();
     assert_eq!(t.calls[&CallPair::new("compose-post", "unique-id")], 1.0);
     assert_eq!(t.calls.len(), 1);
     assert_eq!(t.external["unique-id"], 1.0);
@@ -35,12 +41,8 @@ fn a_real_runtime_scrape_is_read() {
 /// are the watchdog's, so it is refused saying whose it is.
 #[test]
 fn an_of_watchdog_scrape_is_refused_as_the_watchdogs() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/traffic/of-watchdog-scrape.txt"
-    );
-    let text = std::fs::read_to_string(path).unwrap();
-    let e = parse_prometheus(&text, path).unwrap_err().to_string();
+    let (path, text) = scrape("of-watchdog-scrape.txt");
+    let e = parse_prometheus(&text, &path).unwrap_err().to_string();
     assert!(
         e.contains(r#"labelled {code="200",method="get"}, as of-watchdog counts its requests"#)
             && e.contains("\nfix: leave the pods of-watchdog serves out of --metrics"),
@@ -126,11 +128,8 @@ fn hop_costs_are_the_gateway_calls_sum_over_count() {
 
 #[test]
 fn the_callees_serving_time_is_read_per_caller() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/traffic/runtime-scrape.txt"
-    );
-    let t = parse_prometheus(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+    let (path, text) = scrape("runtime-scrape.txt");
+    let t = parse_prometheus(&text, &path).unwrap();
     let served = t.served[&CallPair::new("compose-post", "unique-id")];
     assert!(
         (served.seconds - 3.299856518).abs() < 1e-9 && served.count == 1.0,

@@ -38,6 +38,14 @@ fn fan_out(work: [Work; 3]) -> App {
 const CPU: Work = Work { cpu: 2.0, io: 0.0 };
 const IO: Work = Work { cpu: 0.05, io: 2.0 };
 
+/// Asserts that the planner agrees with the oracle on `app` (`what`) under
+/// the latency, calls and cost objectives ([`App::agrees`]).
+fn agrees_on_every_objective(app: &App, what: &str) {
+    for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
+        app.agrees(&objective(o), &format!("{what}, {}", o.name()));
+    }
+}
+
 fn groups_of(app: &App, c: &Constraints) -> (BTreeMap<String, Vec<String>>, Plan) {
     let plan = app.agrees_reading(c, false, "service");
     let m = app.model(c, false);
@@ -50,9 +58,7 @@ fn a_cpu_bound_fan_out_is_not_merged_onto_one_task() {
     // though each member's hop is gone. Merging one member leaves the
     // others' hops on the critical path: no gain, no loss.
     let app = fan_out([CPU; 3]);
-    for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
-        app.agrees(&objective(o), &format!("cpu-bound fan-out, {}", o.name()));
-    }
+    agrees_on_every_objective(&app, "cpu-bound fan-out");
     // No gain; at most one callee, which costs nothing on the critical
     // path and lets its own deployment go (`search::cheaper`).
     let (groups, plan) = groups_of(&app, &objective(Objective::Latency));
@@ -89,9 +95,7 @@ fn an_io_bound_fan_out_still_gains_its_hop_merged() {
     // Apart: 0.45 + 0.05 + 2 ms. Merged: the three bursts one after
     // another (0.15 ms), the waits overlapping: 2.15 ms, 0.35 ms gained.
     let app = fan_out([IO; 3]);
-    for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
-        app.agrees(&objective(o), &format!("I/O-bound fan-out, {}", o.name()));
-    }
+    agrees_on_every_objective(&app, "I/O-bound fan-out");
     let (groups, plan) = groups_of(&app, &objective(Objective::Latency));
     assert_eq!(groups["e"], ["a", "b", "c", "e"]);
     assert!((plan.gain_ms - 0.35).abs() < 1e-9, "{}", plan.gain_ms);
@@ -103,9 +107,7 @@ fn a_mixed_fan_out_merges_its_waiting_callees_and_leaves_the_busy_one() {
     // c's hop, wait and cpu). b and c merged: 2.1 ms, a's 1.45 ms beside
     // them. a merged too queues their cpu behind its own: 3.1 ms.
     let app = fan_out([Work { cpu: 1.0, io: 0.0 }, IO, IO]);
-    for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
-        app.agrees(&objective(o), &format!("mixed fan-out, {}", o.name()));
-    }
+    agrees_on_every_objective(&app, "mixed fan-out");
     let (groups, plan) = groups_of(&app, &objective(Objective::Latency));
     assert_eq!(groups["e"], ["b", "c", "e"]);
     assert!((plan.gain_ms - 0.4).abs() < 1e-9, "{}", plan.gain_ms);
@@ -137,9 +139,7 @@ fn calls_made_at_once_from_one_site_each_queue_their_cpu() {
             ..App::default()
         };
         let case = format!("one site at once, {work:?} on {cores} cores");
-        for o in [Objective::Latency, Objective::Calls, Objective::Cost] {
-            app.agrees(&objective(o), &format!("{case}, {}", o.name()));
-        }
+        agrees_on_every_objective(&app, &case);
         let (groups, _) = groups_of(&app, &objective(Objective::Latency));
         assert_eq!(groups.contains_key("e"), merged, "{case}: {groups:?}");
     }
