@@ -15,6 +15,7 @@ Then: the check that both answer alike and only unmerged calls through the
 gateway, the per-call runs (processcalls.py), and the load runs."""
 
 import atexit
+import ctypes
 import json
 import os
 import subprocess
@@ -24,7 +25,7 @@ from pathlib import Path
 from .config import REQUESTS, die, log
 from .load import describe, fixed_run, in_turn, ladder, median_run, ratio, refine, run_oha
 from .processcalls import per_call
-from .processes import Processes, Redis, http, seed, wait_port
+from .processes import Processes, Redis, children_of, http, seed, wait_port
 from .testbed import nginx_conf
 
 # The cluster's names and ports, as the fixture's helper crates have them.
@@ -61,13 +62,40 @@ def reaped_ticks(stat):
 class ProcessTree(Processes):
     """Processes whose CPU includes what their reaped children spent: an
     of-watchdog starts a process per request, gone before anyone can read
-    its /proc entry, and its CPU lands in the watchdog's cutime."""
+    its /proc entry, and its CPU lands in the watchdog's cutime. The merged
+    binary's warm server (fmerge-warm's: it forks the requests' processes,
+    detached from the watchdog that started its first) is adopted by this
+    worker, a child subreaper, and counted under the tier of the binary it
+    runs (`adopt`)."""
+
+    def __init__(self, log_dir):
+        super().__init__(log_dir)
+        self.adopted = {}  # binary path -> the tier name its warm servers count under
+        PR_SET_CHILD_SUBREAPER = 36
+        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            die("cannot make the process worker a child subreaper (prctl)")
+
+    def adopt(self, binary, name):
+        self.adopted[str(binary)] = name
 
     def own_ticks(self):
-        out = super().own_ticks()
-        for name, p, _ in self.running:
+        me = os.getpid()
+        started = {p.pid for _, p, _ in self.running}
+        for pid in children_of(me):
+            if pid in started or pid in self.extra_names:
+                continue
             try:
-                with open(f"/proc/{p.pid}/stat") as f:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if argv0 in self.adopted:
+                self.extra_names[pid] = self.adopted[argv0]
+        out = super().own_ticks()
+        reaping = [(name, p.pid) for name, p, _ in self.running] + [(n, pid) for pid, n in self.extra_names.items()]
+        for name, pid in reaping:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
                     out[name] = out.get(name, 0) + reaped_ticks(f.read())
             except OSError:
                 pass
@@ -121,6 +149,7 @@ class Bed:
                      {**env, "metrics_port": "20001"}),
                     (MERGED, plan["watchdog"], f"{bins['launcher']} {bins['merged']}", TIER["merged"][0], env)],
                    plan, CALLER, MERGED)
+        ctx.procs.adopt(bins["merged"], TIER["merged"][0])
 
     def start_redis(self):
         """Redis with the cluster's password, on the cluster's port."""

@@ -176,13 +176,16 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
     ]);
     cleanup.0.push(vec!["rm".into(), "-f".into(), id.clone()]);
     wait_ready(&id, port, "/_/health");
-    let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "hello");
-    assert_eq!(
-        (reply.status, reply.body.as_str()),
-        (200, "front got: hello"),
-        "{}",
-        docker(&["logs", &id])
-    );
+    let answers = |body: &str| {
+        let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), body);
+        assert_eq!(
+            (reply.status, reply.body),
+            (200, format!("front got: {body}")),
+            "{}",
+            docker(&["logs", &id])
+        );
+    };
+    answers("hello");
     // The first start left the warm server (the merged binary, waiting,
     // with no request in flight) in the container, as the launcher and the
     // image's writable /tmp allow; the next request is one of its processes.
@@ -192,13 +195,7 @@ fn the_image_runs_the_merged_binary_under_of_watchdog_in_the_callers_mode() {
             .any(|l| l.trim_end().ends_with("/usr/local/bin/front-merged")),
         "no warm server in the container:\n{top}"
     );
-    let reply = fmerge_testkit::post(&format!("http://127.0.0.1:{port}/"), "again");
-    assert_eq!(
-        (reply.status, reply.body.as_str()),
-        (200, "front got: again"),
-        "{}",
-        docker(&["logs", &id])
-    );
+    answers("again");
     let scrape = fmerge_testkit::wait_http(metrics, "/metrics", Duration::from_secs(5)).unwrap();
     assert!(
         scrape.body.contains("http_requests_total"),

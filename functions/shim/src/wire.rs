@@ -144,6 +144,21 @@ struct MsgHdr {
     flags: c_int,
 }
 
+impl MsgHdr {
+    /// A message of one buffer, `rights` its control data, no address.
+    fn of<const N: usize>(iov: &mut IoVec, rights: &mut Rights<N>) -> MsgHdr {
+        MsgHdr {
+            name: std::ptr::null_mut(),
+            namelen: 0,
+            iov,
+            iovlen: 1,
+            control: rights as *mut Rights<N> as *mut c_void,
+            controllen: size_of::<Rights<N>>(),
+            flags: 0,
+        }
+    }
+}
+
 /// A `cmsghdr` carrying exactly `N` descriptors, aligned as the kernel
 /// reads it.
 #[repr(C, align(8))]
@@ -168,15 +183,7 @@ pub fn send_fds<const N: usize>(fd: RawFd, bytes: &[u8], fds: [RawFd; N]) -> isi
         kind: SCM_RIGHTS,
         fds,
     };
-    let msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut rights as *mut Rights<N> as *mut c_void,
-        controllen: size_of::<Rights<N>>(),
-        flags: 0,
-    };
+    let msg = MsgHdr::of(&mut iov, &mut rights);
     // SAFETY: every pointer in `msg` is valid for its length.
     unsafe { sendmsg(fd, &msg, MSG_NOSIGNAL) }
 }
@@ -201,15 +208,7 @@ pub fn receive_fds<const N: usize>(fd: RawFd, buf: &mut [u8]) -> std::io::Result
         kind: 0,
         fds: [-1; N],
     };
-    let mut msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut rights as *mut Rights<N> as *mut c_void,
-        controllen: size_of::<Rights<N>>(),
-        flags: 0,
-    };
+    let mut msg = MsgHdr::of(&mut iov, &mut rights);
     // SAFETY: every pointer in `msg` is valid for its length.
     let n = unsafe { recvmsg(fd, &mut msg, MSG_CMSG_CLOEXEC) };
     if n < 0 {

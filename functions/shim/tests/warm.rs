@@ -91,6 +91,19 @@ impl Fixture {
             .unwrap()
     }
 
+    /// A start told to sleep, once it has said its pid: the launcher and
+    /// that pid.
+    fn sleeping(&self, cwd: &Path) -> (Child, u32) {
+        let mut child = self.spawn(&["-v"], "sleeper", cwd);
+        child.stdin.take().unwrap().write_all(b"sleep").unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let pid = line["pid=".len()..].split(' ').next().unwrap();
+        (child, pid.parse().expect(&line))
+    }
+
     /// One start with `stdin`, to its end (its pipes closed: a server
     /// holding them would hold this past the deadline).
     fn run(&self, args: &[&str], x: &str, cwd: &Path, stdin: &str) -> Seen {
@@ -196,19 +209,8 @@ fn later_starts_are_forked_by_the_server_the_first_left_and_are_their_own() {
     );
 
     // A killed launcher (of-watchdog at exec_timeout) takes its process.
-    let mut child = f.spawn(&["-v"], "five", &a);
-    child.stdin.take().unwrap().write_all(b"sleep").unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let pid: u32 = line["pid=".len()..]
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert_ne!(pid, child.id(), "{line}");
+    let (mut child, pid) = f.sleeping(&a);
+    assert_ne!(pid, child.id(), "forked, not started");
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
@@ -217,12 +219,7 @@ fn later_starts_are_forked_by_the_server_the_first_left_and_are_their_own() {
     );
 
     // SIGTERM to the launcher is the process's.
-    let mut child = f.spawn(&["-v"], "six", &a);
-    child.stdin.take().unwrap().write_all(b"sleep").unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, pid) = f.sleeping(&a);
     let status = Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
@@ -230,7 +227,7 @@ fn later_starts_are_forked_by_the_server_the_first_left_and_are_their_own() {
         .unwrap();
     assert!(status.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(15), "{line}");
+    assert_eq!(status.signal(), Some(15), "process {pid}");
 }
 
 /// The server lives as long as what started the binary it came from (the

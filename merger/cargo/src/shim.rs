@@ -217,34 +217,18 @@ pub fn compile(
     work: &Path,
 ) -> Result<PathBuf> {
     compiled(
+        &OBJECT,
         toolchain,
         sources,
         Some(table),
         settings,
-        cache,
-        &work.join("shim"),
-        ("src/lib.rs", "fmerge's shim for process-form functions"),
-        &[
-            "--crate-type",
-            "lib",
-            "--crate-name",
-            "fmerge_shim",
-            "--emit",
-            "obj",
-            "-C",
-            "panic=unwind",
-            "--cfg",
-            "fmerge_merged",
-        ],
+        (cache, work),
     )
 }
 
 /// The warm-start launcher's file name, beside a merged binary that
 /// of-watchdog starts per request (the shim's `warm` module says why).
 pub const LAUNCHER: &str = "fmerge-warm";
-
-/// The launcher's source in the shim.
-const LAUNCHER_SOURCE: &str = "src/bin/fmerge-warm.rs";
 
 /// The warm-start launcher, a static executable (its own start costs no
 /// dynamic loading), from the cache or compiled now into it; arguments as
@@ -257,53 +241,75 @@ pub fn compile_launcher(
     work: &Path,
 ) -> Result<PathBuf> {
     compiled(
+        &LAUNCHER_BIN,
         toolchain,
         sources,
         None,
         settings,
-        cache,
-        &work.join("launcher"),
-        (LAUNCHER_SOURCE, "fmerge's warm-start launcher"),
-        &[
-            "--crate-type",
-            "bin",
-            "--crate-name",
-            "fmerge_warm",
-            "-C",
-            "panic=abort",
-            "-C",
-            "target-feature=+crt-static",
-            "-C",
-            "strip=symbols",
-        ],
+        (cache, work),
     )
 }
 
-/// `root` of the shim's `sources` (with `table` written as `src/table.rs`)
-/// compiled by rustc with `args`, in `dir`, cached under its inputs.
-#[allow(clippy::too_many_arguments)]
+/// What rustc compiles of the shim's sources: the crate root, in a folder
+/// of its own under the merge's work folder, with these arguments.
+struct Compiled {
+    root: &'static str,
+    dir: &'static str,
+    what: &'static str,
+    args: &'static [&'static str],
+}
+
+/// The shim's object, linked into the merged binary.
+const OBJECT: Compiled = Compiled {
+    root: "src/lib.rs",
+    dir: "shim",
+    what: "fmerge's shim for process-form functions",
+    args: &[
+        "--crate-type=lib",
+        "--crate-name=fmerge_shim",
+        "--emit=obj",
+        "-Cpanic=unwind",
+        "--cfg=fmerge_merged",
+    ],
+};
+
+/// The launcher, std only and linked statically.
+const LAUNCHER_BIN: Compiled = Compiled {
+    root: "src/bin/fmerge-warm.rs",
+    dir: "launcher",
+    what: "fmerge's warm-start launcher",
+    args: &[
+        "--crate-type=bin",
+        "--crate-name=fmerge_warm",
+        "-Cpanic=abort",
+        "-Ctarget-feature=+crt-static",
+        "-Cstrip=symbols",
+    ],
+};
+
+/// `what.root` of the shim's `sources` (with `table` written as
+/// `src/table.rs`) compiled by rustc, cached under its inputs.
 fn compiled(
+    what: &Compiled,
     toolchain: &Toolchain,
     sources: &[Source],
     table: Option<&str>,
     settings: &[String],
-    cache: &Cache,
-    dir: &Path,
-    (root, what): (&str, &str),
-    args: &[&str],
+    (cache, work): (&Cache, &Path),
 ) -> Result<PathBuf> {
     let texts: Vec<&[u8]> = sources
         .iter()
         .flat_map(|s| [s.path.as_bytes(), s.text.as_bytes()])
         .chain(table.map(str::as_bytes))
-        .chain(args.iter().map(|a| a.as_bytes()))
-        .chain([root.as_bytes()])
+        .chain(what.args.iter().map(|a| a.as_bytes()))
+        .chain([what.root.as_bytes()])
         .collect();
     let key = Cache::key(settings, &texts);
     if let Some(object) = cache.get(&key) {
         return Ok(object);
     }
-    let _ = std::fs::remove_dir_all(dir);
+    let dir = work.join(what.dir);
+    let _ = std::fs::remove_dir_all(&dir);
     for source in sources {
         let path = dir.join(source.path);
         std::fs::create_dir_all(path.parent().context("a source in a folder")?)?;
@@ -316,17 +322,18 @@ fn compiled(
     cache.put(&key, |temp| {
         let output = Command::new(&toolchain.rustc)
             .args(["--edition", "2024"])
-            .args(args)
+            .args(what.args)
             .args(["-C", "codegen-units=1", "-C", "opt-level=2"])
             .args(["--target", &toolchain.triple])
             .arg("-o")
             .arg(temp)
-            .arg(dir.join(root))
+            .arg(dir.join(what.root))
             .output()
             .with_context(|| format!("cannot run `{}`", toolchain.rustc))?;
         if !output.status.success() {
             bail!(
-                "rustc could not compile {what}:\n{}",
+                "rustc could not compile {}:\n{}",
+                what.what,
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }
