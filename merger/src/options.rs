@@ -91,6 +91,12 @@ impl Options {
     pub fn new(caller: &str, callees: &[&str]) -> Self {
         let mut merge: Merge = layer::defaults();
         merge.callees = callees.iter().map(|c| c.to_string()).collect();
+        Options::of(caller, merge)
+    }
+
+    /// `caller`'s group with `merge`'s options, nothing yet said of where
+    /// its functions are.
+    fn of(caller: &str, merge: Merge) -> Self {
         Options {
             caller: caller.into(),
             manifest_path: None,
@@ -107,14 +113,7 @@ impl Options {
     /// not merge, or whose `fprocess` is no binary of its package, is
     /// refused.
     pub fn in_stack(caller: &str, merge: Merge, stack: &StackIn) -> Result<Self> {
-        let mut opts = Options {
-            caller: caller.into(),
-            manifest_path: None,
-            sources: Vec::new(),
-            modes: BTreeMap::new(),
-            caller_env: Vec::new(),
-            merge,
-        };
+        let mut opts = Options::of(caller, merge);
         let mut modes = BTreeMap::new();
         opts.sources = opts
             .members()
@@ -158,14 +157,7 @@ impl Options {
     /// workspace of `manifests` (none: the one around the current
     /// directory), or, with several, each in the one project that has it.
     pub fn in_workspace(caller: &str, merge: Merge, manifests: &[PathBuf]) -> Result<Self> {
-        let mut opts = Options {
-            caller: caller.into(),
-            manifest_path: None,
-            sources: Vec::new(),
-            modes: BTreeMap::new(),
-            caller_env: Vec::new(),
-            merge,
-        };
+        let mut opts = Options::of(caller, merge);
         if manifests.len() > 1 {
             let members: Vec<String> = opts.members().map(String::from).collect();
             opts.sources = workspace::locate(&members, manifests)?;
