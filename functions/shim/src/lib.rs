@@ -52,6 +52,7 @@ pub mod relay;
 pub mod rewrite;
 pub mod server;
 pub mod servers;
+mod sys;
 mod table;
 pub mod warm;
 pub mod wire;

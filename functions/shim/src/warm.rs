@@ -25,10 +25,11 @@
 //! without requests. A process whose launcher is gone (killed at
 //! `exec_timeout`) is killed with SIGKILL, as of-watchdog kills a started one.
 
+use crate::sys::*;
 use crate::wire::{self, Reply, WARM_VAR};
 use std::ffi::{CStr, c_int};
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,44 +40,6 @@ pub const IDLE: Duration = Duration::from_secs(600);
 
 /// How long a connected launcher may take to send its request.
 const REQUEST_WAIT: Duration = Duration::from_secs(2);
-
-unsafe extern "C" {
-    fn fork() -> c_int;
-    fn setsid() -> c_int;
-    fn _exit(code: c_int) -> !;
-    fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
-    fn dup2(old: c_int, new: c_int) -> c_int;
-    fn fchdir(fd: c_int) -> c_int;
-    fn clearenv() -> c_int;
-    fn signal(sig: c_int, handler: usize) -> usize;
-    fn prctl(option: c_int, arg: u64, ...) -> c_int;
-    fn flock(fd: c_int, op: c_int) -> c_int;
-    fn getuid() -> u32;
-    fn getppid() -> c_int;
-    fn syscall(num: i64, ...) -> i64;
-    fn getsockopt(fd: c_int, level: c_int, name: c_int, value: *mut u32, len: *mut u32) -> c_int;
-    fn poll(fds: *mut PollFd, n: u64, timeout: c_int) -> c_int;
-}
-
-#[repr(C)]
-struct PollFd {
-    fd: c_int,
-    events: i16,
-    revents: i16,
-}
-
-const POLLIN: i16 = 1;
-const LOCK_EX: c_int = 2;
-const LOCK_NB: c_int = 4;
-const SOL_SOCKET: c_int = 1;
-const SO_PEERCRED: c_int = 17;
-const SIGPIPE: c_int = 13;
-const SIGCHLD: c_int = 17;
-const SIGKILL: c_int = 9;
-const SIG_DFL: usize = 0;
-const SIG_IGN: usize = 1;
-const PR_SET_PDEATHSIG: c_int = 1;
-const SYS_PIDFD_OPEN: i64 = 434;
 
 /// Called first by the constructor: where the launcher asked for a warm
 /// server ([`WARM_VAR`]) and none holds its lock, forks one. Returns in
@@ -96,10 +59,8 @@ pub unsafe fn serve_if_asked(argc: c_int, argv: *const *const u8) {
     };
     // What started this process (the watchdog: the launcher exec'd the
     // binary in its place): the server ends with it.
-    // SAFETY: plain system calls; a pidfd of any process may be opened.
-    let starter = unsafe { syscall(SYS_PIDFD_OPEN, getppid() as i64, 0i64) };
-    // SAFETY: the descriptor pidfd_open just returned, owned here alone.
-    let starter = (starter >= 0).then(|| unsafe { OwnedFd::from_raw_fd(starter as c_int) });
+    // SAFETY: a plain system call.
+    let starter = pidfd_open(unsafe { getppid() });
     let args: Vec<Vec<u8>> = (0..argc.max(0) as usize)
         // SAFETY: the process's own argv, `argc` NUL-terminated strings.
         .map(|i| {

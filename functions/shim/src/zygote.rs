@@ -24,48 +24,12 @@ use crate::wire::{receive_fds, send_fds};
 use std::ffi::{OsStr, OsString, c_int, c_long};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-unsafe extern "C" {
-    fn fork() -> c_int;
-    fn socketpair(domain: c_int, kind: c_int, protocol: c_int, fds: *mut c_int) -> c_int;
-    fn poll(fds: *mut PollFd, n: u64, timeout: c_int) -> c_int;
-    fn pipe2(fds: *mut c_int, flags: c_int) -> c_int;
-    fn dup2(old: c_int, new: c_int) -> c_int;
-    fn close(fd: c_int) -> c_int;
-    fn _exit(code: c_int) -> !;
-    fn exit(code: c_int) -> !;
-    fn syscall(num: c_long, ...) -> c_long;
-    fn waitid(idtype: u32, id: u32, info: *mut [u64; 16], options: c_int) -> c_int;
-    fn signal(sig: c_int, handler: usize) -> usize;
-    fn prctl(option: c_int, arg: u64, ...) -> c_int;
-    fn getppid() -> c_int;
-    fn getpid() -> c_int;
-    fn kill(pid: c_int, sig: c_int) -> c_int;
-    fn atexit(f: extern "C" fn()) -> c_int;
-    fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
-    fn clearenv() -> c_int;
-}
-
-const AF_UNIX: c_int = 1;
-const SOCK_SEQPACKET: c_int = 5;
-const O_CLOEXEC: c_int = 0x80000;
-const POLLIN: i16 = 1;
-const SYS_PIDFD_OPEN: c_long = 434;
-const SYS_PIDFD_SEND_SIGNAL: c_long = 424;
-const P_PIDFD: u32 = 3;
-const WEXITED: c_int = 4;
-const SIGKILL: c_int = 9;
-const SIGPIPE: c_int = 13;
-const SIGCHLD: c_int = 17;
-const SIG_DFL: usize = 0;
-const SIG_IGN: usize = 1;
-const PR_SET_PDEATHSIG: c_int = 1;
-const CLD_EXITED: i32 = 1;
-const CLD_DUMPED: i32 = 3;
+use crate::sys::*;
 
 /// The largest call message: the environment travels in it. A larger one
 /// runs its member from a process start instead.
@@ -73,13 +37,6 @@ const MAX_MESSAGE: usize = 128 * 1024;
 /// The descriptors a call hands the zygote: the member's stdin, stdout and
 /// stderr, and the pipe its status is written to.
 const CALL_FDS: usize = 4;
-
-#[repr(C)]
-struct PollFd {
-    fd: c_int,
-    events: i16,
-    revents: i16,
-}
 
 /// This process's end of the zygote's control socket; -1 when there is none.
 static CONTROL: AtomicI32 = AtomicI32::new(-1);
@@ -140,15 +97,12 @@ fn last_error() -> std::io::Error {
 /// still its own); where there is none, the child is killed, since it can
 /// then be neither timed nor reaped. Shared with the warm server.
 pub(crate) fn pidfd_of_child(pid: c_int) -> Option<OwnedFd> {
-    // SAFETY: a system call on this process's own unreaped child.
-    let fd = unsafe { syscall(SYS_PIDFD_OPEN, pid as c_long, 0 as c_long) };
-    if fd < 0 {
+    let fd = pidfd_open(pid);
+    if fd.is_none() {
         // SAFETY: our unreaped child.
         unsafe { kill(pid, SIGKILL) };
-        return None;
     }
-    // SAFETY: the descriptor pidfd_open just returned.
-    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    fd
 }
 
 /// SIGKILL to the process of `pidfd` (which cannot be another process's

@@ -7,8 +7,8 @@
 const LAYERS: &[&[&str]] = &[
     // HTTP/1.1, the gateway's names, rewrites (the contract, a path module,
     // is outside src/); descriptors over Unix sockets, and the warm
-    // launcher's requests.
-    &["http", "gateway", "rewrite", "wire"],
+    // launcher's requests; the C library's calls the processes need.
+    &["http", "gateway", "rewrite", "wire", "sys"],
     // The generated table; of-watchdog's CGI; the relay to the real gateway.
     &["table", "cgi", "relay"],
     // A member run in this process; one run in a process of the zygote's.
