@@ -321,3 +321,23 @@ fn clients_that_stall_lie_or_hang_up_leave_the_server_serving() {
     let again = f.run(&[], "warm", &cwd, "third");
     assert_eq!(again.ppid, warm.ppid, "the same server: {again:?}");
 }
+
+/// The launcher used wrongly says why and what to do, and starts nothing.
+#[test]
+fn the_launcher_without_a_binary_or_with_a_missing_one_says_why() {
+    let launcher = env!("CARGO_BIN_EXE_fmerge-warm");
+    let tmp = common::scratch("warm-misuse");
+    for (args, code) in [(vec![], 2), (vec!["/nonexistent/merged"], 127)] {
+        let out = Command::new(launcher)
+            .args(&args)
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: fmerge-warm ") && stderr.contains("\nfix: "),
+            "{args:?}: {stderr}"
+        );
+    }
+}
