@@ -12,9 +12,9 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use support::{
-    Ran, assert_says, edges_of, fixture, fmerge_in, graph_of_stack, plan_and_build,
+    Ran, assert_says, edges_of, fixture, fmerge, fmerge_in, graph_of_stack, plan_and_build,
     refused_before_cargo, weighed_graph,
 };
 
@@ -179,6 +179,48 @@ fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
             "\nfix: ",
         ],
     );
+}
+
+/// The launcher a watchdog-process caller gets links statically: a C
+/// toolchain without the static C library is refused before cargo starts,
+/// not at the launcher's link after the build.
+#[test]
+fn a_c_toolchain_without_the_static_c_library_is_refused_before_cargo_starts() {
+    let ws = chain_stack("");
+    let bin = ws.path().join("fake-cc");
+    std::fs::create_dir(&bin).unwrap();
+    let real_cc = which("cc");
+    std::fs::write(
+        bin.join("cc"),
+        format!(
+            "#!/bin/sh\ncase \"$1\" in -print-file-name=libc.a) echo libc.a; exit 0;; esac\nexec {} \"$@\"\n",
+            real_cc.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(bin.join("cc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = ws.path().join("out");
+    let mut args = vec!["-f", "stack.yml"];
+    args.extend(KEYS);
+    args.extend(["--out", out.to_str().unwrap()]);
+    refused_before_cargo(
+        fmerge(ws.path(), &args, &[("PATH", &path)]),
+        &[
+            "error: write-home-timeline is started by of-watchdog per request",
+            "this machine's C toolchain has no static C library",
+            "\nfix: install it (Debian: `apt-get install libc6-dev`",
+        ],
+    );
+}
+
+/// `name` on this machine's PATH.
+fn which(name: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no {name} on PATH"))
 }
 
 /// Built without a stack file, a function's mode is its Dockerfile's, the

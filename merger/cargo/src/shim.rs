@@ -250,6 +250,27 @@ pub fn compile_launcher(
     )
 }
 
+/// Refuses, before cargo builds, a machine whose C toolchain cannot link
+/// the launcher for `caller` (a watchdog-process caller) statically: the
+/// static C library is often left out of a minimal one.
+pub fn check_launcher_links(caller: &str) -> Result<()> {
+    let found = Command::new("cc")
+        .arg("-print-file-name=libc.a")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    match found {
+        Some(libc) if libc.is_absolute() && libc.exists() => Ok(()),
+        _ => bail!(
+            "{caller} is started by of-watchdog per request, and the warm-start launcher fmerge \
+             writes for it links statically: this machine's C toolchain has no static C library \
+             (`cc -print-file-name=libc.a` finds none)\nfix: install it (Debian: `apt-get install \
+             libc6-dev`; `gcc` installed without recommends may lack it) and run fmerge again"
+        ),
+    }
+}
+
 /// What rustc compiles of the shim's sources: the crate root, in a folder
 /// of its own under the merge's work folder, with these arguments.
 struct Compiled {

@@ -152,6 +152,13 @@ impl Shared {
             if sources.is_empty() {
                 modes = modes_beside_packages(members, groups)?;
             }
+            // Checked here, before cargo builds, not where it is linked.
+            for opts in groups {
+                let caller = members.functions().find(|f| f.name == opts.caller);
+                if let Some(f) = caller.filter(|f| f.form == resolve::Form::Process) {
+                    fmerge_cargo::shim::check_launcher_links(&f.name)?;
+                }
+            }
             Ok(emit::Profile {
                 unoptimized: if rewrites {
                     members.callee_owned_local()

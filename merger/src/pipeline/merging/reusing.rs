@@ -263,7 +263,6 @@ impl Merging<'_> {
         }
     }
 
-    /// What decides an object besides its IR: the tools and the codegen.
     /// The warm-start launcher (`shim::LAUNCHER`) beside the binary, for a
     /// caller that of-watchdog starts per request: its image runs the binary
     /// through it. `None` for the other forms, started once.
@@ -285,12 +284,14 @@ impl Merging<'_> {
         std::fs::copy(&built, &temp).with_context(|| format!("cannot write {}", temp.display()))?;
         fmerge_cargo::artifact::commit(temp, &path, 0o755)?;
         self.progress.note(&format!(
-            "{} written beside the binary: run as of-watchdog's fprocess in front of it              (its image does), later starts are forks of a warm copy, without the dynamic loader",
+            "{} written beside the binary: run as of-watchdog's fprocess in front of it \
+             (its image does), later starts are forks of a warm copy, without the dynamic loader",
             path.display()
         ));
         Ok(Some(path))
     }
 
+    /// What decides an object besides its IR: the tools and the codegen.
     fn object_settings(&self) -> Vec<String> {
         let mut settings = self.tools.clone();
         settings.push(format!(
