@@ -22,7 +22,7 @@
 //! namespaces (the launcher's socket name says which: a process of another
 //! network or mount namespace is not this one's), held by a lock; it ends
 //! with the watchdog that started that first process, or after [`IDLE`]
-//! without requests. A process whose launcher is gone (killed at
+//! without requests where that watchdog is not PID 1 ([`idle_limit`]). A process whose launcher is gone (killed at
 //! `exec_timeout`) is killed with SIGKILL, as of-watchdog kills a started one.
 
 use crate::sys::*;
@@ -37,6 +37,16 @@ use std::time::Duration;
 /// How long the server waits for a request before it ends (a request after
 /// that is a cold start again, which starts a new server).
 pub const IDLE: Duration = Duration::from_secs(600);
+
+/// How long the server started by `starter` may wait for a request: [`IDLE`],
+/// or for ever where the starter is PID 1, as of-watchdog is in its image.
+/// The server, detached, is then the starter's child, and of-watchdog reaps
+/// only the commands it runs: a server ended on idle would stay a zombie,
+/// one per idle period, until the pod's PID limit. It ends with the
+/// container instead, as the watchdog does.
+fn idle_limit(starter: c_int) -> Option<Duration> {
+    (starter != 1).then_some(IDLE)
+}
 
 /// How long a connected launcher may take to send its request.
 const REQUEST_WAIT: Duration = Duration::from_secs(2);
@@ -60,7 +70,8 @@ pub unsafe fn serve_if_asked(argc: c_int, argv: *const *const u8) {
     // What started this process (the watchdog: the launcher exec'd the
     // binary in its place): the server ends with it.
     // SAFETY: a plain system call.
-    let starter = pidfd_open(unsafe { getppid() });
+    let parent = unsafe { getppid() };
+    let starter = pidfd_open(parent);
     let args: Vec<Vec<u8>> = (0..argc.max(0) as usize)
         // SAFETY: the process's own argv, `argc` NUL-terminated strings.
         .map(|i| {
@@ -86,6 +97,7 @@ pub unsafe fn serve_if_asked(argc: c_int, argv: *const *const u8) {
                 listener,
                 _lock: lock,
                 starter,
+                idle: idle_limit(parent),
                 args,
                 running: Vec::new(),
                 // SAFETY: reads (and sets) this process's disposition.
@@ -147,6 +159,8 @@ struct Server {
     /// The process that started the binary the server came from (its
     /// watchdog): when it ends, so does the server.
     starter: Option<OwnedFd>,
+    /// How long it waits for a request before it ends ([`idle_limit`]).
+    idle: Option<Duration>,
     /// The arguments of the start it came from: a request with others is
     /// refused (its process must see its own).
     args: Vec<Vec<u8>>,
@@ -156,7 +170,8 @@ struct Server {
 }
 
 impl Server {
-    /// Serves until [`IDLE`]; returns only in a request's process.
+    /// Serves until idle ([`idle_limit`]) or its starter ends; returns only
+    /// in a request's process.
     fn serve(mut self) {
         // SAFETY: plain system calls on this process.
         unsafe {
@@ -181,10 +196,9 @@ impl Server {
                 revents: 0,
             })
             .collect();
-            let idle = if self.running.is_empty() {
-                IDLE.as_millis() as c_int
-            } else {
-                -1
+            let idle = match self.idle {
+                Some(idle) if self.running.is_empty() => idle.as_millis() as c_int,
+                _ => -1,
             };
             // SAFETY: `fds` is a valid array of `fds.len()` entries.
             let n = unsafe { poll(fds.as_mut_ptr(), fds.len() as u64, idle) };
@@ -319,4 +333,15 @@ fn same_user(stream: &UnixStream) -> bool {
     };
     // SAFETY: a plain system call.
     r == 0 && cred[1] == unsafe { getuid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_started_by_pid_1_never_ends_on_idle() {
+        assert_eq!(idle_limit(1), None, "of-watchdog as the image's PID 1");
+        assert_eq!(idle_limit(4242), Some(IDLE), "any other starter");
+    }
 }
