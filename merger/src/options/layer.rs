@@ -267,19 +267,19 @@ impl File<'_> {
     /// switch set `false`.
     fn arg(&self, arg: &Arg, name: &str, item: &toml::Value) -> Result<Option<FromFile>> {
         let path = self.path.display();
+        let switch = !arg.get_action().takes_values();
         let text = match item {
-            _ if arg.get_action().takes_values() => match item {
-                toml::Value::String(text) => text.clone(),
-                toml::Value::Array(_) | toml::Value::Table(_) => bail!(
-                    "{path}: {name} = {item}: a flag's value is a string, a number or a boolean\nfix: give {name} such a value"
-                ),
-                other => other.to_string(),
-            },
-            toml::Value::Boolean(true) => return Ok(Some(FromFile::new(arg, name, item, None))),
-            toml::Value::Boolean(false) => return Ok(None),
-            _ => bail!(
+            toml::Value::Boolean(on) if switch => {
+                return Ok(on.then(|| FromFile::new(arg, name, item, None)));
+            }
+            _ if switch => bail!(
                 "{path}: {name} = {item}: {name} is a switch, true or false\nfix: write {name} = true, or leave it out"
             ),
+            toml::Value::String(text) => text.clone(),
+            toml::Value::Array(_) | toml::Value::Table(_) => bail!(
+                "{path}: {name} = {item}: a flag's value is a string, a number or a boolean\nfix: give {name} such a value"
+            ),
+            other => other.to_string(),
         };
         let is_path = matches!(
             arg.get_value_hint(),
