@@ -1,10 +1,10 @@
 //! The options of one merge. Each option is defined once, as a field of a
-//! struct deriving clap's `Args` and serde ([`Merge`] and the others of
-//! `flags.rs`): that field is its flag, its help, its check, its default,
-//! its key in a group file ([`layer`]) and, unless [`NOT_IN_KEY`] names it,
-//! its line in the merge cache's key ([`Options::key_inputs`], serialized
-//! from the same struct, so an option that changes the binary cannot be
-//! left out of the key). Options with a few named values are enums
+//! struct deriving clap's `Args` ([`Merge`] and the others of `flags.rs`):
+//! that field is its flag, its help, its check, its default, its key in a
+//! group file ([`layer`]) and, unless [`NOT_IN_KEY`] names it, its line in
+//! the merge cache's key ([`Options::key_inputs`], serialized by serde from
+//! the same struct, so an option that changes the binary cannot be left out
+//! of the key). Options with a few named values are enums
 //! ([`values`]).
 //!
 //! Flags and keys are spelled alike: `--opt-level` and `opt-level =`.

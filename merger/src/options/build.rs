@@ -4,7 +4,6 @@
 use super::stack::{Select, StackFile};
 use super::{ImageFlags, Merge, OutputFlags, heading};
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// `fmerge build --help`'s examples.
@@ -16,15 +15,13 @@ const EXAMPLES: &str = "Examples:
 
 /// `fmerge build`'s options, each defined once (a group file holds the
 /// same, by the flags' names).
-#[derive(Args, Serialize, Deserialize, Clone, Debug)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct BuildArgs {
     /// The function whose main the merged binary runs.
     pub caller: Option<String>,
     /// The merge options (the same in a group file).
     #[command(flatten)]
-    #[serde(flatten)]
     pub merge: Merge,
     /// Build every group of a plan (`fmerge plan`'s plan.toml) with ONE cargo
     /// build (one per lock file when the callers' projects lock differently),
@@ -45,18 +42,15 @@ pub struct BuildArgs {
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath, help_heading = heading::INPUT)]
     pub manifest_path: Vec<PathBuf>,
     #[command(flatten)]
-    #[serde(flatten)]
     pub stack: StackFile,
     /// With --all: which of the stack's functions are planned.
     #[command(flatten)]
-    #[serde(flatten)]
     pub select: Select,
     /// In the merged stack, drop the callees' own entries (by default they stay
     /// deployed, since other callers may still call them over the gateway).
     #[arg(long, help_heading = heading::IMAGE)]
     pub remove_callees: bool,
     #[command(flatten)]
-    #[serde(flatten)]
     pub output: OutputFlags,
     /// The image options (in a group file, its `[image]` table).
     #[command(flatten)]

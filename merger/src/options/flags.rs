@@ -1,6 +1,7 @@
 //! The flags of the commands that build, each defined once as a field of a
-//! struct deriving clap's `Args` (its flag, help, check and default) and
-//! serde (its key in a group file, the flag without its dashes): the merge
+//! struct deriving clap's `Args` (its flag, help, check, default, and key in
+//! a group file, the flag without its dashes; the merge options also derive
+//! serde's `Serialize`, for the merge cache's key): the merge
 //! options of `fmerge build` ([`Merge`]), those `graph` and `plan` share
 //! ([`CargoFlags`], [`SharedStaticFlags`], [`DryRunFlags`], [`OutDir`]), the
 //! output of every command that writes files ([`OutputFlags`]) and the
@@ -8,7 +9,7 @@
 
 use super::values::{Lto, MessageFormat, Progress, RegistryAuth};
 use clap::{Args, ValueHint};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::PathBuf;
 
 /// `--help`'s headings, one per concern.
@@ -24,7 +25,7 @@ pub mod heading {
 /// The merge options of `fmerge build` (beside where the functions are,
 /// the group file and the image options): the binary follows them, so each
 /// is in the merge cache's key unless [`super::NOT_IN_KEY`] names it.
-#[derive(Args, Serialize, Deserialize, Clone, Debug)]
+#[derive(Args, Serialize, Clone, Debug)]
 #[serde(rename_all = "kebab-case")]
 pub struct Merge {
     /// Functions the caller invokes, to run in-process.
@@ -69,7 +70,7 @@ pub struct Merge {
 
 /// The flags of every command that builds the functions (`build`, `graph`
 /// and `plan`), defined once.
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[derive(Args, Serialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
 pub struct CargoFlags {
     /// The cargo target dir [default: the workspace's; with -f or several
@@ -98,7 +99,7 @@ fn jobs(text: &str) -> Result<usize, String> {
 
 /// What merged functions may share, for the build's refusal and the
 /// planner's alike (`build`, `graph` and `plan`), defined once.
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
+#[derive(Args, Serialize, Clone, Debug, Default)]
 #[serde(rename_all = "kebab-case")]
 pub struct SharedStaticFlags {
     /// Let merged functions share a mutable static of a crate they all link
@@ -110,8 +111,7 @@ pub struct SharedStaticFlags {
 
 /// What stdout gets, for every command that writes files (`build`,
 /// `graph` and `plan`), defined once.
-#[derive(Args, Serialize, Deserialize, Clone, Copy, Debug)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Copy, Debug)]
 pub struct OutputFlags {
     /// What stdout gets: the paths written, one a line (a build's binary
     /// last, after a plan's report), or one JSON record a line, the last
@@ -135,8 +135,7 @@ pub struct OutDir {
 
 /// `fmerge plan`'s check of its groups on the build's own input (see
 /// docs/planning.md, "The build's verdict"), defined once.
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Debug, Default)]
 pub struct DryRunFlags {
     /// Trust the graph's verdict on every group: do not dry-run `fmerge
     /// build`'s passes on the groups whose caller's Cargo.lock is not the
@@ -147,8 +146,7 @@ pub struct DryRunFlags {
 
 /// The image options of `fmerge build`'s command line; in a group file,
 /// the `[image]` table (`image = true` for `--image`).
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Debug, Default)]
 pub struct ImageFlags {
     /// Also build a minimal OpenFaaS image in the local Docker Engine, and write stack.yml.
     #[arg(long, help_heading = heading::IMAGE)]

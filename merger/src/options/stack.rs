@@ -7,7 +7,6 @@
 use super::heading;
 use anyhow::{Result, bail};
 use clap::{Args, ValueHint};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The stack file in the current directory, when there is one: faas-cli's
@@ -21,8 +20,7 @@ pub fn default_stack() -> Option<PathBuf> {
 }
 
 /// `-f`, defined once for `build`, `graph` and `plan`.
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Debug, Default)]
 pub struct StackFile {
     /// A faas-cli stack file: the functions are found by their entries
     /// (`handler:` folder), and `build --image` or `--push` writes a merged
@@ -35,8 +33,7 @@ pub struct StackFile {
 }
 
 /// `--filter` and `--regex`, defined once for `build --all`, `graph` and `plan`.
-#[derive(Args, Serialize, Deserialize, Clone, Debug, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Args, Clone, Debug, Default)]
 pub struct Select {
     /// Only the stack's functions whose name matches this wildcard (`*` for
     /// any characters), as faas-cli's --filter.

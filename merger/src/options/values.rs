@@ -1,38 +1,18 @@
 //! The options that take one of a few named values, each an enum deriving
 //! clap's `ValueEnum`: clap lists the values in `--help`, refuses any other
-//! as a usage error (exit 2) naming the valid ones, and a group file takes
-//! the same spellings (serde goes through `ValueEnum` too, see
+//! as a usage error (exit 2) naming the valid ones, a group file takes
+//! the same spellings (clap reads it too, see [`super::layer`]), and the
+//! merge cache's key writes them (`Serialize` goes through `ValueEnum`, see
 //! `value_enum!`). Each maps onto the library's own type by an
 //! exhaustive `match`, so a new library value cannot be forgotten here.
 //! The planner's enums (`--objective`, `--search`) derive `ValueEnum` in
 //! `fmerge-plan` itself, and are used as they are.
 
-use clap::ValueEnum;
 use fmerge_ir as ir;
 use fmerge_ship::push;
 
-/// The valid values of `T`, comma-separated, as clap lists them.
-pub fn names<T: ValueEnum>() -> String {
-    T::value_variants()
-        .iter()
-        .filter_map(|v| v.to_possible_value())
-        .map(|v| v.get_name().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// `value` by its `ValueEnum` name, or clap's words for a bad one.
-pub fn parse<T: ValueEnum>(value: &str) -> Result<T, String> {
-    T::from_str(value, false).map_err(|_| {
-        format!(
-            "invalid value '{value}' [possible values: {}]",
-            names::<T>()
-        )
-    })
-}
-
-/// Defines a value enum once: the enum with clap's `ValueEnum`, serde by
-/// the same names, and (with `=> Type`) its mapping onto the library's type.
+/// Defines a value enum once: the enum with clap's `ValueEnum`, `Serialize`
+/// by the same names, and (with `=> Type`) its mapping onto the library's type.
 macro_rules! value_enum {
     ($(#[$m:meta])* $name:ident => $target:ty {
         $($(#[$vm:meta])* $variant:ident => $to:expr),+ $(,)?
@@ -63,12 +43,6 @@ macro_rules! value_enum {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let text = <String as serde::Deserialize>::deserialize(d)?;
-                parse(&text).map_err(serde::de::Error::custom)
-            }
-        }
     };
 }
 
@@ -149,19 +123,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_takes_the_command_lines_spellings() {
-        #[derive(serde::Deserialize)]
-        struct One {
-            v: RegistryAuth,
-        }
-        let read = |text: &str| toml::from_str::<One>(text).map(|o| o.v);
-        assert_eq!(read("v = \"docker\"").unwrap(), RegistryAuth::Docker);
-        assert_eq!(read("v = \"docker-config\"").unwrap(), RegistryAuth::Docker);
-        let bad = read("v = \"vault\"").unwrap_err().to_string();
-        assert!(
-            bad.contains("invalid value 'vault' [possible values: auto, env, docker, none]"),
-            "{bad}"
-        );
+    fn the_cache_key_writes_the_command_lines_spellings() {
         assert_eq!(
             serde_json::to_value(Lto::Own).unwrap(),
             serde_json::json!("own")

@@ -28,7 +28,8 @@ pub(super) fn stack_path(args: &BuildArgs) -> Option<PathBuf> {
 pub(super) fn request(args: BuildArgs, explicit: &ExplicitFlags) -> Result<Request> {
     let yaml = stack_path(&args);
     let args = match &args.config {
-        Some(path) => args.under(explicit, path)?,
+        // The file, then the command line again as clap read it (`explicit`).
+        Some(path) => BuildArgs::under(explicit, path)?,
         None => args,
     };
     let Some(caller) = args.caller.as_deref() else {
