@@ -417,19 +417,36 @@ fn process_pair(dir: &std::path::Path, back_extra: &str, second_bin: bool) {
     std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
 }
 
+/// A group of watchdog-process functions fmerge cannot build is refused
+/// before the build: a watchdog process with an own HTTP server (hyper's
+/// server), and a misspelt member, which is offered its name.
 #[test]
-fn a_watchdog_process_and_an_own_server_in_one_group_are_refused_before_the_build() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_watchdog_process_group_that_cannot_be_built_is_refused_before_the_build() {
     let hyper = "\n[dependencies]\nhyper = { version = \"1\", features = [\"server\"] }\n";
-    process_pair(dir.path(), hyper, false);
-    refused_before_cargo(
-        fmerge_in(dir.path(), &["front", "back"]),
-        &[
-            "error: front is a watchdog process",
-            "and back is its own HTTP server (of-watchdog's `http` mode): fmerge merges a group of one form",
-            "\nfix: merge front with callees of its own form",
-        ],
-    );
+    for (dependencies, member, said) in [
+        (
+            hyper,
+            "back",
+            [
+                "error: front is a watchdog process",
+                "and back is its own HTTP server (of-watchdog's `http` mode): fmerge merges a group of one form",
+                "\nfix: merge front with callees of its own form",
+            ],
+        ),
+        (
+            "",
+            "bak",
+            [
+                "unknown function bak",
+                "did you mean `back`?",
+                "\nfix: write `back`",
+            ],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        process_pair(dir.path(), dependencies, false);
+        refused_before_cargo(fmerge_in(dir.path(), &["front", member]), &said);
+    }
 }
 
 #[test]
@@ -450,20 +467,6 @@ fn a_plain_main_package_with_several_binaries_is_refused_before_the_build() {
     );
     assert!(!stderr.contains("serves HTTP"), "{stderr}");
     assert!(!stderr.contains("building"), "cargo started:\n{stderr}");
-}
-
-#[test]
-fn a_misspelt_watchdog_process_function_is_offered_its_name() {
-    let dir = tempfile::tempdir().unwrap();
-    process_pair(dir.path(), "", false);
-    refused_before_cargo(
-        fmerge_in(dir.path(), &["front", "bak"]),
-        &[
-            "unknown function bak",
-            "did you mean `back`?",
-            "\nfix: write `back`",
-        ],
-    );
 }
 
 /// CamelCase packages (as teams name watchdog-process functions) built

@@ -70,8 +70,7 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
 /// between members through the gateway.
 #[test]
 fn the_merged_chain_answers_as_unmerged_without_the_gateway() {
-    let (binary, _) = merge();
-    run_child("in_namespace_both", Some(binary));
+    run_child("in_namespace_both");
 }
 
 #[test]
@@ -129,8 +128,7 @@ fn in_namespace_both() {
 /// own handling) would let the request finish and differ.
 #[test]
 fn health_and_sigterm_end_the_merged_pod_as_the_unmerged_callers() {
-    let (binary, _) = merge();
-    run_child("in_namespace_shutdown", Some(binary));
+    run_child("in_namespace_shutdown");
 }
 
 #[test]

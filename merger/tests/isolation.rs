@@ -39,7 +39,6 @@ const BLOCKING: &[&str] = &[
 /// merge per group for all the tests, in one fixture workspace (one cargo
 /// build of the group's crates).
 fn merged_with(callees: &'static [&'static str]) -> &'static str {
-    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
     static CALM_OUT: OnceLock<String> = OnceLock::new();
     static BLOCKING_OUT: OnceLock<String> = OnceLock::new();
     let out = if callees == CALM {
@@ -48,15 +47,15 @@ fn merged_with(callees: &'static [&'static str]) -> &'static str {
         &BLOCKING_OUT
     };
     out.get_or_init(|| {
-        let ws = WS.get_or_init(|| fixture("blocking", &[]));
+        let ws = support::shared_fixture("blocking");
         let functions: Vec<&str> = std::iter::once("bl-front")
             .chain(callees.iter().copied())
             .collect();
-        let dir = ws.path().join(callees[0]);
+        let dir = ws.join(callees[0]);
         // bl-front calls bl-slow only: the others are merged to have their
         // handlers judged.
         let args = ["--out", dir.to_str().unwrap(), "--allow-uncalled"];
-        support::merged(ws.path(), &[functions.as_slice(), &args].concat()).stderr
+        support::merged(ws, &[functions.as_slice(), &args].concat()).stderr
     })
 }
 

@@ -155,30 +155,32 @@ fn a_stack_of_dockerfile_functions_merges_and_says_each_form_and_mode() {
     }
 }
 
+/// A stack environment that does not fit the package is refused before
+/// cargo starts: a mode its code does not serve, an fprocess that is no
+/// binary of it.
 #[test]
-fn a_mode_that_does_not_fit_the_code_is_refused_before_cargo_starts() {
-    let ws = chain_stack("    environment:\n      mode: http\n");
-    refused_before_cargo(
-        build(ws.path(), &KEYS),
-        &[
-            "error: function audit-log runs in of-watchdog mode `http` (its Dockerfile and stack environment)",
-            "but its package AuditLog depends on no crate fmerge knows to serve HTTP with",
-            "\nfix: leave audit-log out of the group",
-        ],
-    );
-}
-
-#[test]
-fn an_fprocess_that_is_no_binary_of_the_package_is_refused() {
-    let ws = chain_stack("    environment:\n      fprocess: /usr/bin/SomethingElse --flag\n");
-    refused_before_cargo(
-        build(ws.path(), &KEYS),
-        &[
-            "error: function audit-log: of-watchdog runs `SomethingElse`",
-            "which is not a binary of its package AuditLog (it has AuditLog)",
-            "\nfix: ",
-        ],
-    );
+fn a_stack_environment_that_does_not_fit_the_package_is_refused_before_cargo_starts() {
+    for (environment, said) in [
+        (
+            "    environment:\n      mode: http\n",
+            [
+                "error: function audit-log runs in of-watchdog mode `http` (its Dockerfile and stack environment)",
+                "but its package AuditLog depends on no crate fmerge knows to serve HTTP with",
+                "\nfix: leave audit-log out of the group",
+            ],
+        ),
+        (
+            "    environment:\n      fprocess: /usr/bin/SomethingElse --flag\n",
+            [
+                "error: function audit-log: of-watchdog runs `SomethingElse`",
+                "which is not a binary of its package AuditLog (it has AuditLog)",
+                "\nfix: ",
+            ],
+        ),
+    ] {
+        let ws = chain_stack(environment);
+        refused_before_cargo(build(ws.path(), &KEYS), &said);
+    }
 }
 
 /// The launcher a watchdog-process caller gets links statically: a C

@@ -221,37 +221,36 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Pass<S> {
     }
 }
 
+/// A sequence's or a map's `next_*_seed` (`any`: the [`Bounded`] flag its
+/// seed passes on) and `size_hint`, both the wrapped access's.
+macro_rules! passed_on {
+    ($method:ident($any:literal)) => {
+        fn $method<T: DeserializeSeed<'de>>(
+            &mut self,
+            seed: T,
+        ) -> Result<Option<T::Value>, A::Error> {
+            self.0.$method(Pass(seed, $any))
+        }
+
+        fn size_hint(&self) -> Option<usize> {
+            self.0.size_hint()
+        }
+    };
+}
+
 impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Pass<A> {
     type Error = A::Error;
 
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, A::Error> {
-        self.0.next_element_seed(Pass(seed, true))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
-    }
+    passed_on!(next_element_seed(true));
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for Pass<A> {
     type Error = A::Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        self.0.next_key_seed(Pass(seed, false))
-    }
+    passed_on!(next_key_seed(false));
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
         self.0.next_value_seed(Pass(seed, true))
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
     }
 }
 

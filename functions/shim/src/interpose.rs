@@ -577,54 +577,33 @@ unsafe fn open_at(dirfd: c_int, path: *const c_char, flags: c_int, mode: u32) ->
 // the caller passed one or not, and the kernel reads it only with
 // `O_CREAT` or `O_TMPFILE`, when the caller must pass it.
 
-/// `open(2)`.
-///
-/// # Safety
-/// As `open(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: u32) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { open_at(AT_FDCWD, path, flags, mode) }
+/// The opens under each of their names (the `64` one the same call on
+/// 64-bit targets), through [`open_at`] at the directory `$dirfd`.
+macro_rules! opens {
+    ($([$($name:ident),+] $args:tt at $dirfd:expr;)*) => {
+        $($(opens!(@one $name $args $dirfd);)+)*
+    };
+    (@one $name:ident ($($arg:ident: $ty:ty),*) $dirfd:expr) => {
+        #[doc = concat!("`", stringify!($name), "(2)`.")]
+        ///
+        /// # Safety
+        /// As its system call.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            $($arg: $ty,)*
+            path: *const c_char,
+            flags: c_int,
+            mode: u32,
+        ) -> c_int {
+            // SAFETY: the caller's arguments.
+            unsafe { open_at($dirfd, path, flags, mode) }
+        }
+    };
 }
 
-/// `open64(2)`, the same on 64-bit targets.
-///
-/// # Safety
-/// As `open(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: u32) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { open_at(AT_FDCWD, path, flags, mode) }
-}
-
-/// `openat(2)`.
-///
-/// # Safety
-/// As `openat(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn openat(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-    mode: u32,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { open_at(dirfd, path, flags, mode) }
-}
-
-/// `openat64(2)`, the same on 64-bit targets.
-///
-/// # Safety
-/// As `openat(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn openat64(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-    mode: u32,
-) -> c_int {
-    // SAFETY: the caller's arguments.
-    unsafe { open_at(dirfd, path, flags, mode) }
+opens! {
+    [open, open64] () at AT_FDCWD;
+    [openat, openat64] (dirfd: c_int) at dirfd;
 }
 
 const SYS_READ: c_long = 0;
@@ -638,35 +617,79 @@ pub struct IoVec {
     len: usize,
 }
 
+/// A read of stdin or a write of stdout (`stdio`: 0 or 1) on `fd`:
+/// `member` serves it on a thread that acts for a member (`None`: not
+/// one); any other is the system call `nr` with the caller's `args`,
+/// passed through, whose result `after` takes.
+///
+/// # Safety
+/// `args` are what `nr` requires after `fd`.
+unsafe fn stdio_or_syscall(
+    fd: c_int,
+    stdio: c_int,
+    member: impl FnOnce() -> Option<usize>,
+    nr: c_long,
+    args: [usize; 2],
+    after: fn(c_int, isize) -> isize,
+) -> isize {
+    if fd == stdio
+        && let Some(n) = member()
+    {
+        return n as isize;
+    }
+    // SAFETY: the caller's arguments, passed through.
+    after(fd, unsafe {
+        syscall(nr, fd as c_long, args[0], args[1]) as isize
+    })
+}
+
 /// `read(2)`: a member's stdin on a thread that acts for it.
 ///
 /// # Safety
 /// As `read(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn read(fd: c_int, buf: *mut u8, count: usize) -> isize {
-    if fd == 0 && !buf.is_null() {
-        // SAFETY: the caller gives `count` writable bytes at `buf`.
-        let slice = unsafe { std::slice::from_raw_parts_mut(buf, count) };
-        if let Some(n) = crate::inproc::read_stdin(slice) {
-            return n as isize;
-        }
-    }
-    // SAFETY: the caller's arguments, passed through.
-    unsafe { syscall(SYS_READ, fd as c_long, buf, count) as isize }
+    // SAFETY: the caller gives `count` writable bytes at `buf`.
+    let slice = || (!buf.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(buf, count) });
+    let member = || crate::inproc::read_stdin(slice()?);
+    // SAFETY: as `read(2)`.
+    unsafe { stdio_or_syscall(fd, 0, member, SYS_READ, [buf as usize, count], |_, r| r) }
 }
 
-/// The `count` iovecs at `iov` of a `readv` or `writev` on a thread that
-/// acts for a member (whose stdin and stdout the shim serves); `None` on
-/// any other thread, or for no iovec.
+/// `readv(2)` or `writev(2)` (the system call `nr`) of the `count` iovecs
+/// at `iov`, as [`stdio_or_syscall`]: for a member, each iovec is moved by
+/// `each` (which says how many bytes), in turn until one is left short,
+/// and the total returned; for no iovec, the system call.
 ///
 /// # Safety
 /// `iov` points at `count` iovecs, as readv(2) and writev(2) require.
-unsafe fn member_iovecs<'a>(iov: *const IoVec, count: c_int) -> Option<&'a [IoVec]> {
-    if count <= 0 || !crate::inproc::with_current(|c| c.is_some()) {
-        return None;
-    }
+unsafe fn vectored(
+    fd: c_int,
+    stdio: c_int,
+    (iov, count): (*const IoVec, c_int),
+    mut each: impl FnMut(&IoVec) -> usize,
+    nr: c_long,
+    after: fn(c_int, isize) -> isize,
+) -> isize {
+    let member = || {
+        if count <= 0 || !crate::inproc::with_current(|c| c.is_some()) {
+            return None;
+        }
+        // SAFETY: as this function's contract.
+        let iov = unsafe { std::slice::from_raw_parts(iov, count as usize) };
+        let mut total = 0;
+        for v in iov {
+            let n = each(v);
+            total += n;
+            if n < v.len {
+                break;
+            }
+        }
+        Some(total)
+    };
+    let args = [iov as usize, count as usize];
     // SAFETY: as this function's contract.
-    Some(unsafe { std::slice::from_raw_parts(iov, count as usize) })
+    unsafe { stdio_or_syscall(fd, stdio, member, nr, args, after) }
 }
 
 /// `readv(2)`: as `read`, into each buffer in turn.
@@ -675,24 +698,12 @@ unsafe fn member_iovecs<'a>(iov: *const IoVec, count: c_int) -> Option<&'a [IoVe
 /// As `readv(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn readv(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
-    // SAFETY: the caller gives `count` iovecs.
-    if fd == 0
-        && let Some(iov) = unsafe { member_iovecs(iov, count) }
-    {
-        let mut total = 0;
-        for v in iov {
-            // SAFETY: each iovec names `len` writable bytes.
-            let slice = unsafe { std::slice::from_raw_parts_mut(v.base, v.len) };
-            let n = crate::inproc::read_stdin(slice).unwrap_or(0);
-            total += n;
-            if n < v.len {
-                break;
-            }
-        }
-        return total as isize;
-    }
-    // SAFETY: the caller's arguments, passed through.
-    unsafe { syscall(SYS_READV, fd as c_long, iov, count as c_long) as isize }
+    // SAFETY: the caller gives `count` iovecs, each naming `len` writable
+    // bytes.
+    let each = |v: &IoVec| unsafe { std::slice::from_raw_parts_mut(v.base, v.len) };
+    let each = |v: &IoVec| crate::inproc::read_stdin(each(v)).unwrap_or(0);
+    // SAFETY: as `readv(2)`.
+    unsafe { vectored(fd, 0, (iov, count), each, SYS_READV, |_, r| r) }
 }
 
 /// `write(2)`: a member's stdout on a thread that acts for it.
@@ -701,16 +712,11 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const IoVec, count: c_int) -> is
 /// As `write(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const u8, count: usize) -> isize {
-    if fd == 1 && !buf.is_null() {
-        // SAFETY: the caller gives `count` readable bytes at `buf`.
-        let slice = unsafe { std::slice::from_raw_parts(buf, count) };
-        if let Some(n) = crate::inproc::write_stdout(slice) {
-            return n as isize;
-        }
-    }
-    // SAFETY: the caller's arguments, passed through.
-    let r = unsafe { syscall(SYS_WRITE, fd as c_long, buf, count) as isize };
-    sent(fd, r)
+    // SAFETY: the caller gives `count` readable bytes at `buf`.
+    let slice = || (!buf.is_null()).then(|| unsafe { std::slice::from_raw_parts(buf, count) });
+    let member = || crate::inproc::write_stdout(slice()?);
+    // SAFETY: as `write(2)`.
+    unsafe { stdio_or_syscall(fd, 1, member, SYS_WRITE, [buf as usize, count], sent) }
 }
 
 /// `writev(2)`: as `write`, each buffer in turn.
@@ -719,21 +725,12 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const u8, count: usize) -> isize
 /// As `writev(2)`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const IoVec, count: c_int) -> isize {
-    // SAFETY: the caller gives `count` iovecs.
-    if fd == 1
-        && let Some(iov) = unsafe { member_iovecs(iov, count) }
-    {
-        let mut total = 0;
-        for v in iov {
-            // SAFETY: each iovec names `len` readable bytes.
-            let slice = unsafe { std::slice::from_raw_parts(v.base, v.len) };
-            total += crate::inproc::write_stdout(slice).unwrap_or(0);
-        }
-        return total as isize;
-    }
-    // SAFETY: the caller's arguments, passed through.
-    let r = unsafe { syscall(SYS_WRITEV, fd as c_long, iov, count as c_long) as isize };
-    sent(fd, r)
+    // SAFETY: the caller gives `count` iovecs, each naming `len` readable
+    // bytes.
+    let each = |v: &IoVec| unsafe { std::slice::from_raw_parts(v.base, v.len) };
+    let each = |v: &IoVec| crate::inproc::write_stdout(each(v)).unwrap_or(0);
+    // SAFETY: as `writev(2)`.
+    unsafe { vectored(fd, 1, (iov, count), each, SYS_WRITEV, sent) }
 }
 
 /// After a write of `r` bytes to `fd`: a paired connection held for

@@ -52,56 +52,73 @@ fn member_server(name: &'static str) -> (Member, Arc<Mutex<Vec<String>>>) {
             });
         }
     });
+    (bound(name, port), seen)
+}
+
+/// Member `name`, serving HTTP itself on `port`.
+fn bound(name: &'static str, port: u16) -> Member {
     servers::bound(name, 3000, port);
-    let member = Member {
+    Member {
         name,
         main: no_main,
         mode: Mode::Http,
         run: None,
         handle: None,
-    };
-    (member, seen)
+    }
 }
 
-/// Forwards `raw` (a request through the gateway) on `slot`; the reply
-/// the client got, parsed, or the error.
+/// Whether `head` is of-watchdog's own reply, not the member's.
+fn assert_of_watchdogs(head: &http::ResponseHead) {
+    assert_eq!(
+        http::header(&head.headers, "X-Openfaas-Internal"),
+        Some("of-watchdog")
+    );
+}
+
+/// Forwards `request` (a method and a path after `/function/<name>`)
+/// with `headers` (each line ended by CRLF) and `body`, as the gateway
+/// sends it, on `slot`; the reply the client got, parsed.
 fn call(
     slot: &mut Option<Upstream>,
     member: &Member,
-    raw: &str,
-) -> Result<(http::ResponseHead, Vec<u8>), std::io::Error> {
-    let req = http::read_request(&mut raw.as_bytes(), &mut std::io::sink())?.unwrap();
-    let mut client = Vec::new();
-    servers::forward(slot, member, &req, &mut client)?;
-    let mut r = &client[..];
-    let head = http::read_response_head(&mut r)?.unwrap();
-    let framing = http::response_framing(&req.method, &head)?;
-    let mut body = Vec::new();
-    http::read_body(&mut r, framing, &mut std::io::sink(), Some(&mut body))?;
-    Ok((head, body))
+    request: &str,
+    headers: &str,
+    body: &str,
+) -> (http::ResponseHead, Vec<u8>) {
+    let (method, path) = request.split_once(' ').unwrap();
+    let length = match body.len() {
+        0 => String::new(),
+        n => format!("Content-Length: {n}\r\n"),
+    };
+    let raw = format!(
+        "{method} /function/{}{path} HTTP/1.1\r\nHost: gw\r\n{headers}{length}\r\n{body}",
+        member.name
+    );
+    let mut forwarded = || -> Result<_, std::io::Error> {
+        let req = http::read_request(&mut raw.as_bytes(), &mut std::io::sink())?.unwrap();
+        let mut client = Vec::new();
+        servers::forward(slot, member, &req, &mut client)?;
+        let mut r = &client[..];
+        let head = http::read_response_head(&mut r)?.unwrap();
+        let framing = http::response_framing(&req.method, &head)?;
+        let mut body = Vec::new();
+        http::read_body(&mut r, framing, &mut std::io::sink(), Some(&mut body))?;
+        Ok((head, body))
+    };
+    forwarded().unwrap_or_else(|e| panic!("{raw:?}: {e}"))
 }
 
 #[test]
 fn a_call_reaches_the_members_server_as_the_gateway_would_send_it() {
     let (member, seen) = member_server("fwd-echo");
     let mut slot = None;
-    let (head, body) = call(
-        &mut slot,
-        &member,
-        "POST /function/fwd-echo/echo/a?x=1 HTTP/1.1\r\nHost: gw\r\nContent-Length: 2\r\n\r\nhi",
-    )
-    .unwrap();
+    let (head, body) = call(&mut slot, &member, "POST /echo/a?x=1", "", "hi");
     assert_eq!(head.status, 201);
     assert_eq!(http::header(&head.headers, "X-Own"), Some("yes"));
     assert!(http::header(&head.headers, "X-Duration-Seconds").is_some());
     assert_eq!(String::from_utf8_lossy(&body), "POST /echo/a?x=1 hi");
     // The bare function path is the server's `/`.
-    let (_, body) = call(
-        &mut slot,
-        &member,
-        "GET /function/fwd-echo HTTP/1.1\r\nHost: gw\r\n\r\n",
-    )
-    .unwrap();
+    let (_, body) = call(&mut slot, &member, "GET ", "", "");
     assert_eq!(String::from_utf8_lossy(&body), "GET / ");
     assert_eq!(
         seen.lock().unwrap().as_slice(),
@@ -114,24 +131,11 @@ fn a_server_that_closes_without_a_reply_is_an_empty_500_and_is_not_asked_twice()
     let (member, seen) = member_server("fwd-close");
     let mut slot = None;
     // A kept connection first, so that the failing call reuses it.
-    call(
-        &mut slot,
-        &member,
-        "GET /function/fwd-close/echo HTTP/1.1\r\nHost: gw\r\n\r\n",
-    )
-    .unwrap();
-    let (head, body) = call(
-        &mut slot,
-        &member,
-        "POST /function/fwd-close/close HTTP/1.1\r\nHost: gw\r\nContent-Length: 1\r\n\r\nx",
-    )
-    .unwrap();
+    call(&mut slot, &member, "GET /echo", "", "");
+    let (head, body) = call(&mut slot, &member, "POST /close", "", "x");
     assert_eq!(head.status, 500);
     assert!(body.is_empty());
-    assert_eq!(
-        http::header(&head.headers, "X-Openfaas-Internal"),
-        Some("of-watchdog")
-    );
+    assert_of_watchdogs(&head);
     assert_eq!(
         seen.lock().unwrap().as_slice(),
         ["GET /echo", "POST /close"],
@@ -145,35 +149,18 @@ fn exec_timeout_and_a_shorter_x_timeout_answer_an_empty_504() {
     // SAFETY: set before any thread of this test reads it; no other test
     // reads this member's settings.
     unsafe { std::env::set_var("FWD_SLOW__exec_timeout", "300ms") };
-    let (head, body) = call(
-        &mut None,
-        &member,
-        "GET /function/fwd-slow/slow HTTP/1.1\r\nHost: gw\r\n\r\n",
-    )
-    .unwrap();
+    let (head, body) = call(&mut None, &member, "GET /slow", "", "");
     assert_eq!((head.status, body.len()), (504, 0));
-    assert_eq!(
-        http::header(&head.headers, "X-Openfaas-Internal"),
-        Some("of-watchdog")
-    );
+    assert_of_watchdogs(&head);
     let (member, _) = member_server("fwd-asked");
     unsafe { std::env::set_var("FWD_ASKED__exec_timeout", "60s") };
-    let (head, _) = call(
-        &mut None,
-        &member,
-        "GET /function/fwd-asked/slow HTTP/1.1\r\nHost: gw\r\nX-Timeout: 200ms\r\n\r\n",
-    )
-    .unwrap();
-    assert_eq!(head.status, 504);
     // A longer X-Timeout than exec_timeout is not taken, as of-watchdog's
     // getTimeout has it: with 60 s, the slow answer comes.
-    let (head, _) = call(
-        &mut None,
-        &member,
-        "GET /function/fwd-asked/slow HTTP/1.1\r\nHost: gw\r\nX-Timeout: 90s\r\n\r\n",
-    )
-    .unwrap();
-    assert_eq!(head.status, 201);
+    for (timeout, status) in [("200ms", 504), ("90s", 201)] {
+        let timeout_header = format!("X-Timeout: {timeout}\r\n");
+        let (head, _) = call(&mut None, &member, "GET /slow", &timeout_header, "");
+        assert_eq!(head.status, status, "X-Timeout: {timeout}");
+    }
 }
 
 /// A client that hands each write to `pieces` as it is flushed.
@@ -213,14 +200,7 @@ fn a_streamed_reply_reaches_the_client_piece_by_piece() {
         let last = if seen { "seen" } else { "none" };
         let _ = write!(stream, "4\r\n{last}\r\n0\r\n\r\n");
     });
-    servers::bound("fwd-stream", 3000, port);
-    let member = Member {
-        name: "fwd-stream",
-        main: no_main,
-        mode: Mode::Http,
-        run: None,
-        handle: None,
-    };
+    let member = bound("fwd-stream", port);
     let (tx, pieces) = std::sync::mpsc::channel();
     let forwarding = std::thread::spawn(move || {
         let raw = "GET /function/fwd-stream HTTP/1.1\r\nHost: gw\r\n\r\n";

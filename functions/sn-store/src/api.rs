@@ -54,34 +54,28 @@ pub struct Media {
     pub media_type: Option<String>,
 }
 
-/// `social-graph-get-followers`' reply.
-#[derive(Debug, Deserialize, Serialize)]
-pub struct Followers {
-    pub followers: Vec<u64>,
+/// The replies that are one list under one key, `{"<key>": [...]}`.
+macro_rules! list_replies {
+    ($($(#[$doc:meta])* $Name:ident { $key:ident: Vec<$Item:ty> })*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Deserialize, Serialize)]
+        pub struct $Name {
+            pub $key: Vec<$Item>,
+        }
+    )*};
 }
 
-/// `social-graph-get-followees`' reply.
-#[derive(Debug, Deserialize, Serialize)]
-pub struct Followees {
-    pub followees: Vec<u64>,
-}
-
-/// `media`'s reply.
-#[derive(Debug, Deserialize, Serialize)]
-pub struct MediaList {
-    pub media: Vec<Media>,
-}
-
-/// `url-shorten`'s reply.
-#[derive(Debug, Deserialize, Serialize)]
-pub struct Urls {
-    pub urls: Vec<Url>,
-}
-
-/// `user-mention`'s reply.
-#[derive(Debug, Deserialize, Serialize)]
-pub struct UserMentions {
-    pub user_mentions: Vec<UserMention>,
+list_replies! {
+    /// `social-graph-get-followers`' reply.
+    Followers { followers: Vec<u64> }
+    /// `social-graph-get-followees`' reply.
+    Followees { followees: Vec<u64> }
+    /// `media`'s reply.
+    MediaList { media: Vec<Media> }
+    /// `url-shorten`'s reply.
+    Urls { urls: Vec<Url> }
+    /// `user-mention`'s reply.
+    UserMentions { user_mentions: Vec<UserMention> }
 }
 
 /// `text-service`'s reply: the text with its URLs shortened, who it

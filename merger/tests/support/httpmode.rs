@@ -9,7 +9,7 @@
 //! builds them: the template's folder with the handler copied in as
 //! `function/`.
 
-use crate::support::{fixture, free_port, merged};
+use crate::support::{free_port, merged, shared_fixture};
 use fmerge_testkit::dataplane::request;
 use fmerge_testkit::watchdog::chain::{
     self, Deployed, HOSTS, merged_binary, namespaced, pairs, passed, pod_env,
@@ -84,8 +84,7 @@ pub const PANIC_MESSAGE: &str = "render: no look for pen";
 
 /// The fixture workspace, one per test process.
 pub fn workspace() -> &'static Path {
-    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
-    WS.get_or_init(|| fixture("httpmode", &[])).path()
+    shared_fixture("httpmode")
 }
 
 /// The folder of the unmerged binaries, each under its function's name,
@@ -145,9 +144,9 @@ pub fn merge() -> &'static (PathBuf, String) {
 }
 
 /// Runs the ignored test `child` in a namespace of its own with the
-/// unmerged binaries, both of-watchdogs and, if given, the merged binary.
-pub fn run_child(child: &str, merged: Option<&Path>) {
-    chain::run_child(child, unmerged_binaries(), merged, &[]);
+/// unmerged binaries, both of-watchdogs and the merged binary ([`merge`]).
+pub fn run_child(child: &str) {
+    chain::run_child(child, unmerged_binaries(), Some(&merge().0), &[]);
 }
 
 /// One reply, with the headers that do not change from run to run.

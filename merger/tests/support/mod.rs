@@ -5,8 +5,10 @@
 //! Tests that need a registry or the Docker Engine add
 //! `#[path = "support/registry.rs"] mod registry;`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
 
 pub use fmerge_testkit::*;
 
@@ -14,6 +16,16 @@ pub use fmerge_testkit::*;
 /// dependencies compile once for all tests.
 pub fn target_dir() -> PathBuf {
     workspace_root().join("target")
+}
+
+/// Fixture `name` (as [`fixture`] copies it, nothing replaced), copied once
+/// per test process: the workspace its tests share, kept until it ends.
+#[allow(dead_code)]
+pub fn shared_fixture(name: &'static str) -> &'static Path {
+    static COPIES: Mutex<BTreeMap<&str, &'static Path>> = Mutex::new(BTreeMap::new());
+    let mut copies = COPIES.lock().unwrap_or_else(PoisonError::into_inner);
+    let copy = || Box::leak(Box::new(fixture(name, &[]))).path();
+    copies.entry(name).or_insert_with(copy)
 }
 
 /// What a run of `fmerge` came to.

@@ -5,7 +5,7 @@
 //! own namespace ([`fmerge_testkit::watchdog`]); the same requests sent
 //! unmerged and merged, and what each run came to.
 
-use crate::support::{fixture, free_port, merged};
+use crate::support::{free_port, merged, shared_fixture};
 use fmerge_testkit::dataplane::request;
 use fmerge_testkit::watchdog::chain::{
     self, Deployed, GATEWAY_HOST, HOSTS, namespaced, pairs, passed, passed_path, pod_env,
@@ -57,8 +57,7 @@ pub const EXIT_MESSAGE: &str = "user-filter: negative id";
 
 /// The fixture workspace, one per test process.
 pub fn workspace() -> &'static Path {
-    static WS: OnceLock<tempfile::TempDir> = OnceLock::new();
-    WS.get_or_init(|| fixture("watchdog", &[])).path()
+    shared_fixture("watchdog")
 }
 
 /// The unmerged binaries, built once per test process as fmerge builds

@@ -82,28 +82,37 @@ fn awaited_calls_follow_each_other_in_source_order() {
     );
 }
 
+/// A call made once per item is looped: awaited in a `for` or `while`
+/// loop's body, in a `while` condition, or in a closure a stream runs one
+/// item after another; not one `try_join_all` runs at once.
 #[test]
-fn a_call_awaited_in_a_loop_is_looped() {
-    let code = r#"
+fn calls_repeated_per_item_are_looped() {
+    for (case, code, want) in [
+        (
+            "in a loop's body",
+            r#"
         async fn handle(ids: Vec<u64>) {
             for id in ids {
                 let (a, b) = tokio::join!(invoke("a", id), invoke("b", id));
             }
             while let Some(x) = next() { invoke("c", x).await; }
             invoke("d", y).await;
-        }"#;
-    assert_eq!(rounds(code), "a (looped), b (looped) | c (looped) | d");
-}
-
-#[test]
-fn calls_repeated_in_a_closure_or_a_while_condition_are_looped() {
-    let code = r#"
+        }"#,
+            "a (looped), b (looped) | c (looped) | d",
+        ),
+        (
+            "in a closure or a while condition",
+            r#"
         async fn handle(ids: Vec<u64>) {
             let all: Vec<_> = stream::iter(ids).then(|id| async move { invoke("a", id).await }).collect().await;
             while let Some(x) = invoke("b", y).await.ok() { }
             let posts = try_join_all(ids.iter().map(|id| invoke("c", id))).await;
-        }"#;
-    assert_eq!(rounds(code), "a (looped) | b (looped) | c");
+        }"#,
+            "a (looped) | b (looped) | c",
+        ),
+    ] {
+        assert_eq!(rounds(code), want, "{case}");
+    }
 }
 
 #[test]

@@ -38,6 +38,14 @@ pub(super) struct Kind {
     rounds: Vec<Vec<Call>>,
 }
 
+fn kind(entry: &'static str, count: f64, rounds: Vec<Vec<Call>>) -> Kind {
+    Kind {
+        entry,
+        count,
+        rounds,
+    }
+}
+
 /// An application: its code (each caller's rounds of callees, as the
 /// source scan reads them), its requests, the cost of a gateway hop.
 #[derive(Default)]

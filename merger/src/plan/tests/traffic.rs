@@ -76,42 +76,36 @@ fn functions_that_call_each_other_or_themselves_are_entry_points_with_a_group() 
 
 #[test]
 fn an_entry_point_the_scrape_misses_is_planned_from_the_code() {
-    // a is scraped; c and d are not: c, which no function calls, is an
-    // entry point with a's requests, and its call of d is made once.
-    let g = measured(
-        graph(&[("a", "b"), ("c", "d")]),
-        &[("a", 10.0), ("b", 0.0)],
-        &[("a", "b", 10.0)],
-    );
-    let m = model(&g, &Constraints::default()).unwrap();
-    let c = m.index("c").unwrap();
-    assert_eq!(m.external[c], m.external[m.index("a").unwrap()]);
-    assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0);
-    let plan = plan_saying(
-        &m,
-        Method::Exact,
-        "no figures for c, which no function calls",
-    );
-    let groups = named_groups(&m, &plan);
-    assert_eq!(groups["c"], ["c", "d"]);
-    assert_eq!(groups["a"], ["a", "b"]);
-}
-
-#[test]
-fn calls_seen_from_a_caller_that_never_ran_are_taken_from_the_code() {
-    // c is not scraped, so it is planned from the code; d is, and counts
-    // no call from c: c did not run, which says nothing of how often it
-    // calls d when it does.
-    let g = measured(
-        graph(&[("a", "b"), ("c", "d")]),
-        &[("a", 10.0), ("b", 0.0), ("d", 0.0)],
-        &[("a", "b", 10.0), ("c", "d", 0.0)],
-    );
-    let m = model(&g, &Constraints::default()).unwrap();
-    let c = m.index("c").unwrap();
-    assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0);
-    let plan = solve(&m, Method::Exact).unwrap().plan;
-    assert_eq!(named_groups(&m, &plan)["c"], ["c", "d"]);
+    // a is scraped; c is not: c, which no function calls, is an entry
+    // point with a's requests, and its call of d is made once, whether d
+    // is scraped or not. Scraped, d counts no call from c: c did not run,
+    // which says nothing of how often it calls d when it does.
+    for (case, external, calls) in [
+        (
+            "d not scraped",
+            &[("a", 10.0), ("b", 0.0)][..],
+            &[("a", "b", 10.0)][..],
+        ),
+        (
+            "d scraped, no call from c",
+            &[("a", 10.0), ("b", 0.0), ("d", 0.0)],
+            &[("a", "b", 10.0), ("c", "d", 0.0)],
+        ),
+    ] {
+        let g = measured(graph(&[("a", "b"), ("c", "d")]), external, calls);
+        let m = model(&g, &Constraints::default()).unwrap();
+        let c = m.index("c").unwrap();
+        assert_eq!(m.external[c], m.external[m.index("a").unwrap()], "{case}");
+        assert_eq!(m.hops(c, &alone(&m)).critical_before, 1.0, "{case}");
+        let plan = plan_saying(
+            &m,
+            Method::Exact,
+            "no figures for c, which no function calls",
+        );
+        let groups = named_groups(&m, &plan);
+        assert_eq!(groups["c"], ["c", "d"], "{case}");
+        assert_eq!(groups["a"], ["a", "b"], "{case}");
+    }
 }
 
 #[test]

@@ -22,11 +22,11 @@ fn back_and_forth() -> App {
             ("a", vec![vec!["b"]]),
             ("b", vec![vec!["a"]]),
         ],
-        requests: vec![Kind {
-            entry: "x",
-            count: 100.0,
-            rounds: vec![vec![call("a", vec![vec![call("b", backs())]])]],
-        }],
+        requests: vec![kind(
+            "x",
+            100.0,
+            vec![vec![call("a", vec![vec![call("b", backs())]])]],
+        )],
         hop_ms: 0.45,
         memory: Vec::new(),
         ..App::default()
@@ -45,22 +45,18 @@ fn two_cycles() -> App {
             ("c", vec![vec!["e"]]),
         ],
         requests: vec![
-            Kind {
-                entry: "e",
-                count: 60.0,
-                rounds: vec![vec![call(
+            kind(
+                "e",
+                60.0,
+                vec![vec![call(
                     "a",
                     vec![
                         vec![call("b", vec![vec![call("a", vec![])]])],
                         vec![call("c", vec![])],
                     ],
                 )]],
-            },
-            Kind {
-                entry: "c",
-                count: 40.0,
-                rounds: vec![vec![call("e", vec![])]],
-            },
+            ),
+            kind("c", 40.0, vec![vec![call("e", vec![])]]),
         ],
         hop_ms: 0.45,
         memory: Vec::new(),
@@ -82,16 +78,12 @@ fn fan_out() -> App {
             ("b", vec![vec!["d"]]),
         ],
         requests: vec![
-            Kind {
-                entry: "e",
-                count: 30.0,
-                rounds: vec![vec![a(), call("b", vec![vec![call("d", vec![])]])]],
-            },
-            Kind {
-                entry: "e",
-                count: 70.0,
-                rounds: vec![vec![a(), call("b", vec![])]],
-            },
+            kind(
+                "e",
+                30.0,
+                vec![vec![a(), call("b", vec![vec![call("d", vec![])]])]],
+            ),
+            kind("e", 70.0, vec![vec![a(), call("b", vec![])]]),
         ],
         hop_ms: 0.45,
         memory: vec![("c", 16.0)],
@@ -128,16 +120,12 @@ fn path_dependent() -> App {
             ("s", vec![vec!["t"]]),
         ],
         requests: vec![
-            Kind {
-                entry: "A",
-                count: 160.0,
-                rounds: vec![vec![call("s", vec![])]],
-            },
-            Kind {
-                entry: "B",
-                count: 140.0,
-                rounds: vec![vec![call("s", vec![vec![call("t", vec![])]])]],
-            },
+            kind("A", 160.0, vec![vec![call("s", vec![])]]),
+            kind(
+                "B",
+                140.0,
+                vec![vec![call("s", vec![vec![call("t", vec![])]])]],
+            ),
         ],
         hop_ms: 0.45,
         memory: vec![("s", 256.0), ("t", 16.0)],

@@ -23,11 +23,11 @@ fn fan_out(work: [Work; 3]) -> App {
     let callees = ["a", "b", "c"];
     App {
         code: vec![("e", vec![callees.to_vec()])],
-        requests: vec![Kind {
-            entry: "e",
-            count: 100.0,
-            rounds: vec![callees.iter().map(|&c| call(c, vec![])).collect()],
-        }],
+        requests: vec![kind(
+            "e",
+            100.0,
+            vec![callees.iter().map(|&c| call(c, vec![])).collect()],
+        )],
         hop_ms: HOP_MS,
         work: callees.iter().copied().zip(work).collect(),
         cores: ["e", "a", "b", "c"].iter().map(|&f| (f, 1.0)).collect(),
@@ -128,11 +128,11 @@ fn calls_made_at_once_from_one_site_each_queue_their_cpu() {
     ] {
         let app = App {
             code: vec![("e", vec![vec!["a"]])],
-            requests: vec![Kind {
-                entry: "e",
-                count: 100.0,
-                rounds: vec![(0..3).map(|_| call("a", vec![])).collect()],
-            }],
+            requests: vec![kind(
+                "e",
+                100.0,
+                vec![(0..3).map(|_| call("a", vec![])).collect()],
+            )],
             hop_ms: HOP_MS,
             work: vec![("a", work)],
             cores: vec![("e", 1.0), ("a", cores)],
