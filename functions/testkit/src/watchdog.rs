@@ -282,6 +282,11 @@ fn build_metrics_port_watchdog() -> Result<PathBuf, String> {
 /// Killed, with what it started, on drop.
 pub struct Watchdog {
     server: Server,
+    /// Its own `TMPDIR`, as each pod has its own `/tmp`: of-watchdog writes
+    /// its health lock file there (`.lock`) and removes it on SIGTERM, so
+    /// one shared by every watchdog of a machine would fail the others'
+    /// health when one stops.
+    _tmp: tempfile::TempDir,
 }
 
 /// How long a function process may run per request (`exec_timeout`).
@@ -298,8 +303,13 @@ impl Watchdog {
         metrics_port: Option<u16>,
         env: &[(&str, &str)],
     ) -> Watchdog {
+        let tmp = tempfile::Builder::new()
+            .prefix("fmerge-pod-tmp-")
+            .tempdir()
+            .expect("temp dir");
         let mut cmd = Command::new(watchdog);
-        cmd.env("fprocess", fprocess)
+        cmd.env("TMPDIR", tmp.path())
+            .env("fprocess", fprocess)
             .env("port", port.to_string())
             .env("exec_timeout", EXEC_TIMEOUT)
             .env("read_timeout", EXEC_TIMEOUT)
@@ -310,6 +320,7 @@ impl Watchdog {
         }
         Watchdog {
             server: Server::start(cmd, port),
+            _tmp: tmp,
         }
     }
 
