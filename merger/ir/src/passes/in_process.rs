@@ -16,7 +16,10 @@
 //!   the whole process (`process_wide`): `exit` and `abort` in their
 //!   forms, `fork` and `exec*`, a change to or a listing of the
 //!   environment, the panic hook, the process's logger (`log`'s, `tracing`'s
-//!   global default); or a function of the user's own crates
+//!   global default), a signal's handler (`sigaction`, `signal`: tokio's
+//!   and signal-hook's streams, actix-web's graceful stop, which would
+//!   change what SIGTERM does to the caller's process); or a function of
+//!   the user's own crates
 //!   aborts or starts a thread (one that would outlive the call; registry
 //!   crates join their own threads, as reqwest's blocking client does, and
 //!   abort only on a broken invariant, often in std's code inlined into
@@ -290,6 +293,13 @@ fn acts_on_process(path: &str, local: bool) -> Option<&'static str> {
         return Some(
             "which sets the logger of the whole process once: in the caller's process it would \
              take the caller's logs, or fail where the caller or an earlier call set one",
+        );
+    }
+    if c(&["sigaction", "signal", "sysv_signal", "bsd_signal", "sigset"]) {
+        return Some(
+            "which sets a signal's handler for the whole process: SIGTERM (or the signal it \
+             takes) would no longer do to the caller's process what the caller's own code has \
+             it do",
         );
     }
     if starts_a_thread(path) && local {
