@@ -196,6 +196,51 @@ fn beyond_max_connections_a_new_client_closes_the_connection_idle_longest() {
     assert!(rest[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &rest[..n]);
 }
 
+/// Idle keep-alive connections make room before new ones: a connection
+/// that has not sent its head yet (it may be on its way) outlives a newer
+/// idle one when a client arrives past the cap.
+#[test]
+fn beyond_max_connections_an_idle_connection_goes_before_a_new_one() {
+    let s = keyed_probe(&[("max_connections", "2")]);
+    let port = s.server_port();
+    let mut waiting = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    idle.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = idle.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+    std::thread::sleep(Duration::from_millis(100));
+    // A third client: the idle connection is closed for it, though the
+    // waiting one is older.
+    let third = request(port, "GET", "/echo", &[], b"").unwrap();
+    assert_eq!(third.status, 200);
+    let mut rest = [0u8; 64];
+    assert_eq!(
+        idle.read(&mut rest).map_err(|e| e.kind()),
+        Ok(0),
+        "the idle connection is still open"
+    );
+    waiting
+        .write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut reply = Vec::new();
+    waiting
+        .read_to_end(&mut reply)
+        .expect("the waiting connection is answered");
+    assert!(
+        reply.starts_with(b"HTTP/1.1 200"),
+        "the waiting connection was closed: {:?}",
+        String::from_utf8_lossy(&reply)
+    );
+}
+
 #[test]
 fn an_invalid_setting_stops_the_start_naming_the_variable() {
     for (key, value) in [

@@ -6,10 +6,13 @@
 //! limits set (`max_buf_size`, the header read timeout), so
 //! that a probe is answered whoever holds the other connections. The cap
 //! (`max_connections`) is kept by closing, when a new client arrives with
-//! every slot taken, the connection that has waited longest outside a
-//! request: one that never sent a whole request head is closed outright, an
-//! idle keep-alive one by hyper's graceful shutdown (its reply, if one is
-//! still being written, ends first). A connection inside a request is never
+//! every slot taken, the keep-alive connection idle longest, by hyper's
+//! graceful shutdown (its reply, if one is still being written, ends
+//! first); where none is idle, the one that has waited longest for a whole
+//! request head, outright. Idle ones go first: their client has had its
+//! answer, while a new connection's head may be on its way (closed before
+//! it is read, it would be a request lost, a probe's among them, whenever
+//! clients reconnect faster than the server reads). A connection inside a request is never
 //! closed for another; a function request that finds every slot taken waits
 //! for one (see `request.rs`).
 //!
@@ -205,8 +208,8 @@ impl Connections {
         }
     }
 
-    /// Counts a new connection in, closing the one that has waited longest
-    /// outside a request if every slot is taken.
+    /// Counts a new connection in, closing the one idle longest (else the
+    /// one that has waited longest for its head) if every slot is taken.
     fn admit(&self) -> Arc<Conn> {
         let now = nanos(Instant::now());
         let conn = Arc::new(Conn {
@@ -227,7 +230,10 @@ impl Connections {
             let oldest = open
                 .values()
                 .filter(|c| matches!(c.state.load(Ordering::Relaxed), FRESH | IDLE))
-                .min_by_key(|c| c.since.load(Ordering::Relaxed))
+                .min_by_key(|c| {
+                    let fresh = c.state.load(Ordering::Relaxed) == FRESH;
+                    (fresh, c.since.load(Ordering::Relaxed))
+                })
                 .cloned();
             // Every connection is inside a request: this one is served
             // past the cap as far as its head (probes need no slot).

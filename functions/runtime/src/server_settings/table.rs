@@ -94,8 +94,8 @@ settings_table! {
             parse: positive("a number of connections", "would refuse every connection"),
             doc_default: "`4096`",
             meaning: "open connections, and function requests served at once; a new client past \
-                it closes the connection that waited longest outside a request (never one inside a \
-                request), so probes are answered whoever holds the others; a function request past \
+                it closes the keep-alive connection idle longest, else the one that waited longest \
+                for its request head (never one inside a request), so probes are answered whoever holds the others; a function request past \
                 it waits for a slot (see [Limits](#limits-and-what-they-protect)). Not in \
                 of-watchdog",
             past_it: "waits, then **503** with `Retry-After: 1`",
