@@ -12,7 +12,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use support::{
     Ran, assert_says, edges_of, fixture, fmerge, fmerge_in, graph_of_stack, plan_and_build,
     refused_before_cargo, weighed_graph,
@@ -84,11 +84,16 @@ fn chain_stack(extra: &str) -> tempfile::TempDir {
 }
 
 fn build(ws: &Path, members: &[&str]) -> Ran {
+    build_with(ws, members, &[])
+}
+
+/// [`build`] with `env` added.
+fn build_with(ws: &Path, members: &[&str], env: &[(&str, &str)]) -> Ran {
     let out = ws.join("out");
     let mut args = vec!["-f", "stack.yml"];
     args.extend(members);
     args.extend(["--out", out.to_str().unwrap()]);
-    fmerge_in(ws, &args)
+    fmerge(ws, &args, env)
 }
 
 /// A variable only the caller's stack entry sets.
@@ -191,7 +196,7 @@ fn a_c_toolchain_without_the_static_c_library_is_refused_before_cargo_starts() {
     let ws = chain_stack("");
     let bin = ws.path().join("fake-cc");
     std::fs::create_dir(&bin).unwrap();
-    let real_cc = which("cc");
+    let real_cc = fmerge_testkit::need("cc", "gcc");
     std::fs::write(
         bin.join("cc"),
         format!(
@@ -203,26 +208,14 @@ fn a_c_toolchain_without_the_static_c_library_is_refused_before_cargo_starts() {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(bin.join("cc"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let out = ws.path().join("out");
-    let mut args = vec!["-f", "stack.yml"];
-    args.extend(KEYS);
-    args.extend(["--out", out.to_str().unwrap()]);
     refused_before_cargo(
-        fmerge(ws.path(), &args, &[("PATH", &path)]),
+        build_with(ws.path(), &KEYS, &[("PATH", &path)]),
         &[
             "error: write-home-timeline is started by of-watchdog per request",
             "this machine's C toolchain has no static C library",
             "\nfix: install it (Debian: `apt-get install libc6-dev`",
         ],
     );
-}
-
-/// `name` on this machine's PATH.
-fn which(name: &str) -> PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no {name} on PATH"))
 }
 
 /// Built without a stack file, a function's mode is its Dockerfile's, the

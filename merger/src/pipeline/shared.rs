@@ -152,12 +152,15 @@ impl Shared {
             if sources.is_empty() {
                 modes = modes_beside_packages(members, groups)?;
             }
-            // Checked here, before cargo builds, not where it is linked.
-            for opts in groups {
-                let caller = members.functions().find(|f| f.name == opts.caller);
-                if let Some(f) = caller.filter(|f| f.form == resolve::Form::Process) {
-                    fmerge_cargo::shim::check_launcher_links(&f.name)?;
-                }
+            // Checked here, before cargo builds, not where it is linked;
+            // once, naming the first caller that needs it.
+            let launched = groups.iter().find_map(|opts| {
+                members
+                    .functions()
+                    .find(|f| f.name == opts.caller && f.form == resolve::Form::Process)
+            });
+            if let Some(f) = launched {
+                fmerge_cargo::shim::check_launcher_links(&f.name)?;
             }
             Ok(emit::Profile {
                 unoptimized: if rewrites {
