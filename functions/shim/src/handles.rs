@@ -1,9 +1,15 @@
 //! Members in a handler-library template (a library's `handle` that the
 //! template's `main` serves with hyper), whose `handle` fmerge exports
 //! (`fmerge.handle.<name>`, written by fmerge's `workspace::handle`): a
-//! call to one is answered by calling that `handle` on the calling thread
-//! of the stand-in, acting for the member (its environment, its rewrites),
-//! with no server of its own and no socket between the stand-in and it.
+//! call to one is answered by calling that `handle`, acting for the member
+//! (its environment, its rewrites), with no server of its own and no
+//! socket between the stand-in and it. Where the client's connection is
+//! held for answers on its own thread (the shim's `inline`), [`start`] polls
+//! an async `handle` there, in the middle of the client's `send`, and what
+//! it does after it first waits goes on on its runtime, the reply written
+//! from there: no thread wakes for a `handle` that does not wait. Else a
+//! stand-in thread calls it and waits ([`answer`]).
+//!
 //! The reply is what its template's server would have sent and its
 //! of-watchdog passed on: the status and headers `handle` gave, its body
 //! with a `Content-Length` and a `Date` (as hyper's server adds them),
@@ -11,7 +17,8 @@
 //! that panics is of-watchdog's empty 500 (its server's connection closed
 //! without a reply), one past the member's `exec_timeout` (or a shorter
 //! `X-Timeout`) its empty 504, while `handle` goes on, as it would behind
-//! its server.
+//! its server (a `handle` ready at its first poll but past its limit by
+//! then: the same 504, sent when it is ready).
 //!
 //! Where `handle` has a shape the entry does not take (its `.shape` says
 //! 0), the member's server is started as for any member that serves HTTP
@@ -19,16 +26,17 @@
 
 use std::ffi::c_void;
 use std::io::{self, Write};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::http::Request;
 use crate::inproc::Scope;
-use crate::{HandleCall, Member, servers};
+use crate::{Handle, Member, deadlines, servers};
 
 /// `member`'s `handle` entry, if it has one that takes its `handle`'s shape.
-pub fn handled(member: &Member) -> Option<HandleCall> {
+pub fn handled(member: &Member) -> Option<&Handle> {
     let handle = member.handle.as_ref()?;
-    handle.takes_its_shape().then_some(handle.call)
+    handle.takes_its_shape().then_some(handle)
 }
 
 /// What [`crate::HandleReply`] was given.
@@ -52,17 +60,8 @@ unsafe extern "C" fn take(
     *got = Some((status, bytes(head, head_len), bytes(body, body_len)));
 }
 
-/// Answers `req`, a call to `member` through the gateway, with `call`, its
-/// `handle` entry; whether the client connection can stay open.
-pub fn answer(
-    member: &Member,
-    call: HandleCall,
-    req: &Request,
-    client: &mut dyn Write,
-) -> io::Result<bool> {
-    let started = Instant::now();
-    let limit = servers::limit(member, req);
-    let target = servers::target_received(req);
+/// `req`'s headers as `Name: value\r\n` lines, as the entry takes them.
+fn header_lines(req: &Request) -> Vec<u8> {
     let mut headers = Vec::new();
     for (k, v) in &req.headers {
         headers.extend_from_slice(k.as_bytes());
@@ -70,6 +69,21 @@ pub fn answer(
         headers.extend_from_slice(v.as_bytes());
         headers.extend_from_slice(b"\r\n");
     }
+    headers
+}
+
+/// Answers `req`, a call to `member` through the gateway, with `call`, its
+/// `handle` entry; whether the client connection can stay open.
+pub fn answer(
+    member: &Member,
+    handle: &Handle,
+    req: &Request,
+    client: &mut dyn Write,
+) -> io::Result<bool> {
+    let started = Instant::now();
+    let limit = servers::limit(member, req);
+    let target = servers::target_received(req);
+    let headers = header_lines(req);
     let limit_ms = match limit {
         // A limit under a millisecond is one millisecond, not none.
         Some(l) => u64::try_from(l.as_millis()).unwrap_or(u64::MAX).max(1),
@@ -81,7 +95,7 @@ pub fn answer(
         // SAFETY: the entry fmerge generated, with pointers valid for the
         // call and `take`, which reads them as `HandleReply` promises.
         unsafe {
-            call(
+            (handle.call)(
                 req.method.as_ptr(),
                 req.method.len(),
                 target.as_ptr(),
@@ -99,22 +113,35 @@ pub fn answer(
     let (status, head, body) = match (code, got) {
         (0, Some(reply)) => reply,
         (2, _) => {
-            eprintln!(
-                "fmerge: {} killed due to exec_timeout: {:?}",
-                member.name,
-                limit.unwrap_or_default()
-            );
+            killed(member, limit);
             return servers::empty(client, 504, started);
         }
         _ => return servers::empty(client, 500, started),
     };
+    client.write_all(&replied(status, &head, &body, &req.method, started))?;
+    client.flush()?;
+    Ok(true)
+}
+
+/// Says that `member`'s `handle` went past its limit, as of-watchdog does.
+fn killed(member: &Member, limit: Option<Duration>) {
+    eprintln!(
+        "fmerge: {} killed due to exec_timeout: {:?}",
+        member.name,
+        limit.unwrap_or_default()
+    );
+}
+
+/// The reply `handle` gave (its status, header lines and body), as its
+/// template's server would have sent it and its of-watchdog passed it on.
+fn replied(status: u16, head: &[u8], body: &[u8], method: &str, started: Instant) -> Vec<u8> {
     let mut out = format!("HTTP/1.1 {status} {}\r\n", crate::http::reason(status)).into_bytes();
     let has = |name: &[u8]| {
         head.split(|&b| b == b'\n')
             .any(|l| l.len() > name.len() && l[..name.len()].eq_ignore_ascii_case(name))
     };
     let (has_length, has_date) = (has(b"content-length:"), has(b"date:"));
-    out.extend_from_slice(&head);
+    out.extend_from_slice(head);
     // What the template's hyper server adds to a whole reply.
     if !has_length {
         out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
@@ -130,10 +157,231 @@ pub fn answer(
         )
         .as_bytes(),
     );
-    if !req.method.eq_ignore_ascii_case("HEAD") {
-        out.extend_from_slice(&body);
+    if !method.eq_ignore_ascii_case("HEAD") {
+        out.extend_from_slice(body);
     }
-    client.write_all(&out)?;
-    client.flush()?;
-    Ok(true)
+    out
+}
+
+/// of-watchdog's empty reply with `status`, as bytes.
+fn empty(status: u16, started: Instant) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = servers::empty(&mut out, status, started);
+    out
+}
+
+/// What [`start`] made of a call.
+pub enum Started {
+    /// The whole reply: `handle` was ready at its first poll, or failed.
+    Reply(Vec<u8>),
+    /// `handle` goes on, on its runtime: its reply, or the 504 of its limit,
+    /// goes where [`Later::then`] says.
+    Later(Later),
+    /// Not started: [`answer`] it on a thread that may wait.
+    NotHere,
+}
+
+/// A call [`start`] left running.
+pub struct Later(Arc<Pending>);
+
+/// Where the reply to a call that went on goes, from the thread it comes on.
+pub type Then = Box<dyn FnOnce(Vec<u8>) + Send>;
+
+/// A call started by [`start`], shared by the caller, the entry's `done`
+/// and the deadline of its limit; the first reply given is the one.
+struct Pending {
+    member: &'static Member,
+    method: String,
+    started: Instant,
+    limit: Option<Duration>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The reply, given before anyone asked for it.
+    reply: Option<Vec<u8>>,
+    /// Where the reply goes once given.
+    then: Option<Then>,
+    /// A reply was given: any other is dropped.
+    answered: bool,
+    /// The limit's deadline, cancelled by the reply.
+    deadline: Option<deadlines::Ticket>,
+}
+
+impl Pending {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Gives `bytes` as the reply, unless one was given already.
+    fn give(&self, bytes: Vec<u8>) {
+        let mut state = self.state();
+        if std::mem::replace(&mut state.answered, true) {
+            return;
+        }
+        if let Some(ticket) = state.deadline.take() {
+            deadlines::cancel(ticket);
+        }
+        match state.then.take() {
+            Some(then) => {
+                drop(state);
+                then(bytes);
+            }
+            None => state.reply = Some(bytes),
+        }
+    }
+}
+
+impl Later {
+    /// Sends the reply to `then`: at once, on this thread, if it is there
+    /// already, else on the thread that gives it.
+    pub fn then(self, then: Then) {
+        let mut state = self.0.state();
+        match state.reply.take() {
+            Some(bytes) => {
+                drop(state);
+                then(bytes);
+            }
+            None => state.then = Some(then),
+        }
+    }
+}
+
+/// Per member, how many of its latest [`start`]s in a row kept the calling
+/// thread longer than [`FIRST_POLL_AT_MOST`]. From [`SLOW_IN_A_ROW`] on,
+/// its calls go to a stand-in thread, so that a `handle` that blocks its
+/// thread before it first waits does not hold callers' threads; a one-off
+/// (its runtime made at the first call, a thread preempted) does not count.
+static SLOW: Mutex<Vec<(&str, u32)>> = Mutex::new(Vec::new());
+/// About what the hop to a stand-in thread costs.
+const FIRST_POLL_AT_MOST: Duration = Duration::from_millis(1);
+const SLOW_IN_A_ROW: u32 = 3;
+
+fn slow() -> MutexGuard<'static, Vec<(&'static str, u32)>> {
+    SLOW.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether `member`'s calls are left to a stand-in thread.
+fn too_slow(member: &Member) -> bool {
+    slow()
+        .iter()
+        .any(|&(m, n)| m == member.name && n >= SLOW_IN_A_ROW)
+}
+
+/// Counts a start of `member` that took `took`.
+fn count_start(member: &'static Member, took: Duration) {
+    let mut slow = slow();
+    let at = slow.iter().position(|&(m, _)| m == member.name);
+    match (at, took > FIRST_POLL_AT_MOST) {
+        (Some(i), true) => slow[i].1 += 1,
+        (None, true) => slow.push((member.name, 1)),
+        (Some(i), false) => drop(slow.swap_remove(i)),
+        (None, false) => {}
+    }
+}
+
+/// Starts `req`, a call to `member` through the gateway, with `handle`'s
+/// entry ([`crate::HandleNow`]) on the calling thread, acting for the
+/// member: what `handle` does before it first waits runs here, the rest on
+/// its runtime. It never waits for `handle`.
+pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started {
+    if too_slow(member) {
+        return Started::NotHere;
+    }
+    let started = Instant::now();
+    let pending = Arc::new(Pending {
+        member,
+        method: req.method.clone(),
+        started,
+        limit: servers::limit(member, req),
+        state: Mutex::default(),
+    });
+    let target = servers::target_received(req);
+    let headers = header_lines(req);
+    let ctx = Arc::into_raw(Arc::clone(&pending)) as *mut c_void;
+    let code = {
+        let _acting = Scope::enter(crate::member::resident(member.name).serving(member.name));
+        // SAFETY: the entry fmerge generated, with pointers valid for the
+        // call; `done` takes back the count `ctx` holds.
+        unsafe {
+            (handle.now)(
+                req.method.as_ptr(),
+                req.method.len(),
+                target.as_ptr(),
+                target.len(),
+                headers.as_ptr(),
+                headers.len(),
+                req.body.as_ptr(),
+                req.body.len(),
+                ctx,
+                done,
+            )
+        }
+    };
+    count_start(member, started.elapsed());
+    match code {
+        0 => match pending.state().reply.take() {
+            Some(bytes) => Started::Reply(bytes),
+            None => Started::Reply(empty(500, started)),
+        },
+        1 => {
+            if let Some(limit) = pending.limit {
+                let timed = Arc::clone(&pending);
+                let past = move || {
+                    killed(timed.member, timed.limit);
+                    timed.give(empty(504, timed.started));
+                };
+                let ticket = deadlines::at(started + limit, Box::new(past));
+                let mut state = pending.state();
+                match ticket {
+                    Some(t) if state.answered => drop(deadlines::cancel(t)),
+                    t => state.deadline = t,
+                }
+            }
+            Started::Later(Later(pending))
+        }
+        _ => {
+            // SAFETY: `done` was not called and never will be: the count
+            // given to the entry comes back here.
+            drop(unsafe { Arc::from_raw(ctx as *const Pending) });
+            Started::NotHere
+        }
+    }
+}
+
+/// The entry's [`crate::HandleDone`] for [`start`].
+unsafe extern "C" fn done(
+    ctx: *mut c_void,
+    code: i32,
+    status: u16,
+    head: *const u8,
+    head_len: usize,
+    body: *const u8,
+    body_len: usize,
+) {
+    // SAFETY: the count [`start`] gave the entry, given back once.
+    let pending = unsafe { Arc::from_raw(ctx as *const Pending) };
+    let bytes = |p: *const u8, n: usize| match n {
+        0 => &[][..],
+        // SAFETY: the entry's promise: valid for reads during this call.
+        _ => unsafe { std::slice::from_raw_parts(p, n) },
+    };
+    let p = &*pending;
+    let past = p.limit.is_some_and(|l| p.started.elapsed() > l);
+    let reply = match code {
+        0 if past => {
+            killed(p.member, p.limit);
+            empty(504, p.started)
+        }
+        0 => replied(
+            status,
+            bytes(head, head_len),
+            bytes(body, body_len),
+            &p.method,
+            p.started,
+        ),
+        _ => empty(500, p.started),
+    };
+    p.give(reply);
 }

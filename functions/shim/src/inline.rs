@@ -2,7 +2,10 @@
 //! this process, made from a thread that may run it ([`inproc::may_run_here`]),
 //! is run in the middle of the client's own `send` of its request, so that
 //! no other thread wakes for it and the client's wait for the reply finds it
-//! already there.
+//! already there. A call to a handler library's `handle` is started there
+//! from any thread ([`handles::start`]): a `handle` that does not wait
+//! replies at once; one that does goes on on its runtime, which writes the
+//! reply into the pair when it has it.
 //!
 //! The client still has its socket, one end of the pair the interposed
 //! `connect` made ([`adopt`]); this module holds the other end. After each
@@ -26,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::{http, inproc, member, server};
+use crate::{handles, http, inproc, member, server};
 
 /// A request larger than this is handed to a stand-in thread rather than
 /// parsed again after each write.
@@ -158,9 +161,13 @@ fn put_back(h: Held) {
 /// Called after the client wrote to `fd`: answers what it wrote, if it is
 /// whole, here or through a stand-in thread.
 pub fn after_send(fd: i32) {
-    let Some(mut h) = take(fd) else {
-        return;
-    };
+    if let Some(h) = take(fd) {
+        read_and_answer(h);
+    }
+}
+
+/// Reads what the client of `h` wrote and answers each whole request.
+fn read_and_answer(mut h: Held) {
     let ended = drain(&mut h);
     if ended && h.read.is_empty() {
         // The client's end is closed (its descriptor now names another
@@ -168,34 +175,56 @@ pub fn after_send(fd: i32) {
         return;
     }
     loop {
-        match next_request(&h.read) {
+        let (req, used) = match next_request(&h.read) {
             Next::Incomplete if !ended && h.read.len() <= HOLD_AT_MOST => {
                 h.since.get_or_insert_with(Instant::now);
                 return put_back(h);
             }
             Next::Incomplete | Next::Elsewhere => return hand_over(h),
-            Next::Request(req, used) => {
-                let Some(reply) = answer(&req) else {
-                    return hand_over(h);
-                };
-                h.read.drain(..used);
-                h.since = (!h.read.is_empty()).then(Instant::now);
-                let keep = req.keep_alive();
+            Next::Request(req, used) => (req, used),
+        };
+        let keep = req.keep_alive();
+        let bytes = match answer(&req) {
+            Answer::Reply(reply) => {
                 let mut bytes = Vec::new();
                 let _ = server::write_reply(&mut bytes, &reply, &req.method, keep);
-                let written = write_some(&h.ours, &bytes);
-                if written < bytes.len() {
-                    return finish_elsewhere(h, bytes.split_off(written), keep);
-                }
-                if !keep {
-                    return; // Dropping ours ends the connection after the reply.
-                }
-                if h.read.is_empty() {
-                    return put_back(h);
-                }
+                bytes
             }
+            Answer::Bytes(bytes) => bytes,
+            Answer::Later(later) => {
+                h.read.drain(..used);
+                h.since = (!h.read.is_empty()).then(Instant::now);
+                // The client waits for this reply before it writes again.
+                return later.then(Box::new(move |bytes| {
+                    if let Some(h) = reply_with(h, bytes, keep) {
+                        read_and_answer(h);
+                    }
+                }));
+            }
+            Answer::Elsewhere => return hand_over(h),
+        };
+        h.read.drain(..used);
+        h.since = (!h.read.is_empty()).then(Instant::now);
+        let Some(back) = reply_with(h, bytes, keep) else {
+            return;
+        };
+        h = back;
+        if h.read.is_empty() {
+            return put_back(h);
         }
     }
+}
+
+/// Writes `bytes`, a reply, to `h`'s client; `h` if the connection goes
+/// on here, `None` if it is closed or handed to another thread.
+fn reply_with(h: Held, mut bytes: Vec<u8>, keep: bool) -> Option<Held> {
+    let written = write_some(&h.ours, &bytes);
+    if written < bytes.len() {
+        finish_elsewhere(h, bytes.split_off(written), keep);
+        return None;
+    }
+    // Dropping ours ends the connection after the reply.
+    keep.then_some(h)
 }
 
 /// Reads what the client has written so far; whether its side has ended.
@@ -251,18 +280,59 @@ fn next_request(read: &[u8]) -> Next {
     }
 }
 
-/// The reply to `req`, if it is a call to a member this thread may run
-/// here and the member may run in this process.
-fn answer(req: &http::Request) -> Option<member::Reply> {
-    if !inproc::may_run_here() {
-        return None;
+/// How a request is answered here.
+enum Answer {
+    /// By a member run on this thread.
+    Reply(member::Reply),
+    /// With these bytes (a handler library's `handle` replied at once).
+    Bytes(Vec<u8>),
+    /// By a handler library's `handle` that goes on elsewhere.
+    Later(handles::Later),
+    /// Not here: by a stand-in thread.
+    Elsewhere,
+}
+
+/// How `req` is answered: a call to a handler library's `handle` is
+/// started here from any thread ([`handles::start`]); a call to a member
+/// that runs in this process is run here where fmerge allows it and this
+/// thread may run it; anything else elsewhere.
+fn answer(req: &http::Request) -> Answer {
+    let Some((name, _, _)) = crate::cgi::function_target(&req.target) else {
+        return Answer::Elsewhere;
+    };
+    let Some(m) = crate::member_named(name) else {
+        return Answer::Elsewhere;
+    };
+    if m.mode == crate::Mode::Http {
+        // A member that serves HTTP itself is called through its server,
+        // never run per call, unless its `handle` answers for it.
+        return match handles::handled(m).map(|handle| handles::start(m, handle, req)) {
+            Some(handles::Started::Reply(bytes)) => Answer::Bytes(bytes),
+            Some(handles::Started::Later(later)) => Answer::Later(later),
+            Some(handles::Started::NotHere) | None => Answer::Elsewhere,
+        };
     }
-    // A member that serves HTTP itself is called through its server, never
-    // run per call.
-    let call = server::member_call(req, &|name| {
-        crate::member_named(name).is_some_and(|m| m.run.is_some() && m.mode != crate::Mode::Http)
-    })?;
-    member::run_in_process(crate::member_named(&call.name)?, &call)
+    if m.run.is_none() || !crate::inline_calls() || !inproc::may_run_here() {
+        return Answer::Elsewhere;
+    }
+    let call = server::member_call(req, &|_| true);
+    match call.and_then(|call| member::run_in_process(m, &call)) {
+        Some(reply) => Answer::Reply(reply),
+        None => Answer::Elsewhere,
+    }
+}
+
+/// Whether connections to the stand-in are held for answers on the
+/// client's thread: where fmerge lets members run there, or where a
+/// member's `handle` can be started there.
+pub fn wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| {
+        crate::inline_calls()
+            || crate::members()
+                .iter()
+                .any(|m| handles::handled(m).is_some())
+    })
 }
 
 /// Writes what the pair takes now of `bytes`; how much it took.

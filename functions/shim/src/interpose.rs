@@ -263,7 +263,7 @@ fn pair(fd: c_int, dest: SocketAddr) -> Option<c_int> {
     // Answered on the client's own thread where it can be (`inline`),
     // else by a stand-in thread.
     let ours = match ino {
-        Some(ino) if crate::inline_calls() => match crate::inline::adopt(fd, ino, ours, dest) {
+        Some(ino) if crate::inline::wanted() => match crate::inline::adopt(fd, ino, ours, dest) {
             Ok(()) => return Some(0),
             Err(ours) => ours,
         },

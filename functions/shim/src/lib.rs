@@ -34,6 +34,7 @@
 use std::ffi::c_void;
 
 pub mod cgi;
+pub mod deadlines;
 // The merge contract's own source, as a module: the shim is compiled alone,
 // std only, and the `<FUNCTION>__KEY` rule must be the contract's, not a
 // copy (fmerge writes the file beside the shim's sources, at this path).
@@ -81,11 +82,13 @@ pub struct Member {
 }
 
 /// A handler library's `handle`, as fmerge exports it
-/// (`fmerge.handle.<name>` and its `.shape`; written by fmerge's
-/// `workspace::handle`, whose code must agree with these types).
+/// (`fmerge.handle.<name>`, its `.now` and its `.shape`; written by
+/// fmerge's `workspace::handle`, whose code must agree with these types).
 pub struct Handle {
-    /// Calls `handle` ([`HandleCall`]).
+    /// Calls `handle` and waits for its reply ([`HandleCall`]).
     pub call: HandleCall,
+    /// Starts `handle` on the calling thread, never waiting ([`HandleNow`]).
+    pub now: HandleNow,
     /// Which shape `handle` has: 0 for one the entry does not take.
     pub shape: unsafe extern "C" fn() -> i32,
 }
@@ -119,6 +122,33 @@ pub type HandleCall = unsafe extern "C" fn(
     u64,
     *mut c_void,
     HandleReply,
+) -> i32;
+
+/// Where [`HandleNow`] gives `handle`'s outcome, once: (context; 0 a
+/// reply, 1 `handle` panicked, 3 a request `http` does not take; the
+/// reply's status, `Name: value\r\n` header lines and body, valid for
+/// reads during the call).
+pub type HandleDone =
+    unsafe extern "C" fn(*mut c_void, i32, u16, *const u8, usize, *const u8, usize);
+
+/// A handler library's `handle`, started on the calling thread: (method,
+/// target, header lines, body, each as pointer and length; the context and
+/// [`HandleDone`]) → 0: `done` was called before this returned (`handle`
+/// was ready at its first poll); 1: `handle` goes on, on its runtime, and
+/// `done` is called once, from another thread, maybe before this returns;
+/// 2: not taken here (a `handle` that is not async), `done` never called:
+/// [`HandleCall`] from a thread that may wait.
+pub type HandleNow = unsafe extern "C" fn(
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *const u8,
+    usize,
+    *mut c_void,
+    HandleDone,
 ) -> i32;
 
 /// The of-watchdog mode a member was deployed with.

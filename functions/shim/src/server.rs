@@ -225,7 +225,7 @@ fn serve_stream(
         let mut keep = req.keep_alive();
         if let Some(member) = serving_member(&req, config) {
             keep &= match crate::handles::handled(member) {
-                Some(call) => crate::handles::answer(member, call, &req, &mut writer)?,
+                Some(handle) => crate::handles::answer(member, handle, &req, &mut writer)?,
                 None => servers::forward(&mut server, member, &req, &mut writer)?,
             };
         } else if let Some(call) = member_call(&req, &*config.is_member) {

@@ -1,10 +1,13 @@
 //! A member in a handler-library template whose `handle` fmerge exports, in
 //! a program linked as fmerge links a merged binary: a call to it through
 //! the gateway's address is answered by its `handle`, acting for it (its
-//! own `GREETING`), with the target its server would have had, its limit,
-//! and of-watchdog's reply around it; a panic is of-watchdog's empty 500,
-//! a call past its limit the empty 504; its server never starts, and
-//! nothing reaches the gateway.
+//! own `GREETING`), with the target its server would have had and
+//! of-watchdog's reply around it, started on the client's own thread
+//! (`.now`) where it can be, else by a stand-in thread (`handle`, with its
+//! limit); a panic is of-watchdog's empty 500, a call past its limit the
+//! empty 504 (whether `handle` replies later on another thread or a
+//! stand-in waits for it); its server never starts, and nothing reaches
+//! the gateway.
 
 mod common;
 
@@ -15,16 +18,38 @@ use std::net::TcpStream;
 fn main() {
     let url = std::env::var("TEST_GATEWAY_URL").unwrap();
     let authority = url.trim_start_matches("http://").trim_end_matches('/').to_string();
-    for (path, extra) in [
+    let calls = [
         ("/a/b?x=1", "X-Call: one\r\nX-Timeout: 2s\r\n"),
+        ("/wait", ""),
         ("/panic", ""),
-        ("/slow", ""),
-    ] {
+        ("/slow", "X-Timeout: 300ms\r\n"),
+        ("/not-here/c", "X-Call: two\r\nX-Timeout: 2s\r\n"),
+        ("/not-here/panic", ""),
+        ("/not-here/slow", ""),
+    ];
+    for (path, extra) in calls {
         let mut s = TcpStream::connect(authority.as_str()).unwrap();
         write!(s, "POST /function/handled{path} HTTP/1.1\r\nHost: {authority}\r\n{extra}Content-Length: 2\r\nConnection: close\r\n\r\nhi").unwrap();
         let mut reply = String::new();
         s.read_to_string(&mut reply).unwrap();
         println!("{}", reply.replace("\r\n", "|"));
+    }
+    // Two calls on one kept connection, the second after a reply that came
+    // from another thread: the connection goes on.
+    let mut s = TcpStream::connect(authority.as_str()).unwrap();
+    for path in ["/wait", "/kept"] {
+        write!(s, "POST /function/handled{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+        let mut got = Vec::new();
+        let mut byte = [0u8; 1];
+        while !got.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).unwrap();
+            got.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&got).to_string();
+        let length: usize = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).unwrap().trim().parse().unwrap();
+        let mut body = vec![0u8; length];
+        s.read_exact(&mut body).unwrap();
+        println!("{}{}", head.replace("\r\n", "|"), String::from_utf8_lossy(&body));
     }
 }
 "#;
@@ -41,31 +66,60 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         ],
     );
     let replies: Vec<&str> = stdout.lines().collect();
-    assert_eq!(replies.len(), 3, "{stdout}");
+    assert_eq!(replies.len(), 9, "{stdout}");
     // The handle's reply, with of-watchdog's duration and a length; the
-    // shorter X-Timeout as its limit; the member's own environment.
-    let ok = replies[0];
-    assert!(ok.starts_with("HTTP/1.1 200 OK|"), "{ok}");
-    for part in [
-        "|x-handled: yes|",
-        "|content-type: text/plain|",
-        "|X-Duration-Seconds: ",
-    ] {
+    // member's own environment; started on the client's thread (`main`).
+    let ok = |reply: &str, body: &str| {
+        assert!(reply.starts_with("HTTP/1.1 200 OK|"), "{reply}");
+        for part in [
+            "|x-handled: yes|",
+            "|content-type: text/plain|",
+            "|X-Duration-Seconds: ",
+        ] {
+            assert!(
+                reply
+                    .to_ascii_lowercase()
+                    .contains(&part.to_ascii_lowercase()),
+                "{part}: {reply}"
+            );
+        }
         assert!(
-            ok.to_ascii_lowercase().contains(&part.to_ascii_lowercase()),
-            "{part}: {ok}"
+            reply.contains(&format!("|Content-Length: {}|Date: ", body.len())),
+            "{reply}"
         );
-    }
-    let body = "POST /a/b?x=1 hi limit=2000 call=one greeting=its-own";
-    assert!(
-        ok.contains(&format!("|Content-Length: {}|Date: ", body.len())),
-        "{ok}"
+        assert!(reply.contains(" GMT|X-Duration-Seconds: "), "{reply}");
+        assert!(reply.ends_with(&format!("||{body}")), "{reply}");
+    };
+    ok(
+        replies[0],
+        "POST /a/b?x=1 hi via=now call=one greeting=its-own thread=main",
     );
-    assert!(ok.contains(" GMT|X-Duration-Seconds: "), "{ok}");
-    assert!(ok.ends_with(&format!("||{body}")), "{ok}");
+    // Replied from another thread, after the client's own thread started it
+    // (a member slow to start three times in a row would be left to the
+    // stand-in: not these).
+    ok(
+        replies[1],
+        "POST /wait hi via=now call=- greeting=its-own thread=main",
+    );
+    // Not taken on the client's thread: the stand-in's call, with the
+    // shorter X-Timeout as its limit.
+    ok(
+        replies[4],
+        "POST /not-here/c hi limit=2000 call=two greeting=its-own",
+    );
+    ok(
+        replies[7],
+        "POST /wait hi via=now call=- greeting=its-own thread=main",
+    );
+    ok(
+        replies[8],
+        "POST /kept hi via=now call=- greeting=its-own thread=main",
+    );
     for (reply, status) in [
-        (replies[1], "500 Internal Server Error"),
-        (replies[2], "504 Gateway Timeout"),
+        (replies[2], "500 Internal Server Error"),
+        (replies[3], "504 Gateway Timeout"),
+        (replies[5], "500 Internal Server Error"),
+        (replies[6], "504 Gateway Timeout"),
     ] {
         assert!(reply.starts_with(&format!("HTTP/1.1 {status}|")), "{reply}");
         assert!(
@@ -74,10 +128,21 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         );
         assert!(reply.ends_with("|Content-Length: 0||"), "{reply}");
     }
-    assert!(
-        stderr.contains("handled killed due to exec_timeout: 5s"),
-        "{stderr}"
-    );
+    // The 504 of a reply that comes later is sent at the limit, not when
+    // the reply comes (five seconds on).
+    let took: f64 = replies[3]
+        .split('|')
+        .find_map(|h| h.strip_prefix("X-Duration-Seconds: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.3..4.0).contains(&took), "{}", replies[3]);
+    for limit in ["300ms", "5s"] {
+        assert!(
+            stderr.contains(&format!("handled killed due to exec_timeout: {limit}")),
+            "{stderr}"
+        );
+    }
     assert!(!stderr.contains("handled's server ran"), "{stderr}");
     assert!(
         seen.lock().unwrap().is_empty(),

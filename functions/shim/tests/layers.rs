@@ -15,8 +15,8 @@ const LAYERS: &[&[&str]] = &[
     &["inproc", "zygote"],
     // A call to a member, run where it may run; members that serve HTTP
     // themselves, started once and called through their servers; the
-    // caller's own process forked by the warm server.
-    &["member", "servers", "warm"],
+    // caller's own process forked by the warm server; work at a deadline.
+    &["member", "servers", "warm", "deadlines"],
     // The stand-in that serves calls on threads of its own; handler
     // libraries' `handle`s, which it calls.
     &["server", "handles"],

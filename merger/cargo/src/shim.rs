@@ -32,6 +32,10 @@ pub const GATEWAY_VARS: &[&str] = &[
 const HANDLE_ARGS: &str = "(method: *const u8, method_len: usize, target: *const u8, \
     target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, \
     limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::HandleReply) -> i32";
+/// The parameters of a handle's `.now` entry (fmerge-shim's `HandleNow`).
+const HANDLE_NOW_ARGS: &str = "(method: *const u8, method_len: usize, target: *const u8, \
+    target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, \
+    ctx: *mut std::ffi::c_void, done: crate::HandleDone) -> i32";
 
 /// A source file of the shim crate, by its path inside the crate (`src/lib.rs`).
 pub struct Source<'a> {
@@ -153,7 +157,7 @@ pub fn table(
                 None => "None".to_string(),
             },
             match m.handle {
-                Some(_) => format!("Some(crate::Handle {{ call: h{i}, shape: s{i} }})"),
+                Some(_) => format!("Some(crate::Handle {{ call: h{i}, now: n{i}, shape: s{i} }})"),
                 None => "None".to_string(),
             }
         );
@@ -175,7 +179,11 @@ pub fn table(
     s.push_str("}\nunsafe extern \"C\" {\n");
     for (i, m) in members.iter().enumerate() {
         if let Some(handle) = &m.handle {
-            let _ = writeln!(s, "    #[link_name = {handle:?}] fn h{i}{};", HANDLE_ARGS);
+            let _ = writeln!(s, "    #[link_name = {handle:?}] fn h{i}{HANDLE_ARGS};");
+            let _ = writeln!(
+                s,
+                "    #[link_name = \"{handle}.now\"] fn n{i}{HANDLE_NOW_ARGS};"
+            );
             let _ = writeln!(s, "    #[link_name = \"{handle}.shape\"] fn s{i}() -> i32;");
         }
     }
@@ -411,10 +419,13 @@ mod tests {
             r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing, run: Some(r1), handle: None }"#
         ));
         assert!(table.contains(
-            r#"Member { name: "tax", main: m2, mode: Mode::Http, run: Some(r2), handle: Some(crate::Handle { call: h2, shape: s2 }) }"#
+            r#"Member { name: "tax", main: m2, mode: Mode::Http, run: Some(r2), handle: Some(crate::Handle { call: h2, now: n2, shape: s2 }) }"#
         ));
         assert!(table.contains(r#"#[link_name = "fmerge.handle.tax"] fn h2(method: *const u8,"#));
         assert!(table.contains(r#"#[link_name = "fmerge.handle.tax.shape"] fn s2() -> i32;"#));
+        assert!(
+            table.contains(r#"#[link_name = "fmerge.handle.tax.now"] fn n2(method: *const u8,"#)
+        );
         assert!(table.contains(r#"#[link_name = "fmerge.main.UserFilter"] fn m1("#));
         assert!(table.contains(r#"#[link_name = "fmerge.run.UserFilter"] fn r1() -> i32;"#));
         assert!(table.contains(r#"run: None, handle: None }"#));

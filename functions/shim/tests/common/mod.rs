@@ -27,7 +27,7 @@ pub(crate) static MEMBERS: &[Member] = &[
     Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None, handle: None },
     Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3), handle: None },
     Member { name: "served", main: m4, mode: Mode::Http, run: Some(r4), handle: None },
-    Member { name: "handled", main: m5, mode: Mode::Http, run: Some(r5), handle: Some(crate::Handle { call: h5, shape: s5 }) },
+    Member { name: "handled", main: m5, mode: Mode::Http, run: Some(r5), handle: Some(crate::Handle { call: h5, now: n5, shape: s5 }) },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;
@@ -44,6 +44,7 @@ unsafe extern "C-unwind" {
 }
 unsafe extern "C" {
     #[link_name = "handled_handle"] fn h5(method: *const u8, method_len: usize, target: *const u8, target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, limit_ms: u64, ctx: *mut std::ffi::c_void, reply: crate::HandleReply) -> i32;
+    #[link_name = "handled_now"] fn n5(method: *const u8, method_len: usize, target: *const u8, target_len: usize, headers: *const u8, headers_len: usize, body: *const u8, body_len: usize, ctx: *mut std::ffi::c_void, done: crate::HandleDone) -> i32;
     #[link_name = "handled_shape"] fn s5() -> i32;
 }
 pub(crate) static GATEWAY_URLS: &[&str] = &["http://gateway.openfaas.svc.cluster.local.:8080"];
@@ -232,7 +233,7 @@ pub extern "C" fn handled_shape() -> i32 {
 /// `handled`'s `handle` entry, as fmerge writes one: `/panic` panicked,
 /// `/slow` past its limit, anything else a 200 with what it was given
 /// (method, target, body, its limit, its `X-Call` header and the
-/// `GREETING` it sees).
+/// `GREETING` it sees); a target under `/not-here` as the same without it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn handled_handle(
     method: *const u8, method_len: usize,
@@ -245,7 +246,7 @@ pub unsafe extern "C" fn handled_handle(
 ) -> i32 {
     let text = |p: *const u8, n: usize| String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p, n) }).into_owned();
     let (method, target, headers, body) = (text(method, method_len), text(target, target_len), text(headers, headers_len), text(body, body_len));
-    match target.as_str() {
+    match target.strip_prefix("/not-here").unwrap_or(&target) {
         "/panic" => return 1,
         "/slow" => return 2,
         _ => {}
@@ -256,6 +257,57 @@ pub unsafe extern "C" fn handled_handle(
     let out = format!("{method} {target} {body} limit={limit_ms} call={call} greeting={greeting}");
     unsafe { reply(ctx, 200, head.as_ptr(), head.len(), out.as_ptr(), out.len()) };
     0
+}
+
+/// `handled`'s `.now` entry, as fmerge writes one: `/wait` goes on on a
+/// thread of its own and replies after 100 ms, `/slow` after 5 s, `/panic`
+/// panicked at once, `/not-here` is not taken (as a `handle` that is not
+/// async) nor anything under it, anything else replies at once, each as `handled_handle` would
+/// with `via=now` and the name of the thread it started on.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn handled_now(
+    method: *const u8, method_len: usize,
+    target: *const u8, target_len: usize,
+    headers: *const u8, headers_len: usize,
+    body: *const u8, body_len: usize,
+    ctx: *mut std::ffi::c_void,
+    done: unsafe extern "C" fn(*mut std::ffi::c_void, i32, u16, *const u8, usize, *const u8, usize),
+) -> i32 {
+    let text = |p: *const u8, n: usize| String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p, n) }).into_owned();
+    let (method, target, headers, body) = (text(method, method_len), text(target, target_len), text(headers, headers_len), text(body, body_len));
+    let call = headers.lines().find_map(|l| l.strip_prefix("X-Call: ")).unwrap_or("-").to_string();
+    let greeting = std::env::var("GREETING").unwrap_or_else(|_| "-".into());
+    let thread = std::thread::current().name().unwrap_or("-").to_string();
+    let out = format!("{method} {target} {body} via=now call={call} greeting={greeting} thread={thread}");
+    // Not capturing: `Copy`, for the thread and for here.
+    let reply = move |ctx: *mut std::ffi::c_void, out: &str| {
+        let head = "X-Handled: yes\r\nContent-Type: text/plain\r\n";
+        unsafe { done(ctx, 0, 200, head.as_ptr(), head.len(), out.as_ptr(), out.len()) };
+    };
+    let later = |ms: u64| {
+        struct Ctx(*mut std::ffi::c_void);
+        unsafe impl Send for Ctx {}
+        let (ctx, out) = (Ctx(ctx), out.clone());
+        std::thread::spawn(move || {
+            let ctx = ctx;
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            reply(ctx.0, &out);
+        });
+        1
+    };
+    match target.as_str() {
+        t if t.starts_with("/not-here") => 2,
+        "/panic" => {
+            unsafe { done(ctx, 1, 0, std::ptr::null(), 0, std::ptr::null(), 0) };
+            0
+        }
+        "/wait" => later(100),
+        "/slow" => later(5000),
+        _ => {
+            reply(ctx, &out);
+            0
+        }
+    }
 }
 
 /// `inner`'s C `main`, for when it runs in a process of its own.

@@ -2,7 +2,9 @@
 //! library whose `handle` the template's `main` serves with hyper): a
 //! package of its own in the generated workspace, beside the function's,
 //! that calls `handler::handle` on a runtime of its own and exports it as
-//! `fmerge.handle.<function>` (with `fmerge.handle.<function>.shape`), so
+//! `fmerge.handle.<function>` (with `fmerge.handle.<function>.shape`, and
+//! `fmerge.handle.<function>.now`, which polls it once on the calling
+//! thread and leaves the rest to the runtime), so
 //! that the merged binary's shim answers a call to that function by
 //! calling its `handle`, without its template's server and without a
 //! socket (fmerge-shim's `handles`).
@@ -72,10 +74,11 @@ pub(super) fn source(function: &str) -> String {
         .replace("{function}", function)
         .replace("{call}", &call)
         .replace("{shape}", &format!("{call}.shape"))
+        .replace("{now}", &format!("{call}.now"))
 }
 
-/// The entry's code (see the module's doc); `{function}`, `{call}` and
-/// `{shape}` are filled in by [`source`].
+/// The entry's code (see the module's doc); `{function}`, `{call}`,
+/// `{shape}` and `{now}` are filled in by [`source`].
 const ENTRY: &str = r#"//! Written by fmerge for {function}: its library's `handle`, which its
 //! template's `main` serves, called directly by the merged binary's shim.
 // Of the shapes below, the compiler uses one.
@@ -84,13 +87,19 @@ use bytes::Bytes;
 use hyper::{Request, Response};
 use std::ffi::c_void;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{OnceLock, mpsc};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// Where a reply goes: the shim's context, the status, the headers as
 /// `Name: value\r\n` lines, the body.
 type Reply = unsafe extern "C" fn(*mut c_void, u16, *const u8, usize, *const u8, usize);
+/// Where [`now`]'s outcome goes: the shim's context, 0 (a reply) or 1
+/// (`handle` panicked) or 3 (no `http::Request`), then as [`Reply`].
+type Done = unsafe extern "C" fn(*mut c_void, i32, u16, *const u8, usize, *const u8, usize);
 type Sent = mpsc::Sender<Response<Bytes>>;
+type Started = Pin<Box<dyn Future<Output = Response<Bytes>> + Send>>;
 
 /// The runtime `handle` runs on, as the template's `#[tokio::main]` one,
 /// made at the first call (on a thread acting for the function, so that
@@ -112,6 +121,7 @@ struct Shape<F>(F);
 trait ViaAsync {
     fn shape(&self) -> i32;
     fn start(&self, req: Request<Bytes>, tx: Sent);
+    fn future(&self, req: Request<Bytes>) -> Option<Started>;
 }
 impl<F, Fut> ViaAsync for &&Shape<F>
 where
@@ -127,11 +137,17 @@ where
             let _ = tx.send(reply.await);
         });
     }
+    fn future(&self, req: Request<Bytes>) -> Option<Started> {
+        Some(Box::pin((self.0)(req)))
+    }
 }
 
 trait ViaSync {
     fn shape(&self) -> i32;
     fn start(&self, req: Request<Bytes>, tx: Sent);
+    fn future(&self, _req: Request<Bytes>) -> Option<Started> {
+        None
+    }
 }
 impl<F> ViaSync for &Shape<F>
 where
@@ -153,6 +169,9 @@ trait Unknown {
         0
     }
     fn start(&self, _req: Request<Bytes>, _tx: Sent) {}
+    fn future(&self, _req: Request<Bytes>) -> Option<Started> {
+        None
+    }
 }
 impl<F> Unknown for Shape<F> {}
 
@@ -173,6 +192,49 @@ unsafe fn bytes_at<'a>(p: *const u8, n: usize) -> &'a [u8] {
 #[unsafe(export_name = "{shape}")]
 pub extern "C" fn shape() -> i32 {
     (&&&Shape(handler::handle)).shape()
+}
+
+/// The request the shim passed (method, target, `Name: value\r\n` header
+/// lines, body), as the template's server would give it to `handle`.
+///
+/// # Safety
+/// Each pointer with its length is valid for reads.
+#[allow(clippy::too_many_arguments)]
+unsafe fn request(
+    method: *const u8,
+    method_len: usize,
+    target: *const u8,
+    target_len: usize,
+    headers: *const u8,
+    headers_len: usize,
+    body: *const u8,
+    body_len: usize,
+) -> Option<Request<Bytes>> {
+    // SAFETY: the caller's promise.
+    let part = |p: *const u8, n: usize| unsafe { bytes_at(p, n) };
+    let mut builder = Request::builder()
+        .method(part(method, method_len))
+        .uri(part(target, target_len));
+    for line in part(headers, headers_len).split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(colon) = line.iter().position(|&b| b == b':') {
+            builder = builder.header(&line[..colon], line[colon + 1..].trim_ascii());
+        }
+    }
+    builder.body(Bytes::copy_from_slice(part(body, body_len))).ok()
+}
+
+/// `response` given to `give` as (status, header lines, body).
+fn give_parts(response: Response<Bytes>, give: impl FnOnce(u16, &[u8], &[u8])) {
+    let (parts, body) = response.into_parts();
+    let mut head = Vec::new();
+    for (name, value) in &parts.headers {
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    give(parts.status.as_u16(), &head, &body);
 }
 
 /// Calls `handle` with the request (method, target, `Name: value\r\n`
@@ -199,17 +261,10 @@ pub unsafe extern "C" fn call(
     reply: Reply,
 ) -> i32 {
     // SAFETY: the caller's promise.
-    let part = |p: *const u8, n: usize| unsafe { bytes_at(p, n) };
-    let mut builder = Request::builder()
-        .method(part(method, method_len))
-        .uri(part(target, target_len));
-    for line in part(headers, headers_len).split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if let Some(colon) = line.iter().position(|&b| b == b':') {
-            builder = builder.header(&line[..colon], line[colon + 1..].trim_ascii());
-        }
-    }
-    let Ok(req) = builder.body(Bytes::copy_from_slice(part(body, body_len))) else {
+    let req = unsafe {
+        request(method, method_len, target, target_len, headers, headers_len, body, body_len)
+    };
+    let Some(req) = req else {
         return 3;
     };
     let (tx, rx) = mpsc::channel();
@@ -223,28 +278,102 @@ pub unsafe extern "C" fn call(
     };
     match got {
         Ok(response) => {
-            let (parts, body) = response.into_parts();
-            let mut head = Vec::new();
-            for (name, value) in &parts.headers {
-                head.extend_from_slice(name.as_str().as_bytes());
-                head.extend_from_slice(b": ");
-                head.extend_from_slice(value.as_bytes());
-                head.extend_from_slice(b"\r\n");
-            }
-            // SAFETY: the caller's promise.
-            unsafe {
-                reply(
-                    ctx,
-                    parts.status.as_u16(),
-                    head.as_ptr(),
-                    head.len(),
-                    body.as_ptr(),
-                    body.len(),
-                )
-            };
+            give_parts(response, |status, head, body| {
+                // SAFETY: the caller's promise.
+                unsafe { reply(ctx, status, head.as_ptr(), head.len(), body.as_ptr(), body.len()) }
+            });
             0
         }
         Err(code) => code,
+    }
+}
+
+/// The shim's context, sent to the runtime with the rest of `handle`.
+struct Ctx(*mut c_void);
+// SAFETY: the shim's promise: `done` may be called with it from any thread.
+unsafe impl Send for Ctx {}
+
+/// Gives `got` (a reply, or 1: `handle` panicked) to `done`, once.
+///
+/// # Safety
+/// `ctx` and `done` are the shim's, not yet given an outcome.
+unsafe fn finish(ctx: *mut c_void, done: Done, got: Result<Response<Bytes>, i32>) {
+    match got {
+        Ok(response) => give_parts(response, |status, head, body| {
+            // SAFETY: the caller's promise.
+            unsafe { done(ctx, 0, status, head.as_ptr(), head.len(), body.as_ptr(), body.len()) }
+        }),
+        // SAFETY: the caller's promise.
+        Err(code) => unsafe { done(ctx, code, 0, std::ptr::null(), 0, std::ptr::null(), 0) },
+    }
+}
+
+/// Polls an async `handle` once on the calling thread, inside its runtime's
+/// context: 0 when that poll ended it (its reply, or its panic, given to
+/// `done` before returning); 1 when it waits, and the rest runs on its
+/// runtime, which gives the outcome to `done`, once, from one of its
+/// threads; 2 for a `handle` that is not async (nothing done: the shim
+/// uses [`call`]). The limit is the shim's to keep.
+///
+/// # Safety
+/// Each pointer with its length is valid for reads during the call;
+/// `done` may be called with `ctx` from any thread.
+#[unsafe(export_name = "{now}")]
+pub unsafe extern "C" fn now(
+    method: *const u8,
+    method_len: usize,
+    target: *const u8,
+    target_len: usize,
+    headers: *const u8,
+    headers_len: usize,
+    body: *const u8,
+    body_len: usize,
+    ctx: *mut c_void,
+    done: Done,
+) -> i32 {
+    if (&&&Shape(handler::handle)).shape() != 1 {
+        return 2;
+    }
+    // SAFETY: the caller's promise.
+    let req = unsafe {
+        request(method, method_len, target, target_len, headers, headers_len, body, body_len)
+    };
+    let Some(req) = req else {
+        // SAFETY: the caller's promise.
+        unsafe { finish(ctx, done, Err(3)) };
+        return 0;
+    };
+    let runtime = runtime();
+    let _entered = runtime.enter();
+    let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut reply = (&&&Shape(handler::handle)).future(req)?;
+        match reply.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(response) => Some(Ok(response)),
+            Poll::Pending => Some(Err(reply)),
+        }
+    }));
+    match first {
+        Ok(None) => 2,
+        // SAFETY: the caller's promise, for each.
+        Ok(Some(Ok(response))) => {
+            unsafe { finish(ctx, done, Ok(response)) };
+            0
+        }
+        Err(_) => {
+            unsafe { finish(ctx, done, Err(1)) };
+            0
+        }
+        Ok(Some(Err(reply))) => {
+            let ctx = Ctx(ctx);
+            let task = runtime.spawn(reply);
+            runtime.spawn(async move {
+                let ctx = ctx;
+                let got = task.await.map_err(|_| 1);
+                // SAFETY: the caller's promise; this is the one outcome.
+                unsafe { finish(ctx.0, done, got) };
+            });
+            1
+        }
     }
 }
 "#;
