@@ -82,11 +82,16 @@ def build(ctx, fmerge):
 def verdict(res):
     # A pooled client's call (one kept connection), the member's own little
     # work included: the whole call is held to the target.
-    call = res["per_call"]["direct"]["served_kept_us"] / 1e3
-    goal_call = TARGETS["served_call_over_work_ms"]
+    direct = res["per_call"]["direct"]
+    calls = {}
+    for key, figure, goal in (("served_call_ms", "served_kept_us", "served_call_over_work_ms"),
+                              ("handle_call_ms", "handled_kept_us", "handle_call_over_work_ms")):
+        if figure in direct:
+            call, goal_call = direct[figure] / 1e3, TARGETS[goal]
+            calls[key] = {"goal": goal_call, "value": call, "ok": call <= goal_call}
     return {"verdicts": {
         **load_verdicts(res["load"], TARGETS["httpmode_p50_ratio"], TARGETS["httpmode_throughput_ratio"]),
-        "served_call_ms": {"goal": goal_call, "value": call, "ok": call <= goal_call},
+        **calls,
     }}
 
 
@@ -118,9 +123,10 @@ def render_httpmode(L, R):
     L.append(f"| call to a served member, kept connection (µs) | {f1(direct['served_kept_us'])} | "
              f"≤ {V['served_call_ms']['goal'] * 1e3:.0f} | {status(V['served_call_ms']['ok'])} |")
     L.append(f"| call to a served member, new connection each (µs) | {f1(direct['served_us'])} | | |")
-    if "handled_kept_us" in direct:
-        L.append(f"| call to a handler library's `handle`, kept connection (µs; the shim's path, without the "
-                 f"generated entry's runtime hop) | {f1(direct['handled_kept_us'])} | ≤ 20 | |")
+    if "handle_call_ms" in V:
+        L.append(f"| call to a handler library's `handle`, kept connection (µs; started on the client's thread, "
+                 f"the test's entry replying at once) | {f1(direct['handled_kept_us'])} | "
+                 f"≤ {V['handle_call_ms']['goal'] * 1e3:.0f} | {status(V['handle_call_ms']['ok'])} |")
     L.append(f"| unmerged hop, gateway + of-watchdog (ms) | {f1(hop['hop_ms'], nd=2)} | | |")
     L.append(f"| p50 merged ÷ unmerged, worst rate both sustained | {f1(V['p50_ratio']['value'], nd=2)} | "
              f"≤ {V['p50_ratio']['goal']} | {status(V['p50_ratio']['ok'])} |")

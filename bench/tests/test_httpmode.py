@@ -22,9 +22,9 @@ def row(rate, u, m, us=True, ms=True):
     return {"rate": rate, "unmerged": run(u, us, rate), "merged": run(m, ms, rate), "p50_ratio": m / u, "p99_ratio": m / u}
 
 
-def results(rows, rates, kept_us):
+def results(rows, rates, kept_us, handled_us=12.0):
     return {"load": {"fixed_rate": rows, "max_sustained_rate": rates, "max_sustained_lower_bound": {}},
-            "per_call": {"direct": {"served_kept_us": kept_us, "served_us": 400.0},
+            "per_call": {"direct": {"served_kept_us": kept_us, "served_us": 400.0, "handled_kept_us": handled_us},
                          "hop": {"hop_ms": 2.5}},
             "build": {"merge_step_s": 1.5}}
 
@@ -38,13 +38,16 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(v["throughput_ratio"]["value"], 2.5)
         self.assertTrue(v["throughput_ratio"]["ok"])
         self.assertTrue(v["served_call_ms"]["ok"])
-        bad = results([row(20, 10.0, 6.0), row(40, 30.0, 8.0, us=False)], {"unmerged": 40, "merged": 60}, 200.0)
+        self.assertTrue(v["handle_call_ms"]["ok"])
+        bad = results([row(20, 10.0, 6.0), row(40, 30.0, 8.0, us=False)], {"unmerged": 40, "merged": 60}, 200.0, 25.0)
         v = verdict(bad)["verdicts"]
         self.assertEqual(v["p50_ratio"]["rates"], [20])
         self.assertFalse(v["p50_ratio"]["ok"])
         self.assertFalse(v["throughput_ratio"]["ok"])
         self.assertFalse(v["served_call_ms"]["ok"])
+        self.assertFalse(v["handle_call_ms"]["ok"])
         self.assertEqual(TARGETS["served_call_over_work_ms"], 0.15)
+        self.assertEqual(TARGETS["handle_call_over_work_ms"], 0.02)
 
     def test_the_section_says_every_figure(self):
         res = results([row(20, 10.0, 4.0)], {"unmerged": 40, "merged": 100}, 30.0)
@@ -52,7 +55,7 @@ class Verdicts(unittest.TestCase):
         lines = []
         render_httpmode(lines, {"httpmode": res})
         text = "\n".join(lines)
-        for figure in ("kept connection (µs) | 30.0", "unmerged hop, gateway + of-watchdog (ms) | 2.50",
+        for figure in ("kept connection (µs) | 30.0", "replying at once) | 12.0 | ≤ 20 |", "unmerged hop, gateway + of-watchdog (ms) | 2.50",
                        "| 20 | 10.00 | 4.00 | 0.40 |", "unmerged 40, merged 100"):
             self.assertIn(figure, text)
 

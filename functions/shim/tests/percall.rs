@@ -9,11 +9,11 @@
 //! in the program's process (its server reached over loopback), on new
 //! connections and on one kept connection (`served-kept`, as a pooled
 //! client such as reqwest's calls), and to `handled`, a handler library
-//! whose `handle` entry the stand-in calls (`handled-kept`: on one kept
-//! connection; the test's entry answers at once, so the figure leaves out
-//! the runtime hop of the entry fmerge generates). The members do almost
-//! nothing, so the figures are the paths' own cost. It fails only if a
-//! call is not answered 200.
+//! whose `handle` is started on the client's own thread (`handled-kept`:
+//! on one kept connection; the test's entry replies at once, as an async
+//! `handle` ready at its first poll does). The members do almost nothing,
+//! so the figures are the paths' own cost. It fails only if a call is not
+//! answered 200.
 
 mod common;
 
