@@ -53,6 +53,18 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
         };
         assert!(stderr.contains(&said), "{said}:\n{stderr}");
     }
+    // Neither handle reaches what works only on its runtime's threads: both
+    // are started on the caller's thread.
+    for callee in HANDLER_LIBRARIES {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("calls to {callee} call its handler library's")))
+            .unwrap_or_default();
+        assert!(
+            line.ends_with("an async `handle` is started on the caller's own thread"),
+            "{callee}: {line}"
+        );
+    }
     support::assert_says(
         stderr,
         &[

@@ -8,7 +8,10 @@
 //! an async `handle` there, in the middle of the client's `send`, and what
 //! it does after it first waits goes on on its runtime, the reply written
 //! from there: no thread wakes for a `handle` that does not wait. Else a
-//! stand-in thread calls it and waits ([`answer`]).
+//! stand-in thread calls it and waits ([`answer`]): where the connection
+//! is not held, where the entry does not take it (a `handle` that is not
+//! async), where fmerge found its code needs a thread of its runtime
+//! (`Handle::now` is `None`), or once it held callers' threads too long.
 //!
 //! The reply is what its template's server would have sent and its
 //! of-watchdog passed on: the status and headers `handle` gave, its body
@@ -286,9 +289,9 @@ fn count_start(member: &'static Member, took: Duration) {
 /// member: what `handle` does before it first waits runs here, the rest on
 /// its runtime. It never waits for `handle`.
 pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started {
-    if too_slow(member) {
+    let Some(now) = handle.now.filter(|_| !too_slow(member)) else {
         return Started::NotHere;
-    }
+    };
     let started = Instant::now();
     let pending = Arc::new(Pending {
         member,
@@ -305,7 +308,7 @@ pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started
         // SAFETY: the entry fmerge generated, with pointers valid for the
         // call; `done` takes back the count `ctx` holds.
         unsafe {
-            (handle.now)(
+            now(
                 req.method.as_ptr(),
                 req.method.len(),
                 target.as_ptr(),

@@ -87,8 +87,10 @@ pub struct Member {
 pub struct Handle {
     /// Calls `handle` and waits for its reply ([`HandleCall`]).
     pub call: HandleCall,
-    /// Starts `handle` on the calling thread, never waiting ([`HandleNow`]).
-    pub now: HandleNow,
+    /// Starts `handle` on the calling thread, never waiting ([`HandleNow`]);
+    /// `None` where fmerge found it reaches what works only on a thread of
+    /// its own runtime.
+    pub now: Option<HandleNow>,
     /// Which shape `handle` has: 0 for one the entry does not take.
     pub shape: unsafe extern "C" fn() -> i32,
 }

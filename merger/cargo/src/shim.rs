@@ -58,6 +58,9 @@ pub struct Member {
     /// ([`fmerge_contract::handle_symbol`]), for a callee in a
     /// handler-library template whose build exports one.
     pub handle: Option<String>,
+    /// Whether the shim may start that `handle` on its caller's thread
+    /// (the entry's `.now`), else only from a thread of its own.
+    pub handle_now: bool,
 }
 
 /// The of-watchdog modes a watchdog-process member may run in (the shim's
@@ -91,12 +94,15 @@ impl Mode {
 /// `modes` are the of-watchdog modes known, by function name;
 /// `in_process`, the callees (by package) that run in the caller's process,
 /// through their run entry ([`fmerge_contract::run_symbol`]); `handles`, the
-/// callees whose handler library's `handle` the build exports.
+/// callees whose handler library's `handle` the build exports;
+/// `handle_elsewhere`, those of them whose `handle` may not be started on
+/// its caller's thread.
 pub fn members(
     members: &Members,
     modes: &BTreeMap<String, String>,
     in_process: &BTreeSet<String>,
     handles: &BTreeSet<String>,
+    handle_elsewhere: &BTreeSet<String>,
 ) -> Vec<Member> {
     members
         .functions()
@@ -112,6 +118,7 @@ pub fn members(
                 .then(|| fmerge_contract::run_symbol(&f.name)),
             handle: (f.name != members.caller.name && handles.contains(&f.name))
                 .then(|| fmerge_contract::handle_symbol(&f.name)),
+            handle_now: !handle_elsewhere.contains(&f.name),
         })
         .collect()
 }
@@ -157,7 +164,10 @@ pub fn table(
                 None => "None".to_string(),
             },
             match m.handle {
-                Some(_) => format!("Some(crate::Handle {{ call: h{i}, now: n{i}, shape: s{i} }})"),
+                Some(_) if m.handle_now => {
+                    format!("Some(crate::Handle {{ call: h{i}, now: Some(n{i}), shape: s{i} }})")
+                }
+                Some(_) => format!("Some(crate::Handle {{ call: h{i}, now: None, shape: s{i} }})"),
                 None => "None".to_string(),
             }
         );
@@ -383,6 +393,7 @@ mod tests {
                 mode: Mode::Streaming,
                 run: None,
                 handle: None,
+                handle_now: true,
             },
             Member {
                 name: "user-filter".into(),
@@ -390,6 +401,7 @@ mod tests {
                 mode: Mode::Serializing,
                 run: Some("fmerge.run.UserFilter".into()),
                 handle: None,
+                handle_now: true,
             },
             Member {
                 name: "tax".into(),
@@ -397,6 +409,15 @@ mod tests {
                 mode: Mode::Http,
                 run: Some("fmerge.run.tax".into()),
                 handle: Some("fmerge.handle.tax".into()),
+                handle_now: true,
+            },
+            Member {
+                name: "price".into(),
+                main: "fmerge.main.price".into(),
+                mode: Mode::Http,
+                run: Some("fmerge.run.price".into()),
+                handle: Some("fmerge.handle.price".into()),
+                handle_now: false,
             },
         ];
         let rewrites = [RuntimeRewrite {
@@ -419,7 +440,7 @@ mod tests {
             r#"Member { name: "user-filter", main: m1, mode: Mode::Serializing, run: Some(r1), handle: None }"#
         ));
         assert!(table.contains(
-            r#"Member { name: "tax", main: m2, mode: Mode::Http, run: Some(r2), handle: Some(crate::Handle { call: h2, now: n2, shape: s2 }) }"#
+            r#"Member { name: "tax", main: m2, mode: Mode::Http, run: Some(r2), handle: Some(crate::Handle { call: h2, now: Some(n2), shape: s2 }) }"#
         ));
         assert!(table.contains(r#"#[link_name = "fmerge.handle.tax"] fn h2(method: *const u8,"#));
         assert!(table.contains(r#"#[link_name = "fmerge.handle.tax.shape"] fn s2() -> i32;"#));

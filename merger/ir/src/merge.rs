@@ -88,6 +88,9 @@ pub struct MergedModule {
     /// Why calls between members may not run on the calling thread, if so
     /// (`in_process`).
     pub not_inline: Option<String>,
+    /// For each callee whose `handle` may not be started on its caller's
+    /// thread, why (`in_process`).
+    pub handle_elsewhere: BTreeMap<String, String>,
 }
 
 /// Whether [`merge`] links the crates into one module: always without
@@ -203,6 +206,7 @@ pub fn merge(
         at_run_time: found.at_run_time.into_iter().collect(),
         in_process: found.in_process,
         not_inline: found.not_inline,
+        handle_elsewhere: found.handle_elsewhere,
         allocator: found.allocator.map(|a| a.set_by.join(", ")),
     })
 }

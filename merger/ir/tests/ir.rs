@@ -29,7 +29,9 @@
 //!   `in_process` verdict for that callee, `Ok` or a reason holding the text
 //!   (the callees judged compared whole); `INLINE: ok` or `INLINE: <text>`:
 //!   whether calls between members may run on the calling thread, or the
-//!   reason why not holds the text.
+//!   reason why not holds the text; `HANDLE-ELSEWHERE: <callee> <text>`:
+//!   a callee whose `handle` may not be started on its caller's thread, the
+//!   reason holding the text (the callees compared whole).
 //!
 //! `FMERGE_BLESS=1 cargo test --release -p fmerge-ir --test ir` writes the
 //! `.out.ll` files; read the diff before committing it.
@@ -413,6 +415,32 @@ fn check(case: &Case) -> Vec<String> {
             (Some(Err(why)), want) if want != "ok" && why.contains(want) => {}
             (got, _) => failures.push(format!(
                 "{name}: IN-PROCESS {callee}: expected {want:?}, got {got:?}"
+            )),
+        }
+    }
+    let elsewhere = case.get("HANDLE-ELSEWHERE");
+    let found_elsewhere: Vec<&String> = found.handle_elsewhere.keys().collect();
+    let mut listed: Vec<&str> = elsewhere
+        .iter()
+        .map(|v| v.split_once(' ').map_or(*v, |(callee, _)| callee))
+        .collect();
+    listed.sort();
+    if found_elsewhere
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        != listed
+    {
+        failures.push(format!(
+            "{name}: HANDLE-ELSEWHERE found {found_elsewhere:?}, expected {listed:?}"
+        ));
+    }
+    for line in &elsewhere {
+        let (callee, want) = line.split_once(' ').unwrap_or((line, ""));
+        match found.handle_elsewhere.get(callee) {
+            Some(why) if why.contains(want) => {}
+            got => failures.push(format!(
+                "{name}: HANDLE-ELSEWHERE {callee}: expected {want:?}, got {got:?}"
             )),
         }
     }

@@ -27,7 +27,7 @@ pub(crate) static MEMBERS: &[Member] = &[
     Member { name: "whoami", main: m2, mode: Mode::Serializing, run: None, handle: None },
     Member { name: "inner", main: m3, mode: Mode::Serializing, run: Some(r3), handle: None },
     Member { name: "served", main: m4, mode: Mode::Http, run: Some(r4), handle: None },
-    Member { name: "handled", main: m5, mode: Mode::Http, run: Some(r5), handle: Some(crate::Handle { call: h5, now: n5, shape: s5 }) },
+    Member { name: "handled", main: m5, mode: Mode::Http, run: Some(r5), handle: Some(crate::Handle { call: h5, now: Some(n5), shape: s5 }) },
 ];
 unsafe extern "C" {
     #[link_name = "main"] fn m0(argc: i32, argv: *const *const u8) -> i32;

@@ -45,6 +45,14 @@
 //! `reqwest::blocking` refuses to run. Those calls go to a thread of the
 //! shim's own, as a member's own process gave it a thread of its own.
 //!
+//! And for each callee in a handler-library template, whether its `handle`
+//! may be started on the caller's thread (its entry's `.now`: polled there
+//! until it first waits), recorded in [`Found::handle_elsewhere`]: not where
+//! it reaches tokio's `block_in_place` or `spawn_local`, which panic on a
+//! current-thread runtime's thread (actix-web's workers) where its
+//! template's multi-threaded server would have run them. Those calls go to
+//! a thread of the shim's, which waits for `handle` on its own runtime.
+//!
 //! Limits: std's generic code that the user's code instantiates counts as
 //! std's (a closure inlined into it is not seen as the user's); a call
 //! through a function pointer received at run time is not followed; code
@@ -145,7 +153,24 @@ pub fn run(facts: &Facts, found: &mut Found) -> Result<()> {
     found.not_inline = mains
         .into_iter()
         .find_map(|main| first_reaching(graph, &main, &mut paths, drives_an_executor));
+    for callee in &facts.callees {
+        let now = format!("{}.now", fmerge_contract::handle_symbol(callee));
+        if let Some(why) = first_reaching(graph, &now, &mut paths, needs_its_runtimes_thread) {
+            found.handle_elsewhere.insert(callee.clone(), why);
+        }
+    }
     Ok(())
+}
+
+/// Whether `path` works only on a thread of a multi-threaded tokio runtime
+/// (`block_in_place`) or of a `LocalSet` (`spawn_local`): where a
+/// template's server polls `handle`, not on every thread that calls it.
+fn needs_its_runtimes_thread(path: &str, _local: bool) -> Option<&'static str> {
+    let last = path.rsplit("::").next().unwrap_or(path);
+    (path.starts_with("tokio::") && matches!(last, "block_in_place" | "spawn_local")).then_some(
+        "which works only on a thread of the runtime its template's server polls it on, \
+         where the caller's thread may be a current-thread runtime's (actix-web's)",
+    )
 }
 
 /// Whether `path` runs an async executor on the calling thread, when the

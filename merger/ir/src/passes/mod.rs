@@ -303,6 +303,9 @@ pub struct Found {
     /// Why a call between members may not be run on the calling thread
     /// (the shim's `inline`), if so (`in_process`).
     pub not_inline: Option<String>,
+    /// For each callee whose handler library's `handle` may not be started
+    /// on its caller's thread (the entry's `.now`), why (`in_process`).
+    pub handle_elsewhere: BTreeMap<String, String>,
     /// Unmangled symbols defined so far, with who defines them (`exports`).
     pub exported: HashMap<String, exports::Definer>,
     /// The `#[global_allocator]` the merged binary uses, if a member sets

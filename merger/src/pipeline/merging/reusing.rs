@@ -142,7 +142,14 @@ impl Merging<'_> {
             .map(|(callee, _)| callee.clone())
             .collect();
         self.check_servers(merged)?;
-        let members = shim::members(&self.members, &self.modes, &in_process, self.handles);
+        let elsewhere: BTreeSet<String> = merged.handle_elsewhere.keys().cloned().collect();
+        let members = shim::members(
+            &self.members,
+            &self.modes,
+            &in_process,
+            self.handles,
+            &elsewhere,
+        );
         let rewrites: Vec<shim::RuntimeRewrite> = at_run_time
             .iter()
             .map(|r| shim::RuntimeRewrite {
@@ -187,7 +194,13 @@ impl Merging<'_> {
                     "calls to {name} call its handler library's `handle` in the caller's process, \
                      without its template's server or a socket, where `handle` is an `async fn` or \
                      `fn` from `Request<Bytes>` to `Response<Bytes>` (else its template's server \
-                     starts with the process)"
+                     starts with the process); {}",
+                    match merged.handle_elsewhere.get(&f.name) {
+                        None =>
+                            "an async `handle` is started on the caller's own thread".to_string(),
+                        Some(why) =>
+                            format!("from a thread of the pod's own, never the caller's: {why}"),
+                    }
                 ),
                 resolve::Form::Http => format!(
                     "{name}'s server runs in the caller's process, started with it, on a free port \
