@@ -194,12 +194,7 @@ fn read_and_answer(mut h: Held) {
             Answer::Later(later) => {
                 h.read.drain(..used);
                 h.since = (!h.read.is_empty()).then(Instant::now);
-                // The client waits for this reply before it writes again.
-                return later.then(Box::new(move |bytes| {
-                    if let Some(h) = reply_with(h, bytes, keep) {
-                        read_and_answer(h);
-                    }
-                }));
+                return later.then(Box::new(move |bytes| reply_later(h, bytes, keep)));
             }
             Answer::Elsewhere => return hand_over(h),
         };
@@ -218,13 +213,47 @@ fn read_and_answer(mut h: Held) {
 /// Writes `bytes`, a reply, to `h`'s client; `h` if the connection goes
 /// on here, `None` if it is closed or handed to another thread.
 fn reply_with(h: Held, mut bytes: Vec<u8>, keep: bool) -> Option<Held> {
-    let written = write_some(&h.ours, &bytes);
+    let written = match write_some(&h.ours, &bytes) {
+        Ok(n) => n,
+        // The client is gone: dropping ours ends the pair.
+        Err(()) => return None,
+    };
     if written < bytes.len() {
         finish_elsewhere(h, bytes.split_off(written), keep);
         return None;
     }
     // Dropping ours ends the connection after the reply.
     keep.then_some(h)
+}
+
+/// [`reply_with`] for a reply that comes on another thread than the
+/// client's: the connection is held again before the reply is out, so that
+/// the request the client writes once it has the reply finds it held (its
+/// `send` looks without waiting where nothing is held).
+fn reply_later(h: Held, bytes: Vec<u8>, keep: bool) {
+    // A client that closed its descriptor while waiting is gone (its number
+    // may name another connection by now).
+    if inode(h.fd) != Some(h.inode) {
+        return;
+    }
+    if !(keep && h.read.is_empty()) {
+        if let Some(h) = reply_with(h, bytes, keep) {
+            read_and_answer(h);
+        }
+        return;
+    }
+    let mut list = held();
+    hold(&mut list, h);
+    let at = list.len() - 1;
+    let written = write_some(&list[at].ours, &bytes);
+    if written == Ok(bytes.len()) {
+        return;
+    }
+    let h = unhold(&mut list, at);
+    drop(list);
+    if let Ok(n) = written {
+        finish_elsewhere(h, bytes[n..].to_vec(), keep);
+    }
 }
 
 /// Reads what the client has written so far; whether its side has ended.
@@ -335,18 +364,20 @@ pub fn wanted() -> bool {
     })
 }
 
-/// Writes what the pair takes now of `bytes`; how much it took.
-fn write_some(ours: &UnixStream, bytes: &[u8]) -> usize {
+/// Writes what the pair takes now of `bytes`; how much it took, or `Err`
+/// where the client's end is gone.
+fn write_some(ours: &UnixStream, bytes: &[u8]) -> Result<usize, ()> {
     let mut at = 0;
     while at < bytes.len() {
         match (&*ours).write(&bytes[at..]) {
             Ok(0) => break,
             Ok(n) => at += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(_) => return Err(()),
         }
     }
-    at
+    Ok(at)
 }
 
 /// Gives the connection to a stand-in thread, with what was read of it.
