@@ -11,8 +11,9 @@
 //! server that closes without a reply with an empty 500, both with
 //! of-watchdog's `X-Duration-Seconds` and `X-OpenFaaS-Internal` headers.
 
-use std::io::{self, Write};
-use std::net::{Ipv4Addr, SocketAddr};
+use std::cell::RefCell;
+use std::io::{self, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -294,8 +295,10 @@ fn set_deadline(up: &Upstream, deadline: Option<Instant>) -> io::Result<()> {
     up.writer.set_read_timeout(left)
 }
 
-/// Copies the reply's body to `client` as it comes, flushing each piece
-/// (a streamed reply stays streamed), until `deadline`.
+/// Copies the reply's body to `client` as it comes (a streamed reply stays
+/// streamed), until `deadline`: what has come is written to the client
+/// before the next wait for the server, in one write however many pieces
+/// (a chunk's size line, its data, its end) it holds.
 fn copy_body(
     up: &mut Upstream,
     framing: Framing,
@@ -303,21 +306,55 @@ fn copy_body(
     deadline: Option<Instant>,
 ) -> io::Result<()> {
     set_deadline(up, deadline)?;
-    let mut flushing = Flushing(client);
-    http::read_body(&mut up.reader, framing, &mut flushing, None)
+    let client = RefCell::new(client);
+    let mut server = FlushFirst {
+        server: &mut up.reader,
+        client: &client,
+    };
+    http::read_body(&mut server, framing, &mut Shared(&client), None)
 }
 
-/// A writer that flushes after each write: the body's pieces reach the
-/// client as the server sends them.
-struct Flushing<'a>(&'a mut dyn Write);
+/// The server's side of a reply, which flushes the client's side before it
+/// waits for more from the server.
+struct FlushFirst<'a, 'c> {
+    server: &'a mut BufReader<TcpStream>,
+    client: &'a RefCell<&'c mut dyn Write>,
+}
 
-impl Write for Flushing<'_> {
+impl FlushFirst<'_, '_> {
+    fn before_a_wait(&mut self) -> io::Result<()> {
+        match self.server.buffer().is_empty() {
+            true => self.client.borrow_mut().flush(),
+            false => Ok(()),
+        }
+    }
+}
+
+impl io::Read for FlushFirst<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.before_a_wait()?;
+        self.server.read(buf)
+    }
+}
+
+impl io::BufRead for FlushFirst<'_, '_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.before_a_wait()?;
+        self.server.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.server.consume(n)
+    }
+}
+
+/// The client's side, written through the cell [`FlushFirst`] flushes.
+struct Shared<'a, 'c>(&'a RefCell<&'c mut dyn Write>);
+
+impl Write for Shared<'_, '_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.0.write(buf)?;
-        self.0.flush()?;
-        Ok(n)
+        self.0.borrow_mut().write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        self.0.borrow_mut().flush()
     }
 }
