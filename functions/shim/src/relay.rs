@@ -1,8 +1,10 @@
 //! Relays a request the stand-in does not serve to where the client meant to
 //! send it (the real gateway), and the response back byte for byte. The
 //! upstream connection is kept for the client connection's next requests, as
-//! the client would have kept its own.
+//! the client would have kept its own; a streamed response stays streamed
+//! ([`copy_body`]).
 
+use std::cell::RefCell;
 use std::io::{self, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 
@@ -124,11 +126,69 @@ fn relay_response(
     } else {
         http::response_framing(&req.method, &head)?
     };
-    http::read_body(&mut up.reader, framing, client, None)?;
+    copy_body(up, framing, client)?;
     client.flush()?;
     let keep = http::response_keeps_alive(&head, framing);
     if !keep {
         *slot = None;
     }
     Ok(keep)
+}
+
+/// Copies a reply's body from `up` to `client` as it comes (a streamed
+/// reply stays streamed): what has come is written to the client before
+/// the next wait for the server, in one write however many pieces (a
+/// chunk's size line, its data, its end) it holds.
+pub fn copy_body(up: &mut Upstream, framing: Framing, client: &mut dyn Write) -> io::Result<()> {
+    let client = RefCell::new(client);
+    let mut server = FlushFirst {
+        server: &mut up.reader,
+        client: &client,
+    };
+    http::read_body(&mut server, framing, &mut Shared(&client), None)
+}
+
+/// The server's side of a reply, which flushes the client's side before it
+/// waits for more from the server.
+struct FlushFirst<'a, 'c> {
+    server: &'a mut BufReader<TcpStream>,
+    client: &'a RefCell<&'c mut dyn Write>,
+}
+
+impl FlushFirst<'_, '_> {
+    fn before_a_wait(&mut self) -> io::Result<()> {
+        match self.server.buffer().is_empty() {
+            true => self.client.borrow_mut().flush(),
+            false => Ok(()),
+        }
+    }
+}
+
+impl io::Read for FlushFirst<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.before_a_wait()?;
+        self.server.read(buf)
+    }
+}
+
+impl io::BufRead for FlushFirst<'_, '_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.before_a_wait()?;
+        self.server.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.server.consume(n)
+    }
+}
+
+/// The client's side, written through the cell [`FlushFirst`] flushes.
+struct Shared<'a, 'c>(&'a RefCell<&'c mut dyn Write>);
+
+impl Write for Shared<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
 }

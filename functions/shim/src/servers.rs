@@ -11,9 +11,8 @@
 //! server that closes without a reply with an empty 500, both with
 //! of-watchdog's `X-Duration-Seconds` and `X-OpenFaaS-Internal` headers.
 
-use std::cell::RefCell;
-use std::io::{self, BufReader, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::io::{self, Write};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -295,10 +294,8 @@ fn set_deadline(up: &Upstream, deadline: Option<Instant>) -> io::Result<()> {
     up.writer.set_read_timeout(left)
 }
 
-/// Copies the reply's body to `client` as it comes (a streamed reply stays
-/// streamed), until `deadline`: what has come is written to the client
-/// before the next wait for the server, in one write however many pieces
-/// (a chunk's size line, its data, its end) it holds.
+/// Copies the reply's body to `client` as it comes, until `deadline`
+/// ([`relay::copy_body`]).
 fn copy_body(
     up: &mut Upstream,
     framing: Framing,
@@ -306,55 +303,5 @@ fn copy_body(
     deadline: Option<Instant>,
 ) -> io::Result<()> {
     set_deadline(up, deadline)?;
-    let client = RefCell::new(client);
-    let mut server = FlushFirst {
-        server: &mut up.reader,
-        client: &client,
-    };
-    http::read_body(&mut server, framing, &mut Shared(&client), None)
-}
-
-/// The server's side of a reply, which flushes the client's side before it
-/// waits for more from the server.
-struct FlushFirst<'a, 'c> {
-    server: &'a mut BufReader<TcpStream>,
-    client: &'a RefCell<&'c mut dyn Write>,
-}
-
-impl FlushFirst<'_, '_> {
-    fn before_a_wait(&mut self) -> io::Result<()> {
-        match self.server.buffer().is_empty() {
-            true => self.client.borrow_mut().flush(),
-            false => Ok(()),
-        }
-    }
-}
-
-impl io::Read for FlushFirst<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.before_a_wait()?;
-        self.server.read(buf)
-    }
-}
-
-impl io::BufRead for FlushFirst<'_, '_> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.before_a_wait()?;
-        self.server.fill_buf()
-    }
-    fn consume(&mut self, n: usize) {
-        self.server.consume(n)
-    }
-}
-
-/// The client's side, written through the cell [`FlushFirst`] flushes.
-struct Shared<'a, 'c>(&'a RefCell<&'c mut dyn Write>);
-
-impl Write for Shared<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.borrow_mut().flush()
-    }
+    relay::copy_body(up, framing, client)
 }

@@ -184,6 +184,28 @@ impl Write for Pieces {
 /// reply back until its end would never finish.
 #[test]
 fn a_streamed_reply_reaches_the_client_piece_by_piece() {
+    streamed(|port, req, client| {
+        let member = bound("fwd-stream", port);
+        servers::forward(&mut None, &member, req, client).map(|_| ())
+    });
+}
+
+/// The same through the relay to the real gateway (a call to a function
+/// that is not a member): it reaches the client as the gateway sends it.
+#[test]
+fn a_streamed_reply_through_the_gateway_reaches_the_client_piece_by_piece() {
+    streamed(|port, req, client| {
+        let gateway = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        fmerge_shim::relay::forward(&mut None, gateway, req, client).map(|_| ())
+    });
+}
+
+/// Runs `forward` (given the upstream's port, the request and the client)
+/// against an upstream that sends its reply's second piece only once the
+/// client has the first.
+fn streamed(
+    forward: impl FnOnce(u16, &http::Request, &mut Pieces) -> std::io::Result<()> + Send + 'static,
+) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (got_first, first_seen) = std::sync::mpsc::channel::<()>();
@@ -200,7 +222,6 @@ fn a_streamed_reply_reaches_the_client_piece_by_piece() {
         let last = if seen { "seen" } else { "none" };
         let _ = write!(stream, "4\r\n{last}\r\n0\r\n\r\n");
     });
-    let member = bound("fwd-stream", port);
     let (tx, pieces) = std::sync::mpsc::channel();
     let forwarding = std::thread::spawn(move || {
         let raw = "GET /function/fwd-stream HTTP/1.1\r\nHost: gw\r\n\r\n";
@@ -208,7 +229,7 @@ fn a_streamed_reply_reaches_the_client_piece_by_piece() {
             .unwrap()
             .unwrap();
         let mut client = Pieces(tx, Vec::new());
-        servers::forward(&mut None, &member, &req, &mut client)
+        forward(port, &req, &mut client)
     });
     let mut before_second = Vec::new();
     while !String::from_utf8_lossy(&before_second).contains("first") {
