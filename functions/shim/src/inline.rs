@@ -184,22 +184,17 @@ fn read_and_answer(mut h: Held) {
             Next::Request(req, used) => (req, used),
         };
         let keep = req.keep_alive();
-        let bytes = match answer(&req) {
-            Answer::Reply(reply) => {
-                let mut bytes = Vec::new();
-                let _ = server::write_reply(&mut bytes, &reply, &req.method, keep);
-                bytes
-            }
-            Answer::Bytes(bytes) => bytes,
-            Answer::Later(later) => {
-                h.read.drain(..used);
-                h.since = (!h.read.is_empty()).then(Instant::now);
-                return later.then(Box::new(move |bytes| reply_later(h, bytes, keep)));
-            }
-            Answer::Elsewhere => return hand_over(h),
+        let Some(answered) = answer(&req, keep) else {
+            return hand_over(h);
         };
         h.read.drain(..used);
         h.since = (!h.read.is_empty()).then(Instant::now);
+        let bytes = match answered {
+            Answer::Now(bytes) => bytes,
+            Answer::Later(later) => {
+                return later.then(Box::new(move |bytes| reply_later(h, bytes, keep)));
+            }
+        };
         let Some(back) = reply_with(h, bytes, keep) else {
             return;
         };
@@ -309,46 +304,38 @@ fn next_request(read: &[u8]) -> Next {
     }
 }
 
-/// How a request is answered here.
+/// How a request answered here is answered.
 enum Answer {
-    /// By a member run on this thread.
-    Reply(member::Reply),
-    /// With these bytes (a handler library's `handle` replied at once).
-    Bytes(Vec<u8>),
+    /// With this reply, whole.
+    Now(Vec<u8>),
     /// By a handler library's `handle` that goes on elsewhere.
     Later(handles::Later),
-    /// Not here: by a stand-in thread.
-    Elsewhere,
 }
 
-/// How `req` is answered: a call to a handler library's `handle` is
-/// started here from any thread ([`handles::start`]); a call to a member
-/// that runs in this process is run here where fmerge allows it and this
-/// thread may run it; anything else elsewhere.
-fn answer(req: &http::Request) -> Answer {
-    let Some((name, _, _)) = crate::cgi::function_target(&req.target) else {
-        return Answer::Elsewhere;
-    };
-    let Some(m) = crate::member_named(name) else {
-        return Answer::Elsewhere;
-    };
+/// How `req` (whose connection stays open if `keep`) is answered here: a
+/// call to a handler library's `handle` is started from any thread
+/// ([`handles::start`]); a call to a member that runs in this process is
+/// run where fmerge allows it and this thread may run it. `None`: by a
+/// stand-in thread.
+fn answer(req: &http::Request, keep: bool) -> Option<Answer> {
+    let (name, _, _) = crate::cgi::function_target(&req.target)?;
+    let m = crate::member_named(name)?;
     if m.mode == crate::Mode::Http {
         // A member that serves HTTP itself is called through its server,
         // never run per call, unless its `handle` answers for it.
-        return match handles::handled(m).map(|handle| handles::start(m, handle, req)) {
-            Some(handles::Started::Reply(bytes)) => Answer::Bytes(bytes),
-            Some(handles::Started::Later(later)) => Answer::Later(later),
-            Some(handles::Started::NotHere) | None => Answer::Elsewhere,
+        return match handles::start(m, handles::handled(m)?, req) {
+            handles::Started::Reply(bytes) => Some(Answer::Now(bytes)),
+            handles::Started::Later(later) => Some(Answer::Later(later)),
+            handles::Started::NotHere => None,
         };
     }
     if m.run.is_none() || !crate::inline_calls() || !inproc::may_run_here() {
-        return Answer::Elsewhere;
+        return None;
     }
-    let call = server::member_call(req, &|_| true);
-    match call.and_then(|call| member::run_in_process(m, &call)) {
-        Some(reply) => Answer::Reply(reply),
-        None => Answer::Elsewhere,
-    }
+    let reply = member::run_in_process(m, &server::member_call(req, &|_| true)?)?;
+    let mut bytes = Vec::new();
+    let _ = server::write_reply(&mut bytes, &reply, &req.method, keep);
+    Some(Answer::Now(bytes))
 }
 
 /// Whether connections to the stand-in are held for answers on the
