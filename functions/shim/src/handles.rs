@@ -45,6 +45,19 @@ pub fn handled(member: &Member) -> Option<&Handle> {
 /// What [`crate::HandleReply`] was given.
 type Got = Option<(u16, Vec<u8>, Vec<u8>)>;
 
+/// The `n` bytes an entry gave at `p`.
+///
+/// # Safety
+/// The entry's promise: `p` is valid for `n` bytes of reads during the
+/// callback that got them.
+unsafe fn given<'a>(p: *const u8, n: usize) -> &'a [u8] {
+    match n {
+        0 => &[],
+        // SAFETY: the caller's promise.
+        _ => unsafe { std::slice::from_raw_parts(p, n) },
+    }
+}
+
 unsafe extern "C" fn take(
     ctx: *mut c_void,
     status: u16,
@@ -53,14 +66,11 @@ unsafe extern "C" fn take(
     body: *const u8,
     body_len: usize,
 ) {
-    let bytes = |p: *const u8, n: usize| match n {
-        0 => Vec::new(),
-        // SAFETY: the entry's promise: valid for reads during this call.
-        _ => unsafe { std::slice::from_raw_parts(p, n) }.to_vec(),
-    };
+    // SAFETY: the entry's promise, for the call.
+    let (head, body) = unsafe { (given(head, head_len), given(body, body_len)) };
     // SAFETY: `ctx` is the `Got` of `answer`, alive during the call.
     let got = unsafe { &mut *(ctx as *mut Got) };
-    *got = Some((status, bytes(head, head_len), bytes(body, body_len)));
+    *got = Some((status, head.to_vec(), body.to_vec()));
 }
 
 /// `req`'s headers as `Name: value\r\n` lines, as the entry takes them.
@@ -217,12 +227,14 @@ impl Pending {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Gives `bytes` as the reply, unless one was given already.
-    fn give(&self, bytes: Vec<u8>) {
+    /// Gives the reply `make` makes, unless one was given already (then
+    /// `make` is not called: a reply past the limit's 504 says nothing).
+    fn give(&self, make: impl FnOnce() -> Vec<u8>) {
         let mut state = self.state();
         if std::mem::replace(&mut state.answered, true) {
             return;
         }
+        let bytes = make();
         if let Some(ticket) = state.deadline.take() {
             deadlines::cancel(ticket);
         }
@@ -332,8 +344,10 @@ pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started
             if let Some(limit) = pending.limit {
                 let timed = Arc::clone(&pending);
                 let past = move || {
-                    killed(timed.member, timed.limit);
-                    timed.give(empty(504, timed.started));
+                    timed.give(|| {
+                        killed(timed.member, timed.limit);
+                        empty(504, timed.started)
+                    })
                 };
                 let ticket = deadlines::at(started + limit, Box::new(past));
                 let mut state = pending.state();
@@ -365,26 +379,15 @@ unsafe extern "C" fn done(
 ) {
     // SAFETY: the count [`start`] gave the entry, given back once.
     let pending = unsafe { Arc::from_raw(ctx as *const Pending) };
-    let bytes = |p: *const u8, n: usize| match n {
-        0 => &[][..],
-        // SAFETY: the entry's promise: valid for reads during this call.
-        _ => unsafe { std::slice::from_raw_parts(p, n) },
-    };
+    // SAFETY: the entry's promise, for the call.
+    let (head, body) = unsafe { (given(head, head_len), given(body, body_len)) };
     let p = &*pending;
-    let past = p.limit.is_some_and(|l| p.started.elapsed() > l);
-    let reply = match code {
-        0 if past => {
+    p.give(|| match code {
+        0 if p.limit.is_some_and(|l| p.started.elapsed() > l) => {
             killed(p.member, p.limit);
             empty(504, p.started)
         }
-        0 => replied(
-            status,
-            bytes(head, head_len),
-            bytes(body, body_len),
-            &p.method,
-            p.started,
-        ),
+        0 => replied(status, head, body, &p.method, p.started),
         _ => empty(500, p.started),
-    };
-    p.give(reply);
+    });
 }
