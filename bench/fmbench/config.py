@@ -81,6 +81,9 @@ TIMESTAMP = 1700000000000
 REQUESTS = {
     # merger/tests/fixtures/httpmode's chain, order-front's request.
     "httpmode": {"item": "book", "look": "plain"},
+    # The same request to order-front's /quote: the three-function chain
+    # order-front → price → tax alone.
+    "httpmode-quote": {"item": "book", "look": "plain"},
     "pair": {"post_id": 1099511627777, "user_id": AUTHOR, "timestamp": TIMESTAMP, "user_mentions_id": [2]},
     "chain": {
         "username": "alice",

@@ -12,7 +12,8 @@ deployed as merger/tests/support/httpmode.rs deploys it:
   `/function/order-front-merged`.
 Then: the check that both answer alike and only unmerged calls through the
 gateway, the hop (gateway and of-watchdog's proxy, timed against the same
-server called directly), and processbed's load runs."""
+server called directly), and processbed's load runs: of the whole chain,
+then of the three-function chain order-front → price → tax (`/quote`)."""
 
 import time
 from pathlib import Path
@@ -33,6 +34,8 @@ DEPLOYMENTS = [
     ("tax", 3004, {"PORT": "3004"}),
 ]
 GROUP = "httpmode"
+# The three-function chain: order-front's /quote, which asks price (→ tax) alone.
+QUOTE = "httpmode-quote"
 MERGED_PORT = 3101
 
 
@@ -64,6 +67,8 @@ class HttpBed(Bed):
             env.update({namespaced(name, k): v for k, v in settings.items()})
         served.append((MERGED, plan["watchdog"], bins["merged"], f"{MERGED} (of-watchdog)", env))
         self.serve(served, plan, CALLER, MERGED)
+        for d, fn in (("unmerged", CALLER), ("merged", MERGED)):
+            self.urls[(QUOTE, d)] = f"http://127.0.0.1:{GATEWAY_PORT}/function/{fn}/quote"
 
     def reset(self):
         """No data to start from: Redis emptied."""

@@ -290,7 +290,7 @@ def worker(ctx, plan_path, oha):
     try:
         enter_cluster(ctx.run_dir / "cluster", plan["namespaces"])
         if plan.get("kind") == "httpmode":
-            from .httpbed import HttpBed
+            from .httpbed import QUOTE, HttpBed
             bed = HttpBed(ctx, plan)
             res = {"check": bed.check(), "hop": bed.hop(args.calls)}
         else:
@@ -298,6 +298,11 @@ def worker(ctx, plan_path, oha):
             res = {"check": bed.check()}
             res["per_call"] = per_call(bed, plan, args)
         res["load"] = load(bed, oha, args)
+        if plan.get("kind") == "httpmode":
+            # Then the three-function chain order-front → price → tax alone.
+            bed.group = QUOTE
+            res["check_quote"] = bed.check()
+            res["load_quote"] = load(bed, oha, args)
         Path(plan["out"]).write_text(json.dumps(res, indent=1) + "\n")
     finally:
         ctx.procs.stop_all()

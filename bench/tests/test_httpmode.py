@@ -22,11 +22,14 @@ def row(rate, u, m, us=True, ms=True):
     return {"rate": rate, "unmerged": run(u, us, rate), "merged": run(m, ms, rate), "p50_ratio": m / u, "p99_ratio": m / u}
 
 
-def results(rows, rates, kept_us, handled_us=12.0):
-    return {"load": {"fixed_rate": rows, "max_sustained_rate": rates, "max_sustained_lower_bound": {}},
+def results(rows, rates, kept_us, handled_us=12.0, quote=None):
+    res = {"load": {"fixed_rate": rows, "max_sustained_rate": rates, "max_sustained_lower_bound": {}},
             "per_call": {"direct": {"served_kept_us": kept_us, "served_us": 400.0, "handled_kept_us": handled_us},
                          "hop": {"hop_ms": 2.5}},
             "build": {"merge_step_s": 1.5}}
+    if quote:
+        res["load_quote"] = {"fixed_rate": quote[0], "max_sustained_rate": quote[1], "max_sustained_lower_bound": {}}
+    return res
 
 
 class Verdicts(unittest.TestCase):
@@ -48,6 +51,27 @@ class Verdicts(unittest.TestCase):
         self.assertFalse(v["handle_call_ms"]["ok"])
         self.assertEqual(TARGETS["served_call_over_work_ms"], 0.15)
         self.assertEqual(TARGETS["handle_call_over_work_ms"], 0.02)
+
+    def test_the_three_function_chain_is_judged_on_its_own(self):
+        # The whole chain misses, the three-function chain meets: each says so.
+        res = results([row(20, 10.0, 6.0)], {"unmerged": 40, "merged": 60}, 30.0,
+                      quote=([row(20, 10.0, 3.0), row(40, 12.0, 4.0)], {"unmerged": 40, "merged": 120}))
+        res.update(verdict(res))
+        v = res["verdicts"]
+        self.assertFalse(v["p50_ratio"]["ok"])
+        self.assertFalse(v["throughput_ratio"]["ok"])
+        self.assertAlmostEqual(v["quote_p50_ratio"]["value"], 4.0 / 12.0)
+        self.assertTrue(v["quote_p50_ratio"]["ok"])
+        self.assertEqual(v["quote_throughput_ratio"]["value"], 3.0)
+        self.assertTrue(v["quote_throughput_ratio"]["ok"])
+        lines = []
+        render_httpmode(lines, {"httpmode": res})
+        text = "\n".join(lines)
+        for figure in ("three-function chain (`/quote`): p50 merged ÷ unmerged, worst rate both sustained | 0.33 | ≤ 0.5 | met",
+                       "whole chain (five functions): p50 merged ÷ unmerged, worst rate both sustained | 0.60 | ≤ 0.5 | **missed**",
+                       "| 40 | 12.00 | 4.00 | 0.33 |", "unmerged 40, merged 120"):
+            self.assertIn(figure, text)
+        self.assertEqual(REQUESTS["httpmode-quote"], REQUESTS["httpmode"])
 
     def test_the_section_says_every_figure(self):
         res = results([row(20, 10.0, 4.0)], {"unmerged": 40, "merged": 100}, 30.0)

@@ -69,7 +69,7 @@ fn the_chain_merges_as_written_and_the_build_says_each_form() {
         stderr,
         &[
             "order-front (`order`) → inventory: in the pod",
-            "order-front (`order`) → price: in the pod",
+            "order-front (`price_of`) → price: in the pod",
             "inventory (`reserve`) → render: in the pod",
             "price (`handle`) → tax: in the pod",
         ],
@@ -240,6 +240,7 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
             ),
             (400, "bad order\n"),
             (200, "order-front\n"),
+            (200, "price 200: book costs 40 (tax 200 8)\n"),
         ]
     );
     assert_eq!(
@@ -257,11 +258,11 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
         .into_iter()
         .collect()
     );
-    // Three requests reached inventory and price, and through them render
-    // and tax.
+    // Three requests reached inventory and render; four price and tax (the
+    // quote asks price alone).
     assert_eq!(
         calls(seen),
-        [REQUESTS.len(), 3, 3, 3, 3],
+        [REQUESTS.len(), 3, 3, 4, 4],
         "{:?}",
         seen.calls
     );

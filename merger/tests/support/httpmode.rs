@@ -49,7 +49,7 @@ const PASSWORD: &str = "fmerge-httpmode-redis-password";
 
 /// The requests, each through the gateway: (what it probes, method, path,
 /// body).
-pub const REQUESTS: [(&str, &str, &str, &str); 5] = [
+pub const REQUESTS: [(&str, &str, &str, &str); 6] = [
     (
         "normal",
         "POST",
@@ -70,6 +70,12 @@ pub const REQUESTS: [(&str, &str, &str, &str); 5] = [
     ),
     ("malformed", "POST", "/function/order-front", r#"{"item":"#),
     ("another route", "GET", "/function/order-front/ping", ""),
+    (
+        "the quote alone",
+        "POST",
+        "/function/order-front/quote",
+        r#"{"item":"book","look":"plain"}"#,
+    ),
 ];
 
 /// What the template's server logs as it starts (its `main.rs`).
