@@ -60,8 +60,10 @@ def estimate(args):
         # fmerge and the merge, then start-up, the per-call rounds, two closed
         # loops, the fixed rates (about 4 from the ladder) in --repeat rounds
         # and the refining runs.
+        # httpmode loads two chains, the whole one and the three-function one.
+        chains = 2 if args.only == "httpmode" else 1
         runs = 2 * len(args.rates.get("pair", [0] * 4)) * args.repeat + 2 * (args.refine + 1)
-        load = 20 + args.calls * 0.2 + 2 * (args.closed_duration + 1.5) + runs * (args.duration + 1.5)
+        load = 20 + args.calls * 0.2 + chains * (2 * (args.closed_duration + 1.5) + runs * (args.duration + 1.5))
         return f"about {(60 + load) / 60:.0f} min (builds 1, runs {load / 60:.0f})"
     if args.only == "app":
         builds = 6 * 60 + (15 * 60 if args.app_cold else 0)  # functions, graph, whole groups; cold --plan and one by one
