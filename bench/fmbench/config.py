@@ -78,12 +78,13 @@ AUTHOR = 1
 FOLLOWERS = 50
 USERS = {"alice": 1, "bob": 2, "carol": 3}
 TIMESTAMP = 1700000000000
+# merger/tests/fixtures/httpmode's order, as order-front takes it on `/` (the
+# whole chain) and on `/quote` (the three-function chain order-front →
+# price → tax alone).
+HTTPMODE_ORDER = {"item": "book", "look": "plain"}
 REQUESTS = {
-    # merger/tests/fixtures/httpmode's chain, order-front's request.
-    "httpmode": {"item": "book", "look": "plain"},
-    # The same request to order-front's /quote: the three-function chain
-    # order-front → price → tax alone.
-    "httpmode-quote": {"item": "book", "look": "plain"},
+    "httpmode": HTTPMODE_ORDER,
+    "httpmode-quote": HTTPMODE_ORDER,
     "pair": {"post_id": 1099511627777, "user_id": AUTHOR, "timestamp": TIMESTAMP, "user_mentions_id": [2]},
     "chain": {
         "username": "alice",
