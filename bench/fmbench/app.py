@@ -1,4 +1,5 @@
-"""The whole socialNetwork application under DeathStarBench's workloads, on
+"""A whole application (socialNetwork under DeathStarBench's workloads, or
+the generated one of genapp.py: `application`), on
 the pinned testbed: the client, the ingress nginx and Redis on one half of
 the CPUs; the function tier (every function process, of-watchdog when it is
 there, and the internal nginx that carries calls between functions) on the
@@ -15,7 +16,8 @@ reads one user, chosen so that every page is full (10 posts)."""
 import json
 import subprocess
 
-from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_ENTRIES, APP_LADDER, APP_SEED, APP_WORKLOADS, child_env, die, log
+from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_SEED, SOCIALNETWORK, child_env, die, log
+from .genapp import requests as genapp_requests, seed_keys
 from .apptier import RssSampler, scrape
 from .appstats import interval, rounds, steady_rates, sustained_at, throughput
 from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
@@ -46,9 +48,16 @@ def merged_env(group, values):
     return env
 
 
-def split(workload, rate):
+def application(doc):
+    """The description of the application a build or a load result is of
+    (config.SOCIALNETWORK's fields); results from before --app are
+    socialNetwork's."""
+    return doc.get("application") or SOCIALNETWORK
+
+
+def split(workloads, workload, rate):
     """Each entry point's share of a total rate (at least 1 req/s)."""
-    return {e: max(1, round(rate * w)) for e, w in APP_WORKLOADS[workload].items()}
+    return {e: max(1, round(rate * w)) for e, w in workloads[workload].items()}
 
 
 def next_rates(tried):
@@ -71,6 +80,7 @@ class App:
 
     def __init__(self, ctx, args, builds, kind, watchdog=None, rnd=0):
         self.ctx, self.args, self.kind = ctx, args, kind
+        self.spec = application(builds)
         self.taken = set()
         self.outside, self.tier = cpu_split()
         run = ctx.run_dir / "app" / f"{kind}-round{rnd}"
@@ -180,7 +190,7 @@ class App:
         """One fixed-rate run of a workload: an oha per entry point at its
         share of `rate`, all at once. Returns per-entry figures and the CPU
         each process spent per successful request."""
-        rates = split(workload, rate)
+        rates = split(self.spec["workloads"], workload, rate)
         scrapes = self.ctx.run_dir / "metrics" / tag
         before = scrape(self.metrics, scrapes.with_suffix(".before.prom")) if self.kind == "unmerged" else None
         window, rss = CpuWindow(self.ctx), RssSampler(self.tier_pids)
@@ -198,7 +208,7 @@ class App:
                 die(f"oha failed on {e} ({running[e].returncode}): {stderr.decode(errors='replace')[-2000:]}")
             (self.ctx.run_dir / "oha" / f"app-{tag}-{e}.json").write_bytes(stdout)
             r = parse_oha(stdout, duration, rates[e], connections)
-            r["sustained"] = sustained(r)
+            r["sustained"] = sustained(r, self.spec["slo_p99_ms"])
             out["entries"][e] = r
             ok += r["ok"]
         out.update(window.figures(ok))
@@ -211,9 +221,16 @@ class App:
 
 
 def seed_once(app, seeder):
-    """Fills the first deployment through its gateway with the seeder, then
-    picks the users the reads ask for; returns the Redis snapshot every run
-    starts from and the requests."""
+    """Fills the first deployment with the application's data (socialNetwork's
+    through its gateway with the seeder, then picks the users the reads ask
+    for; the generated one's keys straight into Redis); returns the Redis
+    snapshot every run starts from and the requests."""
+    if app.spec["seed"] == "keys":
+        keys = seed_keys()
+        for k, v in keys.items():
+            app.redis.cmd("SET", k, v)
+        log(f"app: seeded {len(keys)} keys")
+        return app.snapshot(), genapp_requests()
     argv = [str(seeder), "--gateway", app.ingress, "--users", str(APP_SEED["users"]), "--degree", str(APP_SEED["degree"]),
             "--posts", str(APP_SEED["posts"]), "--concurrency", "4"]
     log(f"app: seeding: {' '.join(argv[1:])}")
@@ -238,7 +255,7 @@ def check(app, snap, requests, expected):
     """The replies to each entry point's request from the seeded state, and
     the gateway calls each makes; the replies must match the unmerged ones."""
     replies, calls = {}, {}
-    for e in APP_ENTRIES:
+    for e in app.spec["entries"]:
         app.restore(snap)
         status, reply = http(app.url(e), requests[e].encode())
         if status != 200:
@@ -249,8 +266,8 @@ def check(app, snap, requests, expected):
     for e, r in replies.items():
         if expected is not None and r != expected[e]:
             die(f"app {app.kind}: {e} replied {r[:200]!r}, unmerged replied {expected[e][:200]!r}")
-    pages = {e: len(json.loads(replies[e]).get("posts", [])) for e in APP_ENTRIES if e.startswith("read-")}
-    log(f"app {app.kind}: same replies as unmerged; posts per page {pages}; gateway calls per request "
+    pages = {e: len(json.loads(replies[e]).get("posts", [])) for e in replies if e.startswith("read-")}
+    log(f"app {app.kind}: same replies as unmerged; " + (f"posts per page {pages}; " if pages else "") + "gateway calls per request "
         + ", ".join(f"{e} {c:g}" for e, c in calls.items()))
     return replies, calls
 
@@ -276,7 +293,7 @@ def workload_runs(app, oha, workload, snap, requests, args, rnd=0):
     """One round: the ladder until a rate is not sustained, then args.refine
     bisection steps. Returns the runs in order and the highest sustained rate."""
     runs, tried = [], {}
-    for rate in args.app_rates.get(workload, APP_LADDER):
+    for rate in args.app_rates.get(workload, app.spec["ladder"]):
         r = run_quietly(app, oha, workload, rate, snap, requests, args, f"{app.kind}-r{rnd}-{workload}-{rate}")
         runs.append(r)
         tried[rate] = r["sustained"]
@@ -304,7 +321,8 @@ def measured_kinds(args, builds):
     kinds, same = [], {}
     for kind in args.app_deployments:
         if kind != "planner" and "planner" in args.app_deployments and same_groups(builds, kind, "planner"):
-            log(f"app {kind}: the same groups as the planner's for {', '.join(APP_ENTRIES)}: measured once, as planner")
+            log(f"app {kind}: the same groups as the planner's for {', '.join(application(builds)['entries'])}: "
+                "measured once, as planner")
             same[kind] = "planner"
         else:
             kinds.append(kind)
@@ -317,8 +335,9 @@ def app_load(ctx, args, builds, oha, watchdog, seeded=None):
     `seeded` ({"snap", "requests"}: appprofile's) or else seeded into the
     first. Returns the results: per deployment and workload, one entry per
     round."""
-    res = {"deployments": {}, "seed": APP_SEED, "duration_s": args.duration, "connections_per_entry": args.connections,
-           "rounds": args.app_rounds}
+    spec = application(builds)
+    res = {"deployments": {}, "application": spec, "seed": APP_SEED if spec["seed"] == "seeder" else None,
+           "duration_s": args.duration, "connections_per_entry": args.connections, "rounds": args.app_rounds}
     snap, requests = (seeded["snap"], seeded["requests"]) if seeded else (None, None)
     if seeded:
         res["requests"], res["redis_keys"] = requests, len(snap)
@@ -342,7 +361,7 @@ def app_load(ctx, args, builds, oha, watchdog, seeded=None):
                 **{w: {"rounds": []} for w in args.app_workloads}})
             # Warm every connection pool and Redis client first.
             app.restore(snap)
-            app.mix(oha, "mixed", APP_LADDER[0], requests, 2, 16, f"{kind}-r{rnd}-warmup")
+            app.mix(oha, "mixed", spec["ladder"][0], requests, 2, 16, f"{kind}-r{rnd}-warmup")
             for workload in args.app_workloads:
                 d[workload]["rounds"].append(workload_runs(app, oha, workload, snap, requests, args, rnd))
             ctx.procs.stop_all()
@@ -356,7 +375,8 @@ def same_groups(builds, a, b):
     """Whether deployments a and b serve the entry points with the same
     merged members (then their binaries are the same merge)."""
     def of(kind):
-        return {g["members"][0]: sorted(g["members"]) for g in builds.get(kind) or [] if g["members"][0] in APP_ENTRIES}
+        entries = application(builds)["entries"]
+        return {g["members"][0]: sorted(g["members"]) for g in builds.get(kind) or [] if g["members"][0] in entries}
     return bool(of(a)) and of(a) == of(b)
 
 
@@ -378,7 +398,7 @@ def verdicts(res):
     function-tier CPU ratio at the rates both sustained in every round; each
     as its mean and interval over rounds (appstats.interval)."""
     out = {}
-    for workload in APP_WORKLOADS:
+    for workload in application(res)["workloads"]:
         for kind in APP_DEPLOYMENTS:
             if kind == "unmerged" or not rounds(res, kind, workload):
                 continue

@@ -1,4 +1,4 @@
-"""The application benchmark's builds: every socialNetwork function unmerged,
+"""The application benchmark's builds: every function of the application unmerged,
 the call graph and the planner's groups (`fmerge graph`, `fmerge plan`),
 one group per entry point merged whole, and what one `fmerge build --plan`
 costs against building the same groups one by one, both from cold.
@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .appstack import function_blocks
 from .builds import functions_build, functions_target, timed
-from .config import APP_BOUNDED_MEMORY, APP_ENTRIES, APP_STACK, child_env, die, log
+from .config import APP_BOUNDED_MEMORY, SOCIALNETWORK, child_env, die, log
+from . import genapp
 
 
 def stack_functions(stack):
@@ -98,13 +99,12 @@ def keep(ctx, kind, groups):
     return groups
 
 
-def cold_builds(ctx, fmerge, plan, plan_groups):
+def cold_builds(ctx, fmerge, stack, plan, plan_groups):
     """The same groups built from empty target dirs: one `fmerge build --plan`
     (one cargo build, groups merged in parallel), then one `fmerge build
     --config` per group after another in a second target dir (what a script
     or a CI job per group does on one machine). Returns the timings and the
     --plan build's groups."""
-    stack = ctx.src / APP_STACK
     dirs = {k: ctx.out / "build" / f"app-{k}" for k in ("plan", "one-by-one")}
     for d in dirs.values():
         if d.exists():
@@ -134,7 +134,8 @@ def cold_builds(ctx, fmerge, plan, plan_groups):
 
 def plan(ctx, fmerge, calls, out, extra=(), metrics=()):
     """`fmerge plan` on the graph (under the traffic and usage between the
-    scrapes `metrics`, if given); returns the plan file and its groups."""
+    scrapes `metrics`, if given; `extra` holds what the application's
+    plan_args say to plan of it); returns the plan file and its groups."""
     if out.exists():
         shutil.rmtree(out)
     scrapes = [a for m in metrics for a in ("--metrics", str(m))]
@@ -146,13 +147,16 @@ def plan(ctx, fmerge, calls, out, extra=(), metrics=()):
     return out / "plan.toml", read_plan(out / "plan.toml"), p.stdout
 
 
-def app_graph(ctx, fmerge):
-    """The functions, the seeder and the static call graph. Returns (builds,
+def app_graph(ctx, fmerge, app=SOCIALNETWORK["name"]):
+    """The application `app` (socialnetwork, or genapp written out first),
+    its functions, the seeder and the static call graph. Returns (builds,
     timings), the rest of the builds to follow (app_merges)."""
-    stack = ctx.src / APP_STACK
+    spec = genapp.application(ctx) if app == genapp.NAME else SOCIALNETWORK
+    stack = ctx.src / spec["stack"]  # an absolute path stays as it is
     names = stack_functions(stack)
-    functions_build(ctx, names)
-    seeder_build(ctx)
+    functions_build(ctx, names, cwd=ctx.src / spec["workspace"])
+    if spec["seed"] == "seeder":
+        seeder_build(ctx)
     work = ctx.out / "app"
     work.mkdir(parents=True, exist_ok=True)
     log("application: fmerge graph (the static call graph from the functions' IR)")
@@ -160,7 +164,7 @@ def app_graph(ctx, fmerge):
     timings["graph"], _ = timed(ctx, "app-graph", [fmerge, "graph", "-f", stack, "--out", work / "callgraph", "--picture",
                                                    "none", "--target-dir", functions_target(ctx), "-q"])
     graph = json.loads((work / "callgraph" / "calls.json").read_text())
-    return {"functions": names, "stack": str(stack), "graph": graph, "plan_files": {}}, timings
+    return {"application": spec, "functions": names, "stack": str(stack), "graph": graph, "plan_files": {}}, timings
 
 
 def app_merges(ctx, args, fmerge, builds, timings, metrics):
@@ -169,13 +173,14 @@ def app_merges(ctx, args, fmerge, builds, timings, metrics):
     scrapes `metrics` (its traffic and each function's usage, as a team
     plans from its cluster), and one group per entry point merged whole."""
     stack, target, work = Path(builds["stack"]), functions_target(ctx), ctx.out / "app"
+    spec = builds["application"]
     calls = work / "callgraph" / "calls.json"
-    log("application: fmerge plan (default constraints, the profile's scrapes)")
-    plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan", metrics=metrics)
+    log(f"application: fmerge plan {' '.join(spec['plan_args'] + ['(default constraints, the profile’s scrapes)'])}")
+    plan_file, plan_groups, report = plan(ctx, fmerge, calls, work / "plan", spec["plan_args"], metrics)
     builds.update({"plan_groups": plan_groups, "plan_report": report, "profile_metrics": [str(m) for m in metrics]})
     builds["plan_files"]["planner"] = str(plan_file)
     if args.app_cold:
-        timings["cold"], planner = cold_builds(ctx, fmerge, plan_file, plan_groups)
+        timings["cold"], planner = cold_builds(ctx, fmerge, stack, plan_file, plan_groups)
     else:
         log("application: fmerge build --plan (the planner's groups; warm: --no-app-cold)")
         _, messages = fmerge_json(ctx, "app-plan", [fmerge, "build", "--plan", plan_file, "--target-dir", target])
@@ -184,13 +189,13 @@ def app_merges(ctx, args, fmerge, builds, timings, metrics):
     if "bounded" in args.app_deployments:
         log(f"application: fmerge plan --max-memory {APP_BOUNDED_MEMORY}, and its groups")
         bounded_file, builds["bounded_groups"], builds["bounded_report"] = plan(
-            ctx, fmerge, calls, work / "plan-bounded", ("--max-memory", APP_BOUNDED_MEMORY), metrics)
+            ctx, fmerge, calls, work / "plan-bounded", ("--max-memory", APP_BOUNDED_MEMORY, *spec["plan_args"]), metrics)
         _, messages = fmerge_json(ctx, "app-bounded", [fmerge, "build", "--plan", bounded_file, "--target-dir", target])
         builds["bounded"] = keep(ctx, "bounded", merged_groups(messages))
         builds["plan_files"]["bounded"] = str(bounded_file)
     if "whole" in args.app_deployments:
         log("application: fmerge build --plan with one group per entry point, merged whole")
-        text, _ = whole_plan(builds["graph"], APP_ENTRIES, stack.resolve())
+        text, _ = whole_plan(builds["graph"], spec["entries"], stack.resolve())
         whole_file = work / "whole" / "plan.toml"
         whole_file.parent.mkdir(exist_ok=True)
         whole_file.write_text(text)

@@ -5,9 +5,13 @@ against unmerged's, every declared entry point still deployed, each merged
 pod's resident memory within its request, the highest
 sustained rate against unmerged's, and, for every deployment, the projected
 p50 gain against the measured one per entry point at the rates every
-deployment sustained in every round."""
+deployment sustained in every round. On the generated application (the
+planner's out-of-sample check, issue 51 item 8) the projection is judged by
+share and worst factor instead, and no request may fail once the plan's
+drops are deployed."""
 
 from .appstack import MIB
+from . import genapp
 from .config import TARGETS
 
 
@@ -87,6 +91,49 @@ def projection_check(res):
                   len(within) == len(judged) and bool(judged), detail)]
 
 
+def share_check(res):
+    """The generated application's projection goal: projected ÷ measured p50
+    gain within ±tolerance for at least genapp_projection_share of the
+    modelled rows at the rates every deployment sustained, and none off by
+    more than genapp_projection_factor either way (a row with no gain
+    measured or none projected counts as off by more), over the rows whose
+    p50s were each taken over genapp_projection_min_requests requests or
+    more; the others are counted apart."""
+    rows = [r for r in res.get("projection", []) if r["all_sustain"] and r["modelled"]]
+    least = TARGETS["genapp_projection_min_requests"]
+    judged = [r for r in rows if r.get("requests", 0) >= least]
+    tol, goal, factor = (TARGETS["app_projection_tolerance"], TARGETS["genapp_projection_share"],
+                         TARGETS["genapp_projection_factor"])
+    name = f"projected ÷ measured p50 gain, rows at the rates all sustained, ≥ {least} requests"
+    if not judged:
+        return [check(name, f"≥ {100 * goal:.0f}% within ±{100 * tol:.0f}%", None, None,
+                      f"no row at a rate every deployment sustained ({len(rows)} with fewer requests)")]
+    within = [r for r in judged if r["within"]]
+    far = [r for r in judged if r["ratio"] is None or not 1 / factor <= r["ratio"] <= factor]
+    detail = "; ".join(f"{r['deployment']} {r['rate']}/s {r['entry']} "
+                       + (f"{r['ratio']:.2f}×" if r["ratio"] is not None else "no gain measured") for r in judged)
+    few = f"; not judged (fewer than {least} requests): {len(rows) - len(judged)}" if len(rows) > len(judged) else ""
+    return [check(name, f"≥ {100 * goal:.0f}% within ±{100 * tol:.0f}%", f"{len(within)} of {len(judged)}",
+                  len(within) >= goal * len(judged), detail + few),
+            check(f"{name}, none off by more than {factor:g}×", "none", len(far), not far,
+                  "; ".join(f"{r['deployment']} {r['rate']}/s {r['entry']}" for r in far) or "none")]
+
+
+def failure_check(res, kind="planner"):
+    """Requests that failed in `kind`'s runs at the rates it sustained: once
+    the plan's drops are deployed, none may (a dropped deployment a caller
+    still needs answers 502 at the gateway)."""
+    runs = [r for rnd in (res["deployments"].get(kind, {}).get("mixed", {}).get("rounds", []))
+            for r in rnd["runs"] if r["sustained"]]
+    failed = {e: sum(round(x["ok"] / x["success_rate"]) - x["ok"] if x["success_rate"] else 0 for x in
+                     [r["entries"][e] for r in runs]) for e in (runs[0]["entries"] if runs else {})}
+    bad = {e: n for e, n in failed.items() if n}
+    return [check(f"requests failed in {kind}'s runs at the rates it sustained", "none", sum(bad.values()), not bad,
+                  ", ".join(f"{e} {n}" for e, n in bad.items()) or f"none in {len(runs)} runs")]
+
+
 def checks(res):
     """Every check, in the issue's order."""
+    if (res.get("application") or {}).get("name") == genapp.NAME:
+        return resource_checks(res) + throughput_check(res) + share_check(res) + failure_check(res)
     return resource_checks(res) + throughput_check(res) + projection_check(res)

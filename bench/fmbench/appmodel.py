@@ -11,16 +11,18 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+from .app import application
 from .appstack import MIB, declared_entries, deployment_stack, missing_entries, planned_deployment, totals
 from .appstats import common_rate, hop_source, interval, p50_gains, rounds, runs_at, steady_rates, sustained_at
-from .config import APP_WORKLOADS, TARGETS, child_env, die, log
+from .config import TARGETS, child_env, die, log
 
 
-def evaluate(ctx, fmerge, calls, plan_file, out, scrapes=()):
+def evaluate(ctx, fmerge, calls, plan_file, out, scrapes=(), plan_args=()):
     """`fmerge plan --evaluate`: the planner's figures for exactly the groups
-    of plan_file (under the traffic between two scrapes, if given); returns
-    its plan.json."""
-    argv = [str(fmerge), "plan", "--graph", str(calls), "--evaluate", str(plan_file), "--out", str(out)]
+    of plan_file (under the traffic between two scrapes, if given), planned
+    over the part of the stack the plan was (`plan_args`, the application's:
+    its deployment's drops depend on it); returns its plan.json."""
+    argv = [str(fmerge), "plan", "--graph", str(calls), "--evaluate", str(plan_file), "--out", str(out), *plan_args]
     for s in scrapes:
         argv += ["--metrics", str(s)]
     p = subprocess.run(argv, cwd=ctx.src, env=child_env(), capture_output=True, text=True)
@@ -58,7 +60,7 @@ def deployment_stacks(ctx, fmerge, builds, kinds):
         if kind in builds["plan_files"]:
             plan_file = builds["plan_files"][kind]
             doc = evaluate(ctx, fmerge, calls, plan_file, ctx.out / "app" / "reserved" / kind,
-                           builds.get("profile_metrics", ()))
+                           builds.get("profile_metrics", ()), application(builds)["plan_args"])
             builds["plan_docs"][kind] = doc
             groups = builds.get(kind, [])
             planned = planned_deployment(doc) if carries_deployment(plan_file) else None
@@ -93,7 +95,8 @@ def projections(ctx, fmerge, builds, load):
     calls = ctx.out / "app" / "callgraph" / "calls.json"
     rows, cache = [], {}
     every = list(load["deployments"])
-    for workload in APP_WORKLOADS:
+    workloads = application(builds)["workloads"]
+    for workload in workloads:
         base = rounds(load, "unmerged", workload)
         n = len(base)
         all_steady = set(steady_rates(load, workload, every))
@@ -110,9 +113,10 @@ def projections(ctx, fmerge, builds, load):
                     if key not in cache:
                         out = ctx.out / "app" / "projection" / f"{kind}-{workload}-{rate}-hops-round{j}"
                         cache[key] = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out,
-                                                          sustained_at(base[j])[rate]["metrics"]))
+                                                          sustained_at(base[j])[rate]["metrics"],
+                                                          application(builds)["plan_args"]))
                     gains[j] = cache[key]
-                for e in APP_WORKLOADS[workload]:
+                for e in workloads[workload]:
                     g = p50_gains(load, source, workload, rate, e)
                     projected = [0.0 if not plan_file else None if j is None else gains[j].get(e, (None, None))[0]
                                  for j in hops]
@@ -136,7 +140,8 @@ def projection_row(kind, source, workload, rate, entry, g, projected, most, hops
             "hop_rounds": hops, "unmerged_p50_ms": interval(base_p50), "p50_ms": interval(g["p50_ms"]),
             "measured_gain_ms": measured, "projected_gain_ms": proj, "projected_gain_max_ms": interval(most),
             "per_round": {"measured_gain_ms": g["gain_ms"], "projected_gain_ms": projected, "ratio": per_round},
-            "ratio": r, "within": within if modelled else None, "modelled": modelled, "all_sustain": all_sustain}
+            "ratio": r, "within": within if modelled else None, "modelled": modelled, "all_sustain": all_sustain,
+            "requests": min(g.get("requests") or [0])}
 
 
 def planner_reserved(doc):

@@ -6,9 +6,9 @@ memory and cpu, as a team would scrape its cluster before merging. This run
 also seeds the data every later run starts from; it is not one of the
 rounds, so no projection is priced with its hop costs."""
 
-from .app import App, seed_once
+from .app import App, application, seed_once
 from .appstack import deployment_stack
-from .config import APP_LADDER, APP_PROFILE_RATE, die, log
+from .config import die, log
 
 
 def profile(ctx, args, builds, oha):
@@ -17,14 +17,15 @@ def profile(ctx, args, builds, oha):
     point's request}."""
     builds.setdefault("stacks", {})["unmerged"] = deployment_stack(builds["graph"]["functions"], [])
     app = App(ctx, args, builds, "unmerged", rnd="-profile")
+    rate = application(builds)["profile_rate"]
     snap, requests = seed_once(app, ctx.out / "bin" / "seed")
     app.restore(snap)
-    app.mix(oha, "mixed", APP_LADDER[0], requests, 2, 16, "profile-warmup")
+    app.mix(oha, "mixed", application(builds)["ladder"][0], requests, 2, 16, "profile-warmup")
     app.restore(snap)
-    run = app.mix(oha, "mixed", APP_PROFILE_RATE, requests, args.duration, args.connections, "profile")
+    run = app.mix(oha, "mixed", rate, requests, args.duration, args.connections, "profile")
     ctx.procs.stop_all()
     if not run["sustained"]:
-        die(f"the unmerged deployment did not sustain the profile's {APP_PROFILE_RATE}/s of the mixed workload: "
+        die(f"the unmerged deployment did not sustain the profile's {rate}/s of the mixed workload: "
             "the machine is too busy to plan from its usage\nfix: rerun on a quiet machine (load average below 2)")
-    log(f"app: profile of unmerged at {APP_PROFILE_RATE}/s for {args.duration} s: scrapes {', '.join(run['metrics'])}")
-    return {"metrics": run["metrics"], "rate": APP_PROFILE_RATE, "snap": snap, "requests": requests}
+    log(f"app: profile of unmerged at {rate}/s for {args.duration} s: scrapes {', '.join(run['metrics'])}")
+    return {"metrics": run["metrics"], "rate": rate, "snap": snap, "requests": requests}

@@ -11,7 +11,8 @@ Student's t interval over the rounds."""
 from .appstack import FROM_PLAN, MIB
 from .appstats import common_rate, interval, rounds, runs_at
 from .apptier import RSS_EVERY
-from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, APP_ENTRIES, APP_WORKLOADS, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS
+from .app import application
+from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, SUSTAIN_FRACTION, TARGETS
 
 
 TITLES = {
@@ -41,21 +42,31 @@ def render_app(L, R):
     if not A:
         return
     lo = A["load"]
-    L.append("## The whole application (`bench/run --only app`)")
+    generated = application(lo)["seed"] != "seeder"
+    L.append("## The generated application (`bench/run --only app --app genapp`)" if generated
+             else "## The whole application (`bench/run --only app`)")
     L.append("")
     if "rounds" not in lo:
         L.append(f"These results predate rounds: render them with the bench of their revision ({R.get('src_rev', '?')}).")
         L.append("")
         return
-    L.append(f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`) on the pinned testbed "
+    spec = application(lo)
+    if spec["seed"] == "seeder":
+        what = (f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`)", "the seeder's "
+                f"{lo['seed']['users']} users, {lo['seed']['degree']} followees each and {lo['seed']['posts']} posts")
+    else:
+        what = (f"The generated application's {len(A['builds']['functions'])} functions (`bench/fmbench/genapp.py`; "
+                f"planned: `fmerge plan {' '.join(spec['plan_args'])}`)", "the keys its functions read")
+    L.append(f"{what[0]} on the pinned testbed "
              "(client, ingress nginx and Redis on one half of the CPUs; the function tier, of-watchdog when present and "
-             "the internal nginx that carries every call between functions on the other). Data: the seeder's "
-             f"{lo['seed']['users']} users, {lo['seed']['degree']} followees each and {lo['seed']['posts']} posts "
+             f"the internal nginx that carries every call between functions on the other). Data: {what[1]} "
              f"({lo.get('redis_keys', '?')} Redis keys), restored before every run. Load: one latency-corrected oha per "
              f"entry point, all at once, at its share of the total rate, {lo['duration_s']} s per run, "
-             f"{lo['connections_per_entry']} connections each; each entry point reads one user whose page is full (oha "
-             "sends one body). \"sustained\": every entry point has ≥ 99.9% 200s, achieves ≥ "
-             f"{100 * SUSTAIN_FRACTION:.0f}% of its rate and p99 ≤ {SLO_P99_MS:.0f} ms. Rates rise until one is not "
+             f"{lo['connections_per_entry']} connections each; " + (
+                 "each entry point reads one user whose page is full (oha sends one body). " if spec["seed"] == "seeder"
+                 else "each entry point's one request (`genapp.ENTRIES`: the path it takes). ") +
+             "\"sustained\": every entry point has ≥ 99.9% 200s, achieves ≥ "
+             f"{100 * SUSTAIN_FRACTION:.0f}% of its rate and p99 ≤ {spec['slo_p99_ms']:.0f} ms. Rates rise until one is not "
              "sustained, then the highest sustained rate is bisected. "
              f"{lo.get('rounds', 1)} rounds: each round starts every deployment afresh, in turn, and climbs its ladder; "
              "a figure over rounds reads \"mean [low, high]\", its mean and 95% Student's t interval over the rounds.")
@@ -64,7 +75,7 @@ def render_app(L, R):
         if d in lo["deployments"]:
             L.append(f"- **{d}**: {TITLES[d]}{groups_line(A, d)}")
         for same in lo["deployments"].get(d, {}).get("same_as", []):
-            L.append(f"- **{same}**: {TITLES[same]}{groups_line(A, same)}. For {', '.join(APP_ENTRIES)} these are the "
+            L.append(f"- **{same}**: {TITLES[same]}{groups_line(A, same)}. For {', '.join(spec['entries'])} these are the "
                      f"same groups as **{d}**'s (the same members, so the same merge), so it was measured once, as {d}.")
     if "watchdog" in lo["deployments"]:
         L.append("")
@@ -75,7 +86,7 @@ def render_app(L, R):
     L.append("")
     render_checks(L, lo)
     render_hops(L, A)
-    for workload in APP_WORKLOADS:
+    for workload in spec["workloads"]:
         if any(workload in d for d in lo["deployments"].values()):
             render_workload(L, lo, workload)
     render_verdicts(L, lo)
@@ -105,14 +116,15 @@ def render_hops(L, A):
 
 
 def render_workload(L, lo, workload):
-    shares = ", ".join(f"{100 * w:.0f}% {e}" for e, w in APP_WORKLOADS[workload].items())
+    workloads = application(lo)["workloads"]
+    shares = ", ".join(f"{100 * w:.0f}% {e}" for e, w in workloads[workload].items())
     L.append(f"### {workload} workload ({shares})")
     L.append("")
     L.append("p50 / p99 in ms per entry point, every run of every round; function tier: CPU µs per request of everything "
              "on the function tier's CPUs (functions, merged binaries, of-watchdog, the internal nginx); others' CPU: "
              "processes outside the bench.")
     L.append("")
-    entries = list(APP_WORKLOADS[workload])
+    entries = list(workloads[workload])
     L.append("| total req/s | deployment | round | " + " | ".join(f"{e} p50 / p99" for e in entries)
              + " | achieved req/s | sustained | function tier µs/req | others' CPU |")
     L.append("| ---: | --- | ---: |" + " ---: |" * len(entries) + " ---: | --- | ---: | ---: |")

@@ -73,11 +73,14 @@ def throughput(res, kind, workload):
 
 def p50_gains(res, kind, workload, rate, entry):
     """At one rate every round sustained: this deployment's p50 per round,
-    and the gain (unmerged's p50 − this one's, same round) per round."""
-    mine = [sustained_at(r)[rate]["entries"][entry]["p50_ms"] for r in rounds(res, kind, workload)]
-    base = [sustained_at(r)[rate]["entries"][entry]["p50_ms"] for r in rounds(res, "unmerged", workload)]
-    gains = [b - m if b is not None and m is not None else None for m, b in zip(mine, base)]
-    return {"p50_ms": mine, "gain_ms": gains}
+    the gain (unmerged's p50 − this one's, same round) per round, and the
+    fewest requests either p50 was taken over (per round)."""
+    mine = [sustained_at(r)[rate]["entries"][entry] for r in rounds(res, kind, workload)]
+    base = [sustained_at(r)[rate]["entries"][entry] for r in rounds(res, "unmerged", workload)]
+    gains = [b["p50_ms"] - m["p50_ms"] if b["p50_ms"] is not None and m["p50_ms"] is not None else None
+             for m, b in zip(mine, base)]
+    return {"p50_ms": [m["p50_ms"] for m in mine], "gain_ms": gains,
+            "requests": [min(m.get("ok", 0), b.get("ok", 0)) for m, b in zip(mine, base)]}
 
 
 def runs_at(res, kind, workload, rate):

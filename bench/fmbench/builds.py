@@ -223,18 +223,19 @@ def functions_target(ctx):
     return ctx.out / "build" / "warm" if ctx.src != ctx.root else ctx.root / "target"
 
 
-def functions_build(ctx, names):
+def functions_build(ctx, names, cwd=None):
     """Builds functions unmerged with plain `cargo build --release` (untimed;
     for --only watchdog, which needs no merge): into the warm target dir for a
-    snapshot, the workspace's own for the work tree. Copies them to
-    out/bin/unmerged, where the testbed starts them from."""
+    snapshot, the workspace's own for the work tree, from the workspace in
+    `cwd` (default the source's). Copies them to out/bin/unmerged, where the
+    testbed starts them from."""
     target = functions_target(ctx)
     pkgs = [a for f in names for a in ("-p", f)]
     log(f"cargo build --release {' '.join(pkgs)} (untimed) into {target.relative_to(ctx.root)}")
     logf = ctx.out / "build-logs" / "functions.log"
     logf.parent.mkdir(parents=True, exist_ok=True)
     with open(logf, "wb") as f:
-        p = subprocess.run(["cargo", "build", "--release", *pkgs, "--target-dir", str(target)], cwd=ctx.src, env=child_env(),
+        p = subprocess.run(["cargo", "build", "--release", *pkgs, "--target-dir", str(target)], cwd=cwd or ctx.src, env=child_env(),
                            stdout=f, stderr=subprocess.STDOUT)
     if p.returncode != 0:
         die(f"cargo build {' '.join(pkgs)} failed; see {logf}")

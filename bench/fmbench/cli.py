@@ -20,7 +20,8 @@ from .appchecks import checks
 from .appmodel import deployment_stacks, projections, resources
 from .appprofile import profile
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, merged_lto_file, sizes
-from .config import (APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
+from . import genapp
+from .config import (SOCIALNETWORK, APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
 from . import httpmode
@@ -157,10 +158,16 @@ def parser(bench):
     ap.add_argument("--baseline", default=BASELINE, metavar="REV",
                     help=f"--only loop: the revision this source is measured against (default {BASELINE}, main as of "
                          "2026-11-23)")
-    ap.add_argument("--app-deployments", default=",".join(APP_DEPLOYMENTS),
-                    help=f"--only app: which of {','.join(APP_DEPLOYMENTS)} to load (default all; unmerged is always first)")
-    ap.add_argument("--app-workloads", default=",".join(APP_WORKLOADS),
-                    help=f"--only app: which of {','.join(APP_WORKLOADS)} to run (default both)")
+    ap.add_argument("--app", choices=[SOCIALNETWORK["name"], genapp.NAME], default=SOCIALNETWORK["name"],
+                    help="--only app: which application: socialNetwork's functions (default), or the generated one "
+                         "(bench/fmbench/genapp.py: 43 functions, planned with --filter, the planner's out-of-sample "
+                         "check; writes results-genapp.*)")
+    ap.add_argument("--app-deployments",
+                    help=f"--only app: which of {','.join(APP_DEPLOYMENTS)} to load (default all, with --app genapp "
+                         f"{','.join(genapp.DEPLOYMENTS)}; unmerged is always first)")
+    ap.add_argument("--app-workloads",
+                    help=f"--only app: which of {','.join(APP_WORKLOADS)} to run (default both; --app genapp has "
+                         f"{','.join(genapp.WORKLOADS)} alone)")
     ap.add_argument("--app-rates", action="append", metavar="WORKLOAD=R1,R2,…",
                     help="--only app: total fixed rates to climb instead of the default ladder")
     ap.add_argument("--app-rounds", type=int, default=APP_ROUNDS,
@@ -180,7 +187,8 @@ def parse_args(argv, bench):
     modes, deployments. Errors exit with a message naming the flag."""
     args = parser(bench).parse_args(argv)
     if args.results is None:
-        args.results = str(bench / {"watchdog": "results-watchdog", "app": "results-app",
+        args.results = str(bench / {"watchdog": "results-watchdog",
+                                    "app": "results-genapp" if args.app == genapp.NAME else "results-app",
                                     "loop": "results-loop", "process": "results-process",
                                     "httpmode": "results-httpmode"}.get(args.only, "results"))
     if args.render_only:
@@ -211,6 +219,8 @@ def parse_args(argv, bench):
         args.skip_dispatch = True
     if args.only == "app":
         parse_app_args(args)
+    elif args.app != SOCIALNETWORK["name"]:
+        die(f"--app {args.app} chooses the application of --only app: add --only app")
     if args.only == "loop":
         args.skip_load = args.skip_dispatch = True
         args.app_cold = not args.no_app_cold
@@ -231,16 +241,18 @@ def parse_app_args(args):
     if args.mode == "shared":
         die("--only app runs on the pinned testbed: drop --mode shared")
     args.modes = ["pinned"]
-    deps = [d for d in args.app_deployments.split(",") if d]
+    generated = args.app == genapp.NAME
+    workloads = genapp.WORKLOADS if generated else APP_WORKLOADS
+    deps = [d for d in (args.app_deployments or ",".join(genapp.DEPLOYMENTS if generated else APP_DEPLOYMENTS)).split(",") if d]
     for d in deps:
         if d not in APP_DEPLOYMENTS:
             die(f"--app-deployments: unknown deployment {d} (one of {', '.join(APP_DEPLOYMENTS)})")
     # Unmerged first: it is seeded and gives the replies the others must match.
     args.app_deployments = ["unmerged"] + [d for d in APP_DEPLOYMENTS if d in deps and d != "unmerged"]
-    args.app_workloads = [w for w in args.app_workloads.split(",") if w]
+    args.app_workloads = [w for w in (args.app_workloads or ",".join(workloads)).split(",") if w]
     for w in args.app_workloads:
-        if w not in APP_WORKLOADS:
-            die(f"--app-workloads: unknown workload {w} (one of {', '.join(APP_WORKLOADS)})")
+        if w not in workloads:
+            die(f"--app-workloads: unknown workload {w} (one of {', '.join(workloads)})")
     rates = {}
     for item in args.app_rates or []:
         w, _, values = item.partition("=")
@@ -248,8 +260,8 @@ def parse_app_args(args):
             values = sorted(int(r) for r in values.split(","))
         except ValueError:
             values = []
-        if w not in APP_WORKLOADS or not values or values[0] <= 0:
-            die(f"--app-rates {item}: expected WORKLOAD=R1,R2,… with WORKLOAD one of {', '.join(APP_WORKLOADS)} "
+        if w not in workloads or not values or values[0] <= 0:
+            die(f"--app-rates {item}: expected WORKLOAD=R1,R2,… with WORKLOAD one of {', '.join(workloads)} "
                 "(positive whole req/s)")
         rates[w] = values
     args.app_rates = rates
@@ -449,7 +461,7 @@ def only_app(ctx, args, R, oha, t0):
     fmerge = fmerge_tool(ctx, args)
     if args.reuse_bins:
         die("--only app builds what it measures: drop --reuse-bins")
-    builds, timings = app_graph(ctx, fmerge)
+    builds, timings = app_graph(ctx, fmerge, args.app)
     watchdog = patched_watchdog(ctx, args.of_watchdog) if args.watchdog else None
     set_nice(args)
     R["nice"] = args.nice

@@ -120,8 +120,8 @@ class SameGroups(unittest.TestCase):
 
 class Rates(unittest.TestCase):
     def test_the_mixed_split_keeps_the_shares(self):
-        self.assertEqual(split("mixed", 1000), {"read-home-timeline": 600, "read-user-timeline": 300, "compose-post": 100})
-        self.assertEqual(split("mixed", 5), {"read-home-timeline": 3, "read-user-timeline": 2, "compose-post": 1})
+        self.assertEqual(split(APP_WORKLOADS, "mixed", 1000), {"read-home-timeline": 600, "read-user-timeline": 300, "compose-post": 100})
+        self.assertEqual(split(APP_WORKLOADS, "mixed", 5), {"read-home-timeline": 3, "read-user-timeline": 2, "compose-post": 1})
         self.assertAlmostEqual(sum(APP_WORKLOADS["mixed"].values()), 1.0)
 
     def test_bisection_between_the_best_sustained_and_the_first_failure(self):

@@ -21,6 +21,7 @@ from fmbench.appmodel import (agreement, deployment_stacks, entry_gains, merged_
                               resources)
 from fmbench.appreport import render_checks, render_projection, render_resources
 from fmbench.apptier import rss_figures, rss_kib, scrape, stamped, tree_rss_kib
+from fmbench.config import SOCIALNETWORK
 from test_app import mix_run, results
 
 MI = 1024 * 1024
@@ -37,6 +38,7 @@ plan = Path(a[a.index("--evaluate") + 1]).read_text()
 metrics = [a[i + 1] for i, x in enumerate(a) if x == "--metrics"]
 gains = json.loads(Path(metrics[-1]).read_text()) if metrics else {}
 out.mkdir(parents=True, exist_ok=True)
+(out / "argv.json").write_text(json.dumps(a))
 copies = plan.count(",") + 1
 (out / "plan.json").write_text(json.dumps({
     "entries": [{"function": e, "latency_gain_ms": g, "latency_gain_max_ms": 2 * g} for e, g in gains.items()],
@@ -197,6 +199,19 @@ class Projection(unittest.TestCase):
 
     def tearDown(self):
         self.dir.cleanup()
+
+    def test_a_plan_of_part_of_the_stack_is_evaluated_over_that_part(self):
+        # The drops of the deployment and the gains projected are those of
+        # the part the plan was made of (genapp: `--filter 'ga-*'`), never of
+        # the whole stack, whose callers are all known.
+        self.builds["application"] = {**SOCIALNETWORK, "plan_args": ["--filter", "ga-*"]}
+        deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "planner"])
+        projections(self.ctx, self.fmerge, self.builds, self.load)
+        runs = sorted((self.ctx.out / "app").rglob("argv.json"))
+        self.assertGreater(len(runs), 1)
+        for run in runs:
+            argv = json.loads(run.read_text())
+            self.assertEqual(argv[argv.index("--filter") + 1], "ga-*", run)
 
     def test_each_rounds_projection_is_priced_with_another_rounds_hop_costs(self):
         rows = projections(self.ctx, self.fmerge, self.builds, self.load)

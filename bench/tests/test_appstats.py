@@ -75,7 +75,7 @@ class Rounds(unittest.TestCase):
 
     def test_the_gain_is_unmerged_p50_less_this_one_in_the_same_round(self):
         g = p50_gains(TWO_ROUNDS, "planner", "mixed", 100, "compose-post")
-        self.assertEqual(g, {"p50_ms": [1.0, 2.0], "gain_ms": [3.0, 2.0]})
+        self.assertEqual(g, {"p50_ms": [1.0, 2.0], "gain_ms": [3.0, 2.0], "requests": [10.0, 10.0]})
 
     def test_the_run_at_a_rate_in_each_round(self):
         runs = runs_at(TWO_ROUNDS, "unmerged", "mixed", 400)
