@@ -23,9 +23,9 @@ def share(mine, base):
     return mine / base if mine is not None and base else None
 
 
-def resource_checks(res, kind="planner"):
-    """Memory requests and pods of `kind`'s stack against unmerged's, and
-    the declared entry points it no longer deploys."""
+def resource_checks(res, kind="planner", ratios=True):
+    """Memory requests and pods of `kind`'s stack against unmerged's (unless
+    not `ratios`), and the declared entry points it no longer deploys."""
     deps = (res.get("resources") or {}).get("deployments", {})
     mine, base = deps.get(kind), deps.get("unmerged")
     if not mine or not base:
@@ -34,10 +34,11 @@ def resource_checks(res, kind="planner"):
     pods = share(mine["pods"], base["pods"])
     goal_mem, goal_pods = TARGETS["app_memory_requests_ratio"], TARGETS["app_pods_ratio"]
     missing = mine["missing_entries"]
-    return [
+    return ([
         check(f"memory requests, {kind} ÷ unmerged", f"≤ {goal_mem:g}", mem, None if mem is None else mem <= goal_mem,
               "n/a" if mem is None else f"{mine['requests']['memory'] / MIB:.0f}Mi of {base['requests']['memory'] / MIB:.0f}Mi"),
         check(f"pods, {kind} ÷ unmerged", f"≤ {goal_pods:g}", pods, pods <= goal_pods, f"{mine['pods']} of {base['pods']}"),
+    ] if ratios else []) + [
         check(f"declared entry points {kind} keeps deployed", "all", len(res["resources"]["declared_entries"]) - len(missing),
               not missing, "missing: " + ", ".join(missing) if missing else "every one"),
     ] + pod_check(mine.get("merged_pods") or {}, kind)
@@ -110,13 +111,21 @@ def share_check(res):
                       f"no row at a rate every deployment sustained ({len(rows)} with fewer requests)")]
     within = [r for r in judged if r["within"]]
     far = [r for r in judged if r["ratio"] is None or not 1 / factor <= r["ratio"] <= factor]
-    detail = "; ".join(f"{r['deployment']} {r['rate']}/s {r['entry']} "
-                       + (f"{r['ratio']:.2f}×" if r["ratio"] is not None else "no gain measured") for r in judged)
+    detail = "; ".join(f"{r['deployment']} {r['rate']}/s {r['entry']} " + unjudged_ratio(r) for r in judged)
     few = f"; not judged (fewer than {least} requests): {len(rows) - len(judged)}" if len(rows) > len(judged) else ""
     return [check(name, f"≥ {100 * goal:.0f}% within ±{100 * tol:.0f}%", f"{len(within)} of {len(judged)}",
                   len(within) >= goal * len(judged), detail + few),
             check(f"{name}, none off by more than {factor:g}×", "none", len(far), not far,
                   "; ".join(f"{r['deployment']} {r['rate']}/s {r['entry']}" for r in far) or "none")]
+
+
+def unjudged_ratio(r):
+    """A row's projected ÷ measured, or why it has none: no gain projected
+    (a caller outside the planned part is in no plan.json entry), or none
+    measured."""
+    if r["ratio"] is not None:
+        return f"{r['ratio']:.2f}×"
+    return "none projected" if not (r.get("projected_gain_ms") or {}).get("mean") else "no gain measured"
 
 
 def failure_check(res, kind="planner"):
@@ -133,7 +142,9 @@ def failure_check(res, kind="planner"):
 
 
 def checks(res):
-    """Every check, in the issue's order."""
+    """Every check, in the issue's order. The generated application has
+    item 8's: socialNetwork's goals of memory, pods and throughput are not
+    its own (planned with --filter, its plan drops nothing by design)."""
     if (res.get("application") or {}).get("name") == genapp.NAME:
-        return resource_checks(res) + throughput_check(res) + share_check(res) + failure_check(res)
+        return resource_checks(res, ratios=False) + share_check(res) + failure_check(res)
     return resource_checks(res) + throughput_check(res) + projection_check(res)

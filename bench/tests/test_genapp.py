@@ -134,9 +134,12 @@ class Checks(unittest.TestCase):
         self.assertEqual((share["measured"], share["met"]), ("8 of 10", True))
         self.assertEqual((far["measured"], far["met"]), (1, False))
         self.assertIn("planner 100/s e9", far["detail"])
-        rows[0] = row("e0", None, False)  # no gain measured: off by more than any factor
+        rows[0] = row("e0", None, False)  # none projected: off by more than any factor
         share, far = share_check({"projection": rows})
         self.assertEqual((share["measured"], share["met"], far["measured"]), ("7 of 10", False, 2))
+        self.assertIn("planner 100/s e0 none projected", share["detail"])
+        rows[0]["projected_gain_ms"] = {"mean": 1.0}
+        self.assertIn("planner 100/s e0 no gain measured", share_check({"projection": rows})[0]["detail"])
 
     def test_a_row_of_too_few_requests_is_counted_apart_not_judged(self):
         rows = [row("ga-shop", 1.0, True), row("ga-cron", 5.0, False, requests=15)]
@@ -160,6 +163,12 @@ class Checks(unittest.TestCase):
         names = [c["check"] for c in checks(res)]
         self.assertEqual(len(names), 3)
         self.assertTrue(names[-1].startswith("requests failed"))
+        res["resources"] = {"declared_entries": ["ga-shop"], "deployments": {
+            k: {"requests": {"memory": 100 * 2 ** 20}, "pods": 43, "missing_entries": [], "merged_pods": {}}
+            for k in ("unmerged", "planner")}}
+        names = [c["check"] for c in checks(res)]
+        self.assertEqual(names[0], "declared entry points planner keeps deployed")
+        self.assertFalse([n for n in names if "÷ unmerged" in n], "socialNetwork's goals are not its own")
 
 
 if __name__ == "__main__":
