@@ -17,7 +17,7 @@ import json
 import subprocess
 
 from .config import APP_CALLER_KEY, APP_DEPLOYMENTS, APP_SEED, SOCIALNETWORK, child_env, die, log
-from .genapp import requests as genapp_requests, seed_keys
+from .genapp import NAME as GENAPP, requests as genapp_requests, seed_keys
 from .apptier import RssSampler, scrape
 from .appstats import interval, rounds, steady_rates, sustained_at, throughput
 from .load import CpuWindow, oha_argv, parse_oha, quieter, ratio, sustained
@@ -53,6 +53,12 @@ def application(doc):
     (config.SOCIALNETWORK's fields); results from before --app are
     socialNetwork's."""
     return doc.get("application") or SOCIALNETWORK
+
+
+def generated(doc):
+    """Whether a build or a load result is of the generated application
+    (its report and checks are item 8's, not socialNetwork's)."""
+    return application(doc)["name"] == GENAPP
 
 
 def split(workloads, workload, rate):

@@ -10,8 +10,8 @@ planner's out-of-sample check, issue 51 item 8) the projection is judged by
 share and worst factor instead, and no request may fail once the plan's
 drops are deployed."""
 
+from .app import generated
 from .appstack import MIB
-from . import genapp
 from .config import TARGETS
 
 
@@ -145,6 +145,6 @@ def checks(res):
     """Every check, in the issue's order. The generated application has
     item 8's: socialNetwork's goals of memory, pods and throughput are not
     its own (planned with --filter, its plan drops nothing by design)."""
-    if (res.get("application") or {}).get("name") == genapp.NAME:
+    if generated(res):
         return resource_checks(res, ratios=False) + share_check(res) + failure_check(res)
     return resource_checks(res) + throughput_check(res) + projection_check(res)

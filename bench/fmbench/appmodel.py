@@ -95,7 +95,8 @@ def projections(ctx, fmerge, builds, load):
     calls = ctx.out / "app" / "callgraph" / "calls.json"
     rows, cache = [], {}
     every = list(load["deployments"])
-    workloads = application(builds)["workloads"]
+    spec = application(builds)
+    workloads, plan_args = spec["workloads"], spec["plan_args"]
     for workload in workloads:
         base = rounds(load, "unmerged", workload)
         n = len(base)
@@ -113,8 +114,7 @@ def projections(ctx, fmerge, builds, load):
                     if key not in cache:
                         out = ctx.out / "app" / "projection" / f"{kind}-{workload}-{rate}-hops-round{j}"
                         cache[key] = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out,
-                                                          sustained_at(base[j])[rate]["metrics"],
-                                                          application(builds)["plan_args"]))
+                                                          sustained_at(base[j])[rate]["metrics"], plan_args))
                     gains[j] = cache[key]
                 for e in workloads[workload]:
                     g = p50_gains(load, source, workload, rate, e)

@@ -17,10 +17,11 @@ def profile(ctx, args, builds, oha):
     point's request}."""
     builds.setdefault("stacks", {})["unmerged"] = deployment_stack(builds["graph"]["functions"], [])
     app = App(ctx, args, builds, "unmerged", rnd="-profile")
-    rate = application(builds)["profile_rate"]
+    spec = application(builds)
+    rate = spec["profile_rate"]
     snap, requests = seed_once(app, ctx.out / "bin" / "seed")
     app.restore(snap)
-    app.mix(oha, "mixed", application(builds)["ladder"][0], requests, 2, 16, "profile-warmup")
+    app.mix(oha, "mixed", spec["ladder"][0], requests, 2, 16, "profile-warmup")
     app.restore(snap)
     run = app.mix(oha, "mixed", rate, requests, args.duration, args.connections, "profile")
     ctx.procs.stop_all()

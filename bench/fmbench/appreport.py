@@ -11,7 +11,7 @@ Student's t interval over the rounds."""
 from .appstack import FROM_PLAN, MIB
 from .appstats import common_rate, interval, rounds, runs_at
 from .apptier import RSS_EVERY
-from .app import application
+from .app import application, generated
 from .config import APP_BOUNDED_MEMORY, APP_DEPLOYMENTS, SUSTAIN_FRACTION, TARGETS
 
 
@@ -42,8 +42,7 @@ def render_app(L, R):
     if not A:
         return
     lo = A["load"]
-    generated = application(lo)["seed"] != "seeder"
-    L.append("## The generated application (`bench/run --only app --app genapp`)" if generated
+    L.append("## The generated application (`bench/run --only app --app genapp`)" if generated(lo)
              else "## The whole application (`bench/run --only app`)")
     L.append("")
     if "rounds" not in lo:
@@ -51,7 +50,7 @@ def render_app(L, R):
         L.append("")
         return
     spec = application(lo)
-    if spec["seed"] == "seeder":
+    if not generated(lo):
         what = (f"socialNetwork's {len(A['builds']['functions'])} functions (`functions/stack.yml`)", "the seeder's "
                 f"{lo['seed']['users']} users, {lo['seed']['degree']} followees each and {lo['seed']['posts']} posts")
     else:
@@ -63,7 +62,7 @@ def render_app(L, R):
              f"({lo.get('redis_keys', '?')} Redis keys), restored before every run. Load: one latency-corrected oha per "
              f"entry point, all at once, at its share of the total rate, {lo['duration_s']} s per run, "
              f"{lo['connections_per_entry']} connections each; " + (
-                 "each entry point reads one user whose page is full (oha sends one body). " if spec["seed"] == "seeder"
+                 "each entry point reads one user whose page is full (oha sends one body). " if not generated(lo)
                  else "each entry point's one request (`genapp.ENTRIES`: the path it takes). ") +
              "\"sustained\": every entry point has ≥ 99.9% 200s, achieves ≥ "
              f"{100 * SUSTAIN_FRACTION:.0f}% of its rate and p99 ≤ {spec['slo_p99_ms']:.0f} ms. Rates rise until one is not "
@@ -181,7 +180,7 @@ def render_checks(L, lo):
             else str(m)
         verdict = "n/a" if c["met"] is None else "met" if c["met"] else "**missed**"
         L.append(f"| {c['check']} | {c['goal']} | {shown} | {verdict} | {c['detail']} |")
-    if application(lo)["seed"] == "seeder":  # socialNetwork's goal (the verdicts table has it for any application)
+    if not generated(lo):  # socialNetwork's goal (the verdicts table has it for any application)
         v = lo["verdicts"].get("mixed/planner") or {}
         x = (v.get("p50_ratio_worst") or {}).get("mean")
         goal = TARGETS["app_mixed_p50_ratio"]

@@ -214,11 +214,9 @@ SUSTAIN_FRACTION = 0.95
 # workloads, profile rate, rate ladder and the p99 a sustained run stays
 # under, what `fmerge plan` plans of it and how its data is seeded. The
 # generated one's is genapp.application.
-SOCIALNETWORK = {"name": "socialnetwork", "workspace": ".", "stack": APP_STACK,
-                 "entries": APP_ENTRIES,
+SOCIALNETWORK = {"name": "socialnetwork", "workspace": ".", "stack": APP_STACK, "entries": APP_ENTRIES,
                  "workloads": APP_WORKLOADS, "profile_rate": APP_PROFILE_RATE, "ladder": APP_LADDER,
                  "slo_p99_ms": SLO_P99_MS, "plan_args": [], "seed": "seeder"}
-
 
 
 def child_env():

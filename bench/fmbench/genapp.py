@@ -23,6 +23,7 @@ apart by any difference in what ran. Its Redis reads are of keys the bench
 seeds (`seed_keys`); nothing writes, so every run starts from the same data."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -132,9 +133,7 @@ license = "MIT OR Apache-2.0"
 fmerge-runtime = {{ path = "{root}/functions/runtime" }}
 sn-store = {{ path = "{root}/functions/sn-store" }}
 ga-work = {{ path = "ga-work" }}
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-tokio = {{ version = "1", features = ["rt-multi-thread", "macros", "net", "time", "sync"] }}
+{shared}
 
 {profile}"""
 
@@ -203,6 +202,15 @@ def release_profile(root):
     text = (Path(root) / "Cargo.toml").read_text()
     start = text.index("[profile.release]")
     return text[start:]
+
+
+def shared_dependencies(root, names=("serde", "serde_json", "tokio")):
+    """The main workspace's lines for the registry crates the generated
+    functions use, so that they take the same versions and features (and
+    share its compiled dependencies)."""
+    text = (Path(root) / "Cargo.toml").read_text()
+    deps = text[text.index("[workspace.dependencies]"):]
+    return "\n".join(re.search(rf"^{n} = .*$", deps, re.M).group(0) for n in names)
 
 
 def callees(spec=SPEC):
@@ -301,6 +309,7 @@ def generate(dest, root):
     dest, root = Path(dest), Path(root).resolve()
     files = {
         "Cargo.toml": CARGO_TOML.format(members=", ".join(f'"{n}"' for n in ["ga-work", *SPEC]), root=root,
+                                        shared=shared_dependencies(root),
                                         profile=release_profile(root)),
         "Cargo.lock": (root / "Cargo.lock").read_text(),
         "ga-work/Cargo.toml": '[package]\nname = "ga-work"\nedition.workspace = true\nversion.workspace = true\n'
