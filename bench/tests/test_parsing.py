@@ -105,6 +105,25 @@ class Flags(unittest.TestCase):
         self.assertFalse(a.watchdog or a.app_cold)
         self.assertEqual(a.app_rates, {"mixed": [100, 300]})
 
+    def test_only_app_of_the_generated_application(self):
+        a = args("--only", "app", "--app", "genapp")
+        self.assertEqual(a.app_deployments, ["unmerged", "planner"])
+        self.assertEqual(a.app_workloads, ["mixed"])
+        self.assertFalse(a.watchdog)
+        self.assertEqual(a.results, str(BENCH / "results-genapp"))
+
+    def test_the_generated_application_bad_input_names_the_flag(self):
+        for argv, says in (
+                (["--app", "genapp"], "--app genapp chooses the application of --only app: add --only app"),
+                (["--only", "app", "--app", "genapp", "--app-workloads", "compose-post"],
+                 "--app-workloads: unknown workload compose-post (one of mixed)"),
+                (["--only", "app", "--app", "genapp", "--app-rates", "compose-post=100"],
+                 "--app-rates compose-post=100")):
+            out = io.StringIO()
+            with self.subTest(argv=argv), self.assertRaises(SystemExit), contextlib.redirect_stdout(out):
+                cli.parse_args(argv, BENCH)
+            self.assertIn(says, out.getvalue())
+
     def test_only_app_bad_input_names_the_flag(self):
         for bad, says in (
                 (["--app-deployments", "unmerged,fused"], "--app-deployments: unknown deployment fused"),
