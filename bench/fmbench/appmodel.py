@@ -37,6 +37,19 @@ def entry_gains(doc):
     return {e["function"]: (e["latency_gain_ms"], e["latency_gain_max_ms"]) for e in doc["entries"]}
 
 
+def projected_gains(ctx, fmerge, calls, plan_file, out, scrapes, plan_args, entries):
+    """entry_gains of `fmerge plan --evaluate` over the part of the stack the
+    plan was made for; an entry point outside that part (a caller the plan
+    leaves out, whose calls reach its merged pods) is priced by an
+    evaluation of the same groups over the whole stack, where its calls are
+    in the model, instead of being left with no projection."""
+    gains = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out, scrapes, plan_args))
+    if plan_args and any(e not in gains for e in entries):
+        whole = entry_gains(evaluate(ctx, fmerge, calls, plan_file, Path(f"{out}-whole-stack"), scrapes))
+        gains.update({e: g for e, g in whole.items() if e not in gains})
+    return gains
+
+
 def agreement(projected, measured, tolerance=TARGETS["app_projection_tolerance"]):
     """projected ÷ measured, and whether it lies within ±tolerance of 1 (a
     gain measured at 0 or below, or none projected, is a miss)."""
@@ -113,8 +126,9 @@ def projections(ctx, fmerge, builds, load):
                     key = (kind, workload, rate, j)
                     if key not in cache:
                         out = ctx.out / "app" / "projection" / f"{kind}-{workload}-{rate}-hops-round{j}"
-                        cache[key] = entry_gains(evaluate(ctx, fmerge, calls, plan_file, out,
-                                                          sustained_at(base[j])[rate]["metrics"], plan_args))
+                        cache[key] = projected_gains(ctx, fmerge, calls, plan_file, out,
+                                                     sustained_at(base[j])[rate]["metrics"], plan_args,
+                                                     workloads[workload])
                     gains[j] = cache[key]
                 for e in workloads[workload]:
                     g = p50_gains(load, source, workload, rate, e)

@@ -288,7 +288,9 @@ def render_projection(L, lo):
              "same round and rate). **Out of sample**: round k's projection is priced with the scrapes of unmerged's run "
              "in another round (the next one that sustained that rate; \"hop costs from\" lists them per round), never "
              "the run whose p50 it predicts. Rates: those the deployment and unmerged sustained in every round; * marks "
-             "those every deployment sustained in every round, where the check applies. A deployment with no groups has "
+             "those every deployment sustained in every round, where the check applies. An entry point outside the part "
+             "of the stack the plan was made for (its callers left out, whose calls reach its pods) is priced by the same "
+             "evaluation over the whole stack. A deployment with no groups has "
              f"0 projected and is not judged. Target: projected ÷ measured (means over rounds) within ±{tol:.0f}%.")
     L.append("")
     L.append("| deployment | workload | total req/s | entry point | unmerged p50 | p50 | measured gain | projected gain "

@@ -37,6 +37,10 @@ out = Path(a[a.index("--out") + 1])
 plan = Path(a[a.index("--evaluate") + 1]).read_text()
 metrics = [a[i + 1] for i, x in enumerate(a) if x == "--metrics"]
 gains = json.loads(Path(metrics[-1]).read_text()) if metrics else {}
+# As the real one, a plan of part of the stack has entries of that part alone.
+if "--filter" in a:
+    import fnmatch
+    gains = {e: g for e, g in gains.items() if fnmatch.fnmatch(e, a[a.index("--filter") + 1])}
 out.mkdir(parents=True, exist_ok=True)
 (out / "argv.json").write_text(json.dumps(a))
 copies = plan.count(",") + 1
@@ -203,15 +207,28 @@ class Projection(unittest.TestCase):
     def test_a_plan_of_part_of_the_stack_is_evaluated_over_that_part(self):
         # The drops of the deployment and the gains projected are those of
         # the part the plan was made of (genapp: `--filter 'ga-*'`), never of
-        # the whole stack, whose callers are all known.
-        self.builds["application"] = {**SOCIALNETWORK, "plan_args": ["--filter", "ga-*"]}
+        # the whole stack, whose callers are all known (every entry point is
+        # in the part here: none is priced over the whole stack).
+        self.builds["application"] = {**SOCIALNETWORK, "plan_args": ["--filter", "*-*"]}
         deployment_stacks(self.ctx, self.fmerge, self.builds, ["unmerged", "planner"])
         projections(self.ctx, self.fmerge, self.builds, self.load)
         runs = sorted((self.ctx.out / "app").rglob("argv.json"))
         self.assertGreater(len(runs), 1)
         for run in runs:
             argv = json.loads(run.read_text())
-            self.assertEqual(argv[argv.index("--filter") + 1], "ga-*", run)
+            self.assertEqual(argv[argv.index("--filter") + 1], "*-*", run)
+
+    def test_an_entry_point_outside_the_planned_part_is_priced_over_the_whole_stack(self):
+        # genapp's gx-* call into the planned part's merged pods: the plan's
+        # own evaluation has no entry for them, the whole stack's has.
+        self.builds["application"] = {**SOCIALNETWORK, "plan_args": ["--filter", "read-*"]}
+        rows = projections(self.ctx, self.fmerge, self.builds, self.load)
+        at = {(r["deployment"], r["rate"], r["entry"]): r for r in rows}
+        self.assertEqual(at[("planner", 100, "compose-post")]["per_round"]["projected_gain_ms"], [0.1, 0.1])
+        self.assertEqual(at[("planner", 100, "read-home-timeline")]["per_round"]["projected_gain_ms"], [1.2, 1.0])
+        for run in sorted((self.ctx.out / "app" / "projection").rglob("argv.json")):
+            argv = json.loads(run.read_text())
+            self.assertEqual("--filter" in argv, not run.parent.name.endswith("-whole-stack"), run)
 
     def test_each_rounds_projection_is_priced_with_another_rounds_hop_costs(self):
         rows = projections(self.ctx, self.fmerge, self.builds, self.load)
