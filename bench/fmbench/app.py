@@ -93,8 +93,9 @@ class App:
         run.mkdir(parents=True)
         self.logs = run / "logs"
         # The function tier's processes ({name: pid}, for their RSS) and each
-        # runtime's metrics port (scraped around unmerged's runs: the traffic
-        # and hop costs `fmerge plan --metrics` projects with).
+        # runtime's metrics port (scraped around every run: unmerged's are
+        # the traffic and hop costs `fmerge plan --metrics` projects with,
+        # the others' what each member took where it was merged).
         self.tier_pids, self.metrics = {}, {}
         procs = ctx.procs
         self.redis_port = self.port()
@@ -198,15 +199,14 @@ class App:
         each process spent per successful request."""
         rates = split(self.spec["workloads"], workload, rate)
         scrapes = self.ctx.run_dir / "metrics" / tag
-        before = scrape(self.metrics, scrapes.with_suffix(".before.prom")) if self.kind == "unmerged" else None
+        before = scrape(self.metrics, scrapes.with_suffix(".before.prom"))
         window, rss = CpuWindow(self.ctx), RssSampler(self.tier_pids)
         running = {e: subprocess.Popen(pinned(oha_argv(oha, self.url(e), requests[e], duration, r, connections), self.outside),
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
                    for e, r in rates.items()}
         outs = {e: p.communicate(timeout=duration + 60) for e, p in running.items()}
         out = {"workload": workload, "rate": rate, "entries": {}, **rss.figures()}
-        if before:
-            out["metrics"] = [before, scrape(self.metrics, scrapes.with_suffix(".after.prom"))]
+        out["metrics"] = [before, scrape(self.metrics, scrapes.with_suffix(".after.prom"))]
         (self.ctx.run_dir / "oha").mkdir(parents=True, exist_ok=True)
         ok = 0
         for e, (stdout, stderr) in outs.items():
