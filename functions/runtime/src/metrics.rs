@@ -7,7 +7,10 @@
 //! in-process calls are counted under its own name, exactly as its HTTP
 //! requests were before the merge, so per-function counts survive merging.
 //! `fmerge_invoke_duration_seconds` is the caller's side: what each
-//! `invoke` cost, over the gateway or in-process. The process's own
+//! `invoke` cost, over the gateway or in-process;
+//! `fmerge_handler_duration_seconds` what of a request served over HTTP its
+//! handler ran (what a merged caller's in-process call keeps of it: the
+//! planner's measure of a callee's own time). The process's own
 //! resident memory and CPU time are `process_metrics`'.
 
 use hyper::{Method, StatusCode};
@@ -60,12 +63,20 @@ struct FunctionLabel {
     function: &'static str,
 }
 
+/// Whose handler ran, for whom.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HandlerLabels {
+    function: &'static str,
+    caller: &'static str,
+}
+
 struct Metrics {
     registry: Registry,
     requests: Family<Labels, Counter>,
     durations: Family<Labels, Histogram>,
     in_flight: Family<FunctionLabel, Gauge>,
     invokes: Family<InvokeLabels, Histogram>,
+    handlers: Family<HandlerLabels, Histogram>,
 }
 
 fn metrics() -> &'static Metrics {
@@ -78,6 +89,9 @@ fn metrics() -> &'static Metrics {
         );
         let in_flight = Family::<FunctionLabel, Gauge>::default();
         let invokes = Family::<InvokeLabels, Histogram>::new_with_constructor(
+            (|| Histogram::new(INVOKE_BUCKETS)) as fn() -> Histogram,
+        );
+        let handlers = Family::<HandlerLabels, Histogram>::new_with_constructor(
             (|| Histogram::new(INVOKE_BUCKETS)) as fn() -> Histogram,
         );
         registry.register(
@@ -100,6 +114,11 @@ fn metrics() -> &'static Metrics {
             "Seconds an invoke took as its caller saw it (the hop's cost), per caller, callee and transport (gateway or in-process)",
             invokes.clone(),
         );
+        registry.register(
+            "fmerge_handler_duration_seconds",
+            "Seconds the handler ran per request served over HTTP (on its handler thread, from its start to its reply: what an in-process call keeps), per function and caller",
+            handlers.clone(),
+        );
         registry.register_collector(Box::new(Gauges));
         registry.register_collector(Box::new(crate::process_metrics::ProcessCollector));
         Metrics {
@@ -108,6 +127,7 @@ fn metrics() -> &'static Metrics {
             durations,
             in_flight,
             invokes,
+            handlers,
         }
     })
 }
@@ -146,6 +166,7 @@ const LOCAL_SETS: usize = 64;
 struct Local {
     requests: Vec<(Labels, (Counter, Histogram))>,
     invokes: Vec<(InvokeLabels, Histogram)>,
+    handlers: Vec<(HandlerLabels, Histogram)>,
     in_flight: Vec<(&'static str, Gauge)>,
 }
 
@@ -239,6 +260,24 @@ pub(crate) fn finished(
                 counter.inc();
                 histogram.observe(seconds);
             },
+        )
+    });
+}
+
+/// Records how long `function`'s handler ran for one request of `caller`
+/// served over HTTP.
+pub(crate) fn handled(function: &'static str, caller: &'static str, elapsed: Duration) {
+    let seconds = elapsed.as_secs_f64();
+    with_local(|local| {
+        at_hand(
+            &mut local.handlers,
+            |l| same(l.function, function) && same(l.caller, caller),
+            || {
+                let labels = HandlerLabels { function, caller };
+                let histogram = metrics().handlers.get_or_create(&labels).clone();
+                (labels, histogram)
+            },
+            |histogram| histogram.observe(seconds),
         )
     });
 }

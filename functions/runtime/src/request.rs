@@ -90,7 +90,7 @@ pub(crate) async fn handle(
         log,
         arrived.into_std(),
     );
-    let replied = guarded(server, req, &conn, arrived, read_deadline).await;
+    let replied = guarded(server, req, &conn, caller, arrived, read_deadline).await;
     let took = tokio::time::Instant::now() - arrived;
     let mut response = match replied {
         Some(response) => {
@@ -215,6 +215,7 @@ async fn guarded(
     server: &'static Server,
     req: hyper::Request<Incoming>,
     conn: &Conn,
+    caller: &'static str,
     arrived: tokio::time::Instant,
     read_deadline: Option<tokio::time::Instant>,
 ) -> Option<Response> {
@@ -250,7 +251,13 @@ async fn guarded(
     };
     let task = server.handlers.spawn(async move {
         let _ended = ended;
-        run.await
+        // Timed here, on the handler's thread: the hand-offs between the
+        // connection's thread and this one are the serving's, which an
+        // in-process call does not make.
+        let started = std::time::Instant::now();
+        let reply = run.await;
+        crate::metrics::handled(name, caller, started.elapsed());
+        reply
     });
     let response = tokio::select! {
         biased;

@@ -369,6 +369,27 @@ fn metrics_count_per_function_and_caller_and_invoke_passes_ids_and_4xx_on() {
         "{}",
         metrics.body
     );
+    // The handler's part of that serving (what an in-process call keeps),
+    // timed on its own thread: no longer than the serving.
+    let sum = |prefix: &str| {
+        metrics
+            .body
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix)?.trim().parse::<f64>().ok())
+    };
+    let handler = r#"fmerge_handler_duration_seconds_sum{function="fmerge-runtime",caller="fmerge-runtime"} "#;
+    let serving = r#"http_request_duration_seconds_sum{function="fmerge-runtime",caller="fmerge-runtime",code="409",method="get"} "#;
+    let (handler, serving) = (sum(handler), sum(serving));
+    assert!(
+        handler.zip(serving).is_some_and(|(h, s)| h > 0.0 && h <= s),
+        "{handler:?} {serving:?}\n{}",
+        metrics.body
+    );
+    assert!(
+        metrics.body.contains(r#"fmerge_handler_duration_seconds_count{function="fmerge-runtime",caller="fmerge-runtime"} 1"#),
+        "{}",
+        metrics.body
+    );
     // The caller's side: what the hop cost it, over the gateway.
     let port: u16 = caller_metrics.parse().unwrap();
     let mine = request(port, "GET", "/metrics", &[], b"").unwrap().body;
