@@ -138,14 +138,21 @@ pub struct Function {
     /// sizes nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub watchdog: bool,
-    /// Its measured time per request, ms: serving (the runtime's
-    /// `http_request_duration_seconds`, its calls included) and cpu (its
+    /// Its measured time per request, ms: serving (its handler's time,
+    /// the runtime's `fmerge_handler_duration_seconds`, where
+    /// [`handler_timed`](Self::handler_timed); else its
+    /// `http_request_duration_seconds`; its calls included) and cpu (its
     /// pods' `process_cpu_seconds_total` between two scrapes over the
     /// requests between them). The plan puts its own time on every
     /// critical path through it, and its cpu on its caller's task when
     /// merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve_ms: Option<f64>,
+    /// Whether `serve_ms` is its handler's time alone: then its pods' cpu,
+    /// which serving over HTTP and calling over it add to, bounds nothing
+    /// of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handler_timed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ms: Option<f64>,
 }

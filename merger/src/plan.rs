@@ -118,6 +118,7 @@ pub fn model(graph: &Graph, constraints: &Constraints) -> Result<Model> {
         // A watchdog-process function's process is of-watchdog's: its cpu
         // is not the function's.
         serve_ms: graph.functions.iter().map(|f| f.serve_ms).collect(),
+        handler_timed: graph.functions.iter().map(|f| f.handler_timed).collect(),
         cpu_ms: graph
             .functions
             .iter()

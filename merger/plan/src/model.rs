@@ -167,9 +167,14 @@ pub struct Model {
     /// not the window's peak).
     pub instant: Vec<bool>,
     /// Measured serving time per run, ms, its calls included (the
-    /// runtime's `http_request_duration_seconds` over its requests), when
-    /// the traffic has it.
+    /// runtime's `fmerge_handler_duration_seconds`, else its
+    /// `http_request_duration_seconds`, over its requests), when the
+    /// traffic has it.
     pub serve_ms: Vec<Option<f64>>,
+    /// Per function: whether [`serve_ms`](Self::serve_ms) is its handler's
+    /// time alone, which its cpu per request (serving over HTTP included)
+    /// does not bound.
+    pub handler_timed: Vec<bool>,
     /// Measured cpu per run, ms (its pods' `process_cpu_seconds_total`
     /// over the window's requests), when the traffic has it.
     pub cpu_ms: Vec<Option<f64>>,

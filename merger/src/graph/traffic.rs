@@ -22,16 +22,28 @@ pub const METRIC: &str = "http_requests_total";
 /// cost.
 pub const HOP_METRIC: &str = "fmerge_invoke_duration_seconds";
 /// How a measured hop cost is made, for reports.
-pub const HOP_MEASURED: &str =
-    "the caller's fmerge_invoke_duration_seconds less the callee's http_request_duration_seconds";
+pub const HOP_MEASURED: &str = "the caller's fmerge_invoke_duration_seconds less the callee's fmerge_handler_duration_seconds (its http_request_duration_seconds where its runtime has no handler times)";
 const HOP_SUM: &str = "fmerge_invoke_duration_seconds_sum";
 const HOP_COUNT: &str = "fmerge_invoke_duration_seconds_count";
 /// The callee's side of the same calls: the runtime's time serving each
 /// request (`function`, `caller`), which merging does not remove.
 const SERVE_SUM: &str = "http_request_duration_seconds_sum";
 const SERVE_COUNT: &str = "http_request_duration_seconds_count";
+/// What of that serving the handler ran (`function`, `caller`): what an
+/// in-process call keeps, without the hand-offs between the server's
+/// threads that serving over HTTP adds.
+const HANDLER_SUM: &str = "fmerge_handler_duration_seconds_sum";
+const HANDLER_COUNT: &str = "fmerge_handler_duration_seconds_count";
 /// The samples read; the rest of a scrape is only checked for its format.
-const READ: [&str; 5] = [METRIC, HOP_SUM, HOP_COUNT, SERVE_SUM, SERVE_COUNT];
+const READ: [&str; 7] = [
+    METRIC,
+    HOP_SUM,
+    HOP_COUNT,
+    SERVE_SUM,
+    SERVE_COUNT,
+    HANDLER_SUM,
+    HANDLER_COUNT,
+];
 
 /// Seconds in all and how many: what a mean time is made of.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -75,6 +87,10 @@ pub struct Traffic {
     /// Requests served, per (caller, callee): seconds in all and how many,
     /// as the callee's runtime timed them (`http_request_duration_seconds`).
     pub served: BTreeMap<CallPair, Timed>,
+    /// The same requests' handlers, as the runtime timed them on the
+    /// handler's thread (`fmerge_handler_duration_seconds`; none from a
+    /// runtime older than it).
+    pub handled: BTreeMap<CallPair, Timed>,
     /// The functions the figures cover (those with a sample of their own),
     /// when the source can tell; the others' figures are unknown, not zero.
     pub covered: Option<BTreeSet<String>>,
@@ -339,6 +355,12 @@ fn classify(series: BTreeMap<Series, f64>, source: String) -> Traffic {
         if metric == SERVE_SUM || metric == SERVE_COUNT {
             if let (Some(caller), Some(function)) = (label("caller"), label("function")) {
                 sum_or_count(&mut traffic.served, CallPair::new(caller, function));
+            }
+            continue;
+        }
+        if metric == HANDLER_SUM || metric == HANDLER_COUNT {
+            if let (Some(caller), Some(function)) = (label("caller"), label("function")) {
+                sum_or_count(&mut traffic.handled, CallPair::new(caller, function));
             }
             continue;
         }

@@ -53,13 +53,18 @@ impl Graph {
                 .cpu_seconds
                 .filter(|_| got > 0.0)
                 .map(|s| s / got * 1000.0);
-            let served = traffic
-                .served
-                .iter()
-                .filter(|(pair, _)| pair.callee == f.name);
-            let (seconds, count) =
-                served.fold((0.0, 0.0), |(s, c), (_, t)| (s + t.seconds, c + t.count));
-            f.serve_ms = (count > 0.0).then(|| seconds / count * 1000.0);
+            // Its handler's time where the runtime timed it (what an
+            // in-process call keeps), else its serving time.
+            let mean = |timed: &BTreeMap<traffic::CallPair, traffic::Timed>| {
+                let (seconds, count) = timed
+                    .iter()
+                    .filter(|(pair, _)| pair.callee == f.name)
+                    .fold((0.0, 0.0), |(s, c), (_, t)| (s + t.seconds, c + t.count));
+                (count > 0.0).then(|| seconds / count * 1000.0)
+            };
+            let handled = mean(&traffic.handled);
+            f.handler_timed = handled.is_some();
+            f.serve_ms = handled.or_else(|| mean(&traffic.served));
             (f.usage_memory_bytes, f.usage_cpu) = (usage.memory_bytes, usage.cpu);
             (f.usage_pods, f.usage_scrapes) = match usage.pods {
                 0 => (None, None),
@@ -105,10 +110,14 @@ impl Graph {
         }
         for e in &mut self.edges {
             // What merging removes: the call as its caller saw it, less the
-            // callee's own serving time (its work, and its own calls, stay).
+            // callee's handler's time (its work, and its own calls, stay;
+            // the server's hand-offs to and from the handler's thread go),
+            // else less its serving time (a runtime without handler times).
             let key = e.to.as_ref().map(|to| traffic::CallPair::new(&e.from, to));
             let seen = key.as_ref().and_then(|k| mean_ms(&traffic.hops, k));
-            let served = key.as_ref().and_then(|k| mean_ms(&traffic.served, k));
+            let served = key
+                .as_ref()
+                .and_then(|k| mean_ms(&traffic.handled, k).or_else(|| mean_ms(&traffic.served, k)));
             e.hop_ms = match (seen, served) {
                 (Some(seen), Some(served)) => Some((seen - served).max(0.0)),
                 (Some(_), None) => {
@@ -267,6 +276,36 @@ mod tests {
         g.weigh(&traffic::parse_prometheus(&scrape, "m").unwrap());
         let hop = g.edge("a", "c").and_then(|e| e.hop_ms);
         assert!(hop.is_some_and(|ms| (ms - 2.0).abs() < 1e-9), "{hop:?}");
+    }
+
+    #[test]
+    fn a_hop_costs_what_its_caller_saw_less_the_callees_handler_where_timed() {
+        // c served a's calls in 1 ms each, of which its handler ran 0.4 ms
+        // (the rest: the server's hand-offs to and from the handler's
+        // thread, which an in-process call does not make): merging removes
+        // 3 - 0.4 ms a call, and c's own time is its handler's.
+        let mut g = graph();
+        let scrape = a_calls_c("c")
+            + "fmerge_handler_duration_seconds_sum{function=\"c\",caller=\"a\"} 0.004\n\
+             fmerge_handler_duration_seconds_count{function=\"c\",caller=\"a\"} 10\n";
+        g.weigh(&traffic::parse_prometheus(&scrape, "m").unwrap());
+        let hop = g.edge("a", "c").and_then(|e| e.hop_ms);
+        assert!(hop.is_some_and(|ms| (ms - 2.6).abs() < 1e-9), "{hop:?}");
+        let c = g.function("c").unwrap();
+        assert!(c.handler_timed, "{c:?}");
+        assert!(
+            c.serve_ms.is_some_and(|ms| (ms - 0.4).abs() < 1e-9),
+            "{c:?}"
+        );
+        // Without handler times (an older runtime): its serving time.
+        let mut g = graph();
+        g.weigh(&traffic::parse_prometheus(&a_calls_c("c"), "m").unwrap());
+        let c = g.function("c").unwrap();
+        assert!(!c.handler_timed);
+        assert!(
+            c.serve_ms.is_some_and(|ms| (ms - 1.0).abs() < 1e-9),
+            "{c:?}"
+        );
     }
 
     #[test]

@@ -224,7 +224,7 @@ fn service_lines(model: &Model, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "service time: each function's own time per request (its serving time less its calls as they ran) is on every critical path through it; merged, its cpu runs on its caller's task, one burst at a time, so a group whose calls would queue there longer than the hops it removes is in no plan"
+        "service time: each function's own time per request (its handler's time, else its serving time, less its calls as they ran) is on every critical path through it; merged, its cpu runs on its caller's task, one burst at a time, so a group whose calls would queue there longer than the hops it removes is in no plan"
     );
     for i in (0..model.n()).filter(|&i| model.own(i) > 1e-9) {
         let _ = writeln!(

@@ -844,3 +844,22 @@ fn the_cost_and_memory_objectives_print_their_bound_and_gap() {
         "bound: copies reserve at least 0Mi (none); gap 64Mi",
     );
 }
+
+#[test]
+fn a_handlers_own_time_is_not_floored_by_its_pods_cpu() {
+    // b's pods used 0.4 ms of cpu a request under a 0.5-core limit (0.8 ms
+    // as it ran there), most of it serving HTTP; its handler ran 0.3 ms.
+    let mut g = observed(graph(&[("a", "b")]));
+    let b = g.functions.iter_mut().find(|f| f.name == "b").unwrap();
+    (b.serve_ms, b.cpu_ms, b.cpu) = (Some(0.3), Some(0.4), Some(0.5));
+    let m = model(&g, &hop(1.0)).unwrap();
+    let i = m.index("b").unwrap();
+    // Its serving time alone is no bound on its cpu: own time at least that.
+    assert!((m.own(i) - 0.8).abs() < 1e-9, "{}", m.own(i));
+    // Its handler's time is: the handler's, its cpu no more than it.
+    let b = g.functions.iter_mut().find(|f| f.name == "b").unwrap();
+    b.handler_timed = true;
+    let m = model(&g, &hop(1.0)).unwrap();
+    assert!((m.own(i) - 0.3).abs() < 1e-9, "{}", m.own(i));
+    assert!((m.busy(i) - 0.3).abs() < 1e-9, "{}", m.busy(i));
+}

@@ -35,9 +35,14 @@ impl Model {
     /// the measured [`serve_ms`](Self::serve_ms) and
     /// [`cpu_ms`](Self::cpu_ms), callees first: a function's own time is
     /// its serving time less its rounds of calls as they ran (each call at
-    /// its hop plus its callee's serving time), and never less than its cpu;
+    /// its hop plus its callee's serving time), and never less than its cpu
+    /// unless the serving time is its handler's alone
+    /// ([`handler_timed`](Self::handler_timed): its pods' cpu per request
+    /// counts serving and calling over HTTP too, which an in-process call
+    /// does not do, and a handler uses no more cpu than the time it runs);
     /// its cpu takes `cpu_ms` over the cores its pod gave it (its cpu limit,
-    /// at most the one core a task runs on). Then each function's
+    /// at most the one core a task runs on), and no more than its own time.
+    /// Then each function's
     /// [`floor_ms`](Self::floor_ms). Nothing where neither is measured:
     /// then the model is the hops' alone.
     pub(super) fn service(&mut self) {
@@ -72,8 +77,11 @@ impl Model {
             let calls = self.request_at(u, &alone, &price).critical;
             let busy = self.busy_ms[u];
             // A serving time within rounding of its calls' is all calls.
+            let handler = self.handler_timed.get(u).copied().unwrap_or(false);
             own[u] = match at(&self.serve_ms, u) {
+                Some(serve) if serve - calls > 1e-9 && handler => serve - calls,
                 Some(serve) if serve - calls > 1e-9 => (serve - calls).max(busy),
+                Some(_) if handler => 0.0,
                 _ => busy,
             };
             self.own_ms[u] = own[u];
