@@ -4,7 +4,7 @@ measured figure and the goal from config.TARGETS: memory requests and pods
 against unmerged's, every declared entry point still deployed, each merged
 pod's resident memory within its request, the highest
 sustained rate against unmerged's, and, for every deployment, the projected
-p50 gain against the measured one per entry point at the rates every
+mean latency gain against the measured one per entry point at the rates every
 deployment sustained in every round. On the generated application (the
 planner's out-of-sample check, issue 51 item 8) the projection is judged by
 share and worst factor instead, and no request may fail once the plan's
@@ -70,13 +70,13 @@ def throughput_check(res, kind="planner", workload="mixed"):
 
 
 def projection_check(res):
-    """Projected ÷ measured p50 gain within ±tolerance for every deployment's
+    """Projected ÷ measured mean latency gain within ±tolerance for every deployment's
     entry points at the rates every deployment sustained in every round;
     the misses named (a deployment with no groups has nothing projected:
     named as not modelled)."""
     rows = [r for r in res.get("projection", []) if r["all_sustain"]]
     if not rows:
-        return [check("projected ÷ measured p50 gain, every deployment and entry point, at the rates all sustained",
+        return [check("projected ÷ measured mean latency gain, every deployment and entry point, at the rates all sustained",
                       f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%", None, None,
                       "no rate every deployment sustained in every round")]
     judged = [r for r in rows if r["modelled"]]
@@ -87,25 +87,25 @@ def projection_check(res):
     unmodelled = sorted({r["deployment"] for r in rows if not r["modelled"]})
     detail = ("misses: " + "; ".join(misses) if misses else "no miss") + (
         f"; not modelled (no groups, 0 projected): {', '.join(unmodelled)}" if unmodelled else "")
-    return [check("projected ÷ measured p50 gain, every deployment and entry point, at the rates all sustained",
+    return [check("projected ÷ measured mean latency gain, every deployment and entry point, at the rates all sustained",
                   f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%", f"{len(within)} of {len(judged)}",
                   len(within) == len(judged) and bool(judged), detail)]
 
 
 def share_check(res):
-    """The generated application's projection goal: projected ÷ measured p50
-    gain within ±tolerance for at least genapp_projection_share of the
+    """The generated application's projection goal: projected ÷ measured mean
+    latency gain within ±tolerance for at least genapp_projection_share of the
     modelled rows at the rates every deployment sustained, and none off by
     more than genapp_projection_factor either way (a row with no gain
     measured or none projected counts as off by more), over the rows whose
-    p50s were each taken over genapp_projection_min_requests requests or
+    means were each taken over genapp_projection_min_requests requests or
     more; the others are counted apart."""
     rows = [r for r in res.get("projection", []) if r["all_sustain"] and r["modelled"]]
     least = TARGETS["genapp_projection_min_requests"]
     judged = [r for r in rows if r.get("requests", 0) >= least]
     tol, goal, factor = (TARGETS["app_projection_tolerance"], TARGETS["genapp_projection_share"],
                          TARGETS["genapp_projection_factor"])
-    name = f"projected ÷ measured p50 gain, rows at the rates all sustained, ≥ {least} requests"
+    name = f"projected ÷ measured mean latency gain, rows at the rates all sustained, ≥ {least} requests"
     if not judged:
         return [check(name, f"≥ {100 * goal:.0f}% within ±{100 * tol:.0f}%", None, None,
                       f"no row at a rate every deployment sustained ({len(rows)} with fewer requests)")]

@@ -1,7 +1,7 @@
 """The planner's own figures beside what the application bench measured:
-per deployment, entry point and rate every round sustained, the p50 gain
+per deployment, entry point and rate every round sustained, the mean latency gain
 `fmerge plan` projects for the groups it runs, priced with the hop costs
-scraped in another round's unmerged run (out of sample), against the p50
+scraped in another round's unmerged run (out of sample), against the mean
 gain measured in each round; and per deployment, the stack it runs (pods,
 requests, limits; appstack) beside plan.json's reservation, and the RSS it
 used under load over the rounds."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .app import application
 from .appstack import MIB, declared_entries, deployment_stack, missing_entries, planned_deployment, totals
-from .appstats import common_rate, hop_source, interval, p50_gains, rounds, runs_at, steady_rates, sustained_at
+from .appstats import common_rate, hop_source, interval, mean_gains, rounds, runs_at, steady_rates, sustained_at
 from .config import TARGETS, child_env, die, log
 
 
@@ -100,8 +100,8 @@ def measured_as(load):
 
 def projections(ctx, fmerge, builds, load):
     """Per deployment other than unmerged, workload, rate it and unmerged
-    sustained in every round, and entry point: the p50 gain measured in each
-    round (unmerged's p50 − its own, same round) beside the gain `fmerge
+    sustained in every round, and entry point: the mean latency gain measured in each
+    round (unmerged's mean − its own, same round) beside the gain `fmerge
     plan --evaluate` projects for round k with the scrapes of unmerged's run
     at that rate in round hop_source(k) ≠ k; their means and intervals, and
     projected ÷ measured. A deployment without groups has 0 projected."""
@@ -131,27 +131,27 @@ def projections(ctx, fmerge, builds, load):
                                                      workloads[workload])
                     gains[j] = cache[key]
                 for e in workloads[workload]:
-                    g = p50_gains(load, source, workload, rate, e)
+                    g = mean_gains(load, source, workload, rate, e)
                     projected = [0.0 if not plan_file else None if j is None else gains[j].get(e, (None, None))[0]
                                  for j in hops]
                     most = [0.0 if not plan_file else None if j is None else gains[j].get(e, (None, None))[1]
                             for j in hops]
                     rows.append(projection_row(kind, source, workload, rate, e, g, projected, most, hops,
-                                               base_p50=[sustained_at(r)[rate]["entries"][e]["p50_ms"] for r in base],
+                                               base_mean=[sustained_at(r)[rate]["entries"][e].get("mean_ms") for r in base],
                                                modelled=bool(plan_file), all_sustain=rate in all_steady))
     judged = [r for r in rows if r["modelled"]]
-    log(f"app: projected (out of sample) against measured p50 gains: {sum(r['within'] for r in judged)} of {len(judged)} "
+    log(f"app: projected (out of sample) against measured mean latency gains: {sum(r['within'] for r in judged)} of {len(judged)} "
         f"within ±{100 * TARGETS['app_projection_tolerance']:.0f}%")
     return rows
 
 
-def projection_row(kind, source, workload, rate, entry, g, projected, most, hops, base_p50, modelled, all_sustain):
+def projection_row(kind, source, workload, rate, entry, g, projected, most, hops, base_mean, modelled, all_sustain):
     """One row of the projection table: the per-round figures and their intervals."""
     measured, proj = interval(g["gain_ms"]), interval(projected)
     r, within = agreement(proj and proj["mean"], measured and measured["mean"])
     per_round = [agreement(p, m)[0] for p, m in zip(projected, g["gain_ms"])]
     return {"deployment": kind, "measured_as": source, "workload": workload, "rate": rate, "entry": entry,
-            "hop_rounds": hops, "unmerged_p50_ms": interval(base_p50), "p50_ms": interval(g["p50_ms"]),
+            "hop_rounds": hops, "unmerged_mean_ms": interval(base_mean), "mean_ms": interval(g["mean_ms"]),
             "measured_gain_ms": measured, "projected_gain_ms": proj, "projected_gain_max_ms": interval(most),
             "per_round": {"measured_gain_ms": g["gain_ms"], "projected_gain_ms": projected, "ratio": per_round},
             "ratio": r, "within": within if modelled else None, "modelled": modelled, "all_sustain": all_sustain,

@@ -3,7 +3,7 @@ checks against the goals config.TARGETS sets, the builds (one `fmerge build --pl
 against the groups one by one), the gateway hops each deployment makes per
 request, the latency per entry point at every fixed rate of every round, the
 highest sustained rates over rounds, function-tier CPU, the verdicts against
-unmerged, the planner's projected p50 gains (out of sample) beside the
+unmerged, the planner's projected mean latency gains (out of sample) beside the
 measured ones, and the pods, requests, limits and RSS of each deployment.
 A figure over rounds reads "mean [low, high]": its mean and its 95%
 Student's t interval over the rounds."""
@@ -272,28 +272,28 @@ def render_profile(L, lo, workload):
 
 
 def render_projection(L, lo):
-    """The p50 gain `fmerge plan --evaluate` projects for each deployment's
+    """The mean latency gain `fmerge plan --evaluate` projects for each deployment's
     groups, priced out of sample, beside the gain measured, over rounds."""
     rows = lo.get("projection")
     if not rows:
         return
     tol = 100 * TARGETS["app_projection_tolerance"]
-    L.append("### Projected against measured p50 gains (out of sample)")
+    L.append("### Projected against measured mean latency gains (out of sample)")
     L.append("")
     L.append("The gain `fmerge plan` projects for exactly the groups deployed (`fmerge plan --graph calls.json --metrics "
              "BEFORE --metrics AFTER --evaluate plan.toml`: every unmerged runtime's `/metrics` scraped before and after "
              "unmerged's run at that rate, its requests and each gateway call at the mean `fmerge_invoke_duration_seconds` "
-             "its caller saw less the callee's mean `http_request_duration_seconds` for that caller), the critical path's "
-             "cost removed (every call's in brackets), against the gain measured (unmerged p50 − this deployment's p50, "
-             "same round and rate). **Out of sample**: round k's projection is priced with the scrapes of unmerged's run "
+             "its caller saw less the callee's mean `fmerge_handler_duration_seconds` for that caller), the critical path's "
+             "cost removed (every call's in brackets), against the gain measured (unmerged's mean latency − this deployment's, "
+             "same round and rate: the plan projects expected latency, so its gain is judged on the means). **Out of sample**: round k's projection is priced with the scrapes of unmerged's run "
              "in another round (the next one that sustained that rate; \"hop costs from\" lists them per round), never "
-             "the run whose p50 it predicts. Rates: those the deployment and unmerged sustained in every round; * marks "
+             "the run whose latency it predicts. Rates: those the deployment and unmerged sustained in every round; * marks "
              "those every deployment sustained in every round, where the check applies. An entry point outside the part "
              "of the stack the plan was made for (its callers left out, whose calls reach its pods) is priced by the same "
              "evaluation over the whole stack. A deployment with no groups has "
              f"0 projected and is not judged. Target: projected ÷ measured (means over rounds) within ±{tol:.0f}%.")
     L.append("")
-    L.append("| deployment | workload | total req/s | entry point | unmerged p50 | p50 | measured gain | projected gain "
+    L.append("| deployment | workload | total req/s | entry point | unmerged mean | mean | measured gain | projected gain "
              "(every call) | hop costs from rounds | projected ÷ measured (per round) | |")
     L.append("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |")
     for r in rows:
@@ -303,7 +303,7 @@ def render_projection(L, lo):
             if r["modelled"] else "—"
         verdict = "not modelled" if not r["modelled"] else "within" if r["within"] else "**miss**"
         L.append(f"| {name} | {r['workload']} | {r['rate']}{'*' if r['all_sustain'] else ''} | {r['entry']} | "
-                 f"{iv(r['unmerged_p50_ms'], 2)} | {iv(r['p50_ms'], 2)} | {iv(r['measured_gain_ms'], 2)} | "
+                 f"{iv(r['unmerged_mean_ms'], 2)} | {iv(r['mean_ms'], 2)} | {iv(r['measured_gain_ms'], 2)} | "
                  f"{iv(r['projected_gain_ms'], 2)} ({iv(r['projected_gain_max_ms'], 2)}) | {hops} | "
                  f"{f(r['ratio'], 2, '×')} ({per}) | {verdict} |")
     L.append("")

@@ -71,15 +71,18 @@ def throughput(res, kind, workload):
     return out
 
 
-def p50_gains(res, kind, workload, rate, entry):
-    """At one rate every round sustained: this deployment's p50 per round,
-    the gain (unmerged's p50 − this one's, same round) per round, and the
-    fewest requests either p50 was taken over (per round)."""
+def mean_gains(res, kind, workload, rate, entry):
+    """At one rate every round sustained: this deployment's mean latency per
+    round, the gain (unmerged's mean − this one's, same round) per round,
+    and the fewest requests either mean was taken over (per round). The
+    mean, not the p50: `fmerge plan` projects expected latency, whose gain
+    is the means' difference (a median of a chain is not the sum of its
+    hops' medians)."""
     mine = [sustained_at(r)[rate]["entries"][entry] for r in rounds(res, kind, workload)]
     base = [sustained_at(r)[rate]["entries"][entry] for r in rounds(res, "unmerged", workload)]
-    gains = [b["p50_ms"] - m["p50_ms"] if b["p50_ms"] is not None and m["p50_ms"] is not None else None
+    gains = [b["mean_ms"] - m["mean_ms"] if b.get("mean_ms") is not None and m.get("mean_ms") is not None else None
              for m, b in zip(mine, base)]
-    return {"p50_ms": [m["p50_ms"] for m in mine], "gain_ms": gains,
+    return {"mean_ms": [m.get("mean_ms") for m in mine], "gain_ms": gains,
             "requests": [min(m.get("ok", 0), b.get("ok", 0)) for m, b in zip(mine, base)]}
 
 

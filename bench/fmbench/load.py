@@ -52,6 +52,7 @@ def parse_oha(out, duration, rate=None, connections=64):
         "success_rate": (ok / total) if total else 0.0,
         "status_codes": codes,
         "errors": errors,
+        "mean_ms": ms(summary.get("average")),
         "p50_ms": ms(pct.get("p50")),
         "p90_ms": ms(pct.get("p90")),
         "p99_ms": ms(pct.get("p99")),

@@ -134,7 +134,7 @@ class Rates(unittest.TestCase):
 
 
 def mix_run(rate, p50, sustained=True, tier=100.0):
-    entries = {e: {"p50_ms": p50, "p99_ms": 4 * p50, "achieved_rps": rate * w, "ok": rate * w, "offered_rps": rate * w}
+    entries = {e: {"mean_ms": p50, "p50_ms": p50, "p99_ms": 4 * p50, "achieved_rps": rate * w, "ok": rate * w, "offered_rps": rate * w}
                for e, w in APP_WORKLOADS["mixed"].items()}
     return {"rate": rate, "sustained": sustained, "entries": entries, "function_tier_cpu_us": tier, "cpu_others_pct": 1.0}
 

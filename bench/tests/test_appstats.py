@@ -1,13 +1,14 @@
 """The application bench's figures over rounds: the interval of a figure,
 the rates every deployment sustained in every round, which round's scrape
 prices another round's projection (out of sample), and the highest
-sustained rate and the p50 gain per round."""
+sustained rate and the mean latency gain per round."""
 
+import copy
 import unittest
 
 from helpers import BENCH  # noqa: F401  (makes fmbench importable)
 
-from fmbench.appstats import common_rate, hop_source, interval, p50_gains, runs_at, steady_rates, throughput
+from fmbench.appstats import common_rate, hop_source, interval, mean_gains, runs_at, steady_rates, throughput
 from test_app import mix_run, results
 
 
@@ -73,9 +74,14 @@ class Rounds(unittest.TestCase):
         self.assertEqual(t["ratio"]["mean"], 3.0)  # 400/200 and 400/100
         self.assertIsNone(throughput(TWO_ROUNDS, "unmerged", "mixed")["ratio"])
 
-    def test_the_gain_is_unmerged_p50_less_this_one_in_the_same_round(self):
-        g = p50_gains(TWO_ROUNDS, "planner", "mixed", 100, "compose-post")
-        self.assertEqual(g, {"p50_ms": [1.0, 2.0], "gain_ms": [3.0, 2.0], "requests": [10.0, 10.0]})
+    def test_the_gain_is_unmerged_mean_less_this_one_in_the_same_round(self):
+        g = mean_gains(TWO_ROUNDS, "planner", "mixed", 100, "compose-post")
+        self.assertEqual(g, {"mean_ms": [1.0, 2.0], "gain_ms": [3.0, 2.0], "requests": [10.0, 10.0]})
+        # The means, not the p50s: the plan projects expected latency.
+        res = copy.deepcopy(TWO_ROUNDS)
+        res["deployments"]["planner"]["mixed"]["rounds"][0]["runs"][0]["entries"]["compose-post"]["mean_ms"] = 1.5
+        g = mean_gains(res, "planner", "mixed", 100, "compose-post")
+        self.assertEqual(g["gain_ms"], [2.5, 2.0])
 
     def test_the_run_at_a_rate_in_each_round(self):
         runs = runs_at(TWO_ROUNDS, "unmerged", "mixed", 400)
