@@ -77,12 +77,15 @@ impl Model {
             let calls = self.request_at(u, &alone, &price).critical;
             let busy = self.busy_ms[u];
             // A serving time within rounding of its calls' is all calls.
-            let handler = self.handler_timed.get(u).copied().unwrap_or(false);
+            // A handler's own time is no less than its cpu: no floor then.
+            let floor = match self.handler_timed.get(u).copied().unwrap_or(false) {
+                true => 0.0,
+                false => busy,
+            };
             own[u] = match at(&self.serve_ms, u) {
-                Some(serve) if serve - calls > 1e-9 && handler => serve - calls,
-                Some(serve) if serve - calls > 1e-9 => (serve - calls).max(busy),
-                Some(_) if handler => 0.0,
-                _ => busy,
+                Some(serve) if serve - calls > 1e-9 => (serve - calls).max(floor),
+                Some(_) => floor,
+                None => busy,
             };
             self.own_ms[u] = own[u];
         }
