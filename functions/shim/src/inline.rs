@@ -21,8 +21,10 @@
 //! (a kernel ring, `sendfile`) is noticed by a sweep that hands its
 //! connection over too, later but answered the same.
 
+use std::cell::Cell;
 use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
+use std::ops::{Deref, DerefMut};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -98,8 +100,39 @@ fn maybe_held(fd: i32) -> bool {
     marked && OWNER.load(Ordering::Acquire) == pid()
 }
 
-fn held() -> MutexGuard<'static, Vec<Held>> {
-    HELD.lock().unwrap_or_else(|p| p.into_inner())
+thread_local! {
+    /// This thread has the list locked: what it writes meanwhile is the
+    /// shim's own (a reply into its end of a pair), never a client's, and
+    /// must not look for a held connection (the lock is not reentrant).
+    static LOCKED_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The list, locked by this thread.
+struct List(MutexGuard<'static, Vec<Held>>);
+
+impl Deref for List {
+    type Target = Vec<Held>;
+    fn deref(&self) -> &Vec<Held> {
+        &self.0
+    }
+}
+
+impl DerefMut for List {
+    fn deref_mut(&mut self) -> &mut Vec<Held> {
+        &mut self.0
+    }
+}
+
+impl Drop for List {
+    fn drop(&mut self) {
+        LOCKED_HERE.set(false);
+    }
+}
+
+fn held() -> List {
+    let list = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    LOCKED_HERE.set(true);
+    List(list)
 }
 
 /// Puts `h` in the list, its descriptor marked.
@@ -146,7 +179,7 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
 
 /// Takes the held connection of descriptor `fd`, if there is one.
 fn take(fd: i32) -> Option<Held> {
-    if !maybe_held(fd) {
+    if !maybe_held(fd) || LOCKED_HERE.get() {
         return None;
     }
     let mut list = held();

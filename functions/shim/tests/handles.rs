@@ -15,7 +15,29 @@ const PROGRAM: &str = r#"
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
+/// The reply on a kept connection, framed by its Content-Length, its
+/// lines joined by `|`.
+fn kept_reply(s: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        got.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&got).to_string();
+    let length: usize = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).unwrap().trim().parse().unwrap();
+    let mut body = vec![0u8; length];
+    s.read_exact(&mut body).unwrap();
+    format!("{}{}", head.replace("\r\n", "|"), String::from_utf8_lossy(&body))
+}
+
 fn main() {
+    // A call that hangs fails the test rather than hanging it.
+    std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        eprintln!("a call hung");
+        std::process::abort();
+    });
     let url = std::env::var("TEST_GATEWAY_URL").unwrap();
     let authority = url.trim_start_matches("http://").trim_end_matches('/').to_string();
     let calls = [
@@ -39,18 +61,24 @@ fn main() {
     let mut s = TcpStream::connect(authority.as_str()).unwrap();
     for path in ["/wait", "/kept"] {
         write!(s, "POST /function/handled{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
-        let mut got = Vec::new();
-        let mut byte = [0u8; 1];
-        while !got.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).unwrap();
-            got.push(byte[0]);
-        }
-        let head = String::from_utf8_lossy(&got).to_string();
-        let length: usize = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).unwrap().trim().parse().unwrap();
-        let mut body = vec![0u8; length];
-        s.read_exact(&mut body).unwrap();
-        println!("{}{}", head.replace("\r\n", "|"), String::from_utf8_lossy(&body));
+        println!("{}", kept_reply(&mut s));
     }
+    // A kept connection closed while held, its number taken by the
+    // stand-in's end of the next connection's pair (the next client's
+    // socket takes the placeholder's lower one): a reply written into that
+    // end from another thread reaches its client (once, the thread writing
+    // it locked the held connections' list a second time, and every later
+    // call hung).
+    let placeholder = std::fs::File::open("/dev/null").unwrap();
+    let mut kept = TcpStream::connect(authority.as_str()).unwrap();
+    write!(kept, "POST /function/handled/kept HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+    kept_reply(&mut kept);
+    drop(placeholder);
+    drop(kept);
+    // Kept alive too: its reply is written with the connection held again.
+    let mut s = TcpStream::connect(authority.as_str()).unwrap();
+    write!(s, "POST /function/handled/soon HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+    println!("{}", kept_reply(&mut s));
     // A reply that comes after its limit's 504 (1 s against 50 ms): the 504
     // alone is said, once; the program lives on past the late reply.
     let mut s = TcpStream::connect(authority.as_str()).unwrap();
@@ -74,7 +102,7 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         ],
     );
     let replies: Vec<&str> = stdout.lines().collect();
-    assert_eq!(replies.len(), 10, "{stdout}");
+    assert_eq!(replies.len(), 11, "{stdout}");
     // The handle's reply, with of-watchdog's duration and a length; the
     // member's own environment; started on the client's thread (`main`).
     let ok = |reply: &str, body: &str| {
@@ -123,12 +151,16 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         replies[8],
         "POST /kept hi via=now call=- greeting=its-own thread=main",
     );
+    ok(
+        replies[9],
+        "POST /soon hi via=now call=- greeting=its-own thread=main",
+    );
     for (reply, status) in [
         (replies[2], "500 Internal Server Error"),
         (replies[3], "504 Gateway Timeout"),
         (replies[5], "500 Internal Server Error"),
         (replies[6], "504 Gateway Timeout"),
-        (replies[9], "504 Gateway Timeout"),
+        (replies[10], "504 Gateway Timeout"),
     ] {
         assert!(reply.starts_with(&format!("HTTP/1.1 {status}|")), "{reply}");
         assert!(
