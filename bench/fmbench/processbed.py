@@ -18,6 +18,7 @@ import atexit
 import ctypes
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -74,6 +75,19 @@ class ProcessTree(Processes):
         PR_SET_CHILD_SUBREAPER = 36
         if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             die("cannot make the process worker a child subreaper (prctl)")
+
+    def stop_all(self):
+        """As every process set stops, then kills what is left below this
+        worker (their subreaper): a function's process that its watchdog
+        left running when it ended (a merged binary that had hung, once)
+        would outlive the run."""
+        super().stop_all()
+        for pid in children_of(os.getpid()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
     def adopt(self, binary, name):
         self.adopted[str(binary)] = name
