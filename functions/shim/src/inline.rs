@@ -54,6 +54,12 @@ struct Held {
     read: Vec<u8>,
     /// When `read` began to fill.
     since: Option<Instant>,
+    /// The sweep found bytes in the pair that no interposed write had
+    /// answered: still there at its next look, they are handed over. Not
+    /// at the first, which may fall between a client's write and its
+    /// `after_send`: handed over, a pooled connection would be a stand-in
+    /// thread's for good, each of its calls two hand-offs slower.
+    unread_seen: bool,
 }
 
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
@@ -170,6 +176,7 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
         origin,
         read: Vec::new(),
         since: None,
+        unread_seen: false,
     };
     hold(&mut list, h);
     drop(list);
@@ -184,7 +191,9 @@ fn take(fd: i32) -> Option<Held> {
     }
     let mut list = held();
     let i = list.iter().position(|h| h.fd == fd)?;
-    Some(unhold(&mut list, i))
+    let mut h = unhold(&mut list, i);
+    h.unread_seen = false;
+    Some(h)
 }
 
 fn put_back(h: Held) {
@@ -443,17 +452,20 @@ fn start_sweep() {
 }
 
 /// One look at the held connections: the ones whose client is gone are
-/// dropped; the ones with bytes no interposed write answered, or a request
-/// unparsed for a whole sweep, are handed over. `false` (and the sweep
+/// dropped; the ones with bytes no interposed write answered at two looks
+/// in a row, or a request unparsed for a whole sweep, are handed over. `false` (and the sweep
 /// ends) when none is left.
 fn sweep() -> bool {
     let mut over = Vec::new();
     let mut list = held();
     let mut i = 0;
     while i < list.len() {
-        let h = &list[i];
+        let h = &mut list[i];
         let gone = inode(h.fd) != Some(h.inode);
-        let waiting = unread(&h.ours) > 0 || h.since.is_some_and(|t| t.elapsed() >= SWEEP_EVERY);
+        let unread_now = unread(&h.ours) > 0;
+        let unread_twice = unread_now && h.unread_seen;
+        h.unread_seen = unread_now;
+        let waiting = unread_twice || h.since.is_some_and(|t| t.elapsed() >= SWEEP_EVERY);
         if gone {
             unhold(&mut list, i);
         } else if waiting {
