@@ -263,34 +263,63 @@ impl Later {
     }
 }
 
-/// Per member, how many of its latest [`start`]s in a row kept the calling
-/// thread longer than [`FIRST_POLL_AT_MOST`]. From [`SLOW_IN_A_ROW`] on,
-/// its calls go to a stand-in thread, so that a `handle` that blocks its
-/// thread before it first waits does not hold callers' threads; a one-off
-/// (its runtime made at the first call, a thread preempted) does not count.
-static SLOW: Mutex<Vec<(&str, u32)>> = Mutex::new(Vec::new());
+/// A member whose latest [`start`]s kept the calling thread longer than
+/// [`FIRST_POLL_AT_MOST`]: from [`SLOW_IN_A_ROW`] in a row on, its calls go
+/// to a stand-in thread, so that a `handle` that blocks its thread before
+/// it first waits does not hold callers' threads; a one-off (its runtime
+/// made at the first call, a thread preempted) does not count. One call a
+/// [`TRY_AGAIN_AFTER`] is started on its caller's thread again, and a quick
+/// one brings the member back: a burst of load that preempted three starts
+/// in a row must not cost every later call the stand-in's hand-offs.
+struct Slow {
+    member: &'static str,
+    in_a_row: u32,
+    /// When the latest slow start, or the latest try, began.
+    last: Instant,
+}
+
+static SLOW: Mutex<Vec<Slow>> = Mutex::new(Vec::new());
 /// About what the hop to a stand-in thread costs.
 const FIRST_POLL_AT_MOST: Duration = Duration::from_millis(1);
 const SLOW_IN_A_ROW: u32 = 3;
+const TRY_AGAIN_AFTER: Duration = Duration::from_secs(1);
 
-fn slow() -> MutexGuard<'static, Vec<(&'static str, u32)>> {
+fn slow() -> MutexGuard<'static, Vec<Slow>> {
     SLOW.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Whether `member`'s calls are left to a stand-in thread.
-fn too_slow(member: &Member) -> bool {
-    slow()
-        .iter()
-        .any(|&(m, n)| m == member.name && n >= SLOW_IN_A_ROW)
+/// Whether `member`'s call at `now` is left to a stand-in thread (the
+/// call that comes once [`TRY_AGAIN_AFTER`] has passed is not: it is the
+/// try, and the calls after it wait for the next).
+fn too_slow(member: &str, now: Instant) -> bool {
+    let mut slow = slow();
+    let Some(s) = slow.iter_mut().find(|s| s.member == member) else {
+        return false;
+    };
+    if s.in_a_row < SLOW_IN_A_ROW {
+        return false;
+    }
+    if now.saturating_duration_since(s.last) < TRY_AGAIN_AFTER {
+        return true;
+    }
+    s.last = now;
+    false
 }
 
-/// Counts a start of `member` that took `took`.
-fn count_start(member: &'static Member, took: Duration) {
+/// Counts a start of `member` that began at `at` and took `took`.
+fn count_start(member: &'static str, at: Instant, took: Duration) {
     let mut slow = slow();
-    let at = slow.iter().position(|&(m, _)| m == member.name);
-    match (at, took > FIRST_POLL_AT_MOST) {
-        (Some(i), true) => slow[i].1 += 1,
-        (None, true) => slow.push((member.name, 1)),
+    let i = slow.iter().position(|s| s.member == member);
+    match (i, took > FIRST_POLL_AT_MOST) {
+        (Some(i), true) => {
+            slow[i].in_a_row += 1;
+            slow[i].last = at;
+        }
+        (None, true) => slow.push(Slow {
+            member,
+            in_a_row: 1,
+            last: at,
+        }),
         (Some(i), false) => drop(slow.swap_remove(i)),
         (None, false) => {}
     }
@@ -301,10 +330,10 @@ fn count_start(member: &'static Member, took: Duration) {
 /// member: what `handle` does before it first waits runs here, the rest on
 /// its runtime. It never waits for `handle`.
 pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started {
-    let Some(now) = handle.now.filter(|_| !too_slow(member)) else {
+    let started = Instant::now();
+    let Some(now) = handle.now.filter(|_| !too_slow(member.name, started)) else {
         return Started::NotHere;
     };
-    let started = Instant::now();
     let pending = Arc::new(Pending {
         member,
         method: req.method.clone(),
@@ -334,7 +363,7 @@ pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started
             )
         }
     };
-    count_start(member, started.elapsed());
+    count_start(member.name, started, started.elapsed());
     match code {
         0 => match pending.state().reply.take() {
             Some(bytes) => Started::Reply(bytes),
@@ -390,4 +419,52 @@ unsafe extern "C" fn done(
         0 => replied(status, head, body, &p.method, p.started),
         _ => empty(500, p.started),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLOW_START: Duration = Duration::from_millis(5);
+    const QUICK_START: Duration = Duration::from_micros(10);
+
+    #[test]
+    fn a_member_slow_to_start_three_times_in_a_row_is_tried_again_a_second_later() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let m = "slow-then-quick";
+        for i in 0..3 {
+            assert!(!too_slow(m, at(i)), "start {i}");
+            count_start(m, at(i), SLOW_START);
+        }
+        assert!(too_slow(m, at(10)));
+        assert!(too_slow(m, at(900)));
+        // The try, then the calls beside it still on a stand-in.
+        assert!(!too_slow(m, at(1100)));
+        assert!(too_slow(m, at(1101)));
+        // A quick try brings it back.
+        count_start(m, at(1100), QUICK_START);
+        assert!(!too_slow(m, at(1102)));
+    }
+
+    #[test]
+    fn a_slow_try_waits_another_second_and_a_one_off_never_counts() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let m = "slow-for-good";
+        for i in 0..3 {
+            count_start(m, at(i), SLOW_START);
+        }
+        assert!(!too_slow(m, at(1002)));
+        count_start(m, at(1002), SLOW_START);
+        assert!(too_slow(m, at(1500)));
+        assert!(too_slow(m, at(2001)));
+        assert!(!too_slow(m, at(2003)));
+        let once = "slow-once";
+        count_start(once, at(0), SLOW_START);
+        count_start(once, at(1), QUICK_START);
+        count_start(once, at(2), SLOW_START);
+        count_start(once, at(3), SLOW_START);
+        assert!(!too_slow(once, at(4)));
+    }
 }
