@@ -60,6 +60,9 @@ struct Held {
     /// `after_send`: handed over, a pooled connection would be a stand-in
     /// thread's for good, each of its calls two hand-offs slower.
     unread_seen: bool,
+    /// Its connections to a member's own server and to the gateway, kept
+    /// from one request a stand-in thread answered to the next.
+    kept: server::Kept,
 }
 
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
@@ -177,6 +180,7 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
         read: Vec::new(),
         since: None,
         unread_seen: false,
+        kept: server::Kept::default(),
     };
     hold(&mut list, h);
     drop(list);
@@ -226,11 +230,12 @@ fn read_and_answer(mut h: Held) {
             Next::Request(req, used) => (req, used),
         };
         let keep = req.keep_alive();
-        let Some(answered) = answer(&req, keep) else {
-            return hand_over(h);
-        };
+        let answered = answer(&req, keep);
         h.read.drain(..used);
         h.since = (!h.read.is_empty()).then(Instant::now);
+        let Some(answered) = answered else {
+            return answer_elsewhere(h, req);
+        };
         let bytes = match answered {
             Answer::Now(bytes) => bytes,
             Answer::Later(later) => {
@@ -407,6 +412,50 @@ fn write_some(ours: &UnixStream, bytes: &[u8]) -> Result<usize, ()> {
         }
     }
     Ok(at)
+}
+
+/// Answers `req`, which this thread does not ([`answer`] said `None`), on
+/// a stand-in thread ([`server::answer`]), then holds the connection again,
+/// so that the client's next request is answered on its own thread: a
+/// pooled connection that called a member's own server once would else be
+/// a stand-in thread's for good, each later call to a `handle` two
+/// hand-offs slower.
+fn answer_elsewhere(mut h: Held, req: http::Request) {
+    server::on_stand_in(Box::new(move || {
+        if h.ours.set_nonblocking(false).is_err() {
+            return;
+        }
+        let went_on = {
+            let mut writer = io::BufWriter::new(&h.ours);
+            let config = server::merged_config();
+            server::answer(&req, Some(h.origin), config, &mut h.kept, &mut writer)
+                .and_then(|on| writer.flush().map(|()| on))
+        };
+        // Dropping ours ends the pair, after a reply that ends it.
+        if matches!(went_on, Ok(true)) && h.ours.set_nonblocking(true).is_ok() {
+            give_back(h);
+        }
+    }));
+}
+
+/// Holds `h` again, its reply out. What its client wrote meanwhile (no
+/// interposed write found it held) is answered here.
+fn give_back(h: Held) {
+    if !h.read.is_empty() {
+        return read_and_answer(h);
+    }
+    if inode(h.fd) != Some(h.inode) {
+        return;
+    }
+    let mut list = held();
+    hold(&mut list, h);
+    let at = list.len() - 1;
+    if unread(&list[at].ours) == 0 {
+        return;
+    }
+    let h = unhold(&mut list, at);
+    drop(list);
+    read_and_answer(h);
 }
 
 /// Gives the connection to a stand-in thread, with what was read of it.

@@ -142,7 +142,13 @@ pub fn serve_connection(stream: TcpStream, config: &Config) -> io::Result<()> {
 /// `origin`, on a thread of its own, `read` being what was already read
 /// from it; `false` if none could be started.
 pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool {
-    let mut job = (stream, origin, read);
+    on_stand_in(Box::new(move || serve_paired(stream, origin, read)))
+}
+
+/// Runs `job` on a thread of the stand-in's (which acts for no one): an
+/// idle one, else a new one; `false` if none could be started.
+pub fn on_stand_in(job: Job) -> bool {
+    let mut job = job;
     // An idle thread takes it, else a new one: a thread's start costs
     // about as much as the rest of a call in the caller's process.
     while let Some(idle) = lock(&IDLE).pop() {
@@ -156,9 +162,7 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool
             // A thread started while acting for a member inherits it
             // (`pthread_create`); the stand-in acts for no one.
             crate::inproc::act_for_no_one();
-            static CONFIG: OnceLock<Config> = OnceLock::new();
-            let config = CONFIG.get_or_init(Config::merged);
-            serve_paired(job, config);
+            job();
             // Then wait for more, a while, as one of the idle threads.
             loop {
                 let (give, take) = mpsc::channel();
@@ -170,7 +174,7 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool
                     idle.push(give);
                 }
                 match take.recv_timeout(IDLE_FOR) {
-                    Ok(job) => serve_paired(job, config),
+                    Ok(job) => job(),
                     // Its sender is dropped when it leaves the list.
                     Err(_) => return,
                 }
@@ -179,13 +183,12 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool
         .is_ok()
 }
 
-/// A paired connection: the client's socket, where it was headed, and
-/// what was already read from it.
-type Paired = (UnixStream, SocketAddr, Vec<u8>);
+/// Work for a thread of the stand-in's.
+pub type Job = Box<dyn FnOnce() + Send>;
 
-/// Threads waiting for a paired connection ([`serve_pair`]).
-static IDLE: Mutex<Vec<mpsc::Sender<Paired>>> = Mutex::new(Vec::new());
-/// At most this many wait; more end when their connection does.
+/// Threads waiting for a job ([`on_stand_in`]).
+static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+/// At most this many wait; more end when their job does.
 const MAX_IDLE: usize = 8;
 /// How long an idle thread waits before it ends.
 const IDLE_FOR: Duration = Duration::from_secs(10);
@@ -194,11 +197,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn serve_paired((stream, origin, read): Paired, config: &Config) {
+/// This binary's [`Config`], for the connections the interposed `connect`
+/// paired.
+pub fn merged_config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(Config::merged)
+}
+
+fn serve_paired(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) {
     if let Ok(reader) = stream.try_clone() {
         let reader = io::Cursor::new(read).chain(reader);
-        let _ = serve_stream(reader, stream, Some(origin), config);
+        let _ = serve_stream(reader, stream, Some(origin), merged_config());
     }
+}
+
+/// The connections a client's connection keeps between its requests: to a
+/// member's own server, to the gateway.
+#[derive(Default)]
+pub struct Kept {
+    server: Option<Upstream>,
+    upstream: Option<Upstream>,
 }
 
 /// Serves one client connection, read from `read` and answered on `write`
@@ -211,8 +229,7 @@ fn serve_stream(
 ) -> io::Result<()> {
     let mut reader = BufReader::new(read);
     let mut writer = BufWriter::new(write);
-    let mut upstream: Option<Upstream> = None;
-    let mut server: Option<Upstream> = None;
+    let mut kept = Kept::default();
     loop {
         let req = match http::read_request(&mut reader, &mut writer) {
             Ok(Some(req)) => req,
@@ -222,31 +239,48 @@ fn serve_stream(
             }
             Err(e) => return Err(e),
         };
-        let mut keep = req.keep_alive();
-        if let Some(member) = serving_member(&req, config) {
-            keep &= match crate::handles::handled(member) {
-                Some(handle) => crate::handles::answer(member, handle, &req, &mut writer)?,
-                None => servers::forward(&mut server, member, &req, &mut writer)?,
-            };
-        } else if let Some(call) = member_call(&req, &*config.is_member) {
-            write_reply(&mut writer, &(config.run)(&call), &req.method, keep)?;
-        } else if let Some(dest) = origin {
-            match relay::forward(&mut upstream, dest, &req, &mut writer) {
-                Ok(up_keep) => keep &= up_keep,
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e),
-                Err(e) => {
-                    let text = format!(
-                        "error: the gateway {dest} did not answer: {e}\nfix: check that it runs and is reachable from this pod"
-                    );
-                    return write_reply(&mut writer, &reply(502, &text), &req.method, false);
-                }
-            }
-        } else {
-            let text = "error: this connection was not redirected from a gateway address, so there is nowhere to relay to\nfix: call /function/<member> or connect through the gateway URL";
-            return write_reply(&mut writer, &reply(502, text), &req.method, false);
-        }
-        if !keep {
+        if !answer(&req, origin, config, &mut kept, &mut writer)? {
             return writer.flush();
+        }
+    }
+}
+
+/// Answers `req`, a request on a client's connection headed for the
+/// gateway `origin`, on `writer`: a member's own server or its `handle`, a
+/// member run here, else the gateway. Whether the connection goes on.
+pub fn answer(
+    req: &Request,
+    origin: Option<SocketAddr>,
+    config: &Config,
+    kept: &mut Kept,
+    writer: &mut dyn Write,
+) -> io::Result<bool> {
+    let keep = req.keep_alive();
+    if let Some(member) = serving_member(req, config) {
+        let went_on = match crate::handles::handled(member) {
+            Some(handle) => crate::handles::answer(member, handle, req, writer)?,
+            None => servers::forward(&mut kept.server, member, req, writer)?,
+        };
+        return Ok(keep && went_on);
+    }
+    if let Some(call) = member_call(req, &*config.is_member) {
+        write_reply(writer, &(config.run)(&call), &req.method, keep)?;
+        return Ok(keep);
+    }
+    let Some(dest) = origin else {
+        let text = "error: this connection was not redirected from a gateway address, so there is nowhere to relay to\nfix: call /function/<member> or connect through the gateway URL";
+        write_reply(writer, &reply(502, text), &req.method, false)?;
+        return Ok(false);
+    };
+    match relay::forward(&mut kept.upstream, dest, req, writer) {
+        Ok(up_keep) => Ok(keep && up_keep),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(e),
+        Err(e) => {
+            let text = format!(
+                "error: the gateway {dest} did not answer: {e}\nfix: check that it runs and is reachable from this pod"
+            );
+            write_reply(writer, &reply(502, &text), &req.method, false)?;
+            Ok(false)
         }
     }
 }

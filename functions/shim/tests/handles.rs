@@ -63,6 +63,14 @@ fn main() {
         write!(s, "POST /function/handled{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
         println!("{}", kept_reply(&mut s));
     }
+    // A kept connection a stand-in thread answered once (a `/not-here`
+    // call is not started on the client's thread) is held again after it:
+    // its next call is.
+    let mut s = TcpStream::connect(authority.as_str()).unwrap();
+    for path in ["/not-here/d", "/kept"] {
+        write!(s, "POST /function/handled{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 2\r\n\r\nhi").unwrap();
+        println!("{}", kept_reply(&mut s));
+    }
     // A kept connection closed while held, its number taken by the
     // stand-in's end of the next connection's pair (the next client's
     // socket takes the placeholder's lower one): a reply written into that
@@ -102,7 +110,7 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         ],
     );
     let replies: Vec<&str> = stdout.lines().collect();
-    assert_eq!(replies.len(), 11, "{stdout}");
+    assert_eq!(replies.len(), 13, "{stdout}");
     // The handle's reply, with of-watchdog's duration and a length; the
     // member's own environment; started on the client's thread (`main`).
     let ok = |reply: &str, body: &str| {
@@ -153,6 +161,14 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
     );
     ok(
         replies[9],
+        "POST /not-here/d hi limit=5000 call=- greeting=its-own",
+    );
+    ok(
+        replies[10],
+        "POST /kept hi via=now call=- greeting=its-own thread=main",
+    );
+    ok(
+        replies[11],
         "POST /soon hi via=now call=- greeting=its-own thread=main",
     );
     for (reply, status) in [
@@ -160,7 +176,7 @@ fn calls_are_answered_by_the_members_handle_without_its_server() {
         (replies[3], "504 Gateway Timeout"),
         (replies[5], "500 Internal Server Error"),
         (replies[6], "504 Gateway Timeout"),
-        (replies[10], "504 Gateway Timeout"),
+        (replies[12], "504 Gateway Timeout"),
     ] {
         assert!(reply.starts_with(&format!("HTTP/1.1 {status}|")), "{reply}");
         assert!(
