@@ -9,10 +9,11 @@
 //! every slot taken, the keep-alive connection idle longest, by hyper's
 //! graceful shutdown (its reply, if one is still being written, ends
 //! first); where none is idle, the one that has waited longest for a whole
-//! request head, outright. Idle ones go first: their client has had its
-//! answer, while a new connection's head may be on its way (closed before
-//! it is read, it would be a request lost, a probe's among them, whenever
-//! clients reconnect faster than the server reads). A connection inside a
+//! request head, outright, one whose head has begun to arrive (a slow
+//! client's) before one nothing was read of yet. Idle ones go first: their
+//! client has had its answer, while a new connection's head may be on its
+//! way (closed before it is read, it would be a request lost, a probe's
+//! among them, whenever clients reconnect faster than the server reads). A connection inside a
 //! request is never closed for another; a function request that finds every
 //! slot taken waits for one (see `request.rs`).
 //!
@@ -94,6 +95,9 @@ pub(crate) struct Conn {
     evict: Notify,
     /// Evicted before its first request: closed outright.
     evicted_fresh: AtomicBool,
+    /// Bytes of its first request's head were read (FRESH): a slow
+    /// client's head, not one that may be on its way unread.
+    head_begun: AtomicBool,
     /// When its reply must be written by (Go's `WriteTimeout` from the
     /// request's head; see [`Conn::replied`]), in nanoseconds since
     /// [`origin`]; [`NO_REPLY_YET`] until the request's reply is made.
@@ -150,11 +154,15 @@ impl Conn {
         if self.requests.load(Ordering::Relaxed) != previous_requests {
             return;
         }
-        if self.state.load(Ordering::Relaxed) == IDLE {
-            let now = nanos(Instant::now());
-            if self.started.load(Ordering::Relaxed) < self.since.load(Ordering::Relaxed) {
-                self.started.store(now, Ordering::Relaxed);
+        match self.state.load(Ordering::Relaxed) {
+            FRESH => self.head_begun.store(true, Ordering::Relaxed),
+            IDLE => {
+                let now = nanos(Instant::now());
+                if self.started.load(Ordering::Relaxed) < self.since.load(Ordering::Relaxed) {
+                    self.started.store(now, Ordering::Relaxed);
+                }
             }
+            _ => {}
         }
     }
 
@@ -220,6 +228,7 @@ impl Connections {
             requests: AtomicU64::new(0),
             evict: Notify::new(),
             evicted_fresh: AtomicBool::new(false),
+            head_begun: AtomicBool::new(false),
             write_by: AtomicU64::new(NO_REPLY_YET),
             late: AtomicBool::new(false),
             half_closed: AtomicBool::new(false),
@@ -231,8 +240,12 @@ impl Connections {
                 .values()
                 .filter(|c| matches!(c.state.load(Ordering::Relaxed), FRESH | IDLE))
                 .min_by_key(|c| {
-                    let fresh = c.state.load(Ordering::Relaxed) == FRESH;
-                    (fresh, c.since.load(Ordering::Relaxed))
+                    let rank = match c.state.load(Ordering::Relaxed) {
+                        IDLE => 0,
+                        _ if c.head_begun.load(Ordering::Relaxed) => 1,
+                        _ => 2,
+                    };
+                    (rank, c.since.load(Ordering::Relaxed))
                 })
                 .cloned();
             // Every connection is inside a request: this one is served
