@@ -21,7 +21,10 @@ class Children(unittest.TestCase):
         t.start()
         t.join()
         try:
-            self.assertIn(got[0].pid, children_of(os.getpid()))
+            # Its thread's exit hands the child to another thread of the
+            # process, and `join` may return before the kernel has.
+            self.assertTrue(eventually(lambda: got[0].pid in children_of(os.getpid()), timeout=5),
+                            children_of(os.getpid()))
         finally:
             got[0].kill()
             got[0].wait()
