@@ -502,8 +502,8 @@ fn start_sweep() {
 
 /// One look at the held connections: the ones whose client is gone are
 /// dropped; the ones with bytes no interposed write answered at two looks
-/// in a row, or a request unparsed for a whole sweep, are handed over. `false` (and the sweep
-/// ends) when none is left.
+/// in a row, or a request unparsed for a whole sweep, are handed over.
+/// `false` (and the sweep ends) when none is left.
 fn sweep() -> bool {
     let mut over = Vec::new();
     let mut list = held();

@@ -147,8 +147,7 @@ pub fn serve_pair(stream: UnixStream, origin: SocketAddr, read: Vec<u8>) -> bool
 
 /// Runs `job` on a thread of the stand-in's (which acts for no one): an
 /// idle one, else a new one; `false` if none could be started.
-pub fn on_stand_in(job: Job) -> bool {
-    let mut job = job;
+pub fn on_stand_in(mut job: Job) -> bool {
     // An idle thread takes it, else a new one: a thread's start costs
     // about as much as the rest of a call in the caller's process.
     while let Some(idle) = lock(&IDLE).pop() {

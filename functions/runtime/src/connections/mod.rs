@@ -13,9 +13,9 @@
 //! client's) before one nothing was read of yet. Idle ones go first: their
 //! client has had its answer, while a new connection's head may be on its
 //! way (closed before it is read, it would be a request lost, a probe's
-//! among them, whenever clients reconnect faster than the server reads). A connection inside a
-//! request is never closed for another; a function request that finds every
-//! slot taken waits for one (see `request.rs`).
+//! among them, whenever clients reconnect faster than the server reads). A
+//! connection inside a request is never closed for another; a function
+//! request that finds every slot taken waits for one (see `request.rs`).
 //!
 //! Hand-written, for want of a library that does it: the eviction (hyper
 //! and tower count connections or requests, neither closes idle ones to

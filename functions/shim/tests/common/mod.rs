@@ -261,8 +261,9 @@ pub unsafe extern "C" fn handled_handle(
 
 /// `handled`'s `.now` entry, as fmerge writes one: `/wait` goes on on a
 /// thread of its own and replies after 100 ms, `/soon` at once from there,
-/// `/late` after 1 s, `/slow` after 5 s, `/panic` panicked at once, `/not-here` is not taken (as a
-/// `handle` that is not async) nor anything under it, anything else replies
+/// `/late` after 1 s, `/slow` after 5 s, `/panic` panicked at once,
+/// `/not-here` is not taken (as a `handle` that is not async) nor anything
+/// under it, anything else replies
 /// at once, each as `handled_handle` would with `via=now` and the name of
 /// the thread it started on.
 #[unsafe(no_mangle)]
