@@ -27,8 +27,11 @@
 //! 0), the member's server is started as for any member that serves HTTP
 //! ([`crate::servers`]).
 
+use std::cell::RefCell;
 use std::ffi::c_void;
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -264,10 +267,10 @@ impl Later {
 }
 
 /// A member whose latest [`start`]s kept the calling thread longer than
-/// [`FIRST_POLL_AT_MOST`]: from [`SLOW_IN_A_ROW`] in a row on, its calls go
-/// to a stand-in thread, so that a `handle` that blocks its thread before
-/// it first waits does not hold callers' threads; a one-off (its runtime
-/// made at the first call, a thread preempted) does not count. One call a
+/// [`FIRST_POLL_AT_MOST`] ([`kept_for`]): from [`SLOW_IN_A_ROW`] in a row
+/// on, its calls go to a stand-in thread, so that a `handle` that blocks
+/// its thread before it first waits does not hold callers' threads; a
+/// one-off (its runtime made at the first call) does not count. One call a
 /// [`TRY_AGAIN_AFTER`] is started on its caller's thread again, and a quick
 /// one brings the member back: a burst of load that preempted three starts
 /// in a row must not cost every later call the stand-in's hand-offs.
@@ -306,7 +309,47 @@ fn too_slow(member: &str, now: Instant) -> bool {
     false
 }
 
-/// Counts a start of `member` that began at `at` and took `took`.
+/// How long a start that took `took` kept its thread, on a CPU or asleep:
+/// less the time the thread waited for a CPU meanwhile (the kernel's count,
+/// `waited_before` read as the start began), where the kernel tells. On a
+/// machine short of CPU every start is preempted now and then; a stand-in
+/// thread would not spare the caller that, and its hand-offs cost CPU the
+/// machine lacks.
+fn kept_for(took: Duration, waited_before: Option<u64>) -> Duration {
+    if took <= FIRST_POLL_AT_MOST {
+        return took;
+    }
+    match (waited_before, waited_for_cpu_ns()) {
+        (Some(before), Some(after)) => {
+            took.saturating_sub(Duration::from_nanos(after.saturating_sub(before)))
+        }
+        _ => took,
+    }
+}
+
+/// The nanoseconds this thread has spent ready to run but waiting for a
+/// CPU (`/proc/thread-self/schedstat`, its second field; the file kept
+/// open per thread: one read a start), if the kernel keeps the count.
+fn waited_for_cpu_ns() -> Option<u64> {
+    thread_local! {
+        static SCHEDSTAT: RefCell<Option<Option<File>>> = const { RefCell::new(None) };
+    }
+    SCHEDSTAT
+        .try_with(|file| {
+            let mut file = file.borrow_mut();
+            let file = file
+                .get_or_insert_with(|| File::open("/proc/thread-self/schedstat").ok())
+                .as_ref()?;
+            let mut buf = [0u8; 80];
+            let n = file.read_at(&mut buf, 0).ok()?;
+            let text = std::str::from_utf8(&buf[..n]).ok()?;
+            text.split_ascii_whitespace().nth(1)?.parse().ok()
+        })
+        .ok()
+        .flatten()
+}
+
+/// Counts a start of `member` that began at `at` and kept its thread `took`.
 fn count_start(member: &'static str, at: Instant, took: Duration) {
     let mut slow = slow();
     let i = slow.iter().position(|s| s.member == member);
@@ -334,6 +377,7 @@ pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started
     let Some(now) = handle.now.filter(|_| !too_slow(member.name, started)) else {
         return Started::NotHere;
     };
+    let waited_before = waited_for_cpu_ns();
     let pending = Arc::new(Pending {
         member,
         method: req.method.clone(),
@@ -363,7 +407,11 @@ pub fn start(member: &'static Member, handle: &Handle, req: &Request) -> Started
             )
         }
     };
-    count_start(member.name, started, started.elapsed());
+    count_start(
+        member.name,
+        started,
+        kept_for(started.elapsed(), waited_before),
+    );
     match code {
         0 => match pending.state().reply.take() {
             Some(bytes) => Started::Reply(bytes),
@@ -445,6 +493,57 @@ mod tests {
         // A quick try brings it back.
         count_start(m, at(1100), QUICK_START);
         assert!(!too_slow(m, at(1102)));
+    }
+
+    #[test]
+    fn a_start_keeps_its_thread_while_asleep_not_while_waiting_for_a_cpu() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        unsafe extern "C" {
+            fn sched_getaffinity(pid: i32, size: usize, mask: *mut u64) -> i32;
+            fn sched_setaffinity(pid: i32, size: usize, mask: *const u64) -> i32;
+        }
+        // This thread and a spinner on one CPU (the first this test may
+        // use): each waits for the other about half the time.
+        let mut mask = 0u64;
+        // SAFETY: a mask of 8 bytes, as said.
+        assert_eq!(unsafe { sched_getaffinity(0, 8, &mut mask) }, 0);
+        let one_cpu = 1u64 << mask.trailing_zeros();
+        // SAFETY: a mask of 8 bytes, as said.
+        let pin = move || unsafe { sched_setaffinity(0, 8, &one_cpu) } == 0;
+        assert!(pin(), "cannot pin this thread to one CPU");
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinner = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                assert!(pin());
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        let before = waited_for_cpu_ns().expect("the kernel counts a thread's wait for a CPU");
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_millis(60) {
+            std::hint::spin_loop();
+        }
+        let took = t0.elapsed();
+        let kept = kept_for(took, Some(before));
+        stop.store(true, Ordering::Relaxed);
+        spinner.join().unwrap();
+        assert!(
+            kept + Duration::from_millis(10) <= took,
+            "preempted: kept {kept:?} of {took:?}"
+        );
+        // Asleep, nothing else to run here: all of it kept.
+        let before = waited_for_cpu_ns();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let took = t0.elapsed();
+        let kept = kept_for(took, before);
+        assert!(
+            kept >= Duration::from_millis(15),
+            "asleep: kept {kept:?} of {took:?}"
+        );
     }
 
     #[test]
