@@ -23,8 +23,8 @@ mod container;
 mod support;
 
 use chain::{
-    HANDLER_LIBRARIES, NAMES, Observed, PANIC_MESSAGE, REQUESTS, TEMPLATE_STARTED, cluster, merge,
-    run_chain, run_child,
+    HANDLER_LIBRARIES, NAMES, Observed, PANIC_MESSAGE, PRICE_PANIC_MESSAGE, REQUESTS,
+    TEMPLATE_STARTED, cluster, merge, run_chain, run_child,
 };
 use container::{docker, engine_and_watchdog, image_config, image_flags, test_image, wait_ready};
 use fmerge_testkit::dataplane::request;
@@ -121,13 +121,15 @@ fn in_namespace_both() {
         "a template's server started in the merged pod:\n{}",
         merged.logs[NAMES[0]]
     );
-    // Once, as unmerged: the call that panicked was not sent again.
-    assert_eq!(
-        merged.logs[NAMES[0]].matches(PANIC_MESSAGE).count(),
-        1,
-        "render's panic is in the merged pod's log, once:\n{}",
-        merged.logs[NAMES[0]]
-    );
+    // Once each, as unmerged: the calls that panicked were not sent again.
+    for message in [PANIC_MESSAGE, PRICE_PANIC_MESSAGE] {
+        assert_eq!(
+            merged.logs[NAMES[0]].matches(message).count(),
+            1,
+            "{message:?} is in the merged pod's log, once:\n{}",
+            merged.logs[NAMES[0]]
+        );
+    }
 }
 
 /// Health and SIGTERM as unmerged: the caller's watchdog answers health
@@ -241,6 +243,7 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
             (400, "bad order\n"),
             (200, "order-front\n"),
             (200, "price 200: book costs 40 (tax 200 8)\n"),
+            (200, "price 500: \n"),
         ]
     );
     assert_eq!(
@@ -258,16 +261,22 @@ fn assert_unmerged_as_the_code_says(seen: &Observed) {
         .into_iter()
         .collect()
     );
-    // Three requests reached inventory and render; four price and tax (the
-    // quote asks price alone).
+    // Three requests reached inventory and render; five price and tax (the
+    // quotes ask price alone).
     assert_eq!(
         calls(seen),
-        [REQUESTS.len(), 3, 3, 4, 4],
+        [REQUESTS.len(), 3, 3, 5, 5],
         "{:?}",
         seen.calls
     );
     assert_eq!(
         seen.logs[NAMES[2]].matches(PANIC_MESSAGE).count(),
+        1,
+        "{:#?}",
+        seen.logs
+    );
+    assert_eq!(
+        seen.logs[NAMES[3]].matches(PRICE_PANIC_MESSAGE).count(),
         1,
         "{:#?}",
         seen.logs

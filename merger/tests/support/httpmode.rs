@@ -49,7 +49,7 @@ const PASSWORD: &str = "fmerge-httpmode-redis-password";
 
 /// The requests, each through the gateway: (what it probes, method, path,
 /// body).
-pub const REQUESTS: [(&str, &str, &str, &str); 6] = [
+pub const REQUESTS: [(&str, &str, &str, &str); 7] = [
     (
         "normal",
         "POST",
@@ -76,6 +76,12 @@ pub const REQUESTS: [(&str, &str, &str, &str); 6] = [
         "/function/order-front/quote",
         r#"{"item":"book","look":"plain"}"#,
     ),
+    (
+        "price panics once it has the tax",
+        "POST",
+        "/function/order-front/quote",
+        r#"{"item":"bomb","look":"plain"}"#,
+    ),
 ];
 
 /// What the template's server logs as it starts (its `main.rs`).
@@ -87,6 +93,10 @@ pub const HANDLER_LIBRARIES: [&str; 2] = ["price", "tax"];
 
 /// The line render's panic writes to stderr.
 pub const PANIC_MESSAGE: &str = "render: no look for pen";
+
+/// The line price's panic writes to stderr (after its first wait: merged,
+/// on its `handle`'s runtime).
+pub const PRICE_PANIC_MESSAGE: &str = "price: no price for a bomb";
 
 /// The fixture workspace, one per test process.
 pub fn workspace() -> &'static Path {

@@ -365,14 +365,31 @@ pub unsafe extern "C" fn now(
         }
         Ok(Some(Err(reply))) => {
             let ctx = Ctx(ctx);
-            let task = runtime.spawn(reply);
+            // One task, not `handle`'s and another awaiting it: each task
+            // spawned from outside the runtime wakes a worker of its own.
             runtime.spawn(async move {
                 let ctx = ctx;
-                let got = task.await.map_err(|_| 1);
+                let got = Unwinding(reply).await;
                 // SAFETY: the caller's promise; this is the one outcome.
                 unsafe { finish(ctx.0, done, got) };
             });
             1
+        }
+    }
+}
+
+/// `handle`'s future, its panic caught: `Err(1)` once it panicked (then
+/// never polled again), as a task's `JoinError` would say it.
+struct Unwinding(Started);
+
+impl Future for Unwinding {
+    type Output = Result<Response<Bytes>, i32>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let reply = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reply.poll(cx))) {
+            Ok(Poll::Ready(response)) => Poll::Ready(Ok(response)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(1)),
         }
     }
 }
