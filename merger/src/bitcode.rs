@@ -37,7 +37,7 @@ pub struct Bitcode {
     /// The handler-library functions whose `handle` the build exports
     /// (`workspace::Generated::handles`).
     pub handles: std::collections::BTreeSet<String>,
-    /// The generated workspace's lock ([`hold`]), for as long as what
+    /// The generated workspace's lock (`hold`), for as long as what
     /// cargo built from it is read: until the binary is linked.
     pub held: Option<Arc<std::fs::File>>,
 }

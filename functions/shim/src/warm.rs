@@ -22,7 +22,7 @@
 //! namespaces (the launcher's socket name says which: a process of another
 //! network or mount namespace is not this one's), held by a lock; it ends
 //! with the watchdog that started that first process, or after [`IDLE`]
-//! without requests where that watchdog is not PID 1 ([`idle_limit`]). A
+//! without requests where that watchdog is not PID 1 (`idle_limit`). A
 //! process whose launcher is gone (killed at `exec_timeout`) is killed with
 //! SIGKILL, as of-watchdog kills a started one.
 

@@ -117,7 +117,7 @@ pub struct Members {
     pub local_dirs: HashMap<PackageId, PathBuf>,
     /// The local packages that no registry or git package links, directly
     /// or through another local package (see
-    /// [`only_local_callers`]): only the user's own code calls into them.
+    /// `only_local_callers`): only the user's own code calls into them.
     pub local_on_top: HashSet<PackageId>,
 }
 

@@ -153,7 +153,7 @@ pub(crate) fn callees(
 /// `object`, on the calling thread, in a context of its own: pieces compile
 /// in parallel. Joint pieces come together (`bitcode` holds one module
 /// each): they are linked into one module, their symbols made internal but
-/// for what other objects call ([`joint_internalize`]), and optimized with
+/// for what other objects call (`joint_internalize`), and optimized with
 /// the pipeline of `--lto fat`, across each other. Otherwise code nothing
 /// reaches any more (a callee's `main`) is dropped. In a piece, a
 /// definition of `fmerge.routes` (the runtime's empty one) becomes a

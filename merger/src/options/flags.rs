@@ -186,7 +186,7 @@ impl ImageFlags {
     const ASK: [&str; 2] = ["image", "push"];
 
     /// The options that say what the image is, as (clap id, `--flag`):
-    /// every field of the struct but [`Self::ASK`]'s, read from clap's
+    /// every field of the struct but `Self::ASK`'s, read from clap's
     /// definition, so that a new one is among them. Without an image they
     /// mean nothing.
     pub fn shaping() -> Vec<(String, String)> {

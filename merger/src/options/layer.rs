@@ -2,10 +2,10 @@
 //! options struct, parsed once, by clap, with the command's own
 //! definition. The file's keys are the flags' names (a nested table's,
 //! such as `[image]`, those of the flags it holds). The file becomes
-//! arguments ([`File::args`]: `--flag=value`, one per item of a list,
+//! arguments (`File::args`: `--flag=value`, one per item of a list,
 //! `--flag` for a switch set `true`, a path, a flag with a path
 //! `value_hint`, made relative to the file), the command line's own
-//! follow them ([`ExplicitFlags::args`]), and clap's rules make the merge:
+//! follow them (`ExplicitFlags::args`), and clap's rules make the merge:
 //! every value is checked by its flag's parser, in clap's words; a flag
 //! given again wins (the later one, the command line's); a list collects
 //! the file's items, then the command line's. A flag the environment sets

@@ -4,7 +4,7 @@
 //! are external; once they are all in one module, internalizing all but
 //! `main` lets the optimizer inline across functions and drop what the
 //! merged program never reaches, as fat LTO does. Kept external: what
-//! [`stays_external`] names.
+//! `stays_external` names.
 
 use crate::passes::{Facts, Found};
 use crate::symbols::{internalize_all, stays_external};
