@@ -27,7 +27,7 @@ use std::net::SocketAddr;
 use std::ops::{Deref, DerefMut};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -90,15 +90,7 @@ fn mark(fd: i32, on: bool) {
 /// The process whose connections are held: a child forked from it (a
 /// `Command` between its fork and exec) holds none of them, and must not
 /// take a lock another thread may have held at the fork.
-static OWNER: AtomicI32 = AtomicI32::new(0);
-
-fn pid() -> i32 {
-    unsafe extern "C" {
-        fn getpid() -> i32;
-    }
-    // SAFETY: takes nothing, cannot fail.
-    unsafe { getpid() }
-}
+static OWNER: AtomicU32 = AtomicU32::new(0);
 
 /// Whether `fd` may be held (certainly not when this says no).
 fn maybe_held(fd: i32) -> bool {
@@ -106,7 +98,7 @@ fn maybe_held(fd: i32) -> bool {
         Ok(fd) if fd < MARKED => MARKS[fd / 64].load(Ordering::Acquire) & (1u64 << (fd % 64)) != 0,
         _ => COUNT.load(Ordering::Acquire) > 0,
     };
-    marked && OWNER.load(Ordering::Acquire) == pid()
+    marked && OWNER.load(Ordering::Acquire) == std::process::id()
 }
 
 thread_local! {
@@ -166,7 +158,7 @@ pub fn adopt(fd: i32, inode: u64, ours: UnixStream, origin: SocketAddr) -> Resul
     if ours.set_nonblocking(true).is_err() {
         return Err(ours);
     }
-    OWNER.store(pid(), Ordering::Release);
+    OWNER.store(std::process::id(), Ordering::Release);
     let mut list = held();
     // An older connection on the same descriptor is closed: its client is gone.
     if let Some(i) = list.iter().position(|h| h.fd == fd) {

@@ -86,14 +86,12 @@ thread_local! {
 /// own process had; a thread the program started (a client's runtime, a
 /// worker) may be in the middle of anything.
 pub fn may_run_here() -> bool {
-    unsafe extern "C" {
-        fn getpid() -> i32;
-        fn gettid() -> i32;
-    }
     let main = || {
         MAIN.try_with(|m| {
             // SAFETY: neither takes arguments or fails.
-            let main = m.get().unwrap_or_else(|| unsafe { gettid() == getpid() });
+            let main = m
+                .get()
+                .unwrap_or_else(|| unsafe { crate::sys::gettid() == crate::sys::getpid() });
             m.set(Some(main));
             main
         })

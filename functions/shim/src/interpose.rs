@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::gateway;
 use crate::rewrite;
 use crate::server;
+use crate::sys::syscall;
 
 const AF_INET: u16 = 2;
 const AF_INET6: u16 = 10;
@@ -55,7 +56,6 @@ struct AddrInfo {
 }
 
 unsafe extern "C" {
-    fn syscall(num: c_long, ...) -> c_long;
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
 }
 
@@ -948,11 +948,8 @@ extern "C" fn run_member(argc: c_int, argv: *const *const c_char, _envp: *const 
     // The C library's exit, not std's: the member's `main` went through
     // std's runtime, which flushed stdout and marked this thread as the one
     // exiting; `std::process::exit` would abort as a second exit.
-    unsafe extern "C" {
-        fn exit(code: c_int) -> !;
-    }
     // SAFETY: ends the process as the member's own `main` returning would.
-    unsafe { exit(code) }
+    unsafe { crate::sys::exit(code) }
 }
 
 #[used]

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::cgi::{self, Call};
 use crate::inproc;
+use crate::sys::{P_PID, SIGKILL, WEXITED, WNOWAIT, kill, waitid};
 use crate::zygote::{self, Outcome};
 use crate::{Member, Mode, RUN_MEMBER_VAR};
 
@@ -270,15 +271,6 @@ fn status_error(status: ExitStatus) -> Result<(), String> {
         _ => Err(format!("{status}")),
     }
 }
-
-unsafe extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-    fn waitid(idtype: u32, id: u32, info: *mut [u64; 16], options: i32) -> i32;
-}
-const SIGKILL: i32 = 9;
-const P_PID: u32 = 1;
-const WEXITED: i32 = 4;
-const WNOWAIT: i32 = 0x0100_0000;
 
 /// Starts the process, feeds it `call.body`, and returns what it wrote to
 /// stdout with how it ended.

@@ -1,5 +1,5 @@
-//! The C library's functions and constants the zygote and the warm server
-//! call (x86_64 Linux, glibc), declared once; std has no wrapper for them.
+//! The C library's functions and constants the shim calls (x86_64 Linux,
+//! glibc), declared once; std has no wrapper for them.
 //! (The shim's own definitions in libc's place are `interpose`'s.)
 
 use std::ffi::{c_int, c_long};
@@ -25,6 +25,7 @@ unsafe extern "C" {
     pub fn getuid() -> u32;
     pub fn getppid() -> c_int;
     pub fn getpid() -> c_int;
+    pub fn gettid() -> c_int;
     pub fn kill(pid: c_int, sig: c_int) -> c_int;
     pub fn atexit(f: extern "C" fn()) -> c_int;
     pub fn clearenv() -> c_int;
@@ -55,8 +56,10 @@ pub const LOCK_EX: c_int = 2;
 pub const LOCK_NB: c_int = 4;
 pub const SYS_PIDFD_OPEN: c_long = 434;
 pub const SYS_PIDFD_SEND_SIGNAL: c_long = 424;
+pub const P_PID: u32 = 1;
 pub const P_PIDFD: u32 = 3;
 pub const WEXITED: c_int = 4;
+pub const WNOWAIT: c_int = 0x0100_0000;
 pub const SIGKILL: c_int = 9;
 pub const SIGPIPE: c_int = 13;
 pub const SIGCHLD: c_int = 17;
