@@ -320,25 +320,31 @@ fn kept_for(took: Duration, waited_before: Option<u64>) -> Duration {
         return took;
     }
     match (waited_before, waited_for_cpu_ns()) {
-        (Some(before), Some(after)) => {
+        (Some(before), Some(after)) if schedstat_is_this_threads() => {
             took.saturating_sub(Duration::from_nanos(after.saturating_sub(before)))
         }
         _ => took,
     }
 }
 
+thread_local! {
+    /// This thread's `/proc/thread-self/schedstat`, kept open (one read a
+    /// start), and the process that opened it: a process forked from this
+    /// thread inherits the file, which still counts the parent's thread.
+    static SCHEDSTAT: RefCell<Option<Option<(File, u32)>>> = const { RefCell::new(None) };
+}
+
 /// The nanoseconds this thread has spent ready to run but waiting for a
-/// CPU (`/proc/thread-self/schedstat`, its second field; the file kept
-/// open per thread: one read a start), if the kernel keeps the count.
+/// CPU (the schedstat file's second field), if the kernel keeps the count.
 fn waited_for_cpu_ns() -> Option<u64> {
-    thread_local! {
-        static SCHEDSTAT: RefCell<Option<Option<File>>> = const { RefCell::new(None) };
-    }
     SCHEDSTAT
         .try_with(|file| {
             let mut file = file.borrow_mut();
-            let file = file
-                .get_or_insert_with(|| File::open("/proc/thread-self/schedstat").ok())
+            let (file, _) = file
+                .get_or_insert_with(|| {
+                    let file = File::open("/proc/thread-self/schedstat").ok()?;
+                    Some((file, std::process::id()))
+                })
                 .as_ref()?;
             let mut buf = [0u8; 80];
             let n = file.read_at(&mut buf, 0).ok()?;
@@ -347,6 +353,23 @@ fn waited_for_cpu_ns() -> Option<u64> {
         })
         .ok()
         .flatten()
+}
+
+/// Whether the schedstat file this thread reads is its own (checked only
+/// for a start that took long: it costs a call into the kernel). Not in a
+/// process forked from the thread that opened it: the file is let go, to
+/// be opened again by the next start.
+fn schedstat_is_this_threads() -> bool {
+    SCHEDSTAT
+        .try_with(|file| {
+            let mut file = file.borrow_mut();
+            let ours = matches!(&*file, Some(Some((_, pid))) if *pid == std::process::id());
+            if !ours {
+                *file = None;
+            }
+            ours
+        })
+        .unwrap_or(false)
 }
 
 /// Counts a start of `member` that began at `at` and kept its thread `took`.
@@ -543,6 +566,34 @@ mod tests {
         assert!(
             kept >= Duration::from_millis(15),
             "asleep: kept {kept:?} of {took:?}"
+        );
+    }
+
+    #[test]
+    fn a_process_forked_from_a_thread_does_not_count_that_threads_wait() {
+        use crate::sys::{_exit, fork, waitpid};
+        assert!(
+            waited_for_cpu_ns().is_some(),
+            "the kernel counts a thread's wait for a CPU"
+        );
+        assert!(schedstat_is_this_threads());
+        // SAFETY: the child only opens and reads a file, then `_exit`s.
+        let child = unsafe { fork() };
+        assert!(child >= 0, "cannot fork");
+        if child == 0 {
+            let inherited = schedstat_is_this_threads();
+            let its_own = waited_for_cpu_ns().is_some() && schedstat_is_this_threads();
+            // SAFETY: ends the child here.
+            unsafe { _exit(i32::from(inherited) * 2 + i32::from(!its_own)) }
+        }
+        let mut status = 0;
+        // SAFETY: this test's child.
+        assert_eq!(unsafe { waitpid(child, &mut status, 0) }, child);
+        assert_eq!(
+            status,
+            0,
+            "the child's exit {} (2: it took its parent thread's file as its own; 1: it did not open its own)",
+            status >> 8
         );
     }
 
