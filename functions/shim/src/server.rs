@@ -187,8 +187,13 @@ pub type Job = Box<dyn FnOnce() + Send>;
 
 /// Threads waiting for a job ([`on_stand_in`]).
 static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
-/// At most this many wait; more end when their job does.
-const MAX_IDLE: usize = 8;
+/// At most this many wait; more end when their job does. As tokio's
+/// blocking pool keeps its threads (its cap, its keep-alive): under load as
+/// many wait as were busy at the peak, and they end once idle for
+/// [`IDLE_FOR`]. A smaller cap made threads start and end by the thousand
+/// a second once more calls than it waited on members' servers at once,
+/// each start and end as costly as a call, until the binary fell behind.
+const MAX_IDLE: usize = 512;
 /// How long an idle thread waits before it ends.
 const IDLE_FOR: Duration = Duration::from_secs(10);
 
