@@ -288,3 +288,35 @@ pub fn answer(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+    use std::time::Instant;
+
+    #[test]
+    fn as_many_threads_wait_for_calls_as_were_busy_with_them() {
+        // More than the 8 the stand-in kept before: past that, threads
+        // started and ended by the thousand a second under load.
+        const BUSY: usize = 20;
+        let all_in = Arc::new(Barrier::new(BUSY + 1));
+        for _ in 0..BUSY {
+            let all_in = Arc::clone(&all_in);
+            assert!(on_stand_in(Box::new(move || {
+                all_in.wait();
+            })));
+        }
+        // Each job holds its thread until all of them run at once.
+        all_in.wait();
+        let t0 = Instant::now();
+        while lock(&IDLE).len() < BUSY {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{} of the {BUSY} threads wait for the next calls",
+                lock(&IDLE).len()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
