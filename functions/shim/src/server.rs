@@ -190,9 +190,9 @@ static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
 /// At most this many wait; more end when their job does. As tokio's
 /// blocking pool keeps its threads (its cap, its keep-alive): under load as
 /// many wait as were busy at the peak, and they end once idle for
-/// [`IDLE_FOR`]. A smaller cap made threads start and end by the thousand
-/// a second once more calls than it waited on members' servers at once,
-/// each start and end as costly as a call, until the binary fell behind.
+/// [`IDLE_FOR`]. With a cap below the calls in flight, each call past it
+/// starts a thread that ends with its job, a start and an end as costly as
+/// the call, which slows calls and puts more in flight.
 const MAX_IDLE: usize = 512;
 /// How long an idle thread waits before it ends.
 const IDLE_FOR: Duration = Duration::from_secs(10);
@@ -297,8 +297,7 @@ mod tests {
 
     #[test]
     fn as_many_threads_wait_for_calls_as_were_busy_with_them() {
-        // More than the 8 the stand-in kept before: past that, threads
-        // started and ended by the thousand a second under load.
+        // More calls in flight at once than a small cap would keep.
         const BUSY: usize = 20;
         let all_in = Arc::new(Barrier::new(BUSY + 1));
         for _ in 0..BUSY {
