@@ -293,6 +293,12 @@ pub fn tool_present(missing: Option<String>) -> bool {
 /// The example binary `name` of `package`, built (`cargo build --example`,
 /// the test's own profile and target dir) once per test process: `cargo
 /// test --test X` does not build examples by itself.
+///
+/// Built with `--workspace`, not `-p package`: cargo unifies features over
+/// the packages a command selects, so `-p` alone resolves another feature
+/// set than `cargo test --workspace` and compiles the package and the
+/// example again (in CI, beside the other lane's builds); over the whole
+/// workspace the example `cargo test --workspace` built is fresh.
 pub fn example_binary(package: &str, name: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
@@ -314,7 +320,7 @@ pub fn example_binary(package: &str, name: &str) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(crate::workspace_root())
-        .args(["build", "-p", package, "--example", name, "--target-dir"])
+        .args(["build", "--workspace", "--example", name, "--target-dir"])
         .arg(target_dir);
     if profile == "release" {
         cmd.arg("--release");
@@ -328,7 +334,7 @@ pub fn example_binary(package: &str, name: &str) -> PathBuf {
     let path = profile_dir.join("examples").join(name);
     assert!(
         path.is_file(),
-        "{} is missing after {cmd:?}",
+        "{}, {package}'s example, is missing after {cmd:?}",
         path.display()
     );
     built.push((name.to_string(), path.clone()));
