@@ -270,7 +270,8 @@ fn no_socialnetwork_function_is_found_blocking_its_thread() {
         .chain(others.copied())
         .collect();
     // unique-id calls none of them: each is merged to have its handler judged.
-    let BuiltBinary { stderr, .. } = merge("all", &functions, &["--allow-uncalled"]);
+    // `--force`: a merge kept from an earlier run of this test judges nothing.
+    let BuiltBinary { stderr, .. } = merge("all", &functions, &["--allow-uncalled", "--force"]);
     assert!(
         stderr.contains("— 25 routes"),
         "every other function merged:\n{stderr}"
