@@ -270,7 +270,7 @@ fn no_socialnetwork_function_is_found_blocking_its_thread() {
         .chain(others.copied())
         .collect();
     // unique-id calls none of them: each is merged to have its handler judged.
-    // `--force`: a merge kept from an earlier run of this test judges nothing.
+    // `--force`: a merge kept from an earlier run says no `— N routes`.
     let BuiltBinary { stderr, .. } = merge("all", &functions, &["--allow-uncalled", "--force"]);
     assert!(
         stderr.contains("— 25 routes"),
