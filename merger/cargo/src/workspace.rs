@@ -505,8 +505,9 @@ fn lock_differences(merged_lock: &Path, callees: &[(&str, &Path)]) -> Vec<String
     out
 }
 
-/// Each crate of a lock file with the versions it holds.
-fn lock_versions(lock: &Path) -> BTreeMap<String, BTreeSet<String>> {
+/// Each crate of a lock file with the versions it holds (none when the file
+/// cannot be read).
+pub fn lock_versions(lock: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let Ok(table) = read_table(lock) else {
         return out;
