@@ -85,6 +85,7 @@ HTTPMODE_ORDER = {"item": "book", "look": "plain"}
 REQUESTS = {
     "httpmode": HTTPMODE_ORDER,
     "httpmode-quote": HTTPMODE_ORDER,
+    "httpmode-nocall": HTTPMODE_ORDER,
     "pair": {"post_id": 1099511627777, "user_id": AUTHOR, "timestamp": TIMESTAMP, "user_mentions_id": [2]},
     "chain": {
         "username": "alice",

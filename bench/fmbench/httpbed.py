@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .config import die, log
+from .load import fixed_run, in_turn, median_run, ratio
 from .processbed import GATEWAY_PORT, HOSTS, Bed
 from .processcalls import summary
 from .processes import http
@@ -36,7 +37,35 @@ DEPLOYMENTS = [
 GROUP = "httpmode"
 # The three-function chain: order-front's /quote, which asks price (→ tax) alone.
 QUOTE = "httpmode-quote"
+# A request order-front answers without calling anyone: a POST to its GET
+# route `/ping`, which actix-web answers 404 at once. Through the
+# gateway, it is what `/quote` costs besides its calls (the ingress, the
+# watchdog, the caller's own server), alike in both deployments.
+NOCALL = "httpmode-nocall"
+NOCALL_STATUS = "404"
 MERGED_PORT = 3101
+
+
+def verdict_row(quote):
+    """The fixed-rate row the p50 verdict is about: the worst ratio among the
+    rates both deployments sustained (processreport.load_verdicts'), or None."""
+    both = [row for row in quote["fixed_rate"] if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
+    return max(both, key=lambda r: r["p50_ratio"], default=None)
+
+
+def split(row, nocall):
+    """`/quote`'s p50 at `row`'s rate in two, for each deployment: the part
+    without calls (`nocall[d]`'s p50) and the calls' part (the rest, a
+    difference of medians, as the hop's); the calls' ratio, and the ratio the
+    chain would have were the merged calls free: no merge that keeps the
+    caller behind its watchdog goes below it."""
+    out = {"rate": row["rate"]}
+    for d, run in nocall.items():
+        out[d] = {"fixed_ms": run["p50_ms"], "calls_ms": row[d]["p50_ms"] - run["p50_ms"], "quote_ms": row[d]["p50_ms"],
+                  "run": run}
+    out["calls_ratio"] = ratio(out["merged"]["calls_ms"], out["unmerged"]["calls_ms"])
+    out["best_ratio"] = ratio(out["merged"]["fixed_ms"], out["unmerged"]["quote_ms"])
+    return out
 
 
 def namespaced(function, key):
@@ -69,6 +98,7 @@ class HttpBed(Bed):
         self.serve(served, plan, CALLER, MERGED)
         for d, fn in (("unmerged", CALLER), ("merged", MERGED)):
             self.urls[(QUOTE, d)] = f"http://127.0.0.1:{GATEWAY_PORT}/function/{fn}/quote"
+            self.urls[(NOCALL, d)] = f"http://127.0.0.1:{GATEWAY_PORT}/function/{fn}/ping"
 
     def reset(self):
         """No data to start from: Redis emptied."""
@@ -77,6 +107,25 @@ class HttpBed(Bed):
     def state(self):
         """Nothing beyond the reply: the chain's Redis count is in it."""
         return {}
+
+    def fixed_part(self, oha, args, quote):
+        """`/quote`'s p50 split at the rate of its p50 verdict (split): NOCALL
+        for each deployment at that rate, args.repeat rounds in turn, the
+        median run."""
+        row = verdict_row(quote)
+        if row is None:
+            return None
+        tries = {"unmerged": [], "merged": []}
+        for k in range(args.repeat):
+            for d in in_turn(list(tries), k):
+                r = fixed_run(self, oha, NOCALL, d, row["rate"], args, f"{d}-nocall-{row['rate']}-{k}")
+                if set(r["status_codes"]) != {NOCALL_STATUS}:
+                    die(f"{d}: POST /ping answered {r['status_codes']}, not only {NOCALL_STATUS}: it is not a request "
+                        "answered without a call")
+                tries[d].append(r)
+                log(f"{d} without a call @ {row['rate']}/s: achieved {r['achieved_rps']:.0f}/s, every reply "
+                    f"{NOCALL_STATUS}, p50 {r['p50_ms']:.2f} p99 {r['p99_ms']:.2f} ms")
+        return split(row, {d: median_run(runs) for d, runs in tries.items()})
 
     def hop(self, n):
         """The unmerged hop, one call at a time: tax through the gateway

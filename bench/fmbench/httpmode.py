@@ -140,6 +140,15 @@ def render_httpmode(L, R):
                  f"≤ {p50['goal']} | {status(p50['ok'])} |")
         L.append(f"| {chain}: highest sustained rate merged ÷ unmerged | {f1(tp['value'], nd=2)} | "
                  f"≥ {tp['goal']} | {status(tp['ok'])} |")
+    fp = H.get("fixed_part")
+    if fp:
+        u, m = fp["unmerged"], fp["merged"]
+        L.append(f"| `/quote` at {fp['rate']} req/s without its calls: p50 of `POST /ping` through the gateway (order-front "
+                 f"answers 404 at once), unmerged / merged (ms) | {f1(u['fixed_ms'], nd=2)} / {f1(m['fixed_ms'], nd=2)} | | |")
+        L.append(f"| `/quote`'s calls at {fp['rate']} req/s: its p50 less the above, unmerged / merged (ms); merged ÷ "
+                 f"unmerged | {f1(u['calls_ms'], nd=2)} / {f1(m['calls_ms'], nd=2)}; {f1(fp['calls_ratio'], nd=2)} | | |")
+        L.append(f"| `/quote`'s p50 ratio at {fp['rate']} req/s were its merged calls free (merged without calls ÷ "
+                 f"unmerged) | {f1(fp['best_ratio'], nd=2)} | | |")
     L.append(f"| merge step, 5 functions (s) | {H['build']['merge_step_s']} | | |")
     L.append("")
     for key, chain in (("load", "The whole chain"), ("load_quote", "The three-function chain (`/quote`)")):

@@ -317,6 +317,7 @@ def worker(ctx, plan_path, oha):
             bed.group = QUOTE
             res["check_quote"] = bed.check()
             res["load_quote"] = load(bed, oha, args)
+            res["fixed_part"] = bed.fixed_part(oha, args, res["load_quote"])
         Path(plan["out"]).write_text(json.dumps(res, indent=1) + "\n")
     finally:
         ctx.procs.stop_all()

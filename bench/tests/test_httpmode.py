@@ -9,7 +9,7 @@ BENCH = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BENCH))
 
 from fmbench.config import REQUESTS, TARGETS  # noqa: E402
-from fmbench.httpbed import DEPLOYMENTS, namespaced  # noqa: E402
+from fmbench.httpbed import DEPLOYMENTS, namespaced, split, verdict_row  # noqa: E402
 from fmbench.httpmode import render_httpmode, verdict  # noqa: E402
 from fmbench.process import PERCALL  # noqa: E402
 
@@ -81,6 +81,28 @@ class Verdicts(unittest.TestCase):
         text = "\n".join(lines)
         for figure in ("kept connection (µs) | 30.0", "replying at once) | 12.0 | ≤ 20 |", "unmerged hop, gateway + of-watchdog (ms) | 2.50",
                        "| 20 | 10.00 | 4.00 | 0.40 |", "unmerged 40, merged 100"):
+            self.assertIn(figure, text)
+
+
+class FixedPart(unittest.TestCase):
+    def test_quote_is_split_at_the_rate_of_its_verdict(self):
+        quote = {"fixed_rate": [row(20, 2.0, 1.2), row(40, 3.0, 1.5), row(80, 9.0, 2.0, us=False)]}
+        at = verdict_row(quote)
+        self.assertEqual(at["rate"], 20)  # 0.60, the worst ratio both sustained
+        fp = split(at, {"unmerged": run(0.8), "merged": run(0.7)})
+        self.assertAlmostEqual(fp["unmerged"]["calls_ms"], 1.2)
+        self.assertAlmostEqual(fp["merged"]["calls_ms"], 0.5)
+        self.assertAlmostEqual(fp["calls_ratio"], 0.5 / 1.2)
+        self.assertAlmostEqual(fp["best_ratio"], 0.7 / 2.0)
+        self.assertIsNone(verdict_row({"fixed_rate": [row(80, 9.0, 2.0, us=False)]}))
+        res = results([row(20, 10.0, 4.0)], {"unmerged": 40, "merged": 100}, 30.0, quote=(quote["fixed_rate"], {"unmerged": 40, "merged": 100}))
+        res["fixed_part"] = fp
+        res.update(verdict(res))
+        lines = []
+        render_httpmode(lines, {"httpmode": res})
+        text = "\n".join(lines)
+        for figure in ("unmerged / merged (ms) | 0.80 / 0.70 |", "merged ÷ unmerged | 1.20 / 0.50; 0.42 |",
+                       "were its merged calls free (merged without calls ÷ unmerged) | 0.35 |"):
             self.assertIn(figure, text)
 
 
