@@ -22,6 +22,7 @@ from .config import die, log
 from .load import fixed_run, in_turn, median_run, ratio
 from .processbed import GATEWAY_PORT, HOSTS, Bed
 from .processcalls import summary
+from .processreport import both_sustained
 from .processes import http
 
 CALLER = "order-front"
@@ -47,10 +48,9 @@ MERGED_PORT = 3101
 
 
 def verdict_row(quote):
-    """The fixed-rate row the p50 verdict is about: the worst ratio among the
-    rates both deployments sustained (processreport.load_verdicts'), or None."""
-    both = [row for row in quote["fixed_rate"] if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
-    return max(both, key=lambda r: r["p50_ratio"], default=None)
+    """The fixed-rate row of the p50 verdict (processreport.load_verdicts'):
+    the worst ratio among the rates both deployments sustained, or None."""
+    return max(both_sustained(quote["fixed_rate"]), key=lambda r: r["p50_ratio"], default=None)
 
 
 def split(row, nocall):

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from .config import TARGETS, child_env, die, log
+from .httpbed import NOCALL_STATUS
 from .load import f1
 from .process import fixture_in, in_namespace, parse_fmerge_stdout
 from .processreport import load_verdicts
@@ -144,7 +145,7 @@ def render_httpmode(L, R):
     if fp:
         u, m = fp["unmerged"], fp["merged"]
         L.append(f"| `/quote` at {fp['rate']} req/s without its calls: p50 of `POST /ping` through the gateway (order-front "
-                 f"answers 404 at once), unmerged / merged (ms) | {f1(u['fixed_ms'], nd=2)} / {f1(m['fixed_ms'], nd=2)} | | |")
+                 f"answers {NOCALL_STATUS} at once), unmerged / merged (ms) | {f1(u['fixed_ms'], nd=2)} / {f1(m['fixed_ms'], nd=2)} | | |")
         L.append(f"| `/quote`'s calls at {fp['rate']} req/s: its p50 less the above, unmerged / merged (ms); merged ÷ "
                  f"unmerged | {f1(u['calls_ms'], nd=2)} / {f1(m['calls_ms'], nd=2)}; {f1(fp['calls_ratio'], nd=2)} | | |")
         L.append(f"| `/quote`'s p50 ratio at {fp['rate']} req/s were its merged calls free (merged without calls ÷ "

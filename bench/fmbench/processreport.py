@@ -18,12 +18,17 @@ def throughput_verdict(rates, lower, goal):
     return r, UNRESOLVED if lower.get("merged") else False
 
 
+def both_sustained(rows):
+    """The fixed-rate rows both deployments sustained, those the p50 verdict
+    is about."""
+    return [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
+
+
 def load_verdicts(load, goal_p50, goal_tp):
     """The load runs' verdicts: p50 merged ÷ unmerged at the worst rate both
     sustained (at most `goal_p50`), highest sustained rate merged ÷
     unmerged (at least `goal_tp`)."""
-    rows = load["fixed_rate"]
-    both = [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
+    both = both_sustained(load["fixed_rate"])
     worst = max((row["p50_ratio"] for row in both), default=None)
     # Every round's pair at every rate both sustained (its median run), as
     # bench/run judges merged ÷ fused: a geometric mean with its interval.
