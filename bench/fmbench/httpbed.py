@@ -40,31 +40,31 @@ GROUP = "httpmode"
 QUOTE = "httpmode-quote"
 # A request order-front answers without calling anyone: a POST to its GET
 # route `/ping`, which actix-web answers 404 at once. Through the
-# gateway, it is what `/quote` costs besides its calls (the ingress, the
+# gateway, it is what each chain costs besides its calls (the ingress, the
 # watchdog, the caller's own server), alike in both deployments.
 NOCALL = "httpmode-nocall"
 NOCALL_STATUS = "404"
 MERGED_PORT = 3101
 
 
-def verdict_row(quote):
-    """The fixed-rate row of the p50 verdict (processreport.load_verdicts'):
+def verdict_row(chain):
+    """The fixed-rate row of a chain's p50 verdict (processreport.load_verdicts'):
     the worst ratio among the rates both deployments sustained, or None."""
-    return max(both_sustained(quote["fixed_rate"]), key=lambda r: r["p50_ratio"], default=None)
+    return max(both_sustained(chain["fixed_rate"]), key=lambda r: r["p50_ratio"], default=None)
 
 
 def split(row, nocall):
-    """`/quote`'s p50 at `row`'s rate in two, for each deployment: the part
+    """A chain's p50 at `row`'s rate in two, for each deployment: the part
     without calls (`nocall[d]`'s p50) and the calls' part (the rest, a
     difference of medians, as the hop's); the calls' ratio, and the ratio the
     chain would have were the merged calls free: no merge that keeps the
     caller behind its watchdog goes below it."""
     out = {"rate": row["rate"]}
     for d, run in nocall.items():
-        out[d] = {"fixed_ms": run["p50_ms"], "calls_ms": row[d]["p50_ms"] - run["p50_ms"], "quote_ms": row[d]["p50_ms"],
+        out[d] = {"fixed_ms": run["p50_ms"], "calls_ms": row[d]["p50_ms"] - run["p50_ms"], "p50_ms": row[d]["p50_ms"],
                   "run": run}
     out["calls_ratio"] = ratio(out["merged"]["calls_ms"], out["unmerged"]["calls_ms"])
-    out["best_ratio"] = ratio(out["merged"]["fixed_ms"], out["unmerged"]["quote_ms"])
+    out["best_ratio"] = ratio(out["merged"]["fixed_ms"], out["unmerged"]["p50_ms"])
     return out
 
 
@@ -108,11 +108,11 @@ class HttpBed(Bed):
         """Nothing beyond the reply: the chain's Redis count is in it."""
         return {}
 
-    def fixed_part(self, oha, args, quote):
-        """`/quote`'s p50 split at the rate of its p50 verdict (split): NOCALL
-        for each deployment at that rate, args.repeat rounds in turn, the
-        median run."""
-        row = verdict_row(quote)
+    def fixed_part(self, oha, args, chain):
+        """A chain's p50 (its `load` results) split at the rate of its p50
+        verdict (split): NOCALL for each deployment at that rate,
+        args.repeat rounds in turn, the median run."""
+        row = verdict_row(chain)
         if row is None:
             return None
         tries = {"unmerged": [], "merged": []}

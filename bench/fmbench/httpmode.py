@@ -141,14 +141,17 @@ def render_httpmode(L, R):
                  f"≤ {p50['goal']} | {status(p50['ok'])} |")
         L.append(f"| {chain}: highest sustained rate merged ÷ unmerged | {f1(tp['value'], nd=2)} | "
                  f"≥ {tp['goal']} | {status(tp['ok'])} |")
-    fp = H.get("fixed_part")
-    if fp:
+    for key, chain in (("fixed_part", "`/quote`"), ("fixed_part_whole", "the whole chain")):
+        fp = H.get(key)
+        if not fp:
+            continue
         u, m = fp["unmerged"], fp["merged"]
-        L.append(f"| `/quote` at {fp['rate']} req/s without its calls: p50 of `POST /ping` through the gateway (order-front "
-                 f"answers {NOCALL_STATUS} at once), unmerged / merged (ms) | {f1(u['fixed_ms'], nd=2)} / {f1(m['fixed_ms'], nd=2)} | | |")
-        L.append(f"| `/quote`'s calls at {fp['rate']} req/s: its p50 less the above, unmerged / merged (ms); merged ÷ "
+        L.append(f"| {chain} at {fp['rate']} req/s without its calls: p50 of `POST /ping` through the gateway "
+                 f"(order-front answers {NOCALL_STATUS} at once), unmerged / merged (ms) | {f1(u['fixed_ms'], nd=2)} / "
+                 f"{f1(m['fixed_ms'], nd=2)} | | |")
+        L.append(f"| {chain}'s calls at {fp['rate']} req/s: its p50 less the above, unmerged / merged (ms); merged ÷ "
                  f"unmerged | {f1(u['calls_ms'], nd=2)} / {f1(m['calls_ms'], nd=2)}; {f1(fp['calls_ratio'], nd=2)} | | |")
-        L.append(f"| `/quote`'s p50 ratio at {fp['rate']} req/s were its merged calls free (merged without calls ÷ "
+        L.append(f"| {chain}'s p50 ratio at {fp['rate']} req/s were its merged calls free (merged without calls ÷ "
                  f"unmerged) | {f1(fp['best_ratio'], nd=2)} | | |")
     L.append(f"| merge step, 5 functions (s) | {H['build']['merge_step_s']} | | |")
     L.append("")

@@ -317,7 +317,10 @@ def worker(ctx, plan_path, oha):
             bed.group = QUOTE
             res["check_quote"] = bed.check()
             res["load_quote"] = load(bed, oha, args)
+            # Each chain's p50 in two at its verdict's rate (the request
+            # without calls is the same order-front's for both).
             res["fixed_part"] = bed.fixed_part(oha, args, res["load_quote"])
+            res["fixed_part_whole"] = bed.fixed_part(oha, args, res["load"])
         Path(plan["out"]).write_text(json.dumps(res, indent=1) + "\n")
     finally:
         ctx.procs.stop_all()

@@ -97,12 +97,15 @@ class FixedPart(unittest.TestCase):
         self.assertIsNone(verdict_row({"fixed_rate": [row(80, 9.0, 2.0, us=False)]}))
         res = results([row(20, 10.0, 4.0)], {"unmerged": 40, "merged": 100}, 30.0, quote=(quote["fixed_rate"], {"unmerged": 40, "merged": 100}))
         res["fixed_part"] = fp
+        res["fixed_part_whole"] = split(row(20, 10.0, 4.0), {"unmerged": run(0.8), "merged": run(0.9)})
         res.update(verdict(res))
         lines = []
         render_httpmode(lines, {"httpmode": res})
         text = "\n".join(lines)
         for figure in ("unmerged / merged (ms) | 0.80 / 0.70 |", "merged ÷ unmerged | 1.20 / 0.50; 0.42 |",
-                       "were its merged calls free (merged without calls ÷ unmerged) | 0.35 |"):
+                       "`/quote`'s p50 ratio at 20 req/s were its merged calls free (merged without calls ÷ unmerged) | 0.35 |",
+                       "the whole chain's calls at 20 req/s: its p50 less the above, unmerged / merged (ms); merged ÷ unmerged "
+                       "| 9.20 / 3.10; 0.34 |"):
             self.assertIn(figure, text)
 
 
