@@ -21,7 +21,7 @@ from .appmodel import deployment_stacks, projections, resources
 from .appprofile import profile
 from .builds import build_phase, check_fused_source, dispatch_phase, functions_build, fused_build, merged_lto_file, sizes
 from . import genapp
-from .config import (SOCIALNETWORK, APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log)
+from .config import (SOCIALNETWORK, APP_DEPLOYMENTS, APP_LADDER, APP_ROUNDS, APP_WORKLOADS, DEPLOYMENTS, GROUPS, HOP_FUNCTION, SLO_P99_MS, SUSTAIN_FRACTION, TARGETS, child_env, die, log, write_atomic)
 from .context import Context
 from .load import ensure_oha, gateway_hop, group_under_load
 from . import httpmode
@@ -286,7 +286,7 @@ def main(root, argv=None):
         res = Path(args.results)
         if not res.with_suffix(".json").is_file():
             die(f"--render-only: {res.with_suffix('.json')} does not exist: run bench/run first (or pass --results PATH)")
-        res.with_suffix(".md").write_text(render_md(json.loads(res.with_suffix(".json").read_text())))
+        write_atomic(res.with_suffix(".md"), render_md(json.loads(res.with_suffix(".json").read_text())))
         return
     atexit.register(ctx.procs.stop_all)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -488,8 +488,8 @@ def finish(ctx, args, R, t0):
     R["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     R["elapsed_s"] = round(time.time() - t0)
     res = Path(args.results)
-    res.with_suffix(".json").write_text(json.dumps(R, indent=2) + "\n")
-    res.with_suffix(".md").write_text(render_md(R))
+    write_atomic(res.with_suffix(".json"), json.dumps(R, indent=2) + "\n")
+    write_atomic(res.with_suffix(".md"), render_md(R))
     log(f"done in {R['elapsed_s']} s: {res.with_suffix('.json')} and {res.with_suffix('.md')}")
     if args.update_summary:
         subprocess.run([str(ctx.bench / "update-summary"), str(res.with_suffix(".md"))], check=True)

@@ -237,6 +237,15 @@ def die(msg):
     log(f"error: {msg}")
     raise SystemExit(1)
 
+
+def write_atomic(path, text):
+    """Writes `text` to `path` whole or not at all: a run stopped mid-write
+    leaves the file it had, never a torn one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
 # A fixed-rate run during which processes outside the bench took more than
 # this share of the machine is run once more, and the quieter run is kept:
 # on a shared VM, short bursts of foreign CPU otherwise decide single rows.

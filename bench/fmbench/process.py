@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .appbuild import patched_watchdog
 from .config import TRIPLE, child_env, die, log
-from .processbed import HOSTS, namespaces, worker
+from .processbed import HOSTS, namespaces, partial_out, worker
 from .processreport import verdict
 
 FIXTURE = Path("bench") / "process-pair"
@@ -176,13 +176,24 @@ def in_namespace(ctx, args, kind, fmerge, real_watchdog, build):
     log("the worker, in a namespace of its own: " + " ".join(argv))
     p = subprocess.run(argv, env=child_env())
     if p.returncode != 0 or not Path(plan["out"]).is_file():
-        die(f"the {kind} worker failed ({p.returncode}); its logs are under {run}")
+        die(worker_failed(kind, p.returncode, plan, run))
     res = json.loads(Path(plan["out"]).read_text())
     res["build"] = built
     res.setdefault("per_call", {})["direct"] = direct
     res["args"] = plan["args"]
     res["watchdogs"] = {"merged": str(real_watchdog), "unmerged": str(patched)}
     return res
+
+
+def worker_failed(kind, returncode, plan, run):
+    """What to say of a worker that ended without its results: where its
+    logs are, and what it had measured, which it keeps (partial_out)."""
+    partial = partial_out(plan)
+    kept = ""
+    if partial.is_file():
+        parts = ", ".join(json.loads(partial.read_text()))
+        kept = f"; what it measured before it failed ({parts}) is in {partial}"
+    return f"the {kind} worker failed ({returncode}){kept}; its logs are under {run}"
 
 
 def only_process(ctx, args, R, oha, fmerge, real_watchdog):

@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .config import REQUESTS, die, log
+from .config import REQUESTS, die, log, write_atomic
 from .load import describe, fixed_run, in_turn, ladder, median_run, ratio, refine, run_oha
 from .processcalls import per_call
 from .processes import Processes, Redis, children_of, http, seed, wait_port
@@ -295,33 +295,48 @@ def load(bed, oha, args):
     return out
 
 
+def partial_out(plan):
+    """What the worker has measured so far, while it runs or after it died."""
+    return Path(plan["out"] + ".partial")
+
+
 def worker(ctx, plan_path, oha):
     """Runs everything in this namespace and writes plan['out']."""
     plan = json.loads(Path(plan_path).read_text())
     args = type("Args", (), plan["args"])()
     ctx.procs = ProcessTree(ctx.run_dir / "logs")
     atexit.register(ctx.procs.stop_all)
+    res = {}
+
+    def measured(key, value):
+        # Each part as it is measured, so that a run that dies later keeps
+        # it (partial_out); plan['out'] only once all is there.
+        res[key] = value
+        write_atomic(partial_out(plan), json.dumps(res, indent=1) + "\n")
+
     try:
         enter_cluster(ctx.run_dir / "cluster", plan["namespaces"])
         if plan.get("kind") == "httpmode":
             from .httpbed import QUOTE, HttpBed
             bed = HttpBed(ctx, plan)
-            res = {"check": bed.check(), "hop": bed.hop(args.calls)}
+            measured("check", bed.check())
+            measured("hop", bed.hop(args.calls))
         else:
             bed = Bed(ctx, plan)
-            res = {"check": bed.check()}
-            res["per_call"] = per_call(bed, plan, args)
-        res["load"] = load(bed, oha, args)
+            measured("check", bed.check())
+            measured("per_call", per_call(bed, plan, args))
+        measured("load", load(bed, oha, args))
         if plan.get("kind") == "httpmode":
             # Then the three-function chain order-front → price → tax alone.
             bed.group = QUOTE
-            res["check_quote"] = bed.check()
-            res["load_quote"] = load(bed, oha, args)
+            measured("check_quote", bed.check())
+            measured("load_quote", load(bed, oha, args))
             # Each chain's p50 in two at its verdict's rate (the request
             # without calls is the same order-front's for both).
-            res["fixed_part"] = bed.fixed_part(oha, args, res["load_quote"])
-            res["fixed_part_whole"] = bed.fixed_part(oha, args, res["load"])
-        Path(plan["out"]).write_text(json.dumps(res, indent=1) + "\n")
+            measured("fixed_part", bed.fixed_part(oha, args, res["load_quote"]))
+            measured("fixed_part_whole", bed.fixed_part(oha, args, res["load"]))
+        write_atomic(plan["out"], json.dumps(res, indent=1) + "\n")
+        partial_out(plan).unlink()
     finally:
         ctx.procs.stop_all()
         time.sleep(0.2)

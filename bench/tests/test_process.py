@@ -4,15 +4,17 @@ against issue 49's targets, and its section of the results."""
 
 import contextlib
 import io
+import json
+import tempfile
 import unittest
 from pathlib import Path
 
 from helpers import BENCH, args
 
 from fmbench import cli
-from fmbench.config import TARGETS
-from fmbench.process import PERCALL, count_ldd, parse_fmerge_stdout
-from fmbench.processbed import hosts_text, reaped_ticks
+from fmbench.config import TARGETS, write_atomic
+from fmbench.process import PERCALL, count_ldd, parse_fmerge_stdout, worker_failed
+from fmbench.processbed import hosts_text, partial_out, reaped_ticks
 from fmbench.processcalls import derive, percentile, same_replies, summary
 from fmbench.processreport import refine_rows, throughput_verdict, verdict
 from fmbench.report import render_md
@@ -114,6 +116,26 @@ def results(rows, rates, lower, over=1.0, inside=0.04):
 
 def row(rate, u, m, us=True, ms=True):
     return {"rate": rate, "unmerged": run(u, us, rate), "merged": run(m, ms, rate), "p50_ratio": m / u, "p99_ratio": m / u}
+
+
+class WorkerOutput(unittest.TestCase):
+    def test_written_whole_and_in_place(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "results.json"
+            out.write_text("the run before\n")
+            write_atomic(out, "this run\n")
+            self.assertEqual(out.read_text(), "this run\n")
+            self.assertEqual(sorted(p.name for p in Path(d).iterdir()), ["results.json"])
+
+    def test_a_failed_worker_says_what_it_kept(self):
+        with tempfile.TemporaryDirectory() as d:
+            plan = {"out": str(Path(d) / "httpmode-worker.json")}
+            said = worker_failed("httpmode", 1, plan, Path(d))
+            self.assertEqual(said, f"the httpmode worker failed (1); its logs are under {d}")
+            write_atomic(partial_out(plan), json.dumps({"check": {}, "hop": {}, "load": {}}))
+            said = worker_failed("httpmode", 1, plan, Path(d))
+            self.assertIn(f"what it measured before it failed (check, hop, load) is in {partial_out(plan)}", said)
+            self.assertTrue(said.endswith(f"its logs are under {d}"), said)
 
 
 class Verdicts(unittest.TestCase):
