@@ -21,6 +21,7 @@ from pathlib import Path
 from .appbuild import patched_watchdog
 from .config import TRIPLE, child_env, die, log
 from .processbed import HOSTS, namespaces, partial_out, worker
+from .processes import become_subreaper, kill_adopted
 from .processreport import verdict
 
 FIXTURE = Path("bench") / "process-pair"
@@ -174,7 +175,15 @@ def in_namespace(ctx, args, kind, fmerge, real_watchdog, build):
     argv = ["unshare", "--net", "--mount", "--", sys.executable, str(ctx.bench / "run"), "--process-worker", str(plan_path),
             "--nice", str(args.nice)]
     log("the worker, in a namespace of its own: " + " ".join(argv))
-    p = subprocess.run(argv, env=child_env())
+    # A worker killed outright (SIGKILL, the OOM killer) cannot stop its
+    # cluster: its processes come to this one, which ends them. Only for
+    # the worker's time: other modes' orphans are not this run's to reap.
+    become_subreaper("bench/run")
+    try:
+        p = subprocess.run(argv, env=child_env())
+    finally:
+        kill_adopted(keep={q.pid for _, q, _ in ctx.procs.running})
+        become_subreaper("bench/run", on=False)
     if p.returncode != 0 or not Path(plan["out"]).is_file():
         die(worker_failed(kind, p.returncode, plan, run))
     res = json.loads(Path(plan["out"]).read_text())

@@ -15,10 +15,8 @@ Then: the check that both answer alike and only unmerged calls through the
 gateway, the per-call runs (processcalls.py), and the load runs."""
 
 import atexit
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ from pathlib import Path
 from .config import REQUESTS, die, log, write_atomic
 from .load import describe, fixed_run, in_turn, ladder, median_run, ratio, refine, run_oha
 from .processcalls import per_call
-from .processes import Processes, Redis, children_of, http, seed, wait_port
+from .processes import Processes, Redis, become_subreaper, children_of, http, kill_adopted, seed, wait_port
 from .testbed import nginx_conf
 
 # The cluster's names and ports, as the fixture's helper crates have them.
@@ -72,9 +70,7 @@ class ProcessTree(Processes):
     def __init__(self, log_dir):
         super().__init__(log_dir)
         self.adopted = {}  # binary path -> the tier name its warm servers count under
-        PR_SET_CHILD_SUBREAPER = 36
-        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            die("cannot make the process worker a child subreaper (prctl)")
+        become_subreaper("the process worker")
 
     def stop_all(self):
         """As every process set stops, then kills what is left below this
@@ -82,12 +78,7 @@ class ProcessTree(Processes):
         left running when it ended (a merged binary that had hung, once)
         would outlive the run."""
         super().stop_all()
-        for pid in children_of(os.getpid()):
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        kill_adopted()
 
     def adopt(self, binary, name):
         self.adopted[str(binary)] = name

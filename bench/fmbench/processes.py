@@ -3,6 +3,7 @@ to CPUs), waiting for them, stopping them, and the CPU time each spent
 (from /proc); plus free ports, plain HTTP on loopback and just enough Redis to
 seed the data the functions read."""
 
+import ctypes
 import os
 import random
 import resource
@@ -113,6 +114,28 @@ class Processes:
         delta = now - self.children_cpu
         self.children_cpu = now
         return delta
+
+
+def become_subreaper(who, on=True):
+    """Makes this process the one its descendants' orphans are handed to, so
+    that none outlives the run (kill_adopted), or (`on` False) no more."""
+    PR_SET_CHILD_SUBREAPER = 36
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) != 0:
+        die(f"cannot make {who} a child subreaper (prctl)")
+
+
+def kill_adopted(keep=()):
+    """Kills and reaps every child of this process whose pid is not in
+    `keep`: a subreaper's children it did not start are orphans it adopted.
+    Until none is left: each one killed hands its own children on to this
+    process (a watchdog's function, nginx's workers)."""
+    while orphans := [pid for pid in children_of(os.getpid()) if pid not in keep]:
+        for pid in orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 def children_of(pid):

@@ -5,6 +5,8 @@ against issue 49's targets, and its section of the results."""
 import contextlib
 import io
 import json
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -136,6 +138,41 @@ class WorkerOutput(unittest.TestCase):
             said = worker_failed("httpmode", 1, plan, Path(d))
             self.assertIn(f"what it measured before it failed (check, hop, load) is in {partial_out(plan)}", said)
             self.assertTrue(said.endswith(f"its logs are under {d}"), said)
+
+
+class Orphans(unittest.TestCase):
+    def test_a_subreaper_ends_the_orphans_a_killed_child_left(self):
+        # In a process of its own: being a subreaper lasts for the process.
+        prog = """
+import os, subprocess, sys, time
+from fmbench.processes import become_subreaper, children_of, kill_adopted
+become_subreaper("the test")
+kept = subprocess.Popen(["sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# A shell that leaves a shell running with a sleep of its own, as a killed
+# worker leaves its watchdogs with their functions.
+said = sys.argv[1]
+out = subprocess.run(["sh", "-c", f"sh -c 'sleep 60 >/dev/null 2>&1 & echo $!; wait' >{said} 2>/dev/null & echo $!"],
+                     capture_output=True, text=True).stdout
+orphan = int(out)
+for _ in range(100):
+    if os.path.exists(said) and open(said).read().strip():
+        break
+    time.sleep(0.05)
+grandchild = int(open(said).read())
+for _ in range(100):
+    if orphan in children_of(os.getpid()):
+        break
+    time.sleep(0.05)
+adopted = orphan in children_of(os.getpid())
+kill_adopted(keep={kept.pid})
+left = children_of(os.getpid())
+kept.kill()
+print(adopted, os.path.exists(f"/proc/{orphan}"), os.path.exists(f"/proc/{grandchild}"), left == [kept.pid])"""
+        with tempfile.TemporaryDirectory() as d:
+            said = Path(d) / "grandchild"
+            out = subprocess.run([sys.executable, "-c", prog, str(said)], cwd=BENCH, capture_output=True, text=True,
+                                 timeout=60)
+        self.assertEqual(out.stdout.split(), ["True", "False", "False", "True"], out.stderr)
 
 
 class Verdicts(unittest.TestCase):

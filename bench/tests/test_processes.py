@@ -67,7 +67,7 @@ class Settle(unittest.TestCase):
             try:
                 procs.start("idle", ["sleep", "60"])
                 # Busy for 1.5 s of wall time (its child's CPU is its own), then idle.
-                procs.start("busy", ["sh", "-c", "timeout 1.5 sh -c 'while :; do :; done'; sleep 60"])
+                procs.start("busy", ["sh", "-c", "timeout 1.5 sh -c 'while :; do :; done'; exec sleep 60"])
                 waited = procs.settle(limit=20)
                 self.assertGreaterEqual(waited, 1.0)
                 self.assertLess(waited, 20, "never went idle")
