@@ -22,7 +22,7 @@ from .config import die, log
 from .load import fixed_run, in_turn, median_run, ratio
 from .processbed import GATEWAY_PORT, HOSTS, Bed
 from .processcalls import summary
-from .processreport import both_sustained
+from .processreport import verdict_row
 from .processes import http
 
 CALLER = "order-front"
@@ -45,12 +45,6 @@ QUOTE = "httpmode-quote"
 NOCALL = "httpmode-nocall"
 NOCALL_STATUS = "404"
 MERGED_PORT = 3101
-
-
-def verdict_row(chain):
-    """The fixed-rate row of a chain's p50 verdict (processreport.load_verdicts'):
-    the worst ratio among the rates both deployments sustained, or None."""
-    return max(both_sustained(chain["fixed_rate"]), key=lambda r: r["p50_ratio"], default=None)
 
 
 def split(row, nocall):

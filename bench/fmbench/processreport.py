@@ -24,12 +24,19 @@ def both_sustained(rows):
     return [row for row in rows if row["unmerged"]["sustained"] and row["merged"]["sustained"]]
 
 
+def verdict_row(load):
+    """The fixed-rate row of the p50 verdict: the worst ratio among the rates
+    both deployments sustained, or None."""
+    return max(both_sustained(load["fixed_rate"]), key=lambda r: r["p50_ratio"], default=None)
+
+
 def load_verdicts(load, goal_p50, goal_tp):
     """The load runs' verdicts: p50 merged ÷ unmerged at the worst rate both
-    sustained (at most `goal_p50`), highest sustained rate merged ÷
-    unmerged (at least `goal_tp`)."""
+    sustained (at most `goal_p50`, verdict_row), highest sustained rate
+    merged ÷ unmerged (at least `goal_tp`)."""
     both = both_sustained(load["fixed_rate"])
-    worst = max((row["p50_ratio"] for row in both), default=None)
+    at = verdict_row(load)
+    worst = None if at is None else at["p50_ratio"]
     # Every round's pair at every rate both sustained (its median run), as
     # bench/run judges merged ÷ fused: a geometric mean with its interval.
     est = paired([p for row in both for p in round_pairs(row["merged"], row["unmerged"], "p50_ms")])

@@ -9,9 +9,10 @@ BENCH = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BENCH))
 
 from fmbench.config import REQUESTS, TARGETS  # noqa: E402
-from fmbench.httpbed import DEPLOYMENTS, namespaced, split, verdict_row  # noqa: E402
+from fmbench.httpbed import DEPLOYMENTS, namespaced, split  # noqa: E402
 from fmbench.httpmode import render_httpmode, verdict  # noqa: E402
 from fmbench.process import PERCALL  # noqa: E402
+from fmbench.processreport import verdict_row  # noqa: E402
 
 
 def run(p50, sustained=True, rate=100):
